@@ -1,0 +1,161 @@
+# ward — one non-recursive Makefile.
+#
+#   make              build/bin/ward, build/bin/landlock-run (static),
+#                     build/lib/libward.a, build/lib/libward.so
+#   make demo         build, then show a denied write and an allowed one
+#   make check        every test; ends with "N passed, N failed, N skipped"
+#   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
+#   make install      honours PREFIX and DESTDIR
+#   make format-check / make format
+#
+# Missing Debian packages are installed by scripts/deps.sh (as root) or
+# named with the exact command to run (otherwise).
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+LIBEXECDIR ?= $(PREFIX)/libexec/ward
+MANDIR     ?= $(PREFIX)/share/man
+DESTDIR    ?=
+
+CC       ?= cc
+B        := build
+WARNINGS := -Wall -Wextra -Werror=implicit-function-declaration -Wshadow \
+            -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+CSTD     := -std=c11 -D_GNU_SOURCE
+OPT      ?= -O2 -g
+CFLAGS   ?=
+CPPFLAGS += -Iinclude -Isrc -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"'
+DEPFLAGS  = -MMD -MP
+LIB_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) -fPIC -fvisibility=hidden \
+              -DWARD_BUILDING $(CFLAGS)
+APP_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS)
+
+PKGS      := jansson
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LIB_LIBS   = $(PKG_LIBS) -lpthread
+
+# The launcher: static, libc only; musl when present.
+MUSL_GCC  := $(shell command -v musl-gcc 2>/dev/null)
+LAUNCH_CC := $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
+LAUNCH_CFLAGS := $(CSTD) $(WARNINGS) -Os -static -Isrc
+
+DEPS_STAMP := $(B)/.deps-ok
+
+LIB_SRCS  := $(wildcard src/*.c)
+LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
+CLI_SRCS  := $(wildcard cli/*.c)
+CLI_OBJS  := $(CLI_SRCS:cli/%.c=$(B)/obj/cli/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+HDRS      := $(wildcard include/ward/*.h)
+
+WARD     := $(B)/bin/ward
+LAUNCHER := $(B)/bin/landlock-run
+LIBA     := $(B)/lib/libward.a
+LIBSO    := $(B)/lib/libward.so
+
+.PHONY: all deps demo check unit e2e bench install uninstall clean \
+        format format-check fuzz
+.DEFAULT_GOAL := all
+
+all: $(WARD) $(LAUNCHER) $(LIBA) $(LIBSO) $(B)/ward.pc
+
+$(DEPS_STAMP): scripts/deps.sh
+	@scripts/deps.sh
+	@mkdir -p $(B) && touch $@
+
+deps: $(DEPS_STAMP)
+
+$(B)/obj/lib/%.o: src/%.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(B)/obj/cli/%.o: cli/%.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(LIBA): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
+
+$(WARD): $(CLI_OBJS) $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
+
+# landlock-run shares src/landlock.c with libward: one copy of the kernel
+# compatibility code, so the launcher and the executor cannot drift.
+$(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c
+
+$(B)/ward.pc: ward.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|0.1.0|' $< > $@
+
+# --- tests ---------------------------------------------------------------
+
+$(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
+	    $(LIBA) $(LIB_LIBS) -lcmocka
+
+unit: $(UNIT_BINS)
+
+check: all $(UNIT_BINS)
+	@tests/run.sh $(UNIT_BINS)
+
+# --- demo ----------------------------------------------------------------
+
+demo: all
+	@scripts/demo.sh
+
+# --- benchmarks ----------------------------------------------------------
+
+bench: all
+	@bench/run.sh
+
+# --- install -------------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+	    $(DESTDIR)$(INCLUDEDIR)/ward $(DESTDIR)$(LIBEXECDIR) \
+	    $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(WARD) $(DESTDIR)$(BINDIR)/ward
+	install -m 0755 $(LAUNCHER) $(DESTDIR)$(LIBEXECDIR)/landlock-run
+	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libward.a
+	install -m 0755 $(LIBSO) $(DESTDIR)$(LIBDIR)/libward.so.0
+	ln -sf libward.so.0 $(DESTDIR)$(LIBDIR)/libward.so
+	install -m 0644 $(HDRS) $(DESTDIR)$(INCLUDEDIR)/ward/
+	install -m 0644 $(B)/ward.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBEXECDIR)/landlock-run \
+	    $(DESTDIR)$(LIBDIR)/libward.a $(DESTDIR)$(LIBDIR)/libward.so \
+	    $(DESTDIR)$(LIBDIR)/libward.so.0 \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward
+
+# --- format --------------------------------------------------------------
+
+FMT_SRCS = $(wildcard include/ward/*.h src/*.c src/*.h cli/*.c cli/*.h \
+           launcher/*.c tests/unit/*.c tests/unit/*.h bench/*.c)
+
+format-check:
+	@clang-format --dry-run --Werror $(FMT_SRCS) && echo "format-check: ok"
+
+format:
+	clang-format -i $(FMT_SRCS)
+
+clean:
+	rm -rf $(B)
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

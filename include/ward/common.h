@@ -1,0 +1,61 @@
+/*
+ * ward — common definitions: error codes, the last-error message, string
+ * vectors and symbol visibility.
+ *
+ * Every libward function that can fail returns an int: 0 on success, a
+ * negative errno value or a negative WARD_E* code on failure. A failing call
+ * leaves a human-readable detail for ward_error_last() in thread-local
+ * storage. Out-parameters come first and are written only on success.
+ */
+#ifndef WARD_COMMON_H
+#define WARD_COMMON_H
+
+#include <stddef.h>
+
+#if defined(WARD_BUILDING) && defined(__GNUC__)
+#define WARD_EXTERN __attribute__((visibility("default")))
+#else
+#define WARD_EXTERN
+#endif
+
+#define WARD_VERSION "0.1.0"
+
+/*
+ * ward's own error codes. They are negative and far below -4095 so they never
+ * collide with a negated errno value.
+ */
+enum ward_error {
+	/** No runner in the chain can confine; the command was NOT run. */
+	WARD_EUNAVAILABLE = -10001,
+	/** A value (mode, path, option) is not valid. */
+	WARD_EINVAL = -10002,
+	/** The confinement itself failed at run time; the command did not run. */
+	WARD_ERUNNER = -10003,
+	/** An in-process file operation was refused by the fence. */
+	WARD_EDENIED = -10004,
+};
+
+/**
+ * ward_error_last - the detail of the last failing call on this thread.
+ *
+ * Returns a string owned by libward, valid until the next libward call on
+ * the same thread; never NULL ("" when there is none).
+ */
+WARD_EXTERN const char *ward_error_last(void);
+
+/**
+ * ward_strerror - a short fixed description of an error code returned by
+ * libward (a WARD_E* code or a negative errno). Never NULL; static storage.
+ */
+WARD_EXTERN const char *ward_strerror(int err);
+
+/**
+ * ward_strv_free - free a NULL-terminated vector of strings returned by
+ * libward (argv, lists of roots). Accepts NULL.
+ */
+WARD_EXTERN void ward_strv_free(char **v);
+
+/** ward_strv_len - the number of strings before the terminating NULL. */
+WARD_EXTERN size_t ward_strv_len(char *const *v);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * ward — the execution policy: what one call runs under.
+ *
+ * A policy is mode + workspace root (+ the temporary directory captured when
+ * the policy was made, + a session id when there is one). It travels with
+ * every call, never with the provider: two calls may run under different
+ * policies at the same moment. A policy is immutable once built, except for
+ * the explicit setters below, which are meant to be used while building it.
+ */
+#ifndef WARD_POLICY_H
+#define WARD_POLICY_H
+
+#include "common.h"
+#include "mode.h"
+
+typedef struct ward_policy ward_policy;
+
+/**
+ * ward_policy_new - build a policy.
+ *
+ * @workspace_root must name an existing directory; it is stored as an
+ * absolute, canonical path (realpath). $TMPDIR is read once, here, and kept
+ * (see ward_policy_set_tmpdir to override it). The caller owns *out and
+ * frees it with ward_policy_free().
+ *
+ * Returns 0, WARD_EINVAL (bad mode), or -errno (the root cannot be resolved
+ * or is not a directory); the detail names the path.
+ */
+WARD_EXTERN int ward_policy_new(ward_policy **out, enum ward_mode mode,
+				const char *workspace_root);
+
+/** ward_policy_free - free a policy. Accepts NULL. */
+WARD_EXTERN void ward_policy_free(ward_policy *policy);
+
+/**
+ * ward_policy_set_tmpdir - replace the captured $TMPDIR (NULL: none). The
+ * path need not exist; writable roots that do not exist are left out.
+ */
+WARD_EXTERN int ward_policy_set_tmpdir(ward_policy *policy, const char *tmpdir);
+
+/** ward_policy_set_session - attach a session id (NULL: none). */
+WARD_EXTERN int ward_policy_set_session(ward_policy *policy,
+					const char *session_id);
+
+WARD_EXTERN enum ward_mode ward_policy_mode(const ward_policy *policy);
+/** The canonical workspace root; owned by the policy. */
+WARD_EXTERN const char *ward_policy_workspace(const ward_policy *policy);
+/** The captured temporary directory or NULL; owned by the policy. */
+WARD_EXTERN const char *ward_policy_tmpdir(const ward_policy *policy);
+/** The session id or NULL; owned by the policy. */
+WARD_EXTERN const char *ward_policy_session(const ward_policy *policy);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * ward — the ONE function that derives writable roots from a policy.
+ *
+ * Every runner profile and the in-process file fence take the writable set
+ * from here; nothing else may define it.
+ */
+#ifndef WARD_ROOTS_H
+#define WARD_ROOTS_H
+
+#include "common.h"
+#include "policy.h"
+
+/**
+ * ward_roots_writable - the writable roots of @policy, as a NULL-terminated
+ * vector of absolute canonical paths, without duplicates, in this order:
+ *
+ *   read-only:           none at all (an empty vector; only /dev/null stays
+ *                        writable, and that is each runner's business)
+ *   workspace-write:     workspace root, /tmp, the captured $TMPDIR when set
+ *                        and different (+ `rw` access rules, later)
+ *   danger-full-access:  "/" alone
+ *
+ * A root that does not exist (or cannot be resolved) is left out: a runner
+ * cannot grant it and the fence has nothing under it. The caller frees *out
+ * with ward_strv_free().
+ */
+WARD_EXTERN int ward_roots_writable(char ***out, const ward_policy *policy);
+
+#endif

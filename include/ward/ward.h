@@ -1,0 +1,17 @@
+/*
+ * ward — umbrella header for libward.
+ */
+#ifndef WARD_WARD_H
+#define WARD_WARD_H
+
+#include "classify.h"
+#include "common.h"
+#include "exec.h"
+#include "mode.h"
+#include "policy.h"
+#include "profile.h"
+#include "provider.h"
+#include "roots.h"
+#include "runner.h"
+
+#endif

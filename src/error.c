@@ -1,0 +1,140 @@
+/*
+ * ward — the thread-local last-error detail and string vectors.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static _Thread_local char last_error[1024];
+
+int ward_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void ward_err_clear(void)
+{
+	last_error[0] = '\0';
+}
+
+const char *ward_error_last(void)
+{
+	return last_error;
+}
+
+const char *ward_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case WARD_EUNAVAILABLE:
+		return "sandbox unavailable";
+	case WARD_EINVAL:
+		return "invalid argument";
+	case WARD_ERUNNER:
+		return "sandbox runner failed";
+	case WARD_EDENIED:
+		return "denied by the sandbox";
+	default:
+		if (err < 0 && err > -4096)
+			return strerror(-err);
+		return "unknown error";
+	}
+}
+
+void ward_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+size_t ward_strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+void ward_strv_push(struct ward_strv *sv, const char *s)
+{
+	char *copy;
+
+	if (sv->oom)
+		return;
+	if (sv->n + 2 > sv->cap) {
+		size_t cap = sv->cap ? sv->cap * 2 : 16;
+		char **v = realloc(sv->v, cap * sizeof(*v));
+
+		if (!v) {
+			sv->oom = true;
+			return;
+		}
+		sv->v = v;
+		sv->cap = cap;
+	}
+	copy = strdup(s);
+	if (!copy) {
+		sv->oom = true;
+		return;
+	}
+	sv->v[sv->n++] = copy;
+	sv->v[sv->n] = NULL;
+}
+
+void ward_strv_push_all(struct ward_strv *sv, char *const *v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		ward_strv_push(sv, v[i]);
+}
+
+void ward_strv_discard(struct ward_strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+	sv->oom = false;
+}
+
+int ward_strv_finish(char ***out, struct ward_strv *sv)
+{
+	if (!sv->oom && !sv->v) {
+		sv->v = calloc(1, sizeof(*sv->v));
+		if (!sv->v)
+			sv->oom = true;
+	}
+	if (sv->oom) {
+		ward_strv_discard(sv);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = sv->v;
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+	return 0;
+}
+
+char **ward_strv_dup(char *const *v)
+{
+	struct ward_strv sv = {0};
+	char **out = NULL;
+
+	ward_strv_push_all(&sv, v);
+	if (ward_strv_finish(&out, &sv) != 0)
+		return NULL;
+	return out;
+}

@@ -1,0 +1,82 @@
+/*
+ * ward — Landlock kernel compatibility, in one place: the UAPI (defined here;
+ * the installed headers are older than the running kernel), syscall shims,
+ * per-ABI access masks, ruleset construction, capability dropping and
+ * self-restriction.
+ *
+ * This file and landlock.c depend on libc only: they are compiled into both
+ * libward (the executor's in-process confinement) and the static
+ * landlock-run launcher, so the two cannot drift. Nothing here prints,
+ * allocates after ward_ll_prepare(), or exits; errors come back as -errno
+ * with a message in the caller's buffer.
+ */
+#ifndef WARD_LANDLOCK_H
+#define WARD_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** The newest Landlock ABI this code knows. */
+#define WARD_LL_ABI_MAX 7
+
+/** A prepared ruleset, ready to enforce. */
+struct ward_ll_ruleset {
+	int fd;		     /* ruleset fd (O_CLOEXEC), -1 when none */
+	int abi;	     /* kernel ABI found */
+	uint64_t handled_fs; /* fs rights handled (after the ABI downgrade) */
+	uint64_t scoped;     /* scopes (signal, abstract unix socket) */
+	/** Rights or scopes wanted but unknown to this kernel. */
+	uint64_t dropped_fs;
+	uint64_t dropped_scoped;
+	bool partial; /* something wanted could not be enforced */
+};
+
+/**
+ * ward_ll_abi - the kernel's Landlock ABI version (>= 1), or -errno:
+ * -ENOSYS (not built in), -EOPNOTSUPP (disabled at boot).
+ */
+int ward_ll_abi(void);
+
+/**
+ * ward_ll_prepare - build a ruleset that handles every filesystem right the
+ * kernel knows (and the signal / abstract-socket scopes from ABI 6), then
+ * grants read+execute beneath each @ro path and read+write beneath each @rw
+ * path. REFER is granted on @rw roots only; device-node creation
+ * (MAKE_CHAR, MAKE_BLOCK) is never granted. A non-directory grant keeps
+ * only the file-compatible bits.
+ *
+ * On failure returns -errno, writes a message (naming the path when one is
+ * at fault) into @err, and leaves no descriptor open.
+ */
+int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
+		    size_t nro, const char *const *rw, size_t nrw, char *err,
+		    size_t err_len);
+
+/**
+ * ward_ll_partial_message - the info line (without the "landlock-run: "
+ * prefix, without a newline) describing what a partial ruleset cannot
+ * enforce, e.g. "partial enforcement (kernel ABI 3 of 7): truncate …".
+ */
+void ward_ll_partial_message(const struct ward_ll_ruleset *rs, char *buf,
+			     size_t len);
+
+/**
+ * ward_ll_drop_caps - drop every capability: bounding set, ambient,
+ * inheritable, permitted, effective; and set the securebits that keep a
+ * root uid from regaining them at execve. Async-signal-safe.
+ */
+int ward_ll_drop_caps(char *err, size_t err_len);
+
+/**
+ * ward_ll_enforce - drop capabilities, set no_new_privs, then
+ * landlock_restrict_self(rs->fd). Async-signal-safe: the executor calls it
+ * between fork and exec. Does not close rs->fd.
+ */
+int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err,
+		    size_t err_len);
+
+/** ward_ll_close - close the ruleset fd (if any). */
+void ward_ll_close(struct ward_ll_ruleset *rs);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * ward — the one writable-roots function.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+/*
+ * Append the canonical form of @path unless it does not resolve to a
+ * directory or is already present. Roots that do not exist are skipped:
+ * no runner can grant them and the fence has nothing beneath them.
+ */
+static void push_root(struct ward_strv *sv, const char *path)
+{
+	struct stat st;
+	char *real;
+
+	if (!path || !*path)
+		return;
+	real = realpath(path, NULL);
+	if (!real)
+		return;
+	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
+		goto out_free;
+	for (size_t i = 0; i < sv->n; i++) {
+		if (strcmp(sv->v[i], real) == 0)
+			goto out_free;
+	}
+	ward_strv_push(sv, real);
+out_free:
+	free(real);
+}
+
+int ward_roots_writable(char ***out, const ward_policy *policy)
+{
+	struct ward_strv sv = {0};
+
+	switch (ward_policy_mode(policy)) {
+	case WARD_MODE_READ_ONLY:
+		break;
+	case WARD_MODE_WORKSPACE_WRITE:
+		push_root(&sv, ward_policy_workspace(policy));
+		push_root(&sv, "/tmp");
+		push_root(&sv, ward_policy_tmpdir(policy));
+		break;
+	case WARD_MODE_DANGER_FULL_ACCESS:
+		ward_strv_push(&sv, "/");
+		break;
+	default:
+		return ward_err(WARD_EINVAL, "unknown sandbox mode %d",
+				(int)ward_policy_mode(policy));
+	}
+	return ward_strv_finish(out, &sv);
+}

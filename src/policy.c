@@ -14,6 +14,7 @@ struct ward_policy {
 	char *workspace;
 	char *tmpdir;
 	char *session;
+	const ward_rules *rules; /* borrowed */
 };
 
 /* Replace *slot with a copy of @value (NULL clears). */
@@ -113,4 +114,15 @@ const char *ward_policy_tmpdir(const ward_policy *policy)
 const char *ward_policy_session(const ward_policy *policy)
 {
 	return policy->session;
+}
+
+int ward_policy_set_rules(ward_policy *policy, const ward_rules *rules)
+{
+	policy->rules = rules;
+	return 0;
+}
+
+const ward_rules *ward_policy_rules(const ward_policy *policy)
+{
+	return policy->rules;
 }

@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "mode.h"
+#include "rules.h"
 
 typedef struct ward_policy ward_policy;
 
@@ -41,6 +42,16 @@ WARD_EXTERN int ward_policy_set_tmpdir(ward_policy *policy, const char *tmpdir);
 /** ward_policy_set_session - attach a session id (NULL: none). */
 WARD_EXTERN int ward_policy_set_session(ward_policy *policy,
 					const char *session_id);
+
+/**
+ * ward_policy_set_rules - attach access rules (NULL: none). The policy
+ * BORROWS @rules: the caller keeps them alive, unmodified, for as long as
+ * the policy is used.
+ */
+WARD_EXTERN int ward_policy_set_rules(ward_policy *policy,
+				      const ward_rules *rules);
+/** The attached rules or NULL. */
+WARD_EXTERN const ward_rules *ward_policy_rules(const ward_policy *policy);
 
 WARD_EXTERN enum ward_mode ward_policy_mode(const ward_policy *policy);
 /** The canonical workspace root; owned by the policy. */

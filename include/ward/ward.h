@@ -12,6 +12,7 @@
 #include "profile.h"
 #include "provider.h"
 #include "roots.h"
+#include "rules.h"
 #include "runner.h"
 
 #endif

@@ -20,6 +20,47 @@
 /** The newest Landlock ABI this code knows. */
 #define WARD_LL_ABI_MAX 7
 
+/*
+ * Landlock access rights and scopes (include/uapi/linux/landlock.h), by the
+ * ABI that introduced them. Defined here because the installed kernel
+ * headers may be older than the running kernel (and musl-gcc sees none).
+ */
+/* ABI 1 */
+#ifndef LANDLOCK_ACCESS_FS_EXECUTE
+#define LANDLOCK_ACCESS_FS_EXECUTE     (1ULL << 0)
+#define LANDLOCK_ACCESS_FS_WRITE_FILE  (1ULL << 1)
+#define LANDLOCK_ACCESS_FS_READ_FILE   (1ULL << 2)
+#define LANDLOCK_ACCESS_FS_READ_DIR    (1ULL << 3)
+#define LANDLOCK_ACCESS_FS_REMOVE_DIR  (1ULL << 4)
+#define LANDLOCK_ACCESS_FS_REMOVE_FILE (1ULL << 5)
+#define LANDLOCK_ACCESS_FS_MAKE_CHAR   (1ULL << 6)
+#define LANDLOCK_ACCESS_FS_MAKE_DIR    (1ULL << 7)
+#define LANDLOCK_ACCESS_FS_MAKE_REG    (1ULL << 8)
+#define LANDLOCK_ACCESS_FS_MAKE_SOCK   (1ULL << 9)
+#define LANDLOCK_ACCESS_FS_MAKE_FIFO   (1ULL << 10)
+#define LANDLOCK_ACCESS_FS_MAKE_BLOCK  (1ULL << 11)
+#define LANDLOCK_ACCESS_FS_MAKE_SYM    (1ULL << 12)
+#endif
+/* ABI 2 */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+/* ABI 3 */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+/* ABI 5 */
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+/* ABI 6 */
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
 /** A prepared ruleset, ready to enforce. */
 struct ward_ll_ruleset {
 	int fd;		     /* ruleset fd (O_CLOEXEC), -1 when none */
@@ -37,6 +78,14 @@ struct ward_ll_ruleset {
  * -ENOSYS (not built in), -EOPNOTSUPP (disabled at boot).
  */
 int ward_ll_abi(void);
+
+/**
+ * ward_ll_access_for_abi - the best-effort downgrade: of everything ward
+ * wants handled, the filesystem rights (*@fs) and scopes (*@scoped) a
+ * kernel of Landlock ABI @abi knows. An @abi above WARD_LL_ABI_MAX counts as
+ * WARD_LL_ABI_MAX; below 1 yields nothing.
+ */
+void ward_ll_access_for_abi(int abi, uint64_t *fs, uint64_t *scoped);
 
 /**
  * ward_ll_prepare - build a ruleset that handles every filesystem right the

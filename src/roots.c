@@ -11,14 +11,16 @@
 /*
  * Append the canonical form of @path unless it does not resolve to a
  * directory or is already present. Roots that do not exist are skipped:
- * no runner can grant them and the fence has nothing beneath them.
+ * no runner can grant them and the fence has nothing beneath them. A
+ * relative path (a relative $TMPDIR) is skipped too: it would resolve
+ * against the cwd of whoever asks, not of the command that uses it.
  */
 static void push_root(struct ward_strv *sv, const char *path)
 {
 	struct stat st;
 	char *real;
 
-	if (!path || !*path)
+	if (!path || path[0] != '/')
 		return;
 	real = realpath(path, NULL);
 	if (!real)

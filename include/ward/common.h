@@ -33,6 +33,13 @@ enum ward_error {
 	WARD_ERUNNER = -10003,
 	/** An in-process file operation was refused by the fence. */
 	WARD_EDENIED = -10004,
+	/* fsfence (-101xx), beside -ENOENT, -ENOTDIR, -EISDIR and -EFBIG: */
+	/** An edit's old text occurs more than once (and replace_all is off). */
+	WARD_ENOTUNIQUE = -10101,
+	/** Content is not text (NUL bytes or invalid UTF-8). */
+	WARD_ENOTTEXT = -10102,
+	/** An edit's old text does not occur in the file. */
+	WARD_ENOMATCH = -10103,
 };
 
 /**

@@ -7,6 +7,7 @@
 #include "classify.h"
 #include "common.h"
 #include "exec.h"
+#include "fsfence.h"
 #include "mode.h"
 #include "policy.h"
 #include "profile.h"

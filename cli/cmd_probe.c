@@ -1,0 +1,277 @@
+/*
+ * ward probe — which runners of the chain can confine on this machine, and
+ * why; the chosen one, its enforcement, and the kernel's Landlock facts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ward/probe.h"
+
+#include "cli.h"
+
+static const char probe_usage[] = "ward probe [--json] [--runner RUNNER]";
+
+static void print_help(void)
+{
+	printf("Usage: %s\n"
+	       "\n"
+	       "Probe every runner of this platform's chain (functionally: "
+	       "each one really\n"
+	       "confines a short-lived process) and show its verdict and why, "
+	       "the runner\n"
+	       "'ward run' would choose and its enforcement, the kernel's "
+	       "Landlock ABI\n"
+	       "and errata, and the bwrap and landlock-run paths.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --json           print one JSON object\n"
+	       "  -r, --runner RUNNER  auto (default: the whole chain), bwrap "
+	       "or landlock\n"
+	       "  -h, --help           show this help and exit\n"
+	       "\n"
+	       "Exit status:\n"
+	       "  0    some runner can confine\n"
+	       "  2    usage error\n"
+	       "  125  no runner can confine (ward run would refuse to run "
+	       "commands)\n"
+	       "\n"
+	       "Examples:\n"
+	       "  ward probe\n"
+	       "  ward probe --json | jq .chosen\n",
+	       probe_usage);
+}
+
+static const char *verdict_name(enum ward_verdict v)
+{
+	switch (v) {
+	case WARD_VERDICT_FULL:
+		return "full";
+	case WARD_VERDICT_PARTIAL:
+		return "partial";
+	case WARD_VERDICT_UNUSABLE:
+		break;
+	}
+	return "unusable";
+}
+
+/* The kernel's Landlock facts, gathered once for both output forms. */
+struct ll_facts {
+	int abi; /* >= 1, or -errno */
+	char abi_error[256];
+	int errata_err; /* 0 when errata is valid */
+	unsigned errata;
+	char errata_error[256];
+};
+
+static void get_ll_facts(struct ll_facts *f)
+{
+	f->abi = ward_probe_landlock_abi();
+	if (f->abi < 0)
+		snprintf(f->abi_error, sizeof(f->abi_error), "%s",
+			 ward_error_last());
+	f->errata = 0;
+	f->errata_err = ward_probe_landlock_errata(&f->errata);
+	if (f->errata_err)
+		snprintf(f->errata_error, sizeof(f->errata_error), "%s",
+			 ward_error_last());
+}
+
+static json_t *json_str_or_null(const char *s)
+{
+	return s ? cli_json_text(s, strlen(s)) : json_null();
+}
+
+static void print_json(const struct ward_probe_entry *e, size_t n,
+		       int select_err, enum ward_runner chosen,
+		       enum ward_enforcement enf, const struct ll_facts *ll,
+		       ward_provider *provider)
+{
+	json_t *obj = json_object();
+	json_t *chain = json_array();
+	json_t *llo = json_object();
+	json_t *paths = json_object();
+	int bad = !obj || !chain || !llo || !paths;
+
+	for (size_t i = 0; !bad && i < n; i++) {
+		json_t *c = json_object();
+
+		bad = !c ||
+		      json_object_set_new(
+			      c, "runner",
+			      json_string(ward_runner_name(e[i].runner))) ||
+		      json_object_set_new(
+			      c, "verdict",
+			      json_string(verdict_name(e[i].verdict))) ||
+		      json_object_set_new(
+			      c, "usable",
+			      json_boolean(e[i].verdict !=
+					   WARD_VERDICT_UNUSABLE)) ||
+		      json_object_set_new(c, "probed",
+					  json_boolean(e[i].probed)) ||
+		      json_object_set_new(c, "why",
+					  cli_json_text(e[i].why,
+							strlen(e[i].why))) ||
+		      json_array_append_new(chain, c);
+	}
+	bad = bad ||
+	      json_object_set_new(
+		      obj, "platform",
+		      json_string(ward_platform_name(ward_platform_current()))) ||
+	      json_object_set_new(obj, "chain", chain) ||
+	      json_object_set_new(obj, "chosen",
+				  select_err ? json_null()
+					     : json_string(ward_runner_name(
+						       chosen))) ||
+	      json_object_set_new(obj, "enforcement",
+				  select_err ? json_null()
+					     : json_string(
+						       ward_enforcement_name(
+							       enf))) ||
+	      json_object_set_new(llo, "abi",
+				  ll->abi > 0 ? json_integer(ll->abi)
+					      : json_null()) ||
+	      json_object_set_new(llo, "errata",
+				  ll->errata_err ? json_null()
+						 : json_integer(ll->errata)) ||
+	      json_object_set_new(llo, "error",
+				  ll->abi < 0 ? json_str_or_null(ll->abi_error)
+					      : json_null()) ||
+	      json_object_set_new(obj, "landlock", llo) ||
+	      json_object_set_new(
+		      paths, "bwrap",
+		      json_str_or_null(ward_provider_bwrap_path(provider))) ||
+	      json_object_set_new(
+		      paths, "landlock_run",
+		      json_str_or_null(ward_provider_launcher_path(provider))) ||
+	      json_object_set_new(obj, "paths", paths);
+	if (bad)
+		die(CLI_EXIT_WARD, "out of memory");
+	cli_json_print(obj);
+}
+
+static void print_text(const struct ward_probe_entry *e, size_t n,
+		       int select_err, const char *select_detail,
+		       enum ward_runner chosen, enum ward_enforcement enf,
+		       const struct ll_facts *ll, ward_provider *provider)
+{
+	const char *bwrap = ward_provider_bwrap_path(provider);
+	const char *launcher = ward_provider_launcher_path(provider);
+
+	printf("platform:      %s\n",
+	       ward_platform_name(ward_platform_current()));
+	printf("chain:        ");
+	for (size_t i = 0; i < n; i++)
+		printf(" %s", ward_runner_name(e[i].runner));
+	printf("%s\n", n ? "" : " (empty)");
+	for (size_t i = 0; i < n; i++) {
+		const char *verdict =
+			e[i].verdict == WARD_VERDICT_UNUSABLE ? "unusable"
+			: e[i].verdict == WARD_VERDICT_FULL
+				? "usable, full enforcement"
+				: "usable, partial enforcement";
+
+		printf("  %-11s %s%s%s%s\n", ward_runner_name(e[i].runner),
+		       verdict, e[i].probed ? "" : " (not probed)",
+		       e[i].why[0] ? ": " : "", e[i].why);
+	}
+	if (select_err)
+		printf("chosen:        none: %s\n", select_detail);
+	else
+		printf("chosen:        %s (enforcement: %s)\n",
+		       ward_runner_name(chosen), ward_enforcement_name(enf));
+	if (ll->abi > 0)
+		printf("landlock ABI:  %d\n", ll->abi);
+	else
+		printf("landlock ABI:  none: %s\n", ll->abi_error);
+	if (!ll->errata_err)
+		printf("landlock errata: 0x%x\n", ll->errata);
+	else if (ll->abi > 0)
+		printf("landlock errata: not reported (%s)\n",
+		       ll->errata_error);
+	printf("bwrap:         %s\n", bwrap ? bwrap : "(not found in PATH)");
+	printf("landlock-run:  %s\n", launcher ? launcher : "(not found)");
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, CLI_OPT_JSON},
+		{"runner", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const struct ward_probe_entry *entries = NULL;
+	enum ward_runner forced = WARD_RUNNER_NONE;
+	enum ward_enforcement enf = WARD_ENFORCEMENT_NONE;
+	enum ward_runner chosen = WARD_RUNNER_NONE;
+	ward_provider *provider = NULL;
+	char select_detail[512] = "";
+	struct ll_facts ll;
+	bool json = false;
+	size_t n = 0;
+	int opt, err, select_err;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:r:h", longopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case CLI_OPT_JSON:
+			json = true;
+			break;
+		case 'r':
+			forced = cli_parse_runner(optarg, probe_usage);
+			break;
+		case 'h':
+			print_help();
+			return CLI_EXIT_OK;
+		default:
+			die_getopt(probe_usage, opt, argv);
+		}
+	}
+	if (optind < argc)
+		die_usage(probe_usage, "unexpected argument '%s'",
+			  argv[optind]);
+
+	err = ward_provider_new(&provider, NULL);
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (forced != WARD_RUNNER_NONE) {
+		err = ward_provider_force(provider, forced);
+		if (err)
+			die_usage(probe_usage, "runner '%s': %s",
+				  ward_runner_name(forced), ward_error_last());
+	}
+	err = ward_provider_report(&entries, &n, provider);
+	if (err)
+		die(CLI_EXIT_WARD, "cannot probe the runners: %s",
+		    ward_error_last());
+	select_err = ward_provider_select(provider, &chosen, &enf);
+	if (select_err)
+		snprintf(select_detail, sizeof(select_detail), "%s",
+			 *ward_error_last() ? ward_error_last()
+					    : ward_strerror(select_err));
+	get_ll_facts(&ll);
+
+	if (json)
+		print_json(entries, n, select_err, chosen, enf, &ll, provider);
+	else
+		print_text(entries, n, select_err, select_detail, chosen, enf,
+			   &ll, provider);
+
+	if (select_err && !json) {
+		char hint[512];
+
+		fflush(stdout);
+		fprintf(stderr, "ward probe: no runner can confine; 'ward run' "
+				"would refuse to run commands\n");
+		for (size_t i = 0; i < n; i++)
+			if (entries[i].verdict == WARD_VERDICT_UNUSABLE)
+				fprintf(stderr, "Hint: %s\n",
+					cli_runner_hint(hint, sizeof(hint),
+							entries[i].runner,
+							provider));
+	}
+	ward_provider_free(provider);
+	return select_err ? CLI_EXIT_WARD : CLI_EXIT_OK;
+}

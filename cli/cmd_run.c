@@ -1,0 +1,458 @@
+/*
+ * ward run — run a command under the file sandbox and exit with its status.
+ *
+ * Output streams through live (the executor still reads stderr through a
+ * pipe to classify it); with --json it is captured, bounded, and printed as
+ * one object. The caller's stdin is passed on so pipes work
+ * (`echo x | ward run -- cat`); --no-stdin gives /dev/null instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define DEFAULT_MAX_OUTPUT (1024 * 1024)
+
+static const char run_usage[] =
+	"ward run [OPTIONS] -- COMMAND [ARG...]\n"
+	"       ward run [OPTIONS] -c 'SHELL STRING' [NAME [ARG...]]";
+
+static void print_help(void)
+{
+	printf("Usage: %s\n"
+	       "\n"
+	       "Run COMMAND under a kernel-enforced file sandbox and exit "
+	       "with its status.\n"
+	       "Its output passes through live; after a denied file access "
+	       "the line\n"
+	       "  [sandbox: file access denied under MODE mode]\n"
+	       "follows it on stderr. ward never runs the command unconfined: "
+	       "when no\n"
+	       "runner can confine it, ward exits 125.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -m, --mode MODE        read-only (default), workspace-write "
+	       "or\n"
+	       "                         danger-full-access (not confined)\n"
+	       "  -w, --workspace DIR    workspace root, writable under "
+	       "workspace-write and\n"
+	       "                         the command's working directory "
+	       "(default: .)\n"
+	       "  -r, --runner RUNNER    auto (default: the chain bwrap, "
+	       "landlock), bwrap\n"
+	       "                         or landlock (that runner only, no "
+	       "probe)\n"
+	       "  -t, --timeout SECONDS  kill the command's process group "
+	       "after SECONDS\n"
+	       "                         (suffix s, m, h or d; fractions "
+	       "allowed)\n"
+	       "  -c STRING              run 'bash -c STRING'; further "
+	       "arguments become\n"
+	       "                         $0, $1, ...\n"
+	       "  -n, --no-stdin         give the command /dev/null as stdin "
+	       "(default:\n"
+	       "                         ward's own stdin)\n"
+	       "      --json             capture the output and print one JSON "
+	       "object:\n"
+	       "                         exit_code, signal, timed_out, stdout, "
+	       "stderr,\n"
+	       "                         stdout_truncated_bytes, "
+	       "stderr_truncated_bytes,\n"
+	       "                         sandbox {mode, runner, enforcement, "
+	       "denied}\n"
+	       "      --max-output BYTES with --json: keep at most BYTES of "
+	       "each stream\n"
+	       "                         (suffix K, M or G; default 1M); the "
+	       "middle is dropped\n"
+	       "  -h, --help             show this help and exit\n"
+	       "\n"
+	       "Advanced:\n"
+	       "      --landlock-via-launcher\n"
+	       "                         with the landlock runner, spawn the "
+	       "landlock-run\n"
+	       "                         launcher instead of confining "
+	       "in-process\n"
+	       "\n"
+	       "Exit status:\n"
+	       "  the command's own status (128+N when killed by signal N)\n"
+	       "  2    usage error        124  the command timed out\n"
+	       "  125  ward failed or the sandbox is unavailable\n"
+	       "  126  command not executable   127  command not found\n"
+	       "\n"
+	       "Examples:\n"
+	       "  ward run -- ls -la\n"
+	       "  ward run --mode workspace-write -- make\n"
+	       "  ward run -w ~/src/app --mode workspace-write -c 'npm test "
+	       "> log.txt'\n"
+	       "  ward run --timeout 30 --json -- pytest -q\n"
+	       "  echo hello | ward run -- cat\n",
+	       run_usage);
+}
+
+/*
+ * Parse a timeout like timeout(1): a positive decimal number of seconds,
+ * optionally followed by s, m, h or d. Returns milliseconds (>= 1).
+ */
+static unsigned long parse_timeout(const char *arg)
+{
+	double secs, ms;
+	unsigned long n;
+	char *end = NULL;
+
+	errno = 0;
+	secs = strtod(arg, &end);
+	if (end == arg || errno == ERANGE || !isfinite(secs) || secs <= 0)
+		goto bad;
+	switch (*end) {
+	case '\0':
+	case 's':
+		break;
+	case 'm':
+		secs *= 60;
+		break;
+	case 'h':
+		secs *= 3600;
+		break;
+	case 'd':
+		secs *= 86400;
+		break;
+	default:
+		goto bad;
+	}
+	if (*end && end[1])
+		goto bad;
+	ms = secs * 1000.0;
+	if (ms >= (double)ULONG_MAX)
+		return ULONG_MAX;
+	/* Round up: a timeout is never shorter than asked (and never 0). */
+	n = (unsigned long)ms;
+	return (double)n < ms ? n + 1 : n;
+bad:
+	die_usage(run_usage,
+		  "invalid timeout '%s' (expected a positive number of "
+		  "seconds, e.g. 30, 2.5 or 5m)",
+		  arg);
+}
+
+/* A positive byte count with an optional K, M or G suffix (binary). */
+static size_t parse_bytes(const char *arg)
+{
+	unsigned long long n, mult = 1;
+	char *end = NULL;
+
+	errno = 0;
+	if (*arg < '0' || *arg > '9')
+		goto bad;
+	n = strtoull(arg, &end, 10);
+	if (errno == ERANGE)
+		goto bad;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		mult = 1ULL << 10;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ULL << 20;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ULL << 30;
+		break;
+	default:
+		goto bad;
+	}
+	if (*end && end[1])
+		goto bad;
+	if (n == 0 || n > (unsigned long long)SIZE_MAX / mult)
+		goto bad;
+	return (size_t)(n * mult);
+bad:
+	die_usage(run_usage,
+		  "invalid --max-output '%s' (expected a positive number of "
+		  "bytes, e.g. 65536 or 1M)",
+		  arg);
+}
+
+/*
+ * 0 when @path can be exec'd; else CLI_EXIT_CANNOT_EXEC or
+ * CLI_EXIT_NOT_FOUND with errno describing why.
+ */
+static int check_file(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR
+			       ? CLI_EXIT_NOT_FOUND
+			       : CLI_EXIT_CANNOT_EXEC;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return CLI_EXIT_CANNOT_EXEC;
+	}
+	if (access(path, X_OK) != 0)
+		return CLI_EXIT_CANNOT_EXEC;
+	return 0;
+}
+
+/*
+ * Find @name the way execvp() will inside the sandbox (the same file
+ * system, read-only), so a missing command gives 127 and a non-executable
+ * one 126 like a shell, whichever runner is used. Relative paths, and
+ * empty PATH entries, are relative to the command's working directory,
+ * the workspace @ws. Returns 0 or the exit status, with a message.
+ */
+static int find_command(const char *name, const char *ws, char *why,
+			size_t why_len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	int first_err = 0, err_errno = 0, rc;
+
+	if (strchr(name, '/')) {
+		if (name[0] == '/')
+			snprintf(buf, sizeof(buf), "%s", name);
+		else
+			snprintf(buf, sizeof(buf), "%s/%s", ws, name);
+		rc = check_file(buf);
+		if (rc)
+			snprintf(why, why_len, "%s: %s", name, strerror(errno));
+		return rc;
+	}
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (path) {
+		const char *colon = strchr(path, ':');
+		size_t len = colon ? (size_t)(colon - path) : strlen(path);
+
+		if (len == 0)
+			snprintf(buf, sizeof(buf), "%s/%s", ws, name);
+		else if (path[0] == '/')
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path,
+				 name);
+		else
+			snprintf(buf, sizeof(buf), "%s/%.*s/%s", ws, (int)len,
+				 path, name);
+		rc = check_file(buf);
+		if (rc == 0)
+			return 0;
+		if (rc == CLI_EXIT_CANNOT_EXEC && !first_err) {
+			first_err = rc;
+			err_errno = errno;
+		}
+		path = colon ? colon + 1 : NULL;
+	}
+	if (first_err) {
+		snprintf(why, why_len, "%s: %s", name, strerror(err_errno));
+		return first_err;
+	}
+	snprintf(why, why_len, "%s: command not found", name);
+	return CLI_EXIT_NOT_FOUND;
+}
+
+/* Exit @status after telling why the command cannot run. */
+static noreturn void fail_command(int status, const char *why, bool json)
+{
+	if (json) {
+		cli_json_error(status == CLI_EXIT_NOT_FOUND
+				       ? "COMMAND_NOT_FOUND"
+			       : status == CLI_EXIT_CANNOT_EXEC
+				       ? "COMMAND_NOT_EXECUTABLE"
+				       : "WARD_FAILED",
+			       why);
+		exit(status);
+	}
+	die(status, "%s", why);
+}
+
+/* The command's status as a shell reports it. */
+static int result_status(const ward_result *r)
+{
+	if (ward_result_timed_out(r))
+		return CLI_EXIT_TIMEOUT;
+	if (ward_result_signal(r) > 0)
+		return 128 + ward_result_signal(r);
+	if (ward_result_exit_code(r) < 0)
+		return CLI_EXIT_WARD;
+	return ward_result_exit_code(r);
+}
+
+static void print_json(const ward_result *r)
+{
+	const char *out, *err;
+	size_t out_len = 0, err_len = 0;
+	json_t *obj = json_object();
+	json_t *sb = json_object();
+	int code = ward_result_exit_code(r);
+	int sig = ward_result_signal(r);
+
+	out = ward_result_stdout(r, &out_len);
+	err = ward_result_stderr(r, &err_len);
+	if (!obj || !sb ||
+	    json_object_set_new(obj, "exit_code",
+				sig > 0 || code < 0 ? json_null()
+						    : json_integer(code)) ||
+	    json_object_set_new(obj, "signal",
+				sig > 0 ? json_integer(sig) : json_null()) ||
+	    json_object_set_new(obj, "timed_out",
+				json_boolean(ward_result_timed_out(r))) ||
+	    json_object_set_new(obj, "stdout", cli_json_text(out, out_len)) ||
+	    json_object_set_new(obj, "stderr", cli_json_text(err, err_len)) ||
+	    json_object_set_new(
+		    obj, "stdout_truncated_bytes",
+		    json_integer((json_int_t)ward_result_stdout_dropped(r))) ||
+	    json_object_set_new(
+		    obj, "stderr_truncated_bytes",
+		    json_integer((json_int_t)ward_result_stderr_dropped(r))) ||
+	    json_object_set_new(sb, "mode",
+				json_string(ward_mode_name(
+					ward_result_mode(r)))) ||
+	    json_object_set_new(sb, "runner",
+				json_string(ward_runner_name(
+					ward_result_runner(r)))) ||
+	    json_object_set_new(sb, "enforcement",
+				json_string(ward_enforcement_name(
+					ward_result_enforcement(r)))) ||
+	    json_object_set_new(sb, "denied",
+				json_boolean(ward_result_denied(r))) ||
+	    json_object_set_new(obj, "sandbox", sb))
+		die(CLI_EXIT_WARD, "out of memory");
+	cli_json_print(obj);
+}
+
+/* Stream mode: what follows the command's own output on stderr. */
+static void print_epilogue(const ward_result *r, const char *timeout_arg)
+{
+	size_t len = 0;
+	const char *tail = ward_result_stderr(r, &len);
+	size_t alen = timeout_arg ? strlen(timeout_arg) : 0;
+	bool bare = alen && timeout_arg[alen - 1] >= '0' &&
+		    timeout_arg[alen - 1] <= '9';
+
+	/* Start on a line of our own even if the command did not end one. */
+	if (tail && len > 0 && tail[len - 1] != '\n')
+		fputc('\n', stderr);
+	if (ward_result_timed_out(r))
+		fprintf(stderr,
+			"ward run: timed out after %s%s; the command's "
+			"process group was killed\n",
+			timeout_arg ? timeout_arg : "?", bare ? "s" : "");
+	if (ward_result_denied(r))
+		fprintf(stderr, "[sandbox: file access denied under %s mode]\n",
+			ward_mode_name(ward_result_mode(r)));
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_POLICY_LONGOPTS,
+		{"timeout", required_argument, NULL, 't'},
+		{"no-stdin", no_argument, NULL, 'n'},
+		{"json", no_argument, NULL, CLI_OPT_JSON},
+		{"max-output", required_argument, NULL, CLI_OPT_MAX_OUTPUT},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
+	struct ward_exec_options xo = WARD_EXEC_OPTIONS_INIT;
+	const char *timeout_arg = NULL;
+	size_t max_output = 0;
+	bool json = false, no_stdin = false;
+	ward_provider *provider = NULL;
+	ward_policy *policy = NULL;
+	ward_result *result = NULL;
+	char detail[1024], why[PATH_MAX + 64];
+	char **cmd;
+	int opt, err, status;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:" CLI_POLICY_SHORTOPTS "t:nh",
+				  longopts, NULL)) != -1) {
+		if (cli_policy_option(&po, opt, optarg, run_usage))
+			continue;
+		switch (opt) {
+		case 't':
+			xo.timeout_ms = parse_timeout(optarg);
+			timeout_arg = optarg;
+			break;
+		case 'n':
+			no_stdin = true;
+			break;
+		case CLI_OPT_JSON:
+			json = true;
+			break;
+		case CLI_OPT_MAX_OUTPUT:
+			max_output = parse_bytes(optarg);
+			break;
+		case 'h':
+			print_help();
+			return CLI_EXIT_OK;
+		default:
+			die_getopt(run_usage, opt, argv);
+		}
+	}
+	if (max_output && !json)
+		die_usage(run_usage, "option '--max-output' needs '--json'");
+	cmd = cli_command_argv(&po, argc - optind, argv + optind, run_usage);
+	cli_policy_build(&policy, &provider, &po, run_usage);
+
+	err = find_command(cmd[0], ward_policy_workspace(policy), why,
+			   sizeof(why));
+	if (err)
+		fail_command(err, why, json);
+
+	/* Pass our stdin on, unless it is closed or not wanted. */
+	xo.stdin_fd = !no_stdin && fcntl(0, F_GETFD) != -1 ? 0 : -1;
+	xo.stdout_fd = 1;
+	xo.stderr_fd = 2;
+	xo.capture_limit = json ? (max_output ? max_output : DEFAULT_MAX_OUTPUT)
+				: 0;
+	xo.landlock_via_launcher = po.landlock_via_launcher;
+
+	if (!json)
+		fflush(stdout);
+	err = ward_exec_run(&result, provider, policy, cmd, &xo);
+	if (err) {
+		snprintf(detail, sizeof(detail), "%s", ward_error_last());
+		if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER)
+			cli_sandbox_unavailable(err, detail, provider,
+						po.runner, json);
+		if (!*detail)
+			snprintf(detail, sizeof(detail), "%s",
+				 ward_strerror(err));
+		snprintf(why, sizeof(why), "%s: %s", cmd[0], detail);
+		switch (err) {
+		case -ENOENT:
+			fail_command(CLI_EXIT_NOT_FOUND, why, json);
+		case -EACCES:
+		case -ENOEXEC:
+		case -EISDIR:
+		case -EPERM:
+			fail_command(CLI_EXIT_CANNOT_EXEC, why, json);
+		default:
+			fail_command(CLI_EXIT_WARD, why, json);
+		}
+	}
+
+	status = result_status(result);
+	if (json)
+		print_json(result);
+	else
+		print_epilogue(result, timeout_arg);
+
+	ward_result_free(result);
+	ward_policy_free(policy);
+	ward_provider_free(provider);
+	free(cmd);
+	return status;
+}

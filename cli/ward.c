@@ -1,0 +1,567 @@
+/*
+ * ward — the command-line program: the subcommand table, global --help and
+ * --version, and the helpers every subcommand shares (dying with a
+ * documented exit status, the policy options, JSON output).
+ *
+ * Start-up is kept lean on purpose: `ward run --runner landlock -- true`
+ * must cost little more than `sh -c true`, so nothing here reads
+ * configuration or probes anything before a subcommand asks for it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ward/probe.h"
+
+#include "cli.h"
+
+static int cmd_help(int argc, char **argv);
+
+static const struct cli_command commands[] = {
+	{"run", cmd_run, "run a command under the file sandbox"},
+	{"probe", cmd_probe, "show which runners can confine on this machine"},
+	{"confine", cmd_confine,
+	 "print the confined argv for a command, without running it"},
+	{"help", cmd_help, "show the help of a command"},
+};
+
+#ifndef WARD_LIBEXECDIR
+#define WARD_LIBEXECDIR "/usr/local/libexec/ward"
+#endif
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char ward_usage[] = "ward COMMAND [OPTIONS] [ARG...]";
+
+const char *cli_name = "ward";
+
+/* --- dying ----------------------------------------------------------- */
+
+static void vreport(const char *fmt, va_list ap, int errnum)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cli_name);
+	vfprintf(stderr, fmt, ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+}
+
+noreturn void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+	exit(status);
+}
+
+noreturn void die_errno(int status, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, saved);
+	va_end(ap);
+	exit(status);
+}
+
+noreturn void die_usage(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+	fprintf(stderr, "Usage: %s\nTry '%s --help' for more information.\n",
+		usage, cli_name);
+	exit(CLI_EXIT_USAGE);
+}
+
+noreturn void die_getopt(const char *usage, int ret, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char shortopt[3] = {'-', (char)optopt, '\0'};
+	const char *culprit = arg;
+	const char *eq;
+
+	/* A long option is named by its element; a short one by optopt,
+	 * because its element may hold a whole cluster ("-nx"). */
+	if (strncmp(arg, "--", 2) != 0 && optopt > 0 && optopt < 256)
+		culprit = shortopt;
+	if (ret == ':')
+		die_usage(usage, "option '%s' requires a value", culprit);
+	eq = strchr(culprit, '=');
+	if (culprit == arg && eq && optopt != 0)
+		die_usage(usage, "option '%.*s' takes no value",
+			  (int)(eq - culprit), culprit);
+	die_usage(usage, "unknown option '%s'", culprit);
+}
+
+/* --- policy options -------------------------------------------------- */
+
+/* The platform's runners as "auto, bwrap, landlock" into @buf. */
+static const char *runner_choices(char *buf, size_t len)
+{
+	const enum ward_runner *chain = NULL;
+	size_t n = ward_platform_chain(&chain, ward_platform_current());
+	size_t used;
+
+	snprintf(buf, len, "auto");
+	for (size_t i = 0; i < n; i++) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, ", %s",
+			 ward_runner_name(chain[i]));
+	}
+	return buf;
+}
+
+enum ward_runner cli_parse_runner(const char *arg, const char *usage)
+{
+	const enum ward_runner *chain = NULL;
+	size_t n = ward_platform_chain(&chain, ward_platform_current());
+	enum ward_runner runner;
+	char choices[128];
+
+	if (strcmp(arg, "auto") == 0)
+		return WARD_RUNNER_NONE;
+	if (ward_runner_parse(&runner, arg) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (chain[i] == runner)
+				return runner;
+		die_usage(usage,
+			  "runner '%s' is not available on %s (valid: %s)", arg,
+			  ward_platform_name(ward_platform_current()),
+			  runner_choices(choices, sizeof(choices)));
+	}
+	die_usage(usage, "invalid runner '%s' (valid: %s)", arg,
+		  runner_choices(choices, sizeof(choices)));
+}
+
+bool cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg,
+		       const char *usage)
+{
+	switch (opt) {
+	case 'm':
+		if (ward_mode_parse(&o->mode, arg) != 0)
+			die_usage(usage,
+				  "invalid mode '%s' (valid: read-only, "
+				  "workspace-write, danger-full-access)",
+				  arg);
+		return true;
+	case 'w':
+		if (!*arg)
+			die_usage(usage, "workspace '' is not a directory");
+		o->workspace = arg;
+		return true;
+	case 'r':
+		o->runner = cli_parse_runner(arg, usage);
+		return true;
+	case 'c':
+		o->shell_string = arg;
+		return true;
+	case CLI_OPT_LL_LAUNCHER:
+		o->landlock_via_launcher = true;
+		return true;
+	}
+	return false;
+}
+
+char **cli_command_argv(const struct cli_policy_opts *o, int argc,
+			char **argv, const char *usage)
+{
+	size_t extra = o->shell_string ? 3 : 0;
+	char **cmd;
+
+	if (!o->shell_string && argc <= 0)
+		die_usage(usage, "no command given");
+	if (!o->shell_string && !*argv[0])
+		die_usage(usage, "empty command name");
+	cmd = calloc((size_t)argc + extra + 1, sizeof(*cmd));
+	if (!cmd)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (o->shell_string) {
+		/* Like `bash -c STRING NAME ARG…`: the rest become $0, $1… */
+		cmd[0] = "bash";
+		cmd[1] = "-c";
+		cmd[2] = (char *)o->shell_string;
+	}
+	for (int i = 0; i < argc; i++)
+		cmd[extra + (size_t)i] = argv[i];
+	return cmd;
+}
+
+void cli_policy_build(ward_policy **out_policy, ward_provider **out_provider,
+		      const struct cli_policy_opts *o, const char *usage)
+{
+	const char *ws = o->workspace ? o->workspace : ".";
+	ward_provider *provider = NULL;
+	ward_policy *policy = NULL;
+	struct stat st;
+	int err;
+
+	/* Checked here so a typo is a usage error that names the path. */
+	if (stat(ws, &st) != 0)
+		die_usage(usage, "workspace '%s': %s", ws, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die_usage(usage, "workspace '%s' is not a directory", ws);
+	err = ward_policy_new(&policy, o->mode, ws);
+	if (err == -ENOENT || err == -ENOTDIR)
+		die_usage(usage, "%s", ward_error_last());
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	err = ward_provider_new(&provider, NULL);
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (o->runner != WARD_RUNNER_NONE) {
+		err = ward_provider_force(provider, o->runner);
+		if (err)
+			die_usage(usage, "runner '%s': %s",
+				  ward_runner_name(o->runner),
+				  ward_error_last());
+	}
+	*out_policy = policy;
+	*out_provider = provider;
+}
+
+/* --- sandbox unavailable --------------------------------------------- */
+
+const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
+			       ward_provider *provider)
+{
+	switch (r) {
+	case WARD_RUNNER_BWRAP:
+		if (!ward_provider_bwrap_path(provider)) {
+			snprintf(buf, len,
+				 "bwrap was not found in PATH; install "
+				 "bubblewrap (Debian: apt-get install "
+				 "bubblewrap)");
+			break;
+		}
+		snprintf(buf, len,
+			 "bwrap needs unprivileged user namespaces; as root: "
+			 "sysctl -w kernel.unprivileged_userns_clone=1 "
+			 "(Debian) or sysctl -w "
+			 "kernel.apparmor_restrict_unprivileged_userns=0 "
+			 "(Ubuntu 23.10+)");
+		break;
+	case WARD_RUNNER_LANDLOCK:
+		if (ward_probe_landlock_abi() < 0) {
+			snprintf(buf, len,
+				 "Landlock needs a kernel built with "
+				 "CONFIG_SECURITY_LANDLOCK=y and landlock in "
+				 "the active LSM list (boot with "
+				 "lsm=...,landlock)");
+			break;
+		}
+		if (!ward_provider_launcher_path(provider)) {
+			snprintf(buf, len,
+				 "the landlock-run launcher is missing (looked "
+				 "beside ward and in %s); reinstall ward",
+				 WARD_LIBEXECDIR);
+			break;
+		}
+		snprintf(buf, len,
+			 "run 'ward probe' to see why the landlock runner "
+			 "was refused");
+		break;
+	default:
+		snprintf(buf, len, "run 'ward probe' to see which runners "
+				   "can confine");
+		break;
+	}
+	return buf;
+}
+
+noreturn void cli_sandbox_unavailable(int err, const char *detail,
+				      ward_provider *provider,
+				      enum ward_runner forced, bool json)
+{
+	const struct ward_probe_entry *entries = NULL;
+	enum ward_enforcement enf;
+	enum ward_runner chosen = forced;
+	char hints[4][512];
+	size_t nhints = 0;
+	size_t n = 0;
+	char msg[1280], text[1024];
+	char *cut;
+
+	if (!detail || !*detail)
+		detail = ward_strerror(err);
+	/* The library's detail may already say both things we say below. */
+	if (strncmp(detail, "sandbox unavailable: ", 21) == 0)
+		detail += 21;
+	snprintf(text, sizeof(text), "%s", detail);
+	cut = strstr(text, "; ward is refusing");
+	if (cut)
+		*cut = '\0';
+	detail = text;
+	if (forced != WARD_RUNNER_NONE) {
+		cli_runner_hint(hints[nhints++], sizeof(hints[0]), forced, provider);
+	} else if (err == WARD_ERUNNER &&
+		   ward_provider_select(provider, &chosen, &enf) == 0) {
+		/* The runner was chosen (cached) and broke at run time. */
+		cli_runner_hint(hints[nhints++], sizeof(hints[0]), chosen, provider);
+	} else if (ward_provider_report(&entries, &n, provider) == 0) {
+		for (size_t i = 0; i < n && nhints < 4; i++)
+			if (entries[i].verdict == WARD_VERDICT_UNUSABLE)
+				cli_runner_hint(hints[nhints++], sizeof(hints[0]),
+					    entries[i].runner, provider);
+	}
+	if (nhints == 0)
+		cli_runner_hint(hints[nhints++], sizeof(hints[0]), WARD_RUNNER_NONE,
+			    provider);
+
+	if (json) {
+		json_t *obj = json_object();
+		json_t *h = json_array();
+
+		snprintf(msg, sizeof(msg),
+			 "sandbox unavailable: %s; ward refused to run the "
+			 "command unconfined",
+			 detail);
+		for (size_t i = 0; h && i < nhints; i++)
+			json_array_append_new(h, json_string(hints[i]));
+		if (!obj || !h ||
+		    json_object_set_new(obj, "error",
+					json_string("SANDBOX_UNAVAILABLE")) ||
+		    json_object_set_new(obj, "message", cli_json_text(
+								msg,
+								strlen(msg))) ||
+		    json_object_set_new(obj, "hints", h))
+			die(CLI_EXIT_WARD, "out of memory");
+		cli_json_print(obj);
+		exit(CLI_EXIT_WARD);
+	}
+	fflush(stdout);
+	fprintf(stderr, "ward: sandbox unavailable: %s\n", detail);
+	fprintf(stderr, "ward: refusing to run the command unconfined\n");
+	for (size_t i = 0; i < nhints; i++)
+		fprintf(stderr, "Hint: %s\n", hints[i]);
+	exit(CLI_EXIT_WARD);
+}
+
+/* --- JSON ------------------------------------------------------------ */
+
+/*
+ * Length of the valid UTF-8 sequence at @s (at most @len bytes), or 0 when
+ * it is not one. Rejects what jansson rejects: overlong forms, surrogates
+ * and code points above U+10FFFF.
+ */
+static size_t utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned cp;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n > len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+json_t *cli_json_text(const char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	json_t *str;
+	char *clean;
+	size_t o = 0;
+
+	if (!buf)
+		buf = "", len = 0;
+	str = json_stringn(buf, len);
+	if (str)
+		return str;
+	/* Invalid UTF-8: each bad byte becomes U+FFFD (3 bytes). */
+	clean = malloc(len * 3 + 1);
+	if (!clean)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq(s + i, len - i);
+
+		if (n == 0) {
+			memcpy(clean + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(clean + o, s + i, n);
+		o += n;
+		i += n;
+	}
+	str = json_stringn(clean, o);
+	free(clean);
+	if (!str)
+		die(CLI_EXIT_WARD, "out of memory");
+	return str;
+}
+
+void cli_json_print(json_t *value)
+{
+	if (!value)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (json_dumpf(value, stdout, JSON_COMPACT) != 0 ||
+	    fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+		die_errno(CLI_EXIT_WARD, "cannot write the JSON output");
+	json_decref(value);
+}
+
+void cli_json_error(const char *code, const char *message)
+{
+	json_t *obj = json_object();
+
+	if (!obj || json_object_set_new(obj, "error", json_string(code)) ||
+	    json_object_set_new(obj, "message",
+				cli_json_text(message, strlen(message))))
+		die(CLI_EXIT_WARD, "out of memory");
+	cli_json_print(obj);
+}
+
+/* --- shell quoting --------------------------------------------------- */
+
+void cli_shell_quote(FILE *out, const char *s)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_@%+=:,./-";
+
+	if (*s && strspn(s, safe) == strlen(s)) {
+		fputs(s, out);
+		return;
+	}
+	fputc('\'', out);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*s, out);
+	}
+	fputc('\'', out);
+}
+
+/* --- the program ----------------------------------------------------- */
+
+static void print_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s\n"
+		"       ward --help | --version\n"
+		"\n"
+		"Run commands under a kernel-enforced file sandbox "
+		"(bubblewrap or Landlock).\n"
+		"\n"
+		"Commands:\n",
+		ward_usage);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name,
+			commands[i].summary);
+	fprintf(out,
+		"\n"
+		"Options:\n"
+		"  -h, --help     show this help and exit\n"
+		"  -V, --version  show the version and exit\n"
+		"\n"
+		"Run 'ward COMMAND --help' (or 'ward help COMMAND') for a "
+		"command's options.\n"
+		"\n"
+		"Exit status:\n"
+		"  0-123  the command's own status (128+N when killed by "
+		"signal N)\n"
+		"  2      usage error\n"
+		"  124    the command timed out\n"
+		"  125    ward itself failed, or the sandbox is unavailable\n"
+		"  126    the command was found but cannot be executed\n"
+		"  127    the command was not found\n"
+		"\n"
+		"See ward(1).\n");
+}
+
+static const struct cli_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* Run @cmd with argv[0] = its name; messages say "ward NAME: ". */
+static int dispatch(const struct cli_command *cmd, int argc, char **argv)
+{
+	static char name[64];
+
+	snprintf(name, sizeof(name), "ward %s", cmd->name);
+	cli_name = name;
+	return cmd->fn(argc, argv);
+}
+
+/* `ward help [COMMAND]`: the command's own --help. */
+static int cmd_help(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+	char *help_argv[] = {NULL, "--help", NULL};
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
+		print_help(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc > 2)
+		die_usage("ward help [COMMAND]", "too many arguments");
+	cmd = find_command(argv[1]);
+	if (!cmd || cmd->fn == cmd_help) {
+		cli_name = "ward";
+		die_usage(ward_usage, "unknown command '%s'", argv[1]);
+	}
+	help_argv[0] = (char *)cmd->name;
+	return dispatch(cmd, 2, help_argv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+	int status;
+
+	if (argc < 2) {
+		print_help(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		print_help(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("ward %s\n", WARD_VERSION);
+		return CLI_EXIT_OK;
+	}
+	if (argv[1][0] == '-')
+		die_usage(ward_usage, "unknown option '%s'", argv[1]);
+	cmd = find_command(argv[1]);
+	if (!cmd)
+		die_usage(ward_usage, "unknown command '%s'", argv[1]);
+	status = dispatch(cmd, argc - 1, argv + 1);
+	if (fflush(stdout) != 0 && status == CLI_EXIT_OK)
+		die_errno(CLI_EXIT_WARD, "cannot write the output");
+	return status;
+}

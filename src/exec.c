@@ -1,0 +1,1276 @@
+/*
+ * ward — the confined executor: spawn, capture (bounded), timeout, process
+ * group; then classify.
+ *
+ * Plan, then apply: everything that allocates or may block on a lock (the
+ * Landlock ruleset, the environment, the PATH candidates, the bwrap argv)
+ * is built before fork(). Between fork and exec the child only makes
+ * async-signal-safe system calls (the parent may be multi-threaded), and a
+ * close-on-exec status pipe tells the parent whether exec happened: EOF
+ * without a record means it did.
+ *
+ * Decisions worth knowing (see also docs):
+ *  - WARD_SANDBOX=<runner> is set (replacing any inherited value) only for
+ *    a confined run. Danger-full-access (runner none) leaves the
+ *    environment as given: an inherited WARD_SANDBOX there still tells the
+ *    truth, since confinement is inherited.
+ *  - When the command itself cannot be exec'd (not found, not executable)
+ *    under runner none or in-process Landlock, the child reports it like a
+ *    shell: "ward: NAME: command not found" on stderr, exit 127 (126 when
+ *    found but not executable). The confinement was in place, so this is
+ *    the command's failure, not a runner failure. A wrapper that cannot be
+ *    exec'd (bwrap, landlock-run, sandbox-exec) is a runner failure.
+ *  - After the child exits, output is read until its pipes close, but at
+ *    most DRAIN_MS longer: a background process that escaped the wait (and
+ *    holds the pipes) keeps running, unread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec_internal.h"
+#include "landlock.h"
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_close_range
+#define __NR_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* How long to keep reading after the child exited, for late writers. */
+#define DRAIN_MS 1000
+/* Default SIGTERM → SIGKILL grace. */
+#define KILL_GRACE_MS 2000
+/* Stream mode: the stderr tail kept for classification. */
+#define STREAM_ERR_TAIL (64 * 1024)
+/* Without a pidfd, how often to look whether the child exited. */
+#define EXIT_TICK_MS 20
+/* Descriptors are moved at or above this number in the child. */
+#define CHILD_FD_HIGH 10
+/* Exit status of a child that failed before exec (like env/timeout). */
+#define CHILD_FAILED 125
+
+extern char **environ;
+
+struct ward_result {
+	int exit_code;
+	int term_signal;
+	bool timed_out;
+	bool denied;
+	enum ward_mode mode;
+	enum ward_runner runner;
+	enum ward_enforcement enforcement;
+	char *out; /* NULL in stream mode */
+	size_t out_len, out_dropped;
+	char *err;
+	size_t err_len, err_dropped;
+};
+
+/* --- bounded capture buffer ------------------------------------------------ */
+
+void ward_capbuf_init(struct ward_capbuf *cb, size_t head_cap, size_t tail_cap)
+{
+	memset(cb, 0, sizeof(*cb));
+	cb->head_cap = head_cap;
+	cb->tail_cap = tail_cap;
+}
+
+/* Grow *@buf (allocated *@alloc) to hold @need bytes, at most @cap. */
+static bool grow(char **buf, size_t *alloc, size_t need, size_t cap)
+{
+	size_t n = *alloc ? *alloc : 4096;
+	char *p;
+
+	if (need <= *alloc)
+		return true;
+	while (n < need)
+		n *= 2;
+	if (n > cap)
+		n = cap;
+	p = realloc(*buf, n);
+	if (!p)
+		return false;
+	*buf = p;
+	*alloc = n;
+	return true;
+}
+
+void ward_capbuf_append(struct ward_capbuf *cb, const char *data, size_t n)
+{
+	size_t k = cb->head_cap - cb->head_len;
+
+	/* The head: the first head_cap bytes ever seen. */
+	if (k > n)
+		k = n;
+	if (k) {
+		if (grow(&cb->head, &cb->head_alloc, cb->head_len + k,
+			 cb->head_cap)) {
+			memcpy(cb->head + cb->head_len, data, k);
+			cb->head_len += k;
+		} else {
+			cb->dropped += k;
+		}
+		data += k;
+		n -= k;
+	}
+	if (n == 0)
+		return;
+	if (cb->tail_cap == 0) {
+		cb->dropped += n;
+		return;
+	}
+	/* More than the ring holds: only the last tail_cap bytes matter. */
+	if (n >= cb->tail_cap) {
+		if (!grow(&cb->tail, &cb->tail_alloc, cb->tail_cap,
+			  cb->tail_cap)) {
+			cb->dropped += cb->tail_len + n;
+			cb->tail_len = 0;
+			cb->tail_pos = 0;
+			return;
+		}
+		cb->dropped += cb->tail_len + (n - cb->tail_cap);
+		memcpy(cb->tail, data + (n - cb->tail_cap), cb->tail_cap);
+		cb->tail_len = cb->tail_cap;
+		cb->tail_pos = 0;
+		return;
+	}
+	/* Not yet full: the ring is still linear from index 0. */
+	if (cb->tail_len < cb->tail_cap) {
+		k = cb->tail_cap - cb->tail_len;
+		if (k > n)
+			k = n;
+		if (!grow(&cb->tail, &cb->tail_alloc, cb->tail_len + k,
+			  cb->tail_cap)) {
+			cb->dropped += n;
+			return;
+		}
+		memcpy(cb->tail + cb->tail_len, data, k);
+		cb->tail_len += k;
+		data += k;
+		n -= k;
+	}
+	/* Full: overwrite the oldest bytes. */
+	while (n) {
+		k = cb->tail_cap - cb->tail_pos;
+		if (k > n)
+			k = n;
+		memcpy(cb->tail + cb->tail_pos, data, k);
+		cb->dropped += k;
+		cb->tail_pos = (cb->tail_pos + k) % cb->tail_cap;
+		data += k;
+		n -= k;
+	}
+}
+
+int ward_capbuf_dup(char **out, size_t *len, const struct ward_capbuf *cb)
+{
+	size_t n = cb->head_len + cb->tail_len;
+	size_t first = cb->tail_len - cb->tail_pos;
+	char *p = malloc(n + 1);
+
+	if (!p)
+		return ward_err(-ENOMEM, "out of memory");
+	if (cb->head_len)
+		memcpy(p, cb->head, cb->head_len);
+	/* tail_pos is 0 unless the ring is full, so this is in order. */
+	if (first)
+		memcpy(p + cb->head_len, cb->tail + cb->tail_pos, first);
+	if (cb->tail_pos)
+		memcpy(p + cb->head_len + first, cb->tail, cb->tail_pos);
+	p[n] = '\0';
+	*out = p;
+	*len = n;
+	return 0;
+}
+
+void ward_capbuf_free(struct ward_capbuf *cb)
+{
+	free(cb->head);
+	free(cb->tail);
+	cb->head = cb->tail = NULL;
+	cb->head_len = cb->head_alloc = 0;
+	cb->tail_len = cb->tail_alloc = cb->tail_pos = 0;
+}
+
+void ward_capbuf_reset(struct ward_capbuf *cb)
+{
+	ward_capbuf_free(cb);
+	cb->dropped = 0;
+}
+
+/* --- small helpers ----------------------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static void close_pipe(int p[2])
+{
+	close_fd(&p[0]);
+	close_fd(&p[1]);
+}
+
+/* Write all of @buf; false when @fd refuses (the tee is then abandoned). */
+static bool write_all(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+				poll(&p, 1, -1);
+				continue;
+			}
+			return false;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+int ward_exec_opts_check(struct ward_exec_options *dst,
+			 const struct ward_exec_options *src)
+{
+	const struct ward_exec_options def = WARD_EXEC_OPTIONS_INIT;
+
+	if (!src) {
+		*dst = def;
+		return 0;
+	}
+	if (src->version != WARD_EXEC_OPTIONS_VERSION)
+		return ward_err(WARD_EINVAL,
+				"exec options: unknown version %u (expected "
+				"%u; use WARD_EXEC_OPTIONS_INIT)",
+				src->version, WARD_EXEC_OPTIONS_VERSION);
+	*dst = *src;
+	if (!dst->kill_grace_ms)
+		dst->kill_grace_ms = KILL_GRACE_MS;
+	return 0;
+}
+
+/* --- the plan: everything the child needs, built before fork --------------- */
+
+/* "WARD_SANDBOX=<runner>" as static storage; NULL for runner none. */
+static const char *sandbox_var(enum ward_runner runner)
+{
+	switch (runner) {
+	case WARD_RUNNER_NONE:
+		return NULL;
+	case WARD_RUNNER_BWRAP:
+		return "WARD_SANDBOX=bwrap";
+	case WARD_RUNNER_LANDLOCK:
+		return "WARD_SANDBOX=landlock";
+	case WARD_RUNNER_SEATBELT:
+		return "WARD_SANDBOX=seatbelt";
+	case WARD_RUNNER_WINDOWS_ACL:
+		return "WARD_SANDBOX=windows-acl";
+	case WARD_RUNNER_CUSTOM:
+		return "WARD_SANDBOX=custom";
+	}
+	return NULL;
+}
+
+/*
+ * The child's environment: @base without WARD_SANDBOX, then @var (if any).
+ * The vector is malloc'd; its strings are borrowed (the caller's, environ's
+ * or static).
+ */
+static char **build_envp(char *const *base, const char *var)
+{
+	static const char key[] = "WARD_SANDBOX=";
+	size_t n = 0, j = 0;
+	char **envp;
+
+	while (base && base[n])
+		n++;
+	envp = malloc((n + 2) * sizeof(*envp));
+	if (!envp)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (var && strncmp(base[i], key, sizeof(key) - 1) == 0)
+			continue;
+		envp[j++] = base[i];
+	}
+	if (var)
+		envp[j++] = (char *)var;
+	envp[j] = NULL;
+	return envp;
+}
+
+/*
+ * The paths execve() should try for @name, execvp-style: @name itself when
+ * it contains a slash, else each PATH entry of @envp (an empty entry is the
+ * current directory). One allocation; free() it.
+ */
+static char **build_candidates(const char *name, char *const *envp)
+{
+	const char *path = NULL;
+	size_t nlen = strlen(name), ndirs = 1, size;
+	char **cands;
+	char *s;
+
+	if (strchr(name, '/')) {
+		cands = malloc(2 * sizeof(*cands) + nlen + 1);
+		if (!cands)
+			return NULL;
+		s = (char *)(cands + 2);
+		memcpy(s, name, nlen + 1);
+		cands[0] = s;
+		cands[1] = NULL;
+		return cands;
+	}
+	for (size_t i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], "PATH=", 5) == 0) {
+			path = envp[i] + 5;
+			break;
+		}
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p; p++)
+		ndirs += *p == ':';
+	/* Each entry: dir (or "."), '/', name, NUL. */
+	size = (ndirs + 1) * sizeof(*cands) + strlen(path) + ndirs * (nlen + 3);
+	cands = malloc(size);
+	if (!cands)
+		return NULL;
+	s = (char *)(cands + ndirs + 1);
+	for (size_t i = 0; i < ndirs; i++) {
+		const char *end = strchr(path, ':');
+		size_t dlen = end ? (size_t)(end - path) : strlen(path);
+
+		cands[i] = s;
+		if (dlen) {
+			memcpy(s, path, dlen);
+			s += dlen;
+		} else {
+			*s++ = '.';
+		}
+		*s++ = '/';
+		memcpy(s, name, nlen + 1);
+		s += nlen + 1;
+		path += dlen + (end ? 1 : 0);
+	}
+	cands[ndirs] = NULL;
+	return cands;
+}
+
+/* --- the child ------------------------------------------------------------------ */
+
+enum child_stage {
+	STAGE_SETUP = 1, /* the executor's own setup (fds, chdir, session) */
+	STAGE_LANDLOCK,	 /* in-process confinement */
+	STAGE_EXEC,	 /* exec of a wrapper runner */
+};
+
+/* What a child that failed before exec writes to the status pipe. It is
+ * smaller than PIPE_BUF, so the write is atomic. */
+struct child_status {
+	int stage;
+	int err;
+	char msg[248];
+};
+
+struct child_args {
+	int in_fd; /* -1: /dev/null */
+	int out_fd;
+	int err_fd;
+	int fd3; /* bwrap's JSON status pipe, becomes fd 3; or -1 */
+	int status_fd;
+	const struct ward_ll_ruleset *rs; /* in-process Landlock, or NULL */
+	const char *cwd;
+	char *const *argv;
+	char *const *envp;
+	char *const *cands;
+	bool shell_like; /* exec failure → 127 on stderr, not a record */
+	pid_t parent;
+	sigset_t empty;
+};
+
+/* Async-signal-safe string append (truncating, NUL-terminated). */
+static void child_cat(char *buf, size_t len, size_t *pos, const char *s)
+{
+	while (s && *s && *pos + 1 < len)
+		buf[(*pos)++] = *s++;
+	buf[*pos] = '\0';
+}
+
+/* strerror() is not async-signal-safe: the few texts execve() needs. */
+static const char *child_errtext(int e)
+{
+	switch (e) {
+	case ENOENT:
+		return "No such file or directory";
+	case EACCES:
+		return "Permission denied";
+	case ENOEXEC:
+		return "Exec format error";
+	case ENOTDIR:
+		return "Not a directory";
+	case E2BIG:
+		return "Argument list too long";
+	case ENOMEM:
+		return "Cannot allocate memory";
+	case ETXTBSY:
+		return "Text file busy";
+	case ELOOP:
+		return "Too many levels of symbolic links";
+	case ENAMETOOLONG:
+		return "File name too long";
+	default:
+		return "cannot execute";
+	}
+}
+
+static void child_report(int fd, int stage, int e, const char *a,
+			 const char *b)
+{
+	struct child_status st;
+	size_t pos = 0;
+	ssize_t w;
+
+	memset(&st, 0, sizeof(st));
+	st.stage = stage;
+	st.err = e;
+	child_cat(st.msg, sizeof(st.msg), &pos, a);
+	child_cat(st.msg, sizeof(st.msg), &pos, b);
+	do {
+		w = write(fd, &st, sizeof(st));
+	} while (w < 0 && errno == EINTR);
+	_exit(CHILD_FAILED);
+}
+
+/* Mark every descriptor from @first up close-on-exec. */
+static int child_cloexec_from(int first)
+{
+	struct rlimit lim;
+
+	if (syscall(__NR_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	/* Before Linux 5.11: one fcntl per possible descriptor. */
+	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
+		lim.rlim_cur = 65536;
+	for (int fd = first; fd < (int)lim.rlim_cur; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+/*
+ * Between fork and exec: async-signal-safe calls only. Never returns.
+ * Every source descriptor is first copied to CHILD_FD_HIGH or above
+ * (close-on-exec), so no dup2() can clobber another source, then placed.
+ */
+static void child_main(const struct child_args *a)
+{
+	struct ward_ll_ruleset rs;
+	char err[200];
+	int in, out, errfd, fd3 = -1, st;
+	int saw_eacces = 0, e = ENOENT;
+	size_t pos = 0;
+
+	st = fcntl(a->status_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	if (st < 0)
+		_exit(CHILD_FAILED);
+
+	sigprocmask(SIG_SETMASK, &a->empty, NULL);
+	/* Like Python's restore_signals: a caller ignoring SIGPIPE must not
+	 * make `yes | head` spin in the child. */
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
+
+	/* A new session: no controlling terminal (TIOCSTI cannot reach the
+	 * caller's), and a process group to kill as a whole. */
+	if (setsid() < 0)
+		child_report(st, STAGE_SETUP, errno, "setsid", NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		child_report(st, STAGE_SETUP, errno, "PR_SET_PDEATHSIG", NULL);
+	/* The parent may have died before the prctl took effect. */
+	if (getppid() != a->parent)
+		_exit(CHILD_FAILED);
+
+	if (a->in_fd >= 0)
+		in = fcntl(a->in_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	else
+		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		child_report(st, STAGE_SETUP, errno, "stdin", NULL);
+	out = fcntl(a->out_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	if (out < 0)
+		child_report(st, STAGE_SETUP, errno, "stdout", NULL);
+	errfd = fcntl(a->err_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	if (errfd < 0)
+		child_report(st, STAGE_SETUP, errno, "stderr", NULL);
+	if (a->fd3 >= 0) {
+		fd3 = fcntl(a->fd3, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+		if (fd3 < 0)
+			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
+	}
+	if (a->rs) {
+		rs = *a->rs;
+		rs.fd = fcntl(a->rs->fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+		if (rs.fd < 0)
+			child_report(st, STAGE_SETUP, errno, "ruleset fd",
+				     NULL);
+	}
+	/* dup2() clears close-on-exec on the target: these four survive. */
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
+	    (fd3 >= 0 && dup2(fd3, 3) < 0))
+		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
+	/* Everything else (the status pipe and the ruleset included, still
+	 * needed until exec) goes at exec. */
+	child_cloexec_from(fd3 >= 0 ? 4 : 3);
+
+	if (chdir(a->cwd) != 0)
+		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
+
+	if (a->rs && ward_ll_enforce(&rs, err, sizeof(err)) != 0)
+		child_report(st, STAGE_LANDLOCK, 0, err, NULL);
+
+	/* execvp's search, over candidates built before fork. */
+	for (size_t i = 0; a->cands[i]; i++) {
+		execve(a->cands[i], a->argv, a->envp);
+		e = errno;
+		if (e == EACCES) {
+			saw_eacces = 1;
+			continue;
+		}
+		if (e != ENOENT && e != ENOTDIR && e != ESTALE && e != ENODEV &&
+		    e != ETIMEDOUT)
+			break;
+	}
+	if (saw_eacces && (e == ENOENT || e == ENOTDIR))
+		e = EACCES;
+	if (!a->shell_like)
+		child_report(st, STAGE_EXEC, e, a->argv[0], NULL);
+
+	child_cat(err, sizeof(err), &pos, "ward: ");
+	child_cat(err, sizeof(err), &pos, a->argv[0]);
+	if (e == ENOENT && !strchr(a->argv[0], '/'))
+		child_cat(err, sizeof(err), &pos, ": command not found\n");
+	else {
+		child_cat(err, sizeof(err), &pos, ": ");
+		child_cat(err, sizeof(err), &pos, child_errtext(e));
+		child_cat(err, sizeof(err), &pos, "\n");
+	}
+	if (write(2, err, pos) < 0) {
+		/* nothing left to tell */
+	}
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* --- spawn ------------------------------------------------------------------------ */
+
+/*
+ * The bwrap (or custom bwrap-compatible) argv with --json-status-fd 3 and
+ * an explicit --chdir, so a working directory the sandbox cannot see is a
+ * loud bwrap error instead of a silent fallback to $HOME.
+ */
+static int bwrap_argv(char ***out, const ward_confined *c,
+		      const ward_policy *policy, const char *cwd)
+{
+	struct ward_strv sv = {0};
+	char **opts = NULL;
+	int err;
+
+	if (!c->runner_path)
+		return ward_err(WARD_ERUNNER, "%s: no runner path",
+				ward_runner_name(c->runner));
+	err = ward_profile_bwrap(&opts, policy, c->runner_path, 3, NULL);
+	if (err)
+		return err;
+	ward_strv_push_all(&sv, opts);
+	ward_strv_free(opts);
+	ward_strv_push(&sv, "--chdir");
+	ward_strv_push(&sv, cwd);
+	ward_strv_push(&sv, "--");
+	ward_strv_push_all(&sv, c->cmd);
+	return ward_strv_finish(out, &sv);
+}
+
+/* Read the status pipe to EOF: 0 (exec happened) or a record. */
+static ssize_t read_status(int fd, struct child_status *st)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*st)) {
+		ssize_t r = read(fd, (char *)st + got, sizeof(*st) - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static void reap(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Turn a child's status record into the error ward_spawn_start returns. */
+static int status_error(const struct child_status *st, ssize_t got,
+			enum ward_runner runner)
+{
+	char msg[sizeof(st->msg)];
+
+	if (got != (ssize_t)sizeof(*st))
+		return ward_err(-EIO, "cannot start the command: the child "
+				      "failed before exec");
+	memcpy(msg, st->msg, sizeof(msg));
+	msg[sizeof(msg) - 1] = '\0';
+	switch (st->stage) {
+	case STAGE_LANDLOCK:
+		return ward_err(WARD_ERUNNER, "landlock: %s", msg);
+	case STAGE_EXEC:
+		return ward_err(WARD_ERUNNER, "%s: cannot execute %s: %s",
+				ward_runner_name(runner), msg,
+				strerror(st->err));
+	default:
+		return ward_err(st->err > 0 ? -st->err : -EIO,
+				"cannot start the command: %s: %s", msg,
+				strerror(st->err));
+	}
+}
+
+static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->mode = c->mode;
+	sp->runner = c->runner;
+	sp->enforcement = c->enforcement;
+	sp->pid = -1;
+	sp->pidfd = -1;
+	sp->out_fd = -1;
+	sp->err_fd = -1;
+	sp->json_fd = -1;
+	sp->started = -1;
+}
+
+int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
+		     const ward_policy *policy,
+		     const struct ward_exec_options *o, bool capture)
+{
+	struct ward_ll_ruleset rs = {.fd = -1};
+	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
+	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1};
+	struct child_args a;
+	struct child_status st;
+	char **wrapped = NULL, **envp = NULL, **cands = NULL;
+	char errbuf[256];
+	bool in_process = false;
+	pid_t pid;
+	ssize_t got;
+	int err = 0;
+
+	spawn_init(sp, c);
+	memset(&a, 0, sizeof(a));
+	a.cwd = o->cwd ? o->cwd : ward_policy_workspace(policy);
+	a.in_fd = o->stdin_fd;
+	a.fd3 = -1;
+	a.parent = getpid();
+	sigemptyset(&a.empty);
+
+	switch (c->runner) {
+	case WARD_RUNNER_NONE:
+		a.argv = c->argv;
+		a.shell_like = true;
+		break;
+	case WARD_RUNNER_LANDLOCK:
+		if (o->landlock_via_launcher) {
+			a.argv = c->argv;
+			break;
+		}
+		/* In-process: the child confines itself, then execs the bare
+		 * command; the launcher argv is not used. */
+		in_process = true;
+		a.argv = c->cmd;
+		a.shell_like = true;
+		err = ward_ll_prepare(&rs, (const char *const *)c->ll_ro,
+				      ward_strv_len(c->ll_ro),
+				      (const char *const *)c->ll_rw,
+				      ward_strv_len(c->ll_rw), errbuf,
+				      sizeof(errbuf));
+		if (err)
+			return ward_err(WARD_ERUNNER, "landlock: %s", errbuf);
+		if (rs.partial)
+			sp->enforcement = WARD_ENFORCEMENT_PARTIAL;
+		a.rs = &rs;
+		break;
+	case WARD_RUNNER_BWRAP:
+	case WARD_RUNNER_CUSTOM:
+		err = bwrap_argv(&wrapped, c, policy, a.cwd);
+		if (err)
+			return err;
+		a.argv = wrapped;
+		break;
+	default:
+		a.argv = c->argv;
+		break;
+	}
+	if (!a.argv || !a.argv[0]) {
+		err = ward_err(WARD_EINVAL, "no command to run");
+		goto out_free_plan;
+	}
+	envp = build_envp(o->envp ? o->envp : environ, sandbox_var(c->runner));
+	cands = envp ? build_candidates(a.argv[0], envp) : NULL;
+	if (!cands) {
+		err = ward_err(-ENOMEM, "out of memory");
+		goto out_free_plan;
+	}
+	a.envp = envp;
+	a.cands = cands;
+
+	if (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 ||
+	    (capture && pipe2(out_p, O_CLOEXEC) != 0) ||
+	    (wrapped && pipe2(json_p, O_CLOEXEC) != 0)) {
+		err = ward_err(-errno, "cannot create a pipe: %s",
+			       strerror(errno));
+		goto out_close_pipes;
+	}
+	a.status_fd = st_p[1];
+	a.err_fd = err_p[1];
+	a.out_fd = capture ? out_p[1] : (o->stdout_fd >= 0 ? o->stdout_fd : 1);
+	a.fd3 = json_p[1];
+
+	pid = fork();
+	if (pid < 0) {
+		err = ward_err(-errno, "cannot fork: %s", strerror(errno));
+		goto out_close_pipes;
+	}
+	if (pid == 0)
+		child_main(&a);
+
+	close_fd(&st_p[1]);
+	close_fd(&err_p[1]);
+	close_fd(&out_p[1]);
+	close_fd(&json_p[1]);
+	ward_ll_close(&rs);
+
+	got = read_status(st_p[0], &st);
+	close_fd(&st_p[0]);
+	if (got != 0) {
+		reap(pid, &sp->status);
+		err = status_error(&st, got, c->runner);
+		goto out_close_pipes;
+	}
+
+	sp->pid = pid;
+	sp->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	if (sp->pidfd < 0)
+		sp->pidfd = -1; /* before Linux 5.3: waitid() ticks instead */
+	sp->out_fd = out_p[0];
+	sp->err_fd = err_p[0];
+	sp->json_fd = json_p[0];
+	/*
+	 * Runner none and in-process Landlock exec the command itself: it
+	 * started. bwrap's JSON status decides later. A wrapper's start says
+	 * nothing about the command (-1: classify by the runner's text).
+	 */
+	if (c->runner == WARD_RUNNER_NONE || in_process)
+		sp->started = 1;
+	else if (wrapped)
+		sp->started = 0;
+	out_p[0] = err_p[0] = json_p[0] = -1;
+	err = 0;
+
+out_close_pipes:
+	close_pipe(st_p);
+	close_pipe(err_p);
+	close_pipe(out_p);
+	close_pipe(json_p);
+out_free_plan:
+	ward_ll_close(&rs);
+	free(cands);
+	free(envp);
+	ward_strv_free(wrapped);
+	return err;
+}
+
+/* --- the parent's loop -------------------------------------------------------- */
+
+/* Block SIGPIPE in this thread while writing to a caller's descriptor, and
+ * consume one raised by us, so a closed stream target cannot kill the
+ * caller (the library never exits). */
+struct pipe_guard {
+	sigset_t old;
+	bool was_pending;
+};
+
+static void pipe_guard_on(struct pipe_guard *g)
+{
+	sigset_t set, pending;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigpending(&pending);
+	g->was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, &g->old);
+}
+
+static void pipe_guard_off(struct pipe_guard *g)
+{
+	struct timespec zero = {0, 0};
+	sigset_t set, pending;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigpending(&pending);
+	if (!g->was_pending && sigismember(&pending, SIGPIPE))
+		while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* Hand @n bytes to a sink; a tee that fails is abandoned. */
+static void sink_put(struct ward_sink *s, pthread_mutex_t *lock,
+		     const char *buf, size_t n)
+{
+	if (s->tee_fd >= 0 && !write_all(s->tee_fd, buf, n))
+		s->tee_fd = -1; /* keep draining; stop copying */
+	if (!s->cap && !s->pending)
+		return;
+	if (lock)
+		pthread_mutex_lock(lock);
+	if (s->cap)
+		ward_capbuf_append(s->cap, buf, n);
+	if (s->pending)
+		ward_capbuf_append(s->pending, buf, n);
+	if (lock)
+		pthread_mutex_unlock(lock);
+}
+
+/* One read from a ready pipe; closes it at EOF or on error. */
+static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
+		      pthread_mutex_t *lock, char *buf, size_t size)
+{
+	ssize_t r = read(*fd, buf, size);
+
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (r <= 0) {
+		close_fd(fd);
+		return;
+	}
+	if (s) {
+		sink_put(s, lock, buf, (size_t)r);
+		return;
+	}
+	/* bwrap's JSON status: small; keep what fits. */
+	if (sp->json_len < sizeof(sp->json) - 1) {
+		size_t k = sizeof(sp->json) - 1 - sp->json_len;
+
+		if (k > (size_t)r)
+			k = (size_t)r;
+		memcpy(sp->json + sp->json_len, buf, k);
+		sp->json_len += k;
+	}
+}
+
+static int min_timeout(int cur, uint64_t at, uint64_t now)
+{
+	int t;
+
+	if (!at)
+		return cur;
+	t = at > now ? (int)(at - now) : 0;
+	return cur < 0 || t < cur ? t : cur;
+}
+
+void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
+{
+	struct ward_sink out = lp->out, err = lp->err;
+	struct pipe_guard guard;
+	uint64_t now = now_ms();
+	uint64_t deadline = lp->timeout_ms ? now + lp->timeout_ms : 0;
+	uint64_t kill_at = 0, drain_until = 0;
+	unsigned grace = lp->kill_grace_ms ? lp->kill_grace_ms : KILL_GRACE_MS;
+	bool exited = false, woken = false;
+	bool guarded = out.tee_fd >= 0 || err.tee_fd >= 0;
+	char buf[65536];
+
+	if (guarded)
+		pipe_guard_on(&guard);
+	for (;;) {
+		struct pollfd pfd[5];
+		int *fds[3] = {&sp->out_fd, &sp->err_fd, &sp->json_fd};
+		struct ward_sink *sinks[3] = {&out, &err, NULL};
+		int idx[3] = {-1, -1, -1};
+		int n = 0, npipes = 0, ipid = -1, iwake = -1, t = -1;
+
+		for (int i = 0; i < 3; i++) {
+			if (*fds[i] < 0)
+				continue;
+			idx[i] = n;
+			pfd[n++] = (struct pollfd){.fd = *fds[i],
+						   .events = POLLIN};
+			npipes++;
+		}
+		if (npipes == 0 && exited)
+			break;
+		if (!exited && sp->pidfd >= 0) {
+			ipid = n;
+			pfd[n++] = (struct pollfd){.fd = sp->pidfd,
+						   .events = POLLIN};
+		}
+		if (lp->wake_fd >= 0 && !woken) {
+			iwake = n;
+			pfd[n++] = (struct pollfd){.fd = lp->wake_fd,
+						   .events = POLLIN};
+		}
+		if (!sp->timed_out && !exited)
+			t = min_timeout(t, deadline, now);
+		t = min_timeout(t, kill_at, now);
+		t = min_timeout(t, drain_until, now);
+		if (!exited && sp->pidfd < 0 && (t < 0 || t > EXIT_TICK_MS))
+			t = EXIT_TICK_MS;
+
+		if (poll(pfd, (nfds_t)n, t) < 0 && errno != EINTR) {
+			/* Cannot happen with valid fds; do not spin. */
+			struct timespec ts = {0, 10 * 1000000};
+
+			nanosleep(&ts, NULL);
+		}
+		for (int i = 0; i < 3; i++) {
+			if (idx[i] >= 0 && pfd[idx[i]].revents)
+				drain_one(fds[i], sinks[i], sp, lp->lock, buf,
+					  sizeof(buf));
+		}
+		if (ipid >= 0 && pfd[ipid].revents)
+			exited = true;
+		if (iwake >= 0 && pfd[iwake].revents)
+			woken = true;
+		if (!exited && sp->pidfd < 0) {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)sp->pid, &si,
+				   WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    si.si_pid == sp->pid)
+				exited = true;
+		}
+		now = now_ms();
+		if (exited && !drain_until)
+			drain_until = now + DRAIN_MS;
+		if (exited && woken)
+			drain_until = now;
+		/*
+		 * The leader is not reaped before the loop ends, so its pid
+		 * (= the group id) cannot be reused: kill(-pid) is safe.
+		 */
+		if (deadline && !exited && !sp->timed_out && now >= deadline) {
+			sp->timed_out = true;
+			kill(-sp->pid, SIGTERM);
+			kill_at = now + grace;
+		}
+		if (kill_at && now >= kill_at) {
+			kill(-sp->pid, SIGKILL);
+			kill_at = 0;
+		}
+		if (drain_until && now >= drain_until)
+			break;
+	}
+	/* Timed out: whatever of the group outlived the grace goes now. */
+	if (sp->timed_out && kill_at)
+		kill(-sp->pid, SIGKILL);
+	if (lp->lock)
+		pthread_mutex_lock(lp->lock);
+	reap(sp->pid, &sp->status);
+	sp->reaped = true;
+	if (lp->lock)
+		pthread_mutex_unlock(lp->lock);
+	if (guarded)
+		pipe_guard_off(&guard);
+}
+
+void ward_spawn_close(struct ward_spawn *sp)
+{
+	if (sp->pid > 0 && !sp->reaped) {
+		kill(-sp->pid, SIGKILL);
+		reap(sp->pid, &sp->status);
+		sp->reaped = true;
+	}
+	close_fd(&sp->out_fd);
+	close_fd(&sp->err_fd);
+	close_fd(&sp->json_fd);
+	close_fd(&sp->pidfd);
+}
+
+/* --- classification and results ----------------------------------------------- */
+
+/*
+ * bwrap's --json-status-fd: one JSON object per line; {"child-pid": N}
+ * means the sandboxed child was created. 1 when seen, else 0.
+ */
+static int json_child_started(const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		json_error_t jerr;
+		json_t *v;
+		int found;
+
+		while (off < len && (buf[off] == '\n' || buf[off] == ' ' ||
+				     buf[off] == '\t' || buf[off] == '\r'))
+			off++;
+		if (off >= len)
+			break;
+		v = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK,
+			       &jerr);
+		if (!v)
+			break;
+		found = json_is_object(v) &&
+			json_is_integer(json_object_get(v, "child-pid"));
+		json_decref(v);
+		if (found)
+			return 1;
+		if (jerr.position <= 0)
+			break;
+		off += (size_t)jerr.position;
+	}
+	return 0;
+}
+
+int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
+		      const struct ward_capbuf *out_cap,
+		      const struct ward_capbuf *err_cap)
+{
+	struct ward_classification cls;
+	struct ward_run_facts facts;
+	ward_result *r;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return ward_err(-ENOMEM, "out of memory");
+	r->mode = sp->mode;
+	r->runner = sp->runner;
+	r->enforcement = sp->enforcement;
+	r->timed_out = sp->timed_out;
+	if (WIFSIGNALED(sp->status)) {
+		r->exit_code = -1;
+		r->term_signal = WTERMSIG(sp->status);
+	} else {
+		r->exit_code = WEXITSTATUS(sp->status);
+	}
+	if (out_cap) {
+		err = ward_capbuf_dup(&r->out, &r->out_len, out_cap);
+		if (err)
+			goto out_free_result;
+		r->out_dropped = out_cap->dropped;
+	}
+	err = ward_capbuf_dup(&r->err, &r->err_len, err_cap);
+	if (err)
+		goto out_free_result;
+	r->err_dropped = err_cap->dropped;
+
+	memset(&facts, 0, sizeof(facts));
+	facts.runner = sp->runner;
+	facts.exit_code = r->exit_code;
+	facts.term_signal = r->term_signal;
+	facts.child_started = sp->started;
+	if (sp->runner == WARD_RUNNER_BWRAP ||
+	    sp->runner == WARD_RUNNER_CUSTOM)
+		facts.child_started = json_child_started(sp->json,
+							 sp->json_len);
+	facts.stderr_text = r->err;
+	facts.stderr_len = r->err_len;
+	err = ward_classify(&cls, &facts);
+	if (err)
+		goto out_free_result;
+	if (cls.outcome == WARD_OUTCOME_RUNNER_FAILURE) {
+		err = ward_err(WARD_ERUNNER, "%s",
+			       cls.detail[0] ? cls.detail
+					     : "the sandbox runner failed "
+					       "before the command ran");
+		goto out_free_result;
+	}
+	r->denied = cls.outcome == WARD_OUTCOME_DENIED;
+	*out = r;
+	return 0;
+
+out_free_result:
+	ward_result_free(r);
+	return err;
+}
+
+/* --- exported -------------------------------------------------------------------- */
+
+int ward_exec_confined(ward_result **out, const ward_confined *c,
+		       const ward_policy *policy,
+		       const struct ward_exec_options *opts)
+{
+	struct ward_capbuf out_cap, err_cap;
+	struct ward_exec_options o;
+	struct ward_spawn sp;
+	struct ward_loop loop;
+	bool capture;
+	int err;
+
+	if (!out || !c || !policy)
+		return ward_err(WARD_EINVAL, "exec: invalid argument");
+	err = ward_exec_opts_check(&o, opts);
+	if (err)
+		return err;
+	capture = o.capture_limit > 0;
+	if (capture) {
+		ward_capbuf_init(&out_cap, o.capture_limit - o.capture_limit / 2,
+				 o.capture_limit / 2);
+		ward_capbuf_init(&err_cap, o.capture_limit - o.capture_limit / 2,
+				 o.capture_limit / 2);
+	} else {
+		ward_capbuf_init(&out_cap, 0, 0);
+		ward_capbuf_init(&err_cap, 0, STREAM_ERR_TAIL);
+	}
+	err = ward_spawn_start(&sp, c, policy, &o, capture);
+	if (err)
+		goto out_free_bufs;
+
+	memset(&loop, 0, sizeof(loop));
+	loop.out = (struct ward_sink){capture ? &out_cap : NULL, NULL, -1};
+	loop.err = (struct ward_sink){
+		&err_cap, NULL,
+		capture ? -1 : (o.stderr_fd >= 0 ? o.stderr_fd : 2)};
+	loop.wake_fd = -1;
+	loop.timeout_ms = o.timeout_ms;
+	loop.kill_grace_ms = o.kill_grace_ms;
+	ward_spawn_loop(&sp, &loop);
+	ward_spawn_close(&sp);
+	err = ward_spawn_result(out, &sp, capture ? &out_cap : NULL, &err_cap);
+
+out_free_bufs:
+	ward_capbuf_free(&out_cap);
+	ward_capbuf_free(&err_cap);
+	return err;
+}
+
+int ward_exec_run(ward_result **out, ward_provider *provider,
+		  const ward_policy *policy, char *const argv[],
+		  const struct ward_exec_options *opts)
+{
+	ward_confined *c = NULL;
+	int err;
+
+	if (!out || !provider || !policy || !argv || !argv[0])
+		return ward_err(WARD_EINVAL, "exec: invalid argument");
+	err = ward_provider_confine(&c, provider, policy, argv);
+	if (err)
+		return err;
+	err = ward_exec_confined(out, c, policy, opts);
+	ward_confined_free(c);
+	return err;
+}
+
+int ward_exec_shell(ward_result **out, ward_provider *provider,
+		    const ward_policy *policy, const char *command,
+		    const struct ward_exec_options *opts)
+{
+	char *argv[] = {"bash", "-c", (char *)command, NULL};
+
+	if (!command)
+		return ward_err(WARD_EINVAL, "exec: no command");
+	return ward_exec_run(out, provider, policy, argv, opts);
+}
+
+void ward_result_free(ward_result *result)
+{
+	if (!result)
+		return;
+	free(result->out);
+	free(result->err);
+	free(result);
+}
+
+int ward_result_exit_code(const ward_result *r)
+{
+	return r ? r->exit_code : -1;
+}
+
+int ward_result_signal(const ward_result *r)
+{
+	return r ? r->term_signal : 0;
+}
+
+bool ward_result_timed_out(const ward_result *r)
+{
+	return r && r->timed_out;
+}
+
+bool ward_result_denied(const ward_result *r)
+{
+	return r && r->denied;
+}
+
+enum ward_mode ward_result_mode(const ward_result *r)
+{
+	return r ? r->mode : WARD_MODE_READ_ONLY;
+}
+
+enum ward_runner ward_result_runner(const ward_result *r)
+{
+	return r ? r->runner : WARD_RUNNER_NONE;
+}
+
+enum ward_enforcement ward_result_enforcement(const ward_result *r)
+{
+	return r ? r->enforcement : WARD_ENFORCEMENT_NONE;
+}
+
+const char *ward_result_stdout(const ward_result *r, size_t *len)
+{
+	if (len)
+		*len = r && r->out ? r->out_len : 0;
+	return r ? r->out : NULL;
+}
+
+const char *ward_result_stderr(const ward_result *r, size_t *len)
+{
+	if (len)
+		*len = r ? r->err_len : 0;
+	return r ? r->err : NULL;
+}
+
+size_t ward_result_stdout_dropped(const ward_result *r)
+{
+	return r ? r->out_dropped : 0;
+}
+
+size_t ward_result_stderr_dropped(const ward_result *r)
+{
+	return r ? r->err_dropped : 0;
+}

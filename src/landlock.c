@@ -1,0 +1,584 @@
+/*
+ * ward — Landlock kernel compatibility: the UAPI, syscall shims, per-ABI
+ * access masks, ruleset construction, capability dropping and
+ * self-restriction.
+ *
+ * libc only. This file is compiled into libward (the executor confines its
+ * child between fork and exec) and into the static musl launcher
+ * landlock-run, so it must not include libward headers, call ward_err(),
+ * or include <linux/...> headers (musl-gcc does not see them, and the
+ * installed ones are older than the running kernel). Everything from the
+ * kernel is defined here, guarded by #ifndef.
+ *
+ * Modelled on Linux samples/landlock/sandboxer.c: the best-effort downgrade
+ * is one fall-through switch on the ABI with a comment per level.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "landlock.h"
+
+/* --- Landlock UAPI (include/uapi/linux/landlock.h) ---------------------- */
+
+/* The access-right and scope bits are in landlock.h (the launcher and the
+ * tests name them); the syscalls and structs live here. */
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+
+struct landlock_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4; ward does not govern network */
+	uint64_t scoped;	     /* ABI 6 */
+};
+
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+
+#ifndef LANDLOCK_RULE_PATH_BENEATH
+#define LANDLOCK_RULE_PATH_BENEATH 1
+#endif
+
+struct landlock_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+/*
+ * ABI 7 adds only audit-logging flags for landlock_restrict_self()
+ * (LANDLOCK_RESTRICT_SELF_LOG_*); ward passes 0 (the kernel's default
+ * logging), so none are defined here. Flags of a later ABI must be guarded
+ * by the downgrade switch before use.
+ */
+
+/* Every filesystem right ward wants handled (all of ABI 1..7). */
+#define LL_FS_WANTED                                                           \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |          \
+	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |          \
+	 LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |      \
+	 LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |          \
+	 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |          \
+	 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |        \
+	 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER |              \
+	 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* Every scope ward wants: nothing outside the domain can be signalled or
+ * reached through an abstract unix socket (e.g. the caller). */
+#define LL_SCOPE_WANTED                                                        \
+	(LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL)
+
+/* What a --ro grant allows. */
+#define LL_FS_RO                                                               \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |           \
+	 LANDLOCK_ACCESS_FS_READ_DIR)
+
+/* Never granted, even beneath a --rw root: device nodes would bypass
+ * every file rule (a block device is the whole filesystem). */
+#define LL_FS_NEVER                                                            \
+	(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
+
+/* The rights the kernel accepts on a rule whose parent is not a directory;
+ * any other bit makes landlock_add_rule() fail with EINVAL. */
+#define LL_FS_FILE                                                             \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |          \
+	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |          \
+	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* --- capabilities (include/uapi/linux/capability.h, securebits.h) ------- */
+
+#ifndef _LINUX_CAPABILITY_VERSION_3
+#define _LINUX_CAPABILITY_VERSION_3 0x20080522
+#endif
+#define LL_CAP_SETPCAP 8
+#define LL_CAP_LAST    63 /* bounding-set drops past cap_last_cap: EINVAL */
+
+struct ll_cap_header {
+	uint32_t version;
+	int pid;
+};
+
+struct ll_cap_data {
+	uint32_t effective;
+	uint32_t permitted;
+	uint32_t inheritable;
+};
+
+#ifndef PR_CAPBSET_DROP
+#define PR_CAPBSET_DROP 24
+#endif
+#ifndef PR_GET_SECUREBITS
+#define PR_GET_SECUREBITS 27
+#endif
+#ifndef PR_SET_SECUREBITS
+#define PR_SET_SECUREBITS 28
+#endif
+#ifndef PR_SET_NO_NEW_PRIVS
+#define PR_SET_NO_NEW_PRIVS 38
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#endif
+#ifndef PR_CAP_AMBIENT_CLEAR_ALL
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+#ifndef SECBIT_NOROOT
+#define SECBIT_NOROOT			   (1U << 0)
+#define SECBIT_NOROOT_LOCKED		   (1U << 1)
+#define SECBIT_NO_SETUID_FIXUP		   (1U << 2)
+#define SECBIT_NO_SETUID_FIXUP_LOCKED	   (1U << 3)
+#define SECBIT_KEEP_CAPS_LOCKED		   (1U << 5)
+#define SECBIT_NO_CAP_AMBIENT_RAISE	   (1U << 6)
+#define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1U << 7)
+#endif
+
+/*
+ * A root uid must not regain a full permitted set at execve (NOROOT), a
+ * setuid() must not re-grant anything (NO_SETUID_FIXUP), and none of it may
+ * be undone: every bit is locked. KEEP_CAPS is locked off.
+ */
+#define LL_SECUREBITS                                                          \
+	(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |       \
+	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |             \
+	 SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+/* --- async-signal-safe error text ----------------------------------------- */
+
+/*
+ * strerror() and snprintf() are not async-signal-safe, and
+ * ward_ll_drop_caps() / ward_ll_enforce() run between fork and exec in a
+ * possibly multi-threaded parent. These helpers only copy bytes.
+ */
+static const char *errno_text(int e)
+{
+	switch (e) {
+	case EPERM:
+		return "Operation not permitted";
+	case ENOENT:
+		return "No such file or directory";
+	case EINTR:
+		return "Interrupted system call";
+	case EBADF:
+		return "Bad file descriptor";
+	case ENOMEM:
+		return "Out of memory";
+	case EACCES:
+		return "Permission denied";
+	case EFAULT:
+		return "Bad address";
+	case EBUSY:
+		return "Device or resource busy";
+	case ENOTDIR:
+		return "Not a directory";
+	case EINVAL:
+		return "Invalid argument";
+	case E2BIG:
+		return "Argument list too long";
+	case ENAMETOOLONG:
+		return "File name too long";
+	case ENOSYS:
+		return "Function not implemented";
+	case ELOOP:
+		return "Too many levels of symbolic links";
+	case ENOMSG:
+		return "No message of desired type";
+	case EOPNOTSUPP:
+		return "Operation not supported";
+	default:
+		return NULL;
+	}
+}
+
+/* Append @s to @buf (capacity @len) at *@pos, truncating; keeps a NUL. */
+static void buf_add(char *buf, size_t len, size_t *pos, const char *s)
+{
+	if (!buf || len == 0)
+		return;
+	while (*s && *pos + 1 < len)
+		buf[(*pos)++] = *s++;
+	buf[*pos] = '\0';
+}
+
+/* Append the decimal form of @v. */
+static void buf_add_int(char *buf, size_t len, size_t *pos, long v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp) - 1;
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u && i > 1);
+	if (v < 0)
+		tmp[--i] = '-';
+	buf_add(buf, len, pos, tmp + i);
+}
+
+/* Write "@what: <errno text>" into @err; returns -@e. */
+static int set_err(char *err, size_t len, const char *what, int e)
+{
+	const char *text = errno_text(e);
+	size_t pos = 0;
+
+	buf_add(err, len, &pos, what);
+	buf_add(err, len, &pos, ": ");
+	if (text) {
+		buf_add(err, len, &pos, text);
+	} else {
+		buf_add(err, len, &pos, "error ");
+		buf_add_int(err, len, &pos, e);
+	}
+	return -e;
+}
+
+/* --- rules ---------------------------------------------------------------- */
+
+/*
+ * Open @path (O_PATH: no read permission needed, no side effects on FIFOs or
+ * devices) and add a path-beneath rule granting @access to @ruleset_fd. A
+ * non-directory keeps only the file-compatible bits. On failure writes a
+ * message naming @path, prefixed with @kind, and returns -errno.
+ */
+static int add_path_rule(int ruleset_fd, const char *path, uint64_t access,
+			 const char *kind, char *err, size_t err_len)
+{
+	struct landlock_path_beneath_attr pb;
+	struct stat st;
+	int parent_fd;
+	int ret = 0;
+
+	if (!path) {
+		snprintf(err, err_len, "%s path is missing", kind);
+		return -EINVAL;
+	}
+	do {
+		parent_fd = open(path, O_PATH | O_CLOEXEC);
+	} while (parent_fd < 0 && errno == EINTR);
+	if (parent_fd < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "%s path %s: %s", kind, path,
+			 strerror(-ret));
+		return ret;
+	}
+	if (fstat(parent_fd, &st) != 0) {
+		ret = -errno;
+		snprintf(err, err_len, "%s path %s: %s", kind, path,
+			 strerror(-ret));
+		goto out_close_parent;
+	}
+	if (!S_ISDIR(st.st_mode))
+		access &= LL_FS_FILE;
+	if (access == 0)
+		goto out_close_parent; /* nothing this kernel can grant */
+
+	memset(&pb, 0, sizeof(pb));
+	pb.allowed_access = access;
+	pb.parent_fd = parent_fd;
+	if (syscall(__NR_landlock_add_rule, ruleset_fd,
+		    LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot add a Landlock rule for %s: %s",
+			 path, strerror(-ret));
+	}
+out_close_parent:
+	close(parent_fd);
+	return ret;
+}
+
+/* --- exported ------------------------------------------------------------- */
+
+int ward_ll_abi(void)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0,
+			   LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (abi < 0)
+		return -errno;
+	return (int)abi;
+}
+
+void ward_ll_access_for_abi(int abi, uint64_t *fs, uint64_t *scoped)
+{
+	uint64_t f = LL_FS_WANTED;
+	uint64_t s = LL_SCOPE_WANTED;
+
+	if (abi < 1) {
+		*fs = 0;
+		*scoped = 0;
+		return;
+	}
+	if (abi > WARD_LL_ABI_MAX)
+		abi = WARD_LL_ABI_MAX; /* a newer kernel knows all of ours */
+
+	switch (abi) {
+	case 1:
+		/*
+		 * Removes LANDLOCK_ACCESS_FS_REFER for ABI < 2. Without it the
+		 * kernel forbids every rename and link across directories, so
+		 * this is stricter than wanted, not weaker.
+		 */
+		f &= ~LANDLOCK_ACCESS_FS_REFER;
+		__attribute__((fallthrough));
+	case 2:
+		/* Removes LANDLOCK_ACCESS_FS_TRUNCATE for ABI < 3. */
+		f &= ~LANDLOCK_ACCESS_FS_TRUNCATE;
+		__attribute__((fallthrough));
+	case 3:
+		/*
+		 * ABI 4 adds TCP bind/connect rights. ward's modes govern
+		 * file effects only, so there is nothing to remove.
+		 */
+		__attribute__((fallthrough));
+	case 4:
+		/* Removes LANDLOCK_ACCESS_FS_IOCTL_DEV for ABI < 5. */
+		f &= ~LANDLOCK_ACCESS_FS_IOCTL_DEV;
+		__attribute__((fallthrough));
+	case 5:
+		/* Removes LANDLOCK_SCOPE_* for ABI < 6. */
+		s &= ~(LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
+		       LANDLOCK_SCOPE_SIGNAL);
+		__attribute__((fallthrough));
+	case 6:
+		/*
+		 * ABI 7 adds only restrict_self() logging flags, which ward
+		 * does not pass: nothing to remove.
+		 */
+		__attribute__((fallthrough));
+	case WARD_LL_ABI_MAX:
+		break;
+	}
+	*fs = f;
+	*scoped = s;
+}
+
+int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
+		    size_t nro, const char *const *rw, size_t nrw, char *err,
+		    size_t err_len)
+{
+	struct ward_ll_ruleset rs = {.fd = -1};
+	struct landlock_ruleset_attr attr;
+	size_t i;
+	long fd;
+	int ret;
+
+	if (err && err_len)
+		err[0] = '\0';
+	ret = ward_ll_abi();
+	if (ret < 0) {
+		if (ret == -EOPNOTSUPP)
+			snprintf(err, err_len,
+				 "Landlock is supported by the kernel but "
+				 "disabled at boot");
+		else if (ret == -ENOSYS)
+			snprintf(err, err_len,
+				 "Landlock is not supported by the running "
+				 "kernel");
+		else
+			snprintf(err, err_len,
+				 "cannot query the Landlock ABI: %s",
+				 strerror(-ret));
+		return ret;
+	}
+	rs.abi = ret;
+	ward_ll_access_for_abi(rs.abi, &rs.handled_fs, &rs.scoped);
+	rs.dropped_fs = LL_FS_WANTED & ~rs.handled_fs;
+	rs.dropped_scoped = LL_SCOPE_WANTED & ~rs.scoped;
+	rs.partial = rs.dropped_fs != 0 || rs.dropped_scoped != 0;
+
+	/* A kernel older than ABI 6 accepts the larger struct as long as
+	 * the fields it does not know are zero. */
+	memset(&attr, 0, sizeof(attr));
+	attr.handled_access_fs = rs.handled_fs;
+	attr.scoped = rs.scoped;
+	fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot create a Landlock ruleset: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	rs.fd = (int)fd; /* the kernel always sets O_CLOEXEC on it */
+
+	for (i = 0; i < nro; i++) {
+		ret = add_path_rule(rs.fd, ro[i], LL_FS_RO & rs.handled_fs,
+				    "read-only", err, err_len);
+		if (ret)
+			goto out_close_ruleset;
+	}
+	for (i = 0; i < nrw; i++) {
+		/* Everything handled, REFER included (rw roots only), but
+		 * never device-node creation. */
+		ret = add_path_rule(rs.fd, rw[i], rs.handled_fs & ~LL_FS_NEVER,
+				    "writable", err, err_len);
+		if (ret)
+			goto out_close_ruleset;
+	}
+	*out = rs;
+	return 0;
+
+out_close_ruleset:
+	close(rs.fd);
+	return ret;
+}
+
+void ward_ll_partial_message(const struct ward_ll_ruleset *rs, char *buf,
+			     size_t len)
+{
+	static const struct {
+		bool scope; /* bit is in dropped_scoped, else dropped_fs */
+		uint64_t bit;
+		const char *what;
+	} ungoverned[] = {
+	    {false, LANDLOCK_ACCESS_FS_TRUNCATE, "truncate"},
+	    {false, LANDLOCK_ACCESS_FS_IOCTL_DEV, "ioctl on devices"},
+	    {true, LANDLOCK_SCOPE_SIGNAL, "signal scoping"},
+	    {true, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+	     "abstract unix socket scoping"},
+	};
+	uint64_t known_fs = LANDLOCK_ACCESS_FS_REFER;
+	uint64_t known_scoped = 0;
+	size_t pos = 0;
+	size_t i;
+	int n = 0;
+
+	if (!buf || len == 0)
+		return;
+	buf[0] = '\0';
+	if (!rs || !rs->partial)
+		return;
+
+	buf_add(buf, len, &pos, "partial enforcement (kernel ABI ");
+	buf_add_int(buf, len, &pos, rs->abi);
+	buf_add(buf, len, &pos, " of ");
+	buf_add_int(buf, len, &pos, WARD_LL_ABI_MAX);
+	buf_add(buf, len, &pos, ")");
+	for (i = 0; i < sizeof(ungoverned) / sizeof(ungoverned[0]); i++) {
+		uint64_t dropped =
+		    ungoverned[i].scope ? rs->dropped_scoped : rs->dropped_fs;
+
+		if (ungoverned[i].scope)
+			known_scoped |= ungoverned[i].bit;
+		else
+			known_fs |= ungoverned[i].bit;
+		if (!(dropped & ungoverned[i].bit))
+			continue;
+		buf_add(buf, len, &pos, n++ ? ", " : ": cannot govern ");
+		buf_add(buf, len, &pos, ungoverned[i].what);
+	}
+	if ((rs->dropped_fs & ~known_fs) ||
+	    (rs->dropped_scoped & ~known_scoped))
+		buf_add(buf, len, &pos,
+			n++ ? ", other rights"
+			    : ": cannot govern other rights");
+	if (rs->dropped_fs & LANDLOCK_ACCESS_FS_REFER)
+		buf_add(buf, len, &pos,
+			n++ ? "; renaming or linking across directories is "
+			      "always denied"
+			    : ": renaming or linking across directories is "
+			      "always denied");
+}
+
+int ward_ll_drop_caps(char *err, size_t err_len)
+{
+	struct ll_cap_header hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct ll_cap_data data[2];
+	int had_setpcap;
+	int cap;
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return set_err(err, err_len, "capget", errno);
+	had_setpcap = (data[0].effective >> LL_CAP_SETPCAP) & 1;
+
+	/*
+	 * Dropping from the bounding set and setting securebits need
+	 * CAP_SETPCAP. Without it (an unprivileged caller) there is nothing
+	 * to drop: the permitted set is cleared below, and no_new_privs
+	 * keeps execve from granting anything back.
+	 */
+	if (had_setpcap) {
+		long cur;
+
+		for (cap = 0; cap <= LL_CAP_LAST; cap++) {
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
+			    errno != EINVAL)
+				return set_err(err, err_len,
+					       "cannot drop the bounding set",
+					       errno);
+		}
+		cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+		if (cur < 0)
+			cur = 0;
+		if (prctl(PR_SET_SECUREBITS, (unsigned long)cur | LL_SECUREBITS,
+			  0, 0, 0) != 0)
+			return set_err(err, err_len,
+				       "cannot lock the securebits", errno);
+	}
+	/* EINVAL: a kernel before 4.3 has no ambient set to clear. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&
+	    errno != EINVAL)
+		return set_err(err, err_len,
+			       "cannot clear ambient capabilities", errno);
+
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	hdr.pid = 0;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		return set_err(err, err_len, "cannot clear capabilities",
+			       errno);
+
+	/* Trust, but verify: a silent partial drop would be the worst case. */
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	hdr.pid = 0;
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return set_err(err, err_len, "capget", errno);
+	for (cap = 0; cap < 2; cap++) {
+		if (data[cap].effective || data[cap].permitted ||
+		    data[cap].inheritable)
+			return set_err(err, err_len,
+				       "capabilities remain after dropping",
+				       EPERM);
+	}
+	return 0;
+}
+
+int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
+{
+	int ret;
+
+	if (!rs || rs->fd < 0)
+		return set_err(err, err_len, "no Landlock ruleset to enforce",
+			       EBADF);
+	ret = ward_ll_drop_caps(err, err_len);
+	if (ret)
+		return ret;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return set_err(err, err_len, "cannot set no_new_privs", errno);
+	if (syscall(__NR_landlock_restrict_self, rs->fd, 0) != 0)
+		return set_err(err, err_len, "landlock_restrict_self", errno);
+	return 0;
+}
+
+void ward_ll_close(struct ward_ll_ruleset *rs)
+{
+	if (!rs || rs->fd < 0)
+		return;
+	close(rs->fd);
+	rs->fd = -1;
+}

@@ -1,0 +1,1078 @@
+/*
+ * ward — the provider: the runner chain, its functional probes (once per
+ * runner per provider), and confine().
+ *
+ * Thread safety: a provider caches what it learned (resolved binaries,
+ * probe verdicts) without locks, so it may be used from one thread at a time.
+ * Callers that share one between threads serialise the calls themselves.
+ * There is no global state: two providers never share a cache.
+ *
+ * Security: which binary confines is never chosen by an environment
+ * variable. bwrap and a bare runner command are looked up in PATH once, to
+ * an absolute path, and refused when they lie inside a root that a confined
+ * run may write; landlock-run comes from the options, from beside the
+ * running executable or from the compiled-in libexec directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef WARD_LIBEXECDIR
+#define WARD_LIBEXECDIR "/usr/local/libexec/ward"
+#endif
+
+#define PROBE_TIMEOUT_DEFAULT_MS 2000u
+#define MAX_CHAIN		 8
+#define N_RUNNER_SLOTS		 (WARD_RUNNER_CUSTOM + 1)
+#define WHY_LEN			 256
+#define SANDBOX_EXEC		 "/usr/bin/sandbox-exec"
+/* PATH when the environment has none (what execvp assumes, minus "."). */
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+extern char **environ;
+
+/* A cached probe verdict for one runner. */
+struct verdict_cache {
+	bool done;
+	enum ward_verdict verdict;
+	char why[WHY_LEN];
+};
+
+/* A binary looked up once: its path, or why it is missing. */
+struct resolved {
+	bool done;
+	char *path;
+	char why[WHY_LEN];
+};
+
+struct ward_provider {
+	enum ward_platform platform;
+	/* The configured chain (options or platform) … */
+	enum ward_runner base_chain[MAX_CHAIN];
+	size_t base_len;
+	/* … and the one in force (base, or one runner after force()). */
+	enum ward_runner chain[MAX_CHAIN];
+	size_t chain_len;
+	char *runner_command;
+	unsigned probe_timeout_ms;
+	ward_probe_fn probe;
+	void *probe_ctx;
+	char *opt_launcher;
+	char *opt_bwrap;
+	struct resolved bwrap;
+	struct resolved launcher;
+	struct resolved custom;
+	struct verdict_cache cache[N_RUNNER_SLOTS];
+	struct ward_probe_entry report[MAX_CHAIN];
+};
+
+/* --- small helpers ------------------------------------------------------ */
+
+/* Write a reason into @buf; truncation is fine (it is for people). */
+__attribute__((format(printf, 3, 4))) static void set_why(char *buf, size_t len,
+							  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static int dup_opt(char **slot, const char *s)
+{
+	*slot = NULL;
+	if (!s)
+		return 0;
+	*slot = strdup(s);
+	if (!*slot)
+		return ward_err(-ENOMEM, "out of memory");
+	return 0;
+}
+
+/* True when @path names a regular file we may execute. */
+static bool is_executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
+/*
+ * Look @name up in PATH (only absolute entries: a relative entry would
+ * resolve against the current directory, which may be the workspace).
+ * Returns a malloc'd absolute path, or NULL (errno ENOENT or ENOMEM).
+ */
+static char *path_lookup(const char *name)
+{
+	const char *path = getenv("PATH");
+	const char *p, *end;
+	char buf[PATH_MAX];
+
+	if (!path || !*path)
+		path = DEFAULT_PATH;
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		size_t len;
+
+		end = strchrnul(p, ':');
+		len = (size_t)(end - p);
+		if (len == 0 || p[0] != '/')
+			continue;
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, name) >=
+		    (int)sizeof(buf))
+			continue;
+		if (is_executable(buf))
+			return strdup(buf);
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+/* True when @path is @root or lies beneath it (both canonical). */
+static bool path_within(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, root, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Refuse a runner binary that a confined run could have replaced: one inside
+ * the workspace or inside any writable root of @policy. Both the path as
+ * given and its canonical form are checked (a symlink out of the workspace
+ * is fine only if its target is outside too).
+ */
+static int check_runner_location(const char *what, const char *path,
+				 const ward_policy *policy)
+{
+	const char *ws = ward_policy_workspace(policy);
+	char **roots = NULL;
+	char *real = realpath(path, NULL);
+	int err = 0;
+
+	if (path_within(path, ws) || (real && path_within(real, ws))) {
+		err = ward_err(WARD_ERUNNER,
+			       "%s at %s is inside the workspace; refusing to "
+			       "use it",
+			       what, path);
+		goto out_free;
+	}
+	err = ward_roots_writable(&roots, policy);
+	if (err)
+		goto out_free;
+	for (size_t i = 0; roots[i]; i++) {
+		if (path_within(path, roots[i]) ||
+		    (real && path_within(real, roots[i]))) {
+			err = ward_err(WARD_ERUNNER,
+				       "%s at %s is inside the writable root "
+				       "%s; refusing to use it",
+				       what, path, roots[i]);
+			break;
+		}
+	}
+	ward_strv_free(roots);
+out_free:
+	free(real);
+	return err;
+}
+
+/* --- resolution of runner binaries (once per provider) ------------------- */
+
+static const char *resolve_bwrap(ward_provider *p)
+{
+	struct resolved *r = &p->bwrap;
+
+	if (r->done)
+		return r->path;
+	r->done = true;
+	if (p->opt_bwrap) {
+		if (is_executable(p->opt_bwrap)) {
+			r->path = strdup(p->opt_bwrap);
+			if (!r->path)
+				set_why(r->why, sizeof(r->why),
+					"out of memory");
+		} else {
+			set_why(r->why, sizeof(r->why),
+				"bwrap not found at %s (or not executable)",
+				p->opt_bwrap);
+		}
+		return r->path;
+	}
+	r->path = path_lookup("bwrap");
+	if (!r->path)
+		set_why(r->why, sizeof(r->why), "%s",
+			errno == ENOMEM ? "out of memory"
+					: "bwrap not found in PATH");
+	return r->path;
+}
+
+static const char *resolve_launcher(ward_provider *p)
+{
+	struct resolved *r = &p->launcher;
+	char exe[PATH_MAX], beside[PATH_MAX];
+	const char *libexec = WARD_LIBEXECDIR "/landlock-run";
+	ssize_t n;
+	char *slash;
+
+	if (r->done)
+		return r->path;
+	r->done = true;
+	if (p->opt_launcher) {
+		if (is_executable(p->opt_launcher))
+			r->path = strdup(p->opt_launcher);
+		else
+			set_why(r->why, sizeof(r->why),
+				"landlock-run not found at %s (or not "
+				"executable)",
+				p->opt_launcher);
+		return r->path;
+	}
+	beside[0] = '\0';
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash &&
+		    snprintf(beside, sizeof(beside), "%.*s/landlock-run",
+			     (int)(slash - exe), exe) < (int)sizeof(beside) &&
+		    is_executable(beside)) {
+			r->path = strdup(beside);
+			return r->path;
+		}
+	} else {
+		snprintf(exe, sizeof(exe), "%s", "(unknown executable)");
+	}
+	if (is_executable(libexec)) {
+		r->path = strdup(libexec);
+		return r->path;
+	}
+	set_why(r->why, sizeof(r->why),
+		"landlock-run not found beside %s or in %s", exe,
+		WARD_LIBEXECDIR);
+	return r->path;
+}
+
+/*
+ * Resolve the operator's runner command: an absolute path as is, a bare
+ * name through PATH (once). Anything else, or a file that is missing or not
+ * executable, leaves r->path NULL and says why.
+ */
+static const char *resolve_custom(ward_provider *p)
+{
+	struct resolved *r = &p->custom;
+	const char *cmd = p->runner_command;
+
+	if (r->done)
+		return r->path;
+	r->done = true;
+	if (cmd[0] == '/') {
+		if (is_executable(cmd))
+			r->path = strdup(cmd);
+		else
+			set_why(r->why, sizeof(r->why),
+				"runner command %s is missing or not "
+				"executable",
+				cmd);
+	} else if (strchr(cmd, '/') || !*cmd) {
+		set_why(r->why, sizeof(r->why),
+			"runner command \"%s\" must be an absolute path or "
+			"a bare name looked up in PATH",
+			cmd);
+	} else {
+		r->path = path_lookup(cmd);
+		if (!r->path)
+			set_why(r->why, sizeof(r->why),
+				"runner command \"%s\" not found in PATH (or "
+				"not executable)",
+				cmd);
+	}
+	return r->path;
+}
+
+/* --- the functional probes ---------------------------------------------- */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Copy the first line of @buf (length @len) into @why. */
+static void first_line(char *why, size_t why_len, const char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && buf[n] != '\n' && n + 1 < why_len)
+		n++;
+	memcpy(why, buf, n);
+	why[n] = '\0';
+}
+
+/* What one probe process did. */
+struct probe_run {
+	bool spawned;
+	bool timed_out;
+	int status;	/* waitpid status when spawned && !timed_out */
+	char out[1024]; /* the first bytes of stdout (when captured) */
+	size_t out_len;
+	char err[WHY_LEN]; /* the first bytes of stderr */
+	size_t err_len;
+};
+
+/* Read what is available from *fd into buf; close it at EOF or error. */
+static void drain(int *fd, char *buf, size_t cap, size_t *len)
+{
+	char scratch[512];
+	ssize_t n;
+
+	do {
+		n = read(*fd, scratch, sizeof(scratch));
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		if (n == 0 || errno != EAGAIN) {
+			close(*fd);
+			*fd = -1;
+		}
+		return;
+	}
+	if (buf && *len < cap) {
+		size_t keep = (size_t)n < cap - *len ? (size_t)n : cap - *len;
+
+		memcpy(buf + *len, scratch, keep);
+		*len += keep;
+	}
+}
+
+/*
+ * Run @argv (argv[0] an absolute path) as a probe: stdin from /dev/null,
+ * stdout captured when @capture_out (else /dev/null), stderr captured, its
+ * own process group, no descriptors beyond 0–2 where the libc can say so.
+ * After @timeout_ms the whole group is killed (SIGKILL) and reaped.
+ * Returns 0 (the run is described in @run) or -errno when the probe could
+ * not be set up at all (then @why says so).
+ */
+static int probe_spawn(struct probe_run *run, char *const argv[],
+		       bool capture_out, unsigned timeout_ms, char *why,
+		       size_t why_len)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+	long long deadline = now_ms() + timeout_ms;
+	pid_t pid = -1;
+	int err, wstatus;
+
+	memset(run, 0, sizeof(*run));
+	/*
+	 * Some spawn implementations report a failed exec only as exit 127;
+	 * ask first, so the reason says what is actually wrong.
+	 */
+	if (access(argv[0], X_OK) != 0) {
+		err = -errno;
+		set_why(why, why_len, "cannot execute %s: %s", argv[0],
+			strerror(-err));
+		return err;
+	}
+	if (pipe2(err_pipe, O_CLOEXEC) != 0 ||
+	    (capture_out && pipe2(out_pipe, O_CLOEXEC) != 0)) {
+		err = -errno;
+		set_why(why, why_len, "cannot create a pipe: %s",
+			strerror(-err));
+		goto out_close_pipes;
+	}
+	err = -posix_spawn_file_actions_init(&fa);
+	if (err) {
+		set_why(why, why_len, "cannot set up the probe: %s",
+			strerror(-err));
+		goto out_close_pipes;
+	}
+	err = -posix_spawnattr_init(&attr);
+	if (err) {
+		set_why(why, why_len, "cannot set up the probe: %s",
+			strerror(-err));
+		goto out_destroy_fa;
+	}
+	/* A group of its own, so a timeout kills whatever it forked too. */
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (capture_out)
+		posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+	else
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
+						 0);
+	posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+#if defined(__GLIBC__) &&                                                      \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
+	err = -posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+	if (err) {
+		set_why(why, why_len, "cannot execute %s: %s", argv[0],
+			strerror(-err));
+		goto out_destroy_attr;
+	}
+	run->spawned = true;
+	close(err_pipe[1]);
+	err_pipe[1] = -1;
+	if (capture_out) {
+		close(out_pipe[1]);
+		out_pipe[1] = -1;
+	}
+	fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+	if (out_pipe[0] >= 0)
+		fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+
+	/* Read until both pipes close, then wait; all before the deadline. */
+	for (;;) {
+		struct pollfd pfd[2];
+		long long left = deadline - now_ms();
+		nfds_t n = 0;
+		int r;
+
+		if (left <= 0) {
+			run->timed_out = true;
+			break;
+		}
+		if (err_pipe[0] >= 0)
+			pfd[n++] = (struct pollfd){err_pipe[0], POLLIN, 0};
+		if (out_pipe[0] >= 0)
+			pfd[n++] = (struct pollfd){out_pipe[0], POLLIN, 0};
+		if (n == 0) {
+			pid_t w;
+
+			do {
+				w = waitpid(pid, &wstatus, WNOHANG);
+			} while (w < 0 && errno == EINTR);
+			if (w == pid) {
+				run->status = wstatus;
+				pid = -1;
+				break;
+			}
+			if (w < 0) {
+				/* Someone else reaped it (SIGCHLD ignored). */
+				run->status = -1;
+				pid = -1;
+				break;
+			}
+			/* Pipes closed but still running: poll gently. */
+			nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+			continue;
+		}
+		r = poll(pfd, n, (int)(left > INT_MAX ? INT_MAX : left));
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0)
+			continue;
+		if (err_pipe[0] >= 0)
+			drain(&err_pipe[0], run->err, sizeof(run->err) - 1,
+			      &run->err_len);
+		if (out_pipe[0] >= 0)
+			drain(&out_pipe[0], run->out, sizeof(run->out) - 1,
+			      &run->out_len);
+	}
+	if (pid > 0) {
+		/* Timed out (or poll failed): kill the group, then reap. */
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		run->timed_out = true;
+	}
+	run->out[run->out_len] = '\0';
+	run->err[run->err_len] = '\0';
+	err = 0;
+
+out_destroy_attr:
+	posix_spawnattr_destroy(&attr);
+out_destroy_fa:
+	posix_spawn_file_actions_destroy(&fa);
+out_close_pipes:
+	for (int i = 0; i < 2; i++) {
+		if (out_pipe[i] >= 0)
+			close(out_pipe[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
+	}
+	return err;
+}
+
+/*
+ * Turn a finished probe run into a verdict: exit 0 is usable (full), the
+ * rest is unusable with the reason (timeout, status and the first stderr
+ * line) in @why.
+ */
+static enum ward_verdict probe_judge(const struct probe_run *run,
+				     unsigned timeout_ms, char *why,
+				     size_t why_len)
+{
+	char line[WHY_LEN];
+
+	if (run->timed_out) {
+		set_why(why, why_len, "timed out after %u ms", timeout_ms);
+		return WARD_VERDICT_UNUSABLE;
+	}
+	first_line(line, sizeof(line), run->err, run->err_len);
+	if (run->status == -1) {
+		set_why(why, why_len, "probe process could not be reaped");
+		return WARD_VERDICT_UNUSABLE;
+	}
+	if (WIFSIGNALED(run->status)) {
+		set_why(why, why_len, "killed by signal %d%s%s",
+			WTERMSIG(run->status), line[0] ? ": " : "", line);
+		return WARD_VERDICT_UNUSABLE;
+	}
+	if (WEXITSTATUS(run->status) != 0) {
+		set_why(why, why_len, "exited with status %d%s%s",
+			WEXITSTATUS(run->status), line[0] ? ": " : "", line);
+		return WARD_VERDICT_UNUSABLE;
+	}
+	set_why(why, why_len, "probe ok");
+	return WARD_VERDICT_FULL;
+}
+
+/* bwrap: the real read-only profile around `true`; exit 0 required. */
+static enum ward_verdict probe_bwrap(ward_provider *p, char *why,
+				     size_t why_len)
+{
+	char *const cmd[] = {"true", NULL};
+	const char *bwrap = resolve_bwrap(p);
+	ward_policy *policy = NULL;
+	char **argv = NULL;
+	struct probe_run run;
+	enum ward_verdict v = WARD_VERDICT_UNUSABLE;
+
+	if (!bwrap) {
+		set_why(why, why_len, "%s", p->bwrap.why);
+		return v;
+	}
+	if (ward_policy_new(&policy, WARD_MODE_READ_ONLY, "/") != 0 ||
+	    ward_profile_bwrap(&argv, policy, bwrap, -1, cmd) != 0) {
+		set_why(why, why_len, "cannot build the probe profile: %s",
+			ward_error_last());
+		goto out_free;
+	}
+	if (probe_spawn(&run, argv, false, p->probe_timeout_ms, why, why_len) ==
+	    0)
+		v = probe_judge(&run, p->probe_timeout_ms, why, why_len);
+out_free:
+	ward_strv_free(argv);
+	ward_policy_free(policy);
+	return v;
+}
+
+/* landlock: `landlock-run --probe`; it really restricts a process. */
+static enum ward_verdict probe_landlock(ward_provider *p, char *why,
+					size_t why_len)
+{
+	const char *launcher = resolve_launcher(p);
+	char *argv[3];
+	struct probe_run run;
+	enum ward_verdict v;
+
+	if (!launcher) {
+		set_why(why, why_len, "%s", p->launcher.why);
+		return WARD_VERDICT_UNUSABLE;
+	}
+	argv[0] = (char *)launcher;
+	argv[1] = "--probe";
+	argv[2] = NULL;
+	if (probe_spawn(&run, argv, true, p->probe_timeout_ms, why, why_len))
+		return WARD_VERDICT_UNUSABLE;
+	v = probe_judge(&run, p->probe_timeout_ms, why, why_len);
+	if (v == WARD_VERDICT_FULL && strstr(run.out, "partially enforced")) {
+		set_why(why, why_len, "probe ok (partially enforced)");
+		v = WARD_VERDICT_PARTIAL;
+	}
+	return v;
+}
+
+/* seatbelt: only meaningful on darwin; elsewhere sandbox-exec is absent. */
+static enum ward_verdict probe_seatbelt(ward_provider *p, char *why,
+					size_t why_len)
+{
+	char *const argv[] = {SANDBOX_EXEC, "-p", "(version 1)(allow default)",
+			      "/usr/bin/true", NULL};
+	struct probe_run run;
+
+	if (probe_spawn(&run, argv, false, p->probe_timeout_ms, why, why_len))
+		return WARD_VERDICT_UNUSABLE;
+	return probe_judge(&run, p->probe_timeout_ms, why, why_len);
+}
+
+static enum ward_verdict probe_real(ward_provider *p, enum ward_runner runner,
+				    char *why, size_t why_len)
+{
+	switch (runner) {
+	case WARD_RUNNER_BWRAP:
+		return probe_bwrap(p, why, why_len);
+	case WARD_RUNNER_LANDLOCK:
+		return probe_landlock(p, why, why_len);
+	case WARD_RUNNER_SEATBELT:
+		return probe_seatbelt(p, why, why_len);
+	case WARD_RUNNER_WINDOWS_ACL:
+		set_why(why, why_len, "reserved: no Windows runner exists");
+		return WARD_VERDICT_UNUSABLE;
+	case WARD_RUNNER_NONE:
+	case WARD_RUNNER_CUSTOM:
+		break;
+	}
+	set_why(why, why_len, "not a chain runner");
+	return WARD_VERDICT_UNUSABLE;
+}
+
+/* The verdict for @runner: probed on first use, then cached. */
+static const struct verdict_cache *probe_cached(ward_provider *p,
+						enum ward_runner runner)
+{
+	struct verdict_cache *c = &p->cache[runner];
+
+	if (c->done)
+		return c;
+	c->why[0] = '\0';
+	if (p->probe)
+		c->verdict =
+		    p->probe(p->probe_ctx, runner, c->why, sizeof(c->why));
+	else
+		c->verdict = probe_real(p, runner, c->why, sizeof(c->why));
+	c->why[sizeof(c->why) - 1] = '\0';
+	if (c->verdict != WARD_VERDICT_FULL &&
+	    c->verdict != WARD_VERDICT_PARTIAL)
+		c->verdict = WARD_VERDICT_UNUSABLE;
+	if (!c->why[0])
+		set_why(c->why, sizeof(c->why), "%s",
+			c->verdict == WARD_VERDICT_UNUSABLE ? "unusable"
+							    : "probe ok");
+	c->done = true;
+	return c;
+}
+
+/* --- exported: the provider --------------------------------------------- */
+
+static bool chain_runner_valid(enum ward_runner r)
+{
+	return r == WARD_RUNNER_BWRAP || r == WARD_RUNNER_LANDLOCK ||
+	       r == WARD_RUNNER_SEATBELT || r == WARD_RUNNER_WINDOWS_ACL;
+}
+
+int ward_provider_new(ward_provider **out,
+		      const struct ward_provider_options *opts)
+{
+	struct ward_provider_options defaults = WARD_PROVIDER_OPTIONS_INIT;
+	const enum ward_runner *chain;
+	ward_provider *p;
+	size_t len;
+	int err;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "no output pointer");
+	if (!opts)
+		opts = &defaults;
+	if (opts->version != WARD_PROVIDER_OPTIONS_VERSION)
+		return ward_err(WARD_EINVAL,
+				"provider options version %u (expected %u)",
+				opts->version, WARD_PROVIDER_OPTIONS_VERSION);
+	if ((unsigned)opts->platform > WARD_PLATFORM_OTHER)
+		return ward_err(WARD_EINVAL, "unknown platform %d",
+				(int)opts->platform);
+	if (opts->chain) {
+		chain = opts->chain;
+		len = opts->chain_len;
+	} else {
+		len = ward_platform_chain(&chain, opts->platform);
+	}
+	if (len > MAX_CHAIN)
+		return ward_err(WARD_EINVAL,
+				"runner chain too long (%zu, at most %d)", len,
+				MAX_CHAIN);
+	for (size_t i = 0; i < len; i++) {
+		if (!chain_runner_valid(chain[i]))
+			return ward_err(WARD_EINVAL,
+					"\"%s\" cannot be in a runner chain",
+					ward_runner_name(chain[i]));
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ward_err(-ENOMEM, "out of memory");
+	p->platform = opts->platform;
+	for (size_t i = 0; i < len; i++)
+		p->base_chain[i] = p->chain[i] = chain[i];
+	p->base_len = p->chain_len = len;
+	p->probe_timeout_ms = opts->probe_timeout_ms ? opts->probe_timeout_ms
+						     : PROBE_TIMEOUT_DEFAULT_MS;
+	p->probe = opts->probe;
+	p->probe_ctx = opts->probe_ctx;
+	err = dup_opt(&p->runner_command, opts->runner_command);
+	if (!err)
+		err = dup_opt(&p->opt_launcher, opts->launcher_path);
+	if (!err)
+		err = dup_opt(&p->opt_bwrap, opts->bwrap_path);
+	if (err) {
+		ward_provider_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+void ward_provider_free(ward_provider *provider)
+{
+	if (!provider)
+		return;
+	free(provider->runner_command);
+	free(provider->opt_launcher);
+	free(provider->opt_bwrap);
+	free(provider->bwrap.path);
+	free(provider->launcher.path);
+	free(provider->custom.path);
+	free(provider);
+}
+
+/*
+ * The unavailable error: names every candidate's reason and says, in so
+ * many words, that ward refuses to run the command unconfined.
+ */
+static int unavailable(ward_provider *p)
+{
+	char reasons[768];
+	size_t off = 0;
+
+	if (p->chain_len == 0)
+		return ward_err(WARD_EUNAVAILABLE,
+				"sandbox unavailable: no runner exists for "
+				"platform %s (the runner chain is empty); ward "
+				"is refusing to run the command unconfined",
+				ward_platform_name(p->platform));
+	reasons[0] = '\0';
+	for (size_t i = 0; i < p->chain_len; i++) {
+		enum ward_runner r = p->chain[i];
+		const char *why =
+		    p->cache[r].done ? p->cache[r].why : "not probed";
+		int n =
+		    snprintf(reasons + off, sizeof(reasons) - off, "%s%s: %s",
+			     i ? "; " : "", ward_runner_name(r), why);
+
+		if (n < 0 || (size_t)n >= sizeof(reasons) - off)
+			break;
+		off += (size_t)n;
+	}
+	return ward_err(WARD_EUNAVAILABLE,
+			"sandbox unavailable: no usable runner (%s); ward is "
+			"refusing to run the command unconfined",
+			reasons);
+}
+
+int ward_provider_select(ward_provider *provider, enum ward_runner *out_runner,
+			 enum ward_enforcement *out_enforcement)
+{
+	ward_provider *p = provider;
+	enum ward_runner runner = WARD_RUNNER_NONE;
+	enum ward_enforcement enf = WARD_ENFORCEMENT_NONE;
+
+	if (!p)
+		return ward_err(WARD_EINVAL, "no provider");
+	if (p->runner_command) {
+		runner = WARD_RUNNER_CUSTOM;
+		enf = WARD_ENFORCEMENT_FULL;
+	} else if (p->chain_len == 1) {
+		/*
+		 * A sole candidate needs no arbitration: it is chosen without
+		 * a probe, and its own failure at run time is a runner
+		 * failure. The reserved Windows runner can never confine.
+		 */
+		if (p->chain[0] == WARD_RUNNER_WINDOWS_ACL)
+			return ward_err(
+			    WARD_EUNAVAILABLE,
+			    "sandbox unavailable: the windows-acl "
+			    "runner is reserved and cannot confine; "
+			    "ward is refusing to run the command "
+			    "unconfined");
+		runner = p->chain[0];
+		enf = WARD_ENFORCEMENT_FULL;
+	} else {
+		for (size_t i = 0; i < p->chain_len; i++) {
+			const struct verdict_cache *c =
+			    probe_cached(p, p->chain[i]);
+
+			if (c->verdict == WARD_VERDICT_UNUSABLE)
+				continue;
+			runner = p->chain[i];
+			enf = c->verdict == WARD_VERDICT_PARTIAL
+				  ? WARD_ENFORCEMENT_PARTIAL
+				  : WARD_ENFORCEMENT_FULL;
+			break;
+		}
+		if (runner == WARD_RUNNER_NONE)
+			return unavailable(p);
+	}
+	if (out_runner)
+		*out_runner = runner;
+	if (out_enforcement)
+		*out_enforcement = enf;
+	return 0;
+}
+
+int ward_provider_force(ward_provider *provider, enum ward_runner runner)
+{
+	if (!provider)
+		return ward_err(WARD_EINVAL, "no provider");
+	if (provider->runner_command) {
+		if (runner == WARD_RUNNER_CUSTOM)
+			return 0;
+		return ward_err(WARD_EINVAL,
+				"a runner command (%s) is configured; cannot "
+				"force the %s runner",
+				provider->runner_command,
+				ward_runner_name(runner));
+	}
+	for (size_t i = 0; i < provider->base_len; i++) {
+		if (provider->base_chain[i] == runner) {
+			provider->chain[0] = runner;
+			provider->chain_len = 1;
+			return 0;
+		}
+	}
+	return ward_err(
+	    WARD_EINVAL, "runner %s is not in the runner chain of platform %s",
+	    ward_runner_name(runner), ward_platform_name(provider->platform));
+}
+
+int ward_provider_report(const struct ward_probe_entry **out, size_t *out_len,
+			 ward_provider *provider)
+{
+	ward_provider *p = provider;
+	size_t n = 0;
+
+	if (!out || !out_len || !p)
+		return ward_err(WARD_EINVAL, "invalid argument");
+	if (p->runner_command) {
+		struct ward_probe_entry *e = &p->report[n++];
+
+		e->runner = WARD_RUNNER_CUSTOM;
+		e->verdict = WARD_VERDICT_FULL;
+		e->probed = false;
+		set_why(e->why, sizeof(e->why),
+			"runner command %s (operator-asserted; not probed)",
+			p->runner_command);
+	} else if (p->chain_len == 1) {
+		struct ward_probe_entry *e = &p->report[n++];
+
+		e->runner = p->chain[0];
+		e->probed = false;
+		if (e->runner == WARD_RUNNER_WINDOWS_ACL) {
+			e->verdict = WARD_VERDICT_UNUSABLE;
+			set_why(e->why, sizeof(e->why),
+				"reserved: no Windows runner exists");
+		} else {
+			e->verdict = WARD_VERDICT_FULL;
+			set_why(e->why, sizeof(e->why),
+				"chosen without a probe (sole candidate)");
+		}
+	} else {
+		for (size_t i = 0; i < p->chain_len; i++) {
+			struct ward_probe_entry *e = &p->report[n++];
+			const struct verdict_cache *c =
+			    probe_cached(p, p->chain[i]);
+
+			e->runner = p->chain[i];
+			e->verdict = c->verdict;
+			e->probed = true;
+			set_why(e->why, sizeof(e->why), "%s", c->why);
+		}
+	}
+	*out = p->report;
+	*out_len = n;
+	return 0;
+}
+
+const char *ward_provider_bwrap_path(ward_provider *provider)
+{
+	return provider ? resolve_bwrap(provider) : NULL;
+}
+
+const char *ward_provider_launcher_path(ward_provider *provider)
+{
+	return provider ? resolve_launcher(provider) : NULL;
+}
+
+/* --- exported: confine --------------------------------------------------- */
+
+/* Landlock's in-process plan: read everything, write /dev/null + roots. */
+static int landlock_plan(ward_confined *c, const ward_policy *policy)
+{
+	struct ward_strv ro = {0}, rw = {0};
+	char **roots = NULL;
+	int err;
+
+	err = ward_roots_writable(&roots, policy);
+	if (err)
+		return err;
+	ward_strv_push(&ro, "/");
+	ward_strv_push(&rw, "/dev/null");
+	ward_strv_push_all(&rw, roots);
+	ward_strv_free(roots);
+	err = ward_strv_finish(&c->ll_ro, &ro);
+	if (err) {
+		ward_strv_discard(&rw);
+		return err;
+	}
+	return ward_strv_finish(&c->ll_rw, &rw);
+}
+
+/* Build the wrapped argv for the chosen runner into @c. */
+static int confine_build(ward_confined *c, ward_provider *p,
+			 const ward_policy *policy, char *const argv[])
+{
+	const char *path;
+	int err;
+
+	switch (c->runner) {
+	case WARD_RUNNER_BWRAP:
+		path = resolve_bwrap(p);
+		if (!path)
+			return ward_err(WARD_ERUNNER,
+					"cannot start the bwrap runner: %s",
+					p->bwrap.why);
+		err = check_runner_location("bwrap", path, policy);
+		if (err)
+			return err;
+		err = ward_profile_bwrap(&c->argv, policy, path, -1, argv);
+		break;
+	case WARD_RUNNER_CUSTOM:
+		path = resolve_custom(p);
+		if (!path)
+			return ward_err(WARD_ERUNNER,
+					"cannot start the custom runner: %s",
+					p->custom.why);
+		err = check_runner_location("runner command", path, policy);
+		if (err)
+			return err;
+		err = ward_profile_bwrap(&c->argv, policy, path, -1, argv);
+		break;
+	case WARD_RUNNER_LANDLOCK:
+		path = resolve_launcher(p);
+		if (!path)
+			return ward_err(WARD_ERUNNER,
+					"cannot start the landlock runner: %s",
+					p->launcher.why);
+		err = ward_profile_landlock(&c->argv, policy, path, argv);
+		if (!err)
+			err = landlock_plan(c, policy);
+		break;
+	case WARD_RUNNER_SEATBELT:
+		path = SANDBOX_EXEC;
+		err = ward_profile_seatbelt_argv(&c->argv, policy, argv);
+		break;
+	default:
+		return ward_err(WARD_ERUNNER, "the %s runner cannot confine",
+				ward_runner_name(c->runner));
+	}
+	if (err)
+		return err;
+	c->runner_path = strdup(path);
+	if (!c->runner_path)
+		return ward_err(-ENOMEM, "out of memory");
+	return 0;
+}
+
+int ward_provider_confine(ward_confined **out, ward_provider *provider,
+			  const ward_policy *policy, char *const argv[])
+{
+	ward_confined *c;
+	int err;
+
+	if (!out || !provider || !policy)
+		return ward_err(WARD_EINVAL, "invalid argument");
+	if (!argv || !argv[0] || !argv[0][0])
+		return ward_err(WARD_EINVAL, "no command to confine");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ward_err(-ENOMEM, "out of memory");
+	c->mode = ward_policy_mode(policy);
+	c->cmd = ward_strv_dup(argv);
+	if (!c->cmd) {
+		err = ward_err(-ENOMEM, "out of memory");
+		goto out_free_confined;
+	}
+	if (c->mode == WARD_MODE_DANGER_FULL_ACCESS) {
+		/* Nothing to confine: the bare argv, stated as runner none. */
+		c->runner = WARD_RUNNER_NONE;
+		c->enforcement = WARD_ENFORCEMENT_NONE;
+		c->argv = ward_strv_dup(argv);
+		if (!c->argv) {
+			err = ward_err(-ENOMEM, "out of memory");
+			goto out_free_confined;
+		}
+		*out = c;
+		return 0;
+	}
+	err = ward_provider_select(provider, &c->runner, &c->enforcement);
+	if (err)
+		goto out_free_confined;
+	err = confine_build(c, provider, policy, argv);
+	if (err)
+		goto out_free_confined;
+	*out = c;
+	return 0;
+
+out_free_confined:
+	ward_confined_free(c);
+	return err;
+}
+
+void ward_confined_free(ward_confined *confined)
+{
+	if (!confined)
+		return;
+	ward_strv_free(confined->argv);
+	ward_strv_free(confined->cmd);
+	ward_strv_free(confined->ll_ro);
+	ward_strv_free(confined->ll_rw);
+	free(confined->runner_path);
+	free(confined);
+}
+
+char *const *ward_confined_argv(const ward_confined *confined)
+{
+	return confined ? confined->argv : NULL;
+}
+
+enum ward_runner ward_confined_runner(const ward_confined *c)
+{
+	return c ? c->runner : WARD_RUNNER_NONE;
+}
+
+enum ward_enforcement ward_confined_enforcement(const ward_confined *c)
+{
+	return c ? c->enforcement : WARD_ENFORCEMENT_NONE;
+}
+
+enum ward_mode ward_confined_mode(const ward_confined *c)
+{
+	/* No confinement described: report the fail-safe mode. */
+	return c ? c->mode : WARD_MODE_READ_ONLY;
+}
+
+const char *ward_confined_denial_signature(const ward_confined *c)
+{
+	return ward_denial_signature(c ? c->runner : WARD_RUNNER_NONE);
+}

@@ -1,0 +1,292 @@
+#!/usr/bin/env bats
+# shellcheck shell=bats
+#
+# End-to-end tests of the static launcher build/bin/landlock-run, driven
+# directly (no ward in between). Each test gets $W with two directories:
+# $W/rw (granted with --rw) and $W/out (not granted; only readable through
+# --ro /). Where a test asserts a denial it first shows, when it can, that
+# the same operation succeeds unconfined, so a denial cannot come from
+# anything but the sandbox.
+
+bats_require_minimum_version 1.5.0
+
+LR="$BATS_TEST_DIRNAME/../../build/bin/landlock-run"
+
+setup() {
+	[ -x "$LR" ] || {
+		echo "# $LR is missing: run make" >&2
+		return 1
+	}
+	W=$BATS_TEST_TMPDIR
+	mkdir -p "$W/rw" "$W/out"
+	PROFILE=(--ro / --rw /dev/null --rw "$W/rw")
+}
+
+# Skip unless the kernel has Landlock at all; a broken probe still fails.
+need_landlock() {
+	run --separate-stderr "$LR" --probe
+	case "$stderr" in
+	*"Landlock is not supported"* | *"disabled at boot"*)
+		skip "no Landlock on this kernel: $stderr"
+		;;
+	esac
+	PROBE_OUT=$output
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+}
+
+# $stderr has a fatal "landlock-run:" line (the info line excluded).
+has_fatal_line() {
+	grep -v '^landlock-run: partial enforcement' <<<"$stderr" |
+		grep -q '^landlock-run: '
+}
+
+# --- probe, help, version -------------------------------------------------
+
+@test "--probe restricts a child and reports the enforcement" {
+	need_landlock
+	run --separate-stderr "$LR" --probe
+	echo "# stdout: $output" "# stderr: $stderr"
+	[ "$status" = 0 ]
+	if grep -q '^landlock-run: partial enforcement' <<<"$stderr"; then
+		[ "$output" = "landlock: partially enforced" ]
+	else
+		[ "$output" = "landlock: fully enforced" ]
+		[ -z "$stderr" ]
+	fi
+}
+
+@test "--probe refuses extra arguments" {
+	run --separate-stderr "$LR" --probe --ro /
+	[ "$status" = 125 ]
+	has_fatal_line
+}
+
+@test "--help and --version exit 0 on stdout" {
+	run --separate-stderr "$LR" --help
+	[ "$status" = 0 ]
+	[[ "$output" == Usage:* ]]
+	run --separate-stderr "$LR" --version
+	[ "$status" = 0 ]
+	[[ "$output" == "landlock-run "[0-9]* ]]
+}
+
+@test "the launcher is statically linked" {
+	if command -v file >/dev/null; then
+		run file -L "$LR"
+		echo "# $output"
+		[[ "$output" == *"statically linked"* || "$output" == *"static-pie linked"* ]]
+	elif command -v ldd >/dev/null; then
+		run ldd "$LR"
+		echo "# $output"
+		[[ "$output" == *"not a dynamic executable"* || "$output" == *"statically linked"* ]]
+	else
+		skip "neither file nor ldd is installed"
+	fi
+}
+
+# --- writes ----------------------------------------------------------------
+
+@test "a write outside the --rw roots is denied" {
+	need_landlock
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- \
+		sh -c "echo x > '$W/out/f'"
+	echo "# status $status, stderr: $stderr"
+	[ "$status" != 0 ]
+	[ "$status" != 125 ]
+	[[ "$stderr" == *"Permission denied"* ]]
+	[ ! -e "$W/out/f" ]
+}
+
+@test "a write under --rw is allowed" {
+	need_landlock
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- \
+		sh -c "echo hello > '$W/rw/f' && cat '$W/rw/f'"
+	[ "$status" = 0 ]
+	[ "$output" = hello ]
+	[ "$(cat "$W/rw/f")" = hello ]
+}
+
+@test "--rw /dev/null (a non-directory grant) is writable" {
+	need_landlock
+	run --separate-stderr "$LR" --ro / --rw /dev/null -- \
+		sh -c 'echo x > /dev/null && echo ok'
+	[ "$status" = 0 ]
+	[ "$output" = ok ]
+}
+
+@test "the command's exit status and stdio pass through" {
+	need_landlock
+	run --separate-stderr "$LR" --ro / -- sh -c 'read l; echo "got $l"; exit 7' <<<"ping"
+	[ "$status" = 7 ]
+	[ "$output" = "got ping" ]
+}
+
+@test "a symlink in a --rw dir pointing outside does not allow writing" {
+	need_landlock
+	echo orig >"$W/out/target"
+	ln -s "$W/out/target" "$W/rw/link"
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- \
+		sh -c "echo pwned > '$W/rw/link'"
+	echo "# status $status, stderr: $stderr"
+	[ "$status" != 0 ]
+	[[ "$stderr" == *"Permission denied"* ]]
+	[ "$(cat "$W/out/target")" = orig ]
+}
+
+@test "a hard link to a file outside the --rw dir cannot be created" {
+	need_landlock
+	echo orig >"$W/out/victim"
+	# Unconfined, the same link works (same filesystem).
+	ln "$W/out/victim" "$W/out/control"
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- \
+		ln "$W/out/victim" "$W/rw/hardlink"
+	echo "# status $status, stderr: $stderr"
+	[ "$status" != 0 ]
+	[[ "$stderr" == *"Invalid cross-device link"* || "$stderr" == *"Permission denied"* ]]
+	[ ! -e "$W/rw/hardlink" ]
+}
+
+@test "a file cannot be renamed out of the --rw dir" {
+	need_landlock
+	echo data >"$W/rw/f"
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- mv "$W/rw/f" "$W/out/f"
+	echo "# status $status, stderr: $stderr"
+	[ "$status" != 0 ]
+	[ -e "$W/rw/f" ]
+	[ ! -e "$W/out/f" ]
+}
+
+@test "a rename inside the --rw dir works" {
+	need_landlock
+	echo data >"$W/rw/f"
+	mkdir "$W/rw/sub"
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- mv "$W/rw/f" "$W/rw/sub/g"
+	[ "$status" = 0 ]
+	[ -e "$W/rw/sub/g" ]
+}
+
+@test "a device node cannot be created even under --rw, even by root" {
+	need_landlock
+	need_root
+	mknod "$W/out/control" c 1 3 2>/dev/null ||
+		skip "mknod is not permitted here even unconfined"
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- mknod "$W/rw/null" c 1 3
+	echo "# status $status, stderr: $stderr"
+	[ "$status" != 0 ]
+	# EACCES is Landlock's refusal (MAKE_CHAR withheld); the dropped
+	# CAP_MKNOD alone would have said "Operation not permitted".
+	[[ "$stderr" == *"Permission denied"* ]]
+	[ ! -e "$W/rw/null" ]
+	# A FIFO in the same place is fine: the grant itself works.
+	run --separate-stderr "$LR" "${PROFILE[@]}" -- mkfifo "$W/rw/fifo"
+	[ "$status" = 0 ]
+	[ -p "$W/rw/fifo" ]
+}
+
+# --- process hygiene -------------------------------------------------------
+
+@test "a root caller's command has no capabilities and no_new_privs" {
+	need_landlock
+	need_root
+	grep -q '^CapEff:[[:space:]]*0*[1-9a-f]' /proc/self/status ||
+		skip "the caller has no capabilities to lose"
+	run --separate-stderr "$LR" --ro / -- grep -E '^(Cap|NoNewPrivs)' /proc/self/status
+	echo "# $output"
+	[ "$status" = 0 ]
+	[ "$(grep -c '^Cap' <<<"$output")" = 5 ]
+	[ -z "$(grep '^Cap' <<<"$output" | grep -v $'\t0000000000000000$')" ]
+	grep -q $'^NoNewPrivs:\t1$' <<<"$output"
+}
+
+@test "descriptors opened by the caller are not inherited" {
+	need_landlock
+	exec 7</etc/passwd
+	# Unconfined, fd 7 reaches the child: the check below can fail.
+	run sh -c 'test -e /proc/self/fd/7 && echo open || echo closed'
+	[ "$output" = open ]
+	run --separate-stderr "$LR" --ro / -- \
+		sh -c 'test -e /proc/self/fd/7 && echo open || echo closed'
+	exec 7<&-
+	[ "$status" = 0 ]
+	[ "$output" = closed ]
+	run --separate-stderr "$LR" --ro / -- ls /proc/self/fd
+	echo "# fds: $output"
+	[ -z "$(grep -x 7 <<<"$output")" ]
+}
+
+@test "the command cannot signal the caller (signal scoping)" {
+	need_landlock
+	[ "$PROBE_OUT" = "landlock: fully enforced" ] ||
+		skip "signal scoping needs Landlock ABI 6"
+	sleep 60 3>&- &
+	local victim=$!
+	disown "$victim" # no job-control chatter when it is killed below
+	run sh -c "kill -0 $victim && echo reachable"
+	[ "$output" = reachable ]
+	run --separate-stderr "$LR" --ro / -- sh -c "kill -TERM $victim"
+	echo "# status $status, stderr: $stderr"
+	local alive=no
+	kill -0 "$victim" 2>/dev/null && alive=yes
+	kill -KILL "$victim" 2>/dev/null || true
+	[ "$status" != 0 ]
+	[[ "$stderr" == *"Operation not permitted"* ]]
+	[ "$alive" = yes ]
+}
+
+# --- launcher failures: exit 125 and one "landlock-run:" line -------------
+
+@test "bad usage exits 125 with a landlock-run: line" {
+	local -a cases=(
+		"--ro / true"
+		"--ro / --"
+		"--bogus -- true"
+		"--ro"
+		"--rw -- true"
+		""
+	)
+	local c
+	for c in "${cases[@]}"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$LR" $c
+		echo "# landlock-run $c -> $status: $stderr"
+		[ "$status" = 125 ]
+		has_fatal_line
+		[ -z "$output" ]
+	done
+}
+
+@test "a missing --ro or --rw path exits 125 naming the path" {
+	need_landlock
+	run --separate-stderr "$LR" --ro / --rw "$W/nope" -- touch "$W/rw/ran"
+	echo "# $stderr"
+	[ "$status" = 125 ]
+	has_fatal_line
+	[[ "$stderr" == *"$W/nope"* ]]
+	[ ! -e "$W/rw/ran" ]
+	run --separate-stderr "$LR" --ro "$W/also-nope" -- true
+	[ "$status" = 125 ]
+	[[ "$stderr" == "landlock-run: "*"$W/also-nope"* ]]
+}
+
+@test "a command that is not found exits 125 with a landlock-run: line" {
+	need_landlock
+	run --separate-stderr "$LR" --ro / -- ward-no-such-command-xyz
+	echo "# $stderr"
+	[ "$status" = 125 ]
+	[ "$stderr" = "landlock-run: ward-no-such-command-xyz: command not found" ]
+	run --separate-stderr "$LR" --ro / -- "$W/out/missing"
+	[ "$status" = 125 ]
+	has_fatal_line
+}
+
+@test "a full enforcement prints no info line" {
+	need_landlock
+	[ "$PROBE_OUT" = "landlock: fully enforced" ] ||
+		skip "this kernel enforces partially"
+	run --separate-stderr "$LR" --ro / -- true
+	[ "$status" = 0 ]
+	[ -z "$stderr" ]
+}

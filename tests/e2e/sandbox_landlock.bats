@@ -1,0 +1,1 @@
+sandbox_cases.bats.in

@@ -61,21 +61,21 @@ extern const char *cli_name;
 
 /* Print "<cli_name>: <message>\n" on stderr and exit with @status. */
 noreturn void die(int status, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* As die(), with ": <strerror(errno)>" appended. */
 noreturn void die_errno(int status, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /*
  * A bad command line: the message, then @usage and a pointer to --help,
  * then exit 2.
  */
 noreturn void die_usage(const char *usage, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /*
  * Report a getopt_long() failure (@ret is '?' or ':') naming the culprit
  * option, then exit 2. The option string must start with "+:".
  */
-noreturn void die_getopt(const char *usage, int ret, char **argv);
+noreturn void die_getopt(const char *usage, int ret, int argc, char **argv);
 
 /* The common policy options of `ward run` and `ward confine`. */
 struct cli_policy_opts {
@@ -86,16 +86,17 @@ struct cli_policy_opts {
 	bool landlock_via_launcher;
 };
 
+/* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
 	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false }
 
 #define CLI_POLICY_SHORTOPTS "m:w:r:c:"
 #define CLI_POLICY_LONGOPTS                                                   \
 	{"mode", required_argument, NULL, 'm'},                               \
-		{"workspace", required_argument, NULL, 'w'},                  \
-		{"runner", required_argument, NULL, 'r'},                     \
-		{"landlock-via-launcher", no_argument, NULL,                  \
-		 CLI_OPT_LL_LAUNCHER}
+	{"workspace", required_argument, NULL, 'w'},                          \
+	{"runner", required_argument, NULL, 'r'},                             \
+	{"landlock-via-launcher", no_argument, NULL, CLI_OPT_LL_LAUNCHER}
+/* clang-format on */
 
 /*
  * cli_policy_option - handle one option returned by getopt_long() if it is
@@ -117,8 +118,8 @@ enum ward_runner cli_parse_runner(const char *arg, const char *usage);
  * command. The vector is malloc'd (the strings are borrowed from @argv);
  * the caller frees only the vector.
  */
-char **cli_command_argv(const struct cli_policy_opts *o, int argc,
-			char **argv, const char *usage);
+char **cli_command_argv(const struct cli_policy_opts *o, int argc, char **argv,
+			const char *usage);
 
 /*
  * cli_policy_build - make the policy and the provider the options ask for.

@@ -12,8 +12,8 @@
 #include "cli.h"
 
 static const char confine_usage[] =
-	"ward confine [OPTIONS] -- COMMAND [ARG...]\n"
-	"       ward confine [OPTIONS] -c 'SHELL STRING' [NAME [ARG...]]";
+    "ward confine [OPTIONS] -- COMMAND [ARG...]\n"
+    "       ward confine [OPTIONS] -c 'SHELL STRING' [NAME [ARG...]]";
 
 static void print_help(void)
 {
@@ -50,7 +50,8 @@ static void print_help(void)
 	       "  ward confine -- make test\n"
 	       "  ward confine --runner landlock --mode workspace-write "
 	       "--json -- npm ci\n"
-	       "  eval \"WARD_SANDBOX=landlock $(ward confine -r landlock -- ls)\"\n",
+	       "  eval \"WARD_SANDBOX=landlock $(ward confine -r landlock -- "
+	       "ls)\"\n",
 	       confine_usage);
 }
 
@@ -65,20 +66,20 @@ static void print_json(const ward_confined *c)
 	if (!obj || !arr || !env)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; argv && argv[i]; i++)
-		if (json_array_append_new(arr, cli_json_text(argv[i],
-							     strlen(argv[i]))))
+		if (json_array_append_new(
+			arr, cli_json_text(argv[i], strlen(argv[i]))))
 			die(CLI_EXIT_WARD, "out of memory");
 	if (json_object_set_new(obj, "argv", arr) ||
 	    json_object_set_new(obj, "runner", json_string(runner)) ||
 	    json_object_set_new(obj, "enforcement",
 				json_string(ward_enforcement_name(
-					ward_confined_enforcement(c)))) ||
-	    json_object_set_new(obj, "mode",
-				json_string(ward_mode_name(
-					ward_confined_mode(c)))) ||
-	    json_object_set_new(obj, "denial_signature",
-				json_string(ward_confined_denial_signature(
-					c))) ||
+				    ward_confined_enforcement(c)))) ||
+	    json_object_set_new(
+		obj, "mode",
+		json_string(ward_mode_name(ward_confined_mode(c)))) ||
+	    json_object_set_new(
+		obj, "denial_signature",
+		json_string(ward_confined_denial_signature(c))) ||
 	    /* Runner none confines nothing: the environment stays as is. */
 	    (ward_confined_runner(c) != WARD_RUNNER_NONE &&
 	     json_object_set_new(env, "WARD_SANDBOX", json_string(runner))) ||
@@ -90,10 +91,10 @@ static void print_json(const ward_confined *c)
 int cmd_confine(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		CLI_POLICY_LONGOPTS,
-		{"json", no_argument, NULL, CLI_OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    CLI_POLICY_LONGOPTS,
+	    {"json", no_argument, NULL, CLI_OPT_JSON},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	ward_provider *provider = NULL;
@@ -118,11 +119,11 @@ int cmd_confine(int argc, char **argv)
 			print_help();
 			return CLI_EXIT_OK;
 		default:
-			die_getopt(confine_usage, opt, argv);
+			die_getopt(confine_usage, opt, argc, argv);
 		}
 	}
-	cmd = cli_command_argv(&po, argc - optind, argv + optind,
-			       confine_usage);
+	cmd =
+	    cli_command_argv(&po, argc - optind, argv + optind, confine_usage);
 	cli_policy_build(&policy, &provider, &po, confine_usage);
 
 	err = ward_provider_confine(&confined, provider, policy, cmd);

@@ -96,38 +96,36 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	for (size_t i = 0; !bad && i < n; i++) {
 		json_t *c = json_object();
 
-		bad = !c ||
-		      json_object_set_new(
-			      c, "runner",
-			      json_string(ward_runner_name(e[i].runner))) ||
-		      json_object_set_new(
-			      c, "verdict",
-			      json_string(verdict_name(e[i].verdict))) ||
-		      json_object_set_new(
-			      c, "usable",
-			      json_boolean(e[i].verdict !=
-					   WARD_VERDICT_UNUSABLE)) ||
-		      json_object_set_new(c, "probed",
-					  json_boolean(e[i].probed)) ||
-		      json_object_set_new(c, "why",
-					  cli_json_text(e[i].why,
-							strlen(e[i].why))) ||
-		      json_array_append_new(chain, c);
+		bad =
+		    !c ||
+		    json_object_set_new(
+			c, "runner",
+			json_string(ward_runner_name(e[i].runner))) ||
+		    json_object_set_new(
+			c, "verdict",
+			json_string(verdict_name(e[i].verdict))) ||
+		    json_object_set_new(
+			c, "usable",
+			json_boolean(e[i].verdict != WARD_VERDICT_UNUSABLE)) ||
+		    json_object_set_new(c, "probed",
+					json_boolean(e[i].probed)) ||
+		    json_object_set_new(
+			c, "why", cli_json_text(e[i].why, strlen(e[i].why))) ||
+		    json_array_append_new(chain, c);
 	}
 	bad = bad ||
 	      json_object_set_new(
-		      obj, "platform",
-		      json_string(ward_platform_name(ward_platform_current()))) ||
+		  obj, "platform",
+		  json_string(ward_platform_name(ward_platform_current()))) ||
 	      json_object_set_new(obj, "chain", chain) ||
-	      json_object_set_new(obj, "chosen",
-				  select_err ? json_null()
-					     : json_string(ward_runner_name(
-						       chosen))) ||
-	      json_object_set_new(obj, "enforcement",
-				  select_err ? json_null()
-					     : json_string(
-						       ward_enforcement_name(
-							       enf))) ||
+	      json_object_set_new(
+		  obj, "chosen",
+		  select_err ? json_null()
+			     : json_string(ward_runner_name(chosen))) ||
+	      json_object_set_new(
+		  obj, "enforcement",
+		  select_err ? json_null()
+			     : json_string(ward_enforcement_name(enf))) ||
 	      json_object_set_new(llo, "abi",
 				  ll->abi > 0 ? json_integer(ll->abi)
 					      : json_null()) ||
@@ -139,11 +137,11 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 					      : json_null()) ||
 	      json_object_set_new(obj, "landlock", llo) ||
 	      json_object_set_new(
-		      paths, "bwrap",
-		      json_str_or_null(ward_provider_bwrap_path(provider))) ||
+		  paths, "bwrap",
+		  json_str_or_null(ward_provider_bwrap_path(provider))) ||
 	      json_object_set_new(
-		      paths, "landlock_run",
-		      json_str_or_null(ward_provider_launcher_path(provider))) ||
+		  paths, "landlock_run",
+		  json_str_or_null(ward_provider_launcher_path(provider))) ||
 	      json_object_set_new(obj, "paths", paths);
 	if (bad)
 		die(CLI_EXIT_WARD, "out of memory");
@@ -165,11 +163,11 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 		printf(" %s", ward_runner_name(e[i].runner));
 	printf("%s\n", n ? "" : " (empty)");
 	for (size_t i = 0; i < n; i++) {
-		const char *verdict =
-			e[i].verdict == WARD_VERDICT_UNUSABLE ? "unusable"
-			: e[i].verdict == WARD_VERDICT_FULL
-				? "usable, full enforcement"
-				: "usable, partial enforcement";
+		const char *verdict = e[i].verdict == WARD_VERDICT_UNUSABLE
+					  ? "unusable"
+				      : e[i].verdict == WARD_VERDICT_FULL
+					  ? "usable, full enforcement"
+					  : "usable, partial enforcement";
 
 		printf("  %-11s %s%s%s%s\n", ward_runner_name(e[i].runner),
 		       verdict, e[i].probed ? "" : " (not probed)",
@@ -196,10 +194,10 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"json", no_argument, NULL, CLI_OPT_JSON},
-		{"runner", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, CLI_OPT_JSON},
+	    {"runner", required_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const struct ward_probe_entry *entries = NULL;
 	enum ward_runner forced = WARD_RUNNER_NONE;
@@ -213,8 +211,7 @@ int cmd_probe(int argc, char **argv)
 	int opt, err, select_err;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:r:h", longopts, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, "+:r:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case CLI_OPT_JSON:
 			json = true;
@@ -226,7 +223,7 @@ int cmd_probe(int argc, char **argv)
 			print_help();
 			return CLI_EXIT_OK;
 		default:
-			die_getopt(probe_usage, opt, argv);
+			die_getopt(probe_usage, opt, argc, argv);
 		}
 	}
 	if (optind < argc)

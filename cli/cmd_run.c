@@ -22,8 +22,8 @@
 #define DEFAULT_MAX_OUTPUT (1024 * 1024)
 
 static const char run_usage[] =
-	"ward run [OPTIONS] -- COMMAND [ARG...]\n"
-	"       ward run [OPTIONS] -c 'SHELL STRING' [NAME [ARG...]]";
+    "ward run [OPTIONS] -- COMMAND [ARG...]\n"
+    "       ward run [OPTIONS] -c 'SHELL STRING' [NAME [ARG...]]";
 
 static void print_help(void)
 {
@@ -194,8 +194,8 @@ static int check_file(const char *path)
 
 	if (stat(path, &st) != 0)
 		return errno == ENOENT || errno == ENOTDIR
-			       ? CLI_EXIT_NOT_FOUND
-			       : CLI_EXIT_CANNOT_EXEC;
+			   ? CLI_EXIT_NOT_FOUND
+			   : CLI_EXIT_CANNOT_EXEC;
 	if (S_ISDIR(st.st_mode)) {
 		errno = EISDIR;
 		return CLI_EXIT_CANNOT_EXEC;
@@ -264,12 +264,11 @@ static int find_command(const char *name, const char *ws, char *why,
 static noreturn void fail_command(int status, const char *why, bool json)
 {
 	if (json) {
-		cli_json_error(status == CLI_EXIT_NOT_FOUND
-				       ? "COMMAND_NOT_FOUND"
-			       : status == CLI_EXIT_CANNOT_EXEC
-				       ? "COMMAND_NOT_EXECUTABLE"
-				       : "WARD_FAILED",
-			       why);
+		cli_json_error(
+		    status == CLI_EXIT_NOT_FOUND     ? "COMMAND_NOT_FOUND"
+		    : status == CLI_EXIT_CANNOT_EXEC ? "COMMAND_NOT_EXECUTABLE"
+						     : "WARD_FAILED",
+		    why);
 		exit(status);
 	}
 	die(status, "%s", why);
@@ -309,20 +308,19 @@ static void print_json(const ward_result *r)
 	    json_object_set_new(obj, "stdout", cli_json_text(out, out_len)) ||
 	    json_object_set_new(obj, "stderr", cli_json_text(err, err_len)) ||
 	    json_object_set_new(
-		    obj, "stdout_truncated_bytes",
-		    json_integer((json_int_t)ward_result_stdout_dropped(r))) ||
+		obj, "stdout_truncated_bytes",
+		json_integer((json_int_t)ward_result_stdout_dropped(r))) ||
 	    json_object_set_new(
-		    obj, "stderr_truncated_bytes",
-		    json_integer((json_int_t)ward_result_stderr_dropped(r))) ||
-	    json_object_set_new(sb, "mode",
-				json_string(ward_mode_name(
-					ward_result_mode(r)))) ||
-	    json_object_set_new(sb, "runner",
-				json_string(ward_runner_name(
-					ward_result_runner(r)))) ||
+		obj, "stderr_truncated_bytes",
+		json_integer((json_int_t)ward_result_stderr_dropped(r))) ||
+	    json_object_set_new(
+		sb, "mode", json_string(ward_mode_name(ward_result_mode(r)))) ||
+	    json_object_set_new(
+		sb, "runner",
+		json_string(ward_runner_name(ward_result_runner(r)))) ||
 	    json_object_set_new(sb, "enforcement",
 				json_string(ward_enforcement_name(
-					ward_result_enforcement(r)))) ||
+				    ward_result_enforcement(r)))) ||
 	    json_object_set_new(sb, "denied",
 				json_boolean(ward_result_denied(r))) ||
 	    json_object_set_new(obj, "sandbox", sb))
@@ -355,13 +353,13 @@ static void print_epilogue(const ward_result *r, const char *timeout_arg)
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		CLI_POLICY_LONGOPTS,
-		{"timeout", required_argument, NULL, 't'},
-		{"no-stdin", no_argument, NULL, 'n'},
-		{"json", no_argument, NULL, CLI_OPT_JSON},
-		{"max-output", required_argument, NULL, CLI_OPT_MAX_OUTPUT},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    CLI_POLICY_LONGOPTS,
+	    {"timeout", required_argument, NULL, 't'},
+	    {"no-stdin", no_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, CLI_OPT_JSON},
+	    {"max-output", required_argument, NULL, CLI_OPT_MAX_OUTPUT},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct ward_exec_options xo = WARD_EXEC_OPTIONS_INIT;
@@ -398,7 +396,7 @@ int cmd_run(int argc, char **argv)
 			print_help();
 			return CLI_EXIT_OK;
 		default:
-			die_getopt(run_usage, opt, argv);
+			die_getopt(run_usage, opt, argc, argv);
 		}
 	}
 	if (max_output && !json)
@@ -415,8 +413,8 @@ int cmd_run(int argc, char **argv)
 	xo.stdin_fd = !no_stdin && fcntl(0, F_GETFD) != -1 ? 0 : -1;
 	xo.stdout_fd = 1;
 	xo.stderr_fd = 2;
-	xo.capture_limit = json ? (max_output ? max_output : DEFAULT_MAX_OUTPUT)
-				: 0;
+	xo.capture_limit =
+	    json ? (max_output ? max_output : DEFAULT_MAX_OUTPUT) : 0;
 	xo.landlock_via_launcher = po.landlock_via_launcher;
 
 	if (!json)

@@ -22,11 +22,11 @@
 static int cmd_help(int argc, char **argv);
 
 static const struct cli_command commands[] = {
-	{"run", cmd_run, "run a command under the file sandbox"},
-	{"probe", cmd_probe, "show which runners can confine on this machine"},
-	{"confine", cmd_confine,
-	 "print the confined argv for a command, without running it"},
-	{"help", cmd_help, "show the help of a command"},
+    {"run", cmd_run, "run a command under the file sandbox"},
+    {"probe", cmd_probe, "show which runners can confine on this machine"},
+    {"confine", cmd_confine,
+     "print the confined argv for a command, without running it"},
+    {"help", cmd_help, "show the help of a command"},
 };
 
 #ifndef WARD_LIBEXECDIR
@@ -84,9 +84,11 @@ noreturn void die_usage(const char *usage, const char *fmt, ...)
 	exit(CLI_EXIT_USAGE);
 }
 
-noreturn void die_getopt(const char *usage, int ret, char **argv)
+noreturn void die_getopt(const char *usage, int ret, int argc, char **argv)
 {
-	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	/* Some libcs (musl) move optind past argc after a missing value. */
+	int at = optind > argc ? argc : optind;
+	const char *arg = at > 0 && argv[at - 1] ? argv[at - 1] : "";
 	char shortopt[3] = {'-', (char)optopt, '\0'};
 	const char *culprit = arg;
 	const char *eq;
@@ -173,8 +175,8 @@ bool cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg,
 	return false;
 }
 
-char **cli_command_argv(const struct cli_policy_opts *o, int argc,
-			char **argv, const char *usage)
+char **cli_command_argv(const struct cli_policy_opts *o, int argc, char **argv,
+			const char *usage)
 {
 	size_t extra = o->shell_string ? 3 : 0;
 	char **cmd;
@@ -233,7 +235,7 @@ void cli_policy_build(ward_policy **out_policy, ward_provider **out_provider,
 /* --- sandbox unavailable --------------------------------------------- */
 
 const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
-			       ward_provider *provider)
+			    ward_provider *provider)
 {
 	switch (r) {
 	case WARD_RUNNER_BWRAP:
@@ -272,8 +274,9 @@ const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
 			 "was refused");
 		break;
 	default:
-		snprintf(buf, len, "run 'ward probe' to see which runners "
-				   "can confine");
+		snprintf(buf, len,
+			 "run 'ward probe' to see which runners "
+			 "can confine");
 		break;
 	}
 	return buf;
@@ -303,20 +306,23 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 		*cut = '\0';
 	detail = text;
 	if (forced != WARD_RUNNER_NONE) {
-		cli_runner_hint(hints[nhints++], sizeof(hints[0]), forced, provider);
+		cli_runner_hint(hints[nhints++], sizeof(hints[0]), forced,
+				provider);
 	} else if (err == WARD_ERUNNER &&
 		   ward_provider_select(provider, &chosen, &enf) == 0) {
 		/* The runner was chosen (cached) and broke at run time. */
-		cli_runner_hint(hints[nhints++], sizeof(hints[0]), chosen, provider);
+		cli_runner_hint(hints[nhints++], sizeof(hints[0]), chosen,
+				provider);
 	} else if (ward_provider_report(&entries, &n, provider) == 0) {
 		for (size_t i = 0; i < n && nhints < 4; i++)
 			if (entries[i].verdict == WARD_VERDICT_UNUSABLE)
-				cli_runner_hint(hints[nhints++], sizeof(hints[0]),
-					    entries[i].runner, provider);
+				cli_runner_hint(hints[nhints++],
+						sizeof(hints[0]),
+						entries[i].runner, provider);
 	}
 	if (nhints == 0)
-		cli_runner_hint(hints[nhints++], sizeof(hints[0]), WARD_RUNNER_NONE,
-			    provider);
+		cli_runner_hint(hints[nhints++], sizeof(hints[0]),
+				WARD_RUNNER_NONE, provider);
 
 	if (json) {
 		json_t *obj = json_object();
@@ -331,9 +337,8 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 		if (!obj || !h ||
 		    json_object_set_new(obj, "error",
 					json_string("SANDBOX_UNAVAILABLE")) ||
-		    json_object_set_new(obj, "message", cli_json_text(
-								msg,
-								strlen(msg))) ||
+		    json_object_set_new(obj, "message",
+					cli_json_text(msg, strlen(msg))) ||
 		    json_object_set_new(obj, "hints", h))
 			die(CLI_EXIT_WARD, "out of memory");
 		cli_json_print(obj);

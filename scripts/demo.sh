@@ -97,10 +97,10 @@ title() {
 }
 expect_marker() { # MODE
 	local marker="[sandbox: file access denied under $1 mode]"
-	if grep -qF -- "$marker" "$err"; then
+	if [ "$(tail -n 1 "$err")" = "$marker" ]; then
 		ok "stderr ends with the marker $marker"
 	else
-		fail "no '$marker' on stderr"
+		fail "the last stderr line is not '$marker'"
 	fi
 }
 

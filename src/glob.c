@@ -290,8 +290,8 @@ int ward_glob_translate(char **out, const char *g, size_t len,
 			size_t end;
 			const char *err;
 
-			err = parse_bracket(g, len, lit, i, &set, &neg, &end,
-					    at);
+			err =
+			    parse_bracket(g, len, lit, i, &set, &neg, &end, at);
 			if (err) {
 				*why = err;
 				goto out_free;
@@ -316,8 +316,7 @@ out_free:
 	return WARD_EINVAL;
 }
 
-size_t ward_glob_prefix_len(const char *g, size_t len,
-			    const unsigned char *lit)
+size_t ward_glob_prefix_len(const char *g, size_t len, const unsigned char *lit)
 {
 	size_t slash = 0;
 
@@ -361,6 +360,45 @@ size_t ward_glob_suffix(const char *g, size_t len, const unsigned char *lit,
 		start++;
 	*n = len - start;
 	return start;
+}
+
+size_t ward_glob_longest_run(const char *g, size_t len,
+			     const unsigned char *lit, size_t from, size_t *n)
+{
+	size_t best = len, best_n = 0, start = from;
+
+	for (size_t i = from;;) {
+		bool end = i >= len;
+
+		if (end || ward_glob_is_magic(g, lit, i)) {
+			/* close the run [start, i) */
+			while (start < i && g[start] == '/')
+				start++;
+			if (i - start > best_n) {
+				best = start;
+				best_n = i - start;
+			}
+			if (end)
+				break;
+			if (g[i] == '[') {
+				struct bset set;
+				bool neg;
+				size_t stop, at;
+
+				if (parse_bracket(g, len, lit, i, &set, &neg,
+						  &stop, &at))
+					break;
+				i = stop;
+			} else {
+				i++;
+			}
+			start = i;
+			continue;
+		}
+		i++;
+	}
+	*n = best_n;
+	return best;
 }
 
 int ward_glob_to_regex(char **out, const char *glob)

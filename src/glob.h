@@ -73,4 +73,13 @@ size_t ward_glob_prefix_len(const char *glob, size_t len,
 size_t ward_glob_suffix(const char *glob, size_t len, const unsigned char *lit,
 			size_t *n);
 
+/*
+ * ward_glob_longest_run - the longest literal run of @glob from offset
+ * @from on (runs are split by active metacharacters and bracket
+ * expressions; leading '/' bytes dropped). Every path the glob matches
+ * contains it. Returns its offset; *n is its length (0: none).
+ */
+size_t ward_glob_longest_run(const char *glob, size_t len,
+			     const unsigned char *lit, size_t from, size_t *n);
+
 #endif

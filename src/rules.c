@@ -53,6 +53,8 @@ struct rule {
 	bool compiled;
 	char *suffix; /* literal tail for the pre-filter; NULL: none */
 	size_t suffix_len;
+	char *need; /* a longer literal run every match holds; NULL: none */
+	size_t need_len;
 };
 
 /* A vector of rules with room reserved by a pending commit. */
@@ -138,7 +140,7 @@ static void quote(char *dst, size_t size, const char *s, size_t n)
  * as far as it is known). Returns @err.
  */
 static int perr(const struct pctx *pc, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int perr(const struct pctx *pc, int err, const char *fmt, ...)
 {
@@ -258,7 +260,8 @@ static bool is_normal(const char *p)
 			return false;
 		if (p[i + 1] == '.' &&
 		    (p[i + 2] == '/' || p[i + 2] == '\0' ||
-		     (p[i + 2] == '.' && (p[i + 3] == '/' || p[i + 3] == '\0'))))
+		     (p[i + 2] == '.' &&
+		      (p[i + 3] == '/' || p[i + 3] == '\0'))))
 			return false;
 	}
 	return true;
@@ -358,7 +361,7 @@ static int expand_templates(struct xbuf *xb, const struct pctx *pc,
 		xb_put(xb, val, strlen(val), true);
 		i = e + 2;
 		continue;
-bad_template:
+	bad_template:
 		return perr(pc, WARD_EINVAL,
 			    "unsupported template \"%.*s\" (expected "
 			    "{{ env.NAME }})",
@@ -380,6 +383,7 @@ static void rule_free(struct rule *r)
 	free(r->regex);
 	free(r->source);
 	free(r->suffix);
+	free(r->need);
 	free(r);
 }
 
@@ -452,7 +456,7 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 		       const struct pctx *pc, const struct ward_rules_env *env)
 {
 	const char *e = pc->entry, *path, *why = NULL;
-	size_t n = pc->len, tok, plen, at = 0, pfx, sfx, sfx_len;
+	size_t n = pc->len, tok, plen, at = 0, pfx, sfx, sfx_len, run, run_len;
 	struct xbuf xb = {0};
 	struct rule *r = NULL;
 	enum ward_access access;
@@ -498,13 +502,11 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 	if (plen == 0)
 		return perr(pc, WARD_EINVAL, "prefix \"%.2s\" without a path",
 			    e);
-	if (memchr(path, '\t', plen))
-		return perr(pc, WARD_EINVAL, "a tab inside the path");
 
 	/* ~/ first (only at the start), then templates, then the workspace. */
 	if (path[0] == '~') {
-		const char *home = env && env->home ? env->home
-						    : lookup_env(env, "HOME");
+		const char *home =
+		    env && env->home ? env->home : lookup_env(env, "HOME");
 
 		if (plen > 1 && path[1] != '/')
 			return perr(pc, WARD_EINVAL,
@@ -528,6 +530,11 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 		goto out_free_xb;
 	if (xb.oom)
 		goto out_oom;
+	/* Blanks around a template's name are syntax; elsewhere a tab is not. */
+	if (memchr(xb.s, '\t', xb.n)) {
+		err = perr(pc, WARD_EINVAL, "a tab inside the path");
+		goto out_free_xb;
+	}
 	if (xb.s[0] != '/') {
 		const char *ws = env ? env->workspace : NULL;
 		struct xbuf rel = xb;
@@ -566,8 +573,8 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 		err = ward_glob_translate(NULL, xb.s, xb.n, xb.m,
 					  WARD_GLOB_CHECK, &why, &at);
 		if (err == WARD_EINVAL)
-			err = perr(pc, err, "bad glob \"%.200s\": %s", xb.s,
-				   why);
+			err =
+			    perr(pc, err, "bad glob \"%.200s\": %s", xb.s, why);
 		if (err)
 			goto out_free_xb;
 	}
@@ -628,6 +635,13 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 			goto out_oom;
 		r->suffix_len = sfx_len;
 	}
+	run = ward_glob_longest_run(xb.s, xb.n, xb.m, pfx, &run_len);
+	if (run_len > sfx_len && run_len >= 2) {
+		r->need = strndup(xb.s + run, run_len);
+		if (!r->need)
+			goto out_oom;
+		r->need_len = run_len;
+	}
 	err = compile(rules, pc, &r->re, r->regex);
 	if (err)
 		goto out_free_rule;
@@ -656,8 +670,8 @@ static uint64_t fnv(const char *s, size_t n)
 	return h;
 }
 
-static struct node *lookup(const ward_rules *rules, uint64_t h,
-			   const char *key, size_t len)
+static struct node *lookup(const ward_rules *rules, uint64_t h, const char *key,
+			   size_t len)
 {
 	size_t mask = rules->nslot - 1;
 
@@ -808,14 +822,17 @@ out_unreserve:
 /* --- matching ---------------------------------------------------------- */
 
 /*
- * The glob's literal tail must end a component of @path ("…/x.pem" or
- * "…/x.pem/…"): the regex matches @path or one of its ancestors, and such
- * a match ends with the tail.
+ * Cheap necessary conditions before regexec. The glob's literal tail must
+ * end a component of @path ("…/x.pem" or "…/x.pem/…"): the regex matches
+ * @path or one of its ancestors, and such a match ends with the tail. Its
+ * longest literal run must appear somewhere in @path.
  */
 static bool suffix_ok(const struct rule *r, const char *path, size_t plen)
 {
 	const char *p = path, *end = path + plen;
 
+	if (r->need && !memmem(path, plen, r->need, r->need_len))
+		return false;
 	if (!r->suffix)
 		return true;
 	while ((p = memmem(p, (size_t)(end - p), r->suffix, r->suffix_len))) {

@@ -133,6 +133,14 @@ reason_for() {
 		echo "bwrap: the command has no CAP_MKNOD in its user namespace (EPERM). Landlock never grants MAKE_CHAR/MAKE_BLOCK (EACCES)." ;;
 	*"/proc/1/root"*)
 		echo "bwrap: PID 1 is the sandbox's own init, whose root is the read-only sandbox root (EROFS). Landlock: /proc/1/root is the host's init; following it needs ptrace access to init, which is refused (EACCES), and the path is governed by the ruleset anyway." ;;
+	*"names the runner"* | *"--json reports"*)
+		echo "Intended: the value names the runner that confined the command." ;;
+	*TIOCSTI*)
+		echo "Blocked everywhere; the errors differ only where the probe reopens the terminal: bwrap's private /dev has no /dev/pts/N of the host (the probe finds /dev/console instead) and no controlling terminal (ENXIO), while under Landlock the host's /dev/pts/N and /dev/tty are visible but not openable (EACCES). The inherited fds fail alike: EPERM, as the terminal is no longer the command's controlling terminal after setsid." ;;
+	*"TMPDIR=/"*)
+		echo "\$TMPDIR is a writable root under workspace-write, so TMPDIR=/ makes every path writable. bwrap is refused only by accident (its binary, /usr/bin/bwrap, now lies inside a writable root); the Landlock runners grant / read-write and the write succeeds. See Failures." ;;
+	*"as nobody: no capabilities"*)
+		echo "bwrap empties the bounding set inside its user namespace, where it holds CAP_SETPCAP; an unprivileged Landlock caller cannot (that needs CAP_SETPCAP in the initial namespace). With no_new_privs set nothing can be gained from the bounding set at execve, so this is harmless." ;;
 	*)
 		return 1 ;;
 	esac
@@ -212,12 +220,18 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	echo "with the reason."
 	echo
 	ndiff=0
+	errno_only=()
 	for k in "${keys[@]}"; do
 		a=$(cell bwrap "$k")
 		b=$(cell landlock-run "$k")
 		c=$(cell landlock "$k")
 		[ "$a" = "$b" ] && [ "$b" = "$c" ] && continue
 		ndiff=$((ndiff + 1))
+		if [ "$b" = "$c" ] && ! why=$(reason_for "$k") &&
+			[ "$(coarse "$a")" = denied ] && [ "$(coarse "$b")" = denied ]; then
+			errno_only+=("$k")
+			continue
+		fi
 		echo "- **$(md_escape "$k")** — bwrap: $a; landlock-run: $b; landlock (in-process): $c."
 		if [ "$b" != "$c" ]; then
 			echo "  UNEXPLAINED: landlock-run and the in-process path share"
@@ -225,14 +239,16 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 		fi
 		if why=$(reason_for "$k"); then
 			echo "  $why"
-		elif [ "$(coarse "$a")" = "$(coarse "$b")" ] &&
-			[ "$(coarse "$b")" = "$(coarse "$c")" ] &&
-			[ "$(coarse "$a")" = denied ]; then
-			echo "  $errno_note"
 		else
 			echo "  UNEXPLAINED: no known reason for this difference; investigate."
 		fi
 	done
+	if [ ${#errno_only[@]} -gt 0 ]; then
+		echo "- $errno_note Cases:"
+		for k in "${errno_only[@]}"; do
+			echo "  $(md_escape "$k") (bwrap: $(cell bwrap "$k"); Landlock: $(cell landlock "$k"));"
+		done | sed '$ s/;$/./'
+	fi
 	[ $ndiff -gt 0 ] || echo "None."
 	echo
 	echo "## Failures"
@@ -255,7 +271,25 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	echo "  runner: it is the same inode, reached through a writable path."
 	echo "  Neither bind mounts nor Landlock's path-based rules can tell it apart."
 	echo "  Creating such a link from inside the sandbox is refused."
-} >"$out.tmp" && mv "$out.tmp" "$out"
+	echo "- A pathname Unix socket outside the roots can be connected to in every"
+	echo "  mode on every runner (modes govern file effects, not IPC): bwrap's"
+	echo "  read-only bind mount does not cover sockets and Landlock has no right"
+	echo "  for connect() up to ABI 7 (its scope covers abstract sockets only). A"
+	echo "  host daemon listening on such a socket (Docker, D-Bus, an ssh or gpg"
+	echo "  agent) can act for the command outside the sandbox."
+} >"$out.tmp" || exit 2
+
+# Per-run names (temporary directories, unique tags, pty numbers) become
+# placeholders, so that two runs on the same system give the same file.
+# shellcheck disable=SC2016 # the placeholders are literal
+sed -E -e 's#/var/tmp/ward-e2e-ws\.[A-Za-z0-9]+#$WS#g' \
+	-e 's#/var/tmp/ward-e2e-out\.[A-Za-z0-9]+#$OUT#g' \
+	-e 's#/var/tmp/ward-e2e-shim\.[A-Za-z0-9]+#$SHIM#g' \
+	-e 's#ward-e2e-[0-9]+-[0-9]+-[0-9]+#ward-e2e-TAG#g' \
+	-e 's#/dev/pts/[0-9]+#/dev/pts/N#g' \
+	-e "s#${HOME//#/\\#}/#\$HOME/#g" \
+	"$out.tmp" >"$out" || exit 2
+rm -f "$out.tmp"
 
 echo "conformance: wrote $out" >&2
 for v in "${variants[@]}" chain; do

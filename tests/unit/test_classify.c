@@ -17,9 +17,9 @@
 
 #include "ward/ward.h"
 
-#define OK WARD_OUTCOME_OK
+#define OK     WARD_OUTCOME_OK
 #define DENIED WARD_OUTCOME_DENIED
-#define RFAIL WARD_OUTCOME_RUNNER_FAILURE
+#define RFAIL  WARD_OUTCOME_RUNNER_FAILURE
 
 #define LL WARD_RUNNER_LANDLOCK
 #define BW WARD_RUNNER_BWRAP
@@ -28,11 +28,12 @@
 #define NO WARD_RUNNER_NONE
 #define WA WARD_RUNNER_WINDOWS_ACL
 
-#define LL_INFO                                                               \
-	"landlock-run: partial enforcement (kernel ABI 3 of 7): ioctl_dev, "  \
+#define LL_INFO                                                                \
+	"landlock-run: partial enforcement (kernel ABI 3 of 7): ioctl_dev, "   \
 	"scoped signals\n"
 #define LL_FATAL "landlock-run: cannot open /nope: No such file or directory"
-#define BW_FATAL "bwrap: Can't find source path /nope: No such file or directory"
+#define BW_FATAL                                                               \
+	"bwrap: Can't find source path /nope: No such file or directory"
 
 struct row {
 	const char *name;
@@ -48,135 +49,125 @@ struct row {
 };
 
 static const struct row rows[] = {
-	/* --- landlock: runner failure -------------------------------- */
-	{"ll_fatal_exit125", LL, 125, 0, -1, LL_FATAL "\n", 0, RFAIL, LL_FATAL},
-	{"ll_fatal_no_newline", LL, 125, 0, -1, LL_FATAL, 0, RFAIL, LL_FATAL},
-	{"ll_info_alone_exit125_not_failure", LL, 125, 0, -1, LL_INFO, 0, OK,
-	 ""},
-	{"ll_info_then_fatal_carries_fatal", LL, 125, 0, -1,
-	 LL_INFO LL_FATAL "\n", 0, RFAIL, LL_FATAL},
-	{"ll_fatal_after_other_output", LL, 125, 0, -1,
-	 "warming up\n" LL_FATAL "\n", 0, RFAIL, LL_FATAL},
-	{"ll_fatal_crlf", LL, 125, 0, -1, LL_FATAL "\r\n", 0, RFAIL, LL_FATAL},
-	{"ll_fatal_line_but_exit1", LL, 1, 0, -1, LL_FATAL "\n", 0, OK, ""},
-	{"ll_fatal_line_but_exit0", LL, 0, 0, -1, LL_FATAL "\n", 0, OK, ""},
-	{"ll_prefix_mid_line_is_not_fatal", LL, 125, 0, -1,
-	 "error: landlock-run: nope\n", 0, OK, ""},
-	{"ll_exit125_without_line", LL, 125, 0, -1, "something else\n", 0, OK,
-	 ""},
-	{"ll_channel_started_wins_over_text", LL, 125, 0, 1, LL_FATAL "\n", 0,
-	 OK, ""},
-	{"ll_channel_not_started", LL, 125, 0, 0, "", 0, RFAIL, "~landlock"},
-	{"ll_channel_not_started_with_line", LL, 125, 0, 0,
-	 LL_INFO LL_FATAL "\n", 0, RFAIL, LL_FATAL},
-	{"ll_channel_not_started_exit0", LL, 0, 0, 0, "", 0, OK, ""},
-	/* --- landlock: denial ------------------------------------------ */
-	{"ll_denied_bash", LL, 1, 0, -1,
-	 "touch: cannot touch '/x': Permission denied\n", 0, DENIED, ""},
-	{"ll_denied_after_info_line", LL, 1, 0, 1,
-	 LL_INFO "bash: /x: Permission denied\n", 0, DENIED, ""},
-	{"ll_denied_go_lowercase", LL, 1, 0, -1,
-	 "open /x: permission denied\n", 0, DENIED, ""},
-	{"ll_denied_python", LL, 1, 0, -1,
-	 "PermissionError: [Errno 13] Permission denied: '/x'\n", 0, DENIED,
-	 ""},
-	{"ll_denied_killed_by_signal", LL, -1, 9, 1,
-	 "cp: cannot create '/x': Permission denied\n", 0, DENIED, ""},
-	{"ll_signature_but_exit0", LL, 0, 0, 1, "Permission denied\n", 0, OK,
-	 ""},
-	{"ll_bwrap_signature_is_not_landlock", LL, 1, 0, -1,
-	 "touch: cannot touch '/x': Read-only file system\n", 0, OK, ""},
-	{"ll_seatbelt_signature_is_not_landlock", LL, 1, 0, -1,
-	 "touch: /x: Operation not permitted\n", 0, OK, ""},
-	{"ll_info_line_alone_exit1", LL, 1, 0, -1, LL_INFO, 0, OK, ""},
-	{"ll_runner_failure_outranks_denial", LL, 125, 0, -1,
-	 "landlock-run: /x: Permission denied\n", 0, RFAIL,
-	 "landlock-run: /x: Permission denied"},
-	/* --- bwrap ---------------------------------------------------- */
-	{"bw_text_failure", BW, 1, 0, -1, BW_FATAL "\n", 0, RFAIL, BW_FATAL},
-	{"bw_text_line_exit0", BW, 0, 0, -1, BW_FATAL "\n", 0, OK, ""},
-	{"bw_channel_started_wins_over_text", BW, 1, 0, 1, BW_FATAL "\n", 0,
-	 OK, ""},
-	{"bw_channel_not_started_with_line", BW, 1, 0, 0,
-	 "bwrap: execvp nope: No such file or directory\n", 0, RFAIL,
-	 "bwrap: execvp nope: No such file or directory"},
-	{"bw_channel_not_started_no_text", BW, 1, 0, 0, NULL, 0, RFAIL,
-	 "~bwrap"},
-	{"bw_prefix_mid_line_is_not_failure", BW, 1, 0, -1,
-	 "nested bwrap: oops\n", 0, OK, ""},
-	{"bw_landlock_line_is_not_bwrap", BW, 125, 0, -1, LL_FATAL "\n", 0, OK,
-	 ""},
-	{"bw_denied_bash", BW, 1, 0, 1,
-	 "touch: cannot touch '/x': Read-only file system\n", 0, DENIED, ""},
-	{"bw_denied_python", BW, 1, 0, -1,
-	 "OSError: [Errno 30] Read-only file system: '/x'\n", 0, DENIED, ""},
-	{"bw_denied_go_lowercase", BW, 1, 0, -1,
-	 "open /x: read-only file system\n", 0, DENIED, ""},
-	{"bw_denied_signal", BW, -1, 15, -1, "Read-only file system", 0,
-	 DENIED, ""},
-	{"bw_landlock_signature_is_not_bwrap", BW, 1, 0, -1,
-	 "touch: cannot touch '/x': Permission denied\n", 0, OK, ""},
-	{"bw_signature_but_exit0", BW, 0, 0, 1,
-	 "mkdir: Read-only file system (ignored)\n", 0, OK, ""},
-	{"bw_failure_outranks_denial", BW, 1, 0, -1,
-	 "bwrap: Can't mkdir /x: Read-only file system\n", 0, RFAIL,
-	 "bwrap: Can't mkdir /x: Read-only file system"},
-	/* --- custom (an asserted bwrap-compatible runner) ---------------- */
-	{"cu_text_failure", CU, 1, 0, -1, BW_FATAL "\n", 0, RFAIL, BW_FATAL},
-	{"cu_channel_not_started", CU, 1, 0, 0, "", 0, RFAIL, "~custom"},
-	{"cu_denied", CU, 1, 0, -1, "touch: Read-only file system\n", 0,
-	 DENIED, ""},
-	{"cu_landlock_signature_is_not_custom", CU, 1, 0, -1,
-	 "Permission denied\n", 0, OK, ""},
-	/* --- seatbelt ------------------------------------------------- */
-	{"sb_text_failure_outranks_denial", SB, 71, 0, -1,
-	 "sandbox-exec: sandbox_apply: Operation not permitted\n", 0, RFAIL,
-	 "sandbox-exec: sandbox_apply: Operation not permitted"},
-	{"sb_text_line_exit0", SB, 0, 0, -1, "sandbox-exec: odd\n", 0, OK, ""},
-	{"sb_channel_started_wins_over_text", SB, 1, 0, 1,
-	 "sandbox-exec: odd\n", 0, OK, ""},
-	{"sb_denied", SB, 1, 0, -1, "touch: /x: Operation not permitted\n", 0,
-	 DENIED, ""},
-	{"sb_denied_lowercase", SB, 1, 0, -1,
-	 "open /x: operation not permitted\n", 0, DENIED, ""},
-	{"sb_bwrap_signature_is_not_seatbelt", SB, 1, 0, -1,
-	 "Read-only file system\n", 0, OK, ""},
-	{"sb_landlock_signature_is_not_seatbelt", SB, 1, 0, -1,
-	 "Permission denied\n", 0, OK, ""},
-	/* --- none and windows-acl ---------------------------------------- */
-	{"none_never_denies", NO, 1, 0, -1,
-	 "Permission denied\nRead-only file system\nOperation not "
-	 "permitted\n",
-	 0, OK, ""},
-	{"none_never_runner_failure", NO, 125, 0, 0,
-	 LL_FATAL "\n" BW_FATAL "\n", 0, OK, ""},
-	{"windows_acl_has_no_signature", WA, 1, 0, -1,
-	 "Operation not permitted\n", 0, OK, ""},
-	{"windows_acl_not_started", WA, 1, 0, 0, NULL, 0, RFAIL,
-	 "~windows-acl"},
-	/* --- stderr bounds -------------------------------------------- */
-	{"len_cuts_signature", LL, 1, 0, -1, "x Permission denied", 10, OK,
-	 ""},
-	{"len_ends_exactly_at_signature", LL, 1, 0, -1,
-	 "x Permission denied and more", 19, DENIED, ""},
-	{"len_cuts_fatal_line", LL, 125, 0, -1, "junk\n" LL_FATAL, 5, OK, ""},
-	{"len_cuts_inside_fatal_line", LL, 125, 0, -1,
-	 LL_FATAL "\nnext line\n", 30, RFAIL,
-	 "landlock-run: cannot open /nop"},
-	{"signature_shorter_than_stderr_prefix", BW, 1, 0, -1, "Read", 0, OK,
-	 ""},
-	{"empty_stderr", LL, 1, 0, -1, "", 0, OK, ""},
-	{"null_stderr", LL, 1, 0, -1, NULL, 0, OK, ""},
+    /* --- landlock: runner failure -------------------------------- */
+    {"ll_fatal_exit125", LL, 125, 0, -1, LL_FATAL "\n", 0, RFAIL, LL_FATAL},
+    {"ll_fatal_no_newline", LL, 125, 0, -1, LL_FATAL, 0, RFAIL, LL_FATAL},
+    {"ll_info_alone_exit125_not_failure", LL, 125, 0, -1, LL_INFO, 0, OK, ""},
+    {"ll_info_then_fatal_carries_fatal", LL, 125, 0, -1, LL_INFO LL_FATAL "\n",
+     0, RFAIL, LL_FATAL},
+    {"ll_fatal_after_other_output", LL, 125, 0, -1,
+     "warming up\n" LL_FATAL "\n", 0, RFAIL, LL_FATAL},
+    {"ll_fatal_crlf", LL, 125, 0, -1, LL_FATAL "\r\n", 0, RFAIL, LL_FATAL},
+    {"ll_fatal_line_but_exit1", LL, 1, 0, -1, LL_FATAL "\n", 0, OK, ""},
+    {"ll_fatal_line_but_exit0", LL, 0, 0, -1, LL_FATAL "\n", 0, OK, ""},
+    {"ll_prefix_mid_line_is_not_fatal", LL, 125, 0, -1,
+     "error: landlock-run: nope\n", 0, OK, ""},
+    {"ll_exit125_without_line", LL, 125, 0, -1, "something else\n", 0, OK, ""},
+    {"ll_channel_started_wins_over_text", LL, 125, 0, 1, LL_FATAL "\n", 0, OK,
+     ""},
+    {"ll_channel_not_started", LL, 125, 0, 0, "", 0, RFAIL, "~landlock"},
+    {"ll_channel_not_started_with_line", LL, 125, 0, 0, LL_INFO LL_FATAL "\n",
+     0, RFAIL, LL_FATAL},
+    {"ll_channel_not_started_exit0", LL, 0, 0, 0, "", 0, OK, ""},
+    /* --- landlock: denial ------------------------------------------ */
+    {"ll_denied_bash", LL, 1, 0, -1,
+     "touch: cannot touch '/x': Permission denied\n", 0, DENIED, ""},
+    {"ll_denied_after_info_line", LL, 1, 0, 1,
+     LL_INFO "bash: /x: Permission denied\n", 0, DENIED, ""},
+    {"ll_denied_go_lowercase", LL, 1, 0, -1, "open /x: permission denied\n", 0,
+     DENIED, ""},
+    {"ll_denied_python", LL, 1, 0, -1,
+     "PermissionError: [Errno 13] Permission denied: '/x'\n", 0, DENIED, ""},
+    {"ll_denied_killed_by_signal", LL, -1, 9, 1,
+     "cp: cannot create '/x': Permission denied\n", 0, DENIED, ""},
+    {"ll_signature_but_exit0", LL, 0, 0, 1, "Permission denied\n", 0, OK, ""},
+    {"ll_bwrap_signature_is_not_landlock", LL, 1, 0, -1,
+     "touch: cannot touch '/x': Read-only file system\n", 0, OK, ""},
+    {"ll_seatbelt_signature_is_not_landlock", LL, 1, 0, -1,
+     "touch: /x: Operation not permitted\n", 0, OK, ""},
+    {"ll_info_line_alone_exit1", LL, 1, 0, -1, LL_INFO, 0, OK, ""},
+    {"ll_runner_failure_outranks_denial", LL, 125, 0, -1,
+     "landlock-run: /x: Permission denied\n", 0, RFAIL,
+     "landlock-run: /x: Permission denied"},
+    /* --- bwrap ---------------------------------------------------- */
+    {"bw_text_failure", BW, 1, 0, -1, BW_FATAL "\n", 0, RFAIL, BW_FATAL},
+    {"bw_text_line_exit0", BW, 0, 0, -1, BW_FATAL "\n", 0, OK, ""},
+    {"bw_channel_started_wins_over_text", BW, 1, 0, 1, BW_FATAL "\n", 0, OK,
+     ""},
+    {"bw_channel_not_started_with_line", BW, 1, 0, 0,
+     "bwrap: execvp nope: No such file or directory\n", 0, RFAIL,
+     "bwrap: execvp nope: No such file or directory"},
+    {"bw_channel_not_started_no_text", BW, 1, 0, 0, NULL, 0, RFAIL, "~bwrap"},
+    {"bw_prefix_mid_line_is_not_failure", BW, 1, 0, -1, "nested bwrap: oops\n",
+     0, OK, ""},
+    {"bw_landlock_line_is_not_bwrap", BW, 125, 0, -1, LL_FATAL "\n", 0, OK, ""},
+    {"bw_denied_bash", BW, 1, 0, 1,
+     "touch: cannot touch '/x': Read-only file system\n", 0, DENIED, ""},
+    {"bw_denied_python", BW, 1, 0, -1,
+     "OSError: [Errno 30] Read-only file system: '/x'\n", 0, DENIED, ""},
+    {"bw_denied_go_lowercase", BW, 1, 0, -1, "open /x: read-only file system\n",
+     0, DENIED, ""},
+    {"bw_denied_signal", BW, -1, 15, -1, "Read-only file system", 0, DENIED,
+     ""},
+    {"bw_landlock_signature_is_not_bwrap", BW, 1, 0, -1,
+     "touch: cannot touch '/x': Permission denied\n", 0, OK, ""},
+    {"bw_signature_but_exit0", BW, 0, 0, 1,
+     "mkdir: Read-only file system (ignored)\n", 0, OK, ""},
+    {"bw_failure_outranks_denial", BW, 1, 0, -1,
+     "bwrap: Can't mkdir /x: Read-only file system\n", 0, RFAIL,
+     "bwrap: Can't mkdir /x: Read-only file system"},
+    /* --- custom (an asserted bwrap-compatible runner) ---------------- */
+    {"cu_text_failure", CU, 1, 0, -1, BW_FATAL "\n", 0, RFAIL, BW_FATAL},
+    {"cu_channel_not_started", CU, 1, 0, 0, "", 0, RFAIL, "~custom"},
+    {"cu_denied", CU, 1, 0, -1, "touch: Read-only file system\n", 0, DENIED,
+     ""},
+    {"cu_landlock_signature_is_not_custom", CU, 1, 0, -1, "Permission denied\n",
+     0, OK, ""},
+    /* --- seatbelt ------------------------------------------------- */
+    {"sb_text_failure_outranks_denial", SB, 71, 0, -1,
+     "sandbox-exec: sandbox_apply: Operation not permitted\n", 0, RFAIL,
+     "sandbox-exec: sandbox_apply: Operation not permitted"},
+    {"sb_text_line_exit0", SB, 0, 0, -1, "sandbox-exec: odd\n", 0, OK, ""},
+    {"sb_channel_started_wins_over_text", SB, 1, 0, 1, "sandbox-exec: odd\n", 0,
+     OK, ""},
+    {"sb_denied", SB, 1, 0, -1, "touch: /x: Operation not permitted\n", 0,
+     DENIED, ""},
+    {"sb_denied_lowercase", SB, 1, 0, -1, "open /x: operation not permitted\n",
+     0, DENIED, ""},
+    {"sb_bwrap_signature_is_not_seatbelt", SB, 1, 0, -1,
+     "Read-only file system\n", 0, OK, ""},
+    {"sb_landlock_signature_is_not_seatbelt", SB, 1, 0, -1,
+     "Permission denied\n", 0, OK, ""},
+    /* --- none and windows-acl ---------------------------------------- */
+    {"none_never_denies", NO, 1, 0, -1,
+     "Permission denied\nRead-only file system\nOperation not "
+     "permitted\n",
+     0, OK, ""},
+    {"none_never_runner_failure", NO, 125, 0, 0, LL_FATAL "\n" BW_FATAL "\n", 0,
+     OK, ""},
+    {"windows_acl_has_no_signature", WA, 1, 0, -1, "Operation not permitted\n",
+     0, OK, ""},
+    {"windows_acl_not_started", WA, 1, 0, 0, NULL, 0, RFAIL, "~windows-acl"},
+    /* --- stderr bounds -------------------------------------------- */
+    {"len_cuts_signature", LL, 1, 0, -1, "x Permission denied", 10, OK, ""},
+    {"len_ends_exactly_at_signature", LL, 1, 0, -1,
+     "x Permission denied and more", 19, DENIED, ""},
+    {"len_cuts_fatal_line", LL, 125, 0, -1, "junk\n" LL_FATAL, 5, OK, ""},
+    {"len_cuts_inside_fatal_line", LL, 125, 0, -1, LL_FATAL "\nnext line\n", 30,
+     RFAIL, "landlock-run: cannot open /nop"},
+    {"signature_shorter_than_stderr_prefix", BW, 1, 0, -1, "Read", 0, OK, ""},
+    {"empty_stderr", LL, 1, 0, -1, "", 0, OK, ""},
+    {"null_stderr", LL, 1, 0, -1, NULL, 0, OK, ""},
 };
 
 static void run_row(void **state)
 {
 	const struct row *r = *state;
 	struct ward_run_facts facts = {
-		.runner = r->runner,
-		.exit_code = r->exit_code,
-		.term_signal = r->term_signal,
-		.child_started = r->child_started,
+	    .runner = r->runner,
+	    .exit_code = r->exit_code,
+	    .term_signal = r->term_signal,
+	    .child_started = r->child_started,
 	};
 	struct ward_classification c;
 	char *buf = NULL;
@@ -226,8 +217,8 @@ static void test_invalid_arguments(void **state)
 static void test_long_detail_truncated(void **state)
 {
 	char err[2048];
-	struct ward_run_facts facts = {.runner = BW, .exit_code = 1,
-				       .child_started = -1};
+	struct ward_run_facts facts = {
+	    .runner = BW, .exit_code = 1, .child_started = -1};
 	struct ward_classification c;
 
 	(void)state;
@@ -245,10 +236,8 @@ static void test_signatures(void **state)
 {
 	(void)state;
 	assert_string_equal(ward_denial_signature(LL), "Permission denied");
-	assert_string_equal(ward_denial_signature(BW),
-			    "Read-only file system");
-	assert_string_equal(ward_denial_signature(CU),
-			    "Read-only file system");
+	assert_string_equal(ward_denial_signature(BW), "Read-only file system");
+	assert_string_equal(ward_denial_signature(CU), "Read-only file system");
 	assert_string_equal(ward_denial_signature(SB),
 			    "Operation not permitted");
 	assert_string_equal(ward_denial_signature(NO), "");
@@ -258,21 +247,22 @@ static void test_signatures(void **state)
 
 int main(void)
 {
-	enum { NROWS = sizeof(rows) / sizeof(rows[0]) };
+	enum {
+		NROWS = sizeof(rows) / sizeof(rows[0])
+	};
 	struct CMUnitTest tests[NROWS + 3];
 
 	for (size_t i = 0; i < NROWS; i++) {
 		tests[i] = (struct CMUnitTest){
-			.name = rows[i].name,
-			.test_func = run_row,
-			.initial_state = (void *)&rows[i],
+		    .name = rows[i].name,
+		    .test_func = run_row,
+		    .initial_state = (void *)&rows[i],
 		};
 	}
-	tests[NROWS] = (struct CMUnitTest)cmocka_unit_test(
-		test_invalid_arguments);
-	tests[NROWS + 1] = (struct CMUnitTest)cmocka_unit_test(
-		test_long_detail_truncated);
-	tests[NROWS + 2] =
-		(struct CMUnitTest)cmocka_unit_test(test_signatures);
+	tests[NROWS] =
+	    (struct CMUnitTest)cmocka_unit_test(test_invalid_arguments);
+	tests[NROWS + 1] =
+	    (struct CMUnitTest)cmocka_unit_test(test_long_detail_truncated);
+	tests[NROWS + 2] = (struct CMUnitTest)cmocka_unit_test(test_signatures);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

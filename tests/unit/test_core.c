@@ -21,9 +21,9 @@
 /* A scratch directory per test: /tmp/ward-core-XXXXXX (canonical). */
 struct fixture {
 	char base[256];
-	char ws[PATH_MAX]; /* base/ws */
+	char ws[PATH_MAX];    /* base/ws */
 	char other[PATH_MAX]; /* base/other */
-	char file[PATH_MAX]; /* base/file (a regular file) */
+	char file[PATH_MAX];  /* base/file (a regular file) */
 	char *saved_tmpdir;
 };
 
@@ -97,9 +97,9 @@ static void test_mode_parse_round_trip(void **state)
 static void test_mode_parse_rejects(void **state)
 {
 	static const char *const bad[] = {
-		"", "Read-only", "readonly", "read_only", " read-only",
-		"read-only ", "read-onlyx", "workspace", "danger", "full",
-		"none", "READ-ONLY",
+	    "",		  "Read-only",	"readonly",   "read_only",
+	    " read-only", "read-only ", "read-onlyx", "workspace",
+	    "danger",	  "full",	"none",	      "READ-ONLY",
 	};
 	enum ward_mode m = (enum ward_mode)77;
 
@@ -118,7 +118,7 @@ static void test_mode_name_out_of_range(void **state)
 {
 	(void)state;
 	assert_string_equal(ward_mode_name((enum ward_mode)3), "unknown");
-	assert_string_equal(ward_mode_name((enum ward_mode)-1), "unknown");
+	assert_string_equal(ward_mode_name((enum ward_mode) - 1), "unknown");
 }
 
 static void test_mode_is_wider(void **state)
@@ -139,9 +139,8 @@ static void test_mode_is_wider(void **state)
 
 static void test_runner_names(void **state)
 {
-	static const char *const names[] = {"none",	"bwrap",
-					    "landlock", "seatbelt",
-					    "windows-acl", "custom"};
+	static const char *const names[] = {
+	    "none", "bwrap", "landlock", "seatbelt", "windows-acl", "custom"};
 	enum ward_runner r;
 
 	(void)state;
@@ -178,8 +177,7 @@ static void test_enforcement_and_platform_names(void **state)
 	assert_string_equal(ward_enforcement_name((enum ward_enforcement)9),
 			    "unknown");
 	assert_string_equal(ward_platform_name(WARD_PLATFORM_LINUX), "linux");
-	assert_string_equal(ward_platform_name(WARD_PLATFORM_DARWIN),
-			    "darwin");
+	assert_string_equal(ward_platform_name(WARD_PLATFORM_DARWIN), "darwin");
 	assert_string_equal(ward_platform_name(WARD_PLATFORM_WIN32), "win32");
 	assert_string_equal(ward_platform_name(WARD_PLATFORM_OTHER), "other");
 	assert_string_equal(ward_platform_name((enum ward_platform)9),
@@ -251,7 +249,7 @@ static void test_policy_rejects(void **state)
 			 WARD_EINVAL);
 	assert_int_equal(ward_policy_new(&p, (enum ward_mode)3, fx->ws),
 			 WARD_EINVAL);
-	assert_int_equal(ward_policy_new(&p, (enum ward_mode)-1, fx->ws),
+	assert_int_equal(ward_policy_new(&p, (enum ward_mode) - 1, fx->ws),
 			 WARD_EINVAL);
 	/* *out is written only on success. */
 	assert_ptr_equal(p, (ward_policy *)0x1);
@@ -298,7 +296,7 @@ static void test_policy_session_and_rules(void **state)
 	assert_null(ward_policy_session(p));
 	/* Rules are borrowed, not copied. */
 	assert_int_equal(
-		ward_policy_set_rules(p, (const ward_rules *)&fake_rules), 0);
+	    ward_policy_set_rules(p, (const ward_rules *)&fake_rules), 0);
 	assert_ptr_equal(ward_policy_rules(p), (const ward_rules *)&fake_rules);
 	assert_int_equal(ward_policy_set_rules(p, NULL), 0);
 	assert_null(ward_policy_rules(p));
@@ -358,10 +356,10 @@ static void test_roots_workspace_write(void **state)
 	char *tmp = realpath("/tmp", NULL);
 
 	assert_non_null(tmp);
-	expect_roots(roots_of(fx, WARD_MODE_WORKSPACE_WRITE, fx->other),
-		     fx->ws, tmp, fx->other, NULL);
-	expect_roots(roots_of(fx, WARD_MODE_WORKSPACE_WRITE, NULL), fx->ws,
-		     tmp, NULL);
+	expect_roots(roots_of(fx, WARD_MODE_WORKSPACE_WRITE, fx->other), fx->ws,
+		     tmp, fx->other, NULL);
+	expect_roots(roots_of(fx, WARD_MODE_WORKSPACE_WRITE, NULL), fx->ws, tmp,
+		     NULL);
 	free(tmp);
 }
 
@@ -385,8 +383,8 @@ static void test_roots_deduplicated(void **state)
 		     tmp, NULL);
 	snprintf(link, sizeof(link), "%s/link", fx->base);
 	assert_int_equal(symlink(fx->ws, link), 0);
-	expect_roots(roots_of(fx, WARD_MODE_WORKSPACE_WRITE, link), fx->ws,
-		     tmp, NULL);
+	expect_roots(roots_of(fx, WARD_MODE_WORKSPACE_WRITE, link), fx->ws, tmp,
+		     NULL);
 	/* A symlink to another directory is granted as its target. */
 	snprintf(slash, sizeof(slash), "%s/other-link", fx->base);
 	assert_int_equal(symlink(fx->other, slash), 0);
@@ -456,24 +454,24 @@ static void test_roots_relative_tmpdir_ignored(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mode_parse_round_trip),
-		cmocka_unit_test(test_mode_parse_rejects),
-		cmocka_unit_test(test_mode_name_out_of_range),
-		cmocka_unit_test(test_mode_is_wider),
-		cmocka_unit_test(test_runner_names),
-		cmocka_unit_test(test_enforcement_and_platform_names),
-		cmocka_unit_test(test_platform_chains),
-		T(test_policy_canonical_workspace),
-		T(test_policy_rejects),
-		T(test_policy_captures_tmpdir),
-		T(test_policy_session_and_rules),
-		T(test_roots_read_only_is_empty),
-		T(test_roots_workspace_write),
-		T(test_roots_danger_is_slash),
-		T(test_roots_deduplicated),
-		T(test_roots_skip_missing_and_files),
-		T(test_roots_workspace_removed),
-		T(test_roots_relative_tmpdir_ignored),
+	    cmocka_unit_test(test_mode_parse_round_trip),
+	    cmocka_unit_test(test_mode_parse_rejects),
+	    cmocka_unit_test(test_mode_name_out_of_range),
+	    cmocka_unit_test(test_mode_is_wider),
+	    cmocka_unit_test(test_runner_names),
+	    cmocka_unit_test(test_enforcement_and_platform_names),
+	    cmocka_unit_test(test_platform_chains),
+	    T(test_policy_canonical_workspace),
+	    T(test_policy_rejects),
+	    T(test_policy_captures_tmpdir),
+	    T(test_policy_session_and_rules),
+	    T(test_roots_read_only_is_empty),
+	    T(test_roots_workspace_write),
+	    T(test_roots_danger_is_slash),
+	    T(test_roots_deduplicated),
+	    T(test_roots_skip_missing_and_files),
+	    T(test_roots_workspace_removed),
+	    T(test_roots_relative_tmpdir_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

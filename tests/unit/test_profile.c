@@ -28,13 +28,13 @@
 
 #include "ward/ward.h"
 
-#define BWRAP "/usr/bin/bwrap"
+#define BWRAP	 "/usr/bin/bwrap"
 #define LAUNCHER "/usr/libexec/ward/landlock-run"
 
 struct fixture {
-	char base[256];	     /* canonical /tmp/ward-profile-XXXXXX */
-	char ws[PATH_MAX];   /* base/ws: the workspace */
-	char tmp[PATH_MAX];  /* base/tmp: the captured $TMPDIR */
+	char base[256];	    /* canonical /tmp/ward-profile-XXXXXX */
+	char ws[PATH_MAX];  /* base/ws: the workspace */
+	char tmp[PATH_MAX]; /* base/tmp: the captured $TMPDIR */
 };
 
 static char *const command[] = {"bash", "-c", "echo hi", NULL};
@@ -283,20 +283,17 @@ static void golden_bwrap(void **state, enum ward_mode mode, const char *name)
 	ward_policy_free(p);
 }
 
-static void golden_landlock(void **state, enum ward_mode mode,
-			    const char *name)
+static void golden_landlock(void **state, enum ward_mode mode, const char *name)
 {
 	ward_policy *p = make_policy(*state, mode);
 	char **argv = NULL;
 
-	assert_int_equal(ward_profile_landlock(&argv, p, LAUNCHER, command),
-			 0);
+	assert_int_equal(ward_profile_landlock(&argv, p, LAUNCHER, command), 0);
 	check_golden(name, normalize(join_argv(argv), *state));
 	ward_policy_free(p);
 }
 
-static void golden_seatbelt(void **state, enum ward_mode mode,
-			    const char *name)
+static void golden_seatbelt(void **state, enum ward_mode mode, const char *name)
 {
 	ward_policy *p = make_policy(*state, mode);
 	char *text = NULL;
@@ -390,8 +387,7 @@ static void test_missing_arguments(void **state)
 
 static void test_null_argv_has_no_separator(void **state)
 {
-	for (int m = WARD_MODE_READ_ONLY; m <= WARD_MODE_WORKSPACE_WRITE;
-	     m++) {
+	for (int m = WARD_MODE_READ_ONLY; m <= WARD_MODE_WORKSPACE_WRITE; m++) {
 		ward_policy *p = make_policy(*state, (enum ward_mode)m);
 		char **a = NULL;
 		size_t n;
@@ -448,12 +444,11 @@ static void test_bwrap_status_fd(void **state)
 static void test_bwrap_hardening(void **state)
 {
 	static const char *const flags[] = {
-		"--new-session", "--die-with-parent", "--unshare-user",
-		"--unshare-pid", "--unshare-ipc",     "--unshare-uts",
+	    "--new-session", "--die-with-parent", "--unshare-user",
+	    "--unshare-pid", "--unshare-ipc",	  "--unshare-uts",
 	};
 
-	for (int m = WARD_MODE_READ_ONLY; m <= WARD_MODE_WORKSPACE_WRITE;
-	     m++) {
+	for (int m = WARD_MODE_READ_ONLY; m <= WARD_MODE_WORKSPACE_WRITE; m++) {
 		ward_policy *p = make_policy(*state, (enum ward_mode)m);
 		char **a = NULL;
 		ssize_t sep;
@@ -543,8 +538,7 @@ static void test_bwrap_binds_parents_first(void **state)
 
 		assert_true(at > tmpfs);
 	}
-	for (ssize_t i = 0; (i = argv_index(a, "--bind", (size_t)i)) >= 0;
-	     i++)
+	for (ssize_t i = 0; (i = argv_index(a, "--bind", (size_t)i)) >= 0; i++)
 		binds++;
 	assert_int_equal(binds, ward_strv_len(roots));
 	/* The workspace is under /tmp: its bind must come after /tmp's. */
@@ -611,13 +605,12 @@ static void test_seatbelt_read_only_writes(void **state)
 	const char *first, *w;
 
 	assert_int_equal(ward_profile_seatbelt(&text, p), 0);
-	assert_int_equal(strncmp(text, "(version 1)\n(deny default)\n", 27),
-			 0);
+	assert_int_equal(strncmp(text, "(version 1)\n(deny default)\n", 27), 0);
 	first = strstr(text, "(allow file-write*");
 	assert_non_null(first);
 	assert_int_equal(
-		strncmp(first, "(allow file-write* (literal \"/dev/null\"))", 41),
-		0);
+	    strncmp(first, "(allow file-write* (literal \"/dev/null\"))", 41),
+	    0);
 	w = strstr(first + 1, "(allow file-write*");
 	assert_null(w);
 	assert_null(strstr(text, "subpath"));
@@ -643,8 +636,8 @@ static void test_seatbelt_escapes_paths(void **state)
 		 "(allow file-write* (subpath \"%s/a\\\"b\\\\c\"))\n",
 		 fx->base);
 	if (!strstr(text, want))
-		fail_msg("escaped rule not found:\n  want: %s  text:\n%s",
-			 want, text);
+		fail_msg("escaped rule not found:\n  want: %s  text:\n%s", want,
+			 text);
 	free(text);
 	ward_policy_free(p);
 }
@@ -714,8 +707,8 @@ static void expect_in(const char *out, const char *needle)
 
 static bool bwrap_usable(void)
 {
-	char *const argv[] = {BWRAP, "--ro-bind", "/", "/", "--unshare-user",
-			      "/bin/true", NULL};
+	char *const argv[] = {
+	    BWRAP, "--ro-bind", "/", "/", "--unshare-user", "/bin/true", NULL};
 	char out[4096];
 
 	if (access(BWRAP, X_OK) != 0) {
@@ -735,13 +728,13 @@ static void test_live_bwrap_read_only(void **state)
 {
 	struct fixture *fx = *state;
 	char *const script[] = {
-		"/bin/sh", "-c",
-		"grep -E '^(CapPrm|CapEff|CapBnd|NoNewPrivs):' "
-		"/proc/self/status; echo \"env=$WARD_SANDBOX\"; "
-		"touch /ward-x; touch \"$0/f\"; echo x >/dev/null && "
-		"echo null-ok; touch /tmp/private && echo tmp-ok; "
-		"ls -d \"$0\" >/dev/null && echo ws-visible; exit 3",
-		fx->ws, NULL};
+	    "/bin/sh", "-c",
+	    "grep -E '^(CapPrm|CapEff|CapBnd|NoNewPrivs):' "
+	    "/proc/self/status; echo \"env=$WARD_SANDBOX\"; "
+	    "touch /ward-x; touch \"$0/f\"; echo x >/dev/null && "
+	    "echo null-ok; touch /tmp/private && echo tmp-ok; "
+	    "ls -d \"$0\" >/dev/null && echo ws-visible; exit 3",
+	    fx->ws, NULL};
 	ward_policy *p = make_policy(fx, WARD_MODE_READ_ONLY);
 	char **a = NULL;
 	char out[8192], path[PATH_MAX + 8];
@@ -777,11 +770,14 @@ static void test_live_bwrap_read_only(void **state)
 static void test_live_bwrap_workspace_write(void **state)
 {
 	struct fixture *fx = *state;
-	char *const script[] = {"/bin/sh", "-c",
+	char *const script[] = {"/bin/sh",
+				"-c",
 				"touch \"$0/f\" && echo ws-ok; "
 				"touch \"$1/g\" && echo tmpdir-ok; "
 				"touch /ward-x",
-				fx->ws, fx->tmp, NULL};
+				fx->ws,
+				fx->tmp,
+				NULL};
 	ward_policy *p = make_policy(fx, WARD_MODE_WORKSPACE_WRITE);
 	char **a = NULL;
 	char out[8192], path[PATH_MAX + 8];
@@ -812,26 +808,26 @@ static void test_live_bwrap_workspace_write(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_golden_bwrap_read_only),
-		T(test_golden_bwrap_workspace_write),
-		T(test_golden_landlock_read_only),
-		T(test_golden_landlock_workspace_write),
-		T(test_golden_seatbelt_read_only),
-		T(test_golden_seatbelt_workspace_write),
-		T(test_danger_full_access_has_no_profile),
-		T(test_missing_arguments),
-		T(test_null_argv_has_no_separator),
-		T(test_bwrap_status_fd),
-		T(test_bwrap_hardening),
-		T(test_bwrap_read_only_tmp),
-		T(test_bwrap_binds_parents_first),
-		T(test_landlock_profile),
-		T(test_seatbelt_argv),
-		T(test_seatbelt_read_only_writes),
-		T(test_seatbelt_escapes_paths),
-		T(test_seatbelt_refuses_control_characters),
-		T(test_live_bwrap_read_only),
-		T(test_live_bwrap_workspace_write),
+	    T(test_golden_bwrap_read_only),
+	    T(test_golden_bwrap_workspace_write),
+	    T(test_golden_landlock_read_only),
+	    T(test_golden_landlock_workspace_write),
+	    T(test_golden_seatbelt_read_only),
+	    T(test_golden_seatbelt_workspace_write),
+	    T(test_danger_full_access_has_no_profile),
+	    T(test_missing_arguments),
+	    T(test_null_argv_has_no_separator),
+	    T(test_bwrap_status_fd),
+	    T(test_bwrap_hardening),
+	    T(test_bwrap_read_only_tmp),
+	    T(test_bwrap_binds_parents_first),
+	    T(test_landlock_profile),
+	    T(test_seatbelt_argv),
+	    T(test_seatbelt_read_only_writes),
+	    T(test_seatbelt_escapes_paths),
+	    T(test_seatbelt_refuses_control_characters),
+	    T(test_live_bwrap_read_only),
+	    T(test_live_bwrap_workspace_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

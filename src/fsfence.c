@@ -1,0 +1,2326 @@
+/*
+ * ward — the in-process file fence.
+ *
+ * Every operation has the same shape (plan, then apply):
+ *
+ *   1. make the caller's path absolute (relative to the workspace root) and
+ *      resolve it in user space into a canonical path without symlinks,
+ *      "." or "..", noting how many trailing components do not exist yet;
+ *   2. judge that path: rules first (they apply in every mode), then the
+ *      mode, then the writable roots of ward_roots_writable();
+ *   3. open the deepest existing directory with the kernel checking that
+ *      the canonical path is what it reaches: openat2(RESOLVE_BENEATH |
+ *      RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) beneath a descriptor of
+ *      the writable root (or, for reads, RESOLVE_NO_SYMLINKS from "/");
+ *   4. operate on that descriptor and the final name with *at() calls that
+ *      do not follow a symlink there.
+ *
+ * A symlink swapped in after step 1 makes step 3 fail (ELOOP): the whole
+ * resolution is retried a few times, so the new link is judged like any
+ * other. Nothing in step 4 follows a name that step 2 did not judge.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* --- kernel shims ------------------------------------------------------ */
+
+/*
+ * openat2(2) (Linux 5.6). Defined here: the installed headers may predate
+ * it, and <linux/openat2.h> would clash with nothing but is not needed.
+ */
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_renameat2
+#define SYS_renameat2 316
+#endif
+
+struct fence_open_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+};
+
+#define FENCE_RESOLVE_NO_MAGICLINKS 0x02
+#define FENCE_RESOLVE_NO_SYMLINKS   0x04
+#define FENCE_RESOLVE_BENEATH	    0x08
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/* How often a resolution is retried when the tree changes under it. */
+#define FENCE_RETRIES 8
+/* Symlinks followed while resolving one path (the kernel's limit). */
+#define FENCE_MAX_LINKS 40
+/* Directory depth bound for recursive remove, scans and listings. */
+#define FENCE_MAX_DEPTH 256
+/* The marker of our temporary files: ".NAME.ward-tmp-XXXXXXXXXXXX". */
+#define FENCE_TMP_TAG ".ward-tmp-"
+
+/* 0: unknown, 1: openat2 works, -1: missing (ENOSYS, or EPERM from a
+ * seccomp filter that predates it). */
+static atomic_int openat2_state;
+
+/*
+ * Testing hook, deliberately not in a public header (hidden symbol): force
+ * the portable resolution path that is used where openat2 is missing.
+ * @on: 1 forces the fallback, 0 returns to detection. Returns 0.
+ */
+int ward_fsfence_test_force_fallback(int on);
+int ward_fsfence_test_force_fallback(int on)
+{
+	atomic_store(&openat2_state, on ? -1 : 0);
+	return 0;
+}
+
+static int sys_openat2(int dirfd, const char *path, int flags,
+		       uint64_t resolve)
+{
+	struct fence_open_how how = {
+		.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC),
+		.mode = 0,
+		.resolve = resolve,
+	};
+
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+static int sys_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+			 const char *newpath, unsigned flags)
+{
+	return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd,
+			    newpath, flags);
+}
+
+static void close_keep_errno(int fd)
+{
+	int saved = errno;
+
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+}
+
+/*
+ * The portable walk used where openat2 is missing: open @rel (relative,
+ * canonical: no ".", "..", or empty components) beneath @dirfd one
+ * component at a time with O_NOFOLLOW, checking that every intermediate
+ * component is a directory. The final component is opened with @flags |
+ * O_NOFOLLOW. A symlink anywhere gives -ELOOP, as RESOLVE_NO_SYMLINKS
+ * would; nothing is followed, so nothing can lead outside @dirfd.
+ */
+static int walk_nofollow(int dirfd, const char *rel, int flags)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = rel, *slash;
+	struct stat st;
+	int cur = -1, next, err;
+	size_t n;
+
+	for (;;) {
+		while (*p == '/')
+			p++;
+		slash = strchr(p, '/');
+		n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n == 0 || n > NAME_MAX) {
+			err = n ? -ENAMETOOLONG : -EINVAL;
+			goto out_close_cur;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		while (slash && slash[1] == '/')
+			slash++;
+		if (!slash || !slash[1]) {
+			next = openat(cur >= 0 ? cur : dirfd, comp,
+				      flags | O_NOFOLLOW | O_CLOEXEC);
+			if (next < 0) {
+				err = -errno;
+				goto out_close_cur;
+			}
+			if ((flags & O_PATH) && fstat(next, &st) == 0 &&
+			    S_ISLNK(st.st_mode)) {
+				close(next);
+				err = -ELOOP;
+				goto out_close_cur;
+			}
+			close_keep_errno(cur);
+			return next;
+		}
+		next = openat(cur >= 0 ? cur : dirfd, comp,
+			      O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			err = -errno;
+			goto out_close_cur;
+		}
+		if (fstat(next, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			err = S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+			close(next);
+			goto out_close_cur;
+		}
+		close_keep_errno(cur);
+		cur = next;
+		p = slash + 1;
+	}
+
+out_close_cur:
+	close_keep_errno(cur);
+	return err;
+}
+
+/*
+ * Open @rel beneath @dirfd without following any symlink, the kernel
+ * refusing anything that would leave @dirfd. "" opens @dirfd itself.
+ * Returns a descriptor or -errno (-ELOOP: a symlink is on the way now).
+ */
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+	int fd, tries;
+
+	if (!*rel) {
+		fd = openat(dirfd, ".", flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	if (atomic_load(&openat2_state) >= 0) {
+		for (tries = 0; tries < FENCE_RETRIES; tries++) {
+			fd = sys_openat2(dirfd, rel, flags,
+					 FENCE_RESOLVE_BENEATH |
+						 FENCE_RESOLVE_NO_SYMLINKS |
+						 FENCE_RESOLVE_NO_MAGICLINKS);
+			if (fd >= 0) {
+				atomic_store(&openat2_state, 1);
+				return fd;
+			}
+			/* EAGAIN: a concurrent rename or mount; retry. */
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			if ((errno == ENOSYS || errno == EPERM) &&
+			    atomic_load(&openat2_state) == 0) {
+				atomic_store(&openat2_state, -1);
+				break;
+			}
+			return -errno;
+		}
+		if (atomic_load(&openat2_state) >= 0)
+			return -EAGAIN;
+	}
+	return walk_nofollow(dirfd, rel, flags);
+}
+
+/* Open the canonical absolute @path without following any symlink. */
+static int open_nofollow(const char *path, int flags)
+{
+	int root, fd;
+
+	if (path[0] == '/' && path[1] == '\0') {
+		fd = open("/", flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	if (atomic_load(&openat2_state) >= 0) {
+		fd = sys_openat2(AT_FDCWD, path, flags,
+				 FENCE_RESOLVE_NO_SYMLINKS |
+					 FENCE_RESOLVE_NO_MAGICLINKS);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOSYS && errno != EPERM && errno != EAGAIN)
+			return -errno;
+	}
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	fd = open_beneath(root, path + 1, flags);
+	close(root);
+	return fd;
+}
+
+/* --- paths ------------------------------------------------------------- */
+
+/* True when canonical @path is @dir or lies beneath it. */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/');
+}
+
+/* True when canonical @path lies strictly beneath @dir. */
+static bool path_beneath(const char *path, const char *dir)
+{
+	return path_within(path, dir) && strcmp(path, dir) != 0;
+}
+
+/* @path relative to @dir, which it lies within ("" when equal). */
+static const char *path_rel(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return path + 1;
+	return path[n] == '/' ? path + n + 1 : path + n;
+}
+
+/* The caller's path made absolute against the workspace root. */
+static int path_absolute(char **out, const ward_policy *policy,
+			 const char *path)
+{
+	const char *ws = ward_policy_workspace(policy);
+	char *abs;
+
+	if (!path || !*path)
+		return ward_err(WARD_EINVAL, "empty path");
+	if (path[0] == '/')
+		abs = strdup(path);
+	else if (asprintf(&abs, "%s/%s", ws, path) < 0)
+		abs = NULL;
+	if (!abs)
+		return ward_err(-ENOMEM, "out of memory");
+	if (strlen(abs) >= PATH_MAX) {
+		free(abs);
+		return ward_err(-ENAMETOOLONG, "%s: path too long", path);
+	}
+	*out = abs;
+	return 0;
+}
+
+/* A resolved path. */
+struct canon {
+	/* Canonical absolute path: no symlinks (except maybe the last
+	 * component when it was not followed), no ".", "..", or "//". */
+	char *path;
+	/* Trailing components that do not exist (0: the entry exists). */
+	unsigned missing;
+	/* The caller's path ended in '/'. */
+	bool trailing_slash;
+	/* lstat of the entry when it exists. */
+	struct stat st;
+};
+
+static void canon_clear(struct canon *c)
+{
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Resolve the absolute @abs like the kernel would, but in user space and
+ * tolerating missing trailing components: symlinks are followed (the last
+ * component only when @follow_last or when the path ends in '/'), "." and
+ * ".." are resolved physically. Magic links (/proc/self/root, …) resolve
+ * to what they read as. Errors: -ENOTDIR (a component that is not a
+ * directory has more after it), -ELOOP, -ENAMETOOLONG, -ENOENT (".." after
+ * a missing component), -EACCES, …
+ */
+static int canon_resolve(struct canon *out, const char *abs, bool follow_last)
+{
+	char *buf = NULL, *rest = NULL, *link = NULL, *nrest;
+	const char *p, *next, *q;
+	size_t len = 0, clen, ab = strlen(abs);
+	unsigned links = 0, missing = 0;
+	struct stat st;
+	bool st_valid = false, last;
+	ssize_t n;
+	int err = 0;
+
+	memset(&st, 0, sizeof(st));
+	out->trailing_slash = ab > 1 && abs[ab - 1] == '/';
+	if (out->trailing_slash)
+		follow_last = true;
+	buf = malloc(PATH_MAX);
+	link = malloc(PATH_MAX);
+	rest = strdup(abs);
+	if (!buf || !link || !rest) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	buf[0] = '\0';
+	p = rest;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		clen = strcspn(p, "/");
+		next = p + clen;
+		for (q = next; *q == '/'; q++)
+			;
+		last = *q == '\0';
+		if (clen == 1 && p[0] == '.') {
+			p = next;
+			continue;
+		}
+		if (clen == 2 && p[0] == '.' && p[1] == '.') {
+			if (missing) {
+				err = -ENOENT;
+				goto out_free;
+			}
+			while (len > 0 && buf[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+			buf[len] = '\0';
+			st_valid = false;
+			p = next;
+			continue;
+		}
+		if (clen > NAME_MAX || len + 1 + clen >= PATH_MAX) {
+			err = -ENAMETOOLONG;
+			goto out_free;
+		}
+		buf[len++] = '/';
+		memcpy(buf + len, p, clen);
+		len += clen;
+		buf[len] = '\0';
+		p = next;
+		if (missing) {
+			missing++;
+			continue;
+		}
+		if (lstat(buf, &st) != 0) {
+			if (errno != ENOENT) {
+				err = -errno;
+				goto out_free;
+			}
+			missing = 1;
+			st_valid = false;
+			continue;
+		}
+		st_valid = true;
+		if (S_ISLNK(st.st_mode) && (!last || follow_last)) {
+			if (++links > FENCE_MAX_LINKS) {
+				err = -ELOOP;
+				goto out_free;
+			}
+			n = readlink(buf, link, PATH_MAX - 1);
+			if (n < 0) {
+				err = -errno;
+				goto out_free;
+			}
+			if (n == PATH_MAX - 1) {
+				err = -ENAMETOOLONG;
+				goto out_free;
+			}
+			link[n] = '\0';
+			len -= clen + 1;
+			if (link[0] == '/')
+				len = 0;
+			buf[len] = '\0';
+			if (asprintf(&nrest, "%s/%s", link, next) < 0) {
+				err = -ENOMEM;
+				goto out_free;
+			}
+			if (strlen(nrest) >= PATH_MAX) {
+				free(nrest);
+				err = -ENAMETOOLONG;
+				goto out_free;
+			}
+			free(rest);
+			rest = nrest;
+			p = rest;
+			st_valid = false;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode) && !last) {
+			err = -ENOTDIR;
+			goto out_free;
+		}
+	}
+	if (len == 0) {
+		buf[0] = '/';
+		buf[1] = '\0';
+	}
+	if (!missing && !st_valid && lstat(buf, &st) != 0) {
+		/* The entry vanished since it was walked: report it so. */
+		if (errno != ENOENT) {
+			err = -errno;
+			goto out_free;
+		}
+		missing = 1;
+	}
+	if (!missing && out->trailing_slash && !S_ISDIR(st.st_mode)) {
+		err = -ENOTDIR;
+		goto out_free;
+	}
+	out->path = buf;
+	buf = NULL;
+	out->missing = missing;
+	out->st = st;
+
+out_free:
+	free(buf);
+	free(link);
+	free(rest);
+	return err;
+}
+
+/* The last component of a canonical path ("" for "/"). */
+static const char *path_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* --- policy ------------------------------------------------------------ */
+
+static const char *const op_names[] = {
+	[WARD_FS_OP_READ] = "read",   [WARD_FS_OP_WRITE] = "write",
+	[WARD_FS_OP_EDIT] = "edit",   [WARD_FS_OP_REMOVE] = "remove",
+	[WARD_FS_OP_MOVE] = "move",   [WARD_FS_OP_MKDIR] = "mkdir",
+	[WARD_FS_OP_LIST] = "list",   [WARD_FS_OP_STAT] = "stat",
+};
+
+const char *ward_fs_op_name(enum ward_fs_op op)
+{
+	if ((unsigned)op >= sizeof(op_names) / sizeof(op_names[0]))
+		return "unknown";
+	return op_names[op];
+}
+
+const char *ward_fs_reason_name(enum ward_fs_reason reason)
+{
+	switch (reason) {
+	case WARD_FS_DENIED_READ_ONLY:
+		return "read-only mode allows no change";
+	case WARD_FS_DENIED_OUTSIDE_ROOTS:
+		return "outside every writable root";
+	case WARD_FS_DENIED_ROOT_ITSELF:
+		return "a writable root itself";
+	case WARD_FS_DENIED_RULE_READ_ONLY:
+		return "protected by an r- rule";
+	case WARD_FS_DENIED_RULE_NO_ACCESS:
+		return "protected by a -- rule";
+	}
+	return "unknown";
+}
+
+const char *ward_fs_type_name(enum ward_fs_type type)
+{
+	switch (type) {
+	case WARD_FS_TYPE_FILE:
+		return "file";
+	case WARD_FS_TYPE_DIR:
+		return "dir";
+	case WARD_FS_TYPE_SYMLINK:
+		return "symlink";
+	case WARD_FS_TYPE_OTHER:
+		break;
+	}
+	return "other";
+}
+
+static bool is_mutation(enum ward_fs_op op)
+{
+	switch (op) {
+	case WARD_FS_OP_WRITE:
+	case WARD_FS_OP_EDIT:
+	case WARD_FS_OP_REMOVE:
+	case WARD_FS_OP_MOVE:
+	case WARD_FS_OP_MKDIR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* One fenced call. */
+struct fence {
+	const ward_policy *policy;
+	enum ward_fs_op op;
+	struct ward_fs_denial *denial;
+	/* Writable roots, loaded on first use by a mutation. */
+	char **roots;
+};
+
+static void fence_init(struct fence *f, const ward_policy *policy,
+		       enum ward_fs_op op, struct ward_fs_denial *denial)
+{
+	f->policy = policy;
+	f->op = op;
+	f->denial = denial;
+	f->roots = NULL;
+}
+
+static void fence_done(struct fence *f)
+{
+	ward_strv_free(f->roots);
+	f->roots = NULL;
+}
+
+/* Copy @src into the fixed buffer @dst of @size, truncating. */
+static void copy_trunc(char *dst, size_t size, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+
+	if (n >= size)
+		n = size - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Fill the denial record and return WARD_EDENIED with a detail. */
+static int fence_deny(struct fence *f, enum ward_fs_reason why,
+		      const char *given, const char *resolved)
+{
+	enum ward_mode mode = ward_policy_mode(f->policy);
+
+	if (f->denial) {
+		f->denial->mode = mode;
+		f->denial->op = f->op;
+		f->denial->reason = why;
+		copy_trunc(f->denial->path, sizeof(f->denial->path), given);
+		copy_trunc(f->denial->resolved, sizeof(f->denial->resolved),
+			   resolved);
+	}
+	if (resolved && strcmp(given, resolved) != 0)
+		return ward_err(WARD_EDENIED,
+				"%s %s (%s): denied under %s mode: %s",
+				ward_fs_op_name(f->op), given, resolved,
+				ward_mode_name(mode), ward_fs_reason_name(why));
+	return ward_err(WARD_EDENIED, "%s %s: denied under %s mode: %s",
+			ward_fs_op_name(f->op), given, ward_mode_name(mode),
+			ward_fs_reason_name(why));
+}
+
+static enum ward_access rule_access(const ward_policy *policy,
+				    const char *path)
+{
+	const ward_rules *rules = ward_policy_rules(policy);
+
+	return rules ? ward_rules_match(rules, path) : WARD_ACCESS_DEFAULT;
+}
+
+/* Whether any rule of at least @kind (WARD_ACCESS_RO covers RO and NONE)
+ * exists: when none does, there is nothing to match. */
+static bool rules_restrict(const ward_policy *policy, enum ward_access kind)
+{
+	const ward_rules *rules = ward_policy_rules(policy);
+	struct ward_rule_info info;
+	size_t n = rules ? ward_rules_count(rules) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ward_rules_get(&info, rules, i) != 0)
+			continue;
+		if (info.access == WARD_ACCESS_NONE ||
+		    (kind == WARD_ACCESS_RO && info.access == WARD_ACCESS_RO))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether an `r-`/`--` rule might match something strictly inside the
+ * directory @dir: a rule whose literal prefix lies inside it, or a glob
+ * whose literal prefix contains it. When none can, a tree needs no scan.
+ */
+static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
+{
+	const ward_rules *rules = ward_policy_rules(policy);
+	struct ward_rule_info info;
+	size_t n = rules ? ward_rules_count(rules) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ward_rules_get(&info, rules, i) != 0)
+			continue;
+		if (info.access != WARD_ACCESS_RO &&
+		    info.access != WARD_ACCESS_NONE)
+			continue;
+		if (path_within(info.literal_prefix, dir))
+			return true;
+		if (info.is_glob && path_within(dir, info.literal_prefix))
+			return true;
+	}
+	return false;
+}
+
+static int fence_roots(struct fence *f)
+{
+	if (f->roots)
+		return 0;
+	return ward_roots_writable(&f->roots, f->policy);
+}
+
+/*
+ * Judge the resolved @real for this call's operation. Rules come first:
+ * they apply in every mode, and a rule denial tells the caller that no
+ * wider mode would help. On success for a mutation, *root (when not NULL)
+ * is the deepest writable root @real lies strictly beneath.
+ */
+static int fence_judge(struct fence *f, const char *given, const char *real,
+		       const char **root)
+{
+	enum ward_access access = rule_access(f->policy, real);
+	const char *best = NULL;
+	bool itself = false;
+	int err;
+
+	if (access == WARD_ACCESS_NONE)
+		return fence_deny(f, WARD_FS_DENIED_RULE_NO_ACCESS, given,
+				  real);
+	if (!is_mutation(f->op))
+		return 0;
+	if (access == WARD_ACCESS_RO)
+		return fence_deny(f, WARD_FS_DENIED_RULE_READ_ONLY, given,
+				  real);
+	if (ward_policy_mode(f->policy) == WARD_MODE_READ_ONLY)
+		return fence_deny(f, WARD_FS_DENIED_READ_ONLY, given, real);
+	err = fence_roots(f);
+	if (err)
+		return err;
+	for (char **r = f->roots; *r; r++) {
+		if (strcmp(real, *r) == 0)
+			itself = true;
+		if (path_beneath(real, *r) &&
+		    (!best || strlen(*r) > strlen(best)))
+			best = *r;
+	}
+	if (!best)
+		return fence_deny(f,
+				  itself ? WARD_FS_DENIED_ROOT_ITSELF
+					 : WARD_FS_DENIED_OUTSIDE_ROOTS,
+				  given, real);
+	if (root)
+		*root = best;
+	return 0;
+}
+
+/* Judge every existing entry of a directory tree (no symlink followed). */
+struct scan {
+	struct fence *f;
+	const char *given;
+	char src[PATH_MAX];
+	size_t slen;
+	/* For a move: where each entry would land; dlen 0 when unused. */
+	char dst[PATH_MAX];
+	size_t dlen;
+};
+
+static int scan_judge(struct scan *s, const char *path)
+{
+	switch (rule_access(s->f->policy, path)) {
+	case WARD_ACCESS_NONE:
+		return fence_deny(s->f, WARD_FS_DENIED_RULE_NO_ACCESS,
+				  s->given, path);
+	case WARD_ACCESS_RO:
+		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY,
+				  s->given, path);
+	default:
+		return 0;
+	}
+}
+
+static int scan_tree(struct scan *s, int dirfd, unsigned depth)
+{
+	size_t slen = s->slen, dlen = s->dlen, n;
+	struct dirent *e;
+	struct stat st;
+	DIR *dir;
+	int err = 0, sub;
+	bool isdir;
+
+	if (depth > FENCE_MAX_DEPTH)
+		return ward_err(-ELOOP, "%s: directory tree too deep",
+				s->given);
+	dir = fdopendir(dirfd);
+	if (!dir) {
+		err = -errno;
+		close(dirfd);
+		return ward_err(err, "%s: %s", s->given, strerror(-err));
+	}
+	while ((errno = 0, e = readdir(dir))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		n = strlen(e->d_name);
+		if (slen + 1 + n >= PATH_MAX ||
+		    (dlen && dlen + 1 + n >= PATH_MAX)) {
+			err = ward_err(-ENAMETOOLONG, "%s: path too long",
+				       s->given);
+			break;
+		}
+		s->src[slen] = '/';
+		memcpy(s->src + slen + 1, e->d_name, n + 1);
+		s->slen = slen + 1 + n;
+		err = scan_judge(s, s->src);
+		if (!err && dlen) {
+			s->dst[dlen] = '/';
+			memcpy(s->dst + dlen + 1, e->d_name, n + 1);
+			s->dlen = dlen + 1 + n;
+			err = scan_judge(s, s->dst);
+		}
+		if (err)
+			break;
+		isdir = e->d_type == DT_DIR;
+		if (e->d_type == DT_UNKNOWN)
+			isdir = fstatat(dirfd, e->d_name, &st,
+					AT_SYMLINK_NOFOLLOW) == 0 &&
+				S_ISDIR(st.st_mode);
+		if (isdir) {
+			sub = openat(dirfd, e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC);
+			if (sub >= 0)
+				err = scan_tree(s, sub, depth + 1);
+			else if (errno != ENOENT && errno != ENOTDIR &&
+				 errno != ELOOP)
+				err = ward_err(-errno, "%s: %s", s->src,
+					       strerror(errno));
+			if (err)
+				break;
+		}
+		s->slen = slen;
+		s->dlen = dlen;
+	}
+	if (!err && errno)
+		err = ward_err(-errno, "%s: %s", s->given, strerror(errno));
+	s->slen = slen;
+	s->dlen = dlen;
+	s->src[slen] = '\0';
+	if (dlen)
+		s->dst[dlen] = '\0';
+	closedir(dir);
+	return err;
+}
+
+/*
+ * Before a directory @real (name @name in @parentfd) is removed or moved
+ * (to @dst, or NULL): deny when a rule protects anything inside it, or the
+ * place it would land. Nothing has been touched yet when this denies.
+ */
+static int fence_judge_tree(struct fence *f, const char *given,
+			    const char *real, int parentfd, const char *name,
+			    const char *dst)
+{
+	struct scan *s;
+	int fd, err;
+
+	if (!rules_may_cover_inside(f->policy, real) &&
+	    (!dst || !rules_may_cover_inside(f->policy, dst)))
+		return 0;
+	fd = openat(parentfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return ward_err(-errno, "%s: %s", given, strerror(errno));
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		close(fd);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	s->f = f;
+	s->given = given;
+	copy_trunc(s->src, sizeof(s->src), real);
+	s->slen = strlen(s->src);
+	if (dst) {
+		copy_trunc(s->dst, sizeof(s->dst), dst);
+		s->dlen = strlen(s->dst);
+	}
+	err = scan_tree(s, fd, 0);
+	free(s);
+	return err;
+}
+
+/* --- targets of mutations ---------------------------------------------- */
+
+/* Flags of target_open(). */
+#define T_FOLLOW       0x1 /* follow a symlink as the final component */
+#define T_MISSING_LAST 0x2 /* the entry itself may be missing */
+#define T_MISSING_TAIL 0x4 /* parents may be missing too */
+
+/* A judged entry, with its nearest existing directory open. */
+struct target {
+	struct canon c;
+	/*
+	 * The deepest existing directory on the way to the entry: its parent
+	 * when the parent exists. Opened O_RDONLY|O_DIRECTORY beneath the
+	 * writable root, the kernel checking that no symlink was crossed.
+	 */
+	int dirfd;
+	/* What remains below @dirfd: "name", or "a/b/name" (missing). */
+	const char *tail;
+	/* The entry's name (last component of c.path). */
+	const char *name;
+};
+
+static void target_close(struct target *t)
+{
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	t->dirfd = -1;
+	canon_clear(&t->c);
+}
+
+/*
+ * Resolve, judge and open the target of a mutation. On success the caller
+ * owns @t and releases it with target_close(). Retries when the tree
+ * changes between the resolution and the kernel-checked open.
+ */
+static int target_open(struct target *t, struct fence *f, const char *given,
+		       unsigned flags)
+{
+	const char *root = NULL, *rel;
+	char *abs = NULL, *slash;
+	unsigned skip;
+	int err, rootfd, tries;
+	char save;
+
+	memset(t, 0, sizeof(*t));
+	t->dirfd = -1;
+	err = path_absolute(&abs, f->policy, given);
+	if (err)
+		return err;
+	for (tries = 0; tries < FENCE_RETRIES; tries++) {
+		canon_clear(&t->c);
+		err = canon_resolve(&t->c, abs, flags & T_FOLLOW);
+		if (err) {
+			err = ward_err(err, "%s: %s", given, strerror(-err));
+			goto out_free;
+		}
+		err = fence_judge(f, given, t->c.path, &root);
+		if (err)
+			goto out_free;
+		if (t->c.missing > 1 && !(flags & T_MISSING_TAIL)) {
+			err = ward_err(-ENOENT,
+				       "%s: parent directory does not exist",
+				       given);
+			goto out_free;
+		}
+		if (t->c.missing == 1 &&
+		    !(flags & (T_MISSING_LAST | T_MISSING_TAIL))) {
+			err = ward_err(-ENOENT, "%s: no such file or directory",
+				       given);
+			goto out_free;
+		}
+		/* The existing directory to open: drop the missing
+		 * components and the entry itself. */
+		skip = t->c.missing ? t->c.missing : 1;
+		slash = t->c.path + strlen(t->c.path);
+		while (skip--) {
+			while (slash > t->c.path && *slash != '/')
+				slash--;
+			if (skip)
+				slash--;
+		}
+		t->tail = slash + 1;
+		t->name = path_name(t->c.path);
+		/* Components below the existing part are created by the
+		 * operation (parents): each one is judged too. */
+		for (char *p = (char *)t->tail; (p = strchr(p, '/')); p++) {
+			save = *p;
+			*p = '\0';
+			err = fence_judge(f, given, t->c.path, NULL);
+			*p = save;
+			if (err)
+				goto out_free;
+		}
+		save = *slash;
+		*slash = '\0';
+		rel = path_rel(*t->c.path ? t->c.path : "/", root);
+		rootfd = open_nofollow(root, O_PATH | O_DIRECTORY);
+		if (rootfd < 0) {
+			*slash = save;
+			err = ward_err(rootfd, "writable root %s: %s", root,
+				       strerror(-rootfd));
+			goto out_free;
+		}
+		t->dirfd = open_beneath(rootfd, slash == t->c.path ? "" : rel,
+					O_RDONLY | O_DIRECTORY);
+		close(rootfd);
+		*slash = save;
+		if (t->dirfd >= 0) {
+			free(abs);
+			return 0;
+		}
+		err = t->dirfd;
+		t->dirfd = -1;
+		/* A symlink or a rename raced with us: resolve again. */
+		if (err != -ELOOP && err != -EXDEV && err != -ENOENT &&
+		    err != -ENOTDIR && err != -EAGAIN) {
+			err = ward_err(err, "%s: %s", given, strerror(-err));
+			goto out_free;
+		}
+	}
+	err = ward_err(-EAGAIN, "%s: the path kept changing while it was "
+				"being resolved",
+		       given);
+out_free:
+	free(abs);
+	canon_clear(&t->c);
+	return err;
+}
+
+/*
+ * Create the missing directories of @t->tail except the entry itself,
+ * moving @t->dirfd down to the entry's parent. Each directory is opened
+ * with O_NOFOLLOW right after it is made, so a symlink planted in its
+ * place is never entered.
+ */
+static int target_make_parents(struct target *t, const char *given)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = t->tail, *slash;
+	size_t n;
+	int fd;
+
+	while ((slash = strchr(p, '/'))) {
+		n = (size_t)(slash - p);
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		if (mkdirat(t->dirfd, comp, 0777) != 0 && errno != EEXIST)
+			return ward_err(-errno, "%s: cannot create %s: %s",
+					given, comp, strerror(errno));
+		fd = openat(t->dirfd, comp,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return ward_err(-errno, "%s: %s: %s", given, comp,
+					strerror(errno));
+		close(t->dirfd);
+		t->dirfd = fd;
+		p = slash + 1;
+	}
+	t->tail = p;
+	return 0;
+}
+
+/* --- durable replacement ----------------------------------------------- */
+
+static _Thread_local uint64_t rnd_state;
+
+static uint64_t rnd_next(void)
+{
+	struct timespec ts;
+	uint64_t x = rnd_state;
+
+	if (!x) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+		    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&ts;
+		x |= 1;
+	}
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	rnd_state = x;
+	return x;
+}
+
+/* Create a fresh temporary file next to @name in @dirfd (O_EXCL); its name
+ * goes to @tmp (NAME_MAX + 1 bytes). */
+static int tmp_create(char *tmp, int dirfd, const char *name, mode_t mode)
+{
+	int fd, tries, keep = (int)strlen(name);
+
+	/* Leave room for "." + tag + 12 hex digits. */
+	if (keep > NAME_MAX - 1 - (int)strlen(FENCE_TMP_TAG) - 12)
+		keep = NAME_MAX - 1 - (int)strlen(FENCE_TMP_TAG) - 12;
+	for (tries = 0; tries < 100; tries++) {
+		snprintf(tmp, NAME_MAX + 1, ".%.*s" FENCE_TMP_TAG "%012llx",
+			 keep, name,
+			 (unsigned long long)(rnd_next() & 0xffffffffffffULL));
+		fd = openat(dirfd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
+	}
+	return -EEXIST;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Copy everything from @in to @out. */
+static int copy_fd(int out, int in)
+{
+	char buf[65536];
+	ssize_t n;
+	int err;
+
+	for (;;) {
+		n = read(in, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		err = write_all(out, buf, (size_t)n);
+		if (err)
+			return err;
+	}
+}
+
+/* What replace_file() writes: bytes, or the content of a descriptor. */
+struct source {
+	const void *data;
+	size_t len;
+	int fd; /* >= 0: copy from here instead */
+};
+
+/* Flags of replace_file(). */
+#define R_EXCLUSIVE 0x1 /* fail with -EEXIST rather than replace */
+
+/*
+ * Replace @name in @dirfd with @src, durably: temporary file in the same
+ * directory (O_EXCL), content, owner and permission bits of @old (the
+ * current file, or NULL for a new one), fsync, rename over @name, fsync
+ * of the directory. When @expect is not NULL, the rename happens only if
+ * @name still is that very file, unchanged (else -EAGAIN). On any failure
+ * the temporary file is removed and @name is untouched.
+ */
+static int replace_file(int dirfd, const char *name, const struct source *src,
+			const struct stat *old, const struct stat *expect,
+			unsigned flags, const char *given)
+{
+	char tmp[NAME_MAX + 1];
+	struct stat now;
+	const char *what;
+	int fd, err;
+
+	fd = tmp_create(tmp, dirfd, name, old ? (old->st_mode & 0777) : 0666);
+	if (fd < 0)
+		return ward_err(fd, "%s: cannot create a temporary file: %s",
+				given, strerror(-fd));
+	what = "write";
+	err = src->fd >= 0 ? copy_fd(fd, src->fd)
+			   : write_all(fd, src->data, src->len);
+	if (!err && old) {
+		what = "keep the permissions of";
+		if ((old->st_uid != geteuid() || old->st_gid != getegid()) &&
+		    fchown(fd, old->st_uid, old->st_gid) != 0 &&
+		    errno != EPERM)
+			err = -errno;
+		if (!err && fchmod(fd, old->st_mode & 0777) != 0)
+			err = -errno;
+	}
+	if (!err) {
+		what = "sync";
+		if (fsync(fd) != 0)
+			err = -errno;
+	}
+	if (close(fd) != 0 && !err && errno != EINTR) {
+		what = "write";
+		err = -errno;
+	}
+	if (err)
+		goto out_unlink;
+	if (expect) {
+		what = "edit";
+		if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    now.st_ino != expect->st_ino ||
+		    now.st_dev != expect->st_dev ||
+		    now.st_size != expect->st_size ||
+		    now.st_mtim.tv_sec != expect->st_mtim.tv_sec ||
+		    now.st_mtim.tv_nsec != expect->st_mtim.tv_nsec) {
+			err = ward_err(-EAGAIN,
+				       "%s: the file changed while it was "
+				       "being edited; nothing was written",
+				       given);
+			unlinkat(dirfd, tmp, 0);
+			return err;
+		}
+	}
+	what = "replace";
+	if (flags & R_EXCLUSIVE)
+		err = sys_renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE);
+	else
+		err = renameat(dirfd, tmp, dirfd, name);
+	if (err != 0) {
+		err = -errno;
+		goto out_unlink;
+	}
+	/* The rename is what makes the new content reachable: persist it. A
+	 * file system that cannot sync directories says EINVAL. */
+	if (fsync(dirfd) != 0 && errno != EINVAL && errno != EROFS)
+		return ward_err(-errno,
+				"%s: written, but syncing its directory "
+				"failed: %s",
+				given, strerror(errno));
+	return 0;
+
+out_unlink:
+	unlinkat(dirfd, tmp, 0);
+	if (err == -EEXIST && (flags & R_EXCLUSIVE))
+		return ward_err(err, "%s: already exists", given);
+	return ward_err(err, "%s: cannot %s: %s", given, what, strerror(-err));
+}
+
+/* --- text -------------------------------------------------------------- */
+
+/*
+ * Whether @len bytes of @s are UTF-8 without NUL bytes: no overlong forms,
+ * no surrogates, nothing above U+10FFFF.
+ */
+static bool is_text(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *end = p + len;
+	uint64_t w;
+	unsigned c, need;
+
+	while (p < end) {
+		/* Fast path: eight ASCII bytes, none of them NUL. */
+		if (end - p >= 8) {
+			memcpy(&w, p, 8);
+			if (!(w & 0x8080808080808080ULL) &&
+			    !((w - 0x0101010101010101ULL) & ~w &
+			      0x8080808080808080ULL)) {
+				p += 8;
+				continue;
+			}
+		}
+		c = *p++;
+		if (c == 0)
+			return false;
+		if (c < 0x80)
+			continue;
+		if (c < 0xc2 || c > 0xf4)
+			return false;
+		need = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+		if (end - p < (ptrdiff_t)need)
+			return false;
+		/* The second byte's range excludes overlongs, surrogates
+		 * and code points above U+10FFFF. */
+		if ((c == 0xe0 && p[0] < 0xa0) || (c == 0xed && p[0] > 0x9f) ||
+		    (c == 0xf0 && p[0] < 0x90) || (c == 0xf4 && p[0] > 0x8f))
+			return false;
+		for (unsigned i = 0; i < need; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		p += need;
+	}
+	return true;
+}
+
+/* A growable byte buffer, always NUL-terminated. */
+struct buf {
+	char *data;
+	size_t len, cap;
+};
+
+static int buf_append(struct buf *b, const void *data, size_t len)
+{
+	size_t cap;
+	char *p;
+
+	if (b->len + len + 1 > b->cap) {
+		cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		p = realloc(b->data, cap);
+		if (!p)
+			return -ENOMEM;
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+static ssize_t read_retry(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* Read all of @fd (a regular file of size @size at open) into @b, giving
+ * -EFBIG past @max bytes. */
+static int read_whole(struct buf *b, int fd, uint64_t size, uint64_t max)
+{
+	size_t want;
+	ssize_t n;
+	char *p;
+
+	if (size > max)
+		return -EFBIG;
+	/* One read of the whole file, then one that sees end-of-file; files
+	 * whose size says nothing (/proc) grow the buffer as they go. */
+	want = (size_t)size + 1;
+	if (want < 4096)
+		want = 4096;
+	for (;;) {
+		if (b->cap < b->len + want + 1) {
+			p = realloc(b->data, b->len + want + 1);
+			if (!p)
+				return -ENOMEM;
+			b->data = p;
+			b->cap = b->len + want + 1;
+		}
+		n = read_retry(fd, b->data + b->len, want);
+		if (n < 0)
+			return -errno;
+		b->data[b->len + (size_t)n] = '\0';
+		if (n == 0)
+			return 0;
+		b->len += (size_t)n;
+		if (b->len > max)
+			return -EFBIG;
+		want = 65536;
+	}
+}
+
+/* --- read -------------------------------------------------------------- */
+
+/* Open @given for reading, judged against `--` rules on its resolved path;
+ * @flags are open(2) flags. */
+static int open_for_read(struct fence *f, const char *given, int flags,
+			 char **resolved)
+{
+	struct canon c = {0};
+	char *abs = NULL;
+	int err, fd, tries;
+
+	err = path_absolute(&abs, f->policy, given);
+	if (err)
+		return err;
+	/* No `--` rule at all: there is nothing to judge and reads are not
+	 * confined by roots, so this is a plain open. */
+	if (!resolved && !rules_restrict(f->policy, WARD_ACCESS_NONE)) {
+		fd = open(abs, flags | O_CLOEXEC);
+		err = fd < 0 ? ward_err(-errno, "%s: %s", given,
+					strerror(errno))
+			     : fd;
+		free(abs);
+		return err;
+	}
+	for (tries = 0; tries < FENCE_RETRIES; tries++) {
+		canon_clear(&c);
+		err = canon_resolve(&c, abs, true);
+		if (!err && c.missing)
+			err = -ENOENT;
+		if (!err && (flags & O_DIRECTORY) && !S_ISDIR(c.st.st_mode))
+			err = -ENOTDIR;
+		if (err) {
+			err = ward_err(err, "%s: %s", given, strerror(-err));
+			goto out_free;
+		}
+		err = fence_judge(f, given, c.path, NULL);
+		if (err)
+			goto out_free;
+		fd = open_nofollow(c.path, flags);
+		if (fd >= 0) {
+			if (resolved) {
+				*resolved = c.path;
+				c.path = NULL;
+			}
+			err = fd;
+			goto out_free;
+		}
+		err = fd;
+		if (err != -ELOOP && err != -ENOENT && err != -ENOTDIR &&
+		    err != -EAGAIN) {
+			err = ward_err(err, "%s: %s", given, strerror(-err));
+			goto out_free;
+		}
+	}
+	err = ward_err(-EAGAIN, "%s: the path kept changing while it was "
+				"being resolved",
+		       given);
+out_free:
+	canon_clear(&c);
+	free(abs);
+	return err;
+}
+
+/* Bytes @offset.. of @fd, at most @limit (0: all), -EFBIG past @max. */
+static int read_bytes(struct buf *b, bool *truncated, int fd, uint64_t size,
+		      uint64_t offset, uint64_t limit, uint64_t max)
+{
+	char probe;
+	ssize_t n;
+	uint64_t want;
+	int err;
+
+	if (offset && lseek(fd, (off_t)offset, SEEK_SET) < 0)
+		return -errno;
+	if (!limit)
+		return read_whole(b, fd, size > offset ? size - offset : 0,
+				  max);
+	want = limit;
+	if (want > max)
+		want = max + 1;
+	while (b->len < want) {
+		char chunk[65536];
+		size_t ask = want - b->len < sizeof(chunk)
+				     ? (size_t)(want - b->len)
+				     : sizeof(chunk);
+
+		n = read_retry(fd, chunk, ask);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		err = buf_append(b, chunk, (size_t)n);
+		if (err)
+			return err;
+	}
+	if (b->len > max)
+		return -EFBIG;
+	n = read_retry(fd, &probe, 1);
+	*truncated = n > 0;
+	return 0;
+}
+
+/* Lines @offset.. of @fd, at most @limit (0: all), -EFBIG past @max. */
+static int read_lines(struct buf *b, bool *truncated, int fd, uint64_t size,
+		      uint64_t offset, uint64_t limit, uint64_t max)
+{
+	char chunk[65536];
+	const char *p, *end, *nl;
+	uint64_t skipped = 0, taken = 0;
+	ssize_t n;
+	int err;
+
+	if (!offset && !limit)
+		return read_whole(b, fd, size, max);
+	for (;;) {
+		n = read_retry(fd, chunk, sizeof(chunk));
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		p = chunk;
+		end = chunk + n;
+		while (skipped < offset && p < end) {
+			nl = memchr(p, '\n', (size_t)(end - p));
+			if (!nl) {
+				p = end;
+				break;
+			}
+			p = nl + 1;
+			skipped++;
+		}
+		if (limit && taken >= limit && p < end) {
+			*truncated = true;
+			return 0;
+		}
+		while (p < end && (!limit || taken < limit)) {
+			nl = limit ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+			if (!nl) {
+				err = buf_append(b, p, (size_t)(end - p));
+				p = end;
+			} else {
+				err = buf_append(b, p, (size_t)(nl + 1 - p));
+				p = nl + 1;
+				taken++;
+			}
+			if (err)
+				return err;
+		}
+		if (b->len > max)
+			return -EFBIG;
+		if (limit && taken >= limit && p < end) {
+			*truncated = true;
+			return 0;
+		}
+	}
+}
+
+int ward_fs_read(struct ward_fs_content *out, struct ward_fs_denial *denial,
+		 const ward_policy *policy, const char *path,
+		 const struct ward_fs_read_options *opts)
+{
+	struct ward_fs_read_options o = WARD_FS_READ_OPTIONS_INIT;
+	struct buf b = {0};
+	struct fence f;
+	struct stat st;
+	bool truncated = false;
+	int fd, err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL, "read: missing argument");
+	if (opts)
+		o = *opts;
+	if (!o.max_bytes)
+		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
+	fence_init(&f, policy, WARD_FS_OP_READ, denial);
+	fd = open_for_read(&f, path, O_RDONLY | O_NONBLOCK, NULL);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0) {
+		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = ward_err(-EISDIR, "%s: is a directory", path);
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = ward_err(WARD_EINVAL, "%s: not a regular file", path);
+		goto out_close;
+	}
+	if (o.binary)
+		err = read_bytes(&b, &truncated, fd, (uint64_t)st.st_size,
+				 o.offset, o.limit, o.max_bytes);
+	else
+		err = read_lines(&b, &truncated, fd, (uint64_t)st.st_size,
+				 o.offset, o.limit, o.max_bytes);
+	if (err == -EFBIG) {
+		err = ward_err(err,
+			       "%s: too large to read at once (more than %llu "
+			       "bytes); read a part with an offset and a limit",
+			       path, (unsigned long long)o.max_bytes);
+		goto out_free;
+	}
+	if (err) {
+		err = ward_err(err, "%s: %s", path, strerror(-err));
+		goto out_free;
+	}
+	if (!b.data && buf_append(&b, "", 0) != 0) {
+		err = ward_err(-ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if (!o.binary && !is_text(b.data, b.len)) {
+		err = ward_err(WARD_ENOTTEXT,
+			       "%s: not text (NUL bytes or invalid UTF-8); "
+			       "read it as bytes",
+			       path);
+		goto out_free;
+	}
+	out->data = b.data;
+	out->len = b.len;
+	out->file_size = (uint64_t)st.st_size;
+	out->truncated = truncated;
+	close(fd);
+	return 0;
+
+out_free:
+	free(b.data);
+out_close:
+	close(fd);
+	return err;
+}
+
+void ward_fs_content_clear(struct ward_fs_content *c)
+{
+	if (!c)
+		return;
+	free(c->data);
+	memset(c, 0, sizeof(*c));
+}
+
+/* --- write, edit ------------------------------------------------------- */
+
+/* The current regular file @name in @dirfd (*exists false when absent). */
+static int stat_existing(struct stat *st, bool *exists, int dirfd,
+			 const char *name, const char *given)
+{
+	*exists = false;
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		return ward_err(-errno, "%s: %s", given, strerror(errno));
+	}
+	if (S_ISDIR(st->st_mode))
+		return ward_err(-EISDIR, "%s: is a directory", given);
+	/* A symlink here was planted after resolution (it resolved as
+	 * something else): replacing the link itself writes nothing
+	 * outside, so treat it as absent. */
+	if (S_ISLNK(st->st_mode))
+		return 0;
+	if (!S_ISREG(st->st_mode))
+		return ward_err(WARD_EINVAL, "%s: not a regular file", given);
+	*exists = true;
+	return 0;
+}
+
+int ward_fs_write(struct ward_fs_denial *denial, const ward_policy *policy,
+		  const char *path, const void *data, size_t len,
+		  const struct ward_fs_write_options *opts)
+{
+	struct ward_fs_write_options o = WARD_FS_WRITE_OPTIONS_INIT;
+	struct source src = {data, len, -1};
+	struct target t;
+	struct fence f;
+	struct stat st;
+	bool exists;
+	int err;
+
+	if (!policy || (!data && len))
+		return ward_err(WARD_EINVAL, "write: missing argument");
+	if (opts)
+		o = *opts;
+	fence_init(&f, policy, WARD_FS_OP_WRITE, denial);
+	err = target_open(&t, &f, path,
+			  T_FOLLOW | T_MISSING_LAST |
+				  (o.create_parents ? T_MISSING_TAIL : 0));
+	if (err)
+		goto out_fence;
+	if (t.c.trailing_slash || !*t.name) {
+		err = ward_err(-EISDIR, "%s: names a directory", path);
+		goto out_target;
+	}
+	if (t.c.missing > 1) {
+		err = target_make_parents(&t, path);
+		if (err)
+			goto out_target;
+	}
+	err = stat_existing(&st, &exists, t.dirfd, t.name, path);
+	if (err)
+		goto out_target;
+	if (exists && o.exclusive) {
+		err = ward_err(-EEXIST, "%s: already exists", path);
+		goto out_target;
+	}
+	err = replace_file(t.dirfd, t.name, &src, exists ? &st : NULL, NULL,
+			   o.exclusive ? R_EXCLUSIVE : 0, path);
+out_target:
+	target_close(&t);
+out_fence:
+	fence_done(&f);
+	return err;
+}
+
+/* Count the non-overlapping occurrences of @old in @s. */
+static size_t count_occurrences(const char *s, size_t len, const char *old,
+				size_t olen)
+{
+	const char *p = s, *end = s + len, *hit;
+	size_t n = 0;
+
+	while ((hit = memmem(p, (size_t)(end - p), old, olen))) {
+		n++;
+		p = hit + olen;
+	}
+	return n;
+}
+
+int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
+		 const ward_policy *policy, const char *path,
+		 const char *old_text, const char *new_text,
+		 const struct ward_fs_edit_options *opts)
+{
+	struct ward_fs_edit_options o = WARD_FS_EDIT_OPTIONS_INIT;
+	struct buf in = {0}, out = {0};
+	struct source src = {NULL, 0, -1};
+	const char *p, *hit, *end;
+	size_t olen, nlen, count;
+	struct target t;
+	struct fence f;
+	struct stat st;
+	int fd = -1, err;
+
+	if (!policy || !old_text || !new_text)
+		return ward_err(WARD_EINVAL, "edit: missing argument");
+	if (opts)
+		o = *opts;
+	if (!o.max_bytes)
+		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
+	olen = strlen(old_text);
+	nlen = strlen(new_text);
+	if (!olen)
+		return ward_err(WARD_EINVAL, "edit %s: the old text is empty",
+				path ? path : "");
+	if (strcmp(old_text, new_text) == 0)
+		return ward_err(WARD_EINVAL,
+				"edit %s: the old and new text are identical",
+				path ? path : "");
+	fence_init(&f, policy, WARD_FS_OP_EDIT, denial);
+	err = target_open(&t, &f, path, T_FOLLOW);
+	if (err)
+		goto out_fence;
+	fd = openat(t.dirfd, t.name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = ward_err(errno == ELOOP ? -EAGAIN : -errno, "%s: %s",
+			       path, strerror(errno));
+		goto out_target;
+	}
+	if (fstat(fd, &st) != 0) {
+		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = ward_err(-EISDIR, "%s: is a directory", path);
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = ward_err(WARD_EINVAL, "%s: not a regular file", path);
+		goto out_close;
+	}
+	err = read_whole(&in, fd, (uint64_t)st.st_size, o.max_bytes);
+	if (err == -EFBIG) {
+		err = ward_err(err, "%s: too large to edit (more than %llu "
+				    "bytes)",
+			       path, (unsigned long long)o.max_bytes);
+		goto out_close;
+	}
+	if (!err && !in.data)
+		err = buf_append(&in, "", 0);
+	if (err) {
+		err = ward_err(err, "%s: %s", path, strerror(-err));
+		goto out_close;
+	}
+	if (!is_text(in.data, in.len)) {
+		err = ward_err(WARD_ENOTTEXT,
+			       "%s: not text (NUL bytes or invalid UTF-8)",
+			       path);
+		goto out_close;
+	}
+	count = count_occurrences(in.data, in.len, old_text, olen);
+	if (count == 0) {
+		err = ward_err(WARD_ENOMATCH, "%s: the old text was not found",
+			       path);
+		goto out_close;
+	}
+	if (count > 1 && !o.replace_all) {
+		err = ward_err(WARD_ENOTUNIQUE,
+			       "%s: the old text occurs %zu times; give more "
+			       "context or ask to replace all",
+			       path, count);
+		goto out_close;
+	}
+	p = in.data;
+	end = in.data + in.len;
+	err = buf_append(&out, "", 0);
+	for (size_t i = 0; !err && i < count; i++) {
+		hit = memmem(p, (size_t)(end - p), old_text, olen);
+		err = buf_append(&out, p, (size_t)(hit - p));
+		if (!err)
+			err = buf_append(&out, new_text, nlen);
+		p = hit + olen;
+	}
+	if (!err)
+		err = buf_append(&out, p, (size_t)(end - p));
+	if (err) {
+		err = ward_err(err, "out of memory");
+		goto out_close;
+	}
+	src.data = out.data;
+	src.len = out.len;
+	err = replace_file(t.dirfd, t.name, &src, &st, &st, 0, path);
+	if (!err && replacements)
+		*replacements = count;
+out_close:
+	close(fd);
+	free(in.data);
+	free(out.data);
+out_target:
+	target_close(&t);
+out_fence:
+	fence_done(&f);
+	return err;
+}
+
+/* --- remove, move, mkdir ----------------------------------------------- */
+
+/*
+ * Remove the directory @name in @parentfd and everything in it, never
+ * following a symlink: each directory is entered with O_NOFOLLOW, so one
+ * swapped for a symlink is unlinked as a link instead.
+ */
+static int remove_tree(int parentfd, const char *name, unsigned depth)
+{
+	struct dirent *e;
+	unsigned passes = 0;
+	bool again = true;
+	DIR *dir;
+	int fd, err = 0;
+
+	if (depth > FENCE_MAX_DEPTH)
+		return -ELOOP;
+	fd = openat(parentfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		/* Not a directory (any more): remove the entry itself. */
+		if (errno == ENOTDIR || errno == ELOOP)
+			return unlinkat(parentfd, name, 0) ? -errno : 0;
+		return errno == ENOENT ? 0 : -errno;
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* Entries removed while reading may make readdir skip others: pass
+	 * again until a pass finds the directory empty. */
+	while (again && !err && passes++ < 16) {
+		again = false;
+		rewinddir(dir);
+		while ((e = readdir(dir))) {
+			if (!strcmp(e->d_name, ".") ||
+			    !strcmp(e->d_name, ".."))
+				continue;
+			again = true;
+			if (e->d_type != DT_DIR) {
+				if (unlinkat(fd, e->d_name, 0) == 0 ||
+				    errno == ENOENT)
+					continue;
+				if (errno != EISDIR) {
+					err = -errno;
+					break;
+				}
+			}
+			err = remove_tree(fd, e->d_name, depth + 1);
+			if (err)
+				break;
+		}
+	}
+	closedir(dir);
+	if (err)
+		return err;
+	return unlinkat(parentfd, name, AT_REMOVEDIR) ? -errno : 0;
+}
+
+int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
+		   const char *path, const struct ward_fs_remove_options *opts)
+{
+	struct ward_fs_remove_options o = WARD_FS_REMOVE_OPTIONS_INIT;
+	struct target t;
+	struct fence f;
+	struct stat st;
+	int err;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "remove: missing argument");
+	if (opts)
+		o = *opts;
+	fence_init(&f, policy, WARD_FS_OP_REMOVE, denial);
+	err = target_open(&t, &f, path, 0);
+	if (err)
+		goto out_fence;
+	if (fstatat(t.dirfd, t.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+		goto out_target;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(t.dirfd, t.name, 0) != 0)
+			err = ward_err(-errno, "%s: %s", path,
+				       strerror(errno));
+		goto out_target;
+	}
+	if (!o.recursive) {
+		err = ward_err(-EISDIR,
+			       "%s: is a directory (remove it recursively)",
+			       path);
+		goto out_target;
+	}
+	err = fence_judge_tree(&f, path, t.c.path, t.dirfd, t.name, NULL);
+	if (err)
+		goto out_target;
+	err = remove_tree(t.dirfd, t.name, 0);
+	if (err)
+		err = ward_err(err, "%s: %s", path, strerror(-err));
+out_target:
+	target_close(&t);
+out_fence:
+	fence_done(&f);
+	return err;
+}
+
+/* Across file systems: copy the regular file, then remove the source. */
+static int move_by_copy(struct target *s, struct target *d, bool overwrite,
+			const char *from, const char *to)
+{
+	struct source src = {NULL, 0, -1};
+	struct stat st, dst;
+	bool exists;
+	int err;
+
+	src.fd = openat(s->dirfd, s->name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (src.fd < 0)
+		return ward_err(-EXDEV,
+				"move %s to %s: different file systems, and "
+				"only a regular file can be copied across",
+				from, to);
+	if (fstat(src.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(src.fd);
+		return ward_err(-EXDEV,
+				"move %s to %s: different file systems, and "
+				"only a regular file can be copied across",
+				from, to);
+	}
+	err = stat_existing(&dst, &exists, d->dirfd, d->name, to);
+	if (!err && exists && !overwrite)
+		err = ward_err(-EEXIST, "%s: already exists", to);
+	/* Keep the source's permissions: it is the same file, moved. */
+	if (!err)
+		err = replace_file(d->dirfd, d->name, &src, &st, NULL,
+				   overwrite ? 0 : R_EXCLUSIVE, to);
+	close(src.fd);
+	if (!err && unlinkat(s->dirfd, s->name, 0) != 0)
+		err = ward_err(-errno, "move %s: copied to %s, but removing "
+				       "the source failed: %s",
+			       from, to, strerror(errno));
+	return err;
+}
+
+int ward_fs_move(struct ward_fs_denial *denial, const ward_policy *policy,
+		 const char *from, const char *to,
+		 const struct ward_fs_move_options *opts)
+{
+	struct ward_fs_move_options o = WARD_FS_MOVE_OPTIONS_INIT;
+	struct target s, d;
+	struct fence f;
+	struct stat st;
+	int err;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "move: missing argument");
+	if (opts)
+		o = *opts;
+	fence_init(&f, policy, WARD_FS_OP_MOVE, denial);
+	err = target_open(&s, &f, from, 0);
+	if (err)
+		goto out_fence;
+	err = target_open(&d, &f, to, T_MISSING_LAST);
+	if (err)
+		goto out_source;
+	if (fstatat(s.dirfd, s.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		err = ward_err(-errno, "%s: %s", from, strerror(errno));
+		goto out_dest;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = fence_judge_tree(&f, from, s.c.path, s.dirfd, s.name,
+				       d.c.path);
+		if (err)
+			goto out_dest;
+	}
+	if (sys_renameat2(s.dirfd, s.name, d.dirfd, d.name,
+			  o.overwrite ? 0 : RENAME_NOREPLACE) == 0)
+		goto out_dest;
+	err = -errno;
+	if (err == -EXDEV)
+		err = move_by_copy(&s, &d, o.overwrite, from, to);
+	else if (err == -EEXIST || err == -ENOTEMPTY)
+		err = ward_err(-EEXIST, "move %s: %s already exists", from, to);
+	else
+		err = ward_err(err, "move %s to %s: %s", from, to,
+			       strerror(-err));
+out_dest:
+	target_close(&d);
+out_source:
+	target_close(&s);
+out_fence:
+	fence_done(&f);
+	return err;
+}
+
+int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
+		  const char *path, const struct ward_fs_mkdir_options *opts)
+{
+	struct ward_fs_mkdir_options o = WARD_FS_MKDIR_OPTIONS_INIT;
+	struct target t;
+	struct fence f;
+	int err;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "mkdir: missing argument");
+	if (opts)
+		o = *opts;
+	fence_init(&f, policy, WARD_FS_OP_MKDIR, denial);
+	err = target_open(&t, &f, path,
+			  T_FOLLOW | T_MISSING_LAST |
+				  (o.parents ? T_MISSING_TAIL : 0));
+	if (err)
+		goto out_fence;
+	if (!t.c.missing) {
+		if (!S_ISDIR(t.c.st.st_mode))
+			err = ward_err(o.parents ? -ENOTDIR : -EEXIST,
+				       "%s: exists and is not a directory",
+				       path);
+		else if (!o.parents)
+			err = ward_err(-EEXIST, "%s: already exists", path);
+		goto out_target;
+	}
+	err = target_make_parents(&t, path);
+	if (err)
+		goto out_target;
+	if (mkdirat(t.dirfd, t.name, 0777) != 0 &&
+	    (errno != EEXIST || !o.parents))
+		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+out_target:
+	target_close(&t);
+out_fence:
+	fence_done(&f);
+	return err;
+}
+
+/* --- check ------------------------------------------------------------- */
+
+int ward_fs_check(struct ward_fs_denial *denial, const ward_policy *policy,
+		  enum ward_fs_op op, const char *path)
+{
+	struct canon c = {0};
+	struct fence f;
+	char *abs = NULL;
+	bool follow;
+	int err;
+
+	if (!policy || (unsigned)op > WARD_FS_OP_STAT)
+		return ward_err(WARD_EINVAL, "check: bad argument");
+	err = path_absolute(&abs, policy, path);
+	if (err)
+		return err;
+	/* The same resolution as the operation itself: remove, move and
+	 * stat act on a final symlink, the others on what it points to. */
+	follow = op != WARD_FS_OP_REMOVE && op != WARD_FS_OP_MOVE &&
+		 op != WARD_FS_OP_STAT;
+	err = canon_resolve(&c, abs, follow);
+	if (err) {
+		err = ward_err(err, "%s: %s", path, strerror(-err));
+		goto out_free;
+	}
+	fence_init(&f, policy, op, denial);
+	err = fence_judge(&f, path, c.path, NULL);
+	fence_done(&f);
+out_free:
+	canon_clear(&c);
+	free(abs);
+	return err;
+}
+
+/* --- list, stat -------------------------------------------------------- */
+
+static enum ward_fs_type type_of(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return WARD_FS_TYPE_FILE;
+	if (S_ISDIR(mode))
+		return WARD_FS_TYPE_DIR;
+	if (S_ISLNK(mode))
+		return WARD_FS_TYPE_SYMLINK;
+	return WARD_FS_TYPE_OTHER;
+}
+
+struct lister {
+	struct fence *f;
+	const char *given;
+	bool judge; /* `--` rules exist: match every entry */
+	unsigned max_depth;
+	size_t max_entries;
+	struct ward_fs_listing out;
+	size_t cap;
+	char real[PATH_MAX]; /* resolved path of the current entry */
+	size_t rlen;
+	char rel[PATH_MAX]; /* its path relative to the listed directory */
+	size_t llen;
+};
+
+static int lister_add(struct lister *l, const struct stat *st, bool denied)
+{
+	struct ward_fs_entry *e;
+	size_t cap;
+
+	if (l->out.count == l->cap) {
+		cap = l->cap ? l->cap * 2 : 64;
+		e = realloc(l->out.entries, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		l->out.entries = e;
+		l->cap = cap;
+	}
+	e = &l->out.entries[l->out.count];
+	memset(e, 0, sizeof(*e));
+	e->path = strdup(l->rel);
+	if (!e->path)
+		return -ENOMEM;
+	e->type = type_of(st->st_mode);
+	e->denied = denied;
+	if (!denied) {
+		e->size = (uint64_t)st->st_size;
+		e->mode = (uint32_t)(st->st_mode & 07777);
+		e->mtime_sec = (int64_t)st->st_mtim.tv_sec;
+	}
+	l->out.count++;
+	return 0;
+}
+
+static int list_dir(struct lister *l, int dirfd, unsigned depth)
+{
+	size_t rlen = l->rlen, llen = l->llen, n;
+	struct dirent *e;
+	struct stat st;
+	bool denied;
+	DIR *dir;
+	int err = 0, sub;
+
+	dir = fdopendir(dirfd);
+	if (!dir) {
+		err = -errno;
+		close(dirfd);
+		return err;
+	}
+	while ((errno = 0, e = readdir(dir))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (l->out.count >= l->max_entries) {
+			l->out.truncated = true;
+			break;
+		}
+		n = strlen(e->d_name);
+		if (rlen + 1 + n >= PATH_MAX || llen + 1 + n >= PATH_MAX)
+			continue;
+		l->real[rlen] = '/';
+		memcpy(l->real + rlen + 1, e->d_name, n + 1);
+		l->rlen = rlen + 1 + n;
+		if (llen)
+			l->rel[llen] = '/';
+		memcpy(l->rel + llen + !!llen, e->d_name, n + 1);
+		l->llen = llen + !!llen + n;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			goto next; /* vanished meanwhile */
+		denied = l->judge && rule_access(l->f->policy, l->real) ==
+					     WARD_ACCESS_NONE;
+		err = lister_add(l, &st, denied);
+		if (err)
+			break;
+		if (S_ISDIR(st.st_mode) && !denied && depth + 1 < l->max_depth) {
+			sub = openat(dirfd, e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC);
+			if (sub >= 0) {
+				err = list_dir(l, sub, depth + 1);
+				if (err)
+					break;
+			}
+		}
+next:
+		l->rlen = rlen;
+		l->llen = llen;
+	}
+	if (!err && errno)
+		err = -errno;
+	l->rlen = rlen;
+	l->llen = llen;
+	l->real[rlen] = '\0';
+	l->rel[llen] = '\0';
+	closedir(dir);
+	return err;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct ward_fs_entry *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
+		 const ward_policy *policy, const char *path,
+		 const struct ward_fs_list_options *opts)
+{
+	struct ward_fs_list_options o = WARD_FS_LIST_OPTIONS_INIT;
+	struct lister *l;
+	struct fence f;
+	char *real = NULL;
+	int fd, err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL, "list: missing argument");
+	if (opts)
+		o = *opts;
+	fence_init(&f, policy, WARD_FS_OP_LIST, denial);
+	fd = open_for_read(&f, path, O_RDONLY | O_DIRECTORY, &real);
+	if (fd < 0) {
+		if (fd == -ENOTDIR)
+			ward_err(fd, "%s: not a directory", path);
+		return fd;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		close(fd);
+		free(real);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	l->f = &f;
+	l->given = path;
+	l->judge = rules_restrict(policy, WARD_ACCESS_NONE);
+	l->max_depth = !o.recursive	 ? 1
+		       : o.max_depth ? o.max_depth
+				     : WARD_FS_LIST_MAX_DEPTH_DEFAULT;
+	if (l->max_depth > FENCE_MAX_DEPTH)
+		l->max_depth = FENCE_MAX_DEPTH;
+	l->max_entries =
+		o.max_entries ? o.max_entries : WARD_FS_LIST_MAX_ENTRIES_DEFAULT;
+	copy_trunc(l->real, sizeof(l->real), strcmp(real, "/") ? real : "");
+	l->rlen = strlen(l->real);
+	free(real);
+	err = list_dir(l, fd, 0);
+	if (err) {
+		ward_fs_listing_clear(&l->out);
+		err = ward_err(err, "%s: %s", path, strerror(-err));
+	} else {
+		if (l->out.count)
+			qsort(l->out.entries, l->out.count,
+			      sizeof(*l->out.entries), entry_cmp);
+		*out = l->out;
+	}
+	free(l);
+	return err;
+}
+
+void ward_fs_listing_clear(struct ward_fs_listing *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->count; i++)
+		free(l->entries[i].path);
+	free(l->entries);
+	memset(l, 0, sizeof(*l));
+}
+
+int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
+		 const ward_policy *policy, const char *path,
+		 const struct ward_fs_stat_options *opts)
+{
+	struct ward_fs_stat_options o = WARD_FS_STAT_OPTIONS_INIT;
+	struct ward_fs_stat r = {0};
+	struct canon c = {0};
+	struct fence f;
+	struct stat st;
+	char *abs = NULL, *slash, link[PATH_MAX];
+	const char *name;
+	int err, dirfd = -1, tries;
+	ssize_t n;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL, "stat: missing argument");
+	if (opts)
+		o = *opts;
+	fence_init(&f, policy, WARD_FS_OP_STAT, denial);
+	err = path_absolute(&abs, policy, path);
+	if (err)
+		return err;
+	for (tries = 0; tries < FENCE_RETRIES; tries++) {
+		canon_clear(&c);
+		err = canon_resolve(&c, abs, o.follow);
+		if (!err && c.missing)
+			err = -ENOENT;
+		if (err) {
+			err = ward_err(err, "%s: %s", path, strerror(-err));
+			goto out_free;
+		}
+		err = fence_judge(&f, path, c.path, NULL);
+		if (err)
+			goto out_free;
+		/* Describe the entry through its parent, opened without
+		 * following symlinks, so what is judged is what is seen. */
+		slash = strrchr(c.path, '/');
+		name = slash[1] ? slash + 1 : ".";
+		*slash = '\0';
+		dirfd = open_nofollow(slash == c.path ? "/" : c.path,
+				      O_PATH | O_DIRECTORY);
+		*slash = '/';
+		if (dirfd >= 0)
+			break;
+		err = dirfd;
+		if (err != -ELOOP && err != -ENOENT && err != -ENOTDIR &&
+		    err != -EAGAIN) {
+			err = ward_err(err, "%s: %s", path, strerror(-err));
+			goto out_free;
+		}
+	}
+	if (dirfd < 0) {
+		err = ward_err(-EAGAIN, "%s: the path kept changing", path);
+		goto out_free;
+	}
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+		goto out_close;
+	}
+	r.type = type_of(st.st_mode);
+	r.size = (uint64_t)st.st_size;
+	r.mode = (uint32_t)(st.st_mode & 07777);
+	r.nlink = (uint64_t)st.st_nlink;
+	r.mtime_sec = (int64_t)st.st_mtim.tv_sec;
+	r.mtime_nsec = st.st_mtim.tv_nsec;
+	if (S_ISLNK(st.st_mode)) {
+		n = readlinkat(dirfd, name, link, sizeof(link) - 1);
+		if (n < 0) {
+			err = ward_err(-errno, "%s: %s", path,
+				       strerror(errno));
+			goto out_close;
+		}
+		link[n] = '\0';
+		r.link_target = strdup(link);
+		if (!r.link_target) {
+			err = ward_err(-ENOMEM, "out of memory");
+			goto out_close;
+		}
+	}
+	r.resolved = c.path;
+	c.path = NULL;
+	*out = r;
+out_close:
+	close(dirfd);
+out_free:
+	canon_clear(&c);
+	free(abs);
+	return err;
+}
+
+void ward_fs_stat_clear(struct ward_fs_stat *st)
+{
+	if (!st)
+		return;
+	free(st->resolved);
+	free(st->link_target);
+	memset(st, 0, sizeof(*st));
+}
+
+/* --- rendering --------------------------------------------------------- */
+
+int ward_fs_render_denial(char **out, const struct ward_fs_denial *denial,
+			  bool escalation_offered)
+{
+	bool by_rule;
+	char *text;
+	int n;
+
+	if (!out || !denial)
+		return ward_err(WARD_EINVAL, "render: missing denial");
+	by_rule = denial->reason == WARD_FS_DENIED_RULE_READ_ONLY ||
+		  denial->reason == WARD_FS_DENIED_RULE_NO_ACCESS;
+	n = asprintf(&text, "[sandbox: file access denied under %s mode]%s",
+		     ward_mode_name(denial->mode),
+		     escalation_offered && !by_rule
+			     ? "\nretry this exact operation once with "
+			       "sandbox_permissions (the narrowest wider mode "
+			       "that suffices) + justification; the approval "
+			       "prompt asks the user"
+			     : "");
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}

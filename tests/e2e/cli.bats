@@ -1,0 +1,519 @@
+#!/usr/bin/env bats
+# shellcheck shell=bats
+#
+# The `ward` program's command line: help, bad inputs (exit 2, culprit
+# named), exit statuses (the command's own, 124, 125, 126, 127, 128+N),
+# the denial marker, --json shapes of run, probe and confine, and the
+# sandbox-unavailable path (exit 125, never run unconfined).
+#
+# Workspaces live under /var/tmp, not /tmp: bwrap gives a confined command
+# a private /tmp (a workspace there would be hidden), and /tmp is itself a
+# writable root under workspace-write.
+
+bats_require_minimum_version 1.5.0
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+WARD=$ROOT/build/bin/ward
+LAUNCHER=$ROOT/build/bin/landlock-run
+PY=/usr/bin/python3
+
+setup_file() {
+	[ -x "$WARD" ] || return 0
+	# Which runners work here, probed once for the whole file.
+	local probe
+	probe=$("$WARD" probe --json 2>/dev/null) || true
+	CLI_USABLE=$(printf '%s' "$probe" | "$PY" -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)
+print(" ".join(c["runner"] for c in d["chain"] if c["usable"]))')
+	export CLI_USABLE
+}
+
+setup() {
+	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	WS=$(mktemp -d /var/tmp/ward-cli-ws.XXXXXX)
+	OUTSIDE=$(mktemp -d /var/tmp/ward-cli-out.XXXXXX)
+	unset TMPDIR
+}
+
+teardown() {
+	rm -rf "${WS:-}" "${OUTSIDE:-}"
+}
+
+require_runner() {
+	case " ${CLI_USABLE:-} " in
+	*" $1 "*) ;;
+	*) skip "the $1 runner cannot confine on this machine (ward probe)" ;;
+	esac
+}
+
+# json EXPR [ARG...]: evaluate a Python expression over the JSON object in
+# $output (as d; the ARGs as sys.argv[2:]) and print the result.
+json() {
+	printf '%s' "$output" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+print(eval(sys.argv[1]))' "$@"
+}
+
+marker() {
+	printf '[sandbox: file access denied under %s mode]' "$1"
+}
+
+# usage_error STATUS STDERR CULPRIT: exit 2, a "ward…: " message naming
+# the culprit, and a usage line.
+assert_usage_error() {
+	local culprit=$1
+	printf '# status %s\n# stderr: %s\n' "$status" "$stderr"
+	[ "$status" -eq 2 ]
+	[[ "${stderr_lines[0]}" == ward* ]]
+	[[ "${stderr_lines[0]}" == *"$culprit"* ]]
+	[[ "$stderr" == *"Usage: "* ]]
+}
+
+# --- help and version -------------------------------------------------------
+
+@test "ward --help lists every subcommand and the exit statuses" {
+	run -0 "$WARD" --help
+	for cmd in run probe confine help; do
+		[[ "$output" == *"  $cmd "* ]]
+	done
+	[[ "$output" == *"125"* ]]
+	run -0 "$WARD" -h
+}
+
+@test "ward --version prints the version" {
+	run -0 "$WARD" --version
+	[[ "$output" =~ ^ward\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "every subcommand has --help with usage, options, examples, exit status" {
+	for cmd in run probe confine; do
+		run -0 "$WARD" "$cmd" --help
+		[[ "$output" == "Usage: ward $cmd"* ]]
+		[[ "$output" == *"Options:"* ]]
+		[[ "$output" == *"Examples:"* ]]
+		[[ "$output" == *"Exit status:"* ]]
+		run -0 "$WARD" "$cmd" -h
+	done
+}
+
+@test "ward help COMMAND is COMMAND --help" {
+	run -0 "$WARD" run --help
+	local direct=$output
+	run -0 "$WARD" help run
+	[ "$output" = "$direct" ]
+	run -0 "$WARD" help
+	[[ "$output" == *"Commands:"* ]]
+}
+
+@test "run --help documents the advanced --landlock-via-launcher" {
+	run -0 "$WARD" run --help
+	[[ "$output" == *"--landlock-via-launcher"* ]]
+}
+
+# --- bad inputs: exit 2, the culprit named ------------------------------------
+
+@test "no subcommand: usage on stderr, exit 2" {
+	run -2 --separate-stderr "$WARD"
+	[[ "$stderr" == *"Usage: "* ]]
+}
+
+@test "unknown subcommand is named" {
+	run --separate-stderr "$WARD" frobnicate
+	assert_usage_error "'frobnicate'"
+	run --separate-stderr "$WARD" help frobnicate
+	assert_usage_error "'frobnicate'"
+}
+
+@test "unknown options are named" {
+	run --separate-stderr "$WARD" --frob
+	assert_usage_error "'--frob'"
+	run --separate-stderr "$WARD" run --bogus -- true
+	assert_usage_error "'--bogus'"
+	run --separate-stderr "$WARD" run -nx -- true
+	assert_usage_error "'-x'"
+	run --separate-stderr "$WARD" probe --bogus
+	assert_usage_error "'--bogus'"
+	run --separate-stderr "$WARD" confine --bogus -- true
+	assert_usage_error "'--bogus'"
+	run --separate-stderr "$WARD" run --json=yes -- true
+	assert_usage_error "'--json'"
+}
+
+@test "a missing option value is named" {
+	run --separate-stderr "$WARD" run --mode
+	assert_usage_error "'--mode'"
+	run --separate-stderr "$WARD" run -w
+	assert_usage_error "'-w'"
+	run --separate-stderr "$WARD" run --timeout
+	assert_usage_error "'--timeout'"
+	run --separate-stderr "$WARD" probe --runner
+	assert_usage_error "'--runner'"
+}
+
+@test "a bad mode is named and the valid ones listed" {
+	run --separate-stderr "$WARD" run --mode writable -- true
+	assert_usage_error "'writable'"
+	[[ "$stderr" == *read-only*workspace-write*danger-full-access* ]]
+	run --separate-stderr "$WARD" confine -m READ-ONLY -- true
+	assert_usage_error "'READ-ONLY'"
+}
+
+@test "a bad runner is named and the valid ones listed" {
+	run --separate-stderr "$WARD" run --runner docker -- true
+	assert_usage_error "'docker'"
+	[[ "$stderr" == *auto*bwrap*landlock* ]]
+	run --separate-stderr "$WARD" run --runner seatbelt -- true
+	assert_usage_error "'seatbelt'"
+}
+
+@test "a workspace that is not a directory is named" {
+	run --separate-stderr "$WARD" run --workspace "$WS/missing" -- true
+	assert_usage_error "$WS/missing"
+	touch "$WS/file"
+	run --separate-stderr "$WARD" run --workspace "$WS/file" -- true
+	assert_usage_error "$WS/file"
+	[[ "$stderr" == *"not a directory"* ]]
+	run --separate-stderr "$WARD" confine -w "$WS/file" -- true
+	assert_usage_error "$WS/file"
+}
+
+@test "a timeout that is not a positive number is named" {
+	for t in 0 -1 abc 1x "" nan inf 0.0; do
+		run --separate-stderr "$WARD" run --timeout "$t" -- true
+		assert_usage_error "'$t'"
+	done
+}
+
+@test "--max-output: bad values are named; it needs --json" {
+	run --separate-stderr "$WARD" run --json --max-output 0 -- true
+	assert_usage_error "'0'"
+	run --separate-stderr "$WARD" run --json --max-output 12Q -- true
+	assert_usage_error "'12Q'"
+	run --separate-stderr "$WARD" run --max-output 1K -- true
+	assert_usage_error "--max-output"
+}
+
+@test "no command is a usage error" {
+	run --separate-stderr "$WARD" run
+	assert_usage_error "no command"
+	run --separate-stderr "$WARD" run --mode read-only --
+	assert_usage_error "no command"
+	run --separate-stderr "$WARD" confine --json
+	assert_usage_error "no command"
+	run --separate-stderr "$WARD" probe extra
+	assert_usage_error "'extra'"
+}
+
+# --- exit statuses ------------------------------------------------------------
+
+@test "the command's exit status propagates (bwrap)" {
+	require_runner bwrap
+	run -3 "$WARD" run -w "$WS" --runner bwrap -- sh -c 'exit 3'
+	run -0 "$WARD" run -w "$WS" --runner bwrap -- true
+	run -1 "$WARD" run -w "$WS" --runner bwrap -- false
+}
+
+@test "the command's exit status propagates (landlock)" {
+	require_runner landlock
+	run -3 "$WARD" run -w "$WS" --runner landlock -- sh -c 'exit 3'
+	run -0 "$WARD" run -w "$WS" --runner landlock -- true
+	run -3 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
+		-- sh -c 'exit 3'
+}
+
+@test "a timeout exits 124 and kills the command (bwrap, landlock)" {
+	local r
+	for r in bwrap landlock; do
+		case " $CLI_USABLE " in *" $r "*) ;; *) continue ;; esac
+		SECONDS=0
+		run -124 --separate-stderr "$WARD" run -w "$WS" --runner "$r" \
+			--timeout 0.3 -- sleep 30
+		[ "$SECONDS" -lt 10 ]
+		[[ "$stderr" == *"timed out"* ]]
+	done
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+}
+
+@test "a command killed by a signal exits 128+N" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	run -137 "$WARD" run -w "$WS" -- sh -c 'kill -KILL $$'
+	run -143 "$WARD" run -w "$WS" -- sh -c 'kill -TERM $$'
+}
+
+@test "a missing command exits 127, a non-executable one 126" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	run -127 --separate-stderr "$WARD" run -w "$WS" -- no-such-command-x
+	[[ "$stderr" == "ward run: no-such-command-x"* ]]
+	printf 'echo hi\n' >"$WS/script.sh"
+	chmod 0644 "$WS/script.sh"
+	run -126 --separate-stderr "$WARD" run -w "$WS" -- ./script.sh
+	[[ "$stderr" == *"script.sh"* ]]
+	run -126 "$WARD" run -w "$WS" -- "$WS"
+	run -127 --separate-stderr "$WARD" run --json -w "$WS" -- nope-nope
+	[ "$(json 'd["error"]')" = COMMAND_NOT_FOUND ]
+}
+
+# --- output, stdin, -c --------------------------------------------------------
+
+@test "stdin passes through; --no-stdin gives /dev/null" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	run -0 bash -c 'echo piped | "$0" run -w "$1" -- cat' "$WARD" "$WS"
+	[ "$output" = piped ]
+	run -0 bash -c 'echo piped | "$0" run -n -w "$1" -- cat' "$WARD" "$WS"
+	[ "$output" = "" ]
+}
+
+@test "-c runs bash -c STRING; extra arguments become \$0 \$1" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	run -0 "$WARD" run -w "$WS" -c '[ -n "$BASH_VERSION" ] && echo "$0:$1"' \
+		name arg
+	[ "$output" = "name:arg" ]
+}
+
+@test "the command runs in the workspace with WARD_SANDBOX set" {
+	local r
+	for r in $CLI_USABLE; do
+		run -0 "$WARD" run -w "$WS" --runner "$r" -- \
+			sh -c 'pwd; echo "$WARD_SANDBOX"'
+		[ "${lines[0]}" = "$WS" ]
+		[ "${lines[1]}" = "$r" ]
+	done
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+}
+
+# --- the denial marker --------------------------------------------------------
+
+# denied RUNNER MODE TARGET: a write to TARGET fails; the marker is the last
+# stderr line, after the command's own output.
+check_denied() {
+	local runner=$1 mode=$2 target=$3
+	run --separate-stderr "$WARD" run -w "$WS" --runner "$runner" \
+		--mode "$mode" -c "echo before; echo before-err >&2; echo x > '$target'"
+	printf '# %s %s: status %s\n# stdout: %s\n# stderr: %s\n' \
+		"$runner" "$mode" "$status" "$output" "$stderr"
+	[ "$status" -ne 0 ]
+	[ "$output" = before ]
+	[ "${stderr_lines[0]}" = before-err ]
+	[ "${stderr_lines[-1]}" = "$(marker "$mode")" ]
+	# The command's own complaint comes before the marker.
+	[ "${#stderr_lines[@]}" -ge 3 ]
+	[ ! -e "$target" ]
+}
+
+@test "denied writes print the marker after the output (bwrap)" {
+	require_runner bwrap
+	check_denied bwrap read-only "$WS/note"
+	check_denied bwrap workspace-write "$OUTSIDE/note"
+}
+
+@test "denied writes print the marker after the output (landlock)" {
+	require_runner landlock
+	check_denied landlock read-only "$WS/note"
+	check_denied landlock workspace-write "$OUTSIDE/note"
+}
+
+@test "an allowed write prints no marker" {
+	local r
+	for r in $CLI_USABLE; do
+		rm -f "$WS/note"
+		run -0 --separate-stderr "$WARD" run -w "$WS" --runner "$r" \
+			--mode workspace-write -c 'echo hi > note'
+		[[ "$stderr" != *"[sandbox:"* ]]
+		[ "$(cat "$WS/note")" = hi ]
+	done
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+}
+
+@test "the marker starts its own line after output without a newline" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	run --separate-stderr "$WARD" run -w "$WS" \
+		-c 'touch f; printf partial >&2; exit 1'
+	[ "$status" -eq 1 ]
+	[ "${stderr_lines[-1]}" = "$(marker read-only)" ]
+	[ "${stderr_lines[-2]}" = partial ]
+}
+
+# --- run --json -----------------------------------------------------------------
+
+@test "run --json prints one object of the documented shape" {
+	local r
+	for r in $CLI_USABLE; do
+		run -4 --separate-stderr "$WARD" run --json -w "$WS" --runner "$r" \
+			-c 'echo out; echo err >&2; touch f; exit 4'
+		[ "$stderr" = "" ]
+		[ "${#lines[@]}" -eq 1 ]
+		[ "$(json 'sorted(d)')" = "['exit_code', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
+		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'runner']" ]
+		[ "$(json 'd["exit_code"]')" = 4 ]
+		[ "$(json 'd["signal"]')" = None ]
+		[ "$(json 'd["timed_out"]')" = False ]
+		[ "$(json 'd["stdout"]')" = out ]
+		[ "$(json 'd["stderr"].startswith("err\n")')" = True ]
+		[ "$(json 'd["stdout_truncated_bytes"]')" = 0 ]
+		[ "$(json 'd["sandbox"]["mode"]')" = read-only ]
+		[ "$(json 'd["sandbox"]["runner"]')" = "$r" ]
+		[ "$(json 'd["sandbox"]["enforcement"]')" != none ]
+		[ "$(json 'd["sandbox"]["denied"]')" = True ]
+		[[ "$output" != *"[sandbox:"* ]]
+	done
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+}
+
+@test "run --json: signal, timeout, truncation, invalid UTF-8" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	local r
+	for r in $CLI_USABLE; do
+		run -137 "$WARD" run --json -w "$WS" -r "$r" -c 'kill -KILL $$'
+		if [ "$r" = bwrap ]; then
+			# bwrap reports its child's death by signal N as exit
+			# 128+N; the signal itself is not visible outside.
+			[ "$(json '(d["exit_code"], d["signal"])')" = "(137, None)" ]
+		else
+			[ "$(json '(d["exit_code"], d["signal"])')" = "(None, 9)" ]
+		fi
+	done
+	run -124 "$WARD" run --json -w "$WS" --timeout 0.2 -- sleep 30
+	[ "$(json 'd["timed_out"]')" = True ]
+	run -0 "$WARD" run --json --max-output 1K -w "$WS" -c 'head -c 10000 /dev/zero | tr "\0" a'
+	[ "$(json 'd["stdout_truncated_bytes"]')" -gt 8000 ]
+	[ "$(json 'len(d["stdout"]) <= 1024')" = True ]
+	run -0 "$WARD" run --json -w "$WS" -c 'printf "a\377b\0c"'
+	[ "$(json 'd["stdout"] == "a\ufffdb\x00c"')" = True ]
+}
+
+@test "run --json under danger-full-access reports runner none" {
+	run -0 "$WARD" run --json -w "$WS" -m danger-full-access -- true
+	[ "$(json 'd["sandbox"]["runner"]')" = none ]
+	[ "$(json 'd["sandbox"]["enforcement"]')" = none ]
+	[ "$(json 'd["sandbox"]["mode"]')" = danger-full-access ]
+}
+
+# --- sandbox unavailable: 125, never unconfined ------------------------------------
+
+@test "a runner that cannot start: exit 125, refusal, hint, command not run" {
+	# No bwrap in PATH: forcing bwrap must fail closed.
+	run -125 --separate-stderr env PATH=/nonexistent "$WARD" run \
+		-w "$WS" --mode workspace-write --runner bwrap -- /bin/touch "$WS/ran"
+	[[ "${stderr_lines[0]}" == "ward: sandbox unavailable: "* ]]
+	[[ "$stderr" == *"refusing to run the command unconfined"* ]]
+	[[ "$stderr" == *"Hint: "* ]]
+	[ ! -e "$WS/ran" ]
+	run -125 --separate-stderr env PATH=/nonexistent "$WARD" run --json \
+		-w "$WS" --mode workspace-write --runner bwrap -- /bin/touch "$WS/ran"
+	[ "$(json 'd["error"]')" = SANDBOX_UNAVAILABLE ]
+	[[ "$(json 'd["message"]')" == *unconfined* ]]
+	[ ! -e "$WS/ran" ]
+}
+
+@test "no runner usable at all: run and confine exit 125, probe too" {
+	[ -e /usr/local/libexec/ward/landlock-run ] &&
+		skip "an installed landlock-run would be found"
+	# A copy of ward without landlock-run beside it, and no bwrap in PATH.
+	cp "$WARD" "$OUTSIDE/ward"
+	run -125 --separate-stderr env PATH=/nonexistent "$OUTSIDE/ward" run \
+		-w "$WS" --mode workspace-write -- /bin/touch "$WS/ran"
+	[[ "${stderr_lines[0]}" == "ward: sandbox unavailable: "* ]]
+	[[ "$stderr" == *"Hint: "*"bubblewrap"* ]]
+	[[ "$stderr" == *"Hint: "*"landlock-run"* ]]
+	[ ! -e "$WS/ran" ]
+	run -125 --separate-stderr env PATH=/nonexistent "$OUTSIDE/ward" \
+		confine -- true
+	[[ "$stderr" == *"sandbox unavailable"* ]]
+	run -125 --separate-stderr env PATH=/nonexistent "$OUTSIDE/ward" probe
+	[[ "$output" == *"chosen:        none"* ]]
+	run -125 --separate-stderr env PATH=/nonexistent "$OUTSIDE/ward" \
+		run --runner landlock -w "$WS" -- /bin/true
+	[[ "$stderr" == *"Hint: "*"reinstall"* ]]
+}
+
+# --- probe ----------------------------------------------------------------------
+
+@test "ward probe lists bwrap and landlock with verdicts and paths" {
+	run "$WARD" probe
+	printf '# %s\n' "$output"
+	[ "$status" -eq 0 ] || [ "$status" -eq 125 ]
+	[[ "$output" == *"chain:"*"bwrap"*"landlock"* ]]
+	[[ "$output" =~ $'\n'"  bwrap "+(usable|unusable) ]]
+	[[ "$output" =~ $'\n'"  landlock "+(usable|unusable) ]]
+	[[ "$output" == *"chosen:"* ]]
+	[[ "$output" == *"landlock ABI:"* ]]
+	[[ "$output" == *"landlock-run:  $LAUNCHER"* ]]
+}
+
+@test "ward probe --json has the documented shape" {
+	run "$WARD" probe --json
+	[ "$status" -eq 0 ] || [ "$status" -eq 125 ]
+	[ "$(json '[c["runner"] for c in d["chain"]]')" = "['bwrap', 'landlock']" ]
+	[ "$(json 'sorted(d["chain"][0])')" = "['probed', 'runner', 'usable', 'verdict', 'why']" ]
+	[ "$(json 'sorted(d)')" = "['chain', 'chosen', 'enforcement', 'landlock', 'paths', 'platform']" ]
+	[ "$(json 'd["paths"]["landlock_run"]')" = "$LAUNCHER" ]
+	[ "$(json 'd["platform"]')" = linux ]
+	if [ "$status" -eq 0 ]; then
+		[ "$(json 'd["chosen"] in ("bwrap", "landlock")')" = True ]
+	fi
+	if [ "$(json 'd["landlock"]["abi"] is not None')" = True ]; then
+		[ "$(json 'd["landlock"]["abi"] >= 1')" = True ]
+	fi
+}
+
+@test "ward probe --runner shows the sole candidate, not probed" {
+	run -0 "$WARD" probe --runner landlock --json
+	[ "$(json '[c["runner"] for c in d["chain"]]')" = "['landlock']" ]
+	[ "$(json 'd["chain"][0]["probed"]')" = False ]
+	[ "$(json 'd["chosen"]')" = landlock ]
+}
+
+# --- confine ----------------------------------------------------------------------
+
+@test "confine --json for bwrap: the bwrap argv around the command" {
+	require_runner bwrap
+	run -0 "$WARD" confine --json -w "$WS" --runner bwrap --mode workspace-write \
+		-- echo 'a b'
+	[ "$(json 'sorted(d)')" = "['argv', 'denial_signature', 'enforcement', 'env', 'mode', 'runner']" ]
+	[ "$(json 'd["argv"][0].endswith("/bwrap")')" = True ]
+	[ "$(json 'd["argv"][-3:]')" = "['--', 'echo', 'a b']" ]
+	[ "$(json '"--ro-bind" in d["argv"]')" = True ]
+	# The workspace is bound read-write onto itself.
+	[ "$(json 'any(d["argv"][i:i+3] == ["--bind", sys.argv[2], sys.argv[2]] for i in range(len(d["argv"])))' "$WS")" = True ]
+	[ "$(json 'd["runner"]')" = bwrap ]
+	[ "$(json 'd["mode"]')" = workspace-write ]
+	[ "$(json 'd["denial_signature"]')" = "Read-only file system" ]
+	[ "$(json 'd["env"]')" = "{'WARD_SANDBOX': 'bwrap'}" ]
+}
+
+@test "confine --json for landlock: the landlock-run argv" {
+	run -0 "$WARD" confine --json -w "$WS" --runner landlock -- true
+	[ "$(json 'd["argv"][0]')" = "$LAUNCHER" ]
+	[ "$(json 'd["argv"][1:5]')" = "['--ro', '/', '--rw', '/dev/null']" ]
+	[ "$(json 'd["argv"][-2:]')" = "['--', 'true']" ]
+	[ "$(json 'd["runner"]')" = landlock ]
+	[ "$(json 'd["mode"]')" = read-only ]
+	[ "$(json 'd["denial_signature"]')" = "Permission denied" ]
+	[ "$(json 'd["env"]["WARD_SANDBOX"]')" = landlock ]
+}
+
+@test "confine prints one shell-quoted line that runs confined" {
+	require_runner landlock
+	run -0 "$WARD" confine -w "$WS" --runner landlock -- printf '%s|' "a b" "it's"
+	[ "${#lines[@]}" -eq 1 ]
+	local line=$output
+	run -0 bash -c "cd '$WS' && WARD_SANDBOX=landlock $line"
+	[ "$output" = "a b|it's|" ]
+	run bash -c "cd '$WS' && $("$WARD" confine -w "$WS" --runner landlock -- touch "$WS/f")"
+	[ "$status" -ne 0 ]
+	[ ! -e "$WS/f" ]
+}
+
+@test "confine under danger-full-access prints the bare command" {
+	run -0 "$WARD" confine -m danger-full-access -- ls -l
+	[ "$output" = "ls -l" ]
+	run -0 "$WARD" confine --json -m danger-full-access -- ls
+	[ "$(json 'd["argv"]')" = "['ls']" ]
+	[ "$(json 'd["runner"]')" = none ]
+	[ "$(json 'd["env"]')" = "{}" ]
+}

@@ -1,0 +1,1266 @@
+/*
+ * Unit tests for the confined executor and background tasks, against the
+ * real provider and the real runners of this machine: bwrap, Landlock
+ * in-process, Landlock through build/bin/landlock-run. A runner that is
+ * not usable here is skipped with the reason. Nothing here restricts the
+ * test process itself: a test that needs a restricted caller forks first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exec_internal.h"
+#include "internal.h"
+#include "landlock.h"
+#include "ward/ward.h"
+
+/* --- fixtures ------------------------------------------------------------ */
+
+/* One way to confine, as the tests drive it. */
+struct rcfg {
+	const char *name;
+	enum ward_runner runner;
+	bool via_launcher;
+};
+
+static const struct rcfg cfg_bwrap = {"bwrap", WARD_RUNNER_BWRAP, false};
+static const struct rcfg cfg_ll = {"landlock", WARD_RUNNER_LANDLOCK, false};
+static const struct rcfg cfg_llrun = {"landlock-run", WARD_RUNNER_LANDLOCK,
+				      true};
+static const struct rcfg cfg_none = {"none", WARD_RUNNER_NONE, false};
+
+static struct {
+	char ws[128];	  /* workspace: not under /tmp, so the */
+	char bindir[128]; /* /tmp root does not cover it */
+	char launcher[PATH_MAX];
+	bool have_launcher;
+	bool have_landlock;
+	bool have_bwrap;
+	char bwrap_why[128];
+	int fds_at_start;
+	unsigned seq;
+} fx;
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own descriptor */
+}
+
+/* Run @argv directly (not through ward) and return its exit status. */
+static int run_plain(char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int group_setup(void **state)
+{
+	char exe[PATH_MAX], guess[PATH_MAX + 32];
+	char *const bwrap_check[] = {
+		"/usr/bin/bwrap", "--ro-bind",	   "/",	     "/",
+		"--unshare-user", "--unshare-pid", "--proc", "/proc",
+		"--dev",	  "/dev",	   "/bin/true", NULL};
+	ssize_t n;
+
+	(void)state;
+	fx.fds_at_start = count_fds();
+	snprintf(fx.ws, sizeof(fx.ws), "/var/tmp/ward-test-exec-XXXXXX");
+	if (!mkdtemp(fx.ws))
+		return -1;
+	snprintf(fx.bindir, sizeof(fx.bindir),
+		 "/var/tmp/ward-test-exec-bin-XXXXXX");
+	if (!mkdtemp(fx.bindir))
+		return -1;
+
+	/* build/tests/test_exec → build/bin/landlock-run */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(guess, sizeof(guess), "%s/../bin/landlock-run", exe);
+		if (!realpath(guess, exe) || access(exe, X_OK) != 0)
+			snprintf(exe, sizeof(exe), "build/bin/landlock-run");
+		if (realpath(exe, fx.launcher) && access(fx.launcher, X_OK) == 0)
+			fx.have_launcher = true;
+	}
+	fx.have_landlock = ward_ll_abi() >= 1;
+	if (access("/usr/bin/bwrap", X_OK) != 0)
+		snprintf(fx.bwrap_why, sizeof(fx.bwrap_why),
+			 "/usr/bin/bwrap is not installed");
+	else if (run_plain(bwrap_check) != 0)
+		snprintf(fx.bwrap_why, sizeof(fx.bwrap_why),
+			 "bwrap cannot create its namespaces here");
+	else
+		fx.have_bwrap = true;
+	/* Deterministic roots: no $TMPDIR root; WARD_SANDBOX not inherited. */
+	unsetenv("WARD_SANDBOX");
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	char cmd[2 * PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", fx.ws, fx.bindir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Skip (with the reason) when @c cannot run on this machine. */
+static void need(const struct rcfg *c)
+{
+	if (c->runner == WARD_RUNNER_BWRAP && !fx.have_bwrap) {
+		print_message("SKIP: %s\n", fx.bwrap_why);
+		skip();
+	}
+	if (c->runner == WARD_RUNNER_LANDLOCK && !fx.have_landlock) {
+		print_message("SKIP: the kernel has no usable Landlock\n");
+		skip();
+	}
+	/* The provider needs the launcher for either Landlock path. */
+	if (c->runner == WARD_RUNNER_LANDLOCK && !fx.have_launcher) {
+		print_message("SKIP: build/bin/landlock-run is not built\n");
+		skip();
+	}
+}
+
+static ward_provider *provider_for(const struct rcfg *c)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	ward_provider *p = NULL;
+
+	if (fx.have_launcher)
+		po.launcher_path = fx.launcher;
+	assert_int_equal(ward_provider_new(&p, &po), 0);
+	if (c->runner != WARD_RUNNER_NONE)
+		assert_int_equal(ward_provider_force(p, c->runner), 0);
+	return p;
+}
+
+/* Runner none is what danger-full-access means: never a chain choice. */
+static enum ward_mode mode_for(const struct rcfg *c, enum ward_mode mode)
+{
+	return c->runner == WARD_RUNNER_NONE ? WARD_MODE_DANGER_FULL_ACCESS
+					     : mode;
+}
+
+static ward_policy *policy_for(enum ward_mode mode)
+{
+	ward_policy *pol = NULL;
+
+	assert_int_equal(ward_policy_new(&pol, mode, fx.ws), 0);
+	assert_int_equal(ward_policy_set_tmpdir(pol, NULL), 0);
+	return pol;
+}
+
+/*
+ * Run @script with bash under @c and @mode. Danger-full-access is what
+ * runner none means. Returns ward_exec_shell's status.
+ */
+static int sh(ward_result **r, const struct rcfg *c, enum ward_mode mode,
+	      const char *script, struct ward_exec_options *eo)
+{
+	struct ward_exec_options def = WARD_EXEC_OPTIONS_INIT;
+	ward_provider *p = provider_for(c);
+	ward_policy *pol = policy_for(mode);
+	int rc;
+
+	if (!eo) {
+		eo = &def;
+		eo->capture_limit = 1 << 20;
+	}
+	eo->landlock_via_launcher = c->via_launcher;
+	*r = NULL;
+	rc = ward_exec_shell(r, p, pol, script, eo);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+	return rc;
+}
+
+static const char *out_of(const ward_result *r)
+{
+	const char *s = ward_result_stdout(r, NULL);
+
+	return s ? s : "";
+}
+
+static const char *err_of(const ward_result *r)
+{
+	const char *s = ward_result_stderr(r, NULL);
+
+	return s ? s : "";
+}
+
+/* A fresh file name in @dir, unique in this run. */
+static void unique_path(char *buf, size_t len, const char *dir,
+			const char *what)
+{
+	assert_true(strlen(dir) + strlen(what) + 32 < len);
+	snprintf(buf, len, "%s/%s-%d-%u", dir, what, (int)getpid(), ++fx.seq);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* The content of a small file (static buffer), "" when unreadable. */
+static const char *slurp(const char *path)
+{
+	static char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return buf;
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return buf;
+}
+
+/* True when a live (non-zombie) process has @tag in its command line. */
+static bool process_with_tag(const char *tag)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	assert_non_null(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], buf[4096];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		}
+		if (n > 0) {
+			buf[n] = '\0';
+			found = strstr(buf, tag) != NULL;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Wait up to @ms for every process tagged @tag to be gone. */
+static bool tag_gone(const char *tag, int ms)
+{
+	for (int i = 0; i < ms / 20; i++) {
+		if (!process_with_tag(tag))
+			return true;
+		usleep(20 * 1000);
+	}
+	return !process_with_tag(tag);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Fields of /proc/PID/stat after the command name. */
+struct pstat {
+	int pid, pgrp, session, tty;
+};
+
+static bool parse_stat(const char *text, struct pstat *ps)
+{
+	const char *rp = strrchr(text, ')');
+	char state;
+	int ppid;
+
+	if (sscanf(text, "%d", &ps->pid) != 1 || !rp)
+		return false;
+	return sscanf(rp + 1, " %c %d %d %d %d", &state, &ppid, &ps->pgrp,
+		      &ps->session, &ps->tty) == 5;
+}
+
+/* --- per-runner tests ---------------------------------------------------- */
+
+static void t_read_only_denies_write(void **state)
+{
+	const struct rcfg *c = *state;
+	char path[PATH_MAX], script[PATH_MAX + 64];
+	ward_result *r;
+
+	need(c);
+	unique_path(path, sizeof(path), fx.ws, "ro");
+	snprintf(script, sizeof(script), "echo x > '%s'", path);
+	assert_int_equal(sh(&r, c, WARD_MODE_READ_ONLY, script, NULL), 0);
+	assert_true(ward_result_denied(r));
+	assert_int_not_equal(ward_result_exit_code(r), 0);
+	assert_false(exists(path));
+	assert_int_equal(ward_result_runner(r), c->runner);
+	assert_int_equal(ward_result_mode(r), WARD_MODE_READ_ONLY);
+	assert_int_not_equal(ward_result_enforcement(r), WARD_ENFORCEMENT_NONE);
+	ward_result_free(r);
+}
+
+static void t_workspace_write_allowed(void **state)
+{
+	const struct rcfg *c = *state;
+	char path[PATH_MAX], script[PATH_MAX + 64];
+	ward_result *r;
+
+	need(c);
+	unique_path(path, sizeof(path), fx.ws, "ww");
+	snprintf(script, sizeof(script), "echo written > '%s'", path);
+	assert_int_equal(sh(&r, c, WARD_MODE_WORKSPACE_WRITE, script, NULL),
+			 0);
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_false(ward_result_denied(r));
+	assert_string_equal(slurp(path), "written\n");
+	ward_result_free(r);
+	unlink(path);
+}
+
+static void t_tmp_write_allowed(void **state)
+{
+	const struct rcfg *c = *state;
+	char path[PATH_MAX], script[PATH_MAX + 64];
+	ward_result *r;
+
+	need(c);
+	unique_path(path, sizeof(path), "/tmp", "ward-test-exec-tmp");
+	snprintf(script, sizeof(script), "echo tmp > '%s'", path);
+	assert_int_equal(sh(&r, c, WARD_MODE_WORKSPACE_WRITE, script, NULL),
+			 0);
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_false(ward_result_denied(r));
+	assert_string_equal(slurp(path), "tmp\n");
+	ward_result_free(r);
+	unlink(path);
+}
+
+static void t_sandbox_env(void **state)
+{
+	const struct rcfg *c = *state;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char *envp[] = {"PATH=/usr/bin:/bin", "WARD_SANDBOX=forged",
+			"KEEP=kept", NULL};
+	ward_result *r;
+
+	need(c);
+	eo.capture_limit = 4096;
+	eo.envp = envp;
+	assert_int_equal(sh(&r, c, WARD_MODE_READ_ONLY,
+			    "printf '%s %s' \"$WARD_SANDBOX\" \"$KEEP\"", &eo),
+			 0);
+	/* Replaced, not appended: the forged value is gone. */
+	if (c->runner == WARD_RUNNER_BWRAP)
+		assert_string_equal(out_of(r), "bwrap kept");
+	else
+		assert_string_equal(out_of(r), "landlock kept");
+	ward_result_free(r);
+}
+
+static void t_only_std_fds(void **state)
+{
+	const struct rcfg *c = *state;
+	ward_result *r;
+	int leak;
+
+	need(c);
+	/* A descriptor the caller forgot to mark close-on-exec. */
+	leak = dup(2);
+	assert_true(leak > 2);
+	/* ls opens /proc/self/fd itself: that is the 3. */
+	assert_int_equal(sh(&r, c, WARD_MODE_READ_ONLY, "ls /proc/self/fd",
+			    NULL),
+			 0);
+	close(leak);
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_string_equal(out_of(r), "0\n1\n2\n3\n");
+	ward_result_free(r);
+}
+
+static void t_no_capabilities(void **state)
+{
+	const struct rcfg *c = *state;
+	ward_result *r;
+
+	need(c);
+	if (geteuid() != 0) {
+		print_message("SKIP: capabilities are only at stake as root\n");
+		skip();
+	}
+	assert_int_equal(sh(&r, c, WARD_MODE_READ_ONLY,
+			    "grep -E '^Cap(Eff|Prm|Inh|Amb):' "
+			    "/proc/self/status",
+			    NULL),
+			 0);
+	assert_string_equal(out_of(r), "CapInh:\t0000000000000000\n"
+				       "CapPrm:\t0000000000000000\n"
+				       "CapEff:\t0000000000000000\n"
+				       "CapAmb:\t0000000000000000\n");
+	ward_result_free(r);
+}
+
+static void t_session_leader(void **state)
+{
+	const struct rcfg *c = *state;
+	char *const argv[] = {"sleep", "30", NULL};
+	char path[64];
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	struct pstat in, outside;
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r;
+	ward_task *t = NULL;
+
+	need(c);
+	/* Inside: a session of its own, no controlling terminal. */
+	assert_int_equal(sh(&r, c, WARD_MODE_READ_ONLY, "cat /proc/$$/stat",
+			    NULL),
+			 0);
+	assert_true(parse_stat(out_of(r), &in));
+	assert_int_equal(in.pgrp, in.session);
+	assert_int_equal(in.tty, 0);
+	/* bwrap's pid namespace init holds the inner session. */
+	if (c->runner != WARD_RUNNER_BWRAP)
+		assert_int_equal(in.pid, in.session);
+	ward_result_free(r);
+
+	/* Outside: the spawned child leads a new session. */
+	p = provider_for(c);
+	pol = policy_for(WARD_MODE_READ_ONLY);
+	eo.landlock_via_launcher = c->via_launcher;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)ward_task_pid(t));
+	assert_true(parse_stat(slurp(path), &outside));
+	assert_int_equal(outside.session, ward_task_pid(t));
+	assert_int_equal(outside.pgrp, ward_task_pid(t));
+	assert_int_not_equal(outside.session, getsid(0));
+	ward_task_free(t);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+static void t_timeout_kills_group(void **state)
+{
+	const struct rcfg *c = *state;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char tag[32], script[128];
+	ward_result *r;
+	double t0;
+
+	need(c);
+	/* A unique sleep duration tags both sleeps in /proc. */
+	snprintf(tag, sizeof(tag), "1000.%d%u", (int)getpid(), ++fx.seq);
+	snprintf(script, sizeof(script), "sleep %s & sleep %s; echo unreached",
+		 tag, tag);
+	eo.capture_limit = 4096;
+	eo.timeout_ms = 300;
+	t0 = now_s();
+	assert_int_equal(
+		sh(&r, c, mode_for(c, WARD_MODE_READ_ONLY), script, &eo), 0);
+	/* SIGTERM sufficed: well before the 2 s SIGKILL grace. */
+	assert_true(now_s() - t0 < 1.9);
+	assert_true(ward_result_timed_out(r));
+	assert_int_not_equal(ward_result_exit_code(r), 0);
+	assert_null(strstr(out_of(r), "unreached"));
+	assert_true(tag_gone(tag, 2000));
+	ward_result_free(r);
+}
+
+/* --- runner none, capture and streams ------------------------------------ */
+
+static void t_danger_unconfined(void **state)
+{
+	char path[PATH_MAX], script[PATH_MAX + 64];
+	ward_result *r;
+
+	(void)state;
+	unique_path(path, sizeof(path), fx.ws, "danger");
+	snprintf(script, sizeof(script),
+		 "echo x > '%s'; printf '[%%s]' \"${WARD_SANDBOX-unset}\"",
+		 path);
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    script, NULL),
+			 0);
+	assert_int_equal(ward_result_runner(r), WARD_RUNNER_NONE);
+	assert_int_equal(ward_result_enforcement(r), WARD_ENFORCEMENT_NONE);
+	assert_int_equal(ward_result_mode(r), WARD_MODE_DANGER_FULL_ACCESS);
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_false(ward_result_denied(r));
+	assert_true(exists(path));
+	/* Not confined: WARD_SANDBOX is not claimed. */
+	assert_string_equal(out_of(r), "[unset]");
+	ward_result_free(r);
+	unlink(path);
+}
+
+static void t_exit_status_and_signal(void **state)
+{
+	ward_result *r;
+
+	(void)state;
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "exit 3", NULL),
+			 0);
+	assert_int_equal(ward_result_exit_code(r), 3);
+	assert_int_equal(ward_result_signal(r), 0);
+	assert_false(ward_result_timed_out(r));
+	ward_result_free(r);
+
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "kill -USR1 $$", NULL),
+			 0);
+	assert_int_equal(ward_result_exit_code(r), -1);
+	assert_int_equal(ward_result_signal(r), SIGUSR1);
+	ward_result_free(r);
+}
+
+/* The text `seq 1 N` prints, as a malloc'd string. */
+static char *seq_text(int n, size_t *len)
+{
+	size_t cap = (size_t)n * 8 + 1, pos = 0;
+	char *s = malloc(cap);
+
+	assert_non_null(s);
+	for (int i = 1; i <= n; i++)
+		pos += (size_t)snprintf(s + pos, cap - pos, "%d\n", i);
+	*len = pos;
+	return s;
+}
+
+static void t_capture_bounds(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	size_t total, len;
+	char *want = seq_text(200000, &total);
+	const char *got;
+	ward_result *r;
+
+	(void)state;
+	eo.capture_limit = 1000;
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "seq 1 200000; seq 1 200000 >&2", &eo),
+			 0);
+	got = ward_result_stdout(r, &len);
+	assert_int_equal(len, 1000);
+	assert_memory_equal(got, want, 500);
+	assert_memory_equal(got + 500, want + total - 500, 500);
+	assert_int_equal(ward_result_stdout_dropped(r), total - 1000);
+	got = ward_result_stderr(r, &len);
+	assert_int_equal(len, 1000);
+	assert_memory_equal(got, want, 500);
+	assert_memory_equal(got + 500, want + total - 500, 500);
+	assert_int_equal(ward_result_stderr_dropped(r), total - 1000);
+	ward_result_free(r);
+
+	/* Below the bound nothing is dropped. */
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "seq 1 10", &eo),
+			 0);
+	got = ward_result_stdout(r, &len);
+	assert_int_equal(len, 21);
+	assert_memory_equal(got, want, 21);
+	assert_int_equal(ward_result_stdout_dropped(r), 0);
+	ward_result_free(r);
+	free(want);
+}
+
+static void t_capbuf_odd_and_wrapping(void **state)
+{
+	struct ward_capbuf cb;
+	char *s;
+	size_t len;
+
+	(void)state;
+	/* limit 5: head 3, tail 2; appended in small pieces that wrap. */
+	ward_capbuf_init(&cb, 3, 2);
+	ward_capbuf_append(&cb, "ab", 2);
+	ward_capbuf_append(&cb, "cd", 2);
+	ward_capbuf_append(&cb, "e", 1);
+	ward_capbuf_append(&cb, "fgh", 3);
+	ward_capbuf_append(&cb, "i", 1);
+	assert_int_equal(ward_capbuf_dup(&s, &len, &cb), 0);
+	assert_string_equal(s, "abchi");
+	assert_int_equal(cb.dropped, 4); /* d e f g */
+	free(s);
+	ward_capbuf_reset(&cb);
+	assert_int_equal(ward_capbuf_dup(&s, &len, &cb), 0);
+	assert_int_equal(len, 0);
+	free(s);
+	ward_capbuf_free(&cb);
+}
+
+static void t_stream_mode(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char out_path[PATH_MAX], err_path[PATH_MAX];
+	size_t total, len;
+	char *want = seq_text(100000, &total);
+	const char *tail;
+	struct stat st;
+	ward_result *r;
+	int ofd, efd;
+
+	(void)state;
+	unique_path(out_path, sizeof(out_path), fx.ws, "stream-out");
+	unique_path(err_path, sizeof(err_path), fx.ws, "stream-err");
+	ofd = open(out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	efd = open(err_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(ofd >= 0 && efd >= 0);
+	eo.stdout_fd = ofd;
+	eo.stderr_fd = efd;
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "echo out; seq 1 100000 >&2", &eo),
+			 0);
+	close(ofd);
+	close(efd);
+	assert_string_equal(slurp(out_path), "out\n");
+	/* stderr went through whole; the result keeps a 64 KiB tail. */
+	assert_int_equal(stat(err_path, &st), 0);
+	assert_int_equal((size_t)st.st_size, total);
+	assert_null(ward_result_stdout(r, &len));
+	assert_int_equal(len, 0);
+	tail = ward_result_stderr(r, &len);
+	assert_int_equal(len, 65536);
+	assert_memory_equal(tail, want + total - 65536, 65536);
+	assert_int_equal(ward_result_stderr_dropped(r), total - 65536);
+	ward_result_free(r);
+	free(want);
+	unlink(out_path);
+	unlink(err_path);
+}
+
+static void t_stdin_from_fd(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	ward_result *r;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(write(p[1], "hello stdin\n", 12), 12);
+	close(p[1]);
+	eo.capture_limit = 4096;
+	eo.stdin_fd = p[0];
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "cat", &eo),
+			 0);
+	assert_string_equal(out_of(r), "hello stdin\n");
+	ward_result_free(r);
+	/* Not closed by libward. */
+	assert_int_not_equal(fcntl(p[0], F_GETFD), -1);
+	close(p[0]);
+
+	/* Default stdin: /dev/null (cat ends at once). */
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "cat; readlink /proc/self/fd/0", NULL),
+			 0);
+	assert_string_equal(out_of(r), "/dev/null\n");
+	ward_result_free(r);
+}
+
+static void t_cwd(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	ward_result *r;
+	int rc;
+
+	(void)state;
+	/* Default: the workspace root. */
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "pwd", NULL),
+			 0);
+	assert_int_equal(strncmp(out_of(r), fx.ws, strlen(fx.ws)), 0);
+	ward_result_free(r);
+
+	eo.capture_limit = 4096;
+	eo.cwd = "/";
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "pwd", &eo),
+			 0);
+	assert_string_equal(out_of(r), "/\n");
+	ward_result_free(r);
+
+	/* A missing directory: the executor's own setup fails, nothing
+	 * runs, and the status pipe says why. */
+	eo.cwd = "/nonexistent/ward-test";
+	rc = sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, "echo ran", &eo);
+	assert_int_equal(rc, -ENOENT);
+	assert_null(r);
+	assert_non_null(strstr(ward_error_last(), "chdir"));
+	assert_non_null(strstr(ward_error_last(), "/nonexistent/ward-test"));
+}
+
+static void t_bad_options_version(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	ward_result *r;
+
+	(void)state;
+	eo.version = 99;
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "true", &eo),
+			 WARD_EINVAL);
+	assert_null(r);
+}
+
+static void t_timeout_none_runner(void **state)
+{
+	(void)state;
+	t_timeout_kills_group((void **)&(const struct rcfg *){&cfg_none});
+}
+
+static void t_command_not_found(void **state)
+{
+	const struct rcfg *c = *state;
+	char *argv[] = {"ward-no-such-command-zz", NULL};
+	char *argv_path[] = {"/nonexistent/ward-cmd", NULL};
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r = NULL;
+
+	need(c);
+	p = provider_for(c);
+	pol = policy_for(mode_for(c, WARD_MODE_READ_ONLY));
+	eo.capture_limit = 4096;
+	/* Like a shell: 127 and a message; not a runner failure. */
+	assert_int_equal(ward_exec_run(&r, p, pol, argv, &eo), 0);
+	assert_int_equal(ward_result_exit_code(r), 127);
+	assert_string_equal(err_of(r),
+			    "ward: ward-no-such-command-zz: command not found\n");
+	assert_false(ward_result_denied(r));
+	ward_result_free(r);
+	assert_int_equal(ward_exec_run(&r, p, pol, argv_path, &eo), 0);
+	assert_int_equal(ward_result_exit_code(r), 127);
+	assert_string_equal(err_of(r), "ward: /nonexistent/ward-cmd: No such "
+				       "file or directory\n");
+	ward_result_free(r);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+/* --- failures propagate; nothing runs ------------------------------------ */
+
+static void t_unavailable_propagates(void **state)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	char path[PATH_MAX], script[PATH_MAX + 64];
+	ward_provider *p = NULL;
+	ward_policy *pol = policy_for(WARD_MODE_WORKSPACE_WRITE);
+	ward_result *r = NULL;
+
+	(void)state;
+	po.platform = WARD_PLATFORM_WIN32; /* an empty chain */
+	assert_int_equal(ward_provider_new(&p, &po), 0);
+	unique_path(path, sizeof(path), fx.ws, "unavailable");
+	snprintf(script, sizeof(script), "touch '%s'", path);
+	assert_int_equal(ward_exec_shell(&r, p, pol, script, NULL),
+			 WARD_EUNAVAILABLE);
+	assert_null(r);
+	assert_false(exists(path));
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+static void t_missing_runner_propagates(void **state)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	char path[PATH_MAX], script[PATH_MAX + 64];
+	ward_provider *p = NULL;
+	ward_policy *pol = policy_for(WARD_MODE_WORKSPACE_WRITE);
+	ward_result *r = NULL;
+
+	(void)state;
+	po.bwrap_path = "/nonexistent/bwrap";
+	assert_int_equal(ward_provider_new(&p, &po), 0);
+	assert_int_equal(ward_provider_force(p, WARD_RUNNER_BWRAP), 0);
+	unique_path(path, sizeof(path), fx.ws, "norunner");
+	snprintf(script, sizeof(script), "touch '%s'", path);
+	assert_int_equal(ward_exec_shell(&r, p, pol, script, NULL),
+			 WARD_ERUNNER);
+	assert_null(r);
+	assert_false(exists(path));
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+/* Write an executable script into the (non-root) bin directory. */
+static void write_script(char *path, size_t len, const char *name,
+			 const char *body)
+{
+	int fd;
+
+	snprintf(path, len, "%s/%s", fx.bindir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+	close(fd);
+}
+
+static void t_custom_runner(void **state)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char good[PATH_MAX], bad[PATH_MAX], path[PATH_MAX];
+	char script[PATH_MAX + 64];
+	ward_provider *p = NULL;
+	ward_policy *pol = policy_for(WARD_MODE_WORKSPACE_WRITE);
+	ward_result *r = NULL;
+
+	(void)state;
+	need(&cfg_bwrap);
+	write_script(good, sizeof(good), "good-runner",
+		     "#!/bin/sh\nexec /usr/bin/bwrap \"$@\"\n");
+	write_script(bad, sizeof(bad), "bad-runner",
+		     "#!/bin/sh\necho 'bwrap: simulated setup failure' >&2\n"
+		     "exit 1\n");
+	eo.capture_limit = 4096;
+
+	/* A bwrap-compatible runner: fd 3 passes through to bwrap, whose
+	 * JSON status says the child started. */
+	po.runner_command = good;
+	assert_int_equal(ward_provider_new(&p, &po), 0);
+	unique_path(path, sizeof(path), fx.ws, "custom");
+	snprintf(script, sizeof(script),
+		 "echo hi > '%s'; echo nope > /etc/ward-test; exit 7", path);
+	assert_int_equal(ward_exec_shell(&r, p, pol, script, &eo), 0);
+	assert_int_equal(ward_result_runner(r), WARD_RUNNER_CUSTOM);
+	assert_int_equal(ward_result_exit_code(r), 7);
+	assert_true(ward_result_denied(r));
+	assert_true(exists(path));
+	ward_result_free(r);
+	ward_provider_free(p);
+
+	/* A runner that fails before starting the child: the status channel
+	 * has no child-pid, so it is a runner failure, not a denial. */
+	po.runner_command = bad;
+	r = NULL;
+	assert_int_equal(ward_provider_new(&p, &po), 0);
+	unique_path(path, sizeof(path), fx.ws, "custom-bad");
+	snprintf(script, sizeof(script), "touch '%s'", path);
+	assert_int_equal(ward_exec_shell(&r, p, pol, script, &eo),
+			 WARD_ERUNNER);
+	assert_null(r);
+	assert_string_equal(ward_error_last(),
+			    "bwrap: simulated setup failure");
+	assert_false(exists(path));
+	ward_provider_free(p);
+	ward_policy_free(pol);
+}
+
+static void t_landlock_prepare_failure(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char *const argv[] = {"touch", "marker-prepare", NULL};
+	char *bogus_rw[] = {"/dev/null", "/nonexistent/ward-test-grant", NULL};
+	char marker[PATH_MAX];
+	ward_provider *p;
+	ward_policy *pol;
+	ward_confined *c = NULL;
+	ward_result *r = NULL;
+	char **saved;
+
+	(void)state;
+	need(&cfg_ll);
+	p = provider_for(&cfg_ll);
+	pol = policy_for(WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(ward_provider_confine(&c, p, pol, argv), 0);
+	assert_int_equal(c->runner, WARD_RUNNER_LANDLOCK);
+	/* A grant that cannot be opened: the ruleset cannot be built. */
+	saved = c->ll_rw;
+	c->ll_rw = bogus_rw;
+	assert_int_equal(ward_exec_confined(&r, c, pol, &eo), WARD_ERUNNER);
+	c->ll_rw = saved;
+	assert_null(r);
+	assert_int_equal(strncmp(ward_error_last(), "landlock: ", 10), 0);
+	assert_non_null(strstr(ward_error_last(), "/nonexistent/"));
+	snprintf(marker, sizeof(marker), "%s/marker-prepare", fx.ws);
+	assert_false(exists(marker));
+	ward_confined_free(c);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+/*
+ * In a forked test process: stack Landlock's maximum of 16 layers (each
+ * allowing everything), so the executor's child cannot add its own.
+ * Exit 0 when ward reported WARD_ERUNNER "landlock: …" and nothing ran.
+ */
+static int enforce_failure_child(const char *marker)
+{
+	const char *everything[] = {"/"};
+	struct ward_ll_ruleset rs;
+	char err[256], script[PATH_MAX + 32];
+	ward_provider *p = NULL;
+	ward_policy *pol = NULL;
+	ward_result *r = NULL;
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	int rc;
+
+	for (int i = 0; i < 16; i++) {
+		if (ward_ll_prepare(&rs, everything, 1, everything, 1, err,
+				    sizeof(err)) != 0)
+			return 10;
+		rc = ward_ll_enforce(&rs, err, sizeof(err));
+		ward_ll_close(&rs);
+		if (rc != 0)
+			return 11;
+	}
+	po.launcher_path = fx.launcher;
+	if (ward_provider_new(&p, &po) != 0 ||
+	    ward_provider_force(p, WARD_RUNNER_LANDLOCK) != 0 ||
+	    ward_policy_new(&pol, WARD_MODE_WORKSPACE_WRITE, fx.ws) != 0)
+		return 12;
+	snprintf(script, sizeof(script), "touch '%s'", marker);
+	rc = ward_exec_shell(&r, p, pol, script, NULL);
+	if (rc != WARD_ERUNNER)
+		return 13;
+	if (strncmp(ward_error_last(), "landlock: ", 10) != 0)
+		return 14;
+	if (exists(marker))
+		return 15;
+	ward_policy_free(pol);
+	ward_provider_free(p);
+	return 0;
+}
+
+static void t_landlock_enforce_failure(void **state)
+{
+	char marker[PATH_MAX];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	need(&cfg_ll);
+	unique_path(marker, sizeof(marker), fx.ws, "enforce");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(enforce_failure_child(marker));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_false(exists(marker));
+}
+
+/* --- background tasks ------------------------------------------------------ */
+
+/* Read from @t until @want shows up in the accumulated stdout (≤ 5 s). */
+static void read_until(ward_task *t, char *acc, size_t cap, const char *want)
+{
+	size_t used = strlen(acc);
+
+	for (int i = 0; i < 250 && !strstr(acc, want); i++) {
+		char *o = NULL, *e = NULL;
+		size_t ol = 0, el = 0;
+
+		assert_int_equal(ward_task_read(&o, &ol, &e, &el, t), 0);
+		assert_true(used + ol < cap);
+		memcpy(acc + used, o, ol + 1);
+		used += ol;
+		free(o);
+		free(e);
+		if (!strstr(acc, want))
+			usleep(20 * 1000);
+	}
+	assert_non_null(strstr(acc, want));
+}
+
+static void t_task_partial_read(void **state)
+{
+	const struct rcfg *c = *state;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char fifo[PATH_MAX], script[PATH_MAX + 128], acc[256] = "";
+	char *argv[] = {"bash", "-c", script, NULL};
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r = NULL;
+	ward_task *t = NULL;
+	char *o, *e;
+	size_t ol, el;
+	int fd;
+
+	need(c);
+	unique_path(fifo, sizeof(fifo), fx.ws, "fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(script, sizeof(script),
+		 "echo first; read x < '%s'; echo second; echo err >&2", fifo);
+	p = provider_for(c);
+	pol = policy_for(mode_for(c, WARD_MODE_READ_ONLY));
+	eo.landlock_via_launcher = c->via_launcher;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+	/* Each task keeps its own facts. */
+	assert_int_equal(ward_task_mode(t), mode_for(c, WARD_MODE_READ_ONLY));
+	assert_int_equal(ward_task_runner(t), c->runner);
+	if (c->runner == WARD_RUNNER_NONE)
+		assert_int_equal(ward_task_enforcement(t),
+				 WARD_ENFORCEMENT_NONE);
+	else
+		assert_int_not_equal(ward_task_enforcement(t),
+				     WARD_ENFORCEMENT_NONE);
+	assert_true(ward_task_pid(t) > 0);
+
+	read_until(t, acc, sizeof(acc), "first\n");
+	assert_string_equal(acc, "first\n");
+	assert_int_equal(ward_task_wait(&r, t, 50), -ETIMEDOUT);
+	assert_null(r);
+
+	fd = open(fifo, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "go\n", 3), 3);
+	close(fd);
+	assert_int_equal(ward_task_wait(&r, t, 0), 0);
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_string_equal(out_of(r), "first\nsecond\n");
+	assert_string_equal(err_of(r), "err\n");
+	assert_int_equal(ward_result_runner(r), c->runner);
+	ward_result_free(r);
+	/* Only what is new since the last read. */
+	assert_int_equal(ward_task_read(&o, &ol, &e, &el, t), 0);
+	assert_string_equal(o, "second\n");
+	assert_string_equal(e, "err\n");
+	free(o);
+	free(e);
+	assert_int_equal(ward_task_read(&o, &ol, &e, &el, t), 0);
+	assert_int_equal(ol + el, 0);
+	free(o);
+	free(e);
+	ward_task_free(t);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+	unlink(fifo);
+}
+
+static void t_task_kill(void **state)
+{
+	char *argv[] = {"sleep", "100", NULL};
+	ward_provider *p = provider_for(&cfg_none);
+	ward_policy *pol = policy_for(WARD_MODE_DANGER_FULL_ACCESS);
+	ward_result *r = NULL;
+	ward_task *t = NULL;
+
+	(void)state;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, NULL), 0);
+	assert_int_equal(ward_task_kill(t, SIGTERM), 0);
+	assert_int_equal(ward_task_wait(&r, t, 5000), 0);
+	assert_int_equal(ward_result_signal(r), SIGTERM);
+	assert_int_equal(ward_result_exit_code(r), -1);
+	assert_false(ward_result_timed_out(r));
+	ward_result_free(r);
+	/* Reaped: never signal a pid that may have been reused. */
+	assert_int_equal(ward_task_kill(t, SIGTERM), -ESRCH);
+	ward_task_free(t);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+static void t_task_timeout(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char *argv[] = {"sleep", "100", NULL};
+	ward_provider *p = provider_for(&cfg_none);
+	ward_policy *pol = policy_for(WARD_MODE_DANGER_FULL_ACCESS);
+	ward_result *r = NULL;
+	ward_task *t = NULL;
+
+	(void)state;
+	eo.timeout_ms = 200;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+	assert_int_equal(ward_task_wait(&r, t, 5000), 0);
+	assert_true(ward_result_timed_out(r));
+	assert_int_equal(ward_result_signal(r), SIGTERM);
+	ward_result_free(r);
+	ward_task_free(t);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+static void t_task_free_running(void **state)
+{
+	char tag[32];
+	char *argv[] = {"sleep", tag, NULL};
+	ward_provider *p = provider_for(&cfg_none);
+	ward_policy *pol = policy_for(WARD_MODE_DANGER_FULL_ACCESS);
+	ward_task *t = NULL;
+	double t0;
+
+	(void)state;
+	snprintf(tag, sizeof(tag), "1000.%d%u", (int)getpid(), ++fx.seq);
+	assert_int_equal(ward_task_start(&t, p, pol, argv, NULL), 0);
+	assert_true(process_with_tag(tag));
+	t0 = now_s();
+	ward_task_free(t);
+	assert_true(now_s() - t0 < 1.0);
+	assert_true(tag_gone(tag, 1000));
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+/* A task outlives the thread that started it (PR_SET_PDEATHSIG fires on
+ * the forking thread's exit, so the task forks from its own thread). */
+static void *start_task_thread(void *arg)
+{
+	char *argv[] = {"bash", "-c", "sleep 0.3; echo survived", NULL};
+	ward_provider *p = provider_for(&cfg_none);
+	ward_policy *pol = policy_for(WARD_MODE_DANGER_FULL_ACCESS);
+	ward_task **t = arg;
+
+	if (ward_task_start(t, p, pol, argv, NULL) != 0)
+		*t = NULL;
+	ward_policy_free(pol);
+	ward_provider_free(p);
+	return NULL;
+}
+
+static void t_task_outlives_starting_thread(void **state)
+{
+	ward_task *t = NULL;
+	ward_result *r = NULL;
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, start_task_thread, &t), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_non_null(t);
+	assert_int_equal(ward_task_wait(&r, t, 5000), 0);
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_string_equal(out_of(r), "survived\n");
+	ward_result_free(r);
+	ward_task_free(t);
+}
+
+static void t_task_start_error(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char *argv[] = {"true", NULL};
+	ward_provider *p = provider_for(&cfg_none);
+	ward_policy *pol = policy_for(WARD_MODE_DANGER_FULL_ACCESS);
+	ward_task *t = NULL;
+
+	(void)state;
+	eo.cwd = "/nonexistent/ward-task";
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), -ENOENT);
+	assert_null(t);
+	/* The reader thread's detail reaches the caller's thread. */
+	assert_non_null(strstr(ward_error_last(), "/nonexistent/ward-task"));
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+/* --- hygiene: last ----------------------------------------------------------- */
+
+static void t_no_leaks(void **state)
+{
+	siginfo_t si;
+
+	(void)state;
+	/* Every pipe end, pidfd and ruleset of every test above is closed. */
+	assert_int_equal(count_fds(), fx.fds_at_start);
+	/* No child left unreaped. */
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+#define RUNNER_TEST(fn, cfg)                                                  \
+	{                                                                     \
+		#fn "/" #cfg, fn, NULL, NULL, (void *)&(cfg)                  \
+	}
+
+#define RUNNER_TESTS(fn)                                                      \
+	RUNNER_TEST(fn, cfg_bwrap), RUNNER_TEST(fn, cfg_ll),                  \
+		RUNNER_TEST(fn, cfg_llrun)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		RUNNER_TESTS(t_read_only_denies_write),
+		RUNNER_TESTS(t_workspace_write_allowed),
+		RUNNER_TESTS(t_tmp_write_allowed),
+		RUNNER_TESTS(t_sandbox_env),
+		RUNNER_TESTS(t_only_std_fds),
+		RUNNER_TESTS(t_no_capabilities),
+		RUNNER_TESTS(t_session_leader),
+		RUNNER_TESTS(t_timeout_kills_group),
+		RUNNER_TESTS(t_task_partial_read),
+		RUNNER_TEST(t_command_not_found, cfg_ll),
+		RUNNER_TEST(t_command_not_found, cfg_none),
+		RUNNER_TEST(t_task_partial_read, cfg_none),
+		cmocka_unit_test(t_danger_unconfined),
+		cmocka_unit_test(t_exit_status_and_signal),
+		cmocka_unit_test(t_capture_bounds),
+		cmocka_unit_test(t_capbuf_odd_and_wrapping),
+		cmocka_unit_test(t_stream_mode),
+		cmocka_unit_test(t_stdin_from_fd),
+		cmocka_unit_test(t_cwd),
+		cmocka_unit_test(t_bad_options_version),
+		cmocka_unit_test(t_timeout_none_runner),
+		cmocka_unit_test(t_unavailable_propagates),
+		cmocka_unit_test(t_missing_runner_propagates),
+		cmocka_unit_test(t_custom_runner),
+		cmocka_unit_test(t_landlock_prepare_failure),
+		cmocka_unit_test(t_landlock_enforce_failure),
+		cmocka_unit_test(t_task_kill),
+		cmocka_unit_test(t_task_timeout),
+		cmocka_unit_test(t_task_free_running),
+		cmocka_unit_test(t_task_outlives_starting_thread),
+		cmocka_unit_test(t_task_start_error),
+		cmocka_unit_test(t_no_leaks),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -305,7 +305,13 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 	if (cut)
 		*cut = '\0';
 	detail = text;
-	if (forced != WARD_RUNNER_NONE) {
+	if (strstr(detail, "; refusing to use it")) {
+		/* A runner binary found where a confined run could write. */
+		snprintf(hints[nhints++], sizeof(hints[0]),
+			 "a runner binary was found inside the workspace or a "
+			 "writable root; remove it, or put the system's "
+			 "directory (e.g. /usr/bin) first in PATH");
+	} else if (forced != WARD_RUNNER_NONE) {
 		cli_runner_hint(hints[nhints++], sizeof(hints[0]), forced,
 				provider);
 	} else if (err == WARD_ERUNNER &&

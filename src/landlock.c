@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -424,10 +425,14 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 	for (i = 0; i < nrw; i++) {
 		/* Everything handled, REFER included (rw roots only), but
 		 * never device-node creation. */
+		struct stat st;
+
 		ret = add_path_rule(rs.fd, rw[i], rs.handled_fs & ~LL_FS_NEVER,
 				    "writable", err, err_len);
 		if (ret)
 			goto out_close_ruleset;
+		if (stat(rw[i], &st) == 0 && S_ISDIR(st.st_mode))
+			rs.rw_dir = true;
 	}
 	*out = rs;
 	return 0;
@@ -558,6 +563,172 @@ int ward_ll_drop_caps(char *err, size_t err_len)
 	return 0;
 }
 
+/* --- the metadata filter (seccomp) -------------------------------------- */
+
+/*
+ * Raw classic BPF rather than libseccomp: this file must stay libc-only for
+ * the static launcher. The filter is small and fixed, built on the stack so
+ * it is async-signal-safe.
+ */
+#ifndef SECCOMP_SET_MODE_FILTER
+#define SECCOMP_SET_MODE_FILTER 1
+#endif
+#ifndef __NR_seccomp
+#if defined(__x86_64__)
+#define __NR_seccomp 317
+#elif defined(__aarch64__)
+#define __NR_seccomp 277
+#endif
+#endif
+
+#define SECCOMP_RET_ALLOW 0x7fff0000U
+#define SECCOMP_RET_ERRNO 0x00050000U
+
+#define BPF_LD 0x00
+#define BPF_W 0x00
+#define BPF_ABS 0x20
+#define BPF_JMP 0x05
+#define BPF_JEQ 0x10
+#define BPF_JGE 0x30
+#define BPF_JSET 0x40
+#define BPF_K 0x00
+#define BPF_RET 0x06
+
+struct ll_sock_filter {
+	uint16_t code;
+	uint8_t jt;
+	uint8_t jf;
+	uint32_t k;
+};
+
+struct ll_sock_fprog {
+	unsigned short len;
+	struct ll_sock_filter *filter;
+};
+
+struct ll_seccomp_data {
+	int nr;
+	uint32_t arch;
+	uint64_t instruction_pointer;
+	uint64_t args[6];
+};
+
+#define STMT(c, kk) ((struct ll_sock_filter){(uint16_t)(c), 0, 0, (kk)})
+#define JUMP(c, kk, t, f)                                                      \
+	((struct ll_sock_filter){(uint16_t)(c), (t), (f), (kk)})
+
+#if defined(__x86_64__)
+#define LL_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
+#define LL_X32_BIT 0x40000000U
+#elif defined(__aarch64__)
+#define LL_AUDIT_ARCH 0xc00000b7U /* AUDIT_ARCH_AARCH64 */
+#endif
+
+/* A chmod-family call and the index of its mode argument. */
+struct ll_mode_call {
+	int nr;
+	int mode_arg;
+};
+
+#ifdef LL_AUDIT_ARCH
+/*
+ * The calls that change metadata Landlock cannot govern. Numbers are per
+ * architecture; the newer *at2/xattrat calls share the generic numbers.
+ */
+static const struct ll_mode_call ll_chmods[] = {
+#if defined(__x86_64__)
+	{90, 1},  /* chmod */
+	{91, 1},  /* fchmod */
+	{268, 2}, /* fchmodat */
+#else
+	{52, 1}, /* fchmod */
+	{53, 2}, /* fchmodat */
+#endif
+	{452, 2}, /* fchmodat2 */
+};
+
+static const int ll_other_meta[] = {
+#if defined(__x86_64__)
+	92, 93, 94, 260,	      /* chown, fchown, lchown, fchownat */
+	132, 235, 261, 280,	      /* utime, utimes, futimesat, utimensat */
+	188, 189, 190, 197, 198, 199, /* set/remove xattr families */
+#else
+	54, 55,			/* fchownat, fchown */
+	88,			/* utimensat */
+	5, 6, 7, 14, 15, 16,	/* set/remove xattr families */
+#endif
+	463, 466,		/* setxattrat, removexattrat */
+	425, 426, 427,		/* io_uring_setup, _enter, _register */
+};
+#endif
+
+/*
+ * Install the filter. @rw_dir selects the narrow form (set-id chmod only).
+ * Returns 0 or -errno. On an architecture without a table this is a no-op,
+ * and Landlock's own limits stand (documented in docs/RUNNERS.md).
+ */
+static int install_metadata_filter(bool rw_dir)
+{
+#ifdef LL_AUDIT_ARCH
+	struct ll_sock_filter f[64];
+	struct ll_sock_fprog prog;
+	const uint32_t deny = SECCOMP_RET_ERRNO | (EACCES & 0xffff);
+	const size_t n_chmod = sizeof(ll_chmods) / sizeof(ll_chmods[0]);
+	const size_t n_other = sizeof(ll_other_meta) / sizeof(ll_other_meta[0]);
+	size_t n = 0, i;
+
+	/* Wrong architecture (e.g. a 32-bit call): refuse it outright. */
+	f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS,
+		      offsetof(struct ll_seccomp_data, arch));
+	f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, LL_AUDIT_ARCH, 1, 0);
+	f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+	f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS,
+		      offsetof(struct ll_seccomp_data, nr));
+#ifdef LL_X32_BIT
+	/* x32 calls alias the same operations under other numbers. */
+	f[n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, LL_X32_BIT, 0, 1);
+	f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+#endif
+	if (!rw_dir) {
+		/* Nothing is writable: no metadata change anywhere. */
+		for (i = 0; i < n_chmod; i++) {
+			f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+				      (uint32_t)ll_chmods[i].nr, 0, 1);
+			f[n++] = STMT(BPF_RET | BPF_K, deny);
+		}
+		for (i = 0; i < n_other; i++) {
+			f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+				      (uint32_t)ll_other_meta[i], 0, 1);
+			f[n++] = STMT(BPF_RET | BPF_K, deny);
+		}
+	} else {
+		/* Writable roots exist: refuse only set-id bits. */
+		for (i = 0; i < n_chmod; i++) {
+			uint32_t off =
+			    (uint32_t)(offsetof(struct ll_seccomp_data, args) +
+				       8 * (size_t)ll_chmods[i].mode_arg);
+
+			f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+				      (uint32_t)ll_chmods[i].nr, 0, 4);
+			/* The low 32 bits of the argument (little endian). */
+			f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, off);
+			f[n++] = JUMP(BPF_JMP | BPF_JSET | BPF_K, 06000, 0, 1);
+			f[n++] = STMT(BPF_RET | BPF_K, deny);
+			f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		}
+	}
+	f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+
+	prog.len = (unsigned short)n;
+	prog.filter = f;
+	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return -errno;
+#else
+	(void)rw_dir;
+#endif
+	return 0;
+}
+
 int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 {
 	int ret;
@@ -570,6 +741,10 @@ int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 		return ret;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return set_err(err, err_len, "cannot set no_new_privs", errno);
+	ret = install_metadata_filter(rs->rw_dir);
+	if (ret)
+		return set_err(err, err_len, "cannot install the metadata filter",
+			       -ret);
 	if (syscall(__NR_landlock_restrict_self, rs->fd, 0) != 0)
 		return set_err(err, err_len, "landlock_restrict_self", errno);
 	return 0;

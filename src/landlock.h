@@ -71,6 +71,13 @@ struct ward_ll_ruleset {
 	uint64_t dropped_fs;
 	uint64_t dropped_scoped;
 	bool partial; /* something wanted could not be enforced */
+	/*
+	 * Some writable grant is a directory. When none is (read-only mode:
+	 * only /dev/null), the metadata filter denies every chmod, chown,
+	 * utime and xattr change; otherwise only set-id chmod (see
+	 * ward_ll_enforce).
+	 */
+	bool rw_dir;
 };
 
 /**
@@ -118,9 +125,18 @@ void ward_ll_partial_message(const struct ward_ll_ruleset *rs, char *buf,
 int ward_ll_drop_caps(char *err, size_t err_len);
 
 /**
- * ward_ll_enforce - drop capabilities, set no_new_privs, then
- * landlock_restrict_self(rs->fd). Async-signal-safe: the executor calls it
- * between fork and exec. Does not close rs->fd.
+ * ward_ll_enforce - drop capabilities, set no_new_privs, install the
+ * metadata filter, then landlock_restrict_self(rs->fd). Async-signal-safe:
+ * the executor calls it between fork and exec. Does not close rs->fd.
+ *
+ * The metadata filter (seccomp) closes what Landlock cannot govern: it has
+ * no rights for chmod, chown, utimes or extended attributes, so a confined
+ * process could change those on any file it owns — for a root caller, any
+ * system file (`chmod u+s /usr/bin/python3`). Without a writable directory
+ * (read-only mode) every such call fails with EACCES, as does io_uring
+ * (whose xattr operations bypass seccomp). With writable directories the
+ * filter cannot tell paths apart, so it refuses only what escalates
+ * privilege: a chmod that sets the set-user-ID or set-group-ID bit.
  */
 int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err,
 		    size_t err_len);

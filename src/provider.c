@@ -938,6 +938,29 @@ static int landlock_plan(ward_confined *c, const ward_policy *policy)
 	return ward_strv_finish(&c->ll_rw, &rw);
 }
 
+/*
+ * A bwrap that lies where a confined run could have written it (reached
+ * through PATH) must never be executed, not even by a probe. Such a bwrap
+ * is marked unusable for the provider's lifetime, before anything probes
+ * it: the chain then falls through to the next runner, and a forced bwrap
+ * is refused at confine_build().
+ */
+static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy)
+{
+	struct verdict_cache *c = &p->cache[WARD_RUNNER_BWRAP];
+	const char *path;
+
+	if (p->runner_command || (c->done && c->verdict ==
+						  WARD_VERDICT_UNUSABLE))
+		return;
+	path = resolve_bwrap(p);
+	if (!path || check_runner_location("bwrap", path, policy) == 0)
+		return;
+	set_why(c->why, sizeof(c->why), "%s", ward_error_last());
+	c->verdict = WARD_VERDICT_UNUSABLE;
+	c->done = true;
+}
+
 /* Build the wrapped argv for the chosen runner into @c. */
 static int confine_build(ward_confined *c, ward_provider *p,
 			 const ward_policy *policy, char *const argv[])
@@ -1025,6 +1048,13 @@ int ward_provider_confine(ward_confined **out, ward_provider *provider,
 		*out = c;
 		return 0;
 	}
+	/*
+	 * Where the runner binaries live is checked BEFORE anything is
+	 * probed: a probe executes the binary, so a "bwrap" planted in the
+	 * workspace (or any writable root) and reached through PATH must
+	 * never run, not even to be refused afterwards.
+	 */
+	distrust_planted_bwrap(provider, policy);
 	err = ward_provider_select(provider, &c->runner, &c->enforcement);
 	if (err)
 		goto out_free_confined;

@@ -2,6 +2,7 @@
  * ward — the one writable-roots function.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,6 +37,43 @@ out_free:
 	free(real);
 }
 
+/*
+ * $TMPDIR comes from the environment, not from the user's deliberate
+ * configuration, so it may not widen the sandbox over what it is meant to
+ * protect: a $TMPDIR of "/", of the home directory or of any ancestor of it
+ * would make the whole home (dotfiles, ward's own config and session store)
+ * writable. Such a $TMPDIR is left out; an `rw` rule is the way to ask for
+ * that on purpose.
+ */
+static bool tmpdir_acceptable(const char *tmpdir)
+{
+	const char *home = getenv("HOME");
+	char *real_tmp = NULL, *real_home = NULL;
+	bool ok = false;
+	size_t n;
+
+	if (!tmpdir || tmpdir[0] != '/')
+		return false;
+	real_tmp = realpath(tmpdir, NULL);
+	if (!real_tmp)
+		return false;
+	if (strcmp(real_tmp, "/") == 0)
+		goto out_free;
+	ok = true;
+	if (home && home[0] == '/')
+		real_home = realpath(home, NULL);
+	if (real_home) {
+		n = strlen(real_tmp);
+		if (strncmp(real_home, real_tmp, n) == 0 &&
+		    (real_home[n] == '\0' || real_home[n] == '/'))
+			ok = false;
+	}
+	free(real_home);
+out_free:
+	free(real_tmp);
+	return ok;
+}
+
 int ward_roots_writable(char ***out, const ward_policy *policy)
 {
 	struct ward_strv sv = {0};
@@ -46,7 +84,8 @@ int ward_roots_writable(char ***out, const ward_policy *policy)
 	case WARD_MODE_WORKSPACE_WRITE:
 		push_root(&sv, ward_policy_workspace(policy));
 		push_root(&sv, "/tmp");
-		push_root(&sv, ward_policy_tmpdir(policy));
+		if (tmpdir_acceptable(ward_policy_tmpdir(policy)))
+			push_root(&sv, ward_policy_tmpdir(policy));
 		break;
 	case WARD_MODE_DANGER_FULL_ACCESS:
 		ward_strv_push(&sv, "/");

@@ -172,6 +172,7 @@ static bool ref_match(const struct tok *t, int nt, const char *p, size_t pl)
 static bool seatbelt_safe(const char *re)
 {
 	bool in_bracket = false, quant = false;
+	size_t first = 0; /* where a ']' is a member, not the end */
 
 	for (size_t i = 0; re[i]; i++) {
 		char c = re[i];
@@ -182,8 +183,7 @@ static bool seatbelt_safe(const char *re)
 			if (c == '\\' || (c == '[' && re[i + 1] &&
 					  strchr(":.=", re[i + 1])))
 				return false;
-			if (c == ']' && !(re[i - 1] == '[' ||
-					  (re[i - 1] == '^' && re[i - 2] == '[')))
+			if (c == ']' && i != first)
 				in_bracket = false;
 			continue;
 		}
@@ -203,8 +203,10 @@ static bool seatbelt_safe(const char *re)
 			continue;
 		}
 		quant = false;
-		if (c == '[')
+		if (c == '[') {
 			in_bracket = true;
+			first = i + 1 + (re[i + 1] == '^');
+		}
 	}
 	return !in_bracket;
 }

@@ -30,6 +30,7 @@
 static bool seatbelt_safe(const char *re, const char **why)
 {
 	bool in_bracket = false, quant = false;
+	size_t first = 0; /* where a ']' is a member, not the end */
 
 	for (size_t i = 0; re[i]; i++) {
 		char c = re[i];
@@ -48,9 +49,7 @@ static bool seatbelt_safe(const char *re, const char **why)
 				return false;
 			}
 			/* ']' closes unless first (after an optional ^). */
-			if (c == ']' &&
-			    !(re[i - 1] == '[' ||
-			      (re[i - 1] == '^' && re[i - 2] == '[')))
+			if (c == ']' && i != first)
 				in_bracket = false;
 			continue;
 		}
@@ -80,8 +79,10 @@ static bool seatbelt_safe(const char *re, const char **why)
 			continue;
 		}
 		quant = false;
-		if (c == '[')
+		if (c == '[') {
 			in_bracket = true;
+			first = i + 1 + (re[i + 1] == '^');
+		}
 	}
 	if (in_bracket) {
 		*why = "unterminated bracket";
@@ -257,6 +258,8 @@ static void test_brackets(void **state)
 	    {"/a/[?]", "/a/?", true},
 	    {"/a/[?]", "/a/x", false},
 	    {"/a/[[]x]", "/a/[x]", true},
+	    {"/a/[[]xa", "/a/[xa", true},
+	    {"/a/[[]xa", "/a/xa", false},
 	    {"/a/[.]", "/a/.", true},
 	    {"/a/[.]", "/a/x", false},
 	    {"/a/[$]", "/a/$", true},
@@ -514,6 +517,9 @@ static void test_checker_rejects(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_false(seatbelt_safe(bad[i], &why));
 	assert_true(seatbelt_safe("^/a/[^/]*\\.pem(/.*)?$", &why));
+	/* a '[' member does not make the next ']' a member */
+	assert_true(seatbelt_safe("^/a/[[]xa$", &why));
+	assert_false(seatbelt_safe("^/a/[]$", &why));
 }
 
 int main(void)

@@ -1,0 +1,373 @@
+#!/bin/bash
+# bench/run.sh — ward's benchmarks (`make bench`; not part of `make check`).
+#
+# Builds every bench/bench_*.c against build/lib/libward.a, measures the
+# CLI side by side with hyperfine (all commands in ONE invocation, medians),
+# runs bench_spawn (libward spawn cost, probe cost) and the other bench
+# programs, prints a results table and rewrites the generated section of
+# docs/BENCHMARKS.md (between its "bench:begin" and "bench:end" markers).
+#
+# Knobs (environment):
+#   BENCH_RUNS=300     hyperfine runs per command
+#   BENCH_WARMUP=20    hyperfine warm-up runs per command
+#   BENCH_N=2000       bench_spawn iterations (each runs every variant once)
+#   BENCH_DOC=docs/BENCHMARKS.md   where to write; BENCH_DOC= (empty): don't
+#
+# Needs: the built tree (make all), hyperfine, python3; strace optional
+# (counts the processes a provider's probe spawns).
+#
+# Exit status: 0 when everything ran (a missed target is reported, not an
+# error), 1 when a measurement could not be made, 2 when a tool is missing.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+RUNS=${BENCH_RUNS:-300}
+WARMUP=${BENCH_WARMUP:-20}
+N=${BENCH_N:-2000}
+DOC=${BENCH_DOC-docs/BENCHMARKS.md}
+
+WARD=$ROOT/build/bin/ward
+LAUNCHER=$ROOT/build/bin/landlock-run
+LIBA=$ROOT/build/lib/libward.a
+OUT=$ROOT/build/bench
+CC=${CC:-cc}
+
+die() {
+	echo "bench/run.sh: $*" >&2
+	exit "${EXIT:-1}"
+}
+
+for tool in hyperfine python3 "$CC"; do
+	command -v "$tool" >/dev/null ||
+		EXIT=2 die "'$tool' not found (Debian: apt-get install" \
+			"hyperfine python3 gcc)"
+done
+for f in "$WARD" "$LAUNCHER" "$LIBA"; do
+	[ -e "$f" ] || EXIT=2 die "$f is missing; run 'make' (or 'make bench')"
+done
+
+mkdir -p "$OUT"
+rm -f "$OUT"/*.json "$OUT"/*.out "$OUT"/*.err "$OUT"/*.strace
+
+# --- build every bench program ---------------------------------------------
+
+JANSSON_LIBS=$(pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+BENCHES=()
+for src in bench/bench_*.c; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .c)
+	echo "bench/run.sh: building $name"
+	# shellcheck disable=SC2086  # JANSSON_LIBS is a list of flags
+	if "$CC" -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc "$src" "$LIBA" \
+		$JANSSON_LIBS -lpthread -o "$OUT/$name" 2>"$OUT/$name.build.err"; then
+		BENCHES+=("$name")
+	else
+		echo "bench/run.sh: $name did not compile (see" \
+			"$OUT/$name.build.err)" >&2
+		rm -f "$OUT/$name"
+	fi
+done
+[ -x "$OUT/bench_spawn" ] || die "bench_spawn did not compile:" \
+	"$(head -5 "$OUT/bench_spawn.build.err")"
+
+# --- sanity: every command must work before it is timed ---------------------
+
+"$WARD" run --runner bwrap -- true || die "ward run --runner bwrap failed"
+"$WARD" run --runner landlock -- true ||
+	die "ward run --runner landlock failed"
+"$WARD" run --runner landlock --landlock-via-launcher -- true ||
+	die "ward run --runner landlock --landlock-via-launcher failed"
+"$LAUNCHER" --ro / --rw /dev/null -- true || die "landlock-run failed"
+
+# The raw bwrap command: exactly the argv ward confine prints.
+"$WARD" confine --runner bwrap --json -- true >"$OUT/confine.json" ||
+	die "ward confine --runner bwrap --json failed"
+RAW_BWRAP=$(python3 -c '
+import json, shlex, sys
+print(" ".join(shlex.quote(a) for a in json.load(open(sys.argv[1]))["argv"]))
+' "$OUT/confine.json")
+# shellcheck disable=SC2086  # RAW_BWRAP is a quoted command line
+eval "$RAW_BWRAP" || die "raw bwrap failed: $RAW_BWRAP"
+
+# --- 1. the CLI, side by side ------------------------------------------------
+
+echo "bench/run.sh: hyperfine, $RUNS runs each (warm-up $WARMUP)"
+hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style basic \
+	--export-json "$OUT/hyperfine.json" \
+	-n sh_c_true 'sh -c true' \
+	-n ward_bwrap "$WARD run --runner bwrap -- true" \
+	-n raw_bwrap "$RAW_BWRAP" \
+	-n ward_landlock "$WARD run --runner landlock -- true" \
+	-n ward_landlock_launcher \
+	"$WARD run --runner landlock --landlock-via-launcher -- true" \
+	-n raw_landlock_run "$LAUNCHER --ro / --rw /dev/null -- true" \
+	-n exec_true '/bin/true' \
+	-n ward_auto "$WARD run -- true" \
+	>"$OUT/hyperfine.out" 2>&1 ||
+	die "hyperfine failed: $(tail -5 "$OUT/hyperfine.out")"
+
+# --- 2. libward: spawn and probe ---------------------------------------------
+
+echo "bench/run.sh: bench_spawn, N=$N"
+"$OUT/bench_spawn" -n "$N" --launcher "$LAUNCHER" --workspace "$ROOT" \
+	--json "$OUT/spawn.json" | tee "$OUT/bench_spawn.out" ||
+	die "bench_spawn failed"
+
+# Count the processes one provider starts for 1 select and for 100.
+if command -v strace >/dev/null; then
+	for k in 1 100; do
+		strace -f -c -e trace=execve,clone,clone3,fork,vfork \
+			-o "$OUT/select$k.strace" "$OUT/bench_spawn" \
+			--selects "$k" --launcher "$LAUNCHER" >/dev/null ||
+			die "strace of bench_spawn --selects $k failed"
+	done
+fi
+
+# --- 3. the other bench programs ---------------------------------------------
+
+for name in "${BENCHES[@]}"; do
+	[ "$name" = bench_spawn ] && continue
+	echo "bench/run.sh: $name"
+	if timeout 900 "$OUT/$name" >"$OUT/$name.out" 2>"$OUT/$name.err"; then
+		echo 0 >"$OUT/$name.rc"
+	else
+		echo $? >"$OUT/$name.rc"
+	fi
+	cat "$OUT/$name.out"
+done
+
+# --- 4. the report -------------------------------------------------------------
+
+MACHINE_NPROC=$(nproc) MACHINE_KERNEL=$(uname -r) \
+	MACHINE_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo |
+		head -1) \
+	MACHINE_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') \
+	MACHINE_LOAD=$(cut -d' ' -f1-3 /proc/loadavg) \
+	V_HYPERFINE=$(hyperfine --version) \
+	V_BWRAP=$(bwrap --version 2>/dev/null || echo "bwrap: none") \
+	V_WARD=$("$WARD" --version) \
+	V_CC=$("$CC" --version | head -1) \
+	LANDLOCK_ABI=$("$WARD" probe --json 2>/dev/null | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["landlock"]["abi"])' \
+		2>/dev/null || echo "?") \
+	RUNS=$RUNS WARMUP=$WARMUP N=$N OUT=$OUT DOC=$DOC \
+	RAW_BWRAP=$RAW_BWRAP BENCHES="${BENCHES[*]}" \
+	python3 - <<'EOF'
+import glob, json, os, re, sys
+
+env = os.environ
+out = env["OUT"]
+hf = {r["command"]: r for r in
+      json.load(open(f"{out}/hyperfine.json"))["results"]}
+sp = json.load(open(f"{out}/spawn.json"))
+
+
+def med(name):
+    return hf[name]["median"] * 1e3  # ms
+
+
+def strace_counts(k):
+    """Processes created and successful execve calls under strace -c."""
+    path = f"{out}/select{k}.strace"
+    if not os.path.exists(path):
+        return None
+    procs = execs = 0
+    for line in open(path):
+        f = line.split()
+        if len(f) < 5 or not f[-1].isidentifier():
+            continue
+        name = f[-1]
+        try:
+            calls = int(f[3])
+            errors = int(f[4]) if len(f) == 6 else 0
+        except ValueError:
+            continue
+        if name in ("clone", "clone3", "fork", "vfork"):
+            procs += calls - errors
+        elif name == "execve":
+            execs += calls - errors
+    return procs, execs
+
+
+rows = []  # (what, a, b, ratio, target, verdict)
+
+
+def target(what, a_name, a, b_name, b, limit):
+    r = a / b
+    rows.append((what, f"{a_name} {a:.3f}", f"{b_name} {b:.3f}", r,
+                 f"<= {limit:.2f}", "PASS" if r <= limit else "MISS"))
+
+
+pr = sp["probe"]
+target("libward in-process Landlock spawn vs libward unconfined spawn",
+       "landlock", sp["ward_landlock"]["median_us"] / 1e3,
+       "unconfined", sp["ward_unconfined"]["median_us"] / 1e3, 1.10)
+target("libward in-process Landlock spawn vs raw fork+execve",
+       "landlock", sp["ward_landlock"]["median_us"] / 1e3,
+       "fork+exec", sp["raw_fork_exec"]["median_us"] / 1e3, 1.10)
+target("`ward run --runner landlock -- true` vs `sh -c true`",
+       "ward", med("ward_landlock"), "sh", med("sh_c_true"), 1.5)
+target("`ward run --runner bwrap -- true` vs raw bwrap, same profile",
+       "ward", med("ward_bwrap"), "bwrap", med("raw_bwrap"), 1.10)
+
+c1, c100 = strace_counts(1), strace_counts(100)
+once = pr["cached_child_cpu_us"] == 0 and \
+    pr["cached_median_us"] < 0.01 * pr["first_median_us"]
+if c1 is not None:
+    once = once and c1 == c100
+    counted = (f"processes started by 1 select: {c1[0]}, by 100 selects: "
+               f"{c100[0]} (execs {c1[1]} / {c100[1]}, incl. bench_spawn)")
+else:
+    counted = "strace not installed: processes not counted"
+rows.append(("probing paid once per provider (process)",
+             f"1st select {pr['first_median_us'] / 1e3:.3f}",
+             f"cached {pr['cached_median_us'] * 1e3:.0f} ns", None,
+             "no 2nd probe", "PASS" if once else "MISS"))
+
+# --- the console table ------------------------------------------------------
+cli_names = [
+    ("sh_c_true", "sh -c true (unconfined)"),
+    ("exec_true", "/bin/true (one exec, unconfined)"),
+    ("ward_landlock", "ward run --runner landlock -- true"),
+    ("ward_landlock_launcher",
+     "ward run --runner landlock --landlock-via-launcher -- true"),
+    ("raw_landlock_run", "landlock-run --ro / --rw /dev/null -- true"),
+    ("ward_bwrap", "ward run --runner bwrap -- true"),
+    ("raw_bwrap", "bwrap <ward confine's argv> (raw)"),
+    ("ward_auto", "ward run -- true (auto: probe + bwrap)"),
+]
+spawn_names = [
+    ("raw_fork_exec", "fork+execve+waitpid /bin/true"),
+    ("raw_posix_spawn", "posix_spawn /bin/true (vfork)"),
+    ("ward_unconfined", "libward danger-full-access (bare spawn)"),
+    ("ward_landlock", "libward landlock in-process, read-only"),
+]
+
+print()
+print(f"CLI (hyperfine -N, {env['RUNS']} runs, medians in ms)")
+for k, label in cli_names:
+    r = hf[k]
+    print(f"  {label:<60} {med(k):8.3f}  (min {r['min'] * 1e3:.3f})")
+print(f"libward spawn (bench_spawn, N={sp['n']} interleaved, medians in ms)")
+for k, label in spawn_names:
+    print(f"  {label:<60} {sp[k]['median_us'] / 1e3:8.3f}")
+print(f"  {'probe: first select on a fresh provider (' + pr['runner'] + ')':<60}"
+      f" {pr['first_median_us'] / 1e3:8.3f}")
+print(f"  {'probe: a cached select':<60} {pr['cached_median_us'] / 1e3:8.6f}")
+print(f"  {counted}")
+print("Targets")
+for what, a, b, r, t, v in rows:
+    rs = f"{r:6.3f}" if r is not None else "     -"
+    print(f"  {v:<4}  {rs}  {t:<12} {what}")
+
+# --- the document -------------------------------------------------------------
+doc = env.get("DOC")
+if not doc:
+    sys.exit(0)
+
+L = []
+L.append("<!-- bench:begin (generated by bench/run.sh; edits here are "
+         "overwritten) -->")
+L.append("")
+L.append("## Results (generated)")
+L.append("")
+L.append(f"- date: {env['MACHINE_DATE']}")
+L.append(f"- machine: {env['MACHINE_NPROC']} CPUs ({env['MACHINE_CPU']}), "
+         f"kernel {env['MACHINE_KERNEL']}, Landlock ABI "
+         f"{env['LANDLOCK_ABI']}, load average before the report "
+         f"{env['MACHINE_LOAD']}")
+L.append(f"- tools: {env['V_WARD']}, {env['V_BWRAP']}, {env['V_HYPERFINE']},"
+         f" {env['V_CC']}")
+L.append("")
+L.append("### Targets")
+L.append("")
+L.append("| target | measured (ms, medians) | ratio | limit | verdict |")
+L.append("| --- | --- | --- | --- | --- |")
+for what, a, b, r, t, v in rows:
+    rs = f"{r:.3f}" if r is not None else "-"
+    L.append(f"| {what} | {a} / {b} | {rs} | {t} | **{v}** |")
+L.append("")
+L.append(f"### CLI: one hyperfine invocation (`-N --warmup {env['WARMUP']} "
+         f"--runs {env['RUNS']}`)")
+L.append("")
+L.append("| command | median ms | mean ms | min ms | σ ms | × `sh -c true` |")
+L.append("| --- | --- | --- | --- | --- | --- |")
+base = med("sh_c_true")
+for k, label in cli_names:
+    r = hf[k]
+    L.append(f"| `{label}` | {med(k):.3f} | {r['mean'] * 1e3:.3f} | "
+             f"{r['min'] * 1e3:.3f} | {r['stddev'] * 1e3:.3f} | "
+             f"{med(k) / base:.2f} |")
+L.append("")
+L.append("Raw bwrap command (from `ward confine --runner bwrap --json -- "
+         "true`):")
+L.append("")
+L.append("```")
+L.append(env["RAW_BWRAP"])
+L.append("```")
+L.append("")
+L.append(f"### libward spawn: bench_spawn (N={sp['n']}, interleaved)")
+L.append("")
+L.append("| variant | median µs | p10 µs | p90 µs | × fork+execve |")
+L.append("| --- | --- | --- | --- | --- |")
+rf = sp["raw_fork_exec"]["median_us"]
+for k, label in spawn_names:
+    s = sp[k]
+    L.append(f"| {label} | {s['median_us']:.1f} | {s['p10_us']:.1f} | "
+             f"{s['p90_us']:.1f} | {s['median_us'] / rf:.3f} |")
+L.append("")
+L.append(f"### Probing (platform chain; {pr['providers']} fresh providers, "
+         f"then {pr['selects']} selects on one)")
+L.append("")
+L.append(f"- first `ward_provider_select()` on a fresh provider (runs the "
+         f"functional probe, chose {pr['runner']}, {pr['enforcement']}): "
+         f"median {pr['first_median_us']:.0f} µs (p10 "
+         f"{pr['first_p10_us']:.0f}, p90 {pr['first_p90_us']:.0f}); "
+         f"children's CPU time {pr['first_child_cpu_us']:.0f} µs")
+L.append(f"- a cached select: median {pr['cached_median_us'] * 1e3:.0f} ns;"
+         f" {pr['selects']} selects took {pr['cached_total_us']:.1f} µs in "
+         f"all and their children used {pr['cached_child_cpu_us']:.0f} µs "
+         f"of CPU")
+L.append(f"- {counted}")
+L.append("")
+others = [b for b in env["BENCHES"].split() if b != "bench_spawn"]
+L.append("### Other bench programs")
+L.append("")
+if not others:
+    L.append("(none built)")
+for b in others:
+    rc = open(f"{out}/{b}.rc").read().strip()
+    L.append(f"`{b}` (exit {rc}):")
+    L.append("")
+    L.append("```")
+    L.extend(open(f"{out}/{b}.out").read().rstrip("\n").splitlines())
+    L.append("```")
+    L.append("")
+for e in sorted(glob.glob(f"{out}/bench_*.build.err")):
+    b = os.path.basename(e)[:-len(".build.err")]
+    if b not in env["BENCHES"].split():
+        L.append(f"`{b}` did not compile:")
+        L.append("")
+        L.append("```")
+        L.extend(open(e).read().splitlines()[:10])
+        L.append("```")
+        L.append("")
+L.append("<!-- bench:end -->")
+section = "\n".join(L) + "\n"
+
+if os.path.exists(doc):
+    text = open(doc).read()
+else:
+    text = "# ward — benchmarks\n\nRun `make bench`.\n\n"
+m = re.search(r"<!-- bench:begin.*?<!-- bench:end -->\n?", text, re.S)
+if m:
+    text = text[:m.start()] + section + text[m.end():]
+else:
+    text = text.rstrip("\n") + "\n\n" + section
+with open(doc + ".tmp", "w") as f:
+    f.write(text)
+os.replace(doc + ".tmp", doc)
+print(f"bench/run.sh: wrote {doc}")
+EOF

@@ -3,7 +3,9 @@
  * syscalls, on small files in a workspace under workspace-write.
  *
  *   write  ward_fs_write of 1 KiB over an existing file
- *          vs open(O_EXCL) + write + fsync + close + rename
+ *          vs open(O_EXCL) + write + fsync + close + rename (the target's
+ *          baseline), and vs the same + fsync of the directory (the same
+ *          durability as the fence: the rename is on disk on return)
  *   read   ward_fs_read of a 4 KiB text file (no rules; then with one `--`
  *          rule, which makes the fence resolve and judge the path)
  *          vs open + fstat + read to end-of-file + close
@@ -73,6 +75,16 @@ static void plain_write(const char *tmp, const char *target, const void *data,
 	if (fd < 0 || write(fd, data, len) != (ssize_t)len || fsync(fd) != 0 ||
 	    close(fd) != 0 || rename(tmp, target) != 0)
 		die("plain write");
+}
+
+/* The plain write plus an fsync of the directory: the same durability as
+ * the fence gives (the rename itself is persisted before returning). */
+static void plain_write_dirsync(int dirfd, const char *tmp, const char *target,
+				const void *data, size_t len)
+{
+	plain_write(tmp, target, data, len);
+	if (fsync(dirfd) != 0)
+		die("fsync directory");
 }
 
 /* The plain read: open, size the buffer, read to end-of-file, close. */
@@ -162,8 +174,7 @@ static const char *fs_name(const char *dir)
 	}
 }
 
-static void report(const char *what, double plain, double fenced,
-		   double target)
+static void report(const char *what, double plain, double fenced, double target)
 {
 	double ratio = fenced / plain;
 
@@ -184,8 +195,10 @@ int main(int argc, char **argv)
 	struct ward_rules_env env = {0};
 	char dir[512] = "", target[600], tmp[600], rfile[600], efile[600];
 	char data[WRITE_SIZE], *buf;
-	double *pw, *fw, *pr, *pr2, *fr, *frr, *pe, *fe, t;
+	double *pw, *pwd, *fw, *pr, *pr2, *fr, *frr, *pe, *fe, t;
+	static const char *const markers[] = {"MARKER_A", "MARKER_B"};
 	size_t rounds = 300, reads, i;
+	int cur = 0, dirfd;
 	bool made = false;
 	int opt;
 
@@ -220,10 +233,14 @@ int main(int argc, char **argv)
 	put_text(target, WRITE_SIZE, NULL);
 	put_text(rfile, READ_SIZE, NULL);
 	put_text(efile, READ_SIZE, "MARKER_A");
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		die(dir);
 	errno = 0;
 	if (ward_policy_new(&policy, WARD_MODE_WORKSPACE_WRITE, dir) != 0)
 		die("policy");
 	pw = calloc(rounds, sizeof(double));
+	pwd = calloc(rounds, sizeof(double));
 	fw = calloc(rounds, sizeof(double));
 	pe = calloc(rounds, sizeof(double));
 	fe = calloc(rounds, sizeof(double));
@@ -231,7 +248,7 @@ int main(int argc, char **argv)
 	pr2 = calloc(reads, sizeof(double));
 	fr = calloc(reads, sizeof(double));
 	frr = calloc(reads, sizeof(double));
-	if (!pw || !fw || !pe || !fe || !pr || !pr2 || !fr || !frr)
+	if (!pw || !pwd || !fw || !pe || !fe || !pr || !pr2 || !fr || !frr)
 		die("calloc");
 
 	/* Warm up caches and the openat2 detection. */
@@ -255,22 +272,24 @@ int main(int argc, char **argv)
 				fw[i] = now_us() - t;
 				t = now_us();
 				if (ward_fs_edit(NULL, &d, policy, efile,
-						 i % 2 ? "MARKER_B"
-						       : "MARKER_A",
-						 i % 2 ? "MARKER_A"
-						       : "MARKER_B",
+						 markers[cur], markers[!cur],
 						 NULL) != 0)
 					die("fenced edit");
 				fe[i] = now_us() - t;
+				cur = !cur;
 			} else {
 				t = now_us();
 				plain_write(tmp, target, data, sizeof(data));
 				pw[i] = now_us() - t;
 				t = now_us();
-				plain_edit(tmp, efile,
-					   i % 2 ? "MARKER_A" : "MARKER_B",
-					   i % 2 ? "MARKER_B" : "MARKER_A");
+				plain_write_dirsync(dirfd, tmp, target, data,
+						    sizeof(data));
+				pwd[i] = now_us() - t;
+				t = now_us();
+				plain_edit(tmp, efile, markers[cur],
+					   markers[!cur]);
 				pe[i] = now_us() - t;
+				cur = !cur;
 			}
 		}
 	}
@@ -308,8 +327,10 @@ int main(int argc, char **argv)
 	printf("fsfence: medians of %zu rounds (reads: %zu), workspace on "
 	       "%s, workspace-write\n",
 	       rounds, reads, fs_name(dir));
-	report("write 1 KiB (durable)", median(pw, rounds),
-	       median(fw, rounds), 1.5);
+	report("write 1 KiB (durable)", median(pw, rounds), median(fw, rounds),
+	       1.5);
+	report("  vs plain + dir fsync", median(pwd, rounds),
+	       median(fw, rounds), 0);
 	report("read 4 KiB text", median(pr, reads), median(fr, reads), 1.2);
 	report("read 4 KiB, one -- rule", median(pr2, reads),
 	       median(frr, reads), 0);
@@ -318,6 +339,7 @@ int main(int argc, char **argv)
 
 	ward_policy_free(policy);
 	ward_rules_free(rules);
+	close(dirfd);
 	if (made) {
 		unlink(target);
 		unlink(rfile);
@@ -325,6 +347,7 @@ int main(int argc, char **argv)
 		rmdir(dir);
 	}
 	free(pw);
+	free(pwd);
 	free(fw);
 	free(pe);
 	free(fe);

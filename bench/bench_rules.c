@@ -12,8 +12,10 @@
  *
  * Target (issue 3): median <= 1 us per match.
  *
- * Build: cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude bench/bench_rules.c \
- *            build/lib/libward.a -lpthread -o build/bench_rules
+ * Build (after `make`):
+ *   mkdir -p build/bench && cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude \
+ *     bench/bench_rules.c build/lib/libward.a $(pkg-config --libs jansson) \
+ *     -lpthread -o build/bench/bench_rules
  */
 #include <stdarg.h>
 #include <stdio.h>

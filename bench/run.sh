@@ -49,7 +49,12 @@ for f in "$WARD" "$LAUNCHER" "$LIBA"; do
 done
 
 mkdir -p "$OUT"
-rm -f "$OUT"/*.json "$OUT"/*.out "$OUT"/*.err "$OUT"/*.strace
+rm -f "$OUT"/*.json "$OUT"/*.out "$OUT"/*.err "$OUT"/*.strace "$OUT"/*.rc
+
+# How busy the machine is: /proc/stat now and at the end, minus our own CPU
+# time, gives what other processes used while we measured.
+STAT0=$(head -1 /proc/stat)
+T0=$(date +%s.%N)
 
 # --- build every bench program ---------------------------------------------
 
@@ -140,6 +145,13 @@ done
 
 # --- 4. the report -------------------------------------------------------------
 
+STAT1=$(head -1 /proc/stat)
+T1=$(date +%s.%N)
+# "times": this shell's user/sys, then its children's; we want the children
+# (not in a command substitution: a subshell has no children of its own).
+times >"$OUT/times.txt"
+OUR_CPU=$(sed -n 2p "$OUT/times.txt")
+
 MACHINE_NPROC=$(nproc) MACHINE_KERNEL=$(uname -r) \
 	MACHINE_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo |
 		head -1) \
@@ -154,6 +166,7 @@ MACHINE_NPROC=$(nproc) MACHINE_KERNEL=$(uname -r) \
 		2>/dev/null || echo "?") \
 	RUNS=$RUNS WARMUP=$WARMUP N=$N OUT=$OUT DOC=$DOC \
 	RAW_BWRAP=$RAW_BWRAP BENCHES="${BENCHES[*]}" \
+	STAT0=$STAT0 STAT1=$STAT1 T0=$T0 T1=$T1 OUR_CPU=$OUR_CPU \
 	python3 - <<'EOF'
 import glob, json, os, re, sys
 
@@ -192,6 +205,27 @@ def strace_counts(k):
 
 
 rows = []  # (what, a, b, ratio, target, verdict)
+
+
+def busy_seconds(line):
+    f = [int(x) for x in line.split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal
+    return (f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] if len(f) > 7 else 0)) / hz
+
+
+def seconds(t):  # "1m2.345s" -> 62.345
+    m, s = t.rstrip("s").split("m")
+    return int(m) * 60 + float(s)
+
+
+wall = float(env["T1"]) - float(env["T0"])
+ours = sum(seconds(t) for t in env["OUR_CPU"].split())
+others = max(0.0, busy_seconds(env["STAT1"]) - busy_seconds(env["STAT0"]) -
+             ours)
+noise = (f"other processes used {others:.1f} CPU-seconds during the "
+         f"{wall:.0f} s run ({100 * others / wall:.0f}% of one CPU; the "
+         f"benchmarks themselves used {ours:.1f})")
 
 
 def target(what, a_name, a, b_name, b, limit):
@@ -257,6 +291,7 @@ print(f"  {'probe: first select on a fresh provider (' + pr['runner'] + ')':<60}
       f" {pr['first_median_us'] / 1e3:8.3f}")
 print(f"  {'probe: a cached select':<60} {pr['cached_median_us'] / 1e3:8.6f}")
 print(f"  {counted}")
+print(f"  machine: {noise}")
 print("Targets")
 for what, a, b, r, t, v in rows:
     rs = f"{r:6.3f}" if r is not None else "     -"
@@ -276,8 +311,9 @@ L.append("")
 L.append(f"- date: {env['MACHINE_DATE']}")
 L.append(f"- machine: {env['MACHINE_NPROC']} CPUs ({env['MACHINE_CPU']}), "
          f"kernel {env['MACHINE_KERNEL']}, Landlock ABI "
-         f"{env['LANDLOCK_ABI']}, load average before the report "
+         f"{env['LANDLOCK_ABI']}, load average at the end "
          f"{env['MACHINE_LOAD']}")
+L.append(f"- noise: {noise}")
 L.append(f"- tools: {env['V_WARD']}, {env['V_BWRAP']}, {env['V_HYPERFINE']},"
          f" {env['V_CC']}")
 L.append("")

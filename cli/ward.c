@@ -18,6 +18,7 @@
 #include "ward/probe.h"
 
 #include "cli.h"
+#include "cmd_fs.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -26,6 +27,7 @@ static const struct cli_command commands[] = {
     {"probe", cmd_probe, "show which runners can confine on this machine"},
     {"confine", cmd_confine,
      "print the confined argv for a command, without running it"},
+    {"fs", cmd_fs, "file operations through the in-process file fence"},
     {"help", cmd_help, "show the help of a command"},
 };
 

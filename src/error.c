@@ -44,6 +44,12 @@ const char *ward_strerror(int err)
 		return "sandbox runner failed";
 	case WARD_EDENIED:
 		return "denied by the sandbox";
+	case WARD_ENOTUNIQUE:
+		return "text occurs more than once";
+	case WARD_ENOTTEXT:
+		return "not a text file";
+	case WARD_ENOMATCH:
+		return "text not found";
 	default:
 		if (err < 0 && err > -4096)
 			return strerror(-err);

@@ -901,6 +901,17 @@ static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
 	}
 }
 
+/*
+ * Signal the child's process group (its session: setsid made pgid == pid).
+ * Should the group be gone while the unreaped leader is not (it cannot be,
+ * short of a bug), the leader still gets the signal.
+ */
+static void kill_group(const struct ward_spawn *sp, int sig)
+{
+	if (kill(-sp->pid, sig) != 0 && errno == ESRCH)
+		kill(sp->pid, sig);
+}
+
 static int min_timeout(int cur, uint64_t at, uint64_t now)
 {
 	int t;
@@ -994,11 +1005,11 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 		 */
 		if (deadline && !exited && !sp->timed_out && now >= deadline) {
 			sp->timed_out = true;
-			kill(-sp->pid, SIGTERM);
+			kill_group(sp, SIGTERM);
 			kill_at = now + grace;
 		}
 		if (kill_at && now >= kill_at) {
-			kill(-sp->pid, SIGKILL);
+			kill_group(sp, SIGKILL);
 			kill_at = 0;
 		}
 		if (drain_until && now >= drain_until)
@@ -1006,7 +1017,7 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 	}
 	/* Timed out: whatever of the group outlived the grace goes now. */
 	if (sp->timed_out && kill_at)
-		kill(-sp->pid, SIGKILL);
+		kill_group(sp, SIGKILL);
 	if (lp->lock)
 		pthread_mutex_lock(lp->lock);
 	reap(sp->pid, &sp->status);
@@ -1020,7 +1031,7 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 void ward_spawn_close(struct ward_spawn *sp)
 {
 	if (sp->pid > 0 && !sp->reaped) {
-		kill(-sp->pid, SIGKILL);
+		kill_group(sp, SIGKILL);
 		reap(sp->pid, &sp->status);
 		sp->reaped = true;
 	}

@@ -32,6 +32,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "internal.h"
 
@@ -87,13 +90,12 @@ int ward_fsfence_test_force_fallback(int on)
 	return 0;
 }
 
-static int sys_openat2(int dirfd, const char *path, int flags,
-		       uint64_t resolve)
+static int sys_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 {
 	struct fence_open_how how = {
-		.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC),
-		.mode = 0,
-		.resolve = resolve,
+	    .flags = (uint64_t)(unsigned)(flags | O_CLOEXEC),
+	    .mode = 0,
+	    .resolve = resolve,
 	};
 
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
@@ -102,8 +104,8 @@ static int sys_openat2(int dirfd, const char *path, int flags,
 static int sys_renameat2(int olddirfd, const char *oldpath, int newdirfd,
 			 const char *newpath, unsigned flags)
 {
-	return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd,
-			    newpath, flags);
+	return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath,
+			    flags);
 }
 
 static void close_keep_errno(int fd)
@@ -198,8 +200,8 @@ static int open_beneath(int dirfd, const char *rel, int flags)
 		for (tries = 0; tries < FENCE_RETRIES; tries++) {
 			fd = sys_openat2(dirfd, rel, flags,
 					 FENCE_RESOLVE_BENEATH |
-						 FENCE_RESOLVE_NO_SYMLINKS |
-						 FENCE_RESOLVE_NO_MAGICLINKS);
+					     FENCE_RESOLVE_NO_SYMLINKS |
+					     FENCE_RESOLVE_NO_MAGICLINKS);
 			if (fd >= 0) {
 				atomic_store(&openat2_state, 1);
 				return fd;
@@ -232,11 +234,15 @@ static int open_nofollow(const char *path, int flags)
 	if (atomic_load(&openat2_state) >= 0) {
 		fd = sys_openat2(AT_FDCWD, path, flags,
 				 FENCE_RESOLVE_NO_SYMLINKS |
-					 FENCE_RESOLVE_NO_MAGICLINKS);
-		if (fd >= 0)
+				     FENCE_RESOLVE_NO_MAGICLINKS);
+		if (fd >= 0) {
+			atomic_store(&openat2_state, 1);
 			return fd;
+		}
 		if (errno != ENOSYS && errno != EPERM && errno != EAGAIN)
 			return -errno;
+		if (errno != EAGAIN && atomic_load(&openat2_state) == 0)
+			atomic_store(&openat2_state, -1);
 	}
 	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -296,6 +302,52 @@ static int path_absolute(char **out, const ward_policy *policy,
 	}
 	*out = abs;
 	return 0;
+}
+
+/*
+ * @abs with "//", "." and ".." collapsed lexically (".." never above "/")
+ * and no trailing '/'. Only equal to the physical path when no symlink is
+ * on the way, which the caller must have the kernel confirm.
+ */
+static char *path_lexical(const char *abs)
+{
+	char *out = malloc(strlen(abs) + 2);
+	const char *p = abs;
+	size_t len = 0, n;
+
+	if (!out)
+		return NULL;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+		} else if (!(n == 1 && p[0] == '.')) {
+			out[len++] = '/';
+			memcpy(out + len, p, n);
+			len += n;
+		}
+		p += n;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	return out;
+}
+
+/* Whether @path has a ".." component. */
+static bool has_dotdot(const char *path)
+{
+	for (const char *p = path; (p = strstr(p, "..")); p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || !p[2]))
+			return true;
+	return false;
 }
 
 /* A resolved path. */
@@ -479,10 +531,10 @@ static const char *path_name(const char *path)
 /* --- policy ------------------------------------------------------------ */
 
 static const char *const op_names[] = {
-	[WARD_FS_OP_READ] = "read",   [WARD_FS_OP_WRITE] = "write",
-	[WARD_FS_OP_EDIT] = "edit",   [WARD_FS_OP_REMOVE] = "remove",
-	[WARD_FS_OP_MOVE] = "move",   [WARD_FS_OP_MKDIR] = "mkdir",
-	[WARD_FS_OP_LIST] = "list",   [WARD_FS_OP_STAT] = "stat",
+    [WARD_FS_OP_READ] = "read", [WARD_FS_OP_WRITE] = "write",
+    [WARD_FS_OP_EDIT] = "edit", [WARD_FS_OP_REMOVE] = "remove",
+    [WARD_FS_OP_MOVE] = "move", [WARD_FS_OP_MKDIR] = "mkdir",
+    [WARD_FS_OP_LIST] = "list", [WARD_FS_OP_STAT] = "stat",
 };
 
 const char *ward_fs_op_name(enum ward_fs_op op)
@@ -496,7 +548,7 @@ const char *ward_fs_reason_name(enum ward_fs_reason reason)
 {
 	switch (reason) {
 	case WARD_FS_DENIED_READ_ONLY:
-		return "read-only mode allows no change";
+		return "nothing is writable in this mode";
 	case WARD_FS_DENIED_OUTSIDE_ROOTS:
 		return "outside every writable root";
 	case WARD_FS_DENIED_ROOT_ITSELF:
@@ -598,8 +650,7 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 			ward_fs_reason_name(why));
 }
 
-static enum ward_access rule_access(const ward_policy *policy,
-				    const char *path)
+static enum ward_access rule_access(const ward_policy *policy, const char *path)
 {
 	const ward_rules *rules = ward_policy_rules(policy);
 
@@ -715,11 +766,11 @@ static int scan_judge(struct scan *s, const char *path)
 {
 	switch (rule_access(s->f->policy, path)) {
 	case WARD_ACCESS_NONE:
-		return fence_deny(s->f, WARD_FS_DENIED_RULE_NO_ACCESS,
-				  s->given, path);
+		return fence_deny(s->f, WARD_FS_DENIED_RULE_NO_ACCESS, s->given,
+				  path);
 	case WARD_ACCESS_RO:
-		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY,
-				  s->given, path);
+		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY, s->given,
+				  path);
 	default:
 		return 0;
 	}
@@ -773,7 +824,7 @@ static int scan_tree(struct scan *s, int dirfd, unsigned depth)
 		if (isdir) {
 			sub = openat(dirfd, e->d_name,
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					     O_CLOEXEC);
+					 O_CLOEXEC);
 			if (sub >= 0)
 				err = scan_tree(s, sub, depth + 1);
 			else if (errno != ENOENT && errno != ENOTDIR &&
@@ -954,8 +1005,9 @@ static int target_open(struct target *t, struct fence *f, const char *given,
 			goto out_free;
 		}
 	}
-	err = ward_err(-EAGAIN, "%s: the path kept changing while it was "
-				"being resolved",
+	err = ward_err(-EAGAIN,
+		       "%s: the path kept changing while it was "
+		       "being resolved",
 		       given);
 out_free:
 	free(abs);
@@ -1031,10 +1083,9 @@ static int tmp_create(char *tmp, int dirfd, const char *name, mode_t mode)
 		snprintf(tmp, NAME_MAX + 1, ".%.*s" FENCE_TMP_TAG "%012llx",
 			 keep, name,
 			 (unsigned long long)(rnd_next() & 0xffffffffffffULL));
-		fd = openat(dirfd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				    O_CLOEXEC,
-			    mode);
+		fd = openat(
+		    dirfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd >= 0 || errno != EEXIST)
 			return fd < 0 ? -errno : fd;
 	}
@@ -1118,8 +1169,7 @@ static int replace_file(int dirfd, const char *name, const struct source *src,
 	if (!err && old) {
 		what = "keep the permissions of";
 		if ((old->st_uid != geteuid() || old->st_gid != getegid()) &&
-		    fchown(fd, old->st_uid, old->st_gid) != 0 &&
-		    errno != EPERM)
+		    fchown(fd, old->st_uid, old->st_gid) != 0 && errno != EPERM)
 			err = -errno;
 		if (!err && fchmod(fd, old->st_mode & 0777) != 0)
 			err = -errno;
@@ -1182,24 +1232,62 @@ out_unlink:
  * Whether @len bytes of @s are UTF-8 without NUL bytes: no overlong forms,
  * no surrogates, nothing above U+10FFFF.
  */
+/*
+ * The length of the prefix of @p[0..@n) that is ASCII without NUL, in whole
+ * blocks (the rest is left to the byte-wise check). Most text is ASCII and
+ * this is most of the cost of a text read: SSE2 (x86-64's baseline) checks
+ * 64 bytes per step, the portable version 8.
+ */
+#ifdef __SSE2__
+static size_t ascii_prefix(const unsigned char *p, size_t n)
+{
+	const __m128i zero = _mm_setzero_si128();
+	__m128i a, b, c, d, any, min;
+	size_t i = 0;
+
+	for (; i + 64 <= n; i += 64) {
+		a = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		b = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + i + 16));
+		c = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + i + 32));
+		d = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + i + 48));
+		any = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+		min = _mm_min_epu8(_mm_min_epu8(a, b), _mm_min_epu8(c, d));
+		if (_mm_movemask_epi8(any) |
+		    _mm_movemask_epi8(_mm_cmpeq_epi8(min, zero)))
+			break;
+	}
+	return i;
+}
+#else
+static size_t ascii_prefix(const unsigned char *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	const uint64_t highs = 0x8080808080808080ULL;
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		if ((w & highs) || ((w - ones) & ~w & highs))
+			break;
+	}
+	return i;
+}
+#endif
+
 static bool is_text(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	const unsigned char *end = p + len;
-	uint64_t w;
 	unsigned c, need;
 
 	while (p < end) {
-		/* Fast path: eight ASCII bytes, none of them NUL. */
-		if (end - p >= 8) {
-			memcpy(&w, p, 8);
-			if (!(w & 0x8080808080808080ULL) &&
-			    !((w - 0x0101010101010101ULL) & ~w &
-			      0x8080808080808080ULL)) {
-				p += 8;
-				continue;
-			}
-		}
+		p += ascii_prefix(p, (size_t)(end - p));
+		if (p == end)
+			break;
 		c = *p++;
 		if (c == 0)
 			return false;
@@ -1314,11 +1402,37 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 	 * confined by roots, so this is a plain open. */
 	if (!resolved && !rules_restrict(f->policy, WARD_ACCESS_NONE)) {
 		fd = open(abs, flags | O_CLOEXEC);
-		err = fd < 0 ? ward_err(-errno, "%s: %s", given,
-					strerror(errno))
-			     : fd;
+		err = fd < 0
+			  ? ward_err(-errno, "%s: %s", given, strerror(errno))
+			  : fd;
 		free(abs);
 		return err;
+	}
+	/*
+	 * Fast path: judge the lexical path, then open the path as given
+	 * with the kernel refusing any symlink. If that works, no symlink
+	 * was crossed, so the lexical path is the physical one and the
+	 * judgement holds. Not with "..": without RESOLVE_BENEATH the kernel
+	 * does not guard ".." against a concurrent rename, so such a path
+	 * is resolved in user space first. Anything else takes the full
+	 * resolution below.
+	 */
+	if (atomic_load(&openat2_state) >= 0 && !has_dotdot(abs)) {
+		c.path = path_lexical(abs);
+		if (c.path &&
+		    rule_access(f->policy, c.path) != WARD_ACCESS_NONE) {
+			fd = sys_openat2(AT_FDCWD, abs, flags,
+					 FENCE_RESOLVE_NO_SYMLINKS |
+					     FENCE_RESOLVE_NO_MAGICLINKS);
+			if (fd >= 0) {
+				if (resolved) {
+					*resolved = c.path;
+					c.path = NULL;
+				}
+				err = fd;
+				goto out_free;
+			}
+		}
 	}
 	for (tries = 0; tries < FENCE_RETRIES; tries++) {
 		canon_clear(&c);
@@ -1350,8 +1464,9 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 			goto out_free;
 		}
 	}
-	err = ward_err(-EAGAIN, "%s: the path kept changing while it was "
-				"being resolved",
+	err = ward_err(-EAGAIN,
+		       "%s: the path kept changing while it was "
+		       "being resolved",
 		       given);
 out_free:
 	canon_clear(&c);
@@ -1379,8 +1494,8 @@ static int read_bytes(struct buf *b, bool *truncated, int fd, uint64_t size,
 	while (b->len < want) {
 		char chunk[65536];
 		size_t ask = want - b->len < sizeof(chunk)
-				     ? (size_t)(want - b->len)
-				     : sizeof(chunk);
+				 ? (size_t)(want - b->len)
+				 : sizeof(chunk);
 
 		n = read_retry(fd, chunk, ask);
 		if (n < 0)
@@ -1580,7 +1695,7 @@ int ward_fs_write(struct ward_fs_denial *denial, const ward_policy *policy,
 	fence_init(&f, policy, WARD_FS_OP_WRITE, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
-				  (o.create_parents ? T_MISSING_TAIL : 0));
+			      (o.create_parents ? T_MISSING_TAIL : 0));
 	if (err)
 		goto out_fence;
 	if (t.c.trailing_slash || !*t.name) {
@@ -1677,8 +1792,9 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 	}
 	err = read_whole(&in, fd, (uint64_t)st.st_size, o.max_bytes);
 	if (err == -EFBIG) {
-		err = ward_err(err, "%s: too large to edit (more than %llu "
-				    "bytes)",
+		err = ward_err(err,
+			       "%s: too large to edit (more than %llu "
+			       "bytes)",
 			       path, (unsigned long long)o.max_bytes);
 		goto out_close;
 	}
@@ -1689,9 +1805,9 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 		goto out_close;
 	}
 	if (!is_text(in.data, in.len)) {
-		err = ward_err(WARD_ENOTTEXT,
-			       "%s: not text (NUL bytes or invalid UTF-8)",
-			       path);
+		err =
+		    ward_err(WARD_ENOTTEXT,
+			     "%s: not text (NUL bytes or invalid UTF-8)", path);
 		goto out_close;
 	}
 	count = count_occurrences(in.data, in.len, old_text, olen);
@@ -1776,8 +1892,7 @@ static int remove_tree(int parentfd, const char *name, unsigned depth)
 		again = false;
 		rewinddir(dir);
 		while ((e = readdir(dir))) {
-			if (!strcmp(e->d_name, ".") ||
-			    !strcmp(e->d_name, ".."))
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
 			again = true;
 			if (e->d_type != DT_DIR) {
@@ -1823,8 +1938,7 @@ int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		if (unlinkat(t.dirfd, t.name, 0) != 0)
-			err = ward_err(-errno, "%s: %s", path,
-				       strerror(errno));
+			err = ward_err(-errno, "%s: %s", path, strerror(errno));
 		goto out_target;
 	}
 	if (!o.recursive) {
@@ -1878,8 +1992,9 @@ static int move_by_copy(struct target *s, struct target *d, bool overwrite,
 				   overwrite ? 0 : R_EXCLUSIVE, to);
 	close(src.fd);
 	if (!err && unlinkat(s->dirfd, s->name, 0) != 0)
-		err = ward_err(-errno, "move %s: copied to %s, but removing "
-				       "the source failed: %s",
+		err = ward_err(-errno,
+			       "move %s: copied to %s, but removing "
+			       "the source failed: %s",
 			       from, to, strerror(errno));
 	return err;
 }
@@ -1950,14 +2065,14 @@ int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
 	fence_init(&f, policy, WARD_FS_OP_MKDIR, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
-				  (o.parents ? T_MISSING_TAIL : 0));
+			      (o.parents ? T_MISSING_TAIL : 0));
 	if (err)
 		goto out_fence;
 	if (!t.c.missing) {
 		if (!S_ISDIR(t.c.st.st_mode))
-			err = ward_err(o.parents ? -ENOTDIR : -EEXIST,
-				       "%s: exists and is not a directory",
-				       path);
+			err =
+			    ward_err(o.parents ? -ENOTDIR : -EEXIST,
+				     "%s: exists and is not a directory", path);
 		else if (!o.parents)
 			err = ward_err(-EEXIST, "%s: already exists", path);
 		goto out_target;
@@ -2099,22 +2214,23 @@ static int list_dir(struct lister *l, int dirfd, unsigned depth)
 		l->llen = llen + !!llen + n;
 		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			goto next; /* vanished meanwhile */
-		denied = l->judge && rule_access(l->f->policy, l->real) ==
-					     WARD_ACCESS_NONE;
+		denied = l->judge &&
+			 rule_access(l->f->policy, l->real) == WARD_ACCESS_NONE;
 		err = lister_add(l, &st, denied);
 		if (err)
 			break;
-		if (S_ISDIR(st.st_mode) && !denied && depth + 1 < l->max_depth) {
+		if (S_ISDIR(st.st_mode) && !denied &&
+		    depth + 1 < l->max_depth) {
 			sub = openat(dirfd, e->d_name,
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					     O_CLOEXEC);
+					 O_CLOEXEC);
 			if (sub >= 0) {
 				err = list_dir(l, sub, depth + 1);
 				if (err)
 					break;
 			}
 		}
-next:
+	next:
 		l->rlen = rlen;
 		l->llen = llen;
 	}
@@ -2165,13 +2281,13 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 	l->f = &f;
 	l->given = path;
 	l->judge = rules_restrict(policy, WARD_ACCESS_NONE);
-	l->max_depth = !o.recursive	 ? 1
+	l->max_depth = !o.recursive  ? 1
 		       : o.max_depth ? o.max_depth
 				     : WARD_FS_LIST_MAX_DEPTH_DEFAULT;
 	if (l->max_depth > FENCE_MAX_DEPTH)
 		l->max_depth = FENCE_MAX_DEPTH;
 	l->max_entries =
-		o.max_entries ? o.max_entries : WARD_FS_LIST_MAX_ENTRIES_DEFAULT;
+	    o.max_entries ? o.max_entries : WARD_FS_LIST_MAX_ENTRIES_DEFAULT;
 	copy_trunc(l->real, sizeof(l->real), strcmp(real, "/") ? real : "");
 	l->rlen = strlen(l->real);
 	free(real);
@@ -2267,8 +2383,7 @@ int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
 	if (S_ISLNK(st.st_mode)) {
 		n = readlinkat(dirfd, name, link, sizeof(link) - 1);
 		if (n < 0) {
-			err = ward_err(-errno, "%s: %s", path,
-				       strerror(errno));
+			err = ward_err(-errno, "%s: %s", path, strerror(errno));
 			goto out_close;
 		}
 		link[n] = '\0';
@@ -2314,11 +2429,11 @@ int ward_fs_render_denial(char **out, const struct ward_fs_denial *denial,
 	n = asprintf(&text, "[sandbox: file access denied under %s mode]%s",
 		     ward_mode_name(denial->mode),
 		     escalation_offered && !by_rule
-			     ? "\nretry this exact operation once with "
-			       "sandbox_permissions (the narrowest wider mode "
-			       "that suffices) + justification; the approval "
-			       "prompt asks the user"
-			     : "");
+			 ? "\nretry this exact operation once with "
+			   "sandbox_permissions (the narrowest wider mode "
+			   "that suffices) + justification; the approval "
+			   "prompt asks the user"
+			 : "");
 	if (n < 0)
 		return ward_err(-ENOMEM, "out of memory");
 	*out = text;

@@ -126,6 +126,8 @@ static const char *parse_bracket(const char *g, size_t len,
 			       "never matches '/')";
 		if (c == '"')
 			return "'\"' cannot be written in a Seatbelt regex";
+		if (c < 0x20 || c == 0x7f)
+			return "control character";
 		if (c == '\\')
 			return "'\\' inside a bracket expression is not "
 			       "portable between regcomp and Seatbelt";
@@ -138,6 +140,8 @@ static const char *parse_bracket(const char *g, size_t len,
 			if (strchr("]-[^\\\"", c) || strchr("]-[^\\\"", hi))
 				return "a range endpoint cannot be one of "
 				       "] - [ ^ \\ \"";
+			if (hi < 0x20 || hi == 0x7f)
+				return "control character";
 			if (hi < c)
 				return "reversed range in a bracket expression";
 			if (c <= '/' && hi >= '/')
@@ -302,7 +306,7 @@ int ward_glob_translate(char **out, const char *g, size_t len,
 	}
 	if (!(flags & WARD_GLOB_SUBTREE) || tail_any)
 		sb_putc(&sb, '$');
-	else if (len > 0 && g[len - 1] == '/')
+	else if (len == 1 && g[0] == '/')
 		sb_puts(&sb, ".*$"); /* the root: everything is below it */
 	else
 		sb_puts(&sb, "(/.*)?$");

@@ -167,7 +167,10 @@ struct ward_fs_read_options {
 	uint64_t max_bytes;
 };
 
-#define WARD_FS_READ_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false, 0, 0, 0 }
+#define WARD_FS_READ_OPTIONS_INIT                                              \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false, 0, 0, 0                        \
+	}
 
 /** What a read returned. */
 struct ward_fs_content {
@@ -205,7 +208,10 @@ struct ward_fs_write_options {
 	bool exclusive;
 };
 
-#define WARD_FS_WRITE_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false, false }
+#define WARD_FS_WRITE_OPTIONS_INIT                                             \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false, false                          \
+	}
 
 /**
  * ward_fs_write - create or replace a regular file with @len bytes of
@@ -234,7 +240,10 @@ struct ward_fs_edit_options {
 	uint64_t max_bytes;
 };
 
-#define WARD_FS_EDIT_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false, 0 }
+#define WARD_FS_EDIT_OPTIONS_INIT                                              \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false, 0                              \
+	}
 
 /**
  * ward_fs_edit - replace the exact text @old_text with @new_text in a text
@@ -259,7 +268,10 @@ struct ward_fs_remove_options {
 	bool recursive;
 };
 
-#define WARD_FS_REMOVE_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false }
+#define WARD_FS_REMOVE_OPTIONS_INIT                                            \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false                                 \
+	}
 
 /**
  * ward_fs_remove - remove a file, symlink (never its target) or, with
@@ -278,7 +290,10 @@ struct ward_fs_move_options {
 	bool overwrite;
 };
 
-#define WARD_FS_MOVE_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false }
+#define WARD_FS_MOVE_OPTIONS_INIT                                              \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false                                 \
+	}
 
 /**
  * ward_fs_move - rename @from to @to (the exact destination path, not a
@@ -298,7 +313,10 @@ struct ward_fs_mkdir_options {
 	bool parents;
 };
 
-#define WARD_FS_MKDIR_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false }
+#define WARD_FS_MKDIR_OPTIONS_INIT                                             \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false                                 \
+	}
 
 /**
  * ward_fs_mkdir - create a directory (mode 0777 less the umask). Errors:
@@ -353,7 +371,10 @@ struct ward_fs_list_options {
 	size_t max_entries;
 };
 
-#define WARD_FS_LIST_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false, 0, 0 }
+#define WARD_FS_LIST_OPTIONS_INIT                                              \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false, 0, 0                           \
+	}
 
 /**
  * ward_fs_list - the entries of a directory (a symlink to a directory is
@@ -389,7 +410,10 @@ struct ward_fs_stat_options {
 	bool follow;
 };
 
-#define WARD_FS_STAT_OPTIONS_INIT { WARD_FS_OPTIONS_VERSION, false }
+#define WARD_FS_STAT_OPTIONS_INIT                                              \
+	{                                                                      \
+		WARD_FS_OPTIONS_VERSION, false                                 \
+	}
 
 /**
  * ward_fs_stat - describe an entry. Denied when a `--` rule covers its

@@ -10,10 +10,15 @@
  * finds unbalanced must be refused.
  *
  * Build (from the repository root):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
+ *     -fno-sanitize-recover=undefined -std=c11 \
  *     -D_GNU_SOURCE -Iinclude -Isrc tests/fuzz/fuzz_glob.c src/glob.c \
  *     src/error.c -o build/fuzz/fuzz_glob
- * Run: build/fuzz/fuzz_glob -max_total_time=60 tests/fuzz/corpus/glob
+ * Run (new inputs go to the first, scratch directory):
+ *   mkdir -p build/fuzz/corpus_glob
+ *   build/fuzz/fuzz_glob -max_total_time=60 \
+ *     -dict=tests/fuzz/corpus/glob.dict \
+ *     build/fuzz/corpus_glob tests/fuzz/corpus/glob
  */
 #include <errno.h>
 #include <regex.h>
@@ -30,7 +35,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum tok_kind { T_LIT, T_QMARK, T_STAR, T_DSTAR, T_DSTAR_SLASH, T_SET };
+enum tok_kind {
+	T_LIT,
+	T_QMARK,
+	T_STAR,
+	T_DSTAR,
+	T_DSTAR_SLASH,
+	T_SET
+};
 
 struct tok {
 	enum tok_kind kind;
@@ -180,8 +192,8 @@ static bool seatbelt_safe(const char *re)
 		if (c == '"' || (unsigned char)c < 0x20 || c == 0x7f)
 			return false;
 		if (in_bracket) {
-			if (c == '\\' || (c == '[' && re[i + 1] &&
-					  strchr(":.=", re[i + 1])))
+			if (c == '\\' ||
+			    (c == '[' && re[i + 1] && strchr(":.=", re[i + 1])))
 				return false;
 			if (c == ']' && i != first)
 				in_bracket = false;
@@ -244,15 +256,23 @@ static void check(const char *g, size_t gl, const char *p, size_t pl)
 	exact = regexec(&rx, p, 0, NULL, 0) == 0;
 	want = ref_match(t, nt, p, pl);
 	if (exact != want) {
-		fprintf(stderr, "glob \"%.*s\" re \"%s\" path \"%s\": %d vs %d\n",
+		fprintf(stderr,
+			"glob \"%.*s\" re \"%s\" path \"%s\": %d vs %d\n",
 			(int)gl, g, re, p, exact, want);
 		abort();
 	}
-	/* SUBTREE: the path itself or an ancestor (cut before a '/'). */
-	want = ref_match(t, nt, p, pl);
-	for (size_t k = 0; !want && k < pl; k++) {
-		if (p[k] == '/')
-			want = ref_match(t, nt, p, k);
+	/*
+	 * SUBTREE: the path itself or an ancestor (cut before a '/'); the
+	 * root "/" covers every absolute path.
+	 */
+	if (gl == 1 && g[0] == '/') {
+		want = pl > 0 && p[0] == '/';
+	} else {
+		want = ref_match(t, nt, p, pl);
+		for (size_t k = 0; !want && k < pl; k++) {
+			if (p[k] == '/')
+				want = ref_match(t, nt, p, k);
+		}
 	}
 	under = regexec(&rs, p, 0, NULL, 0) == 0;
 	if (under != want) {
@@ -268,8 +288,8 @@ static void check(const char *g, size_t gl, const char *p, size_t pl)
 					    &run_n);
 		if (g[0] == '/' && (pl < pfx || memcmp(p, g, pfx) != 0))
 			abort();
-		if (sfx_n && (pl < sfx_n ||
-			      memcmp(p + pl - sfx_n, g + sfx, sfx_n) != 0))
+		if (sfx_n &&
+		    (pl < sfx_n || memcmp(p + pl - sfx_n, g + sfx, sfx_n) != 0))
 			abort();
 		if (run_n && !memmem(p, pl, g + run, run_n))
 			abort();

@@ -12,10 +12,15 @@
  *     rule, and a non-normal spelling of the path gets the same answer.
  *
  * Build (from the repository root):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
+ *     -fno-sanitize-recover=undefined -std=c11 \
  *     -D_GNU_SOURCE -Iinclude -Isrc tests/fuzz/fuzz_rules.c src/rules.c \
  *     src/glob.c src/error.c -o build/fuzz/fuzz_rules
- * Run: build/fuzz/fuzz_rules -max_total_time=60 tests/fuzz/corpus/rules
+ * Run (new inputs go to the first, scratch directory):
+ *   mkdir -p build/fuzz/corpus_rules
+ *   build/fuzz/fuzz_rules -max_total_time=60 \
+ *     -dict=tests/fuzz/corpus/rules.dict \
+ *     build/fuzz/corpus_rules tests/fuzz/corpus/rules
  */
 #include <errno.h>
 #include <limits.h>
@@ -36,9 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *fz_getenv(void *ctx, const char *name)
 {
 	static const char *const vars[][2] = {
-		{"A", "/va"},	     {"B", "rel/b"}, {"STAR", "/s*[x"},
-		{"EMPTY", ""},	     {"DOTS", "/x/../y"},
-		{"Q", "/q?"},	     {"SP", "/with space"},
+	    {"A", "/va"},	   {"B", "rel/b"},	{"STAR", "/s*[x"},
+	    {"EMPTY", ""},	   {"DOTS", "/x/../y"}, {"Q", "/q?"},
+	    {"SP", "/with space"},
 	};
 
 	(void)ctx;
@@ -50,9 +55,9 @@ static const char *fz_getenv(void *ctx, const char *name)
 }
 
 static const struct ward_rules_env ENV = {
-	.workspace = "/ws[1]",
-	.home = "/h",
-	.getenv = fz_getenv,
+    .workspace = "/ws[1]",
+    .home = "/h",
+    .getenv = fz_getenv,
 };
 
 static bool is_normal(const char *p)
@@ -66,7 +71,8 @@ static bool is_normal(const char *p)
 			return false;
 		if (p[i + 1] == '.' &&
 		    (p[i + 2] == '/' || p[i + 2] == '\0' ||
-		     (p[i + 2] == '.' && (p[i + 3] == '/' || p[i + 3] == '\0'))))
+		     (p[i + 2] == '.' &&
+		      (p[i + 3] == '/' || p[i + 3] == '\0'))))
 			return false;
 	}
 	return true;

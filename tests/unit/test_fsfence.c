@@ -56,13 +56,16 @@ struct fx {
 	char out[PATH_MAX];
 	ward_rules *rules;
 	ward_policy *policy;
+	/* A directory outside the base (/tmp, /dev/shm) to remove at
+	 * teardown, even when an assertion ends the test early. */
+	char extra[64];
 };
 
 /* --- helpers ----------------------------------------------------------- */
 
 /* A path built from a format, in one of a ring of static buffers. */
 static const char *P(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+    __attribute__((format(printf, 1, 2)));
 static const char *P(const char *fmt, ...)
 {
 	static char ring[16][PATH_MAX];
@@ -190,8 +193,8 @@ static void set_policy(struct fx *fx, enum ward_mode mode,
 		assert_int_equal(ward_rules_new(&fx->rules), 0);
 		if (ward_rules_add_text(fx->rules, rules_text, &env, NULL))
 			fail_msg("rules: %s", ward_error_last());
-		assert_int_equal(
-			ward_policy_set_rules(fx->policy, fx->rules), 0);
+		assert_int_equal(ward_policy_set_rules(fx->policy, fx->rules),
+				 0);
 	}
 }
 
@@ -225,13 +228,19 @@ static int teardown(void **state)
 	ward_policy_free(fx->policy);
 	ward_rules_free(fx->rules);
 	rm_rf(fx->base);
+	if (fx->extra[0])
+		rm_rf(fx->extra);
 	free(fx);
 	return 0;
 }
 
 /* --- the matrix: every operation x mode x rule kind x place ------------- */
 
-enum rule_kind { RK_NONE, RK_RO, RK_NA };
+enum rule_kind {
+	RK_NONE,
+	RK_RO,
+	RK_NA
+};
 
 static const char *const rk_names[] = {"no rule", "r-", "--"};
 
@@ -328,8 +337,8 @@ static void run_case(struct fx *fx, enum ward_fs_op op, enum ward_mode mode,
 		break;
 	case WARD_FS_OP_STAT:
 		rc = ward_fs_stat(&st, &d, fx->policy, f, NULL);
-		effect = rc == 0 && st.size == 10 &&
-			 st.type == WARD_FS_TYPE_FILE;
+		effect =
+		    rc == 0 && st.size == 10 && st.type == WARD_FS_TYPE_FILE;
 		ward_fs_stat_clear(&st);
 		break;
 	}
@@ -337,9 +346,10 @@ static void run_case(struct fx *fx, enum ward_fs_op op, enum ward_mode mode,
 	    (!allowed && rc != WARD_EDENIED))
 		fail_msg("%s under %s, %s, %s: rc %d (%s), effect %d, "
 			 "expected %s",
-			 ward_fs_op_name(op), ward_mode_name(mode), rk_names[rk],
-			 inside ? "inside" : "outside", rc, ward_error_last(),
-			 effect, allowed ? "allowed" : "denied");
+			 ward_fs_op_name(op), ward_mode_name(mode),
+			 rk_names[rk], inside ? "inside" : "outside", rc,
+			 ward_error_last(), effect,
+			 allowed ? "allowed" : "denied");
 	if (!allowed) {
 		assert_int_equal(d.mode, mode);
 		assert_int_equal(d.op, op);
@@ -406,16 +416,15 @@ static void check_symlink_outside(struct fx *fx)
 	assert_string_equal(d.resolved, P("%s/new", fx->out));
 	assert_int_equal(ward_fs_write(&d, fx->policy, "fl", "x", 1, NULL),
 			 WARD_EDENIED);
-	assert_int_equal(ward_fs_edit(NULL, &d, fx->policy, "fl", "outside",
-				      "inside", NULL),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_edit(NULL, &d, fx->policy, "fl", "outside", "inside", NULL),
+	    WARD_EDENIED);
 	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "dl/m", NULL),
 			 WARD_EDENIED);
 	assert_int_equal(ward_fs_remove(&d, fx->policy, "dl/f", NULL),
 			 WARD_EDENIED);
-	assert_int_equal(
-		ward_fs_move(&d, fx->policy, "dl/f", "moved", NULL),
-		WARD_EDENIED);
+	assert_int_equal(ward_fs_move(&d, fx->policy, "dl/f", "moved", NULL),
+			 WARD_EDENIED);
 	assert_string_equal(slurp(P("%s/f", fx->out)), "outside\n");
 	assert_int_equal(count_entries(fx->out), 1);
 
@@ -474,12 +483,12 @@ static void test_symlink_inside(void **state)
 	assert_int_equal(symlink("real.txt", P("%s/alias", fx->ws)), 0);
 	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
 	assert_int_equal(
-		ward_fs_edit(&n, &d, fx->policy, "alias", "two", "2", NULL), 0);
+	    ward_fs_edit(&n, &d, fx->policy, "alias", "two", "2", NULL), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(slurp(P("%s/real.txt", fx->ws)), "one 2\n");
 	assert_true(is_link(P("%s/alias", fx->ws)));
 	assert_int_equal(
-		ward_fs_write(&d, fx->policy, "alias", "three\n", 6, NULL), 0);
+	    ward_fs_write(&d, fx->policy, "alias", "three\n", 6, NULL), 0);
 	assert_string_equal(slurp(P("%s/real.txt", fx->ws)), "three\n");
 	assert_true(is_link(P("%s/alias", fx->ws)));
 }
@@ -505,12 +514,15 @@ static void test_link_to_protected(void **state)
 	assert_string_equal(d.resolved, P("%s/key", secret));
 	assert_int_equal(ward_fs_read(&c, &d, fx->policy, "sd/key", NULL),
 			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_read(&c, &d, fx->policy, "../secret/key", NULL),
+	    WARD_EDENIED);
+	assert_string_equal(d.resolved, P("%s/key", secret));
 	assert_int_equal(ward_fs_write(&d, fx->policy, "k", "x", 1, NULL),
 			 WARD_EDENIED);
-	assert_int_equal(
-		ward_fs_read(&c, &d, fx->policy,
-			     P("/proc/self/root%s/key", secret), NULL),
-		WARD_EDENIED);
+	assert_int_equal(ward_fs_read(&c, &d, fx->policy,
+				      P("/proc/self/root%s/key", secret), NULL),
+			 WARD_EDENIED);
 
 	set_policy(fx, WARD_MODE_DANGER_FULL_ACCESS, P("r- %s", secret));
 	assert_int_equal(ward_fs_read(&c, &d, fx->policy, "k", NULL), 0);
@@ -531,27 +543,25 @@ static void test_dotdot(void **state)
 
 	assert_int_equal(mkdir(P("%s/sub", fx->ws), 0755), 0);
 	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
-	assert_int_equal(ward_fs_write(&d, fx->policy, "../out/x", "x", 1,
-				       NULL),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_write(&d, fx->policy, "../out/x", "x", 1, NULL),
+	    WARD_EDENIED);
 	assert_string_equal(d.resolved, P("%s/x", fx->out));
 	assert_int_equal(ward_fs_write(&d, fx->policy,
 				       P("%s/sub/../../out/y", fx->ws), "x", 1,
 				       NULL),
 			 WARD_EDENIED);
-	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "sub/../../out/m",
-				       NULL),
+	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "sub/../../out/m", NULL),
 			 WARD_EDENIED);
 	assert_int_equal(count_entries(fx->out), 0);
 	/* ".." that stays inside is fine. */
-	assert_int_equal(ward_fs_write(&d, fx->policy, "sub/../y", "y", 1,
-				       NULL),
-			 0);
+	assert_int_equal(
+	    ward_fs_write(&d, fx->policy, "sub/../y", "y", 1, NULL), 0);
 	assert_string_equal(slurp(P("%s/y", fx->ws)), "y");
 	/* The workspace's parent is not the workspace. */
 	assert_int_equal(ward_fs_remove(&d, fx->policy, "..",
 					&(struct ward_fs_remove_options){
-						WARD_FS_OPTIONS_VERSION, true}),
+					    WARD_FS_OPTIONS_VERSION, true}),
 			 WARD_EDENIED);
 	assert_true(is_dir(fx->ws));
 }
@@ -619,8 +629,7 @@ static void test_hardlink_outside(void **state)
 
 	assert_int_equal(link(P("%s/h", fx->out), P("%s/h2", fx->ws)), 0);
 	assert_int_equal(
-		ward_fs_edit(NULL, &d, fx->policy, "h2", "old", "NEW", NULL),
-		0);
+	    ward_fs_edit(NULL, &d, fx->policy, "h2", "old", "NEW", NULL), 0);
 	assert_string_equal(slurp(P("%s/h2", fx->ws)), "outside NEW\n");
 	assert_string_equal(slurp(P("%s/h", fx->out)), "outside old\n");
 
@@ -638,14 +647,14 @@ static void test_move_in_and_out(void **state)
 	put(P("%s/a", fx->out), "a");
 	put(P("%s/b", fx->ws), "b");
 	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
-	assert_int_equal(ward_fs_move(&d, fx->policy, P("%s/a", fx->out), "a",
-				      NULL),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_move(&d, fx->policy, P("%s/a", fx->out), "a", NULL),
+	    WARD_EDENIED);
 	assert_string_equal(d.path, P("%s/a", fx->out));
 	assert_int_equal(d.op, WARD_FS_OP_MOVE);
-	assert_int_equal(ward_fs_move(&d, fx->policy, "b", P("%s/b", fx->out),
-				      NULL),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_move(&d, fx->policy, "b", P("%s/b", fx->out), NULL),
+	    WARD_EDENIED);
 	assert_string_equal(d.path, P("%s/b", fx->out));
 	assert_true(exists(P("%s/a", fx->out)));
 	assert_false(exists(P("%s/a", fx->ws)));
@@ -654,8 +663,7 @@ static void test_move_in_and_out(void **state)
 
 	assert_int_equal(ward_fs_move(&d, fx->policy, "b", "c", NULL), 0);
 	put(P("%s/e", fx->ws), "e");
-	assert_int_equal(ward_fs_move(&d, fx->policy, "e", "c", NULL),
-			 -EEXIST);
+	assert_int_equal(ward_fs_move(&d, fx->policy, "e", "c", NULL), -EEXIST);
 	mo.overwrite = true;
 	assert_int_equal(ward_fs_move(&d, fx->policy, "e", "c", &mo), 0);
 	assert_string_equal(slurp(P("%s/c", fx->ws)), "e");
@@ -690,6 +698,7 @@ static void test_move_across_filesystems(void **state)
 		print_message("SKIP: no /dev/shm to cross file systems\n");
 		skip();
 	}
+	snprintf(fx->extra, sizeof(fx->extra), "%s", tmpl);
 	assert_int_equal(stat(tmpl, &a), 0);
 	assert_int_equal(stat(fx->ws, &b), 0);
 	if (a.st_dev == b.st_dev) {
@@ -702,18 +711,16 @@ static void test_move_across_filesystems(void **state)
 	assert_int_equal(chmod(P("%s/m", fx->ws), 0640), 0);
 	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
 	assert_int_equal(ward_policy_set_tmpdir(fx->policy, tmpl), 0);
-	assert_int_equal(ward_fs_move(&d, fx->policy, "m", P("%s/m", tmpl),
-				      NULL),
-			 0);
+	assert_int_equal(
+	    ward_fs_move(&d, fx->policy, "m", P("%s/m", tmpl), NULL), 0);
 	assert_false(exists(P("%s/m", fx->ws)));
 	assert_string_equal(slurp(P("%s/m", tmpl)), "moved\n");
 	assert_int_equal(stat(P("%s/m", tmpl), &a), 0);
 	assert_int_equal(a.st_mode & 0777, 0640);
 	assert_int_equal(count_tmp(tmpl), 0);
 	assert_int_equal(mkdir(P("%s/dd", fx->ws), 0755), 0);
-	assert_int_equal(ward_fs_move(&d, fx->policy, "dd", P("%s/dd", tmpl),
-				      NULL),
-			 -EXDEV);
+	assert_int_equal(
+	    ward_fs_move(&d, fx->policy, "dd", P("%s/dd", tmpl), NULL), -EXDEV);
 	assert_true(is_dir(P("%s/dd", fx->ws)));
 	rm_rf(tmpl);
 }
@@ -726,15 +733,15 @@ static void test_tmp_is_writable(void **state)
 	char tmpl[] = "/tmp/ward-fsfence-XXXXXX";
 
 	assert_non_null(mkdtemp(tmpl));
+	snprintf(fx->extra, sizeof(fx->extra), "%s", tmpl);
 	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
-	assert_int_equal(ward_fs_write(&d, fx->policy, P("%s/t", tmpl), "t", 1,
-				       NULL),
-			 0);
+	assert_int_equal(
+	    ward_fs_write(&d, fx->policy, P("%s/t", tmpl), "t", 1, NULL), 0);
 	assert_string_equal(slurp(P("%s/t", tmpl)), "t");
 	set_policy(fx, WARD_MODE_READ_ONLY, NULL);
-	assert_int_equal(ward_fs_write(&d, fx->policy, P("%s/u", tmpl), "t", 1,
-				       NULL),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_write(&d, fx->policy, P("%s/u", tmpl), "t", 1, NULL),
+	    WARD_EDENIED);
 	rm_rf(tmpl);
 }
 
@@ -747,8 +754,8 @@ static void test_agrees_with_roots(void **state)
 					       WARD_MODE_WORKSPACE_WRITE,
 					       WARD_MODE_DANGER_FULL_ACCESS};
 	const char *paths[] = {
-		P("%s/a", fx->ws),  P("%s/a", fx->out), "/tmp/ward-x",
-		"/etc/ward-x",	    P("%s/x", fx->base), "rel",
+	    P("%s/a", fx->ws), P("%s/a", fx->out),  "/tmp/ward-x",
+	    "/etc/ward-x",     P("%s/x", fx->base), "rel",
 	};
 	struct ward_fs_denial d;
 	char **roots;
@@ -760,8 +767,8 @@ static void test_agrees_with_roots(void **state)
 		assert_int_equal(ward_roots_writable(&roots, fx->policy), 0);
 		for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++) {
 			const char *abs = paths[i][0] == '/'
-						  ? paths[i]
-						  : P("%s/%s", fx->ws, paths[i]);
+					      ? paths[i]
+					      : P("%s/%s", fx->ws, paths[i]);
 
 			want = false;
 			for (char **r = roots; *r; r++) {
@@ -879,13 +886,11 @@ static void race(struct fx *fx, bool final_component, double seconds)
 				break;
 			case 1:
 				rc = ward_fs_edit(NULL, &d, fx->policy, "t",
-						  "inside a", "inside b",
-						  NULL);
+						  "inside a", "inside b", NULL);
 				break;
 			default:
 				rc = ward_fs_edit(NULL, &d, fx->policy, "t",
-						  "inside b", "inside a",
-						  NULL);
+						  "inside b", "inside a", NULL);
 				break;
 			}
 		} else {
@@ -899,20 +904,17 @@ static void race(struct fx *fx, bool final_component, double seconds)
 						  "inside", "pwned", NULL);
 				break;
 			case 2:
-				rc = ward_fs_mkdir(&d, fx->policy, "d/m",
-						   NULL);
+				rc = ward_fs_mkdir(&d, fx->policy, "d/m", NULL);
 				break;
 			case 3:
-				rc = ward_fs_move(&d, fx->policy, "d/s",
-						  "d/s2", NULL);
+				rc = ward_fs_move(&d, fx->policy, "d/s", "d/s2",
+						  NULL);
 				break;
 			case 4:
-				rc = ward_fs_remove(&d, fx->policy, "d/e",
-						    &rr);
+				rc = ward_fs_remove(&d, fx->policy, "d/e", &rr);
 				break;
 			default:
-				rc = ward_fs_remove(&d, fx->policy, "d/m",
-						    &rr);
+				rc = ward_fs_remove(&d, fx->policy, "d/m", &rr);
 				break;
 			}
 		}
@@ -968,6 +970,74 @@ static void test_race_final_component_fallback(void **state)
 	race(*state, true, 1.5);
 }
 
+/*
+ * Reads under a `--` rule: a file and a directory, each exchanged with a
+ * symlink to the protected place; the protected content must never come
+ * back, while the public one does.
+ */
+static void race_read(struct fx *fx, double seconds)
+{
+	const char *secret = P("%s/secret", fx->base);
+	struct ward_fs_content c = {0};
+	struct ward_fs_denial d;
+	struct flipper f1 = {0}, f2 = {0};
+	double end = now_sec() + seconds;
+	long pub = 0, denied = 0, other = 0;
+	pthread_t t1, t2;
+	int rc, i;
+
+	assert_int_equal(mkdir(secret, 0700), 0);
+	put(P("%s/key", secret), "SECRET\n");
+	put(P("%s/r", fx->ws), "public\n");
+	assert_int_equal(symlink(P("%s/key", secret), P("%s/rl", fx->ws)), 0);
+	assert_int_equal(mkdir(P("%s/d", fx->ws), 0755), 0);
+	put(P("%s/d/key", fx->ws), "public\n");
+	assert_int_equal(symlink(secret, P("%s/dl", fx->ws)), 0);
+	set_policy(fx, WARD_MODE_READ_ONLY, P("-- %s", secret));
+	f1.a = P("%s/r", fx->ws);
+	f1.b = P("%s/rl", fx->ws);
+	f2.a = P("%s/d", fx->ws);
+	f2.b = P("%s/dl", fx->ws);
+	assert_int_equal(pthread_create(&t1, NULL, flip_exchange, &f1), 0);
+	assert_int_equal(pthread_create(&t2, NULL, flip_exchange, &f2), 0);
+	for (i = 0; i < 20000 && now_sec() < end; i++) {
+		rc = ward_fs_read(&c, &d, fx->policy, i % 2 ? "r" : "d/key",
+				  NULL);
+		if (rc == 0) {
+			if (strcmp(c.data, "public\n") != 0)
+				break;
+			pub++;
+		} else if (rc == WARD_EDENIED) {
+			denied++;
+		} else {
+			other++;
+		}
+		ward_fs_content_clear(&c);
+	}
+	atomic_store(&f1.stop, true);
+	atomic_store(&f2.stop, true);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	print_message("read race: %d reads: %ld public, %ld denied, %ld "
+		      "other errors\n",
+		      i, pub, denied, other);
+	if (c.data)
+		fail_msg("read returned protected content: %s", c.data);
+	assert_true(pub > 0);
+	assert_true(denied > 0);
+}
+
+static void test_race_read_protected(void **state)
+{
+	race_read(*state, 3.0);
+}
+
+static void test_race_read_protected_fallback(void **state)
+{
+	ward_fsfence_test_force_fallback(1);
+	race_read(*state, 1.5);
+}
+
 /* --- durability ---------------------------------------------------------- */
 
 static void test_write_keeps_mode_no_temp(void **state)
@@ -1003,9 +1073,9 @@ static void test_write_keeps_mode_no_temp(void **state)
 			 0);
 	assert_string_equal(slurp(P("%s/a/b/c", fx->ws)), "x");
 	/* Parents outside are not made. */
-	assert_int_equal(ward_fs_write(&d, fx->policy, P("%s/p/q", fx->out),
-				       "x", 1, &wo),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_write(&d, fx->policy, P("%s/p/q", fx->out), "x", 1, &wo),
+	    WARD_EDENIED);
 	assert_false(exists(P("%s/p", fx->out)));
 	assert_int_equal(ward_fs_write(&d, fx->policy, "a", "x", 1, NULL),
 			 -EISDIR);
@@ -1181,6 +1251,49 @@ static void test_read_options(void **state)
 	assert_memory_equal(c.data, "ab\0cd", 5);
 	ward_fs_content_clear(&c);
 
+	/* Long runs take a vectorised path: a bad byte anywhere in a block,
+	 * or at its edges, must still be found. */
+	{
+		static const struct {
+			size_t at;
+			const char *bytes;
+			int want;
+		} cases[] = {
+		    {0, "\xc3\xa9", 0},
+		    {63, "\xc3\xa9", 0},
+		    {64, "\xe2\x82\xac", 0},
+		    {130, "\xf0\x9f\x99\x82", 0},
+		    {5, "\x01", 0},
+		    {1, "", WARD_ENOTTEXT},
+		    {63, "", WARD_ENOTTEXT},
+		    {64, "", WARD_ENOTTEXT},
+		    {127, "\xff", WARD_ENOTTEXT},
+		    {190, "\x80", WARD_ENOTTEXT},
+		    {100, "\xc3", WARD_ENOTTEXT},
+		    {200, "\xe0\x80\x80", WARD_ENOTTEXT},
+		};
+		char text[256];
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+			size_t n = strlen(cases[i].bytes);
+
+			memset(text, 'a', sizeof(text));
+			if (n)
+				memcpy(text + cases[i].at, cases[i].bytes, n);
+			else
+				text[cases[i].at] = '\0';
+			f = fopen(P("%s/long", fx->ws), "w");
+			assert_non_null(f);
+			fwrite(text, 1, sizeof(text), f);
+			fclose(f);
+			if (ward_fs_read(&c, &d, fx->policy, "long", NULL) !=
+			    cases[i].want)
+				fail_msg("case %zu: byte(s) at %zu", i,
+					 cases[i].at);
+			ward_fs_content_clear(&c);
+		}
+	}
+
 	/* Too large, unless a part is asked for. */
 	ro = (struct ward_fs_read_options)WARD_FS_READ_OPTIONS_INIT;
 	ro.max_bytes = 5;
@@ -1188,7 +1301,8 @@ static void test_read_options(void **state)
 			 -EFBIG);
 	assert_non_null(strstr(ward_error_last(), "lines"));
 	ro.limit = 2;
-	assert_int_equal(ward_fs_read(&c, &d, fx->policy, "lines", &ro), -EFBIG);
+	assert_int_equal(ward_fs_read(&c, &d, fx->policy, "lines", &ro),
+			 -EFBIG);
 	ro.limit = 1;
 	assert_int_equal(ward_fs_read(&c, &d, fx->policy, "lines", &ro), 0);
 	ward_fs_content_clear(&c);
@@ -1202,9 +1316,8 @@ static void test_read_options(void **state)
 	assert_int_equal(ward_fs_read(&c, &d, fx->policy, "fifo", NULL),
 			 WARD_EINVAL);
 	/* /proc files report size 0 and still read whole. */
-	assert_int_equal(ward_fs_read(&c, &d, fx->policy, "/proc/self/status",
-				      NULL),
-			 0);
+	assert_int_equal(
+	    ward_fs_read(&c, &d, fx->policy, "/proc/self/status", NULL), 0);
 	assert_non_null(strstr(c.data, "Pid:"));
 	ward_fs_content_clear(&c);
 }
@@ -1227,7 +1340,7 @@ static void test_edit_errors(void **state)
 	assert_non_null(strstr(ward_error_last(), "3 times"));
 	assert_string_equal(slurp(P("%s/e", fx->ws)), "a b a b a\n");
 	assert_int_equal(
-		ward_fs_edit(&n, &d, fx->policy, "e", "b a b", "X", NULL), 0);
+	    ward_fs_edit(&n, &d, fx->policy, "e", "b a b", "X", NULL), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(slurp(P("%s/e", fx->ws)), "a X a\n");
 	eo.replace_all = true;
@@ -1239,13 +1352,12 @@ static void test_edit_errors(void **state)
 			 WARD_EINVAL);
 	assert_int_equal(ward_fs_edit(&n, &d, fx->policy, "e", "X", "X", NULL),
 			 WARD_EINVAL);
-	assert_int_equal(ward_fs_edit(&n, &d, fx->policy, "nope", "X", "Y",
-				      NULL),
-			 -ENOENT);
+	assert_int_equal(
+	    ward_fs_edit(&n, &d, fx->policy, "nope", "X", "Y", NULL), -ENOENT);
 	put(P("%s/latin1", fx->ws), "caf\xe9\n");
-	assert_int_equal(ward_fs_edit(&n, &d, fx->policy, "latin1", "caf", "x",
-				      NULL),
-			 WARD_ENOTTEXT);
+	assert_int_equal(
+	    ward_fs_edit(&n, &d, fx->policy, "latin1", "caf", "x", NULL),
+	    WARD_ENOTTEXT);
 	eo.max_bytes = 4;
 	assert_int_equal(ward_fs_edit(&n, &d, fx->policy, "e", "X", "Y", &eo),
 			 -EFBIG);
@@ -1265,23 +1377,20 @@ static void test_remove(void **state)
 	assert_int_equal(symlink(fx->out, P("%s/t/u/l", fx->ws)), 0);
 	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
 	assert_int_equal(ward_fs_remove(&d, fx->policy, "t", NULL), -EISDIR);
-	assert_int_equal(ward_fs_remove(&d, fx->policy, "nope", NULL),
-			 -ENOENT);
+	assert_int_equal(ward_fs_remove(&d, fx->policy, "nope", NULL), -ENOENT);
 	/* The workspace root itself is not beneath a writable root. */
 	assert_int_equal(ward_fs_remove(&d, fx->policy, fx->ws, &rr),
 			 WARD_EDENIED);
 	assert_int_equal(d.reason, WARD_FS_DENIED_ROOT_ITSELF);
 	/* A `--` entry deep inside stops the whole removal up front. */
-	set_policy(fx, WARD_MODE_WORKSPACE_WRITE,
-		   P("-- %s/t/u/f", fx->ws));
+	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, P("-- %s/t/u/f", fx->ws));
 	assert_int_equal(ward_fs_remove(&d, fx->policy, "t", &rr),
 			 WARD_EDENIED);
 	assert_int_equal(d.reason, WARD_FS_DENIED_RULE_NO_ACCESS);
 	assert_true(exists(P("%s/t/u/f", fx->ws)));
 	assert_true(is_link(P("%s/t/u/l", fx->ws)));
 	/* A glob rule is matched against every entry. */
-	set_policy(fx, WARD_MODE_WORKSPACE_WRITE,
-		   P("r- %s/**/*.keep", fx->ws));
+	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, P("r- %s/**/*.keep", fx->ws));
 	put(P("%s/t/u/x.keep", fx->ws), "k");
 	assert_int_equal(ward_fs_remove(&d, fx->policy, "t", &rr),
 			 WARD_EDENIED);
@@ -1307,8 +1416,7 @@ static void test_mkdir(void **state)
 	assert_int_equal(st.st_mode & 07777, 0755);
 	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "a", NULL), -EEXIST);
 	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "a", &mo), 0);
-	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "b/c/d", NULL),
-			 -ENOENT);
+	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "b/c/d", NULL), -ENOENT);
 	assert_int_equal(ward_fs_mkdir(&d, fx->policy, "b/c/d", &mo), 0);
 	assert_true(is_dir(P("%s/b/c/d", fx->ws)));
 	put(P("%s/file", fx->ws), "x");
@@ -1432,22 +1540,21 @@ static void test_render(void **state)
 	char *text = NULL;
 
 	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
-	assert_int_equal(ward_fs_write(&d, fx->policy, P("%s/x", fx->out), "x",
-				       1, NULL),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_write(&d, fx->policy, P("%s/x", fx->out), "x", 1, NULL),
+	    WARD_EDENIED);
 	assert_non_null(strstr(ward_error_last(), "write"));
 	assert_non_null(strstr(ward_error_last(), "workspace-write"));
 	assert_int_equal(ward_fs_render_denial(&text, &d, false), 0);
 	assert_string_equal(
-		text, "[sandbox: file access denied under workspace-write mode]");
+	    text, "[sandbox: file access denied under workspace-write mode]");
 	free(text);
 	assert_int_equal(ward_fs_render_denial(&text, &d, true), 0);
 	assert_string_equal(
-		text,
-		"[sandbox: file access denied under workspace-write mode]\n"
-		"retry this exact operation once with sandbox_permissions "
-		"(the narrowest wider mode that suffices) + justification; "
-		"the approval prompt asks the user");
+	    text, "[sandbox: file access denied under workspace-write mode]\n"
+		  "retry this exact operation once with sandbox_permissions "
+		  "(the narrowest wider mode that suffices) + justification; "
+		  "the approval prompt asks the user");
 	free(text);
 	/* A rule holds in every mode: no wider mode to offer. */
 	set_policy(fx, WARD_MODE_READ_ONLY, P("r- %s", fx->ws));
@@ -1455,7 +1562,7 @@ static void test_render(void **state)
 			 WARD_EDENIED);
 	assert_int_equal(ward_fs_render_denial(&text, &d, true), 0);
 	assert_string_equal(
-		text, "[sandbox: file access denied under read-only mode]");
+	    text, "[sandbox: file access denied under read-only mode]");
 	free(text);
 	assert_int_equal(ward_fs_render_denial(&text, NULL, true), WARD_EINVAL);
 	assert_string_equal(ward_fs_op_name(WARD_FS_OP_EDIT), "edit");
@@ -1467,40 +1574,42 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-		T(test_matrix_read),
-		T(test_matrix_write),
-		T(test_matrix_edit),
-		T(test_matrix_remove),
-		T(test_matrix_move),
-		T(test_matrix_mkdir),
-		T(test_matrix_list),
-		T(test_matrix_stat),
-		T(test_matrix_fallback),
-		T(test_symlink_outside),
-		T(test_symlink_outside_fallback),
-		T(test_symlink_inside),
-		T(test_link_to_protected),
-		T(test_dotdot),
-		T(test_proc_self_root),
-		T(test_hardlink_outside),
-		T(test_move_in_and_out),
-		T(test_move_across_filesystems),
-		T(test_tmp_is_writable),
-		T(test_agrees_with_roots),
-		T(test_race_directory_swap),
-		T(test_race_final_component),
-		T(test_race_directory_swap_fallback),
-		T(test_race_final_component_fallback),
-		T(test_write_keeps_mode_no_temp),
-		T(test_failure_leaves_no_temp),
-		T(test_enospc_leaves_no_temp),
-		T(test_read_options),
-		T(test_edit_errors),
-		T(test_remove),
-		T(test_mkdir),
-		T(test_list),
-		T(test_stat),
-		T(test_render),
+	    T(test_matrix_read),
+	    T(test_matrix_write),
+	    T(test_matrix_edit),
+	    T(test_matrix_remove),
+	    T(test_matrix_move),
+	    T(test_matrix_mkdir),
+	    T(test_matrix_list),
+	    T(test_matrix_stat),
+	    T(test_matrix_fallback),
+	    T(test_symlink_outside),
+	    T(test_symlink_outside_fallback),
+	    T(test_symlink_inside),
+	    T(test_link_to_protected),
+	    T(test_dotdot),
+	    T(test_proc_self_root),
+	    T(test_hardlink_outside),
+	    T(test_move_in_and_out),
+	    T(test_move_across_filesystems),
+	    T(test_tmp_is_writable),
+	    T(test_agrees_with_roots),
+	    T(test_race_directory_swap),
+	    T(test_race_final_component),
+	    T(test_race_directory_swap_fallback),
+	    T(test_race_final_component_fallback),
+	    T(test_race_read_protected),
+	    T(test_race_read_protected_fallback),
+	    T(test_write_keeps_mode_no_temp),
+	    T(test_failure_leaves_no_temp),
+	    T(test_enospc_leaves_no_temp),
+	    T(test_read_options),
+	    T(test_edit_errors),
+	    T(test_remove),
+	    T(test_mkdir),
+	    T(test_list),
+	    T(test_stat),
+	    T(test_render),
 #undef T
 	};
 

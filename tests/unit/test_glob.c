@@ -384,6 +384,8 @@ static void test_malformed(void **state)
 	    {"/a/[\"]", "Seatbelt"},
 	    {"/a/x\ny", "control character"},
 	    {"/a/x\ty", "control character"},
+	    {"/a/[x\ny]", "control character"},
+	    {"/a/[x-\x7f]", "control character"},
 	};
 
 	(void)state;

@@ -926,7 +926,7 @@ static void test_10000_rules(void **state)
 
 	brute_init(&b, r);
 	srand(42);
-	for (size_t k = 0; k < 150; k++) {
+	for (size_t k = 0; k < 50; k++) {
 		char path[256];
 		size_t d = (size_t)rand() % 520, i = (size_t)rand() % nrules;
 

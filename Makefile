@@ -58,7 +58,7 @@ LIBA     := $(B)/lib/libward.a
 LIBSO    := $(B)/lib/libward.so
 
 .PHONY: all deps demo check unit e2e bench install uninstall clean \
-        format format-check fuzz
+        format format-check fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 all: $(WARD) $(LAUNCHER) $(LIBA) $(LIBSO) $(B)/ward.pc
@@ -109,8 +109,34 @@ $(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h)
 
 unit: $(UNIT_BINS)
 
-check: all $(UNIT_BINS)
-	@tests/run.sh $(UNIT_BINS)
+check: all $(UNIT_BINS) $(FUZZ_BINS)
+	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
+	    tests/run.sh $(UNIT_BINS)
+
+# --- fuzzing (libFuzzer) ------------------------------------------------
+# Every tests/fuzz/fuzz_<name>.c is a libFuzzer target linked with the
+# library sources it needs (all of src/ but the kernel-facing executor parts
+# would be overkill, so each target is linked against the whole library
+# built with the fuzzing sanitizers). `make fuzz` runs each for
+# FUZZ_SECONDS; `make check` replays the seed corpus and fuzzes briefly.
+
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS    := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%)
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined $(CSTD) -Iinclude -Isrc
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(LIB_LIBS) \
+	    $(shell pkg-config --libs yaml-0.1 libfyaml 2>/dev/null)
+
+fuzz: $(FUZZ_BINS)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz-smoke: $(FUZZ_BINS)
+	@tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BINS)
 
 # --- demo ----------------------------------------------------------------
 
@@ -147,7 +173,8 @@ uninstall:
 # --- format --------------------------------------------------------------
 
 FMT_SRCS = $(wildcard include/ward/*.h src/*.c src/*.h cli/*.c cli/*.h \
-           launcher/*.c tests/unit/*.c tests/unit/*.h bench/*.c)
+           launcher/*.c tests/unit/*.c tests/unit/*.h bench/*.c \
+           tests/fuzz/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(FMT_SRCS) && echo "format-check: ok"

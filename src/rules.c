@@ -13,6 +13,13 @@
  * always literal: a workspace named `proj[1]` must not turn a rule into a
  * bracket expression. A byte mask travels with the expanded path for that.
  *
+ * A relative entry is relative to the workspace, globs included (seed 001:
+ * relative paths resolve against the session workspace): `-- **\/k.pem`
+ * denies k.pem anywhere in the workspace; with a leading '/' added, it
+ * denies k.pem anywhere at all.
+ * No entry may hold '"': the regex is also written inside Seatbelt's
+ * #"…", which cannot contain one.
+ *
  * Coverage: a literal entry covers the path and everything below it. A glob
  * covers what it matches and everything below that (its regex ends in
  * `(/.*)?$`), so `-- **\/.ssh` also denies `.ssh/id_rsa`.

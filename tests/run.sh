@@ -38,6 +38,12 @@ for bin in "$@"; do
 	fi
 done
 
+if [ -n "${WARD_FUZZ_BINS:-}" ]; then
+	echo "# fuzz smoke: ${WARD_FUZZ_SECONDS:-5}s per target"
+	# shellcheck disable=SC2086
+	count < <(tests/fuzz/run.sh "${WARD_FUZZ_SECONDS:-5}" $WARD_FUZZ_BINS 2>&1)
+fi
+
 if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	echo "# e2e: bats tests/e2e"
 	count < <(bats --tap tests/e2e/*.bats 2>&1)

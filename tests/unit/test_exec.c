@@ -1201,6 +1201,63 @@ static void t_task_start_error(void **state)
 	ward_provider_free(p);
 }
 
+/*
+ * In a forked test process: run `sleep TAG` through ward (a task when
+ * @task, else ward_exec_run, which blocks); the test then kills this
+ * process with SIGKILL, leaving ward no chance to clean up.
+ */
+static void dying_parent(const struct rcfg *c, const char *tag, bool task)
+{
+	char *argv[] = {"sleep", (char *)tag, NULL};
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	ward_provider *p = NULL;
+	ward_policy *pol = NULL;
+	ward_result *r = NULL;
+	ward_task *t = NULL;
+
+	po.launcher_path = fx.have_launcher ? fx.launcher : NULL;
+	if (ward_provider_new(&p, &po) != 0 ||
+	    (c->runner != WARD_RUNNER_NONE &&
+	     ward_provider_force(p, c->runner) != 0) ||
+	    ward_policy_new(&pol, mode_for(c, WARD_MODE_READ_ONLY), fx.ws) !=
+		    0)
+		_exit(2);
+	if (task) {
+		if (ward_task_start(&t, p, pol, argv, &eo) != 0)
+			_exit(3);
+		pause();
+	}
+	ward_exec_run(&r, p, pol, argv, &eo);
+	_exit(4);
+}
+
+static void t_dies_with_parent(void **state)
+{
+	const struct rcfg *c = *state;
+	char tag[32];
+
+	need(c);
+	for (int task = 0; task < 2; task++) {
+		pid_t pid;
+		int st, i;
+
+		snprintf(tag, sizeof(tag), "1000.%d%u", (int)getpid(),
+			 ++fx.seq);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			dying_parent(c, tag, task);
+		for (i = 0; i < 250 && !process_with_tag(tag); i++)
+			usleep(20 * 1000);
+		assert_true(process_with_tag(tag));
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFSIGNALED(st));
+		assert_true(tag_gone(tag, 2000));
+	}
+}
+
 /* --- hygiene: last ----------------------------------------------------------- */
 
 static void t_no_leaks(void **state)
@@ -1240,6 +1297,8 @@ int main(void)
 		RUNNER_TEST(t_command_not_found, cfg_ll),
 		RUNNER_TEST(t_command_not_found, cfg_none),
 		RUNNER_TEST(t_task_partial_read, cfg_none),
+		RUNNER_TESTS(t_dies_with_parent),
+		RUNNER_TEST(t_dies_with_parent, cfg_none),
 		cmocka_unit_test(t_danger_unconfined),
 		cmocka_unit_test(t_exit_status_and_signal),
 		cmocka_unit_test(t_capture_bounds),

@@ -1,6 +1,7 @@
 # ward — one non-recursive Makefile.
 #
-#   make              build/bin/ward, build/bin/landlock-run (static),
+#   make              build/bin/ward (static musl when it can be had),
+#                     build/bin/landlock-run (static),
 #                     build/lib/libward.a, build/lib/libward.so
 #   make demo         build, then show a denied write and an allowed one
 #   make check        every test; ends with "N passed, N failed, N skipped"
@@ -32,7 +33,7 @@ LIB_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) -fPIC -fvisibility=hidden \
               -DWARD_BUILDING $(CFLAGS)
 APP_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS)
 
-PKGS      := jansson
+PKGS      := jansson libfyaml
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LIB_LIBS   = $(PKG_LIBS) -lpthread
@@ -44,10 +45,30 @@ LAUNCH_CFLAGS := $(CSTD) $(WARNINGS) -Os -static -Isrc
 
 DEPS_STAMP := $(B)/.deps-ok
 
+# ward itself: a static musl binary, because every glibc process start costs
+# ~0.5 ms here and `ward run` pays it on each command. jansson and libfyaml
+# are built for musl from Debian's source packages by scripts/musl-deps.sh
+# (once; into build/musl/prefix). $(MUSL_CONF) records the outcome: when
+# musl-gcc or the script fails, ward is built dynamic against glibc, with a
+# warning. `make WARD_MUSL=` forces the dynamic build; rm $(MUSL_CONF) to
+# retry. libward.a, libward.so and the unit tests are always glibc.
+MUSL_CC     ?= musl-gcc
+MUSL_DIR    := $(B)/musl
+MUSL_PREFIX := $(MUSL_DIR)/prefix
+MUSL_CONF   := $(MUSL_DIR)/ward-musl.mk
+MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a
+MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include
+DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be slower
+# Goals that never link ward need not build the musl libraries.
+MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
+                   fuzz-smoke
+
 LIB_SRCS  := $(wildcard src/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
 CLI_SRCS  := $(wildcard cli/*.c)
 CLI_OBJS  := $(CLI_SRCS:cli/%.c=$(B)/obj/cli/%.o)
+MUSL_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/musl/lib/%.o)
+MUSL_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/musl/cli/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 HDRS      := $(wildcard include/ward/*.h)
@@ -60,6 +81,11 @@ LIBSO    := $(B)/lib/libward.so
 .PHONY: all deps demo check unit e2e bench install uninstall clean \
         format format-check fuzz fuzz-smoke
 .DEFAULT_GOAL := all
+
+# Sets WARD_MUSL; make builds it first (and restarts) when it is missing.
+ifneq ($(filter-out $(MUSL_SKIP_GOALS),$(or $(MAKECMDGOALS),all)),)
+-include $(MUSL_CONF)
+endif
 
 all: $(WARD) $(LAUNCHER) $(LIBA) $(LIBSO) $(B)/ward.pc
 
@@ -85,9 +111,38 @@ $(LIBSO): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
 
+$(MUSL_CONF): scripts/musl-deps.sh $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@if command -v $(MUSL_CC) >/dev/null && \
+	    MUSL_CC=$(MUSL_CC) scripts/musl-deps.sh; then \
+	    echo 'WARD_MUSL := 1' > $@; \
+	else \
+	    echo 'WARD_MUSL :=' > $@; \
+	    echo '$(DYNAMIC_WARNING)' \
+	        '(no $(MUSL_CC), or scripts/musl-deps.sh failed;' \
+	        'rm $@ to retry)' >&2; \
+	fi
+
+$(B)/obj/musl/lib/%.o: src/%.c | $(MUSL_CONF)
+	@mkdir -p $(@D)
+	$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
+	    -DWARD_BUILDING $(DEPFLAGS) -c $< -o $@
+
+$(B)/obj/musl/cli/%.o: cli/%.c | $(MUSL_CONF)
+	@mkdir -p $(@D)
+	$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+ifeq ($(WARD_MUSL),1)
+$(WARD): $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) $(MUSL_CONF)
+	@mkdir -p $(@D)
+	$(MUSL_CC) -static -o $@ $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) \
+	    $(MUSL_DEPLIBS)
+else
 $(WARD): $(CLI_OBJS) $(LIBA)
 	@mkdir -p $(@D)
+	@echo '$(DYNAMIC_WARNING)' >&2
 	$(CC) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
+endif
 
 # landlock-run shares src/landlock.c with libward: one copy of the kernel
 # compatibility code, so the launcher and the executor cannot drift.
@@ -129,8 +184,7 @@ FUZZ_SMOKE_SECONDS ?= 5
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(LIB_LIBS) \
-	    $(shell pkg-config --libs yaml-0.1 libfyaml 2>/dev/null)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(LIB_LIBS)
 
 fuzz: $(FUZZ_BINS)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
@@ -185,4 +239,5 @@ format:
 clean:
 	rm -rf $(B)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(MUSL_LIB_OBJS:.o=.d) \
+         $(MUSL_CLI_OBJS:.o=.d)

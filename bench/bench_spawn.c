@@ -394,7 +394,8 @@ int main(int argc, char **argv)
 	struct bench b;
 	FILE *jf;
 
-	for (int i = 1; i < argc; i++) {
+	/* Every option takes a value. */
+	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -418,7 +419,6 @@ int main(int argc, char **argv)
 			json_path = v;
 		else
 			usage();
-		i++;
 	}
 	if (only_selects)
 		return selects_only(launcher, only_selects);

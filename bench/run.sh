@@ -223,9 +223,10 @@ wall = float(env["T1"]) - float(env["T0"])
 ours = sum(seconds(t) for t in env["OUR_CPU"].split())
 others = max(0.0, busy_seconds(env["STAT1"]) - busy_seconds(env["STAT0"]) -
              ours)
-noise = (f"other processes used {others:.1f} CPU-seconds during the "
-         f"{wall:.0f} s run ({100 * others / wall:.0f}% of one CPU; the "
-         f"benchmarks themselves used {ours:.1f})")
+noise = (f"{others:.1f} CPU-seconds not accounted to the benchmarks "
+         f"(other processes, kernel threads) during the {wall:.0f} s run "
+         f"({100 * others / wall:.0f}% of one CPU; the benchmarks used "
+         f"{ours:.1f})")
 
 
 def target(what, a_name, a, b_name, b, limit):
@@ -262,15 +263,15 @@ rows.append(("probing paid once per provider (process)",
 
 # --- the console table ------------------------------------------------------
 cli_names = [
-    ("sh_c_true", "sh -c true (unconfined)"),
-    ("exec_true", "/bin/true (one exec, unconfined)"),
-    ("ward_landlock", "ward run --runner landlock -- true"),
+    ("sh_c_true", "`sh -c true` (unconfined)"),
+    ("exec_true", "`/bin/true` (one exec, unconfined)"),
+    ("ward_landlock", "`ward run --runner landlock -- true`"),
     ("ward_landlock_launcher",
-     "ward run --runner landlock --landlock-via-launcher -- true"),
-    ("raw_landlock_run", "landlock-run --ro / --rw /dev/null -- true"),
-    ("ward_bwrap", "ward run --runner bwrap -- true"),
-    ("raw_bwrap", "bwrap <ward confine's argv> (raw)"),
-    ("ward_auto", "ward run -- true (auto: probe + bwrap)"),
+     "`ward run --runner landlock --landlock-via-launcher -- true`"),
+    ("raw_landlock_run", "`landlock-run --ro / --rw /dev/null -- true`"),
+    ("ward_bwrap", "`ward run --runner bwrap -- true`"),
+    ("raw_bwrap", "`bwrap` + ward confine's argv (raw)"),
+    ("ward_auto", "`ward run -- true` (auto: probe + bwrap)"),
 ]
 spawn_names = [
     ("raw_fork_exec", "fork+execve+waitpid /bin/true"),
@@ -283,7 +284,8 @@ print()
 print(f"CLI (hyperfine -N, {env['RUNS']} runs, medians in ms)")
 for k, label in cli_names:
     r = hf[k]
-    print(f"  {label:<60} {med(k):8.3f}  (min {r['min'] * 1e3:.3f})")
+    print(f"  {label.replace('`', ''):<60} {med(k):8.3f}  "
+          f"(min {r['min'] * 1e3:.3f})")
 print(f"libward spawn (bench_spawn, N={sp['n']} interleaved, medians in ms)")
 for k, label in spawn_names:
     print(f"  {label:<60} {sp[k]['median_us'] / 1e3:8.3f}")
@@ -333,7 +335,7 @@ L.append("| --- | --- | --- | --- | --- | --- |")
 base = med("sh_c_true")
 for k, label in cli_names:
     r = hf[k]
-    L.append(f"| `{label}` | {med(k):.3f} | {r['mean'] * 1e3:.3f} | "
+    L.append(f"| {label} | {med(k):.3f} | {r['mean'] * 1e3:.3f} | "
              f"{r['min'] * 1e3:.3f} | {r['stddev'] * 1e3:.3f} | "
              f"{med(k) / base:.2f} |")
 L.append("")

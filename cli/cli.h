@@ -40,6 +40,8 @@ enum cli_long_opt {
 	CLI_OPT_JSON = 256,
 	CLI_OPT_MAX_OUTPUT,
 	CLI_OPT_LL_LAUNCHER,
+	CLI_OPT_ACCESS, /* --access RULE (cli/policy_opts.h) */
+	CLI_OPT_CONFIG, /* --config FILE (cli/policy_opts.h) */
 };
 
 /* One subcommand: `ward NAME …` calls fn(argc, argv) with argv[0] = NAME. */
@@ -84,11 +86,17 @@ struct cli_policy_opts {
 	enum ward_runner runner;  /* WARD_RUNNER_NONE: auto (the chain) */
 	const char *shell_string; /* -c STRING, or NULL */
 	bool landlock_via_launcher;
+	/* Set by cli_config_option() (cli/policy_opts.h): */
+	bool mode_given;	  /* --mode was given (else ward.yml decides) */
+	const char *config_file;  /* --config FILE, or NULL */
+	const char **access;	  /* --access RULE…, malloc'd vector */
+	size_t naccess;
 };
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
-	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false }
+	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
+	  NULL, NULL, 0 }
 
 #define CLI_POLICY_SHORTOPTS "m:w:r:c:"
 #define CLI_POLICY_LONGOPTS                                                   \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "policy_opts.h"
 
 static const char confine_usage[] =
     "ward confine [OPTIONS] -- COMMAND [ARG...]\n"
@@ -29,13 +30,20 @@ static void print_help(void)
 	       "none).\n"
 	       "\n"
 	       "Options:\n"
-	       "  -m, --mode MODE       read-only (default), workspace-write "
-	       "or\n"
-	       "                        danger-full-access\n"
+	       "  -m, --mode MODE       read-only, workspace-write or "
+	       "danger-full-access;\n"
+	       "                        default: ward.yml's mode, else "
+	       "read-only\n"
 	       "  -w, --workspace DIR   workspace root (default: .)\n"
 	       "  -r, --runner RUNNER   auto (default: the chain bwrap, "
 	       "landlock), bwrap\n"
 	       "                        or landlock\n"
+	       "      --access RULE     an access rule: 'rw PATH', "
+	       "'r- PATH|GLOB' or\n"
+	       "                        '-- PATH|GLOB' (repeatable; added to "
+	       "ward.yml's)\n"
+	       "      --config FILE     read FILE after the user and project "
+	       "files\n"
 	       "  -c STRING             confine 'bash -c STRING'\n"
 	       "      --json            print one JSON object: argv, runner, "
 	       "enforcement,\n"
@@ -92,11 +100,13 @@ int cmd_confine(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    CLI_POLICY_LONGOPTS,
+	    CLI_CONFIG_LONGOPTS,
 	    {"json", no_argument, NULL, CLI_OPT_JSON},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
+	struct cli_setup setup;
 	ward_provider *provider = NULL;
 	ward_confined *confined = NULL;
 	ward_policy *policy = NULL;
@@ -109,7 +119,8 @@ int cmd_confine(int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:" CLI_POLICY_SHORTOPTS "h",
 				  longopts, NULL)) != -1) {
-		if (cli_policy_option(&po, opt, optarg, confine_usage))
+		if (cli_config_option(&po, opt, optarg, confine_usage) ||
+		    cli_policy_option(&po, opt, optarg, confine_usage))
 			continue;
 		switch (opt) {
 		case CLI_OPT_JSON:
@@ -124,7 +135,10 @@ int cmd_confine(int argc, char **argv)
 	}
 	cmd =
 	    cli_command_argv(&po, argc - optind, argv + optind, confine_usage);
-	cli_policy_build(&policy, &provider, &po, confine_usage);
+	cli_setup_build(&setup, &po, confine_usage,
+			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
+	policy = setup.policy;
+	provider = setup.provider;
 
 	err = ward_provider_confine(&confined, provider, policy, cmd);
 	if (err) {
@@ -152,8 +166,7 @@ int cmd_confine(int argc, char **argv)
 	}
 
 	ward_confined_free(confined);
-	ward_policy_free(policy);
-	ward_provider_free(provider);
+	cli_setup_free(&setup, &po);
 	free(cmd);
 	return CLI_EXIT_OK;
 }

@@ -22,6 +22,8 @@
 
 #include "cli.h"
 #include "cmd_fs.h"
+#include "cmd_session.h"
+#include "policy_opts.h"
 
 enum fs_long_opt {
 	FS_OPT_TEXT = 300,
@@ -37,6 +39,9 @@ enum fs_long_opt {
 	FS_OPT_EXCLUSIVE,
 	FS_OPT_OVERWRITE,
 };
+
+/* A denial gets the escalation hint (set for session calls that offer it). */
+static bool escalation_offered;
 
 static const char fs_usage[] =
     "ward fs read|write|edit|rm|mv|mkdir|ls|stat [OPTIONS] PATH...";
@@ -87,10 +92,11 @@ static void print_help(void)
 	       "symlink)\n"
 	       "\n"
 	       "Options:\n"
-	       "  -m, --mode MODE        read-only (default), workspace-write "
-	       "or\n"
-	       "                         danger-full-access\n"
-	       "  -w, --workspace DIR    workspace root (default: .)\n"
+	       "  -m, --mode MODE        read-only, workspace-write or "
+	       "danger-full-access;\n"
+	       "                         default: ward.yml's mode, else "
+	       "read-only\n"
+	       "  -w, --workspace DIR    workspace root (default: .)\n" CLI_CONFIG_HELP
 	       "      --json             print one JSON object on stdout, "
 	       "also on failure\n"
 	       "      --text TEXT        write: the content (default: "
@@ -114,6 +120,13 @@ static void print_help(void)
 	       "      --overwrite        mv: replace an existing "
 	       "destination\n"
 	       "  -L, --follow           stat: describe a symlink's target\n"
+	       "      --session ID       take the mode and workspace from "
+	       "session ID and\n"
+	       "                         record the operation in its log\n"
+	       "      --escalate MODE --justification TEXT\n"
+	       "                         ask the person at the terminal to "
+	       "let this one\n"
+	       "                         operation run under the wider MODE\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
 	       "Exit status:\n"
@@ -122,6 +135,7 @@ static void print_help(void)
 	       "text, ...)\n"
 	       "  2    usage error\n"
 	       "  3    denied by the fence (the marker follows on stderr)\n"
+	       "  122  --escalate was not granted: nothing was done\n"
 	       "  125  ward itself failed\n"
 	       "\n"
 	       "Examples:\n"
@@ -269,7 +283,7 @@ static int report_failure(int err, const struct ward_fs_denial *d,
 	if (err == -ENOMEM)
 		die(CLI_EXIT_WARD, "%s", detail);
 	if (err == WARD_EDENIED &&
-	    ward_fs_render_denial(&marker, d, false) != 0)
+	    ward_fs_render_denial(&marker, d, escalation_offered) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 	if (!json) {
 		fflush(stdout);
@@ -613,31 +627,13 @@ static const struct fs_sub subs[] = {
     {"ls", do_ls, 0, 1, "rR"},	 {"stat", do_stat, 1, 1, "L"},
 };
 
-/* Build the policy as `ward run` does: a bad workspace is a usage error. */
-static ward_policy *build_policy(const struct fs_opts *o)
-{
-	const char *ws = o->workspace ? o->workspace : ".";
-	ward_policy *policy = NULL;
-	struct stat st;
-	int err;
-
-	if (stat(ws, &st) != 0)
-		die_usage(fs_usage, "workspace '%s': %s", ws, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		die_usage(fs_usage, "workspace '%s' is not a directory", ws);
-	err = ward_policy_new(&policy, o->mode, ws);
-	if (err == -ENOENT || err == -ENOTDIR)
-		die_usage(fs_usage, "%s", ward_error_last());
-	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	return policy;
-}
-
 int cmd_fs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"mode", required_argument, NULL, 'm'},
 	    {"workspace", required_argument, NULL, 'w'},
+	    CLI_CONFIG_LONGOPTS,
+	    CLI_SESSION_LONGOPTS,
 	    {"json", no_argument, NULL, CLI_OPT_JSON},
 	    {"text", required_argument, NULL, FS_OPT_TEXT},
 	    {"old", required_argument, NULL, FS_OPT_OLD},
@@ -661,6 +657,10 @@ int cmd_fs(int argc, char **argv)
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct fs_opts o = {0};
 	const struct fs_sub *sub = NULL;
+	struct cli_setup setup;
+	struct cli_session cs = {.subject = WARD_SUBJECT_OPERATION};
+	struct ward_session_call call = WARD_SESSION_CALL_INIT;
+	char *summary;
 	ward_policy *policy;
 	int opt, nargs, status;
 
@@ -687,6 +687,9 @@ int cmd_fs(int argc, char **argv)
 	/* Options may follow the paths (GNU permutation); "--" ends them. */
 	while ((opt = getopt_long(argc, argv, ":m:w:prRLh", longopts, NULL)) !=
 	       -1) {
+		if (cli_session_option(&cs, opt, optarg, fs_usage) ||
+		    cli_config_option(&po, opt, optarg, fs_usage))
+			continue;
 		if ((opt == 'm' || opt == 'w') &&
 		    cli_policy_option(&po, opt, optarg, fs_usage))
 			continue;
@@ -761,11 +764,26 @@ int cmd_fs(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		if (!*argv[i])
 			die_usage(fs_usage, "empty path");
-	o.mode = po.mode;
-	o.workspace = po.workspace;
-	policy = build_policy(&o);
+	cli_session_begin(&cs, &po, fs_usage, o.json);
+	cli_setup_build(&setup, &po, fs_usage, o.json ? CLI_SETUP_JSON : 0);
+	/* --session / --escalate: record, ask (exits 122 when not granted);
+	 * a grant replaces the policy for this operation only. */
+	summary = cli_session_summary(sub->name, argv + optind);
+	call.tool = "fs";
+	call.operation = sub->name;
+	call.paths = argv + optind;
+	call.cwd = ward_policy_workspace(setup.policy);
+	cli_session_call(&cs, &setup.policy, &call, summary, o.json);
+	free(summary);
+	policy = setup.policy;
+	escalation_offered = cli_session_hint(&cs, ward_policy_mode(policy));
+	o.mode = ward_policy_mode(policy);
+	o.workspace = ward_policy_workspace(policy);
 	status = sub->fn(policy, &o, argv + optind);
-	ward_policy_free(policy);
+	cli_session_fs_result(&cs, o.mode, status,
+			      status == CMD_FS_EXIT_DENIED);
+	cli_session_end(&cs);
+	cli_setup_free(&setup, &po);
 	if (fflush(stdout) != 0)
 		die_errno(CLI_EXIT_WARD, "cannot write standard output");
 	return status;

@@ -17,7 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ward/render.h"
+
 #include "cli.h"
+#include "cmd_session.h"
+#include "policy_opts.h"
 
 #define DEFAULT_MAX_OUTPUT (1024 * 1024)
 
@@ -39,9 +43,11 @@ static void print_help(void)
 	       "runner can confine it, ward exits 125.\n"
 	       "\n"
 	       "Options:\n"
-	       "  -m, --mode MODE        read-only (default), workspace-write "
-	       "or\n"
-	       "                         danger-full-access (not confined)\n"
+	       "  -m, --mode MODE        read-only, workspace-write or "
+	       "danger-full-access\n"
+	       "                         (not confined); default: ward.yml's "
+	       "mode, else\n"
+	       "                         read-only\n"
 	       "  -w, --workspace DIR    workspace root, writable under "
 	       "workspace-write and\n"
 	       "                         the command's working directory "
@@ -49,7 +55,7 @@ static void print_help(void)
 	       "  -r, --runner RUNNER    auto (default: the chain bwrap, "
 	       "landlock), bwrap\n"
 	       "                         or landlock (that runner only, no "
-	       "probe)\n"
+	       "probe)\n" CLI_CONFIG_HELP
 	       "  -t, --timeout SECONDS  kill the command's process group "
 	       "after SECONDS\n"
 	       "                         (suffix s, m, h or d; fractions "
@@ -72,6 +78,14 @@ static void print_help(void)
 	       "each stream\n"
 	       "                         (suffix K, M or G; default 1M); the "
 	       "middle is dropped\n"
+	       "      --session ID       take the mode and workspace from "
+	       "session ID and\n"
+	       "                         record the call in its log (see "
+	       "ward-session(1))\n"
+	       "      --escalate MODE --justification TEXT\n"
+	       "                         ask the person at the terminal to "
+	       "let this one\n"
+	       "                         command run under the wider MODE\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
 	       "Advanced:\n"
@@ -84,6 +98,7 @@ static void print_help(void)
 	       "Exit status:\n"
 	       "  the command's own status (128+N when killed by signal N)\n"
 	       "  2    usage error        124  the command timed out\n"
+	       "  122  --escalate was not granted: the command did not run\n"
 	       "  125  ward failed or the sandbox is unavailable\n"
 	       "  126  command not executable   127  command not found\n"
 	       "\n"
@@ -328,8 +343,12 @@ static void print_json(const ward_result *r)
 	cli_json_print(obj);
 }
 
-/* Stream mode: what follows the command's own output on stderr. */
-static void print_epilogue(const ward_result *r, const char *timeout_arg)
+/*
+ * Stream mode: what follows the command's own output on stderr. @hint:
+ * escalation is offered (a session call), so the hint follows the marker.
+ */
+static void print_epilogue(const ward_result *r, const char *timeout_arg,
+			   bool hint)
 {
 	size_t len = 0;
 	const char *tail = ward_result_stderr(r, &len);
@@ -345,15 +364,21 @@ static void print_epilogue(const ward_result *r, const char *timeout_arg)
 			"ward run: timed out after %s%s; the command's "
 			"process group was killed\n",
 			timeout_arg ? timeout_arg : "?", bare ? "s" : "");
-	if (ward_result_denied(r))
-		fprintf(stderr, "[sandbox: file access denied under %s mode]\n",
-			ward_mode_name(ward_result_mode(r)));
+	if (ward_result_denied(r)) {
+		fprintf(stderr, "%s\n",
+			ward_render_marker(ward_result_mode(r)));
+		if (hint)
+			fprintf(stderr, "%s\n",
+				ward_render_hint(WARD_SUBJECT_COMMAND));
+	}
 }
 
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    CLI_POLICY_LONGOPTS,
+	    CLI_CONFIG_LONGOPTS,
+	    CLI_SESSION_LONGOPTS,
 	    {"timeout", required_argument, NULL, 't'},
 	    {"no-stdin", no_argument, NULL, 'n'},
 	    {"json", no_argument, NULL, CLI_OPT_JSON},
@@ -366,6 +391,10 @@ int cmd_run(int argc, char **argv)
 	const char *timeout_arg = NULL;
 	size_t max_output = 0;
 	bool json = false, no_stdin = false;
+	struct cli_setup setup;
+	struct cli_session cs = {.subject = WARD_SUBJECT_COMMAND};
+	struct ward_session_call call = WARD_SESSION_CALL_INIT;
+	char *summary;
 	ward_provider *provider = NULL;
 	ward_policy *policy = NULL;
 	ward_result *result = NULL;
@@ -376,7 +405,9 @@ int cmd_run(int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:" CLI_POLICY_SHORTOPTS "t:nh",
 				  longopts, NULL)) != -1) {
-		if (cli_policy_option(&po, opt, optarg, run_usage))
+		if (cli_session_option(&cs, opt, optarg, run_usage) ||
+		    cli_config_option(&po, opt, optarg, run_usage) ||
+		    cli_policy_option(&po, opt, optarg, run_usage))
 			continue;
 		switch (opt) {
 		case 't':
@@ -402,12 +433,26 @@ int cmd_run(int argc, char **argv)
 	if (max_output && !json)
 		die_usage(run_usage, "option '--max-output' needs '--json'");
 	cmd = cli_command_argv(&po, argc - optind, argv + optind, run_usage);
-	cli_policy_build(&policy, &provider, &po, run_usage);
+	cli_session_begin(&cs, &po, run_usage, json);
+	cli_setup_build(&setup, &po, run_usage,
+			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
+	policy = setup.policy;
+	provider = setup.provider;
 
 	err = find_command(cmd[0], ward_policy_workspace(policy), why,
 			   sizeof(why));
 	if (err)
 		fail_command(err, why, json);
+
+	/* --session / --escalate: record the call, ask for approval (exits
+	 * 122 when not granted); a grant replaces the policy for this call. */
+	summary = cli_session_summary(NULL, cmd);
+	call.tool = "run";
+	call.argv = cmd;
+	call.cwd = ward_policy_workspace(policy);
+	cli_session_call(&cs, &setup.policy, &call, summary, json);
+	policy = setup.policy;
+	free(summary);
 
 	/* Pass our stdin on, unless it is closed or not wanted. */
 	xo.stdin_fd = !no_stdin && fcntl(0, F_GETFD) != -1 ? 0 : -1;
@@ -422,6 +467,12 @@ int cmd_run(int argc, char **argv)
 	err = ward_exec_run(&result, provider, policy, cmd, &xo);
 	if (err) {
 		snprintf(detail, sizeof(detail), "%s", ward_error_last());
+		cli_session_not_run(&cs,
+				    err == WARD_EUNAVAILABLE ||
+					    err == WARD_ERUNNER
+					? "sandbox-unavailable"
+					: "exec-failed",
+				    detail);
 		if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER)
 			cli_sandbox_unavailable(err, detail, provider,
 						po.runner, json);
@@ -443,14 +494,16 @@ int cmd_run(int argc, char **argv)
 	}
 
 	status = result_status(result);
+	cli_session_run_result(&cs, result);
 	if (json)
 		print_json(result);
 	else
-		print_epilogue(result, timeout_arg);
+		print_epilogue(result, timeout_arg,
+			       cli_session_hint(&cs, ward_result_mode(result)));
 
 	ward_result_free(result);
-	ward_policy_free(policy);
-	ward_provider_free(provider);
+	cli_session_end(&cs);
+	cli_setup_free(&setup, &po);
 	free(cmd);
 	return status;
 }

@@ -18,7 +18,9 @@
 #include "ward/probe.h"
 
 #include "cli.h"
+#include "cmd_config.h"
 #include "cmd_fs.h"
+#include "cmd_session.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -28,6 +30,8 @@ static const struct cli_command commands[] = {
     {"confine", cmd_confine,
      "print the confined argv for a command, without running it"},
     {"fs", cmd_fs, "file operations through the in-process file fence"},
+    {"session", cmd_session, "sessions: per-session mode, approval and log"},
+    {"config", cmd_config, "check ward.yml and show the effective setup"},
     {"help", cmd_help, "show the help of a command"},
 };
 

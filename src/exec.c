@@ -81,7 +81,7 @@ struct ward_result {
 	size_t err_len, err_dropped;
 };
 
-/* --- bounded capture buffer ------------------------------------------------ */
+/* --- bounded capture buffer ----------------------------------------------- */
 
 void ward_capbuf_init(struct ward_capbuf *cb, size_t head_cap, size_t tail_cap)
 {
@@ -213,7 +213,7 @@ void ward_capbuf_reset(struct ward_capbuf *cb)
 	cb->dropped = 0;
 }
 
-/* --- small helpers ----------------------------------------------------------- */
+/* --- small helpers -------------------------------------------------------- */
 
 static uint64_t now_ms(void)
 {
@@ -280,7 +280,7 @@ int ward_exec_opts_check(struct ward_exec_options *dst,
 	return 0;
 }
 
-/* --- the plan: everything the child needs, built before fork --------------- */
+/* --- the plan: everything the child needs, built before fork -------------- */
 
 /* "WARD_SANDBOX=<runner>" as static storage; NULL for runner none. */
 static const char *sandbox_var(enum ward_runner runner)
@@ -387,7 +387,7 @@ static char **build_candidates(const char *name, char *const *envp)
 	return cands;
 }
 
-/* --- the child ------------------------------------------------------------------ */
+/* --- the child ------------------------------------------------------------ */
 
 enum child_stage {
 	STAGE_SETUP = 1, /* the executor's own setup (fds, chdir, session) */
@@ -454,8 +454,7 @@ static const char *child_errtext(int e)
 	}
 }
 
-static void child_report(int fd, int stage, int e, const char *a,
-			 const char *b)
+static void child_report(int fd, int stage, int e, const char *a, const char *b)
 {
 	struct child_status st;
 	size_t pos = 0;
@@ -590,7 +589,7 @@ static void child_main(const struct child_args *a)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
-/* --- spawn ------------------------------------------------------------------------ */
+/* --- spawn ---------------------------------------------------------------- */
 
 /*
  * The bwrap (or custom bwrap-compatible) argv with --json-status-fd 3 and
@@ -720,11 +719,10 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		in_process = true;
 		a.argv = c->cmd;
 		a.shell_like = true;
-		err = ward_ll_prepare(&rs, (const char *const *)c->ll_ro,
-				      ward_strv_len(c->ll_ro),
-				      (const char *const *)c->ll_rw,
-				      ward_strv_len(c->ll_rw), errbuf,
-				      sizeof(errbuf));
+		err = ward_ll_prepare(
+		    &rs, (const char *const *)c->ll_ro, ward_strv_len(c->ll_ro),
+		    (const char *const *)c->ll_rw, ward_strv_len(c->ll_rw),
+		    errbuf, sizeof(errbuf));
 		if (err)
 			return ward_err(WARD_ERUNNER, "landlock: %s", errbuf);
 		if (rs.partial)
@@ -821,7 +819,7 @@ out_free_plan:
 	return err;
 }
 
-/* --- the parent's loop -------------------------------------------------------- */
+/* --- the parent's loop ---------------------------------------------------- */
 
 /* Block SIGPIPE in this thread while writing to a caller's descriptor, and
  * consume one raised by us, so a closed stream target cannot kill the
@@ -947,16 +945,16 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 			if (*fds[i] < 0)
 				continue;
 			idx[i] = n;
-			pfd[n++] = (struct pollfd){.fd = *fds[i],
-						   .events = POLLIN};
+			pfd[n++] =
+			    (struct pollfd){.fd = *fds[i], .events = POLLIN};
 			npipes++;
 		}
 		if (npipes == 0 && exited)
 			break;
 		if (!exited && sp->pidfd >= 0) {
 			ipid = n;
-			pfd[n++] = (struct pollfd){.fd = sp->pidfd,
-						   .events = POLLIN};
+			pfd[n++] =
+			    (struct pollfd){.fd = sp->pidfd, .events = POLLIN};
 		}
 		if (lp->wake_fd >= 0 && !woken) {
 			iwake = n;
@@ -1041,7 +1039,7 @@ void ward_spawn_close(struct ward_spawn *sp)
 	close_fd(&sp->pidfd);
 }
 
-/* --- classification and results ----------------------------------------------- */
+/* --- classification and results ------------------------------------------- */
 
 /*
  * bwrap's --json-status-fd: one JSON object per line; {"child-pid": N}
@@ -1115,10 +1113,9 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	facts.exit_code = r->exit_code;
 	facts.term_signal = r->term_signal;
 	facts.child_started = sp->started;
-	if (sp->runner == WARD_RUNNER_BWRAP ||
-	    sp->runner == WARD_RUNNER_CUSTOM)
-		facts.child_started = json_child_started(sp->json,
-							 sp->json_len);
+	if (sp->runner == WARD_RUNNER_BWRAP || sp->runner == WARD_RUNNER_CUSTOM)
+		facts.child_started =
+		    json_child_started(sp->json, sp->json_len);
 	facts.stderr_text = r->err;
 	facts.stderr_len = r->err_len;
 	err = ward_classify(&cls, &facts);
@@ -1140,7 +1137,7 @@ out_free_result:
 	return err;
 }
 
-/* --- exported -------------------------------------------------------------------- */
+/* --- exported ------------------------------------------------------------- */
 
 int ward_exec_confined(ward_result **out, const ward_confined *c,
 		       const ward_policy *policy,
@@ -1160,9 +1157,11 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 		return err;
 	capture = o.capture_limit > 0;
 	if (capture) {
-		ward_capbuf_init(&out_cap, o.capture_limit - o.capture_limit / 2,
+		ward_capbuf_init(&out_cap,
+				 o.capture_limit - o.capture_limit / 2,
 				 o.capture_limit / 2);
-		ward_capbuf_init(&err_cap, o.capture_limit - o.capture_limit / 2,
+		ward_capbuf_init(&err_cap,
+				 o.capture_limit - o.capture_limit / 2,
 				 o.capture_limit / 2);
 	} else {
 		ward_capbuf_init(&out_cap, 0, 0);
@@ -1175,8 +1174,8 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 	memset(&loop, 0, sizeof(loop));
 	loop.out = (struct ward_sink){capture ? &out_cap : NULL, NULL, -1};
 	loop.err = (struct ward_sink){
-		&err_cap, NULL,
-		capture ? -1 : (o.stderr_fd >= 0 ? o.stderr_fd : 2)};
+	    &err_cap, NULL,
+	    capture ? -1 : (o.stderr_fd >= 0 ? o.stderr_fd : 2)};
 	loop.wake_fd = -1;
 	loop.timeout_ms = o.timeout_ms;
 	loop.kill_grace_ms = o.kill_grace_ms;

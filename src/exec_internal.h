@@ -32,8 +32,7 @@ struct ward_capbuf {
 	size_t dropped;
 };
 
-void ward_capbuf_init(struct ward_capbuf *cb, size_t head_cap,
-		      size_t tail_cap);
+void ward_capbuf_init(struct ward_capbuf *cb, size_t head_cap, size_t tail_cap);
 /* Append @n bytes. On ENOMEM the bytes are counted as dropped. */
 void ward_capbuf_append(struct ward_capbuf *cb, const char *data, size_t n);
 /*
@@ -57,14 +56,14 @@ struct ward_spawn {
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
-	pid_t pid;    /* also the process group and session id */
-	int pidfd;    /* -1 when pidfd_open() is unavailable */
-	int out_fd;   /* read end of the stdout pipe; -1 in stream mode */
-	int err_fd;   /* read end of the stderr pipe */
-	int json_fd;  /* read end of bwrap's --json-status-fd, or -1 */
-	int started;  /* child_started for ward_run_facts: 1, 0, -1 */
-	bool reaped;  /* waitpid() done: @pid may be reused */
-	int status;   /* wait status once reaped */
+	pid_t pid;   /* also the process group and session id */
+	int pidfd;   /* -1 when pidfd_open() is unavailable */
+	int out_fd;  /* read end of the stdout pipe; -1 in stream mode */
+	int err_fd;  /* read end of the stderr pipe */
+	int json_fd; /* read end of bwrap's --json-status-fd, or -1 */
+	int started; /* child_started for ward_run_facts: 1, 0, -1 */
+	bool reaped; /* waitpid() done: @pid may be reused */
+	int status;  /* wait status once reaped */
 	bool timed_out;
 	char json[2048]; /* bwrap's JSON status lines (bounded) */
 	size_t json_len;

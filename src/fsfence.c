@@ -37,6 +37,7 @@
 #endif
 
 #include "internal.h"
+#include "protect.h"
 
 /* --- kernel shims ------------------------------------------------------ */
 
@@ -686,6 +687,8 @@ static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
 	struct ward_rule_info info;
 	size_t n = rules ? ward_rules_count(rules) : 0;
 
+	if (ward_protect_inside(policy, dir))
+		return true;
 	for (size_t i = 0; i < n; i++) {
 		if (ward_rules_get(&info, rules, i) != 0)
 			continue;
@@ -726,7 +729,9 @@ static int fence_judge(struct fence *f, const char *given, const char *real,
 				  real);
 	if (!is_mutation(f->op))
 		return 0;
-	if (access == WARD_ACCESS_RO)
+	/* Protected paths (protect.h) are implicit `r-` rules. */
+	if (access == WARD_ACCESS_RO ||
+	    ward_protect_match(f->policy, real) == WARD_ACCESS_RO)
 		return fence_deny(f, WARD_FS_DENIED_RULE_READ_ONLY, given,
 				  real);
 	if (ward_policy_mode(f->policy) == WARD_MODE_READ_ONLY)
@@ -764,6 +769,11 @@ struct scan {
 
 static int scan_judge(struct scan *s, const char *path)
 {
+	/* Scans serve removals and moves: protected paths count as `r-`. */
+	if (ward_protect_match(s->f->policy, path) == WARD_ACCESS_RO &&
+	    rule_access(s->f->policy, path) != WARD_ACCESS_NONE)
+		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY, s->given,
+				  path);
 	switch (rule_access(s->f->policy, path)) {
 	case WARD_ACCESS_NONE:
 		return fence_deny(s->f, WARD_FS_DENIED_RULE_NO_ACCESS, s->given,
@@ -2419,23 +2429,12 @@ int ward_fs_render_denial(char **out, const struct ward_fs_denial *denial,
 			  bool escalation_offered)
 {
 	bool by_rule;
-	char *text;
-	int n;
 
 	if (!out || !denial)
 		return ward_err(WARD_EINVAL, "render: missing denial");
 	by_rule = denial->reason == WARD_FS_DENIED_RULE_READ_ONLY ||
 		  denial->reason == WARD_FS_DENIED_RULE_NO_ACCESS;
-	n = asprintf(&text, "[sandbox: file access denied under %s mode]%s",
-		     ward_mode_name(denial->mode),
-		     escalation_offered && !by_rule
-			 ? "\nretry this exact operation once with "
-			   "sandbox_permissions (the narrowest wider mode "
-			   "that suffices) + justification; the approval "
-			   "prompt asks the user"
-			 : "");
-	if (n < 0)
-		return ward_err(-ENOMEM, "out of memory");
-	*out = text;
-	return 0;
+	/* The text itself lives in render.c, with every model-facing text. */
+	return ward_render_denial(out, denial->mode, WARD_SUBJECT_OPERATION,
+				  escalation_offered && !by_rule);
 }

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@ struct ward_policy {
 	char *tmpdir;
 	char *session;
 	const ward_rules *rules; /* borrowed */
+	bool unprotect_git;	 /* git protection dropped by the user */
 };
 
 /* Replace *slot with a copy of @value (NULL clears). */
@@ -125,4 +127,15 @@ int ward_policy_set_rules(ward_policy *policy, const ward_rules *rules)
 const ward_rules *ward_policy_rules(const ward_policy *policy)
 {
 	return policy->rules;
+}
+
+int ward_policy_set_protect_git(ward_policy *policy, bool protect)
+{
+	policy->unprotect_git = !protect;
+	return 0;
+}
+
+bool ward_policy_protect_git(const ward_policy *policy)
+{
+	return !policy->unprotect_git;
 }

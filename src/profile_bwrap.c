@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "translate_internal.h"
 
 /* Mount points the profile itself creates over the read-only root. */
 #define PRIVATE_TMP "/tmp"
@@ -144,6 +145,7 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	    NULL,
 	};
 	struct ward_strv sv = {0};
+	struct ward_plan *plan = NULL;
 	char **roots = NULL;
 	char fd_text[16];
 	enum ward_mode mode;
@@ -161,6 +163,12 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	if (err)
 		return err;
 	sort_parents_first(roots);
+	/* Access rules and protected paths (globs expand here). */
+	err = ward_plan_new(&plan, policy, WARD_RUNNER_BWRAP, WARD_PLAN_CREATE);
+	if (err) {
+		ward_strv_free(roots);
+		return err;
+	}
 
 	ward_strv_push(&sv, bwrap_path);
 	ward_strv_push(&sv, "--ro-bind");
@@ -190,6 +198,12 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 		if (strcmp(roots[i], "/") != 0)
 			push_bind(&sv, roots[i]);
 	}
+	/*
+	 * After every writable bind, so that they win: pins, then `r-` and
+	 * protected paths read-only, then `--` hidden (see translate.c).
+	 */
+	ward_plan_bwrap_push(&sv, plan);
+	ward_plan_free(plan);
 	ward_strv_push_all(&sv, (char *const *)hardening);
 	if (status_fd >= 0) {
 		snprintf(fd_text, sizeof(fd_text), "%d", status_fd);

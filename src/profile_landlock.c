@@ -5,12 +5,46 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "translate_internal.h"
+
+int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
+		       const char *launcher_path, char *const argv[])
+{
+	struct ward_strv sv = {0};
+
+	ward_strv_push(&sv, launcher_path);
+	/*
+	 * Read and execute: "/" — or, when a `--` rule hides something
+	 * outside the writable roots, every entry along the way to it but
+	 * the hidden one (see translate.c, complement).
+	 */
+	for (size_t i = 0; ro[i]; i++) {
+		ward_strv_push(&sv, "--ro");
+		ward_strv_push(&sv, ro[i]);
+	}
+	/*
+	 * /dev/null first: it is writable in every confined mode, since
+	 * countless tools redirect into it. The launcher keeps only the
+	 * file-compatible rights for a non-directory, so this grants no
+	 * directory rights. Then the writable roots. Landlock grants are a
+	 * union, so the order does not matter.
+	 */
+	for (size_t i = 0; rw[i]; i++) {
+		ward_strv_push(&sv, "--rw");
+		ward_strv_push(&sv, rw[i]);
+	}
+	if (argv) {
+		ward_strv_push(&sv, "--");
+		ward_strv_push_all(&sv, argv);
+	}
+	return ward_strv_finish(out, &sv);
+}
 
 int ward_profile_landlock(char ***out, const ward_policy *policy,
 			  const char *launcher_path, char *const argv[])
 {
-	struct ward_strv sv = {0};
-	char **roots = NULL;
+	struct ward_plan *plan = NULL;
+	char **ro = NULL, **rw = NULL;
 	enum ward_mode mode;
 	int err;
 
@@ -23,30 +57,15 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 				"landlock profile: %s is not confined, there "
 				"is no profile for it",
 				ward_mode_name(mode));
-	err = ward_roots_writable(&roots, policy);
+	err = ward_plan_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
 	if (err)
 		return err;
-
-	ward_strv_push(&sv, launcher_path);
-	/* Everything readable and executable; nothing else yet. */
-	ward_strv_push(&sv, "--ro");
-	ward_strv_push(&sv, "/");
-	/*
-	 * /dev/null is writable in every confined mode: countless tools
-	 * redirect into it. The launcher keeps only the file-compatible
-	 * rights for a non-directory, so this grants no directory rights.
-	 */
-	ward_strv_push(&sv, "--rw");
-	ward_strv_push(&sv, "/dev/null");
-	/* Landlock grants are a union, so the order does not matter. */
-	for (size_t i = 0; roots[i]; i++) {
-		ward_strv_push(&sv, "--rw");
-		ward_strv_push(&sv, roots[i]);
-	}
-	if (argv) {
-		ward_strv_push(&sv, "--");
-		ward_strv_push_all(&sv, argv);
-	}
-	ward_strv_free(roots);
-	return ward_strv_finish(out, &sv);
+	err = ward_plan_landlock(&ro, &rw, plan);
+	ward_plan_free(plan);
+	if (err)
+		return err;
+	err = ward_landlock_argv(out, ro, rw, launcher_path, argv);
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+	return err;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "translate_internal.h"
 
 /* Absolute, never looked up in PATH: no environment picks the confiner. */
 #define SANDBOX_EXEC "/usr/bin/sandbox-exec"
@@ -88,6 +89,7 @@ static int put_sbpl_string(FILE *f, const char *path)
 
 int ward_profile_seatbelt(char **out, const ward_policy *policy)
 {
+	struct ward_plan *plan = NULL;
 	char **roots = NULL;
 	char *text = NULL;
 	size_t text_len = 0;
@@ -107,6 +109,9 @@ int ward_profile_seatbelt(char **out, const ward_policy *policy)
 	err = ward_roots_writable(&roots, policy);
 	if (err)
 		return err;
+	err = ward_plan_new(&plan, policy, WARD_RUNNER_SEATBELT, 0);
+	if (err)
+		goto out_free_roots;
 	f = open_memstream(&text, &text_len);
 	if (!f) {
 		err = ward_err(-errno, "seatbelt profile: %s", strerror(errno));
@@ -122,6 +127,13 @@ int ward_profile_seatbelt(char **out, const ward_policy *policy)
 			goto out_close_stream;
 		fputs("))\n", f);
 	}
+	/*
+	 * SBPL lets a later rule override an earlier one: the `r-` and
+	 * protected-path denies, then the `--` denies, come after the allows.
+	 */
+	err = ward_plan_seatbelt(f, plan);
+	if (err)
+		goto out_close_stream;
 	if (ferror(f))
 		err = ward_err(-ENOMEM, "seatbelt profile: out of memory");
 out_close_stream:
@@ -132,6 +144,7 @@ out_close_stream:
 	else
 		*out = text;
 out_free_roots:
+	ward_plan_free(plan);
 	ward_strv_free(roots);
 	return err;
 }

@@ -13,6 +13,7 @@
  * run may write; landlock-run comes from the options, from beside the
  * running executable or from the compiled-in libexec directory.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,12 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "translate_internal.h"
 
 #ifndef WARD_LIBEXECDIR
 #define WARD_LIBEXECDIR "/usr/local/libexec/ward"
@@ -362,6 +365,56 @@ static void drain(int *fd, char *buf, size_t cap, size_t *len)
 	}
 }
 
+#if defined(__GLIBC__) &&                                                      \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#define HAVE_ADDCLOSEFROM 1
+#else
+#define HAVE_ADDCLOSEFROM 0
+
+/* Add a close action for @fd when it is open and would survive exec. */
+static int close_if_inherited(posix_spawn_file_actions_t *fa, int fd)
+{
+	int flags = fcntl(fd, F_GETFD);
+
+	if (flags < 0 || (flags & FD_CLOEXEC))
+		return 0;
+	return -posix_spawn_file_actions_addclose(fa, fd);
+}
+
+/*
+ * No closefrom action in this libc (musl, older glibc): a close action for
+ * every descriptor from 3 up that exec would pass on. The open ones are
+ * listed in /proc/self/fd; without /proc, each one below the limit is
+ * asked. Close-on-exec ones (all that ward opens) need no action.
+ */
+static int spawn_close_inherited(posix_spawn_file_actions_t *fa)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	struct rlimit lim;
+	int err = 0;
+
+	if (dir) {
+		while (!err && (de = readdir(dir))) {
+			char *end;
+			long fd = strtol(de->d_name, &end, 10);
+
+			if (end == de->d_name || *end || fd < 3 ||
+			    fd > INT_MAX || fd == dirfd(dir))
+				continue;
+			err = close_if_inherited(fa, (int)fd);
+		}
+		closedir(dir);
+		return err;
+	}
+	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
+		lim.rlim_cur = 65536;
+	for (int fd = 3; !err && fd < (int)lim.rlim_cur; fd++)
+		err = close_if_inherited(fa, fd);
+	return err;
+}
+#endif
+
 /*
  * Run @argv (argv[0] an absolute path) as a probe: stdin from /dev/null,
  * stdout captured when @capture_out (else /dev/null), stderr captured, its
@@ -421,9 +474,15 @@ static int probe_spawn(struct probe_run *run, char *const argv[],
 		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
 						 0);
 	posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-#if defined(__GLIBC__) &&                                                      \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#if HAVE_ADDCLOSEFROM
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#else
+	err = spawn_close_inherited(&fa);
+	if (err) {
+		set_why(why, why_len, "cannot set up the probe: %s",
+			strerror(-err));
+		goto out_destroy_attr;
+	}
 #endif
 	err = -posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
 	if (err) {
@@ -916,26 +975,22 @@ const char *ward_provider_launcher_path(ward_provider *provider)
 
 /* --- exported: confine --------------------------------------------------- */
 
-/* Landlock's in-process plan: read everything, write /dev/null + roots. */
+/*
+ * Landlock's in-process plan: the same grants as the launcher's argv
+ * (read "/" or its complement around hidden paths; write /dev/null and the
+ * roots, ward's own directories carved out), from translate.c.
+ */
 static int landlock_plan(ward_confined *c, const ward_policy *policy)
 {
-	struct ward_strv ro = {0}, rw = {0};
-	char **roots = NULL;
+	struct ward_plan *plan = NULL;
 	int err;
 
-	err = ward_roots_writable(&roots, policy);
+	err = ward_plan_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
 	if (err)
 		return err;
-	ward_strv_push(&ro, "/");
-	ward_strv_push(&rw, "/dev/null");
-	ward_strv_push_all(&rw, roots);
-	ward_strv_free(roots);
-	err = ward_strv_finish(&c->ll_ro, &ro);
-	if (err) {
-		ward_strv_discard(&rw);
-		return err;
-	}
-	return ward_strv_finish(&c->ll_rw, &rw);
+	err = ward_plan_landlock(&c->ll_ro, &c->ll_rw, plan);
+	ward_plan_free(plan);
+	return err;
 }
 
 /*
@@ -997,9 +1052,11 @@ static int confine_build(ward_confined *c, ward_provider *p,
 			return ward_err(WARD_ERUNNER,
 					"cannot start the landlock runner: %s",
 					p->launcher.why);
-		err = ward_profile_landlock(&c->argv, policy, path, argv);
+		/* One plan (one glob walk) for the argv and the executor. */
+		err = landlock_plan(c, policy);
 		if (!err)
-			err = landlock_plan(c, policy);
+			err = ward_landlock_argv(&c->argv, c->ll_ro, c->ll_rw,
+						 path, argv);
 		break;
 	case WARD_RUNNER_SEATBELT:
 		path = SANDBOX_EXEC;

@@ -74,6 +74,26 @@ out_free:
 	return ok;
 }
 
+/*
+ * The `rw` access rules, in load order: each is an extra writable root.
+ * Only workspace-write adds them: read-only is an explicitly chosen
+ * boundary that extra roots must not loosen, and danger-full-access already
+ * has "/". An `rw` path that is not an existing directory is left out like
+ * any other root (ward_policy_warnings() names it). Protected paths inside
+ * an `rw` root stay read-only: that is the profiles' business.
+ */
+static void push_rw_rules(struct ward_strv *sv, const ward_rules *rules)
+{
+	struct ward_rule_info info;
+	size_t n = ward_rules_count(rules);
+
+	for (size_t i = 0; i < n; i++) {
+		if (ward_rules_get(&info, rules, i) == 0 &&
+		    info.access == WARD_ACCESS_RW && !info.is_glob)
+			push_root(sv, info.pattern);
+	}
+}
+
 int ward_roots_writable(char ***out, const ward_policy *policy)
 {
 	struct ward_strv sv = {0};
@@ -86,6 +106,7 @@ int ward_roots_writable(char ***out, const ward_policy *policy)
 		push_root(&sv, "/tmp");
 		if (tmpdir_acceptable(ward_policy_tmpdir(policy)))
 			push_root(&sv, ward_policy_tmpdir(policy));
+		push_rw_rules(&sv, ward_policy_rules(policy));
 		break;
 	case WARD_MODE_DANGER_FULL_ACCESS:
 		ward_strv_push(&sv, "/");

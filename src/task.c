@@ -56,8 +56,7 @@ static void *task_main(void *arg)
 	struct ward_loop loop;
 	int err;
 
-	err = ward_spawn_start(&t->sp, t->confined, t->policy, &t->opts,
-			       true);
+	err = ward_spawn_start(&t->sp, t->confined, t->policy, &t->opts, true);
 	pthread_mutex_lock(&t->lock);
 	t->start_err = err;
 	if (err)
@@ -198,8 +197,8 @@ out_destroy_task:
 	return err;
 }
 
-int ward_task_read(char **out_stdout, size_t *out_stdout_len,
-		   char **out_stderr, size_t *out_stderr_len, ward_task *task)
+int ward_task_read(char **out_stdout, size_t *out_stdout_len, char **out_stderr,
+		   size_t *out_stderr_len, ward_task *task)
 {
 	char *o = NULL, *e = NULL;
 	size_t olen = 0, elen = 0;
@@ -258,8 +257,7 @@ int ward_task_wait(ward_result **out, ward_task *task, unsigned long timeout_ms)
 		}
 	}
 	/* done: the reader thread no longer touches the task. */
-	err = ward_spawn_result(out, &task->sp, &task->out_all,
-				&task->err_all);
+	err = ward_spawn_result(out, &task->sp, &task->out_all, &task->err_all);
 	pthread_mutex_unlock(&task->lock);
 	return err;
 }

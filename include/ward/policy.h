@@ -10,6 +10,8 @@
 #ifndef WARD_POLICY_H
 #define WARD_POLICY_H
 
+#include <stdbool.h>
+
 #include "common.h"
 #include "mode.h"
 #include "rules.h"
@@ -52,6 +54,19 @@ WARD_EXTERN int ward_policy_set_rules(ward_policy *policy,
 				      const ward_rules *rules);
 /** The attached rules or NULL. */
 WARD_EXTERN const ward_rules *ward_policy_rules(const ward_policy *policy);
+
+/**
+ * ward_policy_set_protect_git - keep the workspace repository's persistence
+ * traps (its hooks directory, its config file, a `.git` file, followed to
+ * the real git directory) read-only under workspace-write, on every runner
+ * that can express it and in the fs fence. On by default; only the user's
+ * own configuration may turn it off (the config key `protect_git`), never
+ * a project file. ward's own configuration directory, its session store
+ * and the project's `.ward/` stay read-only regardless.
+ */
+WARD_EXTERN int ward_policy_set_protect_git(ward_policy *policy, bool protect);
+/** Whether git protection is on (the default). */
+WARD_EXTERN bool ward_policy_protect_git(const ward_policy *policy);
 
 WARD_EXTERN enum ward_mode ward_policy_mode(const ward_policy *policy);
 /** The canonical workspace root; owned by the policy. */

@@ -17,7 +17,8 @@
  *   read-only:           none at all (an empty vector; only /dev/null stays
  *                        writable, and that is each runner's business)
  *   workspace-write:     workspace root, /tmp, the captured $TMPDIR when set
- *                        and different (+ `rw` access rules, later)
+ *                        and different, then each `rw` access rule of the
+ *                        policy, in load order
  *   danger-full-access:  "/" alone
  *
  * A root that does not exist (or cannot be resolved) is left out: a runner

@@ -6,14 +6,19 @@
 
 #include "classify.h"
 #include "common.h"
+#include "escalation.h"
 #include "exec.h"
 #include "fsfence.h"
 #include "mode.h"
 #include "policy.h"
+#include "presets.h"
 #include "profile.h"
 #include "provider.h"
+#include "render.h"
 #include "roots.h"
 #include "rules.h"
 #include "runner.h"
+#include "session.h"
+#include "translate.h"
 
 #endif

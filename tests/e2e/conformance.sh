@@ -34,6 +34,14 @@ for v in "${variants[@]}" chain; do
 	echo "conformance: running $f" >&2
 	E2E_RECORD=$rec bats --tap "$f" >"$rec/$v.tap" 2>&1
 done
+# The access-rule suite (tests/e2e/rules_cases.bats.in), per variant; its
+# records go to a directory of their own.
+mkdir -p "$rec/rules"
+for v in "${variants[@]}"; do
+	f=tests/e2e/rules_${v//-/_}.bats
+	echo "conformance: running $f" >&2
+	E2E_RECORD=$rec/rules bats --tap "$f" >"$rec/rules-$v.tap" 2>&1
+done
 
 # TAP -> "key<TAB>result<TAB>detail" (result: ok, FAIL, skip; detail: the
 # skip reason or the first FAIL: line of a failure).
@@ -69,7 +77,7 @@ tap_results() {
 }
 
 declare -A result detail outcome
-declare -a keys chain_keys
+declare -a keys chain_keys rule_keys
 declare -A seen
 for v in "${variants[@]}" chain; do
 	while IFS=$'\t' read -r k r d; do
@@ -86,6 +94,22 @@ for v in "${variants[@]}" chain; do
 		while IFS=$'\t' read -r k o; do
 			outcome[$v|$k]=$o
 		done <"$rec/$v.tsv"
+	fi
+done
+
+for v in "${variants[@]}"; do
+	while IFS=$'\t' read -r k r d; do
+		result[$v|$k]=$r
+		detail[$v|$k]=$d
+		if [ -z "${seen[$k]:-}" ]; then
+			seen[$k]=1
+			rule_keys+=("$k")
+		fi
+	done < <(tap_results "$rec/rules-$v.tap" "$v")
+	if [ -f "$rec/rules/$v.tsv" ]; then
+		while IFS=$'\t' read -r k o; do
+			outcome[$v|$k]=$o
+		done <"$rec/rules/$v.tsv"
 	fi
 done
 
@@ -139,6 +163,20 @@ reason_for() {
 		echo "Blocked everywhere; the errors differ only where the probe reopens the terminal: bwrap's private /dev has no /dev/pts/N of the host (the probe finds /dev/console instead) and no controlling terminal (ENXIO), while under Landlock the host's /dev/pts/N and /dev/tty are visible but not openable (EACCES). The inherited fds fail alike: EPERM, as the terminal is no longer the command's controlling terminal after setsid." ;;
 	*"TMPDIR=/"*)
 		echo "\$TMPDIR is a writable root under workspace-write, so TMPDIR=/ makes every path writable. bwrap is refused only by accident (its binary, /usr/bin/bwrap, now lies inside a writable root); the Landlock runners grant / read-write and the write succeeds. See Failures." ;;
+	*"in the workspace: read a file in it"* | *"in the workspace: write in it"* | \
+		*"r- a glob in the workspace: overwrite a match"* | *"r- beats rw"* | \
+		*"-- beats rw"* | *"protected: write .git/hooks/pre-commit"* | \
+		*"protected: change .git/config"*)
+		echo "Landlock grants only add up: nothing inside a writable root can be made read-only or hidden, so the Landlock runners cannot express this rule. ward says so at load time (a warning naming the rule and the runner, checked by the test through \`ward config check\`); the fs fence still applies the rule. bwrap mounts over the path after the writable binds: a read-only bind for \`r-\` and protected paths, an empty read-only tmpfs (directory) or /dev/null (file) for \`--\`." ;;
+	*"protected: move .git aside"*)
+		echo "bwrap binds every directory between a writable root and a read-only or hidden path onto itself (a pin), so it is a mount point and cannot be renamed away (EBUSY): .git cannot be swapped for one with planted hooks. Landlock cannot protect anything inside the workspace (warned); the fs fence refuses the move." ;;
+	*"list the hidden path's parent"* | *"created beside it during the run"*)
+		echo "Landlock hides a path outside the writable roots by granting read on every entry beside it, along the way from /, instead of on its parent directories (complement expansion). The price: those directories themselves cannot be listed, and entries created in them during the run are not readable. ward states it in a warning. bwrap mounts an empty tmpfs over the hidden path and leaves the rest of the host visible." ;;
+	*"-- a directory outside the roots: read"* | *"-- a file outside the roots"* | \
+		*"-- in read-only mode still hides"*)
+		echo "Hidden on every runner; the errno differs: bwrap puts an empty read-only tmpfs over a directory (the file is simply not there: ENOENT) and /dev/null on a nodev mount over a file (EACCES); Landlock refuses the open (EACCES)." ;;
+	*"a new file at the top of \$HOME as the workspace"*)
+		echo "With \$HOME as the workspace, ward's own configuration directory and session store lie inside a writable root. bwrap binds them read-only (creating them first, mode 0700). Landlock cannot make part of a writable root read-only, so it grants write on the workspace's entries except the ones leading to ward's directories, not on the workspace itself: nothing new can be created at its top level (warned)." ;;
 	*"as nobody: no capabilities"*)
 		echo "bwrap empties the bounding set inside its user namespace, where it holds CAP_SETPCAP; an unprivileged Landlock caller cannot (that needs CAP_SETPCAP in the initial namespace). With no_new_privs set nothing can be gained from the bounding set at execve, so this is harmless." ;;
 	*)
@@ -186,6 +224,30 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 		echo
 	done
 	echo
+	echo "## Access rules and protected paths"
+	echo
+	echo "From \`tests/e2e/rules_cases.bats.in\` (run once per runner variant):"
+	echo "\`rw\`, \`r-\` and \`--\` rules given with \`--access\`, and the protected"
+	echo "paths (the repository's hooks and config under workspace-write, ward's"
+	echo "own configuration and session store always). \"not expressible:"
+	echo "warned\" means the runner cannot apply the rule and \`ward config check\`"
+	echo "names it in a warning (the test checks that); the fs fence still"
+	echo "applies every rule."
+	echo
+	printf '| case |'
+	for t in "${titles[@]}"; do printf ' %s |' "$t"; done
+	echo
+	printf '| --- |'
+	for _ in "${titles[@]}"; do printf ' --- |'; done
+	echo
+	for k in "${rule_keys[@]}"; do
+		printf '| %s |' "$(md_escape "$k")"
+		for v in "${variants[@]}"; do
+			printf ' %s |' "$(cell "$v" "$k")"
+		done
+		echo
+	done
+	echo
 	echo "Outcomes: **allowed** — the effect is visible on the host; **denied"
 	echo "(ERRNO)** — the command failed, nothing changed on the host and ward"
 	echo "printed the denial marker (\"no marker\" when it did not); **vanished** —"
@@ -196,7 +258,7 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	for i in "${!variants[@]}"; do
 		v=${variants[$i]}
 		p=0 f=0 s=0
-		for k in "${keys[@]}"; do
+		for k in "${keys[@]}" "${rule_keys[@]}"; do
 			case "${result[$v|$k]:-}" in
 			ok) p=$((p + 1)) ;;
 			FAIL) f=$((f + 1)) ;;
@@ -221,7 +283,7 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	echo
 	ndiff=0
 	errno_only=()
-	for k in "${keys[@]}"; do
+	for k in "${keys[@]}" "${rule_keys[@]}"; do
 		a=$(cell bwrap "$k")
 		b=$(cell landlock-run "$k")
 		c=$(cell landlock "$k")
@@ -255,7 +317,7 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	echo
 	nfail=0
 	for v in "${variants[@]}" chain; do
-		if [ "$v" = chain ]; then set -- "${chain_keys[@]}"; else set -- "${keys[@]}"; fi
+		if [ "$v" = chain ]; then set -- "${chain_keys[@]}"; else set -- "${keys[@]}" "${rule_keys[@]}"; fi
 		for k in "$@"; do
 			[ "${result[$v|$k]:-}" = FAIL ] || continue
 			nfail=$((nfail + 1))
@@ -294,5 +356,8 @@ rm -f "$out.tmp"
 echo "conformance: wrote $out" >&2
 for v in "${variants[@]}" chain; do
 	grep -q '^not ok' "$rec/$v.tap" && exit 1
+done
+for v in "${variants[@]}"; do
+	grep -q '^not ok' "$rec/rules-$v.tap" && exit 1
 done
 exit 0

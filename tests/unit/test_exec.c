@@ -29,7 +29,7 @@
 #include "landlock.h"
 #include "ward/ward.h"
 
-/* --- fixtures ------------------------------------------------------------ */
+/* --- fixtures ------------------------------------------------------------- */
 
 /* One way to confine, as the tests drive it. */
 struct rcfg {
@@ -93,9 +93,9 @@ static int group_setup(void **state)
 {
 	char exe[PATH_MAX], guess[PATH_MAX + 32];
 	char *const bwrap_check[] = {
-		"/usr/bin/bwrap", "--ro-bind",	   "/",	     "/",
-		"--unshare-user", "--unshare-pid", "--proc", "/proc",
-		"--dev",	  "/dev",	   "/bin/true", NULL};
+	    "/usr/bin/bwrap", "--ro-bind",     "/",	    "/",
+	    "--unshare-user", "--unshare-pid", "--proc",    "/proc",
+	    "--dev",	      "/dev",	       "/bin/true", NULL};
 	ssize_t n;
 
 	(void)state;
@@ -120,7 +120,8 @@ static int group_setup(void **state)
 		snprintf(guess, sizeof(guess), "%s/../bin/landlock-run", exe);
 		if (!realpath(guess, exe) || access(exe, X_OK) != 0)
 			snprintf(exe, sizeof(exe), "build/bin/landlock-run");
-		if (realpath(exe, fx.launcher) && access(fx.launcher, X_OK) == 0)
+		if (realpath(exe, fx.launcher) &&
+		    access(fx.launcher, X_OK) == 0)
 			fx.have_launcher = true;
 	}
 	fx.have_landlock = ward_ll_abi() >= 1;
@@ -332,7 +333,7 @@ static bool parse_stat(const char *text, struct pstat *ps)
 		      &ps->session, &ps->tty) == 5;
 }
 
-/* --- per-runner tests ---------------------------------------------------- */
+/* --- per-runner tests ----------------------------------------------------- */
 
 static void t_read_only_denies_write(void **state)
 {
@@ -362,8 +363,7 @@ static void t_workspace_write_allowed(void **state)
 	need(c);
 	unique_path(path, sizeof(path), fx.ws, "ww");
 	snprintf(script, sizeof(script), "echo written > '%s'", path);
-	assert_int_equal(sh(&r, c, WARD_MODE_WORKSPACE_WRITE, script, NULL),
-			 0);
+	assert_int_equal(sh(&r, c, WARD_MODE_WORKSPACE_WRITE, script, NULL), 0);
 	assert_int_equal(ward_result_exit_code(r), 0);
 	assert_false(ward_result_denied(r));
 	assert_string_equal(slurp(path), "written\n");
@@ -380,8 +380,7 @@ static void t_tmp_write_allowed(void **state)
 	need(c);
 	unique_path(path, sizeof(path), "/tmp", "ward-test-exec-tmp");
 	snprintf(script, sizeof(script), "echo tmp > '%s'", path);
-	assert_int_equal(sh(&r, c, WARD_MODE_WORKSPACE_WRITE, script, NULL),
-			 0);
+	assert_int_equal(sh(&r, c, WARD_MODE_WORKSPACE_WRITE, script, NULL), 0);
 	assert_int_equal(ward_result_exit_code(r), 0);
 	assert_false(ward_result_denied(r));
 	assert_string_equal(slurp(path), "tmp\n");
@@ -422,9 +421,8 @@ static void t_only_std_fds(void **state)
 	leak = dup(2);
 	assert_true(leak > 2);
 	/* ls opens /proc/self/fd itself: that is the 3. */
-	assert_int_equal(sh(&r, c, WARD_MODE_READ_ONLY, "ls /proc/self/fd",
-			    NULL),
-			 0);
+	assert_int_equal(
+	    sh(&r, c, WARD_MODE_READ_ONLY, "ls /proc/self/fd", NULL), 0);
 	close(leak);
 	assert_int_equal(ward_result_exit_code(r), 0);
 	assert_string_equal(out_of(r), "0\n1\n2\n3\n");
@@ -467,9 +465,8 @@ static void t_session_leader(void **state)
 
 	need(c);
 	/* Inside: a session of its own, no controlling terminal. */
-	assert_int_equal(sh(&r, c, WARD_MODE_READ_ONLY, "cat /proc/$$/stat",
-			    NULL),
-			 0);
+	assert_int_equal(
+	    sh(&r, c, WARD_MODE_READ_ONLY, "cat /proc/$$/stat", NULL), 0);
 	assert_true(parse_stat(out_of(r), &in));
 	assert_int_equal(in.pgrp, in.session);
 	assert_int_equal(in.tty, 0);
@@ -510,7 +507,7 @@ static void t_timeout_kills_group(void **state)
 	eo.timeout_ms = 300;
 	t0 = now_s();
 	assert_int_equal(
-		sh(&r, c, mode_for(c, WARD_MODE_READ_ONLY), script, &eo), 0);
+	    sh(&r, c, mode_for(c, WARD_MODE_READ_ONLY), script, &eo), 0);
 	/* SIGTERM sufficed: well before the 2 s SIGKILL grace. */
 	assert_true(now_s() - t0 < 1.9);
 	assert_true(ward_result_timed_out(r));
@@ -520,7 +517,7 @@ static void t_timeout_kills_group(void **state)
 	ward_result_free(r);
 }
 
-/* --- runner none, capture and streams ------------------------------------ */
+/* --- runner none, capture and streams ------------------------------------- */
 
 static void t_danger_unconfined(void **state)
 {
@@ -532,9 +529,8 @@ static void t_danger_unconfined(void **state)
 	snprintf(script, sizeof(script),
 		 "echo x > '%s'; printf '[%%s]' \"${WARD_SANDBOX-unset}\"",
 		 path);
-	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
-			    script, NULL),
-			 0);
+	assert_int_equal(
+	    sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, script, NULL), 0);
 	assert_int_equal(ward_result_runner(r), WARD_RUNNER_NONE);
 	assert_int_equal(ward_result_enforcement(r), WARD_ENFORCEMENT_NONE);
 	assert_int_equal(ward_result_mode(r), WARD_MODE_DANGER_FULL_ACCESS);
@@ -552,9 +548,8 @@ static void t_exit_status_and_signal(void **state)
 	ward_result *r;
 
 	(void)state;
-	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
-			    "exit 3", NULL),
-			 0);
+	assert_int_equal(
+	    sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, "exit 3", NULL), 0);
 	assert_int_equal(ward_result_exit_code(r), 3);
 	assert_int_equal(ward_result_signal(r), 0);
 	assert_false(ward_result_timed_out(r));
@@ -607,9 +602,9 @@ static void t_capture_bounds(void **state)
 	ward_result_free(r);
 
 	/* Below the bound nothing is dropped. */
-	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
-			    "seq 1 10", &eo),
-			 0);
+	assert_int_equal(
+	    sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, "seq 1 10", &eo),
+	    0);
 	got = ward_result_stdout(r, &len);
 	assert_int_equal(len, 21);
 	assert_memory_equal(got, want, 21);
@@ -695,9 +690,8 @@ static void t_stdin_from_fd(void **state)
 	close(p[1]);
 	eo.capture_limit = 4096;
 	eo.stdin_fd = p[0];
-	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
-			    "cat", &eo),
-			 0);
+	assert_int_equal(
+	    sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, "cat", &eo), 0);
 	assert_string_equal(out_of(r), "hello stdin\n");
 	ward_result_free(r);
 	/* Not closed by libward. */
@@ -720,17 +714,15 @@ static void t_cwd(void **state)
 
 	(void)state;
 	/* Default: the workspace root. */
-	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
-			    "pwd", NULL),
-			 0);
+	assert_int_equal(
+	    sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, "pwd", NULL), 0);
 	assert_int_equal(strncmp(out_of(r), fx.ws, strlen(fx.ws)), 0);
 	ward_result_free(r);
 
 	eo.capture_limit = 4096;
 	eo.cwd = "/";
-	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
-			    "pwd", &eo),
-			 0);
+	assert_int_equal(
+	    sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, "pwd", &eo), 0);
 	assert_string_equal(out_of(r), "/\n");
 	ward_result_free(r);
 
@@ -751,9 +743,9 @@ static void t_bad_options_version(void **state)
 
 	(void)state;
 	eo.version = 99;
-	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
-			    "true", &eo),
-			 WARD_EINVAL);
+	assert_int_equal(
+	    sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS, "true", &eo),
+	    WARD_EINVAL);
 	assert_null(r);
 }
 
@@ -780,8 +772,8 @@ static void t_command_not_found(void **state)
 	/* Like a shell: 127 and a message; not a runner failure. */
 	assert_int_equal(ward_exec_run(&r, p, pol, argv, &eo), 0);
 	assert_int_equal(ward_result_exit_code(r), 127);
-	assert_string_equal(err_of(r),
-			    "ward: ward-no-such-command-zz: command not found\n");
+	assert_string_equal(
+	    err_of(r), "ward: ward-no-such-command-zz: command not found\n");
 	assert_false(ward_result_denied(r));
 	ward_result_free(r);
 	assert_int_equal(ward_exec_run(&r, p, pol, argv_path, &eo), 0);
@@ -793,7 +785,7 @@ static void t_command_not_found(void **state)
 	ward_provider_free(p);
 }
 
-/* --- failures propagate; nothing runs ------------------------------------ */
+/* --- failures propagate; nothing runs ------------------------------------- */
 
 static void t_unavailable_propagates(void **state)
 {
@@ -997,7 +989,7 @@ static void t_landlock_enforce_failure(void **state)
 	assert_false(exists(marker));
 }
 
-/* --- background tasks ------------------------------------------------------ */
+/* --- background tasks ----------------------------------------------------- */
 
 /* Read from @t until @want shows up in the accumulated stdout (≤ 5 s). */
 static void read_until(ward_task *t, char *acc, size_t cap, const char *want)
@@ -1216,12 +1208,14 @@ static void dying_parent(const struct rcfg *c, const char *tag, bool task)
 	ward_result *r = NULL;
 	ward_task *t = NULL;
 
+	/* Capture: should the sleep survive (a regression), it must not hold
+	 * the test runner's stdout open. */
+	eo.capture_limit = 4096;
 	po.launcher_path = fx.have_launcher ? fx.launcher : NULL;
 	if (ward_provider_new(&p, &po) != 0 ||
 	    (c->runner != WARD_RUNNER_NONE &&
 	     ward_provider_force(p, c->runner) != 0) ||
-	    ward_policy_new(&pol, mode_for(c, WARD_MODE_READ_ONLY), fx.ws) !=
-		    0)
+	    ward_policy_new(&pol, mode_for(c, WARD_MODE_READ_ONLY), fx.ws) != 0)
 		_exit(2);
 	if (task) {
 		if (ward_task_start(&t, p, pol, argv, &eo) != 0)
@@ -1258,7 +1252,7 @@ static void t_dies_with_parent(void **state)
 	}
 }
 
-/* --- hygiene: last ----------------------------------------------------------- */
+/* --- hygiene: last -------------------------------------------------------- */
 
 static void t_no_leaks(void **state)
 {
@@ -1273,52 +1267,52 @@ static void t_no_leaks(void **state)
 	assert_int_equal(errno, ECHILD);
 }
 
-#define RUNNER_TEST(fn, cfg)                                                  \
-	{                                                                     \
-		#fn "/" #cfg, fn, NULL, NULL, (void *)&(cfg)                  \
+#define RUNNER_TEST(fn, cfg)                                                   \
+	{                                                                      \
+#fn "/" #cfg, fn, NULL, NULL, (void *)&(cfg)                   \
 	}
 
-#define RUNNER_TESTS(fn)                                                      \
-	RUNNER_TEST(fn, cfg_bwrap), RUNNER_TEST(fn, cfg_ll),                  \
-		RUNNER_TEST(fn, cfg_llrun)
+#define RUNNER_TESTS(fn)                                                       \
+	RUNNER_TEST(fn, cfg_bwrap), RUNNER_TEST(fn, cfg_ll),                   \
+	    RUNNER_TEST(fn, cfg_llrun)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		RUNNER_TESTS(t_read_only_denies_write),
-		RUNNER_TESTS(t_workspace_write_allowed),
-		RUNNER_TESTS(t_tmp_write_allowed),
-		RUNNER_TESTS(t_sandbox_env),
-		RUNNER_TESTS(t_only_std_fds),
-		RUNNER_TESTS(t_no_capabilities),
-		RUNNER_TESTS(t_session_leader),
-		RUNNER_TESTS(t_timeout_kills_group),
-		RUNNER_TESTS(t_task_partial_read),
-		RUNNER_TEST(t_command_not_found, cfg_ll),
-		RUNNER_TEST(t_command_not_found, cfg_none),
-		RUNNER_TEST(t_task_partial_read, cfg_none),
-		RUNNER_TESTS(t_dies_with_parent),
-		RUNNER_TEST(t_dies_with_parent, cfg_none),
-		cmocka_unit_test(t_danger_unconfined),
-		cmocka_unit_test(t_exit_status_and_signal),
-		cmocka_unit_test(t_capture_bounds),
-		cmocka_unit_test(t_capbuf_odd_and_wrapping),
-		cmocka_unit_test(t_stream_mode),
-		cmocka_unit_test(t_stdin_from_fd),
-		cmocka_unit_test(t_cwd),
-		cmocka_unit_test(t_bad_options_version),
-		cmocka_unit_test(t_timeout_none_runner),
-		cmocka_unit_test(t_unavailable_propagates),
-		cmocka_unit_test(t_missing_runner_propagates),
-		cmocka_unit_test(t_custom_runner),
-		cmocka_unit_test(t_landlock_prepare_failure),
-		cmocka_unit_test(t_landlock_enforce_failure),
-		cmocka_unit_test(t_task_kill),
-		cmocka_unit_test(t_task_timeout),
-		cmocka_unit_test(t_task_free_running),
-		cmocka_unit_test(t_task_outlives_starting_thread),
-		cmocka_unit_test(t_task_start_error),
-		cmocka_unit_test(t_no_leaks),
+	    RUNNER_TESTS(t_read_only_denies_write),
+	    RUNNER_TESTS(t_workspace_write_allowed),
+	    RUNNER_TESTS(t_tmp_write_allowed),
+	    RUNNER_TESTS(t_sandbox_env),
+	    RUNNER_TESTS(t_only_std_fds),
+	    RUNNER_TESTS(t_no_capabilities),
+	    RUNNER_TESTS(t_session_leader),
+	    RUNNER_TESTS(t_timeout_kills_group),
+	    RUNNER_TESTS(t_task_partial_read),
+	    RUNNER_TEST(t_command_not_found, cfg_ll),
+	    RUNNER_TEST(t_command_not_found, cfg_none),
+	    RUNNER_TEST(t_task_partial_read, cfg_none),
+	    RUNNER_TESTS(t_dies_with_parent),
+	    RUNNER_TEST(t_dies_with_parent, cfg_none),
+	    cmocka_unit_test(t_danger_unconfined),
+	    cmocka_unit_test(t_exit_status_and_signal),
+	    cmocka_unit_test(t_capture_bounds),
+	    cmocka_unit_test(t_capbuf_odd_and_wrapping),
+	    cmocka_unit_test(t_stream_mode),
+	    cmocka_unit_test(t_stdin_from_fd),
+	    cmocka_unit_test(t_cwd),
+	    cmocka_unit_test(t_bad_options_version),
+	    cmocka_unit_test(t_timeout_none_runner),
+	    cmocka_unit_test(t_unavailable_propagates),
+	    cmocka_unit_test(t_missing_runner_propagates),
+	    cmocka_unit_test(t_custom_runner),
+	    cmocka_unit_test(t_landlock_prepare_failure),
+	    cmocka_unit_test(t_landlock_enforce_failure),
+	    cmocka_unit_test(t_task_kill),
+	    cmocka_unit_test(t_task_timeout),
+	    cmocka_unit_test(t_task_free_running),
+	    cmocka_unit_test(t_task_outlives_starting_thread),
+	    cmocka_unit_test(t_task_start_error),
+	    cmocka_unit_test(t_no_leaks),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,0 +1,1257 @@
+/*
+ * ward session — create sessions, read and set their knobs and presets,
+ * print their logs; and the --session / --escalate machinery shared by
+ * `ward run` and `ward fs`, with the terminal approval prompt.
+ *
+ *   ward session new [--cwd DIR] [--mode MODE] [--approval ask|never]
+ *   ward session list [--json]
+ *   ward session show ID [--json]
+ *   ward session mode ID [MODE]
+ *   ward session approval ID [ask|never]
+ *   ward session preset ID [NAME]
+ *   ward session presets [--json]
+ *   ward session log ID [--json]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "ward/config.h"
+#include "ward/escalation.h"
+#include "ward/presets.h"
+#include "ward/render.h"
+#include "ward/session.h"
+
+#include "cli.h"
+#include "cmd_session.h"
+#include "policy_opts.h"
+
+static const char session_usage[] =
+    "ward session new|list|show|mode|approval|preset|presets|log "
+    "[OPTIONS] [ARG...]";
+
+static void print_help(void)
+{
+	printf(
+	    "Usage: %s\n"
+	    "\n"
+	    "Sessions keep a sandbox mode and an approval policy per agent "
+	    "session, in an\n"
+	    "append-only log that also records every call made under it "
+	    "(ward run --session,\n"
+	    "ward fs --session). The log lives in "
+	    "$XDG_STATE_HOME/ward/sessions\n"
+	    "(default ~/.local/state/ward/sessions).\n"
+	    "\n"
+	    "Subcommands:\n"
+	    "  new [--cwd DIR] [--mode MODE] [--approval ask|never]\n"
+	    "                     create a session; print its id (cwd "
+	    "default: .)\n"
+	    "  list               every session: id, created, mode, approval, "
+	    "preset, cwd\n"
+	    "  show ID            the session's effective mode, approval "
+	    "policy, preset, cwd\n"
+	    "  mode ID [MODE]     print, or set, the session's sandbox mode\n"
+	    "  approval ID [ask|never]\n"
+	    "                     print, or set, the session's approval "
+	    "policy\n"
+	    "  preset ID [NAME]   print, or switch to, a permission preset "
+	    "(both knobs)\n"
+	    "  presets            the preset table\n"
+	    "  log ID             the session's log, readably (--json: as "
+	    "stored)\n"
+	    "\n"
+	    "Options:\n"
+	    "      --json         machine-readable output (list, show, "
+	    "presets, log, new)\n"
+	    "  -h, --help         show this help and exit\n"
+	    "\n"
+	    "Setting a value already in force records nothing. 'custom' "
+	    "(a combination\n"
+	    "matching no preset) can be switched away from, not to.\n"
+	    "\n"
+	    "Exit status: 0 success, 2 usage error or unknown session, 125 "
+	    "ward failed.\n"
+	    "\n"
+	    "Examples:\n"
+	    "  id=$(ward session new --mode read-only)\n"
+	    "  ward run --session $id -- make test\n"
+	    "  ward run --session $id --escalate workspace-write \\\n"
+	    "      --justification 'make writes build/' -- make\n"
+	    "  ward session preset $id workspace-write\n"
+	    "  ward session log $id\n",
+	    session_usage);
+}
+
+/* --- configuration ---------------------------------------------------------- */
+
+/*
+ * ward.yml as a call in a session would see it: its layers (user file,
+ * the project file of @workspace — NULL: the configured one —, --config
+ * and --access of @po when given). Dies as every subcommand does on an
+ * invalid configuration. The caller frees it.
+ */
+static ward_config *load_config(const char *workspace,
+				const struct cli_policy_opts *po, bool json)
+{
+	struct cli_policy_opts none = CLI_POLICY_OPTS_INIT;
+	struct ward_config_options co;
+	ward_config *cfg = NULL;
+	int err;
+
+	if (!po)
+		po = &none;
+	if (ward_config_new(&cfg) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	cli_config_options(&co, po);
+	co.mode = NULL; /* the configured default, not a flag */
+	if (workspace)
+		co.workspace = workspace;
+	err = ward_config_load(cfg, &co);
+	if (err == -ENOMEM)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (err)
+		cli_config_report_errors(cfg, json);
+	return cfg;
+}
+
+/* The configured defaults a session falls back to. */
+static void config_defaults(struct ward_session_defaults *d,
+			    const ward_config *cfg)
+{
+	d->mode = ward_config_mode(cfg, NULL);
+	d->approval = ward_config_approval(cfg, NULL);
+	d->root = ward_config_workspace(cfg, NULL);
+}
+
+/* --- helpers --------------------------------------------------------------- */
+
+static void set_or_die(json_t *obj, const char *key, json_t *value)
+{
+	if (!value || json_object_set_new(obj, key, value) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+}
+
+static json_t *new_object(void)
+{
+	json_t *obj = json_object();
+
+	if (!obj)
+		die(CLI_EXIT_WARD, "out of memory");
+	return obj;
+}
+
+/* Open session @id, dying 2 (bad id, no such session) or 125. */
+static ward_session *open_or_die(const char *id, const char *usage)
+{
+	ward_session *s = NULL;
+	int err = ward_session_open(&s, NULL, id);
+
+	if (err == WARD_EINVAL || err == -ENOENT)
+		die_usage(usage, "%s", ward_error_last());
+	if (err)
+		die(CLI_EXIT_WARD, "session %s: %s", id, ward_error_last());
+	return s;
+}
+
+/* The valid preset names as "a, b, c" into @buf. */
+static const char *preset_names(char *buf, size_t len, const ward_presets *p)
+{
+	const char *name;
+	size_t used;
+
+	buf[0] = '\0';
+	for (size_t i = 0; ward_presets_get(&name, NULL, NULL, p, i) == 0;
+	     i++) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%s", i ? ", " : "", name);
+	}
+	return buf;
+}
+
+/* The state `show` and `list` print, as JSON. */
+static json_t *state_json(const ward_session *s, const ward_presets *p,
+			  const struct ward_session_defaults *d)
+{
+	enum ward_knob_source msrc, asrc;
+	enum ward_mode mode = ward_session_mode(s, d->mode, &msrc);
+	enum ward_approval_policy ap =
+	    ward_session_approval(s, d->approval, &asrc);
+	const char *cwd = ward_session_cwd(s);
+	json_t *obj = new_object();
+
+	set_or_die(obj, "id", json_string(ward_session_id(s)));
+	set_or_die(obj, "cwd",
+		   cwd ? cli_json_text(cwd, strlen(cwd)) : json_null());
+	set_or_die(obj, "created", json_string(ward_session_created(s)));
+	set_or_die(obj, "ward_version", json_string(ward_session_version(s)));
+	set_or_die(obj, "mode", json_string(ward_mode_name(mode)));
+	set_or_die(obj, "mode_source",
+		   json_string(ward_knob_source_name(msrc)));
+	set_or_die(obj, "approval", json_string(ward_approval_policy_name(ap)));
+	set_or_die(obj, "approval_source",
+		   json_string(ward_knob_source_name(asrc)));
+	set_or_die(obj, "preset", json_string(ward_presets_match(p, mode, ap)));
+	set_or_die(obj, "events",
+		   json_integer((json_int_t)ward_session_event_count(s)));
+	set_or_die(obj, "torn_tail", json_boolean(ward_session_torn(s)));
+	set_or_die(
+	    obj, "path",
+	    cli_json_text(ward_session_path(s), strlen(ward_session_path(s))));
+	return obj;
+}
+
+/* Parse the options of a `ward session` subcommand: --json and --help,
+ * plus @extra. Returns the index of the first operand. */
+static int parse_simple(int argc, char **argv, bool *json,
+			const struct option *extra,
+			int (*on_extra)(int, void *), void *ctx)
+{
+	struct option longopts[8];
+	size_t n = 0;
+	int opt;
+
+	longopts[n++] =
+	    (struct option){"json", no_argument, NULL, CLI_OPT_JSON};
+	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	for (; extra && extra->name && n < 7; extra++)
+		longopts[n++] = *extra;
+	longopts[n] = (struct option){NULL, 0, NULL, 0};
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (opt == CLI_OPT_JSON && json) {
+			*json = true;
+			continue;
+		}
+		if (opt == 'h') {
+			print_help();
+			exit(CLI_EXIT_OK);
+		}
+		if (on_extra && opt >= 500 && on_extra(opt, ctx) == 0)
+			continue;
+		if (opt == CLI_OPT_JSON)
+			die_usage(session_usage,
+				  "option '--json' does not apply here");
+		die_getopt(session_usage, opt, argc, argv);
+	}
+	return optind;
+}
+
+static void need_args(int have, int min, int max, const char *what)
+{
+	if (have < min)
+		die_usage(session_usage, "%s", what);
+	if (have > max)
+		die_usage(session_usage, "too many arguments");
+}
+
+/* --- subcommands ----------------------------------------------------------- */
+
+enum {
+	OPT_CWD = 500,
+	OPT_MODE,
+	OPT_APPROVAL
+};
+
+struct new_opts {
+	const char *cwd;
+	const char *mode;
+	const char *approval;
+};
+
+static int new_extra(int opt, void *ctx)
+{
+	struct new_opts *o = ctx;
+
+	switch (opt) {
+	case OPT_CWD:
+		o->cwd = optarg;
+		return 0;
+	case OPT_MODE:
+		o->mode = optarg;
+		return 0;
+	case OPT_APPROVAL:
+		o->approval = optarg;
+		return 0;
+	}
+	return -1;
+}
+
+static int do_new(int argc, char **argv)
+{
+	static const struct option extra[] = {
+	    {"cwd", required_argument, NULL, OPT_CWD},
+	    {"mode", required_argument, NULL, OPT_MODE},
+	    {"approval", required_argument, NULL, OPT_APPROVAL},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ward_session_defaults d;
+	struct new_opts o = {".", NULL, NULL};
+	enum ward_approval_policy ap = WARD_APPROVAL_ASK;
+	enum ward_mode mode = WARD_MODE_DEFAULT;
+	ward_session *s = NULL;
+	ward_config *cfg;
+	bool json = false;
+	json_t *obj;
+	int first, err;
+
+	first = parse_simple(argc, argv, &json, extra, new_extra, &o);
+	need_args(argc - first, 0, 0, "");
+	if (o.mode && ward_mode_parse(&mode, o.mode) != 0)
+		die_usage(session_usage,
+			  "invalid mode '%s' (valid: read-only, "
+			  "workspace-write, danger-full-access)",
+			  o.mode);
+	if (o.approval && ward_approval_policy_parse(&ap, o.approval) != 0)
+		die_usage(session_usage,
+			  "invalid approval policy '%s' (valid: ask, never)",
+			  o.approval);
+	if (!*o.cwd)
+		die_usage(session_usage, "cwd '' is not a directory");
+	err = ward_session_create(&s, NULL, o.cwd);
+	if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
+		die_usage(session_usage, "%s", ward_error_last());
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	/* Knob events only where they differ from ward.yml's defaults. */
+	cfg = load_config(ward_session_cwd(s), NULL, json);
+	config_defaults(&d, cfg);
+	if (o.mode && ward_session_set_mode(NULL, s, mode, &d) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (o.approval && ward_session_set_approval(NULL, s, ap, &d) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (json) {
+		obj = new_object();
+		set_or_die(obj, "id", json_string(ward_session_id(s)));
+		set_or_die(obj, "path",
+			   cli_json_text(ward_session_path(s),
+					 strlen(ward_session_path(s))));
+		cli_json_print(obj);
+	} else {
+		printf("%s\n", ward_session_id(s));
+	}
+	ward_config_free(cfg);
+	ward_session_free(s);
+	return CLI_EXIT_OK;
+}
+
+static int do_list(int argc, char **argv)
+{
+	struct ward_session_defaults d;
+	bool json = false;
+	char **ids = NULL;
+	json_t *arr = NULL, *st;
+	int first, status = CLI_EXIT_OK;
+
+	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	need_args(argc - first, 0, 0, "");
+	if (ward_session_list(&ids, NULL) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (json) {
+		arr = json_array();
+		if (!arr)
+			die(CLI_EXIT_WARD, "out of memory");
+	} else if (ids[0]) {
+		printf("%-16s  %-24s  %-18s  %-8s  %-18s  %s\n", "ID",
+		       "CREATED", "MODE", "APPROVAL", "PRESET", "CWD");
+	}
+	for (size_t i = 0; ids[i]; i++) {
+		ward_session *s = NULL;
+		ward_config *cfg;
+
+		if (ward_session_open(&s, NULL, ids[i]) != 0) {
+			fflush(stdout);
+			fprintf(stderr, "%s: session %s: %s\n", cli_name,
+				ids[i], ward_error_last());
+			status = CLI_EXIT_WARD;
+			continue;
+		}
+		cfg = load_config(ward_session_cwd(s), NULL, json);
+		config_defaults(&d, cfg);
+		st = state_json(s, ward_config_presets(cfg), &d);
+		if (json) {
+			if (json_array_append_new(arr, st) != 0)
+				die(CLI_EXIT_WARD, "out of memory");
+		} else {
+			printf(
+			    "%-16s  %-24s  %-18s  %-8s  %-18s  %s\n",
+			    ward_session_id(s), ward_session_created(s),
+			    json_string_value(json_object_get(st, "mode")),
+			    json_string_value(json_object_get(st, "approval")),
+			    json_string_value(json_object_get(st, "preset")),
+			    ward_session_cwd(s) ? ward_session_cwd(s) : "-");
+			json_decref(st);
+		}
+		ward_config_free(cfg);
+		ward_session_free(s);
+	}
+	if (json)
+		cli_json_print(arr);
+	ward_strv_free(ids);
+	return status;
+}
+
+static int do_show(int argc, char **argv)
+{
+	struct ward_session_defaults d;
+	ward_session *s;
+	ward_config *cfg;
+	bool json = false;
+	json_t *st;
+	int first;
+
+	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	need_args(argc - first, 1, 1, "show needs a session id");
+	s = open_or_die(argv[first], session_usage);
+	cfg = load_config(ward_session_cwd(s), NULL, json);
+	config_defaults(&d, cfg);
+	st = state_json(s, ward_config_presets(cfg), &d);
+	if (json) {
+		cli_json_print(st);
+	} else {
+		printf(
+		    "id:        %s\n"
+		    "cwd:       %s\n"
+		    "created:   %s\n"
+		    "mode:      %s (%s)\n"
+		    "approval:  %s (%s)\n"
+		    "preset:    %s\n"
+		    "events:    %zu\n"
+		    "log:       %s\n",
+		    ward_session_id(s),
+		    ward_session_cwd(s) ? ward_session_cwd(s)
+					: "- (the configured workspace)",
+		    ward_session_created(s),
+		    json_string_value(json_object_get(st, "mode")),
+		    json_string_value(json_object_get(st, "mode_source")),
+		    json_string_value(json_object_get(st, "approval")),
+		    json_string_value(json_object_get(st, "approval_source")),
+		    json_string_value(json_object_get(st, "preset")),
+		    ward_session_event_count(s), ward_session_path(s));
+		if (ward_session_torn(s))
+			printf("note:      a torn last line (an interrupted "
+			       "write) is ignored; the next write repairs "
+			       "it\n");
+		json_decref(st);
+	}
+	ward_config_free(cfg);
+	ward_session_free(s);
+	return CLI_EXIT_OK;
+}
+
+/* `mode ID [MODE]` and `approval ID [POLICY]`. */
+static int do_knob(int argc, char **argv, bool mode_knob)
+{
+	struct ward_session_defaults d;
+	enum ward_approval_policy ap = WARD_APPROVAL_ASK;
+	enum ward_mode mode = WARD_MODE_DEFAULT;
+	ward_session *s;
+	ward_config *cfg;
+	int first, err = 0;
+
+	first = parse_simple(argc, argv, NULL, NULL, NULL, NULL);
+	need_args(argc - first, 1, 2,
+		  mode_knob ? "mode needs a session id"
+			    : "approval needs a session id");
+	if (argc - first == 2) {
+		if (mode_knob && ward_mode_parse(&mode, argv[first + 1]) != 0)
+			die_usage(session_usage,
+				  "invalid mode '%s' (valid: read-only, "
+				  "workspace-write, danger-full-access)",
+				  argv[first + 1]);
+		if (!mode_knob &&
+		    ward_approval_policy_parse(&ap, argv[first + 1]) != 0)
+			die_usage(session_usage,
+				  "invalid approval policy '%s' (valid: ask, "
+				  "never)",
+				  argv[first + 1]);
+	}
+	s = open_or_die(argv[first], session_usage);
+	cfg = load_config(ward_session_cwd(s), NULL, false);
+	config_defaults(&d, cfg);
+	if (argc - first == 2)
+		err = mode_knob ? ward_session_set_mode(NULL, s, mode, &d)
+				: ward_session_set_approval(NULL, s, ap, &d);
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (mode_knob)
+		printf("%s\n",
+		       ward_mode_name(ward_session_mode(s, d.mode, NULL)));
+	else
+		printf("%s\n", ward_approval_policy_name(
+				   ward_session_approval(s, d.approval, NULL)));
+	ward_config_free(cfg);
+	ward_session_free(s);
+	return CLI_EXIT_OK;
+}
+
+static int do_preset(int argc, char **argv)
+{
+	struct ward_session_defaults d;
+	const ward_presets *p;
+	char names[512];
+	ward_session *s;
+	ward_config *cfg;
+	int first, err;
+
+	first = parse_simple(argc, argv, NULL, NULL, NULL, NULL);
+	need_args(argc - first, 1, 2, "preset needs a session id");
+	s = open_or_die(argv[first], session_usage);
+	cfg = load_config(ward_session_cwd(s), NULL, false);
+	config_defaults(&d, cfg);
+	p = ward_config_presets(cfg);
+	if (argc - first == 2) {
+		err = ward_presets_find(NULL, NULL, p, argv[first + 1]);
+		if (err == WARD_EINVAL)
+			die_usage(session_usage,
+				  "'custom' cannot be set: it names any "
+				  "combination that matches no preset "
+				  "(valid: %s)",
+				  preset_names(names, sizeof(names), p));
+		if (err)
+			die_usage(session_usage,
+				  "unknown preset '%s' (valid: %s)",
+				  argv[first + 1],
+				  preset_names(names, sizeof(names), p));
+		if (ward_presets_apply(NULL, s, p, argv[first + 1], &d) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+	}
+	printf("%s\n", ward_presets_current(p, s, &d));
+	ward_config_free(cfg);
+	ward_session_free(s);
+	return CLI_EXIT_OK;
+}
+
+static int do_presets(int argc, char **argv)
+{
+	enum ward_approval_policy ap;
+	const ward_presets *p;
+	enum ward_mode mode;
+	ward_config *cfg;
+	const char *name;
+	bool json = false;
+	json_t *arr, *o;
+	int first;
+
+	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	need_args(argc - first, 0, 0, "");
+	cfg = load_config(NULL, NULL, json);
+	p = ward_config_presets(cfg);
+	arr = json_array();
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; ward_presets_get(&name, &mode, &ap, p, i) == 0;
+	     i++) {
+		if (!json) {
+			printf("%-20s %-20s %s\n", name, ward_mode_name(mode),
+			       ward_approval_policy_name(ap));
+			continue;
+		}
+		o = new_object();
+		set_or_die(o, "name", json_string(name));
+		set_or_die(o, "mode", json_string(ward_mode_name(mode)));
+		set_or_die(o, "approval",
+			   json_string(ward_approval_policy_name(ap)));
+		if (json_array_append_new(arr, o) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+	}
+	if (json)
+		cli_json_print(arr);
+	else
+		json_decref(arr);
+	ward_config_free(cfg);
+	return CLI_EXIT_OK;
+}
+
+/* --- log --------------------------------------------------------------- */
+
+static const char *jstr(json_t *obj, const char *key, const char *dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+/* Print @s with control characters escaped (a log may hold anything). */
+static void put_safe(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+static void put_argv(FILE *f, json_t *arr)
+{
+	size_t i;
+	json_t *v;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		die(CLI_EXIT_WARD, "out of memory");
+	json_array_foreach(arr, i, v)
+	{
+		if (i)
+			fputc(' ', m);
+		cli_shell_quote(m,
+				json_is_string(v) ? json_string_value(v) : "?");
+	}
+	fclose(m);
+	put_safe(f, buf);
+	free(buf);
+}
+
+/* One event, readably. */
+static void print_event(const char *line)
+{
+	json_t *ev = json_loads(line, 0, NULL);
+	const char *type, *call;
+	json_t *v;
+
+	if (!ev) {
+		put_safe(stdout, line);
+		putchar('\n');
+		return;
+	}
+	type = jstr(ev, "type", "?");
+	call = jstr(ev, "call", "?");
+	printf("%-24s  ", jstr(ev, "time", ""));
+	if (!strcmp(type, "sandbox/mode")) {
+		printf("sandbox mode set to %s", jstr(ev, "mode", "?"));
+	} else if (!strcmp(type, "approval/policy")) {
+		printf("approval policy set to %s", jstr(ev, "policy", "?"));
+	} else if (!strcmp(type, "call/start")) {
+		printf("call %s: %s", call, jstr(ev, "tool", "?"));
+		if (json_is_string(json_object_get(ev, "operation")))
+			printf(" %s", jstr(ev, "operation", ""));
+		if ((v = json_object_get(ev, "argv")) && json_is_array(v)) {
+			putchar(' ');
+			put_argv(stdout, v);
+		}
+		if ((v = json_object_get(ev, "paths")) && json_is_array(v)) {
+			putchar(' ');
+			put_argv(stdout, v);
+		}
+		printf(" (in ");
+		put_safe(stdout, jstr(ev, "cwd", "?"));
+		printf(", %s from %s)", jstr(ev, "mode", "?"),
+		       jstr(ev, "mode_source", "?"));
+	} else if (!strcmp(type, "escalation/request")) {
+		printf("call %s: asks to run under %s (from %s): \"", call,
+		       jstr(ev, "mode", "?"), jstr(ev, "from", "?"));
+		put_safe(stdout, jstr(ev, "justification", ""));
+		putchar('"');
+	} else if (!strcmp(type, "approval/asked")) {
+		printf("call %s: approval of %s requested", call,
+		       jstr(ev, "mode", "?"));
+	} else if (!strcmp(type, "approval/decision")) {
+		printf("call %s: approval answer: %s", call,
+		       jstr(ev, "outcome", "?"));
+	} else if (!strcmp(type, "escalation/verdict")) {
+		if (!strcmp(jstr(ev, "verdict", ""), "granted"))
+			printf("call %s: escalation to %s granted for this "
+			       "call only",
+			       call, jstr(ev, "mode", "?"));
+		else
+			printf("call %s: escalation refused (%s): %s", call,
+			       jstr(ev, "verdict", "?"), jstr(ev, "text", ""));
+	} else if (!strcmp(type, "call/result")) {
+		if (json_is_true(json_object_get(ev, "ran"))) {
+			v = json_object_get(ev, "exit_code");
+			printf("call %s: ", call);
+			if (json_is_integer(v))
+				printf("exit %lld",
+				       (long long)json_integer_value(v));
+			else if (json_is_integer(json_object_get(ev, "signal")))
+				printf("killed by signal %lld",
+				       (long long)json_integer_value(
+					   json_object_get(ev, "signal")));
+			else
+				printf("done");
+			if (jstr(ev, "error", NULL))
+				printf(" (%s)", jstr(ev, "error", ""));
+			printf(" under %s (runner %s, enforcement %s)%s%s",
+			       jstr(ev, "mode", "?"), jstr(ev, "runner", "?"),
+			       jstr(ev, "enforcement", "?"),
+			       json_is_true(json_object_get(ev, "timed_out"))
+				   ? ", timed out"
+				   : "",
+			       json_is_true(json_object_get(ev, "denied"))
+				   ? ", DENIED"
+				   : "");
+		} else {
+			printf("call %s: not run (%s)", call,
+			       jstr(ev, "error", "?"));
+			if (jstr(ev, "text", NULL)) {
+				printf(": ");
+				put_safe(stdout, jstr(ev, "text", ""));
+			}
+		}
+	} else if (!strcmp(type, "log/repaired")) {
+		v = json_object_get(ev, "discarded_bytes");
+		printf("repaired the log: dropped a torn last line of %lld "
+		       "bytes",
+		       (long long)json_integer_value(v));
+	} else {
+		char *rest;
+
+		json_object_del(ev, "time");
+		rest = json_dumps(ev, JSON_COMPACT);
+		printf("%s ", type);
+		put_safe(stdout, rest ? rest : "");
+		free(rest);
+	}
+	putchar('\n');
+	json_decref(ev);
+}
+
+static int do_log(int argc, char **argv)
+{
+	ward_session *s;
+	bool json = false;
+	json_t *hdr;
+	const char *cwd;
+	int first;
+
+	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	need_args(argc - first, 1, 1, "log needs a session id");
+	s = open_or_die(argv[first], session_usage);
+	cwd = ward_session_cwd(s);
+	if (json) {
+		hdr = new_object();
+		set_or_die(hdr, "type", json_string("session/header"));
+		set_or_die(hdr, "id", json_string(ward_session_id(s)));
+		set_or_die(hdr, "cwd",
+			   cwd ? cli_json_text(cwd, strlen(cwd)) : json_null());
+		set_or_die(hdr, "created",
+			   json_string(ward_session_created(s)));
+		set_or_die(hdr, "ward_version",
+			   json_string(ward_session_version(s)));
+		cli_json_print(hdr);
+		for (size_t i = 0; i < ward_session_event_count(s); i++)
+			printf("%s\n", ward_session_event(s, i));
+	} else {
+		printf("%-24s  session %s created in ", ward_session_created(s),
+		       ward_session_id(s));
+		put_safe(stdout, cwd ? cwd : "(no cwd)");
+		printf(" (ward %s)\n", ward_session_version(s));
+		for (size_t i = 0; i < ward_session_event_count(s); i++)
+			print_event(ward_session_event(s, i));
+	}
+	ward_session_free(s);
+	return CLI_EXIT_OK;
+}
+
+int cmd_session(int argc, char **argv)
+{
+	static char name[64];
+	const char *sub;
+
+	if (argc < 2)
+		die_usage(session_usage, "no subcommand given");
+	sub = argv[1];
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		print_help();
+		return CLI_EXIT_OK;
+	}
+	snprintf(name, sizeof(name), "ward session %s", sub);
+	argc--;
+	argv++;
+	if (!strcmp(sub, "new")) {
+		cli_name = name;
+		return do_new(argc, argv);
+	}
+	if (!strcmp(sub, "list")) {
+		cli_name = name;
+		return do_list(argc, argv);
+	}
+	if (!strcmp(sub, "show")) {
+		cli_name = name;
+		return do_show(argc, argv);
+	}
+	if (!strcmp(sub, "mode") || !strcmp(sub, "approval")) {
+		cli_name = name;
+		return do_knob(argc, argv, !strcmp(sub, "mode"));
+	}
+	if (!strcmp(sub, "preset")) {
+		cli_name = name;
+		return do_preset(argc, argv);
+	}
+	if (!strcmp(sub, "presets")) {
+		cli_name = name;
+		return do_presets(argc, argv);
+	}
+	if (!strcmp(sub, "log")) {
+		cli_name = name;
+		return do_log(argc, argv);
+	}
+	die_usage(session_usage,
+		  "unknown subcommand '%s' (valid: new, list, show, mode, "
+		  "approval, preset, presets, log)",
+		  sub);
+}
+
+/* --- the terminal approval prompt ------------------------------------------ */
+
+static volatile sig_atomic_t prompt_interrupted;
+
+static void on_prompt_signal(int sig)
+{
+	(void)sig;
+	prompt_interrupted = 1;
+}
+
+/*
+ * Append @s to @f for display on a terminal: control characters, invalid
+ * UTF-8, C1 controls and bidirectional overrides are escaped, so a
+ * justification or command cannot repaint the prompt it appears in.
+ */
+static void put_display(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned cp;
+		size_t n;
+
+		if (*p < 0x80) {
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\x%02x", *p);
+			else
+				fputc(*p, f);
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 2, cp = *p & 0x1f;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 3, cp = *p & 0x0f;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 4, cp = *p & 0x07;
+		else
+			n = 0, cp = 0;
+		for (size_t i = 1; i < n; i++) {
+			if ((p[i] & 0xc0) != 0x80) {
+				n = 0;
+				break;
+			}
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if (n == 0 || (n == 3 && cp < 0x800) ||
+		    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff)) {
+			fprintf(f, "\\x%02x", *p);
+			p++;
+			continue;
+		}
+		if ((cp >= 0x80 && cp <= 0x9f) ||
+		    (cp >= 0x202a && cp <= 0x202e) ||
+		    (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+		    cp == 0x200f || cp == 0x061c)
+			fprintf(f, "\\u%04x", cp);
+		else
+			fwrite(p, 1, n, f);
+		p += n;
+	}
+}
+
+/* write() all of @len bytes to @fd. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		w = write(fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+enum ward_approval_outcome
+cli_tty_approve(void *ctx, const struct ward_approval_request *req)
+{
+	struct sigaction sa, old_int, old_term, old_quit;
+	enum ward_approval_outcome outcome = WARD_APPROVAL_UNAVAILABLE;
+	const char *what = ward_subject_name(req->subject);
+	char *text = NULL, answer[64];
+	size_t len = 0, got = 0;
+	ssize_t r;
+	FILE *m;
+	int fd;
+
+	(void)ctx;
+	/* Like sudo: the controlling terminal, whatever stdin/stdout are. */
+	fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return WARD_APPROVAL_UNAVAILABLE;
+	m = open_memstream(&text, &len);
+	if (!m)
+		goto out_close;
+	fprintf(m, "\nward: this %s asks for a wider sandbox, once\n", what);
+	fprintf(m, "  %-15s ", what);
+	put_display(m, req->summary ? req->summary : "");
+	fprintf(m, "\n  %-15s ", "directory");
+	put_display(m, req->cwd ? req->cwd : "");
+	fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
+		ward_mode_name(req->current), "requested mode",
+		ward_mode_name(req->requested), "justification");
+	put_display(m, req->justification ? req->justification : "");
+	if (req->session_id)
+		fprintf(m, "\n  %-15s %s", "session", req->session_id);
+	fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,
+		ward_mode_name(req->requested));
+	if (fclose(m) != 0 || !text)
+		goto out_close;
+	/* Type-ahead typed before the question was shown is no answer. */
+	tcflush(fd, TCIFLUSH);
+	if (write_all(fd, text, len) != 0)
+		goto out_free;
+
+	/* Ctrl-C (or a termination request) cancels the question, not
+	 * ward: the refusal is still recorded. No SA_RESTART, so read()
+	 * returns EINTR. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_prompt_signal;
+	sigemptyset(&sa.sa_mask);
+	prompt_interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGQUIT, &sa, &old_quit);
+	for (;;) {
+		r = read(fd, answer + got, sizeof(answer) - 1 - got);
+		if (r < 0 && errno == EINTR && !prompt_interrupted)
+			continue;
+		if (r < 0) {
+			outcome = prompt_interrupted
+				      ? WARD_APPROVAL_CANCELLED
+				      : WARD_APPROVAL_UNAVAILABLE;
+			break;
+		}
+		if (r == 0) {
+			outcome = WARD_APPROVAL_CANCELLED; /* end of input */
+			break;
+		}
+		got += (size_t)r;
+		answer[got] = '\0';
+		if (strchr(answer, '\n') || got == sizeof(answer) - 1) {
+			char *nl = strchr(answer, '\n');
+
+			if (nl)
+				*nl = '\0';
+			if (nl && nl > answer && nl[-1] == '\r')
+				nl[-1] = '\0';
+			outcome = !strcasecmp(answer, "y") ||
+					  !strcasecmp(answer, "yes")
+				      ? WARD_APPROVAL_ALLOWED_ONCE
+				      : WARD_APPROVAL_REJECTED;
+			break;
+		}
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (outcome == WARD_APPROVAL_CANCELLED)
+		write_all(fd, "\n", 1);
+out_free:
+	free(text);
+out_close:
+	close(fd);
+	return outcome;
+}
+
+/* --- --session / --escalate for run and fs --------------------------------- */
+
+bool cli_session_option(struct cli_session *cs, int opt, const char *arg,
+			const char *usage)
+{
+	switch (opt) {
+	case 'm':
+		cs->mode_given = true;
+		return false;
+	case 'w':
+		cs->workspace_given = true;
+		return false;
+	case CLI_OPT_SESSION:
+		if (!ward_session_id_valid(arg))
+			die_usage(usage,
+				  "invalid session id '%s' (letters, digits "
+				  "and '-')",
+				  arg);
+		cs->id = arg;
+		return true;
+	case CLI_OPT_ESCALATE:
+		if (ward_mode_parse(&cs->requested, arg) != 0)
+			die_usage(usage,
+				  "invalid mode '%s' for --escalate (valid: "
+				  "workspace-write, danger-full-access)",
+				  arg);
+		cs->escalate = true;
+		return true;
+	case CLI_OPT_JUSTIFICATION:
+		cs->justification = arg;
+		return true;
+	}
+	return false;
+}
+
+void cli_session_begin(struct cli_session *cs, struct cli_policy_opts *po,
+		       const char *usage, bool json)
+{
+	const char *blank = cs->justification;
+	ward_config *cfg;
+
+	while (blank && (*blank == ' ' || *blank == '\t' || *blank == '\n'))
+		blank++;
+	if (cs->justification && !cs->escalate)
+		die_usage(usage, "option '--justification' needs '--escalate'");
+	if (cs->escalate && (!blank || !*blank))
+		die_usage(usage,
+			  "option '--escalate' needs '--justification TEXT' "
+			  "(why the wider mode is needed)");
+	if (!cs->id && !cs->escalate)
+		return;
+	if (cs->id && cs->mode_given)
+		die_usage(usage,
+			  "option '--mode' cannot be combined with "
+			  "'--session': the session decides the mode (change "
+			  "it with 'ward session mode', or ask for one call "
+			  "with '--escalate')");
+	if (cs->id && cs->workspace_given)
+		die_usage(usage,
+			  "option '--workspace' cannot be combined with "
+			  "'--session': the session's cwd is the workspace");
+	if (cs->id) {
+		cs->session = open_or_die(cs->id, usage);
+		/* The session's cwd is the workspace root (and decides which
+		 * project file applies); without one, ward.yml's. */
+		if (ward_session_cwd(cs->session))
+			po->workspace = ward_session_cwd(cs->session);
+	}
+	/* ward.yml's defaults as this call sees them. */
+	cfg = load_config(po->workspace, po, json);
+	config_defaults(&cs->defaults, cfg);
+	cs->defaults.root = NULL; /* borrowed from cfg; not needed below */
+	cs->approval = cs->defaults.approval;
+	cs->mode_source = WARD_KNOB_DEFAULT;
+	if (cs->session) {
+		cs->base_mode = ward_session_mode(
+		    cs->session, cs->defaults.mode, &cs->mode_source);
+		cs->approval = ward_session_approval(
+		    cs->session, cs->defaults.approval, NULL);
+		/* The session's mode reaches the policy as the flag layer. */
+		po->mode = cs->base_mode;
+		po->mode_given = true;
+	}
+	ward_config_free(cfg);
+}
+
+/* A refused escalation: text on stderr (or JSON), record, exit 122. */
+static noreturn void refuse(struct cli_session *cs,
+			    enum ward_escalation_verdict v, bool json)
+{
+	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+	char code[64], *text = NULL, *up;
+
+	if (ward_render_verdict(&text, v, cs->subject, cs->requested) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	snprintf(code, sizeof(code), "escalation-%s",
+		 ward_escalation_verdict_name(v));
+	if (cs->session) {
+		r.ran = false;
+		r.error = code;
+		r.text = text;
+		cli_session_result(cs, &r);
+	}
+	if (json) {
+		/* ESCALATION_REJECTED, ESCALATION_NO_APPROVAL_SERVICE, … */
+		for (up = code; *up; up++)
+			*up = *up == '-'		   ? '_'
+			      : (*up >= 'a' && *up <= 'z') ? (char)(*up - 32)
+							   : *up;
+		cli_json_error(code, text);
+	} else {
+		fflush(stdout);
+		fprintf(stderr, "%s\n", text);
+	}
+	free(text);
+	cli_session_end(cs);
+	exit(CLI_EXIT_NOT_APPROVED);
+}
+
+void cli_session_call(struct cli_session *cs, ward_policy **policy,
+		      struct ward_session_call *call, const char *summary,
+		      bool json)
+{
+	struct ward_escalation e = WARD_ESCALATION_INIT;
+	enum ward_escalation_verdict v;
+	ward_policy *granted = NULL;
+	int err;
+
+	if (!cs->session && !cs->escalate)
+		return;
+	if (!cs->session)
+		cs->base_mode = ward_policy_mode(*policy);
+	else if (ward_policy_mode(*policy) != cs->base_mode)
+		die(CLI_EXIT_WARD,
+		    "session %s: the policy's mode %s is not the session's "
+		    "mode %s; refusing",
+		    cs->id, ward_mode_name(ward_policy_mode(*policy)),
+		    ward_mode_name(cs->base_mode));
+	if (ward_session_new_call_id(cs->call_id, sizeof(cs->call_id)) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (cs->session) {
+		if (ward_policy_set_session(*policy,
+					    ward_session_id(cs->session)))
+			die(CLI_EXIT_WARD, "out of memory");
+		if (ward_session_check_policy(cs->session, *policy) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+		call->call_id = cs->call_id;
+		call->mode = cs->base_mode;
+		call->mode_source = cs->mode_source;
+		if (ward_session_record_call(cs->session, call) != 0)
+			die(CLI_EXIT_WARD,
+			    "cannot record the call in session %s (nothing "
+			    "was run): %s",
+			    cs->id, ward_error_last());
+	}
+	if (!cs->escalate)
+		return;
+	e.subject = cs->subject;
+	e.summary = summary;
+	e.requested = cs->requested;
+	e.justification = cs->justification;
+	e.policy = cs->approval;
+	e.approve = cli_tty_approve;
+	e.session = cs->session;
+	e.call_id = cs->call_id;
+	err = ward_escalation_authorize(&granted, &v, *policy, &e);
+	if (err)
+		die(CLI_EXIT_WARD, "escalation failed (nothing was run): %s",
+		    ward_error_last());
+	if (v != WARD_ESCALATION_GRANTED)
+		refuse(cs, v, json);
+	if (cs->session && ward_session_check_policy(cs->session, granted) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	ward_policy_free(*policy);
+	*policy = granted;
+	cs->escalated = true;
+}
+
+bool cli_session_hint(const struct cli_session *cs, enum ward_mode mode)
+{
+	return cs->session &&
+	       ward_escalation_offered(mode, cs->approval, true, cs->escalated);
+}
+
+void cli_session_result(struct cli_session *cs, struct ward_session_result *r)
+{
+	if (!cs->session)
+		return;
+	r->call_id = cs->call_id;
+	if (ward_session_record_result(cs->session, r) != 0) {
+		fflush(stdout);
+		fprintf(stderr,
+			"%s: warning: cannot record the result in session "
+			"%s: %s\n",
+			cli_name, cs->id, ward_error_last());
+	}
+}
+
+void cli_session_end(struct cli_session *cs)
+{
+	ward_session_free(cs->session);
+	cs->session = NULL;
+}
+
+void cli_session_run_result(struct cli_session *cs, const ward_result *r)
+{
+	struct ward_session_result sr = WARD_SESSION_RESULT_INIT;
+
+	if (!cs->session)
+		return;
+	sr.ran = true;
+	sr.mode = ward_result_mode(r);
+	sr.exit_code = ward_result_exit_code(r);
+	sr.signal = ward_result_signal(r);
+	sr.timed_out = ward_result_timed_out(r);
+	sr.denied = ward_result_denied(r);
+	sr.runner = ward_result_runner(r);
+	sr.enforcement = ward_result_enforcement(r);
+	sr.text = sr.denied ? ward_render_marker(sr.mode) : NULL;
+	cli_session_result(cs, &sr);
+}
+
+void cli_session_not_run(struct cli_session *cs, const char *code,
+			 const char *detail)
+{
+	struct ward_session_result sr = WARD_SESSION_RESULT_INIT;
+	char *text = NULL;
+
+	if (!cs->session)
+		return;
+	if (!strcmp(code, "sandbox-unavailable") &&
+	    ward_render_unavailable(&text, cs->subject, detail) == 0)
+		detail = text;
+	sr.ran = false;
+	sr.error = code;
+	sr.text = detail && *detail ? detail : NULL;
+	cli_session_result(cs, &sr);
+	free(text);
+}
+
+char *cli_session_summary(const char *prefix, char *const *argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (prefix)
+		fputs(prefix, m);
+	for (size_t i = 0; argv[i]; i++) {
+		if (i || prefix)
+			fputc(' ', m);
+		cli_shell_quote(m, argv[i]);
+	}
+	if (fclose(m) != 0 || !buf)
+		die(CLI_EXIT_WARD, "out of memory");
+	return buf;
+}
+
+void cli_session_fs_result(struct cli_session *cs, enum ward_mode mode,
+			   int status, bool denied)
+{
+	struct ward_session_result sr = WARD_SESSION_RESULT_INIT;
+
+	if (!cs->session)
+		return;
+	sr.ran = true;
+	sr.mode = mode;
+	sr.exit_code = status;
+	sr.denied = denied;
+	sr.runner_name = "fsfence";
+	sr.enforcement = WARD_ENFORCEMENT_FULL;
+	sr.error = status && !denied ? "failed" : NULL;
+	sr.text = denied ? ward_render_marker(mode) : NULL;
+	cli_session_result(cs, &sr);
+}

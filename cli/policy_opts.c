@@ -1,0 +1,188 @@
+/*
+ * ward — building the policy and the provider from ward.yml and the flags
+ * (see policy_opts.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy_opts.h"
+
+bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
+		       const char *usage)
+{
+	const char **v;
+
+	switch (opt) {
+	case 'm':
+		/* Parsed by cli_policy_option(); ward.yml must not override
+		 * a mode given on the command line. */
+		o->mode_given = true;
+		return false;
+	case CLI_OPT_ACCESS:
+		if (!*arg)
+			die_usage(usage, "option '--access' needs a rule "
+					 "(e.g. '-- ~/.ssh')");
+		v = realloc(o->access, (o->naccess + 1) * sizeof(*v));
+		if (!v)
+			die(CLI_EXIT_WARD, "out of memory");
+		v[o->naccess++] = arg;
+		o->access = v;
+		return true;
+	case CLI_OPT_CONFIG:
+		if (!*arg)
+			die_usage(usage, "option '--config' needs a file");
+		o->config_file = arg;
+		return true;
+	}
+	return false;
+}
+
+void cli_config_options(struct ward_config_options *out,
+			const struct cli_policy_opts *o)
+{
+	struct ward_config_options init = WARD_CONFIG_OPTIONS_INIT;
+
+	*out = init;
+	out->config_file = o->config_file;
+	out->mode = o->mode_given ? ward_mode_name(o->mode) : NULL;
+	out->workspace = o->workspace;
+	out->access = o->access;
+	out->access_len = o->naccess;
+}
+
+noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
+{
+	size_t n = ward_config_error_count(cfg);
+	struct ward_config_origin where;
+	bool flags_only = n > 0;
+
+	for (size_t i = 0; i < n; i++) {
+		ward_config_error(cfg, i, &where);
+		flags_only &= where.layer == WARD_CONFIG_LAYER_FLAGS;
+	}
+	if (json) {
+		json_t *obj = json_object();
+		json_t *arr = json_array();
+		const char *first = n ? ward_config_error(cfg, 0, NULL)
+				      : ward_error_last();
+
+		for (size_t i = 0; arr && i < n; i++) {
+			const char *e = ward_config_error(cfg, i, NULL);
+
+			if (json_array_append_new(arr,
+						  cli_json_text(e, strlen(e))))
+				die(CLI_EXIT_WARD, "out of memory");
+		}
+		if (!obj || !arr ||
+		    json_object_set_new(obj, "error",
+					json_string("CONFIG_INVALID")) ||
+		    json_object_set_new(obj, "message",
+					cli_json_text(first, strlen(first))) ||
+		    json_object_set_new(obj, "errors", arr))
+			die(CLI_EXIT_WARD, "out of memory");
+		cli_json_print(obj);
+	} else {
+		fflush(stdout);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "%s: %s\n", cli_name,
+				ward_config_error(cfg, i, NULL));
+		if (n == 0)
+			fprintf(stderr, "%s: %s\n", cli_name,
+				ward_error_last());
+		if (!flags_only)
+			fprintf(stderr,
+				"Hint: run 'ward config check' to see the "
+				"effective configuration\n");
+	}
+	exit(flags_only ? CLI_EXIT_USAGE : CLI_EXIT_WARD);
+}
+
+/* Die: JSON error object or plain message, exit @status. */
+static noreturn void fail(int status, bool json, const char *code,
+			  const char *msg)
+{
+	if (json) {
+		cli_json_error(code, msg);
+		exit(status);
+	}
+	die(status, "%s", msg);
+}
+
+void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
+		     const char *usage, unsigned flags)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	struct ward_config_options co;
+	bool json = flags & CLI_SETUP_JSON;
+	struct cli_setup s = {NULL, NULL, NULL};
+	struct stat st;
+	int err;
+
+	/* Checked first so a typo is a usage error that names the path. */
+	if (o->workspace) {
+		if (stat(o->workspace, &st) != 0)
+			die_usage(usage, "workspace '%s': %s", o->workspace,
+				  strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			die_usage(usage, "workspace '%s' is not a directory",
+				  o->workspace);
+	}
+	if (ward_config_new(&s.config) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	cli_config_options(&co, o);
+	err = ward_config_load(s.config, &co);
+	if (err == -ENOMEM)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (err)
+		cli_config_report_errors(s.config, json);
+
+	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
+			      ward_config_workspace(s.config, NULL));
+	if (err)
+		fail(CLI_EXIT_WARD, json, "WARD_FAILED", ward_error_last());
+	/* The policy borrows the rules; s.config keeps them alive. */
+	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
+	    ward_policy_set_protect_git(
+		s.policy, ward_config_protect_git(s.config, NULL)))
+		fail(CLI_EXIT_WARD, json, "WARD_FAILED", ward_error_last());
+
+	if (flags & CLI_SETUP_PROVIDER) {
+		/* Rules with a custom runner would silently do nothing. */
+		if (ward_config_check_confine(s.config) != 0)
+			fail(CLI_EXIT_WARD, json, "CONFIG_INVALID",
+			     ward_error_last());
+		ward_config_provider_options(&po, s.config);
+		err = ward_provider_new(&s.provider, &po);
+		if (err)
+			fail(CLI_EXIT_WARD, json, "WARD_FAILED",
+			     ward_error_last());
+		if (o->runner != WARD_RUNNER_NONE) {
+			err = ward_provider_force(s.provider, o->runner);
+			if (err)
+				die_usage(usage, "runner '%s': %s",
+					  ward_runner_name(o->runner),
+					  ward_error_last());
+		}
+	}
+	*out = s;
+}
+
+void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
+{
+	if (s) {
+		ward_provider_free(s->provider);
+		ward_policy_free(s->policy);
+		ward_config_free(s->config);
+		s->provider = NULL;
+		s->policy = NULL;
+		s->config = NULL;
+	}
+	if (o) {
+		free(o->access);
+		o->access = NULL;
+		o->naccess = 0;
+	}
+}

@@ -1,0 +1,86 @@
+/*
+ * ward — from the command line and ward.yml to a policy and a provider:
+ * the one place every subcommand builds them, so the layers (built-in
+ * defaults < user file < project file < --config < flags) are applied the
+ * same way by `ward run`, `ward confine`, `ward fs` and `ward config check`.
+ *
+ * Use: add CLI_CONFIG_LONGOPTS to the command's options; in the getopt
+ * loop call cli_config_option() BEFORE cli_policy_option(); then
+ * cli_setup_build(), and cli_setup_free() at the end.
+ */
+#ifndef WARD_CLI_POLICY_OPTS_H
+#define WARD_CLI_POLICY_OPTS_H
+
+#include <stdbool.h>
+
+#include "ward/config.h"
+
+#include "cli.h"
+
+/* clang-format off */
+#define CLI_CONFIG_LONGOPTS                                                   \
+	{"access", required_argument, NULL, CLI_OPT_ACCESS},                  \
+	{"config", required_argument, NULL, CLI_OPT_CONFIG}
+/* clang-format on */
+
+/* Help text lines for the two options, aligned like the others. */
+#define CLI_CONFIG_HELP                                                       \
+	"      --access RULE      an access rule: 'rw PATH', 'r- PATH|GLOB' "  \
+	"or\n"                                                                \
+	"                         '-- PATH|GLOB' (repeatable; added to "      \
+	"ward.yml's)\n"                                                       \
+	"      --config FILE      read FILE after the user and project "      \
+	"files\n"                                                             \
+	"                         (see ward-config(5))\n"
+
+/*
+ * cli_config_option - handle --access and --config (true), and note that
+ * --mode was given (o->mode_given) while returning false for it, so that
+ * cli_policy_option() still parses the value. Call it first.
+ */
+bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
+		       const char *usage);
+
+/* What cli_setup_build() made. The config owns the rules the policy uses. */
+struct cli_setup {
+	ward_config *config;
+	ward_policy *policy;
+	ward_provider *provider; /* NULL unless asked for */
+};
+
+/* What cli_setup_build() should make and how it reports failure. */
+enum cli_setup_flags {
+	CLI_SETUP_PROVIDER = 1 << 0, /* a provider too (run, confine) */
+	CLI_SETUP_JSON = 1 << 1,     /* failures as a JSON error object */
+};
+
+/*
+ * cli_setup_build - load ward.yml's layers with the flags of @o on top,
+ * then build the policy (mode, workspace, access rules, git protection)
+ * and, with CLI_SETUP_PROVIDER, the provider (chain, runner_command,
+ * probe timeout, --runner). Dies on failure: a workspace flag that is not
+ * a directory, or only bad flags, with exit 2; an invalid configuration
+ * (every error listed) or access rules with runner_command with exit 125.
+ */
+void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
+		     const char *usage, unsigned flags);
+
+/*
+ * cli_config_options - the ward_config_options for @o (the flag layer).
+ * Pointers borrow from @o.
+ */
+void cli_config_options(struct ward_config_options *out,
+			const struct cli_policy_opts *o);
+
+/*
+ * cli_config_report_errors - print every error of @cfg on stderr, one
+ * "<cli_name>: <error>" line each (or one JSON error object with all of
+ * them when @json), and exit: 2 when every error came from a flag, else
+ * 125.
+ */
+noreturn void cli_config_report_errors(const ward_config *cfg, bool json);
+
+/* cli_setup_free - free what cli_setup_build() made and @o's vector. */
+void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o);
+
+#endif

@@ -1,0 +1,196 @@
+/*
+ * ward — escalation: after a real denial, one retry of the same command (or
+ * file operation) under a strictly wider mode, approved by a person before
+ * anything runs.
+ *
+ * The ladder: read-only → workspace-write | danger-full-access;
+ * workspace-write → danger-full-access; nothing above. A request that is
+ * not strictly wider than the call's effective mode is refused with its
+ * own text and asks nobody. Then, in this order: no approval service
+ * (no callback) → refused; approval policy `never` → refused; else the
+ * approval callback is asked and answers allowed-once, rejected, cancelled
+ * or unavailable. Only allowed-once yields a policy with the wider mode,
+ * for that one call; nothing is persisted, so the next call is back to the
+ * session's own mode. Every refusal has its own model-facing text (see
+ * render.h) and runs nothing.
+ *
+ * When a session is given, the request, the ask and the decision are
+ * appended to its log before anything runs; a failure to record is an
+ * error and nothing is granted (fail closed).
+ */
+#ifndef WARD_ESCALATION_H
+#define WARD_ESCALATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common.h"
+#include "exec.h"
+#include "mode.h"
+#include "policy.h"
+#include "provider.h"
+#include "session.h"
+
+/** What a call is, in model-facing text: a command or a file operation. */
+enum ward_subject {
+	WARD_SUBJECT_COMMAND = 0, /* bash tool, `ward run` */
+	WARD_SUBJECT_OPERATION,	  /* file tools, `ward fs` */
+};
+
+/** "command", "operation". Static storage. */
+WARD_EXTERN const char *ward_subject_name(enum ward_subject subject);
+
+/** What an approval service answered. */
+enum ward_approval_outcome {
+	/** Approved for this one call. */
+	WARD_APPROVAL_ALLOWED_ONCE = 0,
+	/** The person said no. */
+	WARD_APPROVAL_REJECTED,
+	/** The request was dismissed before a decision (e.g. Ctrl-C, EOF). */
+	WARD_APPROVAL_CANCELLED,
+	/** Nobody could be asked (no terminal, the channel failed). */
+	WARD_APPROVAL_UNAVAILABLE,
+};
+
+/** "allowed-once", "rejected", "cancelled", "unavailable". Static. */
+WARD_EXTERN const char *
+ward_approval_outcome_name(enum ward_approval_outcome outcome);
+
+/** The verdict on one escalation request. */
+enum ward_escalation_verdict {
+	/** allowed-once: the call runs under the requested mode. */
+	WARD_ESCALATION_GRANTED = 0,
+	/** Not strictly wider than the call's mode; nobody was asked. */
+	WARD_ESCALATION_NOT_WIDER,
+	/** No approval service; nobody was asked. */
+	WARD_ESCALATION_NO_SERVICE,
+	/** The approval policy is `never`; nobody was asked. */
+	WARD_ESCALATION_POLICY_NEVER,
+	WARD_ESCALATION_REJECTED,
+	WARD_ESCALATION_CANCELLED,
+	WARD_ESCALATION_UNAVAILABLE,
+};
+
+/**
+ * "granted", "not-wider", "no-approval-service", "policy-never",
+ * "rejected", "cancelled", "unavailable". Static storage.
+ */
+WARD_EXTERN const char *
+ward_escalation_verdict_name(enum ward_escalation_verdict verdict);
+
+/** What the person is shown. Strings are borrowed for the call. */
+struct ward_approval_request {
+	enum ward_subject subject;
+	/** The command line (shell-quoted) or the operation and its paths. */
+	const char *summary;
+	/** The directory it runs in (the workspace root for file tools). */
+	const char *cwd;
+	/** The call's effective mode, and the mode asked for. */
+	enum ward_mode current;
+	enum ward_mode requested;
+	const char *justification;
+	/** The session and call ids, or NULL. */
+	const char *session_id;
+	const char *call_id;
+};
+
+/**
+ * An approval service: put @req to a person and return their answer. It
+ * must not return WARD_APPROVAL_ALLOWED_ONCE unless a person allowed it.
+ */
+typedef enum ward_approval_outcome (*ward_approval_fn)(
+    void *ctx, const struct ward_approval_request *req);
+
+/**
+ * ward_escalation_targets - the modes @from may escalate to, narrowest
+ * first, into @out (room for 2). Returns how many (0 for
+ * danger-full-access).
+ */
+WARD_EXTERN size_t ward_escalation_targets(enum ward_mode out[2],
+					   enum ward_mode from);
+
+/**
+ * ward_escalation_is_wider - true when @to is on @from's ladder, i.e.
+ * strictly wider.
+ */
+WARD_EXTERN bool ward_escalation_is_wider(enum ward_mode from,
+					  enum ward_mode to);
+
+/**
+ * ward_escalation_offered - whether a denial under @mode should carry the
+ * escalation hint: there is a wider mode, an approval service, the policy
+ * is not `never`, and the call was not itself an escalated retry (the one
+ * sanctioned retry has been used).
+ */
+WARD_EXTERN bool ward_escalation_offered(enum ward_mode mode,
+					 enum ward_approval_policy policy,
+					 bool has_service, bool was_escalated);
+
+#define WARD_ESCALATION_VERSION 1
+
+/** One escalation request. */
+struct ward_escalation {
+	unsigned version;
+	enum ward_subject subject;
+	/** What the person is shown (see struct ward_approval_request). */
+	const char *summary;
+	/** NULL: the base policy's workspace root. */
+	const char *cwd;
+	/** The mode asked for (sandbox_permissions). */
+	enum ward_mode requested;
+	/** Why (required, non-empty). */
+	const char *justification;
+	/** The approval policy in force for the call. */
+	enum ward_approval_policy policy;
+	/** The approval service; NULL: there is none. */
+	ward_approval_fn approve;
+	void *approve_ctx;
+	/** Where to record the request, ask and decision; NULL: nowhere. */
+	ward_session *session;
+	/** The call's id in the session log (required with @session). */
+	const char *call_id;
+};
+
+#define WARD_ESCALATION_INIT                                                   \
+	{                                                                      \
+		WARD_ESCALATION_VERSION, WARD_SUBJECT_COMMAND, NULL, NULL,     \
+		    WARD_MODE_DEFAULT, NULL, WARD_APPROVAL_ASK, NULL, NULL,    \
+		    NULL, NULL                                                 \
+	}
+
+/**
+ * ward_escalation_authorize - decide one escalation request against the
+ * call's @base policy (whose mode is the call's effective mode).
+ *
+ * Returns 0 when a verdict was reached, and sets *verdict. Only for
+ * WARD_ESCALATION_GRANTED is *granted set: a new policy equal to @base
+ * but for the requested mode, for this one call; the caller frees it with
+ * ward_policy_free(). For every other verdict *granted is untouched and
+ * the caller must run nothing. Returns WARD_EINVAL for a bad request (no
+ * justification, an unknown mode, a session without call id) and -errno
+ * when recording fails; then no verdict is set and nothing is granted.
+ *
+ * With @e->session: appends `escalation/request` (mode, from,
+ * justification); when the person is asked, `approval/asked` before the
+ * callback and `approval/decision` after it; and `escalation/verdict`
+ * (verdict and its model-facing text) last.
+ */
+WARD_EXTERN int ward_escalation_authorize(ward_policy **granted,
+					  enum ward_escalation_verdict *verdict,
+					  const ward_policy *base,
+					  const struct ward_escalation *e);
+
+/**
+ * ward_escalation_exec - authorize, then, only when granted, confine and
+ * run @argv under the granted policy (ward_exec_run). Returns 0 with
+ * *verdict set; *out is set (and must be freed) only when the verdict is
+ * GRANTED and the command ran. Errors as ward_escalation_authorize() and
+ * ward_exec_run(); a runner failure after a grant still runs nothing.
+ */
+WARD_EXTERN int
+ward_escalation_exec(ward_result **out, enum ward_escalation_verdict *verdict,
+		     ward_provider *provider, const ward_policy *base,
+		     char *const argv[], const struct ward_exec_options *opts,
+		     const struct ward_escalation *e);
+
+#endif

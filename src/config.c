@@ -1,0 +1,2179 @@
+/*
+ * ward — the configuration (ward.yml): parse each layer, then resolve.
+ *
+ * Parsing (plan) runs libfyaml's EVENT parser, not its document builder,
+ * into a small tree of our own with a 1-based line on every node, so every
+ * error can name its file, line and key. Building the tree ourselves is also
+ * what makes hostile input harmless:
+ *   - aliases are refused outright (never expanded), so an alias bomb
+ *     ("billion laughs") costs nothing;
+ *   - nesting is capped (MAX_DEPTH, far below libfyaml's own limit of 64)
+ *     and so is the number of nodes (MAX_NODES) and the file size
+ *     (WARD_CONFIG_MAX_BYTES);
+ *   - tags, complex keys, several documents, NUL bytes in scalars, and
+ *     duplicate keys are errors.
+ *
+ * The schema walk stores what each layer says in a struct layer; nothing
+ * is merged until ward_config_resolve() (apply), which picks each value from
+ * the highest layer that has it, refuses a project mode wider than the one
+ * below it, canonicalises the workspace and loads every access entry into
+ * one ward_rules, each with its origin.
+ *
+ * Errors are collected (not just the first), each "FILE:LINE: KEY: message".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libfyaml.h>
+
+#include "internal.h"
+#include "ward/config.h"
+
+#define MAX_DEPTH   16
+#define MAX_NODES   200000
+#define MAX_RUNNERS 8
+#define MAX_ERRORS  100
+#define PROBE_TIMEOUT_MAX_MS 600000u
+
+/* The keys, in the order ward config check prints them. */
+enum key {
+	K_MODE,
+	K_WORKSPACE,
+	K_RUNNERS,
+	K_RUNNER_COMMAND,
+	K_SIGNATURES,
+	K_PROBE_TIMEOUT,
+	K_ACCESS,
+	K_APPROVAL,
+	K_PRESETS,
+	K_PROTECT_GIT,
+	K_COUNT
+};
+
+static const char *const key_names[K_COUNT] = {
+    [K_MODE] = "mode",
+    [K_WORKSPACE] = "workspace",
+    [K_RUNNERS] = "runners",
+    [K_RUNNER_COMMAND] = "runner_command",
+    [K_SIGNATURES] = "runner_failure_signatures",
+    [K_PROBE_TIMEOUT] = "probe_timeout_ms",
+    [K_ACCESS] = "access",
+    [K_APPROVAL] = "approval",
+    [K_PRESETS] = "presets",
+    [K_PROTECT_GIT] = "protect_git",
+};
+
+/* --- the YAML tree ------------------------------------------------------ */
+
+enum ytype { Y_SCALAR, Y_SEQ, Y_MAP };
+
+struct ynode {
+	enum ytype type;
+	unsigned line;	   /* 1-based start line */
+	unsigned end_line; /* scalars: 1-based end line */
+	enum fy_scalar_style style;
+	char *str; /* scalars: the value, NUL-terminated */
+	size_t len;
+	bool has_nul;	   /* the scalar holds a NUL byte */
+	struct ynode **kid; /* seq: items; map: key, value, key, value… */
+	size_t n, cap;
+};
+
+/* --- the layers --------------------------------------------------------- */
+
+struct access_entry {
+	char *text;
+	unsigned line;
+	bool block; /* one multi-line text, one entry per line */
+};
+
+struct preset {
+	char *name;
+	enum ward_mode mode;
+	enum ward_approval_policy approval;
+	unsigned line;
+};
+
+/* What one layer says. has[k] / line[k]: the key was set, and where. */
+struct layer {
+	bool present;
+	char *file;
+	bool has[K_COUNT];
+	unsigned line[K_COUNT];
+	enum ward_mode mode;
+	char *workspace; /* expanded (~/), absolute, not canonical */
+	enum ward_runner runners[MAX_RUNNERS];
+	size_t nrunners;
+	char *runner_command;
+	char **sigs; /* NULL-terminated */
+	unsigned probe_timeout_ms;
+	enum ward_approval_policy approval;
+	bool protect_git;
+	struct access_entry *acc;
+	size_t nacc, capacc;
+	struct preset *presets;
+	size_t npresets, cappresets;
+};
+
+struct cerror {
+	char *msg;
+	struct ward_config_origin origin;
+};
+
+#define N_LAYERS (WARD_CONFIG_LAYER_FLAGS + 1)
+
+struct ward_config {
+	struct layer L[N_LAYERS];
+	struct cerror *err;
+	size_t nerr, caperr;
+	char **warn;
+	size_t nwarn, capwarn;
+	bool oom;
+	bool resolved;
+	char *user_hint; /* the user file path for messages */
+	/* Effective values, after resolve. */
+	struct ward_config_origin from[K_COUNT];
+	enum ward_mode mode;
+	char *workspace; /* canonical */
+	const enum ward_runner *runners;
+	size_t nrunners;
+	const char *runner_command;
+	char *const *sigs;
+	unsigned probe_timeout_ms;
+	enum ward_approval_policy approval;
+	bool protect_git;
+	struct ward_config_preset *presets;
+	size_t npresets;
+	ward_presets *table; /* built-in presets + the configured ones */
+	ward_rules *rules;
+};
+
+static char *const empty_strv[] = {NULL};
+
+/* --- errors and warnings ------------------------------------------------ */
+
+/* Quote @s (at most @n bytes) for a message into @dst. */
+static const char *quote(char *dst, size_t size, const char *s, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 8 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i >= 80) {
+			o += (size_t)snprintf(dst + o, size - o, "...");
+			break;
+		}
+		if (c == '"' || c == '\\')
+			o += (size_t)snprintf(dst + o, size - o, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(dst + o, size - o, "\\x%02x", c);
+		else
+			dst[o++] = (char)c;
+	}
+	dst[o] = '\0';
+	return dst;
+}
+
+static void add_error_msg(ward_config *cfg, enum ward_config_layer layer,
+			  const char *file, unsigned line, char *msg)
+{
+	struct cerror *e;
+
+	if (!msg) {
+		cfg->oom = true;
+		return;
+	}
+	if (cfg->nerr >= MAX_ERRORS) {
+		free(msg);
+		return;
+	}
+	if (cfg->nerr == cfg->caperr) {
+		size_t cap = cfg->caperr ? cfg->caperr * 2 : 8;
+
+		e = realloc(cfg->err, cap * sizeof(*e));
+		if (!e) {
+			free(msg);
+			cfg->oom = true;
+			return;
+		}
+		cfg->err = e;
+		cfg->caperr = cap;
+	}
+	e = &cfg->err[cfg->nerr++];
+	e->msg = msg;
+	e->origin.layer = layer;
+	e->origin.file = file;
+	e->origin.line = line;
+}
+
+/*
+ * Record an error "FILE:LINE: KEY: message" (the parts that are known; a
+ * flag is named "--KEY" instead of a file).
+ */
+static void cerr(ward_config *cfg, enum ward_config_layer layer,
+		 const char *file, unsigned line, const char *key,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void cerr(ward_config *cfg, enum ward_config_layer layer,
+		 const char *file, unsigned line, const char *key,
+		 const char *fmt, ...)
+{
+	char where[PATH_MAX + 64] = "", what[1024];
+	char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (file && line)
+		snprintf(where, sizeof(where), "%s:%u: ", file, line);
+	else if (file)
+		snprintf(where, sizeof(where), "%s: ", file);
+	if (key && layer == WARD_CONFIG_LAYER_FLAGS && !file) {
+		if (asprintf(&msg, "--%s: %s", key, what) < 0)
+			msg = NULL;
+	} else if (key) {
+		if (asprintf(&msg, "%s%s: %s", where, key, what) < 0)
+			msg = NULL;
+	} else if (asprintf(&msg, "%s%s", where, what) < 0) {
+		msg = NULL;
+	}
+	add_error_msg(cfg, layer, file, line, msg);
+}
+
+static void cwarn(ward_config *cfg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void cwarn(ward_config *cfg, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		cfg->oom = true;
+		return;
+	}
+	if (cfg->nwarn == cfg->capwarn) {
+		size_t cap = cfg->capwarn ? cfg->capwarn * 2 : 8;
+		char **v = realloc(cfg->warn, cap * sizeof(*v));
+
+		if (!v) {
+			free(msg);
+			cfg->oom = true;
+			return;
+		}
+		cfg->warn = v;
+		cfg->capwarn = cap;
+	}
+	cfg->warn[cfg->nwarn++] = msg;
+}
+
+/*
+ * The result of a step that may have added errors since @before: 0, or
+ * WARD_EINVAL with the first new error as the detail (-ENOMEM wins).
+ */
+static int result(const ward_config *cfg, size_t before)
+{
+	if (cfg->oom)
+		return ward_err(-ENOMEM, "config: out of memory");
+	if (cfg->nerr > before)
+		return ward_err(WARD_EINVAL, "%s", cfg->err[before].msg);
+	return 0;
+}
+
+/* --- the tree ----------------------------------------------------------- */
+
+static void ynode_free(struct ynode *y)
+{
+	if (!y)
+		return;
+	/* Recursion is bounded by MAX_DEPTH. */
+	for (size_t i = 0; i < y->n; i++)
+		ynode_free(y->kid[i]);
+	free(y->kid);
+	free(y->str);
+	free(y);
+}
+
+static bool ynode_push(struct ynode *parent, struct ynode *kid)
+{
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 8;
+		struct ynode **v = realloc(parent->kid, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		parent->kid = v;
+		parent->cap = cap;
+	}
+	parent->kid[parent->n++] = kid;
+	return true;
+}
+
+static unsigned mark_line(const struct fy_mark *m)
+{
+	return m && m->line >= 0 ? (unsigned)m->line + 1 : 0;
+}
+
+/* The first error libfyaml collected, as "FILE:LINE: invalid YAML: …". */
+static void yaml_error(ward_config *cfg, enum ward_config_layer layer,
+		       const char *file, struct fy_diag *diag, unsigned at)
+{
+	struct fy_diag_error *de;
+	void *it = NULL;
+
+	de = diag ? fy_diag_errors_iterate(diag, &it) : NULL;
+	if (de && de->msg) {
+		char q[256];
+
+		cerr(cfg, layer, file, de->line > 0 ? (unsigned)de->line : at,
+		     NULL, "invalid YAML: %s",
+		     quote(q, sizeof(q), de->msg, strlen(de->msg)));
+		return;
+	}
+	cerr(cfg, layer, file, at, NULL, "invalid YAML");
+}
+
+struct builder {
+	ward_config *cfg;
+	enum ward_config_layer layer;
+	const char *file;
+	struct ynode *root;
+	struct ynode *stack[MAX_DEPTH + 1];
+	size_t depth;
+	size_t nodes;
+	unsigned last_line;
+	bool failed;
+};
+
+static void bfail(struct builder *b, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void bfail(struct builder *b, unsigned line, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	cerr(b->cfg, b->layer, b->file, line ? line : b->last_line, NULL, "%s",
+	     what);
+	b->failed = true;
+}
+
+/* Attach a new node to the open collection (or make it the root). */
+static struct ynode *bnew(struct builder *b, enum ytype type, unsigned line)
+{
+	struct ynode *y;
+
+	if (++b->nodes > MAX_NODES) {
+		bfail(b, line,
+		      "too many YAML nodes (more than %d); a ward "
+		      "configuration is small",
+		      MAX_NODES);
+		return NULL;
+	}
+	y = calloc(1, sizeof(*y));
+	if (!y) {
+		b->cfg->oom = true;
+		b->failed = true;
+		return NULL;
+	}
+	y->type = type;
+	y->line = line ? line : b->last_line;
+	if (b->depth == 0) {
+		if (b->root) {
+			/* Cannot happen: one document, one root. */
+			ynode_free(y);
+			bfail(b, line, "more than one top-level node");
+			return NULL;
+		}
+		b->root = y;
+		return y;
+	}
+	if (!ynode_push(b->stack[b->depth - 1], y)) {
+		ynode_free(y);
+		b->cfg->oom = true;
+		b->failed = true;
+		return NULL;
+	}
+	return y;
+}
+
+/* A tag or an anchor on a node: tags are refused, anchors are harmless. */
+static bool btag(struct builder *b, struct fy_token *tag, unsigned line)
+{
+	size_t len = 0;
+	const char *t;
+	char q[128];
+
+	if (!tag)
+		return true;
+	t = fy_token_get_text(tag, &len);
+	bfail(b, line, "YAML tags are not supported (%s)",
+	      t ? quote(q, sizeof(q), t, len) : "?");
+	return false;
+}
+
+static void bevent(struct builder *b, struct fy_event *e, unsigned *ndocs)
+{
+	unsigned line = mark_line(fy_event_start_mark(e));
+	struct ynode *y;
+	const char *t;
+	size_t len = 0;
+
+	if (line)
+		b->last_line = line;
+	switch (e->type) {
+	case FYET_DOCUMENT_START:
+		if (++*ndocs > 1)
+			bfail(b, line,
+			      "more than one YAML document; a ward "
+			      "configuration is one mapping");
+		break;
+	case FYET_ALIAS:
+		t = fy_token_get_text(e->alias.anchor, &len);
+		{
+			char q[128];
+
+			bfail(b, line,
+			      "YAML aliases (*%s) are not allowed in a ward "
+			      "configuration; write the value out",
+			      t ? quote(q, sizeof(q), t, len) : "?");
+		}
+		break;
+	case FYET_MAPPING_START:
+	case FYET_SEQUENCE_START:
+		if (!btag(b,
+			  e->type == FYET_MAPPING_START
+			      ? e->mapping_start.tag
+			      : e->sequence_start.tag,
+			  line))
+			break;
+		if (b->depth >= MAX_DEPTH) {
+			bfail(b, line, "nesting deeper than %d levels",
+			      MAX_DEPTH);
+			break;
+		}
+		y = bnew(b, e->type == FYET_MAPPING_START ? Y_MAP : Y_SEQ,
+			 line);
+		if (y)
+			b->stack[b->depth++] = y;
+		break;
+	case FYET_MAPPING_END:
+	case FYET_SEQUENCE_END:
+		if (b->depth > 0)
+			b->depth--;
+		break;
+	case FYET_SCALAR:
+		if (!btag(b, e->scalar.tag, line))
+			break;
+		y = bnew(b, Y_SCALAR, line);
+		if (!y)
+			break;
+		y->end_line = mark_line(fy_event_end_mark(e));
+		if (!y->end_line)
+			y->end_line = y->line;
+		y->style = e->scalar.value
+			       ? fy_token_scalar_style(e->scalar.value)
+			       : FYSS_PLAIN;
+		t = e->scalar.value ? fy_token_get_text(e->scalar.value, &len)
+				    : NULL;
+		if (!t) {
+			t = "";
+			len = 0;
+		}
+		y->str = malloc(len + 1);
+		if (!y->str) {
+			b->cfg->oom = true;
+			b->failed = true;
+			break;
+		}
+		memcpy(y->str, t, len);
+		y->str[len] = '\0';
+		y->len = len;
+		y->has_nul = memchr(t, '\0', len) != NULL;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The offset of the first byte of @s that does not start a valid UTF-8
+ * sequence (overlong forms, surrogates and code points above U+10FFFF are
+ * invalid), or @len when it is all valid.
+ */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned cp;
+		size_t n;
+
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (s[i] >= 0xc2 && s[i] <= 0xdf)
+			n = 2, cp = s[i] & 0x1f;
+		else if (s[i] >= 0xe0 && s[i] <= 0xef)
+			n = 3, cp = s[i] & 0x0f;
+		else if (s[i] >= 0xf0 && s[i] <= 0xf4)
+			n = 4, cp = s[i] & 0x07;
+		else
+			return i;
+		if (n > len - i)
+			return i;
+		for (size_t k = 1; k < n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			return i;
+		i += n;
+	}
+	return len;
+}
+
+/* The 1-based line of offset @at in @text. */
+static unsigned line_of(const char *text, size_t at)
+{
+	unsigned line = 1;
+
+	for (size_t i = 0; i < at; i++)
+		line += text[i] == '\n';
+	return line;
+}
+
+/*
+ * Parse @text into a tree. NULL with *ok true: an empty document (no
+ * settings). NULL with *ok false: errors were recorded.
+ */
+static struct ynode *parse_tree(ward_config *cfg, enum ward_config_layer layer,
+				const char *file, const char *text, size_t len,
+				bool *ok)
+{
+	struct builder b = {.cfg = cfg, .layer = layer, .file = file};
+	struct fy_parse_cfg pc = {0};
+	struct fy_diag_cfg dc;
+	struct fy_diag *diag = NULL;
+	struct fy_parser *fyp = NULL;
+	struct fy_event *e;
+	unsigned ndocs = 0;
+
+	*ok = false;
+	/*
+	 * Refuse invalid UTF-8 before libfyaml sees it: a config is text,
+	 * and libfyaml 0.7 loops forever on some invalid bytes (e.g. in a
+	 * `%` directive), found by fuzz_config.
+	 */
+	{
+		size_t bad = utf8_invalid_at((const unsigned char *)text, len);
+
+		if (bad < len) {
+			cerr(cfg, layer, file, line_of(text, bad), NULL,
+			     "not valid UTF-8 (byte 0x%02x at offset %zu)",
+			     (unsigned char)text[bad], bad);
+			return NULL;
+		}
+	}
+	fy_diag_cfg_default(&dc);
+	dc.fp = NULL;
+	dc.colorize = false;
+	diag = fy_diag_create(&dc);
+	if (!diag)
+		goto out_oom;
+	fy_diag_set_collect_errors(diag, true);
+	pc.flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_AUTO | FYPCF_JSON_NONE;
+	pc.diag = diag;
+	fyp = fy_parser_create(&pc);
+	if (!fyp)
+		goto out_oom;
+	/* An empty string is valid YAML; libfyaml wants a non-NULL one. */
+	if (fy_parser_set_string(fyp, len ? text : "", len) != 0)
+		goto out_oom;
+	while (!b.failed && (e = fy_parser_parse(fyp)) != NULL) {
+		bevent(&b, e, &ndocs);
+		fy_parser_event_free(fyp, e);
+	}
+	if (!b.failed && fy_parser_get_stream_error(fyp)) {
+		yaml_error(cfg, layer, file, diag, b.last_line);
+		b.failed = true;
+	}
+	fy_parser_destroy(fyp);
+	fy_diag_destroy(diag);
+	if (b.failed) {
+		ynode_free(b.root);
+		return NULL;
+	}
+	*ok = true;
+	return b.root;
+
+out_oom:
+	if (fyp)
+		fy_parser_destroy(fyp);
+	if (diag)
+		fy_diag_destroy(diag);
+	cfg->oom = true;
+	return NULL;
+}
+
+/* --- the schema --------------------------------------------------------- */
+
+/* Everything a key's handler needs. */
+struct pstate {
+	ward_config *cfg;
+	struct layer *L;
+	enum ward_config_layer layer;
+	const char *file;
+	const char *key; /* the key being handled */
+	unsigned line;	 /* the key's line */
+};
+
+#define PERR(ps, line, ...)                                                   \
+	cerr((ps)->cfg, (ps)->layer, (ps)->file, (line), (ps)->key,           \
+	     __VA_ARGS__)
+
+static bool is_null(const struct ynode *y)
+{
+	return y->type == Y_SCALAR && y->style == FYSS_PLAIN &&
+	       (y->len == 0 || strcmp(y->str, "~") == 0 ||
+		strcmp(y->str, "null") == 0 || strcmp(y->str, "Null") == 0 ||
+		strcmp(y->str, "NULL") == 0);
+}
+
+static const char *type_name(const struct ynode *y)
+{
+	if (is_null(y))
+		return "nothing (null)";
+	switch (y->type) {
+	case Y_SEQ:
+		return "a list";
+	case Y_MAP:
+		return "a mapping";
+	default:
+		return "a scalar";
+	}
+}
+
+/*
+ * The one-line string value of @y, or NULL after an error (wrong type,
+ * null, NUL byte, several lines). @what describes what was expected.
+ */
+static const char *get_string(struct pstate *ps, const struct ynode *y,
+			      const char *what)
+{
+	if (y->type != Y_SCALAR || is_null(y)) {
+		PERR(ps, y->line, "expected %s, got %s", what, type_name(y));
+		return NULL;
+	}
+	if (y->has_nul) {
+		PERR(ps, y->line, "the value holds a NUL byte");
+		return NULL;
+	}
+	if (y->style == FYSS_LITERAL || y->style == FYSS_FOLDED ||
+	    strchr(y->str, '\n') || y->end_line != y->line) {
+		PERR(ps, y->line, "expected %s on one line", what);
+		return NULL;
+	}
+	if (y->len == 0) {
+		PERR(ps, y->line, "expected %s, got an empty string", what);
+		return NULL;
+	}
+	return y->str;
+}
+
+static bool store(ward_config *cfg, char **slot, const char *s)
+{
+	*slot = strdup(s);
+	if (!*slot)
+		cfg->oom = true;
+	return *slot != NULL;
+}
+
+/* Where to put a key that the project file may not set. */
+static void refuse_in_project(struct pstate *ps, unsigned line,
+			      const char *why)
+{
+	PERR(ps, line,
+	     "refused: a project file may only narrow the sandbox, and %s; "
+	     "put it in your user file (%s) or pass --config FILE",
+	     why, ps->cfg->user_hint ? ps->cfg->user_hint
+				     : "~/.config/ward/config.yml");
+}
+
+static void h_mode(struct pstate *ps, const struct ynode *y)
+{
+	const char *s = get_string(ps, y, "a mode");
+
+	if (!s)
+		return;
+	if (ward_mode_parse(&ps->L->mode, s) != 0) {
+		char q[128];
+
+		PERR(ps, y->line,
+		     "invalid mode \"%s\" (valid: read-only, workspace-write, "
+		     "danger-full-access)",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	ps->L->has[K_MODE] = true;
+}
+
+/* `~` and `~/…` against @home; anything else copied. NULL after an error. */
+static char *expand_home(struct pstate *ps, unsigned line, const char *s,
+			 const char *home)
+{
+	char *out = NULL;
+
+	if (s[0] != '~') {
+		out = strdup(s);
+		if (!out)
+			ps->cfg->oom = true;
+		return out;
+	}
+	if (s[1] != '\0' && s[1] != '/') {
+		PERR(ps, line, "~user is not supported; write the full path");
+		return NULL;
+	}
+	if (!home || home[0] != '/') {
+		PERR(ps, line, "cannot expand ~: HOME is not set");
+		return NULL;
+	}
+	if (asprintf(&out, "%s%s", home, s + 1) < 0) {
+		ps->cfg->oom = true;
+		return NULL;
+	}
+	return out;
+}
+
+static void h_workspace(struct pstate *ps, const struct ynode *y)
+{
+	const char *s = get_string(ps, y, "a directory");
+	char q[128];
+
+	if (!s)
+		return;
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		refuse_in_project(ps, ps->line,
+				  "the workspace decides what is writable");
+		return;
+	}
+	if (s[0] != '/' && s[0] != '~') {
+		PERR(ps, y->line,
+		     "\"%s\" is relative; write an absolute path or one "
+		     "starting with ~/",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	/* ~ is expanded at resolve time (the env context is known then). */
+	if (s[0] == '~' && s[1] != '\0' && s[1] != '/') {
+		PERR(ps, y->line, "~user is not supported; write the full path");
+		return;
+	}
+	if (store(ps->cfg, &ps->L->workspace, s))
+		ps->L->has[K_WORKSPACE] = true;
+}
+
+static void h_runners(struct pstate *ps, const struct ynode *y)
+{
+	const enum ward_runner *chain = NULL;
+	size_t nchain = ward_platform_chain(&chain, ward_platform_current());
+	struct layer *L = ps->L;
+	size_t before = ps->cfg->nerr;
+
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		refuse_in_project(ps, ps->line,
+				  "the runner chain decides how it is "
+				  "enforced");
+		return;
+	}
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line, "expected a list of runners, got %s",
+		     type_name(y));
+		return;
+	}
+	if (y->n == 0) {
+		PERR(ps, y->line,
+		     "an empty runner chain can never confine; leave the key "
+		     "out to use the platform's chain");
+		return;
+	}
+	if (y->n > MAX_RUNNERS) {
+		PERR(ps, y->line, "at most %d runners", MAX_RUNNERS);
+		return;
+	}
+	L->nrunners = 0;
+	for (size_t i = 0; i < y->n; i++) {
+		const char *s = get_string(ps, y->kid[i], "a runner name");
+		enum ward_runner r;
+		bool ok = false;
+		char q[128];
+
+		if (!s)
+			continue;
+		if (ward_runner_parse(&r, s) == 0)
+			for (size_t j = 0; j < nchain; j++)
+				ok |= chain[j] == r;
+		if (!ok) {
+			PERR(ps, y->kid[i]->line,
+			     "\"%s\" is not a runner of %s (valid: %s%s%s)",
+			     quote(q, sizeof(q), s, strlen(s)),
+			     ward_platform_name(ward_platform_current()),
+			     nchain > 0 ? ward_runner_name(chain[0]) : "none",
+			     nchain > 1 ? ", " : "",
+			     nchain > 1 ? ward_runner_name(chain[1]) : "");
+			continue;
+		}
+		for (size_t j = 0; j < L->nrunners; j++) {
+			if (L->runners[j] == r) {
+				PERR(ps, y->kid[i]->line,
+				     "\"%s\" is listed twice", s);
+				ok = false;
+			}
+		}
+		if (ok)
+			L->runners[L->nrunners++] = r;
+	}
+	if (ps->cfg->nerr == before)
+		L->has[K_RUNNERS] = true;
+}
+
+static void h_runner_command(struct pstate *ps, const struct ynode *y)
+{
+	const char *s = get_string(ps, y, "a command");
+	char q[128];
+
+	if (!s)
+		return;
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		refuse_in_project(ps, ps->line,
+				  "a runner command replaces the sandbox");
+		return;
+	}
+	if (s[0] != '/' && strchr(s, '/')) {
+		PERR(ps, y->line,
+		     "\"%s\" must be an absolute path or a bare name looked "
+		     "up in PATH",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	if (store(ps->cfg, &ps->L->runner_command, s))
+		ps->L->has[K_RUNNER_COMMAND] = true;
+}
+
+static void h_signatures(struct pstate *ps, const struct ynode *y)
+{
+	size_t before = ps->cfg->nerr;
+	char **v;
+
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		refuse_in_project(ps, ps->line,
+				  "they belong to the runner command");
+		return;
+	}
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line, "expected a list of strings, got %s",
+		     type_name(y));
+		return;
+	}
+	v = calloc(y->n + 1, sizeof(*v));
+	if (!v) {
+		ps->cfg->oom = true;
+		return;
+	}
+	for (size_t i = 0, n = 0; i < y->n; i++) {
+		const char *s = get_string(ps, y->kid[i], "a string");
+
+		if (s && !store(ps->cfg, &v[n++], s))
+			break;
+	}
+	if (ps->cfg->nerr != before || ps->cfg->oom) {
+		ward_strv_free(v);
+		return;
+	}
+	ps->L->sigs = v;
+	ps->L->has[K_SIGNATURES] = true;
+}
+
+static void h_probe_timeout(struct pstate *ps, const struct ynode *y)
+{
+	unsigned long v = 0;
+	char *end = NULL;
+	char q[128];
+
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		refuse_in_project(ps, ps->line,
+				  "a short probe timeout can push the chain "
+				  "to a weaker runner");
+		return;
+	}
+	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN) {
+		PERR(ps, y->line, "expected an integer, got %s",
+		     y->type == Y_SCALAR && !is_null(y) ? "a quoted string"
+							: type_name(y));
+		return;
+	}
+	errno = 0;
+	if (y->str[0] >= '0' && y->str[0] <= '9')
+		v = strtoul(y->str, &end, 10);
+	if (!end || *end || errno || v < 1 || v > PROBE_TIMEOUT_MAX_MS) {
+		PERR(ps, y->line,
+		     "expected an integer from 1 to %u (milliseconds), got "
+		     "\"%s\"",
+		     PROBE_TIMEOUT_MAX_MS,
+		     quote(q, sizeof(q), y->str, y->len));
+		return;
+	}
+	ps->L->probe_timeout_ms = (unsigned)v;
+	ps->L->has[K_PROBE_TIMEOUT] = true;
+}
+
+static bool acc_push(ward_config *cfg, struct layer *L, const char *text,
+		     unsigned line, bool block)
+{
+	struct access_entry *a;
+
+	if (L->nacc == L->capacc) {
+		size_t cap = L->capacc ? L->capacc * 2 : 16;
+
+		a = realloc(L->acc, cap * sizeof(*a));
+		if (!a) {
+			cfg->oom = true;
+			return false;
+		}
+		L->acc = a;
+		L->capacc = cap;
+	}
+	a = &L->acc[L->nacc];
+	if (!store(cfg, &a->text, text))
+		return false;
+	a->line = line;
+	a->block = block;
+	L->nacc++;
+	return true;
+}
+
+/*
+ * The project file may only narrow: refuse an `rw` entry (the rules module
+ * reports every other malformed entry at resolve time).
+ */
+static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
+			     unsigned line)
+{
+	char q[200];
+
+	while (n && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	if (ps->layer != WARD_CONFIG_LAYER_PROJECT || n < 2 ||
+	    strncmp(s, "rw", 2) != 0 ||
+	    (n > 2 && s[2] != ' ' && s[2] != '\t'))
+		return true;
+	PERR(ps, line,
+	     "entry \"%s\" refused: a project file may only narrow the "
+	     "sandbox (r- and -- entries); put rw entries in your user file "
+	     "(%s) or pass --config FILE or --access",
+	     quote(q, sizeof(q), s, n),
+	     ps->cfg->user_hint ? ps->cfg->user_hint
+				: "~/.config/ward/config.yml");
+	return false;
+}
+
+static void h_access(struct pstate *ps, const struct ynode *y)
+{
+	size_t before = ps->cfg->nerr;
+	struct layer *L = ps->L;
+
+	if (y->type == Y_SCALAR && !is_null(y)) {
+		if (y->has_nul) {
+			PERR(ps, y->line, "the value holds a NUL byte");
+			return;
+		}
+		if (y->style == FYSS_FOLDED ||
+		    (y->style != FYSS_LITERAL && y->end_line != y->line)) {
+			PERR(ps, y->line,
+			     "a multi-line text must be a literal block "
+			     "(access: |), one entry per line; or use a list");
+			return;
+		}
+		if (y->style == FYSS_LITERAL) {
+			/* Check each line; the block starts on y->line. */
+			const char *p = y->str;
+			unsigned line = y->line;
+
+			while (*p) {
+				const char *nl = strchr(p, '\n');
+				size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+				project_entry_ok(ps, p, n, line);
+				p += n + (nl ? 1 : 0);
+				line++;
+			}
+		} else {
+			project_entry_ok(ps, y->str, y->len, y->line);
+		}
+		if (ps->cfg->nerr == before &&
+		    acc_push(ps->cfg, L, y->str, y->line,
+			     y->style == FYSS_LITERAL))
+			L->has[K_ACCESS] = true;
+		return;
+	}
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line,
+		     "expected a list of entries or a literal block "
+		     "(access: |), got %s",
+		     type_name(y));
+		return;
+	}
+	for (size_t i = 0; i < y->n; i++) {
+		const struct ynode *it = y->kid[i];
+		const char *s =
+		    get_string(ps, it, "an entry (rw, r- or -- and a path)");
+
+		if (s)
+			project_entry_ok(ps, s, strlen(s), it->line);
+	}
+	if (ps->cfg->nerr != before)
+		return;
+	for (size_t i = 0; i < y->n; i++)
+		if (!acc_push(ps->cfg, L, y->kid[i]->str, y->kid[i]->line,
+			      false))
+			return;
+	L->has[K_ACCESS] = true;
+}
+
+static bool parse_approval(enum ward_approval_policy *out, const char *s)
+{
+	if (strcmp(s, "ask") == 0)
+		*out = WARD_APPROVAL_ASK;
+	else if (strcmp(s, "never") == 0)
+		*out = WARD_APPROVAL_NEVER;
+	else
+		return false;
+	return true;
+}
+
+static void h_approval(struct pstate *ps, const struct ynode *y)
+{
+	const char *s = get_string(ps, y, "an approval policy");
+	char q[128];
+
+	if (!s)
+		return;
+	if (!parse_approval(&ps->L->approval, s)) {
+		PERR(ps, y->line,
+		     "invalid approval policy \"%s\" (valid: ask, never)",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT &&
+	    ps->L->approval == WARD_APPROVAL_NEVER) {
+		refuse_in_project(ps, ps->line,
+				  "whether you are asked is your decision "
+				  "(only \"ask\" is accepted there)");
+		return;
+	}
+	ps->L->has[K_APPROVAL] = true;
+}
+
+static bool preset_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64 || strcmp(s, "custom") == 0)
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz"
+			 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+/* One preset: {mode: M, approval: A}, both required. */
+static void parse_preset(struct pstate *ps, const char *name,
+			 const struct ynode *key, const struct ynode *v)
+{
+	struct layer *L = ps->L;
+	struct preset p = {.line = key->line};
+	bool has_mode = false, has_appr = false;
+	size_t before = ps->cfg->nerr;
+	char q[128];
+
+	if (v->type != Y_MAP) {
+		PERR(ps, v->line,
+		     "preset \"%s\": expected a mapping {mode, approval}, "
+		     "got %s",
+		     name, type_name(v));
+		return;
+	}
+	for (size_t i = 0; i + 1 < v->n; i += 2) {
+		const struct ynode *k = v->kid[i], *val = v->kid[i + 1];
+		const char *ks = k->type == Y_SCALAR ? k->str : "";
+		const char *s;
+
+		if (strcmp(ks, "mode") == 0 && !has_mode) {
+			has_mode = true;
+			s = get_string(ps, val, "a mode");
+			if (s && ward_mode_parse(&p.mode, s) != 0)
+				PERR(ps, val->line,
+				     "preset \"%s\": invalid mode \"%s\" "
+				     "(valid: read-only, workspace-write, "
+				     "danger-full-access)",
+				     name, quote(q, sizeof(q), s, strlen(s)));
+		} else if (strcmp(ks, "approval") == 0 && !has_appr) {
+			has_appr = true;
+			s = get_string(ps, val, "an approval policy");
+			if (s && !parse_approval(&p.approval, s))
+				PERR(ps, val->line,
+				     "preset \"%s\": invalid approval policy "
+				     "\"%s\" (valid: ask, never)",
+				     name, quote(q, sizeof(q), s, strlen(s)));
+		} else if (strcmp(ks, "mode") == 0 ||
+			   strcmp(ks, "approval") == 0) {
+			PERR(ps, k->line, "preset \"%s\": duplicate key \"%s\"",
+			     name, ks);
+		} else {
+			PERR(ps, k->line,
+			     "preset \"%s\": unknown key \"%s\" (valid: mode, "
+			     "approval)",
+			     name, quote(q, sizeof(q), ks, strlen(ks)));
+		}
+	}
+	if (!has_mode || !has_appr) {
+		PERR(ps, key->line, "preset \"%s\": missing %s", name,
+		     !has_mode && !has_appr ? "mode and approval"
+		     : !has_mode	    ? "mode"
+					    : "approval");
+		return;
+	}
+	if (ps->cfg->nerr != before)
+		return;
+	if (L->npresets == L->cappresets) {
+		size_t cap = L->cappresets ? L->cappresets * 2 : 4;
+		struct preset *np = realloc(L->presets, cap * sizeof(*np));
+
+		if (!np) {
+			ps->cfg->oom = true;
+			return;
+		}
+		L->presets = np;
+		L->cappresets = cap;
+	}
+	if (!store(ps->cfg, &p.name, name))
+		return;
+	L->presets[L->npresets++] = p;
+}
+
+static void h_presets(struct pstate *ps, const struct ynode *y)
+{
+	size_t before = ps->cfg->nerr;
+	char q[128];
+
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		refuse_in_project(ps, ps->line,
+				  "a preset can name a wider mode");
+		return;
+	}
+	if (y->type != Y_MAP) {
+		PERR(ps, y->line,
+		     "expected a mapping of preset names to {mode, approval}, "
+		     "got %s",
+		     type_name(y));
+		return;
+	}
+	for (size_t i = 0; i + 1 < y->n; i += 2) {
+		const struct ynode *k = y->kid[i];
+		const char *name = k->type == Y_SCALAR ? k->str : NULL;
+		bool dup = false;
+
+		if (!name || k->has_nul || !preset_name_ok(name)) {
+			PERR(ps, k->line,
+			     "invalid preset name \"%s\" (1 to 64 of "
+			     "A-Z a-z 0-9 . _ -; not \"custom\")",
+			     name ? quote(q, sizeof(q), name, k->len) : "");
+			continue;
+		}
+		for (size_t j = 0; j < i; j += 2)
+			dup |= y->kid[j]->type == Y_SCALAR &&
+			       strcmp(y->kid[j]->str, name) == 0;
+		if (dup) {
+			PERR(ps, k->line, "preset \"%s\" is defined twice",
+			     name);
+			continue;
+		}
+		parse_preset(ps, name, k, y->kid[i + 1]);
+	}
+	if (ps->cfg->nerr == before)
+		ps->L->has[K_PRESETS] = true;
+}
+
+static void h_protect_git(struct pstate *ps, const struct ynode *y)
+{
+	bool v;
+
+	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN ||
+	    (strcmp(y->str, "true") != 0 && strcmp(y->str, "false") != 0)) {
+		char q[128];
+
+		PERR(ps, y->line, "expected true or false, got %s",
+		     y->type == Y_SCALAR && !is_null(y)
+			 ? quote(q, sizeof(q), y->str, y->len)
+			 : type_name(y));
+		return;
+	}
+	v = strcmp(y->str, "true") == 0;
+	if (!v && ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		PERR(ps, ps->line,
+		     "refused: a project file may only narrow the sandbox, "
+		     "and turning protect_git off lets a command plant git "
+		     "hooks; put it in your user file (%s)",
+		     ps->cfg->user_hint ? ps->cfg->user_hint
+					: "~/.config/ward/config.yml");
+		return;
+	}
+	if (!v && ps->layer != WARD_CONFIG_LAYER_USER) {
+		PERR(ps, ps->line,
+		     "protect_git: false may only be set in your user file "
+		     "(%s)",
+		     ps->cfg->user_hint ? ps->cfg->user_hint
+					: "~/.config/ward/config.yml");
+		return;
+	}
+	ps->L->protect_git = v;
+	ps->L->has[K_PROTECT_GIT] = true;
+}
+
+static void (*const handlers[K_COUNT])(struct pstate *,
+				       const struct ynode *) = {
+    [K_MODE] = h_mode,
+    [K_WORKSPACE] = h_workspace,
+    [K_RUNNERS] = h_runners,
+    [K_RUNNER_COMMAND] = h_runner_command,
+    [K_SIGNATURES] = h_signatures,
+    [K_PROBE_TIMEOUT] = h_probe_timeout,
+    [K_ACCESS] = h_access,
+    [K_APPROVAL] = h_approval,
+    [K_PRESETS] = h_presets,
+    [K_PROTECT_GIT] = h_protect_git,
+};
+
+/* Walk the top-level mapping. */
+static void walk_root(ward_config *cfg, struct layer *L,
+		      enum ward_config_layer layer, const struct ynode *root)
+{
+	struct pstate ps = {.cfg = cfg, .L = L, .layer = layer,
+			    .file = L->file};
+	bool seen[K_COUNT] = {false};
+	unsigned seen_line[K_COUNT] = {0};
+	char q[128];
+
+	if (!root || is_null(root))
+		return; /* an empty file: no settings */
+	if (root->type != Y_MAP) {
+		cerr(cfg, layer, L->file, root->line, NULL,
+		     "the top level must be a mapping of keys (mode, access, "
+		     "...), not %s",
+		     type_name(root));
+		return;
+	}
+	for (size_t i = 0; i + 1 < root->n; i += 2) {
+		const struct ynode *k = root->kid[i], *v = root->kid[i + 1];
+		size_t key = K_COUNT;
+
+		if (k->type != Y_SCALAR || k->has_nul) {
+			cerr(cfg, layer, L->file, k->line, NULL,
+			     "keys must be plain names, not %s", type_name(k));
+			continue;
+		}
+		for (size_t j = 0; j < K_COUNT; j++)
+			if (strcmp(k->str, key_names[j]) == 0)
+				key = j;
+		if (key == K_COUNT) {
+			cerr(cfg, layer, L->file, k->line,
+			     quote(q, sizeof(q), k->str, k->len),
+			     "unknown key (valid: mode, workspace, runners, "
+			     "runner_command, runner_failure_signatures, "
+			     "probe_timeout_ms, access, approval, presets, "
+			     "protect_git)");
+			continue;
+		}
+		if (seen[key]) {
+			cerr(cfg, layer, L->file, k->line, key_names[key],
+			     "duplicate key (first set on line %u)",
+			     seen_line[key]);
+			continue;
+		}
+		seen[key] = true;
+		seen_line[key] = k->line;
+		ps.key = key_names[key];
+		ps.line = k->line;
+		L->line[key] = k->line;
+		if (is_null(v)) {
+			cerr(cfg, layer, L->file, k->line, key_names[key],
+			     "no value");
+			continue;
+		}
+		handlers[key](&ps, v);
+	}
+}
+
+/* --- layers ------------------------------------------------------------- */
+
+static void layer_clear(struct layer *L)
+{
+	free(L->file);
+	free(L->workspace);
+	free(L->runner_command);
+	ward_strv_free(L->sigs);
+	for (size_t i = 0; i < L->nacc; i++)
+		free(L->acc[i].text);
+	free(L->acc);
+	for (size_t i = 0; i < L->npresets; i++)
+		free(L->presets[i].name);
+	free(L->presets);
+	memset(L, 0, sizeof(*L));
+}
+
+static bool file_layer(enum ward_config_layer layer)
+{
+	return layer == WARD_CONFIG_LAYER_USER ||
+	       layer == WARD_CONFIG_LAYER_PROJECT ||
+	       layer == WARD_CONFIG_LAYER_EXPLICIT;
+}
+
+int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
+			   const char *name, const char *text, size_t len)
+{
+	size_t before;
+	struct layer *L;
+	struct ynode *root;
+	bool ok;
+
+	if (!cfg || !name || (!text && len))
+		return ward_err(WARD_EINVAL, "config: NULL argument");
+	if (!file_layer(layer))
+		return ward_err(WARD_EINVAL,
+				"config: layer %s is not read from a file",
+				ward_config_layer_name(layer));
+	L = &cfg->L[layer];
+	if (L->present)
+		return ward_err(WARD_EINVAL,
+				"config: the %s layer is already loaded",
+				ward_config_layer_name(layer));
+	before = cfg->nerr;
+	L->present = true;
+	L->protect_git = true;
+	if (!store(cfg, &L->file, name))
+		return result(cfg, before);
+	if (len > WARD_CONFIG_MAX_BYTES) {
+		cerr(cfg, layer, L->file, 0, NULL,
+		     "larger than %d bytes; a ward configuration is small",
+		     WARD_CONFIG_MAX_BYTES);
+		return result(cfg, before);
+	}
+	root = parse_tree(cfg, layer, L->file, text, len, &ok);
+	if (ok)
+		walk_root(cfg, L, layer, root);
+	ynode_free(root);
+	return result(cfg, before);
+}
+
+/* Read a regular file of at most WARD_CONFIG_MAX_BYTES into *out. */
+static int read_file(char **out, size_t *out_len, const char *path)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	int fd, err;
+
+	/* O_NONBLOCK: a FIFO planted as .ward/config.yml must not hang us. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto out_close;
+	}
+	if (st.st_size > WARD_CONFIG_MAX_BYTES) {
+		err = -EFBIG;
+		goto out_close;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out_close;
+	}
+	for (;;) {
+		ssize_t got;
+
+		/* One byte of slack detects a file that grew. */
+		if (n > (size_t)st.st_size) {
+			err = -EFBIG;
+			goto out_free;
+		}
+		got = read(fd, buf + n, (size_t)st.st_size + 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = -errno;
+			goto out_free;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	*out = buf;
+	*out_len = n;
+	return 0;
+
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	return err;
+}
+
+int ward_config_add_file(ward_config *cfg, enum ward_config_layer layer,
+			 const char *path, bool optional)
+{
+	size_t before;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!cfg || !path)
+		return ward_err(WARD_EINVAL, "config: NULL argument");
+	if (!file_layer(layer))
+		return ward_err(WARD_EINVAL,
+				"config: layer %s is not read from a file",
+				ward_config_layer_name(layer));
+	before = cfg->nerr;
+	err = read_file(&text, &len, path);
+	if (err == -ENOENT && optional)
+		return 0;
+	if (err == -ENOMEM)
+		return ward_err(err, "config: out of memory");
+	if (err) {
+		const char *why = err == -EINVAL ? "not a regular file"
+				  : err == -EFBIG
+				      ? "larger than 1 MiB; a ward "
+					"configuration is small"
+				      : strerror(-err);
+
+		cerr(cfg, layer, path, 0, NULL, "cannot read: %s", why);
+		return result(cfg, before);
+	}
+	err = ward_config_add_string(cfg, layer, path, text, len);
+	free(text);
+	return err;
+}
+
+/* --- resolve ------------------------------------------------------------ */
+
+static const char *env_home(const struct ward_rules_env *env)
+{
+	if (env && env->home)
+		return env->home;
+	return getenv("HOME");
+}
+
+/* The highest file layer (from @top down to USER) that set @key. */
+static struct layer *pick(ward_config *cfg, enum key key,
+			  enum ward_config_layer top,
+			  enum ward_config_layer *out_layer)
+{
+	for (int l = (int)top; l >= WARD_CONFIG_LAYER_USER; l--) {
+		if (cfg->L[l].present && cfg->L[l].has[key]) {
+			*out_layer = (enum ward_config_layer)l;
+			return &cfg->L[l];
+		}
+	}
+	return NULL;
+}
+
+static void set_from(ward_config *cfg, enum key key,
+		     enum ward_config_layer layer, const struct layer *L)
+{
+	cfg->from[key].layer = layer;
+	cfg->from[key].file = L ? L->file : NULL;
+	cfg->from[key].line = L ? L->line[key] : 0;
+}
+
+/* Describe an origin for a message: "the user file F:L", "the default". */
+static const char *origin_text(char *buf, size_t len,
+			       const struct ward_config_origin *o)
+{
+	switch (o->layer) {
+	case WARD_CONFIG_LAYER_DEFAULT:
+		snprintf(buf, len, "the built-in default");
+		break;
+	case WARD_CONFIG_LAYER_FLAGS:
+		snprintf(buf, len, "a command-line flag");
+		break;
+	default:
+		snprintf(buf, len, "the %s file %s:%u",
+			 ward_config_layer_name(o->layer),
+			 o->file ? o->file : "?", o->line);
+		break;
+	}
+	return buf;
+}
+
+/* Effective mode, checking that the project layer only narrows. */
+static void resolve_mode(ward_config *cfg,
+			 const struct ward_config_options *opts)
+{
+	struct layer *U = &cfg->L[WARD_CONFIG_LAYER_USER];
+	struct layer *P = &cfg->L[WARD_CONFIG_LAYER_PROJECT];
+	struct layer *X = &cfg->L[WARD_CONFIG_LAYER_EXPLICIT];
+	enum ward_mode m;
+
+	cfg->mode = WARD_MODE_DEFAULT;
+	set_from(cfg, K_MODE, WARD_CONFIG_LAYER_DEFAULT, NULL);
+	if (U->present && U->has[K_MODE]) {
+		cfg->mode = U->mode;
+		set_from(cfg, K_MODE, WARD_CONFIG_LAYER_USER, U);
+	}
+	if (P->present && P->has[K_MODE]) {
+		if (ward_mode_is_wider(P->mode, cfg->mode)) {
+			char o[PATH_MAX + 64];
+
+			cerr(cfg, WARD_CONFIG_LAYER_PROJECT, P->file,
+			     P->line[K_MODE], "mode",
+			     "refused: a project file may only narrow the "
+			     "sandbox, and %s is wider than %s (from %s); put "
+			     "it in your user file (%s), pass --config FILE "
+			     "or --mode",
+			     ward_mode_name(P->mode), ward_mode_name(cfg->mode),
+			     origin_text(o, sizeof(o), &cfg->from[K_MODE]),
+			     cfg->user_hint ? cfg->user_hint
+					    : "~/.config/ward/config.yml");
+		} else {
+			cfg->mode = P->mode;
+			set_from(cfg, K_MODE, WARD_CONFIG_LAYER_PROJECT, P);
+		}
+	}
+	if (X->present && X->has[K_MODE]) {
+		cfg->mode = X->mode;
+		set_from(cfg, K_MODE, WARD_CONFIG_LAYER_EXPLICIT, X);
+	}
+	if (opts && opts->mode) {
+		if (ward_mode_parse(&m, opts->mode) != 0) {
+			char q[128];
+
+			cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0, "mode",
+			     "invalid mode \"%s\" (valid: read-only, "
+			     "workspace-write, danger-full-access)",
+			     quote(q, sizeof(q), opts->mode,
+				   strlen(opts->mode)));
+			return;
+		}
+		cfg->mode = m;
+		set_from(cfg, K_MODE, WARD_CONFIG_LAYER_FLAGS, NULL);
+	}
+}
+
+/* The workspace the layers name (not canonical), and where it came from. */
+static char *pick_workspace(ward_config *cfg,
+			    const struct ward_config_options *opts,
+			    bool report)
+{
+	enum ward_config_layer l = WARD_CONFIG_LAYER_DEFAULT;
+	struct layer *L = NULL;
+	char *ws;
+
+	if (opts && opts->workspace) {
+		set_from(cfg, K_WORKSPACE, WARD_CONFIG_LAYER_FLAGS, NULL);
+		ws = strdup(opts->workspace);
+	} else if ((L = pick(cfg, K_WORKSPACE, WARD_CONFIG_LAYER_EXPLICIT,
+			     &l)) != NULL) {
+		struct pstate ps = {.cfg = cfg, .L = L, .layer = l,
+				    .file = L->file, .key = "workspace"};
+		size_t before = cfg->nerr;
+
+		set_from(cfg, K_WORKSPACE, l, L);
+		ws = expand_home(&ps, L->line[K_WORKSPACE], L->workspace,
+				 env_home(opts ? opts->env : NULL));
+		if (!report && cfg->nerr > before) {
+			/* Reported again by the resolve pass. */
+			while (cfg->nerr > before)
+				free(cfg->err[--cfg->nerr].msg);
+		}
+		return ws;
+	} else {
+		set_from(cfg, K_WORKSPACE, WARD_CONFIG_LAYER_DEFAULT, NULL);
+		ws = strdup(".");
+	}
+	if (!ws)
+		cfg->oom = true;
+	return ws;
+}
+
+static void resolve_workspace(ward_config *cfg,
+			      const struct ward_config_options *opts)
+{
+	const struct ward_config_origin *o = &cfg->from[K_WORKSPACE];
+	char *ws = pick_workspace(cfg, opts, true);
+	char *real;
+	struct stat st;
+
+	if (!ws)
+		return;
+	real = realpath(ws, NULL);
+	if (!real || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		const char *why = real ? "not a directory" : strerror(errno);
+
+		cerr(cfg, o->layer, o->file, o->line, "workspace", "%s: %s",
+		     ws, why);
+		free(real);
+		free(ws);
+		return;
+	}
+	free(ws);
+	cfg->workspace = real;
+}
+
+/* Scalar keys set only by the user file and --config (never project). */
+static void resolve_simple(ward_config *cfg)
+{
+	enum ward_config_layer l;
+	struct layer *L;
+
+	if ((L = pick(cfg, K_RUNNERS, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+		cfg->runners = L->runners;
+		cfg->nrunners = L->nrunners;
+		set_from(cfg, K_RUNNERS, l, L);
+	}
+	if ((L = pick(cfg, K_RUNNER_COMMAND, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+		cfg->runner_command = L->runner_command;
+		set_from(cfg, K_RUNNER_COMMAND, l, L);
+	}
+	if ((L = pick(cfg, K_SIGNATURES, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+		cfg->sigs = L->sigs;
+		set_from(cfg, K_SIGNATURES, l, L);
+	}
+	if ((L = pick(cfg, K_PROBE_TIMEOUT, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+		cfg->probe_timeout_ms = L->probe_timeout_ms;
+		set_from(cfg, K_PROBE_TIMEOUT, l, L);
+	}
+	/* approval: ask in the project file is allowed (it only narrows). */
+	if ((L = pick(cfg, K_APPROVAL, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+		cfg->approval = L->approval;
+		set_from(cfg, K_APPROVAL, l, L);
+	}
+	if ((L = pick(cfg, K_PROTECT_GIT, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+		/* A true anywhere above a false wins; false is user-only. */
+		cfg->protect_git = L->protect_git;
+		set_from(cfg, K_PROTECT_GIT, l, L);
+	}
+}
+
+/* Presets: user file, then --config (a redefinition keeps its place). */
+static void resolve_presets(ward_config *cfg)
+{
+	static const enum ward_config_layer order[] = {
+	    WARD_CONFIG_LAYER_USER, WARD_CONFIG_LAYER_EXPLICIT};
+	size_t total = 0;
+
+	for (size_t o = 0; o < 2; o++)
+		total += cfg->L[order[o]].npresets;
+	if (total == 0)
+		return;
+	cfg->presets = calloc(total, sizeof(*cfg->presets));
+	if (!cfg->presets) {
+		cfg->oom = true;
+		return;
+	}
+	for (size_t o = 0; o < 2; o++) {
+		struct layer *L = &cfg->L[order[o]];
+
+		for (size_t i = 0; i < L->npresets; i++) {
+			struct ward_config_preset *p = NULL;
+
+			for (size_t j = 0; j < cfg->npresets; j++)
+				if (strcmp(cfg->presets[j].name,
+					   L->presets[i].name) == 0)
+					p = &cfg->presets[j];
+			if (!p)
+				p = &cfg->presets[cfg->npresets++];
+			p->name = L->presets[i].name;
+			p->mode = L->presets[i].mode;
+			p->approval = L->presets[i].approval;
+			p->origin.layer = order[o];
+			p->origin.file = L->file;
+			p->origin.line = L->presets[i].line;
+		}
+	}
+	/* The origin of the key: the highest layer that defines presets. */
+	for (size_t o = 0; o < 2; o++)
+		if (cfg->L[order[o]].npresets)
+			set_from(cfg, K_PRESETS, order[o], &cfg->L[order[o]]);
+}
+
+/*
+ * The preset table: the built-in presets, then each configured one set on
+ * top (a built-in name is redefined in place). presets.c refuses a second
+ * preset with the same (mode, approval) pair; that error names the file.
+ */
+static void resolve_preset_table(ward_config *cfg)
+{
+	int err = ward_presets_new_default(&cfg->table);
+
+	if (err) {
+		cfg->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < cfg->npresets; i++) {
+		const struct ward_config_preset *p = &cfg->presets[i];
+
+		err = ward_presets_set(cfg->table, p->name, p->mode,
+				       p->approval);
+		if (err == -ENOMEM)
+			cfg->oom = true;
+		else if (err)
+			cerr(cfg, p->origin.layer, p->origin.file,
+			     p->origin.line, "presets", "%s",
+			     ward_error_last());
+	}
+}
+
+/*
+ * Record a rules.c error as ours: its detail starts "FILE:LINE: entry …";
+ * make it "FILE:LINE: access: entry …" (or "--access: entry …").
+ */
+static void rules_error(ward_config *cfg, enum ward_config_layer layer,
+			const char *file, unsigned line)
+{
+	const char *d = ward_error_last();
+	size_t flen = file ? strlen(file) : 0;
+	unsigned at = line;
+
+	if (file && strncmp(d, file, flen) == 0 && d[flen] == ':') {
+		char *end = NULL;
+		unsigned long l = strtoul(d + flen + 1, &end, 10);
+
+		if (end && end[0] == ':' && end[1] == ' ') {
+			at = (unsigned)l;
+			d = end + 2;
+		}
+	}
+	cerr(cfg, layer, file, at, "access", "%s", d);
+}
+
+static void resolve_rules(ward_config *cfg,
+			  const struct ward_config_options *opts)
+{
+	static const enum ward_config_layer order[] = {
+	    WARD_CONFIG_LAYER_USER, WARD_CONFIG_LAYER_PROJECT,
+	    WARD_CONFIG_LAYER_EXPLICIT};
+	struct ward_rules_env env = {0};
+	int err;
+
+	if (opts && opts->env)
+		env = *opts->env;
+	env.workspace = cfg->workspace;
+	err = ward_rules_new(&cfg->rules);
+	if (err) {
+		cfg->oom = true;
+		return;
+	}
+	set_from(cfg, K_ACCESS, WARD_CONFIG_LAYER_DEFAULT, NULL);
+	/* Without a workspace, relative entries cannot be resolved. */
+	if (!cfg->workspace)
+		return;
+	for (size_t o = 0; o < 3; o++) {
+		struct layer *L = &cfg->L[order[o]];
+
+		if (!L->present)
+			continue;
+		for (size_t i = 0; i < L->nacc; i++) {
+			struct ward_rule_origin ro = {L->file, L->acc[i].line};
+
+			err = L->acc[i].block
+				  ? ward_rules_add_text(cfg->rules,
+							L->acc[i].text, &env,
+							&ro)
+				  : ward_rules_add(cfg->rules, L->acc[i].text,
+						   &env, &ro);
+			if (err == -ENOMEM)
+				cfg->oom = true;
+			else if (err)
+				rules_error(cfg, order[o], L->file,
+					    L->acc[i].line);
+		}
+		if (L->nacc)
+			set_from(cfg, K_ACCESS, order[o], L);
+	}
+	for (size_t i = 0; opts && i < opts->access_len; i++) {
+		err = ward_rules_add(cfg->rules, opts->access[i], &env, NULL);
+		if (err == -ENOMEM)
+			cfg->oom = true;
+		else if (err)
+			cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0, "access",
+			     "%s", ward_error_last());
+		set_from(cfg, K_ACCESS, WARD_CONFIG_LAYER_FLAGS, NULL);
+	}
+}
+
+static void resolve_warnings(ward_config *cfg)
+{
+	char o[PATH_MAX + 64];
+
+	if (cfg->sigs && cfg->sigs[0] && !cfg->runner_command)
+		cwarn(cfg,
+		      "runner_failure_signatures (%s) has no effect without "
+		      "runner_command",
+		      origin_text(o, sizeof(o), &cfg->from[K_SIGNATURES]));
+	if (cfg->runner_command && cfg->nrunners)
+		cwarn(cfg,
+		      "runners (%s) is ignored: runner_command skips the "
+		      "chain and the probe",
+		      origin_text(o, sizeof(o), &cfg->from[K_RUNNERS]));
+	if (!cfg->protect_git)
+		cwarn(cfg,
+		      "protect_git is off (%s): .git/hooks, .git/config and "
+		      ".ward/ are writable inside the workspace under "
+		      "workspace-write",
+		      origin_text(o, sizeof(o), &cfg->from[K_PROTECT_GIT]));
+	if (cfg->mode == WARD_MODE_DANGER_FULL_ACCESS &&
+	    cfg->from[K_MODE].layer != WARD_CONFIG_LAYER_FLAGS)
+		cwarn(cfg,
+		      "the default mode is danger-full-access (%s): commands "
+		      "run unconfined",
+		      origin_text(o, sizeof(o), &cfg->from[K_MODE]));
+}
+
+int ward_config_resolve(ward_config *cfg,
+			const struct ward_config_options *opts)
+{
+	size_t before;
+
+	if (!cfg)
+		return ward_err(WARD_EINVAL, "config: NULL argument");
+	if (cfg->resolved)
+		return ward_err(WARD_EINVAL, "config: already resolved");
+	cfg->resolved = true;
+	before = 0; /* every error so far counts: the whole load failed */
+	cfg->approval = WARD_APPROVAL_ASK;
+	cfg->protect_git = true;
+	cfg->sigs = empty_strv;
+	for (size_t k = 0; k < K_COUNT; k++)
+		set_from(cfg, (enum key)k, WARD_CONFIG_LAYER_DEFAULT, NULL);
+	resolve_mode(cfg, opts);
+	resolve_workspace(cfg, opts);
+	resolve_simple(cfg);
+	resolve_presets(cfg);
+	resolve_preset_table(cfg);
+	resolve_rules(cfg, opts);
+	resolve_warnings(cfg);
+	return result(cfg, before);
+}
+
+/* --- load --------------------------------------------------------------- */
+
+const char *ward_config_default_user_file(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/ward/config.yml", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(buf, len, "%s/.config/ward/config.yml", home);
+	else
+		return NULL;
+	return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
+int ward_config_load(ward_config *cfg, const struct ward_config_options *opts)
+{
+	struct ward_config_options dflt = WARD_CONFIG_OPTIONS_INIT;
+	char ubuf[PATH_MAX], *ws = NULL, *real = NULL, *proj = NULL;
+	const char *user;
+	int err;
+
+	if (!cfg)
+		return ward_err(WARD_EINVAL, "config: NULL argument");
+	if (!opts)
+		opts = &dflt;
+	user = opts->user_file ? opts->user_file
+			       : ward_config_default_user_file(ubuf,
+							       sizeof(ubuf));
+	if (user && *user && !store(cfg, &cfg->user_hint, user))
+		return result(cfg, 0);
+	if (user && *user) {
+		err = ward_config_add_file(cfg, WARD_CONFIG_LAYER_USER, user,
+					   true);
+		if (err == -ENOMEM)
+			return err;
+	}
+	if (opts->config_file) {
+		err = ward_config_add_file(cfg, WARD_CONFIG_LAYER_EXPLICIT,
+					   opts->config_file, false);
+		if (err == -ENOMEM)
+			return err;
+	}
+	if (!opts->no_project_file) {
+		/* The project file of the workspace the other layers give. */
+		ws = pick_workspace(cfg, opts, false);
+		real = ws ? realpath(ws, NULL) : NULL;
+		if (real && asprintf(&proj, "%s/.ward/config.yml",
+				     strcmp(real, "/") ? real : "") < 0)
+			proj = NULL;
+		if (proj) {
+			err = ward_config_add_file(
+			    cfg, WARD_CONFIG_LAYER_PROJECT, proj, true);
+			if (err == -ENOMEM)
+				goto out_free;
+		}
+	}
+	err = ward_config_resolve(cfg, opts);
+out_free:
+	free(proj);
+	free(real);
+	free(ws);
+	return err;
+}
+
+/* --- the object and accessors ------------------------------------------- */
+
+int ward_config_new(ward_config **out)
+{
+	ward_config *cfg;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "config: NULL argument");
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return ward_err(-ENOMEM, "config: out of memory");
+	cfg->mode = WARD_MODE_DEFAULT;
+	cfg->approval = WARD_APPROVAL_ASK;
+	cfg->protect_git = true;
+	cfg->sigs = empty_strv;
+	*out = cfg;
+	return 0;
+}
+
+void ward_config_free(ward_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t l = 0; l < N_LAYERS; l++)
+		layer_clear(&cfg->L[l]);
+	for (size_t i = 0; i < cfg->nerr; i++)
+		free(cfg->err[i].msg);
+	free(cfg->err);
+	for (size_t i = 0; i < cfg->nwarn; i++)
+		free(cfg->warn[i]);
+	free(cfg->warn);
+	free(cfg->user_hint);
+	free(cfg->workspace);
+	free(cfg->presets);
+	ward_presets_free(cfg->table);
+	ward_rules_free(cfg->rules);
+	free(cfg);
+}
+
+const char *ward_config_layer_name(enum ward_config_layer layer)
+{
+	switch (layer) {
+	case WARD_CONFIG_LAYER_DEFAULT:
+		return "default";
+	case WARD_CONFIG_LAYER_USER:
+		return "user";
+	case WARD_CONFIG_LAYER_PROJECT:
+		return "project";
+	case WARD_CONFIG_LAYER_EXPLICIT:
+		return "config";
+	case WARD_CONFIG_LAYER_FLAGS:
+		return "flag";
+	}
+	return "unknown";
+}
+
+size_t ward_config_error_count(const ward_config *cfg)
+{
+	return cfg ? cfg->nerr : 0;
+}
+
+const char *ward_config_error(const ward_config *cfg, size_t i,
+			      struct ward_config_origin *origin)
+{
+	if (!cfg || i >= cfg->nerr)
+		return NULL;
+	if (origin)
+		*origin = cfg->err[i].origin;
+	return cfg->err[i].msg;
+}
+
+size_t ward_config_warning_count(const ward_config *cfg)
+{
+	return cfg ? cfg->nwarn : 0;
+}
+
+const char *ward_config_warning(const ward_config *cfg, size_t i)
+{
+	return cfg && i < cfg->nwarn ? cfg->warn[i] : NULL;
+}
+
+const char *ward_config_file(const ward_config *cfg,
+			     enum ward_config_layer layer)
+{
+	if (!cfg || !file_layer(layer) || !cfg->L[layer].present)
+		return NULL;
+	return cfg->L[layer].file;
+}
+
+static void get_from(const ward_config *cfg, enum key key,
+		     struct ward_config_origin *from)
+{
+	if (from)
+		*from = cfg->from[key];
+}
+
+enum ward_mode ward_config_mode(const ward_config *cfg,
+				struct ward_config_origin *from)
+{
+	get_from(cfg, K_MODE, from);
+	return cfg->mode;
+}
+
+const char *ward_config_workspace(const ward_config *cfg,
+				  struct ward_config_origin *from)
+{
+	get_from(cfg, K_WORKSPACE, from);
+	return cfg->workspace;
+}
+
+size_t ward_config_runners(const enum ward_runner **out,
+			   const ward_config *cfg,
+			   struct ward_config_origin *from)
+{
+	get_from(cfg, K_RUNNERS, from);
+	*out = cfg->nrunners ? cfg->runners : NULL;
+	return cfg->nrunners;
+}
+
+const char *ward_config_runner_command(const ward_config *cfg,
+				       struct ward_config_origin *from)
+{
+	get_from(cfg, K_RUNNER_COMMAND, from);
+	return cfg->runner_command;
+}
+
+char *const *
+ward_config_runner_failure_signatures(const ward_config *cfg,
+				      struct ward_config_origin *from)
+{
+	get_from(cfg, K_SIGNATURES, from);
+	return cfg->sigs;
+}
+
+unsigned ward_config_probe_timeout_ms(const ward_config *cfg,
+				      struct ward_config_origin *from)
+{
+	get_from(cfg, K_PROBE_TIMEOUT, from);
+	return cfg->probe_timeout_ms;
+}
+
+enum ward_approval_policy ward_config_approval(const ward_config *cfg,
+					       struct ward_config_origin *from)
+{
+	get_from(cfg, K_APPROVAL, from);
+	return cfg->approval;
+}
+
+bool ward_config_protect_git(const ward_config *cfg,
+			     struct ward_config_origin *from)
+{
+	get_from(cfg, K_PROTECT_GIT, from);
+	return cfg->protect_git;
+}
+
+size_t ward_config_preset_count(const ward_config *cfg)
+{
+	return cfg ? cfg->npresets : 0;
+}
+
+int ward_config_preset(struct ward_config_preset *out, const ward_config *cfg,
+		       size_t i)
+{
+	if (!out || !cfg)
+		return ward_err(WARD_EINVAL, "config: NULL argument");
+	if (i >= cfg->npresets)
+		return ward_err(-ERANGE, "config: no preset %zu (%zu defined)",
+				i, cfg->npresets);
+	*out = cfg->presets[i];
+	return 0;
+}
+
+const ward_presets *ward_config_presets(const ward_config *cfg)
+{
+	return cfg ? cfg->table : NULL;
+}
+
+const ward_rules *ward_config_rules(const ward_config *cfg)
+{
+	return cfg ? cfg->rules : NULL;
+}
+
+void ward_config_provider_options(struct ward_provider_options *opts,
+				  const ward_config *cfg)
+{
+	if (cfg->nrunners) {
+		opts->chain = cfg->runners;
+		opts->chain_len = cfg->nrunners;
+	}
+	if (cfg->runner_command)
+		opts->runner_command = cfg->runner_command;
+	if (cfg->probe_timeout_ms)
+		opts->probe_timeout_ms = cfg->probe_timeout_ms;
+}
+
+int ward_config_check_confine(const ward_config *cfg)
+{
+	struct ward_rule_info first;
+	char o[PATH_MAX + 64], r[PATH_MAX + 64];
+
+	if (!cfg || !cfg->runner_command || !cfg->rules ||
+	    ward_rules_count(cfg->rules) == 0)
+		return 0;
+	if (ward_rules_get(&first, cfg->rules, 0) != 0)
+		return ward_err(WARD_EINVAL, "config: access rules cannot be "
+					     "used with runner_command");
+	if (first.origin.file)
+		snprintf(r, sizeof(r), "%s:%u", first.origin.file,
+			 first.origin.line);
+	else
+		snprintf(r, sizeof(r), "--access");
+	return ward_err(
+	    WARD_EINVAL,
+	    "access rules (the first: \"%s\" from %s) cannot be used with "
+	    "runner_command (%s): the custom runner's dialect is unknown, so "
+	    "the rules would silently do nothing; remove the rules or the "
+	    "runner command",
+	    first.source, r,
+	    origin_text(o, sizeof(o), &cfg->from[K_RUNNER_COMMAND]));
+}

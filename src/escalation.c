@@ -1,0 +1,304 @@
+/*
+ * ward — escalation: the ladder, the strictly-wider check, and the
+ * orchestration that asks for approval before anything runs and grants a
+ * wider policy for one call only. See include/ward/escalation.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "internal.h"
+#include "ward/escalation.h"
+#include "ward/render.h"
+
+const char *ward_subject_name(enum ward_subject subject)
+{
+	return subject == WARD_SUBJECT_OPERATION ? "operation" : "command";
+}
+
+const char *ward_approval_outcome_name(enum ward_approval_outcome outcome)
+{
+	switch (outcome) {
+	case WARD_APPROVAL_ALLOWED_ONCE:
+		return "allowed-once";
+	case WARD_APPROVAL_REJECTED:
+		return "rejected";
+	case WARD_APPROVAL_CANCELLED:
+		return "cancelled";
+	case WARD_APPROVAL_UNAVAILABLE:
+		return "unavailable";
+	}
+	return "unknown";
+}
+
+const char *ward_escalation_verdict_name(enum ward_escalation_verdict verdict)
+{
+	switch (verdict) {
+	case WARD_ESCALATION_GRANTED:
+		return "granted";
+	case WARD_ESCALATION_NOT_WIDER:
+		return "not-wider";
+	case WARD_ESCALATION_NO_SERVICE:
+		return "no-approval-service";
+	case WARD_ESCALATION_POLICY_NEVER:
+		return "policy-never";
+	case WARD_ESCALATION_REJECTED:
+		return "rejected";
+	case WARD_ESCALATION_CANCELLED:
+		return "cancelled";
+	case WARD_ESCALATION_UNAVAILABLE:
+		return "unavailable";
+	}
+	return "unknown";
+}
+
+size_t ward_escalation_targets(enum ward_mode out[2], enum ward_mode from)
+{
+	switch (from) {
+	case WARD_MODE_READ_ONLY:
+		out[0] = WARD_MODE_WORKSPACE_WRITE;
+		out[1] = WARD_MODE_DANGER_FULL_ACCESS;
+		return 2;
+	case WARD_MODE_WORKSPACE_WRITE:
+		out[0] = WARD_MODE_DANGER_FULL_ACCESS;
+		return 1;
+	case WARD_MODE_DANGER_FULL_ACCESS:
+		break;
+	}
+	return 0;
+}
+
+bool ward_escalation_is_wider(enum ward_mode from, enum ward_mode to)
+{
+	enum ward_mode targets[2];
+	size_t n = ward_escalation_targets(targets, from);
+
+	for (size_t i = 0; i < n; i++) {
+		if (targets[i] == to)
+			return true;
+	}
+	return false;
+}
+
+bool ward_escalation_offered(enum ward_mode mode,
+			     enum ward_approval_policy policy, bool has_service,
+			     bool was_escalated)
+{
+	enum ward_mode targets[2];
+
+	return has_service && policy == WARD_APPROVAL_ASK && !was_escalated &&
+	       ward_escalation_targets(targets, mode) > 0;
+}
+
+/*
+ * Append {"type": @type, "call": …, "mode": @requested, …@extra} to the
+ * session (nothing without one). @extra is stolen (may be NULL).
+ */
+static int record(const struct ward_escalation *e, const char *type,
+		  json_t *extra)
+{
+	json_t *ev;
+	char *text;
+	int err;
+
+	if (!e->session) {
+		json_decref(extra);
+		return 0;
+	}
+	ev = json_object();
+	if (!ev || json_object_set_new(ev, "type", json_string(type)) ||
+	    json_object_set_new(ev, "call", json_string(e->call_id)) ||
+	    json_object_set_new(ev, "mode",
+				json_string(ward_mode_name(e->requested))) ||
+	    (extra && json_object_update(ev, extra))) {
+		json_decref(ev);
+		json_decref(extra);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	json_decref(extra);
+	text = json_dumps(ev, JSON_COMPACT);
+	json_decref(ev);
+	if (!text)
+		return ward_err(-ENOMEM, "out of memory");
+	err = ward_session_append_json(e->session, text);
+	free(text);
+	return err;
+}
+
+/*
+ * A copy of @base with @mode, for one call. Every field of a policy must be
+ * carried over here: a grant widens the mode and nothing else.
+ */
+static int widen(ward_policy **out, const ward_policy *base,
+		 enum ward_mode mode)
+{
+	ward_policy *p = NULL;
+	int err;
+
+	err = ward_policy_new(&p, mode, ward_policy_workspace(base));
+	if (!err)
+		err = ward_policy_set_tmpdir(p, ward_policy_tmpdir(base));
+	if (!err)
+		err = ward_policy_set_session(p, ward_policy_session(base));
+	if (!err)
+		err = ward_policy_set_rules(p, ward_policy_rules(base));
+	if (!err)
+		err = ward_policy_set_protect_git(
+		    p, ward_policy_protect_git(base));
+	if (err) {
+		ward_policy_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+static bool blank(const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+			return false;
+	}
+	return true;
+}
+
+/* Put the request to the approval service; an unknown answer is "no one
+ * could be asked" (fail closed). */
+static enum ward_escalation_verdict ask(const struct ward_escalation *e,
+					const ward_policy *base,
+					enum ward_approval_outcome *outcome)
+{
+	struct ward_approval_request req = {
+	    .subject = e->subject,
+	    .summary = e->summary ? e->summary : "",
+	    .cwd = e->cwd ? e->cwd : ward_policy_workspace(base),
+	    .current = ward_policy_mode(base),
+	    .requested = e->requested,
+	    .justification = e->justification,
+	    .session_id = e->session ? ward_session_id(e->session) : NULL,
+	    .call_id = e->call_id,
+	};
+
+	*outcome = e->approve(e->approve_ctx, &req);
+	switch (*outcome) {
+	case WARD_APPROVAL_ALLOWED_ONCE:
+		return WARD_ESCALATION_GRANTED;
+	case WARD_APPROVAL_REJECTED:
+		return WARD_ESCALATION_REJECTED;
+	case WARD_APPROVAL_CANCELLED:
+		return WARD_ESCALATION_CANCELLED;
+	case WARD_APPROVAL_UNAVAILABLE:
+		break;
+	}
+	*outcome = WARD_APPROVAL_UNAVAILABLE;
+	return WARD_ESCALATION_UNAVAILABLE;
+}
+
+int ward_escalation_authorize(ward_policy **granted,
+			      enum ward_escalation_verdict *verdict,
+			      const ward_policy *base,
+			      const struct ward_escalation *e)
+{
+	enum ward_escalation_verdict v;
+	enum ward_approval_outcome outcome;
+	enum ward_mode from;
+	ward_policy *wide = NULL;
+	json_t *justification;
+	char *text = NULL;
+	int err;
+
+	if (!granted || !verdict || !base || !e)
+		return ward_err(WARD_EINVAL, "escalation: missing argument");
+	if ((unsigned)e->requested > WARD_MODE_DANGER_FULL_ACCESS)
+		return ward_err(WARD_EINVAL, "escalation to unknown mode %d",
+				(int)e->requested);
+	if (blank(e->justification))
+		return ward_err(WARD_EINVAL,
+				"an escalation needs a justification");
+	if (e->session && (!e->call_id || !*e->call_id))
+		return ward_err(WARD_EINVAL,
+				"an escalation in a session needs a call id");
+	justification = json_string(e->justification);
+	if (!justification)
+		return ward_err(WARD_EINVAL,
+				"the justification is not valid UTF-8");
+	from = ward_policy_mode(base);
+	err = record(e, "escalation/request",
+		     json_pack("{s:s, s:o, s:s}", "from", ward_mode_name(from),
+			       "justification", justification, "subject",
+			       ward_subject_name(e->subject)));
+	if (err)
+		return err;
+
+	if (!ward_escalation_is_wider(from, e->requested)) {
+		v = WARD_ESCALATION_NOT_WIDER;
+	} else if (!e->approve) {
+		v = WARD_ESCALATION_NO_SERVICE;
+	} else if (e->policy != WARD_APPROVAL_ASK) {
+		v = WARD_ESCALATION_POLICY_NEVER;
+	} else {
+		/* Recorded before asking: the ask is audited even when the
+		 * process dies while the person makes up their mind. */
+		err = record(e, "approval/asked", NULL);
+		if (err)
+			return err;
+		v = ask(e, base, &outcome);
+		err = record(e, "approval/decision",
+			     json_pack("{s:s}", "outcome",
+				       ward_approval_outcome_name(outcome)));
+		if (err)
+			return err;
+	}
+
+	if (v == WARD_ESCALATION_GRANTED) {
+		err = widen(&wide, base, e->requested);
+		if (err)
+			return err;
+	} else {
+		err = ward_render_verdict(&text, v, e->subject, e->requested);
+		if (err)
+			return err;
+	}
+	err = record(e, "escalation/verdict",
+		     json_pack("{s:s, s:s*}", "verdict",
+			       ward_escalation_verdict_name(v), "text", text));
+	free(text);
+	if (err) {
+		ward_policy_free(wide);
+		return err;
+	}
+	if (wide)
+		*granted = wide;
+	*verdict = v;
+	return 0;
+}
+
+int ward_escalation_exec(ward_result **out,
+			 enum ward_escalation_verdict *verdict,
+			 ward_provider *provider, const ward_policy *base,
+			 char *const argv[],
+			 const struct ward_exec_options *opts,
+			 const struct ward_escalation *e)
+{
+	enum ward_escalation_verdict v;
+	ward_policy *granted = NULL;
+	ward_result *r = NULL;
+	int err;
+
+	if (!out || !verdict)
+		return ward_err(WARD_EINVAL, "escalation: missing argument");
+	err = ward_escalation_authorize(&granted, &v, base, e);
+	if (err)
+		return err;
+	if (v == WARD_ESCALATION_GRANTED) {
+		err = ward_exec_run(&r, provider, granted, argv, opts);
+		ward_policy_free(granted);
+		if (err)
+			return err;
+		*out = r;
+	}
+	*verdict = v;
+	return 0;
+}

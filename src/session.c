@@ -1,0 +1,1458 @@
+/*
+ * ward — sessions: the JSONL log store, its knob folds and setters, and
+ * the audit records. See include/ward/session.h for the contract.
+ *
+ * Locking: every reader holds a shared flock() on the log file while it
+ * reads, every writer an exclusive one while it repairs, appends and
+ * syncs. flock() locks belong to the open file description, so threads
+ * and processes serialize alike (each operation opens its own).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "internal.h"
+#include "protect.h"
+#include "ward/session.h"
+
+/* A log larger than this is refused rather than read into memory. */
+#define LOG_MAX_BYTES (256u * 1024u * 1024u)
+/* One event line larger than this is refused. */
+#define LINE_MAX_BYTES (4u * 1024u * 1024u)
+
+#define TYPE_HEADER   "session/header"
+#define TYPE_MODE     "sandbox/mode"
+#define TYPE_APPROVAL "approval/policy"
+#define TYPE_REPAIRED "log/repaired"
+
+enum knob {
+	KNOB_NONE = 0,
+	KNOB_MODE,
+	KNOB_APPROVAL,
+};
+
+struct event {
+	char *line; /* the JSON text, NUL-terminated, no newline */
+	char *type;
+	enum knob knob;
+	int value; /* the knob's value (enum ward_mode / approval) */
+};
+
+/* What one read of a log yields. */
+struct snapshot {
+	char *cwd; /* NULL: none recorded */
+	char *created;
+	char *version;
+	struct event *ev;
+	size_t n, cap;
+	bool torn;
+	size_t torn_bytes;
+};
+
+struct ward_session {
+	char *id;
+	char *store; /* canonical */
+	char *path;
+	struct snapshot snap;
+};
+
+/* --- small helpers ------------------------------------------------------ */
+
+static void snapshot_clear(struct snapshot *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->ev[i].line);
+		free(s->ev[i].type);
+	}
+	free(s->ev);
+	free(s->cwd);
+	free(s->created);
+	free(s->version);
+	memset(s, 0, sizeof(*s));
+}
+
+static int lock_fd(int fd, int how)
+{
+	while (flock(fd, how) != 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+/* RFC 3339 UTC with milliseconds into @buf (at least 32 bytes). */
+static void now_rfc3339(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%.20s.%03uZ", base,
+		 (unsigned)(ts.tv_nsec / 1000000L) % 1000u);
+}
+
+/* @n random bytes as 2n lowercase hex digits into @buf (2n + 1 bytes). */
+static int random_hex(char *buf, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[32];
+	size_t got = 0;
+	ssize_t r;
+
+	if (n > sizeof(raw))
+		return ward_err(WARD_EINVAL, "random id too long");
+	while (got < n) {
+		r = getrandom(raw + got, n - got, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return ward_err(-errno, "getrandom: %s",
+					strerror(errno));
+		}
+		got += (size_t)r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		buf[2 * i] = hex[raw[i] >> 4];
+		buf[2 * i + 1] = hex[raw[i] & 15];
+	}
+	buf[2 * n] = '\0';
+	return 0;
+}
+
+/*
+ * The length of the valid UTF-8 sequence at @p (at most @len bytes), or 0
+ * when it is not one (overlong forms, surrogates and values above U+10FFFF
+ * are invalid).
+ */
+static size_t utf8_seq(const unsigned char *p, size_t len)
+{
+	size_t n;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/*
+ * A JSON string of @s, which may hold invalid UTF-8 (a command line can):
+ * each invalid byte becomes U+FFFD. NULL on ENOMEM.
+ */
+static json_t *json_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), o = 0, k;
+	char *buf;
+	json_t *j;
+
+	buf = malloc(len * 3 + 1);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		k = utf8_seq(p + i, len - i);
+		if (k == 0) {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(buf + o, p + i, k);
+		o += k;
+		i += k;
+	}
+	j = json_stringn(buf, o);
+	free(buf);
+	return j;
+}
+
+static json_t *json_strv(char *const *v)
+{
+	json_t *arr = json_array();
+
+	if (!arr)
+		return NULL;
+	for (size_t i = 0; v[i]; i++) {
+		if (json_array_append_new(arr, json_text(v[i])) != 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* obj[key] = value (value stolen); false on ENOMEM. */
+static bool put(json_t *obj, const char *key, json_t *value)
+{
+	return value && json_object_set_new(obj, key, value) == 0;
+}
+
+/* A new event object {"type": @type, "time": now}; NULL on ENOMEM. */
+static json_t *event_new(const char *type)
+{
+	char when[40];
+	json_t *obj = json_object();
+
+	if (!obj)
+		return NULL;
+	now_rfc3339(when, sizeof(when));
+	if (!put(obj, "type", json_string(type)) ||
+	    !put(obj, "time", json_string(when))) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* Canonical path of the store: @store, or the default one. */
+static int store_path(char **out, const char *store)
+{
+	if (store) {
+		if (!*store)
+			return ward_err(WARD_EINVAL,
+					"empty session store path");
+		*out = strdup(store);
+		if (!*out)
+			return ward_err(-ENOMEM, "out of memory");
+		return 0;
+	}
+	return ward_session_store_default(out);
+}
+
+/* mkdir -p @path with mode 0700 for every directory it creates. */
+static int mkdir_p(const char *path)
+{
+	char *copy = strdup(path);
+	int err = 0;
+
+	if (!copy)
+		return ward_err(-ENOMEM, "out of memory");
+	for (char *p = copy + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+
+		*p = '\0';
+		if (mkdir(copy, 0700) != 0 && errno != EEXIST) {
+			err = ward_err(-errno, "cannot create %s: %s", copy,
+				       strerror(errno));
+			break;
+		}
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	free(copy);
+	return err;
+}
+
+/* "<dir>/<name>" into a new string; NULL on ENOMEM. */
+static char *join(const char *dir, const char *name)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s/%s", dir, name) < 0)
+		return NULL;
+	return s;
+}
+
+/* True when @path is @dir or lies beneath it (both canonical). */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/');
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+/* Read all of @fd from offset 0 (pread) into a new NUL-terminated buffer. */
+static int read_all(char **out, size_t *out_len, int fd, const char *path)
+{
+	struct stat st;
+	size_t cap, len = 0;
+	char *buf, *p;
+	ssize_t r;
+
+	if (fstat(fd, &st) != 0)
+		return ward_err(-errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return ward_err(-EBADMSG, "%s: not a regular file", path);
+	if ((unsigned long long)st.st_size > LOG_MAX_BYTES)
+		return ward_err(-EFBIG, "%s: session log larger than %u bytes",
+				path, LOG_MAX_BYTES);
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	if (!buf)
+		return ward_err(-ENOMEM, "out of memory");
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap > LOG_MAX_BYTES) {
+				free(buf);
+				return ward_err(
+				    -EFBIG, "%s: session log too large", path);
+			}
+			p = realloc(buf, cap * 2);
+			if (!p) {
+				free(buf);
+				return ward_err(-ENOMEM, "out of memory");
+			}
+			buf = p;
+			cap *= 2;
+		}
+		r = pread(fd, buf + len, cap - 1 - len, (off_t)len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return ward_err(-errno, "%s: %s", path,
+					strerror(errno));
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+static int corrupt(const char *path, size_t lineno, const char *why)
+{
+	return ward_err(-EBADMSG, "session log %s: line %zu: %s", path, lineno,
+			why);
+}
+
+static char *dup_string_member(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+}
+
+/* Parse the header line into @snap; check it names @id. */
+static int parse_header(struct snapshot *snap, json_t *obj, const char *id,
+			const char *path)
+{
+	json_t *type = json_object_get(obj, "type");
+	json_t *jid = json_object_get(obj, "id");
+	json_t *cwd = json_object_get(obj, "cwd");
+
+	if (!json_is_string(type) ||
+	    strcmp(json_string_value(type), TYPE_HEADER) != 0)
+		return corrupt(path, 1, "not a session header");
+	if (!json_is_string(jid) || strcmp(json_string_value(jid), id) != 0)
+		return corrupt(path, 1, "the header names another session id");
+	if (cwd && !json_is_null(cwd) &&
+	    (!json_is_string(cwd) || json_string_value(cwd)[0] != '/'))
+		return corrupt(path, 1, "the header's cwd is not absolute");
+	if (!json_is_string(json_object_get(obj, "created")) ||
+	    !json_is_string(json_object_get(obj, "ward_version")))
+		return corrupt(path, 1,
+			       "the header lacks created or ward_version");
+	snap->cwd = json_is_string(cwd) ? strdup(json_string_value(cwd)) : NULL;
+	snap->created = dup_string_member(obj, "created");
+	snap->version = dup_string_member(obj, "ward_version");
+	if ((json_is_string(cwd) && !snap->cwd) || !snap->created ||
+	    !snap->version)
+		return ward_err(-ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Validate one event line and append it to @snap. */
+static int parse_event(struct snapshot *snap, json_t *obj, const char *line,
+		       size_t len, size_t lineno, const char *path)
+{
+	json_t *type = json_object_get(obj, "type");
+	struct event ev = {0};
+	const char *t, *v;
+	json_t *val;
+	struct event *grown;
+
+	if (!json_is_string(type) || !*json_string_value(type))
+		return corrupt(path, lineno, "an event without a type");
+	t = json_string_value(type);
+	if (strcmp(t, TYPE_HEADER) == 0)
+		return corrupt(path, lineno, "a second session header");
+	if (strcmp(t, TYPE_MODE) == 0) {
+		enum ward_mode m;
+
+		val = json_object_get(obj, "mode");
+		v = json_is_string(val) ? json_string_value(val) : "";
+		if (ward_mode_parse(&m, v) != 0)
+			return corrupt(path, lineno,
+				       "a sandbox/mode event with an unknown "
+				       "mode");
+		ev.knob = KNOB_MODE;
+		ev.value = (int)m;
+	} else if (strcmp(t, TYPE_APPROVAL) == 0) {
+		enum ward_approval_policy p;
+
+		val = json_object_get(obj, "policy");
+		v = json_is_string(val) ? json_string_value(val) : "";
+		if (ward_approval_policy_parse(&p, v) != 0)
+			return corrupt(path, lineno,
+				       "an approval/policy event with an "
+				       "unknown policy");
+		ev.knob = KNOB_APPROVAL;
+		ev.value = (int)p;
+	}
+	if (snap->n == snap->cap) {
+		size_t cap = snap->cap ? snap->cap * 2 : 32;
+
+		grown = realloc(snap->ev, cap * sizeof(*grown));
+		if (!grown)
+			return ward_err(-ENOMEM, "out of memory");
+		snap->ev = grown;
+		snap->cap = cap;
+	}
+	ev.line = strndup(line, len);
+	ev.type = strdup(t);
+	if (!ev.line || !ev.type) {
+		free(ev.line);
+		free(ev.type);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	snap->ev[snap->n++] = ev;
+	return 0;
+}
+
+/*
+ * Parse a whole log. Bytes after the last newline are a torn append: they
+ * are ignored (snap->torn). Every complete line must be valid.
+ */
+static int parse_log(struct snapshot *out, const char *buf, size_t len,
+		     const char *id, const char *path)
+{
+	struct snapshot snap = {0};
+	const char *p = buf, *end = buf + len, *nl;
+	size_t lineno = 0;
+	json_error_t jerr;
+	json_t *obj;
+	int err = 0;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl) {
+			snap.torn = true;
+			snap.torn_bytes = (size_t)(end - p);
+			break;
+		}
+		lineno++;
+		obj = json_loadb(p, (size_t)(nl - p), 0, &jerr);
+		if (!obj || !json_is_object(obj)) {
+			json_decref(obj);
+			err = corrupt(path, lineno,
+				      obj ? "not a JSON object" : jerr.text);
+			goto out_clear;
+		}
+		if (lineno == 1)
+			err = parse_header(&snap, obj, id, path);
+		else
+			err = parse_event(&snap, obj, p, (size_t)(nl - p),
+					  lineno, path);
+		json_decref(obj);
+		if (err)
+			goto out_clear;
+		p = nl + 1;
+	}
+	if (lineno == 0) {
+		err = ward_err(-EBADMSG, "session log %s: no session header",
+			       path);
+		goto out_clear;
+	}
+	*out = snap;
+	return 0;
+
+out_clear:
+	snapshot_clear(&snap);
+	return err;
+}
+
+/* Read and parse the log open on @fd (the caller holds a lock). */
+static int load_fd(struct snapshot *out, int fd, const char *id,
+		   const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	err = read_all(&buf, &len, fd, path);
+	if (err)
+		return err;
+	err = parse_log(out, buf, len, id, path);
+	free(buf);
+	return err;
+}
+
+/* Open the log of @s: O_RDONLY for readers, O_RDWR|O_APPEND for writers. */
+static int open_log(const ward_session *s, bool write)
+{
+	int fd;
+
+	do {
+		fd = open(s->path, (write ? O_RDWR | O_APPEND : O_RDONLY) |
+				       O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return ward_err(-ENOENT, "no session %s in %s", s->id,
+					s->store);
+		return ward_err(-errno, "%s: %s", s->path, strerror(errno));
+	}
+	return fd;
+}
+
+/* --- writing ------------------------------------------------------------ */
+
+/* write() all of @len bytes at once; a short write is an error. */
+static int write_once(int fd, const char *buf, size_t len)
+{
+	ssize_t w;
+
+	do {
+		w = write(fd, buf, len);
+	} while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return -errno;
+	if ((size_t)w != len)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * Append one line (@line holds the text and its newline) to the log open
+ * on @fd, which the caller has locked exclusively: one write(), then
+ * fdatasync(). When the write fails or is short, the file is cut back to
+ * its old size so that no torn line stays behind.
+ */
+static int append_line(int fd, const char *line, size_t len, const char *path)
+{
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st) != 0)
+		return ward_err(-errno, "%s: %s", path, strerror(errno));
+	err = write_once(fd, line, len);
+	if (err) {
+		if (ftruncate(fd, st.st_size) != 0) {
+			/* The next append's repair will cut it. */
+		}
+		return ward_err(err, "cannot append to %s: %s", path,
+				strerror(-err));
+	}
+	if (fdatasync(fd) != 0)
+		return ward_err(-errno, "cannot sync %s: %s", path,
+				strerror(errno));
+	return 0;
+}
+
+/* Serialize @obj as one line with its newline; NULL on error. */
+static char *event_line(json_t *obj, size_t *len)
+{
+	char *text = json_dumps(obj, JSON_COMPACT);
+	char *line;
+	size_t n;
+
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	line = malloc(n + 2);
+	if (line) {
+		memcpy(line, text, n);
+		line[n] = '\n';
+		line[n + 1] = '\0';
+		*len = n + 1;
+	}
+	free(text);
+	return line;
+}
+
+/*
+ * Repair a torn tail of the log open (and exclusively locked) on @fd:
+ * truncate the bytes after the last newline, then append a log/repaired
+ * event saying how many were dropped. A torn append never returned success
+ * to its writer, so what it left is not an event; truncating (rather than
+ * ending it with a newline) keeps a crash from turning into a corrupt line
+ * in the middle of the log.
+ */
+static int repair_tail(int fd, const char *path)
+{
+	struct stat st;
+	char buf[4096];
+	off_t pos, keep = -1;
+	size_t chunk;
+	ssize_t r;
+	json_t *ev;
+	char *line;
+	size_t len = 0;
+	int err;
+
+	if (fstat(fd, &st) != 0)
+		return ward_err(-errno, "%s: %s", path, strerror(errno));
+	pos = st.st_size;
+	while (pos > 0 && keep < 0) {
+		chunk = pos > (off_t)sizeof(buf) ? sizeof(buf) : (size_t)pos;
+		pos -= (off_t)chunk;
+		do {
+			r = pread(fd, buf, chunk, pos);
+		} while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return ward_err(-errno, "%s: %s", path,
+					strerror(errno));
+		if ((size_t)r != chunk)
+			return ward_err(-EIO, "%s: short read", path);
+		for (size_t i = chunk; i > 0; i--) {
+			if (buf[i - 1] == '\n') {
+				keep = pos + (off_t)i;
+				break;
+			}
+		}
+		/* Only the last line can be torn: look no further back. */
+		if (pos + (off_t)chunk == st.st_size && keep == st.st_size)
+			return 0;
+	}
+	if (keep == st.st_size)
+		return 0;
+	if (keep < 0)
+		return ward_err(
+		    -EBADMSG, "session log %s: no complete header line", path);
+	if (ftruncate(fd, keep) != 0)
+		return ward_err(-errno, "cannot repair %s: %s", path,
+				strerror(errno));
+	ev = event_new(TYPE_REPAIRED);
+	if (!ev || !put(ev, "discarded_bytes",
+			json_integer((json_int_t)(st.st_size - keep)))) {
+		json_decref(ev);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	line = event_line(ev, &len);
+	json_decref(ev);
+	if (!line)
+		return ward_err(-ENOMEM, "out of memory");
+	err = append_line(fd, line, len, path);
+	free(line);
+	return err;
+}
+
+/*
+ * Append @obj to @s's log: open, lock exclusively, repair a torn tail,
+ * write the line, sync, close (which releases the lock).
+ */
+static int append_event(ward_session *s, json_t *obj)
+{
+	char *line;
+	size_t len = 0;
+	int fd, err;
+
+	line = event_line(obj, &len);
+	if (!line)
+		return ward_err(-ENOMEM, "out of memory");
+	if (len > LINE_MAX_BYTES) {
+		free(line);
+		return ward_err(WARD_EINVAL, "event of %zu bytes is too large",
+				len);
+	}
+	fd = open_log(s, true);
+	if (fd < 0) {
+		free(line);
+		return fd;
+	}
+	err = lock_fd(fd, LOCK_EX);
+	if (err) {
+		err = ward_err(err, "cannot lock %s: %s", s->path,
+			       strerror(-err));
+		goto out_close;
+	}
+	err = repair_tail(fd, s->path);
+	if (!err)
+		err = append_line(fd, line, len, s->path);
+out_close:
+	close(fd); /* releases the lock */
+	free(line);
+	return err;
+}
+
+/* --- the store's protection --------------------------------------------- */
+
+/*
+ * The rule behind ward_session_check_policy(): a writable root of @policy
+ * that is @store or an ancestor of it makes the store writable from inside
+ * the sandbox — unless the store is a protected path (protect.h: ward's
+ * state directory stays read-only on every runner and in the fence, inside
+ * any writable root). A store elsewhere (an explicit store directory under
+ * a writable root) is not protected, and is refused.
+ */
+static int check_store(const char *store, const ward_policy *policy)
+{
+	char **roots = NULL;
+	int err;
+
+	if (ward_policy_mode(policy) == WARD_MODE_DANGER_FULL_ACCESS)
+		return 0;
+	err = ward_roots_writable(&roots, policy);
+	if (err)
+		return err;
+	for (size_t i = 0; roots[i]; i++) {
+		if (!path_within(store, roots[i]))
+			continue;
+		if (ward_protect_match(policy, store) == WARD_ACCESS_RO)
+			continue;
+		err = ward_err(WARD_EINVAL,
+			       "the session store %s lies inside the writable "
+			       "root %s and is not protected there: a "
+			       "confined command could rewrite its own "
+			       "session; refusing (move the workspace, the "
+			       "store, XDG_STATE_HOME or TMPDIR)",
+			       store, roots[i]);
+		break;
+	}
+	ward_strv_free(roots);
+	return err;
+}
+
+/* --- exported: names ------------------------------------------------------ */
+
+int ward_approval_policy_parse(enum ward_approval_policy *out, const char *text)
+{
+	if (text && strcmp(text, "ask") == 0) {
+		*out = WARD_APPROVAL_ASK;
+		return 0;
+	}
+	if (text && strcmp(text, "never") == 0) {
+		*out = WARD_APPROVAL_NEVER;
+		return 0;
+	}
+	return ward_err(WARD_EINVAL,
+			"invalid approval policy '%s' (valid: ask, never)",
+			text ? text : "(null)");
+}
+
+const char *ward_approval_policy_name(enum ward_approval_policy p)
+{
+	switch (p) {
+	case WARD_APPROVAL_ASK:
+		return "ask";
+	case WARD_APPROVAL_NEVER:
+		return "never";
+	}
+	return "unknown";
+}
+
+const char *ward_knob_source_name(enum ward_knob_source source)
+{
+	switch (source) {
+	case WARD_KNOB_DEFAULT:
+		return "default";
+	case WARD_KNOB_SESSION:
+		return "session";
+	case WARD_KNOB_ESCALATION:
+		return "escalation";
+	}
+	return "unknown";
+}
+
+bool ward_session_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	if (!id)
+		return false;
+	for (const char *p = id; *p; p++, n++) {
+		char c = *p;
+
+		if (n >= WARD_SESSION_ID_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-'))
+			return false;
+	}
+	return n > 0;
+}
+
+int ward_session_store_default(char **out)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	char *s = NULL;
+	int n;
+
+	/* The XDG spec: a relative value is invalid and must be ignored. */
+	if (state && state[0] == '/')
+		n = asprintf(&s, "%s/ward/sessions", state);
+	else if (home && home[0] == '/')
+		n = asprintf(&s, "%s/.local/state/ward/sessions", home);
+	else
+		return ward_err(WARD_EINVAL,
+				"no session store: neither XDG_STATE_HOME nor "
+				"HOME is an absolute path");
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = s;
+	return 0;
+}
+
+/* --- exported: lifecycle -------------------------------------------------- */
+
+/* Make a session object for @id in the canonical @store (not read yet). */
+static int session_alloc(ward_session **out, const char *store, const char *id)
+{
+	ward_session *s = calloc(1, sizeof(*s));
+	char name[WARD_SESSION_ID_MAX + 8];
+
+	if (!s)
+		return ward_err(-ENOMEM, "out of memory");
+	snprintf(name, sizeof(name), "%s.jsonl", id);
+	s->id = strdup(id);
+	s->store = strdup(store);
+	s->path = join(store, name);
+	if (!s->id || !s->store || !s->path) {
+		ward_session_free(s);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = s;
+	return 0;
+}
+
+int ward_session_reload(ward_session *s)
+{
+	struct snapshot snap = {0};
+	int fd, err;
+
+	fd = open_log(s, false);
+	if (fd < 0)
+		return fd;
+	err = lock_fd(fd, LOCK_SH);
+	if (err) {
+		err = ward_err(err, "cannot lock %s: %s", s->path,
+			       strerror(-err));
+		goto out_close;
+	}
+	err = load_fd(&snap, fd, s->id, s->path);
+	if (err)
+		goto out_close;
+	snapshot_clear(&s->snap);
+	s->snap = snap;
+out_close:
+	close(fd);
+	return err;
+}
+
+int ward_session_open(ward_session **out, const char *store, const char *id)
+{
+	ward_session *s = NULL;
+	char *dir = NULL, *real = NULL;
+	int err;
+
+	if (!ward_session_id_valid(id))
+		return ward_err(WARD_EINVAL,
+				"invalid session id '%s' (expected 1 to %d "
+				"letters, digits or '-')",
+				id ? id : "(null)", WARD_SESSION_ID_MAX);
+	err = store_path(&dir, store);
+	if (err)
+		return err;
+	real = realpath(dir, NULL);
+	if (!real) {
+		err = errno == ENOENT
+			  ? ward_err(-ENOENT, "no session %s (no store %s)", id,
+				     dir)
+			  : ward_err(-errno, "session store %s: %s", dir,
+				     strerror(errno));
+		goto out_free;
+	}
+	err = session_alloc(&s, real, id);
+	if (err)
+		goto out_free;
+	err = ward_session_reload(s);
+	if (err) {
+		ward_session_free(s);
+		goto out_free;
+	}
+	*out = s;
+out_free:
+	free(real);
+	free(dir);
+	return err;
+}
+
+/* Write the header of a new session @id to a temporary file, link it. */
+static int create_file(const char *store, const char *id, const char *cwd)
+{
+	char when[40], tmpname[WARD_SESSION_ID_MAX + 40];
+	char name[WARD_SESSION_ID_MAX + 8];
+	char *tmp = NULL, *final = NULL, *line = NULL;
+	json_t *hdr;
+	size_t len = 0;
+	int fd = -1, dfd, err;
+
+	now_rfc3339(when, sizeof(when));
+	hdr = json_object();
+	if (!hdr || !put(hdr, "type", json_string(TYPE_HEADER)) ||
+	    !put(hdr, "id", json_string(id)) ||
+	    !put(hdr, "cwd", cwd ? json_text(cwd) : json_null()) ||
+	    !put(hdr, "created", json_string(when)) ||
+	    !put(hdr, "ward_version", json_string(WARD_VERSION))) {
+		json_decref(hdr);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	line = event_line(hdr, &len);
+	json_decref(hdr);
+	snprintf(tmpname, sizeof(tmpname), ".%s.%ld.tmp", id, (long)getpid());
+	snprintf(name, sizeof(name), "%s.jsonl", id);
+	tmp = join(store, tmpname);
+	final = join(store, name);
+	if (!line || !tmp || !final) {
+		err = ward_err(-ENOMEM, "out of memory");
+		goto out_free;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0) {
+		err = ward_err(-errno, "cannot create %s: %s", tmp,
+			       strerror(errno));
+		goto out_free;
+	}
+	err = write_once(fd, line, len);
+	if (!err && fdatasync(fd) != 0)
+		err = -errno;
+	if (close(fd) != 0 && !err)
+		err = -errno;
+	if (err) {
+		err = ward_err(err, "cannot write %s: %s", tmp, strerror(-err));
+		goto out_unlink;
+	}
+	/* link() never replaces: a colliding id gives EEXIST. */
+	if (link(tmp, final) != 0) {
+		err = errno == EEXIST ? -EEXIST
+				      : ward_err(-errno, "cannot create %s: %s",
+						 final, strerror(errno));
+		goto out_unlink;
+	}
+	dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+out_unlink:
+	unlink(tmp);
+out_free:
+	free(line);
+	free(tmp);
+	free(final);
+	return err;
+}
+
+int ward_session_create(ward_session **out, const char *store, const char *cwd)
+{
+	char *dir = NULL, *real_store = NULL, *real_cwd = NULL;
+	ward_policy *probe = NULL;
+	char id[17];
+	struct stat st;
+	int err, tries = 0;
+
+	err = store_path(&dir, store);
+	if (err)
+		return err;
+	if (dir[0] != '/') {
+		err = ward_err(WARD_EINVAL,
+			       "session store %s is not an absolute path", dir);
+		goto out_free;
+	}
+	err = mkdir_p(dir);
+	if (err)
+		goto out_free;
+	real_store = realpath(dir, NULL);
+	if (!real_store || stat(real_store, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		err = ward_err(real_store ? -ENOTDIR : -errno,
+			       "session store %s is not a directory", dir);
+		goto out_free;
+	}
+	if (cwd) {
+		real_cwd = realpath(cwd, NULL);
+		if (!real_cwd) {
+			err = ward_err(-errno, "session cwd %s: %s", cwd,
+				       strerror(errno));
+			goto out_free;
+		}
+		if (stat(real_cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			err = ward_err(
+			    -ENOTDIR, "session cwd %s is not a directory", cwd);
+			goto out_free;
+		}
+		/* The widest confined mode decides: if workspace-write over
+		 * this cwd could write the store, every call would be
+		 * refused, so refuse the session now. */
+		err = ward_policy_new(&probe, WARD_MODE_WORKSPACE_WRITE,
+				      real_cwd);
+		if (!err)
+			err = ward_policy_set_tmpdir(probe, NULL);
+		if (!err && path_within(real_store, real_cwd))
+			err = check_store(real_store, probe);
+		ward_policy_free(probe);
+		if (err)
+			goto out_free;
+	}
+	do {
+		err = random_hex(id, 8);
+		if (err)
+			goto out_free;
+		err = create_file(real_store, id, real_cwd);
+	} while (err == -EEXIST && ++tries < 8);
+	if (err == -EEXIST)
+		err = ward_err(-EEXIST, "cannot find a free session id");
+	if (err)
+		goto out_free;
+	err = ward_session_open(out, real_store, id);
+out_free:
+	free(real_cwd);
+	free(real_store);
+	free(dir);
+	return err;
+}
+
+void ward_session_free(ward_session *s)
+{
+	if (!s)
+		return;
+	snapshot_clear(&s->snap);
+	free(s->id);
+	free(s->store);
+	free(s->path);
+	free(s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ward_session_list(char ***out, const char *store)
+{
+	struct ward_strv sv = {0};
+	char *dir = NULL, **v = NULL;
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	err = store_path(&dir, store);
+	if (err)
+		return err;
+	d = opendir(dir);
+	if (!d && errno != ENOENT) {
+		err = ward_err(-errno, "session store %s: %s", dir,
+			       strerror(errno));
+		goto out_free;
+	}
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char id[WARD_SESSION_ID_MAX + 1];
+
+		if (n <= 6 || strcmp(de->d_name + n - 6, ".jsonl") != 0 ||
+		    n - 6 > WARD_SESSION_ID_MAX)
+			continue;
+		memcpy(id, de->d_name, n - 6);
+		id[n - 6] = '\0';
+		if (ward_session_id_valid(id))
+			ward_strv_push(&sv, id);
+	}
+	if (d)
+		closedir(d);
+	err = ward_strv_finish(&v, &sv);
+	if (err) {
+		err = ward_err(err, "out of memory");
+		goto out_free;
+	}
+	qsort(v, ward_strv_len(v), sizeof(*v), cmp_str);
+	*out = v;
+out_free:
+	free(dir);
+	return err;
+}
+
+/* --- exported: accessors -------------------------------------------------- */
+
+const char *ward_session_id(const ward_session *s)
+{
+	return s->id;
+}
+
+const char *ward_session_cwd(const ward_session *s)
+{
+	return s->snap.cwd;
+}
+
+const char *ward_session_created(const ward_session *s)
+{
+	return s->snap.created;
+}
+
+const char *ward_session_version(const ward_session *s)
+{
+	return s->snap.version;
+}
+
+const char *ward_session_path(const ward_session *s)
+{
+	return s->path;
+}
+
+const char *ward_session_store(const ward_session *s)
+{
+	return s->store;
+}
+
+size_t ward_session_event_count(const ward_session *s)
+{
+	return s->snap.n;
+}
+
+const char *ward_session_event(const ward_session *s, size_t i)
+{
+	return i < s->snap.n ? s->snap.ev[i].line : NULL;
+}
+
+const char *ward_session_event_type(const ward_session *s, size_t i)
+{
+	return i < s->snap.n ? s->snap.ev[i].type : NULL;
+}
+
+bool ward_session_torn(const ward_session *s)
+{
+	return s->snap.torn;
+}
+
+/* --- exported: knobs ------------------------------------------------------ */
+
+/* The last value of @knob in @snap, or -1 when it has none. */
+static int fold(const struct snapshot *snap, enum knob knob)
+{
+	for (size_t i = snap->n; i > 0; i--) {
+		if (snap->ev[i - 1].knob == knob)
+			return snap->ev[i - 1].value;
+	}
+	return -1;
+}
+
+enum ward_mode ward_session_mode(const ward_session *s, enum ward_mode dflt,
+				 enum ward_knob_source *source)
+{
+	int v = fold(&s->snap, KNOB_MODE);
+
+	if (source)
+		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
+	return v < 0 ? dflt : (enum ward_mode)v;
+}
+
+enum ward_approval_policy ward_session_approval(const ward_session *s,
+						enum ward_approval_policy dflt,
+						enum ward_knob_source *source)
+{
+	int v = fold(&s->snap, KNOB_APPROVAL);
+
+	if (source)
+		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
+	return v < 0 ? dflt : (enum ward_approval_policy)v;
+}
+
+/*
+ * The one write path of a knob: under the exclusive lock, read the log,
+ * fold it against @dflt, append the event only when @value is not already
+ * in force, and refresh the snapshot from the file.
+ */
+static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
+		    int dflt)
+{
+	struct snapshot snap = {0};
+	const char *type = knob == KNOB_MODE ? TYPE_MODE : TYPE_APPROVAL;
+	bool appended = false;
+	json_t *ev = NULL;
+	char *line = NULL;
+	size_t len = 0;
+	int fd, err, cur;
+
+	fd = open_log(s, true);
+	if (fd < 0)
+		return fd;
+	err = lock_fd(fd, LOCK_EX);
+	if (err) {
+		err = ward_err(err, "cannot lock %s: %s", s->path,
+			       strerror(-err));
+		goto out_close;
+	}
+	err = load_fd(&snap, fd, s->id, s->path);
+	if (err)
+		goto out_close;
+	cur = fold(&snap, knob);
+	if ((cur < 0 ? dflt : cur) == value)
+		goto out_swap;
+	ev = event_new(type);
+	if (!ev ||
+	    !put(ev, knob == KNOB_MODE ? "mode" : "policy",
+		 json_string(knob == KNOB_MODE
+				 ? ward_mode_name((enum ward_mode)value)
+				 : ward_approval_policy_name(
+				       (enum ward_approval_policy)value)))) {
+		err = ward_err(-ENOMEM, "out of memory");
+		goto out_clear;
+	}
+	line = event_line(ev, &len);
+	if (!line) {
+		err = ward_err(-ENOMEM, "out of memory");
+		goto out_clear;
+	}
+	err = repair_tail(fd, s->path);
+	if (!err)
+		err = append_line(fd, line, len, s->path);
+	if (err)
+		goto out_clear;
+	appended = true;
+	snapshot_clear(&snap);
+	err = load_fd(&snap, fd, s->id, s->path);
+	if (err)
+		goto out_close;
+out_swap:
+	snapshot_clear(&s->snap);
+	s->snap = snap;
+	memset(&snap, 0, sizeof(snap));
+	if (changed)
+		*changed = appended;
+out_clear:
+	snapshot_clear(&snap);
+out_close:
+	json_decref(ev);
+	free(line);
+	close(fd);
+	return err;
+}
+
+int ward_session_set_mode(bool *changed, ward_session *s, enum ward_mode mode,
+			  const struct ward_session_defaults *d)
+{
+	struct ward_session_defaults dd = WARD_SESSION_DEFAULTS_INIT;
+
+	if ((unsigned)mode > WARD_MODE_DANGER_FULL_ACCESS)
+		return ward_err(WARD_EINVAL, "unknown sandbox mode %d",
+				(int)mode);
+	if (d)
+		dd = *d;
+	return set_knob(changed, s, KNOB_MODE, (int)mode, (int)dd.mode);
+}
+
+int ward_session_set_approval(bool *changed, ward_session *s,
+			      enum ward_approval_policy policy,
+			      const struct ward_session_defaults *d)
+{
+	struct ward_session_defaults dd = WARD_SESSION_DEFAULTS_INIT;
+
+	if ((unsigned)policy > WARD_APPROVAL_NEVER)
+		return ward_err(WARD_EINVAL, "unknown approval policy %d",
+				(int)policy);
+	if (d)
+		dd = *d;
+	return set_knob(changed, s, KNOB_APPROVAL, (int)policy,
+			(int)dd.approval);
+}
+
+/* --- exported: resolution ------------------------------------------------- */
+
+int ward_session_check_policy(const ward_session *s, const ward_policy *policy)
+{
+	return check_store(s->store, policy);
+}
+
+int ward_session_resolve(ward_policy **out, enum ward_knob_source *source,
+			 const ward_session *s,
+			 const struct ward_session_defaults *d,
+			 const enum ward_mode *escalated)
+{
+	struct ward_session_defaults dd = WARD_SESSION_DEFAULTS_INIT;
+	enum ward_knob_source src;
+	ward_policy *policy = NULL;
+	enum ward_mode mode;
+	const char *root;
+	int err;
+
+	if (d)
+		dd = *d;
+	mode = ward_session_mode(s, dd.mode, &src);
+	if (escalated) {
+		mode = *escalated;
+		src = WARD_KNOB_ESCALATION;
+	}
+	root = s->snap.cwd ? s->snap.cwd : dd.root;
+	if (!root)
+		return ward_err(WARD_EINVAL,
+				"session %s has no cwd and no workspace root "
+				"is configured",
+				s->id);
+	err = ward_policy_new(&policy, mode, root);
+	if (err)
+		return err;
+	err = ward_policy_set_session(policy, s->id);
+	if (!err)
+		err = ward_session_check_policy(s, policy);
+	if (err) {
+		ward_policy_free(policy);
+		return err;
+	}
+	if (source)
+		*source = src;
+	*out = policy;
+	return 0;
+}
+
+/* --- exported: audit ------------------------------------------------------ */
+
+int ward_session_new_call_id(char *buf, size_t len)
+{
+	if (len < 13)
+		return ward_err(WARD_EINVAL, "call id buffer too small");
+	return random_hex(buf, 6);
+}
+
+int ward_session_record_call(ward_session *s, const struct ward_session_call *c)
+{
+	json_t *ev;
+	bool ok;
+	int err;
+
+	if (!c || !c->call_id || !c->tool)
+		return ward_err(WARD_EINVAL, "a call needs a call id and tool");
+	ev = event_new("call/start");
+	ok = ev && put(ev, "call", json_text(c->call_id)) &&
+	     put(ev, "tool", json_text(c->tool));
+	if (ok && c->argv)
+		ok = put(ev, "argv", json_strv(c->argv));
+	if (ok && c->operation)
+		ok = put(ev, "operation", json_text(c->operation));
+	if (ok && c->paths)
+		ok = put(ev, "paths", json_strv(c->paths));
+	if (ok && c->cwd)
+		ok = put(ev, "cwd", json_text(c->cwd));
+	ok = ok && put(ev, "mode", json_string(ward_mode_name(c->mode))) &&
+	     put(ev, "mode_source",
+		 json_string(ward_knob_source_name(c->mode_source))) &&
+	     put(ev, "pid", json_integer((json_int_t)getpid()));
+	if (!ok) {
+		json_decref(ev);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	err = append_event(s, ev);
+	json_decref(ev);
+	return err;
+}
+
+int ward_session_record_result(ward_session *s,
+			       const struct ward_session_result *r)
+{
+	json_t *ev;
+	bool ok;
+	int err;
+
+	if (!r || !r->call_id)
+		return ward_err(WARD_EINVAL, "a result needs a call id");
+	ev = event_new("call/result");
+	ok = ev && put(ev, "call", json_text(r->call_id)) &&
+	     put(ev, "ran", json_boolean(r->ran));
+	if (ok && r->ran)
+		ok = put(ev, "mode", json_string(ward_mode_name(r->mode))) &&
+		     put(ev, "exit_code",
+			 r->exit_code < 0 ? json_null()
+					  : json_integer(r->exit_code)) &&
+		     put(ev, "signal",
+			 r->signal > 0 ? json_integer(r->signal)
+				       : json_null()) &&
+		     put(ev, "timed_out", json_boolean(r->timed_out)) &&
+		     put(ev, "denied", json_boolean(r->denied)) &&
+		     put(ev, "runner",
+			 json_string(r->runner_name
+					 ? r->runner_name
+					 : ward_runner_name(r->runner))) &&
+		     put(ev, "enforcement",
+			 json_string(ward_enforcement_name(r->enforcement)));
+	if (ok && r->error)
+		ok = put(ev, "error", json_text(r->error));
+	if (ok && r->text)
+		ok = put(ev, "text", json_text(r->text));
+	if (!ok) {
+		json_decref(ev);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	err = append_event(s, ev);
+	json_decref(ev);
+	return err;
+}
+
+int ward_session_append_json(ward_session *s, const char *object)
+{
+	json_error_t jerr;
+	json_t *obj, *type;
+	const char *t;
+	char when[40];
+	int err;
+
+	if (!object)
+		return ward_err(WARD_EINVAL, "no event given");
+	obj = json_loads(object, 0, &jerr);
+	if (!obj || !json_is_object(obj)) {
+		json_decref(obj);
+		return ward_err(WARD_EINVAL, "event is not a JSON object: %s",
+				obj ? "" : jerr.text);
+	}
+	type = json_object_get(obj, "type");
+	t = json_is_string(type) ? json_string_value(type) : "";
+	if (!*t || strcmp(t, TYPE_HEADER) == 0 || strcmp(t, TYPE_MODE) == 0 ||
+	    strcmp(t, TYPE_APPROVAL) == 0 || strcmp(t, TYPE_REPAIRED) == 0) {
+		json_decref(obj);
+		return ward_err(
+		    WARD_EINVAL,
+		    "event type '%s' cannot be appended this way%s", t,
+		    *t ? " (knobs change through their setters)" : "");
+	}
+	if (!json_object_get(obj, "time")) {
+		now_rfc3339(when, sizeof(when));
+		if (!put(obj, "time", json_string(when))) {
+			json_decref(obj);
+			return ward_err(-ENOMEM, "out of memory");
+		}
+	}
+	err = append_event(s, obj);
+	json_decref(obj);
+	return err;
+}

@@ -1,0 +1,1646 @@
+/*
+ * ward — the per-runner rule plan: access rules and protected paths turned
+ * into bwrap options, Landlock grants and Seatbelt deny rules, with a
+ * warning for everything a runner cannot express exactly.
+ *
+ * Plan, then apply. ward_plan_new() gathers the targets first:
+ *
+ *   - every literal `r-`/`--` rule, made canonical as far as it exists;
+ *   - every glob's matches that exist now: one walk per literal prefix
+ *     (openat/fdopendir, no symlink followed, never below /proc, /sys or
+ *     /dev), asking ward_rules_match() about each entry, so the walk sees
+ *     exactly what the fence sees; a hidden (`--`) match is not walked
+ *     into, a glob without `**` is not walked deeper than it can match;
+ *     the walk stops at a bound of entries and of time, with a warning;
+ *   - the protected paths (protect.h) as `r-`.
+ *
+ * Targets are then sorted parents first (with '/' ordered before every
+ * other byte, so a directory's descendants follow it directly) and
+ * reduced: nothing inside a hidden target, no read-only target inside a
+ * read-only one. Each runner takes what it can from the result.
+ *
+ * Precedence `--` > `r-` > `rw` and the platform roots holds because the
+ * stronger operation comes later (bwrap mounts, Seatbelt rules) or
+ * because the weaker one is never granted (Landlock).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "glob.h"
+#include "internal.h"
+#include "protect.h"
+#include "translate_internal.h"
+
+/* Where a target came from. */
+enum src {
+	SRC_RULE,    /* a literal rule: idx is the rule's index */
+	SRC_GLOB,    /* a glob match: idx is the walk group's index */
+	SRC_PROTECT, /* a protected path: idx into plan->prot */
+};
+
+struct target {
+	char *path; /* canonical */
+	enum ward_access access;
+	bool is_dir;
+	bool exists;
+	enum src src;
+	size_t idx;
+};
+
+/* One walk: the globs that share a literal prefix. */
+struct group {
+	char *lex;	    /* the literal prefix as the rules spell it */
+	char *can;	    /* … made canonical */
+	unsigned maxdepth;  /* UINT_MAX: a `**` glob, no limit */
+	bool walked;	    /* false: missing, not needed, or covered */
+	bool has_none;	    /* some glob of the group is `--` */
+	bool stopped;	    /* the walk hit a bound here */
+	size_t matches;	    /* targets found */
+	bool overlaps_root; /* the prefix overlaps a writable root */
+};
+
+struct ward_plan {
+	const ward_policy *policy;
+	enum ward_runner runner;
+	enum ward_mode mode;
+	const ward_rules *rules;
+	size_t nrules;
+	char **roots;
+	struct ward_protected *prot;
+	size_t nprot;
+	struct target *t;
+	size_t nt;
+	size_t capt;
+	size_t nlit; /* targets gathered before the walk */
+	struct group *g;
+	size_t ng;
+	/* Per rule: a warning already names it. */
+	bool *warned;
+	/* Per protected path: it exists (or was created). */
+	bool *prot_exists;
+	struct timespec t0;
+	size_t entries;
+	bool stop;
+	/* Results. */
+	struct ward_strv bw; /* bwrap options after the writable binds */
+	char **ll_ro;
+	char **ll_rw;
+	struct ward_strv warn;
+	struct ward_strv desc;
+	bool oom;
+};
+
+static struct ward_plan_limits limits = {
+    WARD_PLAN_MAX_ENTRIES,
+    WARD_PLAN_MAX_MS,
+    WARD_PLAN_MAX_TARGETS,
+};
+
+void ward_plan_set_limits(const struct ward_plan_limits *l)
+{
+	static const struct ward_plan_limits defaults = {
+	    WARD_PLAN_MAX_ENTRIES,
+	    WARD_PLAN_MAX_MS,
+	    WARD_PLAN_MAX_TARGETS,
+	};
+
+	limits = l ? *l : defaults;
+}
+
+/* --- small helpers ------------------------------------------------------ */
+
+static const char *runner_label(enum ward_runner r)
+{
+	return r == WARD_RUNNER_CUSTOM ? "custom (bwrap)" : ward_runner_name(r);
+}
+
+static bool is_bwrap(const struct ward_plan *p)
+{
+	return p->runner == WARD_RUNNER_BWRAP || p->runner == WARD_RUNNER_CUSTOM;
+}
+
+/* Append a printf-formatted line to @sv. */
+static void linef(struct ward_strv *sv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void linef(struct ward_strv *sv, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		sv->oom = true;
+		return;
+	}
+	ward_strv_push(sv, s);
+	free(s);
+}
+
+/* `rule "SOURCE" (FILE:LINE)` for rule @i, into @buf. */
+static const char *rule_name(char *buf, size_t len, const struct ward_plan *p,
+			     size_t i)
+{
+	struct ward_rule_info info;
+
+	if (ward_rules_get(&info, p->rules, i) != 0) {
+		snprintf(buf, len, "rule #%zu", i + 1);
+		return buf;
+	}
+	if (info.origin.file && info.origin.line)
+		snprintf(buf, len, "rule \"%s\" (%s:%u)", info.source,
+			 info.origin.file, info.origin.line);
+	else if (info.origin.file)
+		snprintf(buf, len, "rule \"%s\" (%s)", info.source,
+			 info.origin.file);
+	else
+		snprintf(buf, len, "rule \"%s\"", info.source);
+	return buf;
+}
+
+/* What a target is for, for the description. */
+static const char *target_why(char *buf, size_t len, const struct ward_plan *p,
+			      const struct target *t)
+{
+	switch (t->src) {
+	case SRC_RULE:
+		return rule_name(buf, len, p, t->idx);
+	case SRC_GLOB:
+		snprintf(buf, len, "glob rules below %s", p->g[t->idx].lex);
+		return buf;
+	case SRC_PROTECT:
+		snprintf(buf, len, "protected: %s", p->prot[t->idx].what);
+		return buf;
+	}
+	return "?";
+}
+
+static bool within_any_root(const struct ward_plan *p, const char *path)
+{
+	for (size_t i = 0; p->roots[i]; i++) {
+		if (ward_path_within(path, p->roots[i]))
+			return true;
+	}
+	return false;
+}
+
+/* The root that @path lies in or contains, or NULL. */
+static const char *overlapping_root(const struct ward_plan *p,
+				    const char *path)
+{
+	for (size_t i = 0; p->roots[i]; i++) {
+		if (ward_path_within(path, p->roots[i]) ||
+		    ward_path_within(p->roots[i], path))
+			return p->roots[i];
+	}
+	return NULL;
+}
+
+/*
+ * Order paths parents first, a directory's descendants directly after it:
+ * byte order with '/' below every other byte ("/a", "/a/b", "/a-b").
+ */
+static int path_cmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+
+		if (x != y) {
+			x = x == '/' ? 1 : (x ? x : 0);
+			y = y == '/' ? 1 : (y ? y : 0);
+			return x < y ? -1 : 1;
+		}
+		if (!x)
+			return 0;
+	}
+}
+
+static int target_cmp(const void *a, const void *b)
+{
+	const struct target *x = a, *y = b;
+	int c = path_cmp(x->path, y->path);
+
+	if (c)
+		return c;
+	/* Same path: the stronger first, so the weaker is dropped. */
+	return (int)y->access - (int)x->access;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return path_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+static long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t0->tv_sec) * 1000 +
+	       (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Add a target; @path is copied. */
+static void add_target(struct ward_plan *p, const char *path,
+		       enum ward_access access, bool is_dir, bool exists,
+		       enum src src, size_t idx)
+{
+	char *copy;
+
+	if (p->oom)
+		return;
+	if (p->nt == p->capt) {
+		size_t cap = p->capt ? p->capt * 2 : 16;
+		struct target *t = realloc(p->t, cap * sizeof(*t));
+
+		if (!t) {
+			p->oom = true;
+			return;
+		}
+		p->t = t;
+		p->capt = cap;
+	}
+	copy = strdup(path);
+	if (!copy) {
+		p->oom = true;
+		return;
+	}
+	p->t[p->nt++] = (struct target){copy, access, is_dir, exists, src, idx};
+}
+
+/* lstat @path: exists? directory? (symlinks count as files) */
+static bool probe_path(const char *path, bool *is_dir)
+{
+	struct stat st;
+
+	*is_dir = false;
+	if (lstat(path, &st) != 0)
+		return false;
+	*is_dir = S_ISDIR(st.st_mode);
+	return true;
+}
+
+/* mkdir -p @path (mode 0700 for what it creates). */
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf) || path[0] != '/')
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = path[i];
+	}
+	return 0;
+}
+
+/* --- gathering targets -------------------------------------------------- */
+
+/* Components of an absolute path ("/" has none). */
+static unsigned components(const char *path)
+{
+	unsigned n = 0;
+
+	if (strcmp(path, "/") == 0)
+		return 0;
+	for (const char *s = path; *s; s++)
+		n += *s == '/';
+	return n;
+}
+
+/* How deep below its prefix a glob can match (UINT_MAX with `**`). */
+static unsigned glob_depth(const struct ward_rule_info *info)
+{
+	if (strstr(info->pattern, "**"))
+		return UINT_MAX;
+	return components(info->pattern) - components(info->literal_prefix);
+}
+
+static void add_group(struct ward_plan *p, const struct ward_rule_info *info)
+{
+	unsigned depth = glob_depth(info);
+	struct group *g;
+
+	for (size_t i = 0; i < p->ng; i++) {
+		if (strcmp(p->g[i].lex, info->literal_prefix) == 0) {
+			if (depth > p->g[i].maxdepth)
+				p->g[i].maxdepth = depth;
+			if (info->access == WARD_ACCESS_NONE)
+				p->g[i].has_none = true;
+			return;
+		}
+	}
+	g = realloc(p->g, (p->ng + 1) * sizeof(*g));
+	if (!g) {
+		p->oom = true;
+		return;
+	}
+	p->g = g;
+	g = &p->g[p->ng];
+	memset(g, 0, sizeof(*g));
+	g->lex = strdup(info->literal_prefix);
+	g->can = ward_path_canon(info->literal_prefix);
+	g->maxdepth = depth;
+	g->has_none = info->access == WARD_ACCESS_NONE;
+	p->ng++;
+	if (!g->lex || !g->can)
+		p->oom = true;
+}
+
+static bool is_root(const struct ward_plan *p, const char *path)
+{
+	for (size_t i = 0; p->roots[i]; i++) {
+		if (strcmp(p->roots[i], path) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether a walk of group @g can change what the runner does. bwrap: a
+ * read-only match outside every root is read-only already, so a group of
+ * `r-` globs is walked only where it overlaps a root. Landlock: nothing
+ * inside a root can be expressed and `r-` outside the roots is exact, so
+ * only `--` globs outside the roots are walked.
+ */
+static bool group_needed(const struct ward_plan *p, const struct group *g)
+{
+	if (p->runner == WARD_RUNNER_LANDLOCK)
+		return g->has_none && !within_any_root(p, g->can);
+	return g->has_none || overlapping_root(p, g->can);
+}
+
+/* Never walked: bwrap mounts its own /proc and /dev; /sys holds no files. */
+static bool walk_skips(const char *path)
+{
+	return strcmp(path, "/proc") == 0 || strcmp(path, "/sys") == 0 ||
+	       strcmp(path, "/dev") == 0;
+}
+
+/* Whether @path is the path of a literal rule (gathered before the walk). */
+static bool is_literal_target(const struct ward_plan *p, const char *path)
+{
+	for (size_t i = 0; i < p->nlit; i++) {
+		if (p->t[i].src == SRC_RULE && strcmp(p->t[i].path, path) == 0)
+			return true;
+	}
+	return false;
+}
+
+struct walker {
+	struct ward_plan *p;
+	size_t gi;
+	char lex[PATH_MAX];
+	size_t llen;
+	char can[PATH_MAX];
+	size_t clen;
+};
+
+/* Append "/name" to a path buffer; false when it would not fit. */
+static bool path_push(char *buf, size_t *len, const char *name, size_t n)
+{
+	size_t at = *len == 1 && buf[0] == '/' ? 1 : *len;
+
+	if (at + 1 + n >= PATH_MAX)
+		return false;
+	if (at != 1 || buf[0] != '/')
+		buf[at++] = '/';
+	memcpy(buf + at, name, n + 1);
+	*len = at + n;
+	return true;
+}
+
+/*
+ * Walk the directory @fd (consumed) whose entries lie @depth levels below
+ * the group's prefix. @under_ro: an ancestor already is a read-only target.
+ */
+static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
+{
+	struct ward_plan *p = w->p;
+	struct group *g = &p->g[w->gi];
+	size_t llen = w->llen, clen = w->clen;
+	struct dirent *e;
+	DIR *d;
+
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while (!p->stop && !p->oom && (e = readdir(d))) {
+		const char *name = e->d_name;
+		size_t n = strlen(name);
+		unsigned char type = e->d_type;
+		enum ward_access a;
+
+		if (name[0] == '.' &&
+		    (n == 1 || (n == 2 && name[1] == '.')))
+			continue;
+		p->entries++;
+		if (p->entries > limits.max_entries ||
+		    ((p->entries & 255) == 0 &&
+		     elapsed_ms(&p->t0) > (long)limits.max_ms)) {
+			p->stop = true;
+			g->stopped = true;
+			break;
+		}
+		if (!path_push(w->lex, &w->llen, name, n) ||
+		    !path_push(w->can, &w->clen, name, n))
+			goto next;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+
+			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW))
+				goto next;
+			type = S_ISDIR(st.st_mode)   ? DT_DIR
+			       : S_ISLNK(st.st_mode) ? DT_LNK
+						     : DT_REG;
+		}
+		/*
+		 * A symlink is a name, not what it points to: hiding it would
+		 * hide its target (mounts and grants follow links). The fence
+		 * judges the target by its own path, and so do the runners.
+		 */
+		if (type == DT_LNK)
+			goto next;
+		a = ward_rules_match(p->rules, w->lex);
+		/* A literal rule's own path is a target already. */
+		if (a != WARD_ACCESS_DEFAULT && a != WARD_ACCESS_RW &&
+		    (a == WARD_ACCESS_NONE || !under_ro) &&
+		    !is_literal_target(p, w->can)) {
+			add_target(p, w->can, a, type == DT_DIR, true, SRC_GLOB,
+				   w->gi);
+			g->matches++;
+		}
+		if (a == WARD_ACCESS_NONE)
+			goto next;
+		/* Landlock: what lies inside a root cannot be hidden. */
+		if (type == DT_DIR && depth < g->maxdepth &&
+		    !walk_skips(w->can) &&
+		    !(p->runner == WARD_RUNNER_LANDLOCK && is_root(p, w->can))) {
+			int sub = openat(dirfd(d), name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC | O_NONBLOCK);
+
+			if (sub >= 0)
+				walk_dir(w, sub, depth + 1,
+					 under_ro || a == WARD_ACCESS_RO);
+		}
+	next:
+		w->llen = llen;
+		w->lex[llen] = '\0';
+		w->clen = clen;
+		w->can[clen] = '\0';
+	}
+	closedir(d);
+}
+
+/* Walk every group, except those a `**` walk above them already covers. */
+static void walk_groups(struct ward_plan *p)
+{
+	struct walker *w;
+
+	if (!p->ng)
+		return;
+	w = malloc(sizeof(*w));
+	if (!w) {
+		p->oom = true;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &p->t0);
+	for (size_t i = 0; i < p->ng; i++)
+		p->g[i].overlaps_root = overlapping_root(p, p->g[i].can) != NULL;
+	for (size_t i = 0; i < p->ng; i++) {
+		struct group *g = &p->g[i];
+		bool covered = !group_needed(p, g), is_dir;
+		int fd;
+
+		for (size_t j = 0; j < p->ng && !covered; j++) {
+			struct group *o = &p->g[j];
+
+			covered = j != i && o->maxdepth == UINT_MAX &&
+				  group_needed(p, o) &&
+				  strcmp(o->lex, g->lex) != 0 &&
+				  ward_path_within(g->lex, o->lex) &&
+				  ward_path_within(g->can, o->can);
+		}
+		if (covered || p->stop || !probe_path(g->can, &is_dir) ||
+		    !is_dir || walk_skips(g->can))
+			continue;
+		fd = open(g->can, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		g->walked = true;
+		w->p = p;
+		w->gi = i;
+		w->llen = strlen(g->lex);
+		w->clen = strlen(g->can);
+		if (w->llen >= PATH_MAX || w->clen >= PATH_MAX) {
+			close(fd);
+			continue;
+		}
+		memcpy(w->lex, g->lex, w->llen + 1);
+		memcpy(w->can, g->can, w->clen + 1);
+		walk_dir(w, fd, 1, false);
+	}
+	free(w);
+}
+
+/*
+ * Sort the targets parents first, then drop duplicates and what a stronger
+ * ancestor already covers: anything beneath a hidden target, a read-only
+ * target beneath a read-only one. The kept targets that are ancestors of
+ * the current one form a stack (sorted order puts a directory's whole
+ * subtree directly after it).
+ */
+static void reduce_targets(struct ward_plan *p)
+{
+	size_t out = 0, depth = 0, *stack;
+
+	if (!p->nt)
+		return;
+	qsort(p->t, p->nt, sizeof(*p->t), target_cmp);
+	stack = malloc(p->nt * sizeof(*stack));
+	if (!stack) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < p->nt; i++) {
+		struct target t = p->t[i];
+		bool covered = false;
+
+		while (depth &&
+		       !ward_path_within(t.path, p->t[stack[depth - 1]].path))
+			depth--;
+		for (size_t k = 0; k < depth && !covered; k++) {
+			enum ward_access a = p->t[stack[k]].access;
+
+			covered = a == WARD_ACCESS_NONE || a == t.access;
+		}
+		if (covered) {
+			free(t.path);
+			continue;
+		}
+		p->t[out] = t;
+		stack[depth++] = out++;
+	}
+	free(stack);
+	p->nt = out;
+}
+
+/*
+ * Gather the targets: literal rules, protected paths, glob matches. With
+ * WARD_PLAN_CREATE (bwrap), ward's own missing directories inside a
+ * writable root are created so that they can be bound read-only.
+ */
+static void gather(struct ward_plan *p, unsigned flags)
+{
+	struct ward_rule_info info;
+	bool is_dir, exists;
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		char *canon;
+
+		if (ward_rules_get(&info, p->rules, i) != 0 ||
+		    info.access == WARD_ACCESS_RW)
+			continue;
+		if (info.is_glob) {
+			add_group(p, &info);
+			continue;
+		}
+		canon = ward_path_canon(info.pattern);
+		if (!canon) {
+			p->oom = true;
+			return;
+		}
+		exists = probe_path(canon, &is_dir);
+		add_target(p, canon, info.access, is_dir, exists, SRC_RULE, i);
+		free(canon);
+	}
+	for (size_t j = 0; j < p->nprot; j++) {
+		const struct ward_protected *pr = &p->prot[j];
+
+		exists = probe_path(pr->path, &is_dir);
+		if (!exists && pr->kind == WARD_PROTECT_HOME && is_bwrap(p) &&
+		    (flags & WARD_PLAN_CREATE) && within_any_root(p, pr->path) &&
+		    mkdir_p(pr->path) == 0)
+			exists = probe_path(pr->path, &is_dir);
+		p->prot_exists[j] = exists;
+		add_target(p, pr->path, WARD_ACCESS_RO, is_dir, exists,
+			   SRC_PROTECT, j);
+	}
+	p->nlit = p->nt;
+	walk_groups(p);
+}
+
+/* Every glob rule of group @gi, by rule index, through @fn. */
+static bool rule_in_group(const struct ward_plan *p, size_t i, size_t gi,
+			  struct ward_rule_info *info)
+{
+	return ward_rules_get(info, p->rules, i) == 0 && info->is_glob &&
+	       info->access != WARD_ACCESS_RW &&
+	       strcmp(info->literal_prefix, p->g[gi].lex) == 0;
+}
+
+/* The `rw` rules that are not writable roots (both runners and fence). */
+static void warn_rw(struct ward_plan *p)
+{
+	struct ward_rule_info info;
+	char name[PATH_MAX + 256];
+
+	if (p->mode != WARD_MODE_WORKSPACE_WRITE)
+		return;
+	for (size_t i = 0; i < p->nrules; i++) {
+		char *real;
+		struct stat st;
+		bool ok;
+
+		if (ward_rules_get(&info, p->rules, i) != 0 ||
+		    info.access != WARD_ACCESS_RW)
+			continue;
+		real = realpath(info.pattern, NULL);
+		ok = real && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+		free(real);
+		if (!ok)
+			linef(&p->warn,
+			      "%s: %s: %s is not an existing directory, so it "
+			      "is not a writable root (on any runner, nor in "
+			      "the fs fence)",
+			      runner_label(p->runner),
+			      rule_name(name, sizeof(name), p, i),
+			      info.pattern);
+	}
+}
+
+/*
+ * The glob warnings every runner that expands globs shares: a walk that
+ * stopped at a bound, and matches that did not exist at confine time.
+ * @only_hidden: name only `--` globs (Landlock: `r-` outside the roots is
+ * exact; inside them it gets its own warning).
+ */
+static void warn_globs(struct ward_plan *p, bool only_hidden, bool skip_roots)
+{
+	struct ward_rule_info info;
+	char name[PATH_MAX + 256], found[PATH_MAX + 64];
+	const char *r = runner_label(p->runner);
+
+	for (size_t gi = 0; gi < p->ng; gi++) {
+		const struct group *g = &p->g[gi];
+
+		for (size_t i = 0; i < p->nrules; i++) {
+			if (!rule_in_group(p, i, gi, &info))
+				continue;
+			if (only_hidden && info.access != WARD_ACCESS_NONE)
+				continue;
+			if ((skip_roots && g->overlaps_root) ||
+			    !group_needed(p, g))
+				continue;
+			rule_name(name, sizeof(name), p, i);
+			if (g->stopped)
+				linef(&p->warn,
+				      "%s: %s: the walk below %s stopped at its "
+				      "bound (%zu entries or %u ms): matches "
+				      "beyond it are not covered by %s; the fs "
+				      "fence still covers them",
+				      r, name, g->can, limits.max_entries,
+				      limits.max_ms, r);
+			if (g->walked)
+				snprintf(found, sizeof(found),
+					 " (%zu path%s below %s)", g->matches,
+					 g->matches == 1 ? "" : "s", g->can);
+			else
+				found[0] = '\0';
+			linef(&p->warn,
+			      "%s: %s: covers only what it matches at confine "
+			      "time%s; files created later are not covered by "
+			      "%s (the fs fence still covers them)",
+			      r, name, found, r);
+		}
+	}
+}
+
+/* --- bwrap -------------------------------------------------------------- */
+
+static bool bwrap_private(const struct ward_plan *p, const char *path)
+{
+	if (ward_path_within(path, "/proc") || ward_path_within(path, "/dev"))
+		return true;
+	/* In read-only /tmp is a private tmpfs (the workspace bound back). */
+	return p->mode == WARD_MODE_READ_ONLY &&
+	       ward_path_within(path, "/tmp") &&
+	       !ward_path_within(path, ward_policy_workspace(p->policy));
+}
+
+/* The outermost writable root @path lies strictly beneath, or NULL. */
+static const char *outer_root(const struct ward_plan *p, const char *path)
+{
+	const char *best = NULL;
+
+	for (size_t i = 0; p->roots[i]; i++) {
+		const char *r = p->roots[i];
+
+		if (ward_path_within(path, r) && strcmp(path, r) != 0 &&
+		    (!best || strlen(r) < strlen(best)))
+			best = r;
+	}
+	return best;
+}
+
+/*
+ * Pins: every directory between a target and the outermost writable root
+ * above it is bound onto itself, which makes it a mount point. A mount
+ * point cannot be renamed or removed (EBUSY), so a command cannot move
+ * `.git` aside and build a new one with its own hooks around the read-only
+ * mounts. Directories inside a kept target need no pin.
+ */
+static void bwrap_pins(struct ward_plan *p, struct target **kept, size_t nk)
+{
+	struct ward_strv pins = {0};
+	char buf[PATH_MAX];
+
+	for (size_t k = 0; k < nk; k++) {
+		const char *w = outer_root(p, kept[k]->path);
+		size_t wl;
+
+		if (!w)
+			continue;
+		wl = strlen(w);
+		snprintf(buf, sizeof(buf), "%s", kept[k]->path);
+		for (char *s = strrchr(buf, '/'); s && (size_t)(s - buf) > wl;
+		     s = strrchr(buf, '/')) {
+			bool inside = false;
+
+			*s = '\0';
+			if (is_root(p, buf))
+				break;
+			for (size_t j = 0; j < nk && !inside; j++)
+				inside = ward_path_within(buf, kept[j]->path);
+			if (!inside)
+				ward_strv_push(&pins, buf);
+		}
+	}
+	if (pins.oom) {
+		ward_strv_discard(&pins);
+		p->oom = true;
+		return;
+	}
+	if (pins.n)
+		qsort(pins.v, pins.n, sizeof(*pins.v), str_cmp);
+	for (size_t i = 0; i < pins.n; i++) {
+		if (i && strcmp(pins.v[i], pins.v[i - 1]) == 0)
+			continue;
+		ward_strv_push(&p->bw, "--bind");
+		ward_strv_push(&p->bw, pins.v[i]);
+		ward_strv_push(&p->bw, pins.v[i]);
+		linef(&p->desc,
+		      "--bind %s %s  (pins a parent of a read-only or hidden "
+		      "path: it cannot be renamed away)",
+		      pins.v[i], pins.v[i]);
+	}
+	ward_strv_discard(&pins);
+}
+
+static void plan_bwrap(struct ward_plan *p)
+{
+	struct target **kept = NULL;
+	size_t nk = 0, budget = limits.max_targets, dropped = 0;
+	char why[PATH_MAX + 256];
+	const char *r = runner_label(p->runner);
+
+	for (size_t i = 0; i < p->nt; i++) {
+		struct target *t = &p->t[i];
+
+		if (t->src != SRC_RULE || t->exists || p->warned[t->idx] ||
+		    !within_any_root(p, t->path))
+			continue;
+		p->warned[t->idx] = true;
+		linef(&p->warn,
+		      "%s: %s: %s does not exist at confine time, so %s cannot "
+		      "keep a command from creating it inside the writable "
+		      "root; the fs fence still applies the rule",
+		      r, rule_name(why, sizeof(why), p, t->idx), t->path, r);
+	}
+	warn_globs(p, false, false);
+	reduce_targets(p);
+	if (p->oom)
+		return;
+	kept = calloc(p->nt ? p->nt : 1, sizeof(*kept));
+	if (!kept) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < p->nt; i++) {
+		struct target *t = &p->t[i];
+
+		target_why(why, sizeof(why), p, t);
+		if (t->access == WARD_ACCESS_RO && !overlapping_root(p, t->path)) {
+			/* Protected paths outside the roots: nothing to say. */
+			if (t->src != SRC_PROTECT)
+				linef(&p->desc,
+				      "%s: outside every writable root, already "
+				      "read-only  (%s)",
+				      t->path, why);
+			continue;
+		}
+		if (!t->exists) {
+			if (t->src == SRC_PROTECT &&
+			    p->prot[t->idx].kind == WARD_PROTECT_HOME &&
+			    within_any_root(p, t->path))
+				linef(&p->desc,
+				      "%s: created (mode 0700) at confine time, "
+				      "then bound read-only  (%s)",
+				      t->path, why);
+			else
+				linef(&p->desc,
+				      "%s: does not exist, nothing to mount  "
+				      "(%s)",
+				      t->path, why);
+			continue;
+		}
+		if (bwrap_private(p, t->path)) {
+			linef(&p->desc,
+			      "%s: private inside the sandbox already  (%s)",
+			      t->path, why);
+			continue;
+		}
+		if (t->src != SRC_PROTECT && budget == 0) {
+			dropped++;
+			continue;
+		}
+		if (t->src != SRC_PROTECT)
+			budget--;
+		kept[nk++] = t;
+	}
+	if (dropped)
+		linef(&p->warn,
+		      "%s: the rules name more than %zu paths to mount; %zu "
+		      "of them are not covered by %s (the fs fence still "
+		      "covers them)",
+		      r, limits.max_targets, dropped, r);
+	bwrap_pins(p, kept, nk);
+	for (size_t k = 0; k < nk; k++) {
+		struct target *t = kept[k];
+
+		if (t->access != WARD_ACCESS_RO)
+			continue;
+		ward_strv_push(&p->bw, "--ro-bind");
+		ward_strv_push(&p->bw, t->path);
+		ward_strv_push(&p->bw, t->path);
+		linef(&p->desc, "--ro-bind %s %s  (%s)", t->path, t->path,
+		      target_why(why, sizeof(why), p, t));
+	}
+	for (size_t k = 0; k < nk; k++) {
+		struct target *t = kept[k];
+
+		if (t->access != WARD_ACCESS_NONE)
+			continue;
+		target_why(why, sizeof(why), p, t);
+		if (t->is_dir) {
+			/* Hidden, not just read-only: an empty, read-only
+			 * tmpfs takes the directory's place. */
+			ward_strv_push(&p->bw, "--tmpfs");
+			ward_strv_push(&p->bw, t->path);
+			ward_strv_push(&p->bw, "--remount-ro");
+			ward_strv_push(&p->bw, t->path);
+			linef(&p->desc, "--tmpfs %s --remount-ro %s  (%s)",
+			      t->path, t->path, why);
+		} else {
+			/* /dev/null on a nodev mount: neither readable nor
+			 * writable (EACCES). */
+			ward_strv_push(&p->bw, "--ro-bind");
+			ward_strv_push(&p->bw, "/dev/null");
+			ward_strv_push(&p->bw, t->path);
+			linef(&p->desc, "--ro-bind /dev/null %s  (%s)", t->path,
+			      why);
+		}
+	}
+	free(kept);
+}
+
+/* --- landlock ----------------------------------------------------------- */
+
+struct comp {
+	struct ward_plan *p;
+	struct ward_strv *out;	   /* grants */
+	struct ward_strv *tainted; /* directories expanded */
+	char **excl;
+	size_t nexcl;
+	size_t budget;
+	bool over; /* budget exhausted */
+};
+
+/*
+ * Grant everything beneath @dir except the excluded paths (and what lies
+ * beneath them): @dir itself when nothing excluded lies inside it, else
+ * each of its entries, recursively. A symlink entry is skipped, since a
+ * grant would follow it (possibly into an excluded path); what it points
+ * to is granted under its own name. A directory that cannot be listed is
+ * granted nothing (fail closed), with a warning.
+ */
+static void complement(struct comp *c, const char *dir)
+{
+	bool tainted = false;
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	if (c->over)
+		return;
+	for (size_t i = 0; i < c->nexcl; i++) {
+		if (ward_path_within(dir, c->excl[i]))
+			return;
+		if (ward_path_within(c->excl[i], dir))
+			tainted = true;
+	}
+	if (!tainted) {
+		if (c->budget == 0) {
+			c->over = true;
+			return;
+		}
+		c->budget--;
+		ward_strv_push(c->out, dir);
+		return;
+	}
+	ward_strv_push(c->tainted, dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		int e_ = errno;
+
+		if (fd >= 0)
+			close(fd);
+		linef(&c->p->warn,
+		      "landlock: cannot list %s (%s) to hide what lies inside "
+		      "it, so nothing inside it is readable",
+		      dir, strerror(e_));
+		return;
+	}
+	while (!c->over && (e = readdir(d))) {
+		char child[PATH_MAX];
+		size_t len = strlen(dir);
+		unsigned char type = e->d_type;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		memcpy(child, dir, len + 1);
+		if (!path_push(child, &len, e->d_name, strlen(e->d_name)))
+			continue;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+
+			if (fstatat(dirfd(d), e->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW))
+				continue;
+			type = S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		if (type == DT_LNK)
+			continue;
+		complement(c, child);
+	}
+	closedir(d);
+}
+
+/* "a, b, c" of a vector, for a warning; malloc'd (NULL on ENOMEM). */
+static char *join(char *const *v, size_t n)
+{
+	size_t len = 1;
+	char *s;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(v[i]) + 2;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(s, ", ");
+		strcat(s, v[i]);
+	}
+	return s;
+}
+
+/*
+ * The read-only grants: "/" unless something outside the writable roots is
+ * hidden; then the complement of the hidden paths.
+ */
+static void landlock_ro(struct ward_plan *p)
+{
+	struct ward_strv ro = {0}, tainted = {0}, hidden = {0};
+	struct comp c = {0};
+	char *list = NULL, *dirs = NULL;
+
+	for (size_t i = 0; i < p->nt; i++) {
+		const struct target *t = &p->t[i];
+
+		if (t->access == WARD_ACCESS_NONE && t->exists &&
+		    !within_any_root(p, t->path))
+			ward_strv_push(&hidden, t->path);
+	}
+	c.p = p;
+	c.out = &ro;
+	c.tainted = &tainted;
+	c.excl = hidden.v;
+	c.nexcl = hidden.n;
+	c.budget = limits.max_targets;
+	if (hidden.n)
+		complement(&c, "/");
+	else
+		ward_strv_push(&ro, "/");
+	list = join(hidden.v, hidden.n);
+	if (c.over) {
+		linef(&p->warn,
+		      "landlock: hiding %s needs more than %zu read grants, "
+		      "so landlock does not hide it (everything stays "
+		      "readable); the fs fence still does",
+		      list ? list : "the hidden paths", limits.max_targets);
+		ward_strv_discard(&ro);
+		memset(&ro, 0, sizeof(ro));
+		ward_strv_push(&ro, "/");
+	} else if (hidden.n) {
+		dirs = join(tainted.v, tainted.n);
+		linef(&p->warn,
+		      "landlock: hides %s by granting read on the entries "
+		      "beside it instead of on its parent directories: "
+		      "entries created in %s during the run are not readable",
+		      list ? list : "the hidden paths", dirs ? dirs : "them");
+		linef(&p->desc,
+		      "read: %zu grants, everything but %s (complement)",
+		      ro.n, list ? list : "the hidden paths");
+	} else {
+		linef(&p->desc, "read: --ro /");
+	}
+	free(list);
+	free(dirs);
+	ward_strv_discard(&tainted);
+	ward_strv_discard(&hidden);
+	if (ro.oom)
+		p->oom = true;
+	if (ward_strv_finish(&p->ll_ro, &ro))
+		p->oom = true;
+}
+
+/*
+ * The writable grants: /dev/null and the roots, with ward's own
+ * directories (configuration, session store) carved out of a root that
+ * holds them: Landlock grants only add up, so the root itself is replaced
+ * by its entries.
+ */
+static void landlock_rw(struct ward_plan *p)
+{
+	struct ward_strv rw = {0};
+
+	ward_strv_push(&rw, "/dev/null");
+	for (size_t i = 0; p->roots[i]; i++) {
+		const char *w = p->roots[i];
+		struct ward_strv excl = {0}, tainted = {0}, part = {0};
+		const char *inside = NULL;
+		struct comp c = {0};
+		char *list, *dirs;
+
+		for (size_t j = 0; j < p->nprot; j++) {
+			const struct ward_protected *pr = &p->prot[j];
+
+			if (pr->kind != WARD_PROTECT_HOME)
+				continue;
+			if (ward_path_within(w, pr->path))
+				inside = pr->path;
+			else if (ward_path_within(pr->path, w))
+				ward_strv_push(&excl, pr->path);
+		}
+		if (inside) {
+			linef(&p->warn,
+			      "landlock: the writable root %s lies inside %s, "
+			      "which stays read-only: %s is not writable",
+			      w, inside, w);
+			ward_strv_discard(&excl);
+			continue;
+		}
+		if (!excl.n) {
+			ward_strv_push(&rw, w);
+			continue;
+		}
+		c.p = p;
+		c.out = &part;
+		c.tainted = &tainted;
+		c.excl = excl.v;
+		c.nexcl = excl.n;
+		c.budget = limits.max_targets;
+		complement(&c, w);
+		list = join(excl.v, excl.n);
+		dirs = join(tainted.v, tainted.n);
+		if (c.over) {
+			/* Fail closed: ward's own files must stay read-only. */
+			linef(&p->warn,
+			      "landlock: keeping %s read-only inside the "
+			      "writable root %s needs more than %zu grants, so "
+			      "%s is not writable at all",
+			      list ? list : "ward's directories", w,
+			      limits.max_targets, w);
+		} else {
+			for (size_t k = 0; k < part.n; k++)
+				ward_strv_push(&rw, part.v[k]);
+			linef(&p->warn,
+			      "landlock: keeps %s read-only inside the writable "
+			      "root %s by granting write on the entries beside "
+			      "it instead: nothing new can be created directly "
+			      "in %s during the run",
+			      list ? list : "ward's directories", w,
+			      dirs ? dirs : "them");
+		}
+		free(list);
+		free(dirs);
+		if (part.oom || excl.oom || tainted.oom)
+			p->oom = true;
+		ward_strv_discard(&part);
+		ward_strv_discard(&excl);
+		ward_strv_discard(&tainted);
+	}
+	for (size_t i = 0; i < rw.n; i++)
+		linef(&p->desc, "write: --rw %s", rw.v[i]);
+	if (ward_strv_finish(&p->ll_rw, &rw))
+		p->oom = true;
+}
+
+static void plan_landlock(struct ward_plan *p)
+{
+	struct ward_strv traps = {0};
+	struct ward_rule_info info;
+	char name[PATH_MAX + 256];
+
+	/* Literal rules and their matches inside (or around) a root. */
+	for (size_t i = 0; i < p->nt; i++) {
+		const struct target *t = &p->t[i];
+		const char *root = overlapping_root(p, t->path);
+
+		if (!root)
+			continue;
+		if (t->src == SRC_PROTECT) {
+			if (p->prot[t->idx].kind != WARD_PROTECT_HOME &&
+			    t->exists)
+				ward_strv_push(&traps, t->path);
+			continue;
+		}
+		if (t->src == SRC_GLOB) {
+			p->g[t->idx].overlaps_root = true;
+			continue;
+		}
+		if (p->warned[t->idx])
+			continue;
+		p->warned[t->idx] = true;
+		rule_name(name, sizeof(name), p, t->idx);
+		if (t->access == WARD_ACCESS_NONE &&
+		    !ward_path_within(t->path, root))
+			linef(&p->warn,
+			      "landlock: %s: hides %s, but the writable root "
+			      "%s inside it stays readable and writable "
+			      "(Landlock grants only add up); the fs fence "
+			      "still applies the rule",
+			      name, t->path, root);
+		else
+			linef(&p->warn,
+			      "landlock: %s: cannot be expressed inside the "
+			      "writable root %s (Landlock grants only add up): "
+			      "commands can still %s %s; the fs fence still "
+			      "applies the rule",
+			      name, root,
+			      t->access == WARD_ACCESS_NONE ? "read and write"
+							    : "write",
+			      t->path);
+	}
+	/* Globs whose prefix (or any match) overlaps a root. */
+	for (size_t gi = 0; gi < p->ng; gi++) {
+		const struct group *g = &p->g[gi];
+
+		if (!g->overlaps_root)
+			continue;
+		for (size_t i = 0; i < p->nrules; i++) {
+			if (!rule_in_group(p, i, gi, &info) || p->warned[i])
+				continue;
+			p->warned[i] = true;
+			linef(&p->warn,
+			      "landlock: %s: cannot be expressed inside the "
+			      "writable roots (Landlock grants only add up): "
+			      "commands can still %s what it matches there; "
+			      "the fs fence still applies the rule",
+			      rule_name(name, sizeof(name), p, i),
+			      info.access == WARD_ACCESS_NONE ? "read and write"
+							      : "write");
+		}
+	}
+	if (traps.n) {
+		char *list = join(traps.v, traps.n);
+
+		linef(&p->warn,
+		      "landlock: cannot keep the protected path%s %s "
+		      "read-only inside the writable root %s (Landlock "
+		      "grants only add up); the fs fence still does, and "
+		      "bwrap does",
+		      traps.n == 1 ? "" : "s", list ? list : "?",
+		      ward_policy_workspace(p->policy));
+		free(list);
+	}
+	if (traps.oom)
+		p->oom = true;
+	ward_strv_discard(&traps);
+	/* `--` globs outside the roots: hidden as they are now. */
+	warn_globs(p, true, true);
+	reduce_targets(p);
+	if (p->oom)
+		return;
+	landlock_ro(p);
+	landlock_rw(p);
+}
+
+/* --- seatbelt ----------------------------------------------------------- */
+
+/* An SBPL string literal; a control character cannot be expressed. */
+static int sbpl_string(FILE *f, const char *s)
+{
+	for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+		if (*q < 0x20 || *q == 0x7f)
+			return ward_err(WARD_EINVAL,
+					"seatbelt profile: path with a control "
+					"character cannot be expressed: %s",
+					s);
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+	return 0;
+}
+
+/*
+ * The regex of glob rule @info against canonical paths: Seatbelt sees real
+ * paths (/private/tmp for /tmp on macOS), so a literal prefix that
+ * resolves elsewhere is replaced by its canonical form and the glob
+ * translated again. *out is malloc'd.
+ */
+static int seatbelt_regex(char **out, const struct ward_rule_info *info)
+{
+	unsigned k = components(info->literal_prefix);
+	const char *rest = info->pattern, *why = NULL;
+	char *canon = ward_path_canon(info->literal_prefix), *glob = NULL;
+	unsigned char *lit = NULL;
+	size_t cl, rl, at;
+	int err;
+
+	if (!canon)
+		return -ENOMEM;
+	if (strcmp(canon, info->literal_prefix) == 0) {
+		free(canon);
+		*out = strdup(info->regex);
+		return *out ? 0 : -ENOMEM;
+	}
+	for (unsigned c = 0; c < k && rest; c++)
+		rest = strchr(rest + 1, '/');
+	if (!rest)
+		rest = "";
+	cl = strcmp(canon, "/") == 0 ? 0 : strlen(canon);
+	rl = strlen(rest);
+	glob = malloc(cl + rl + 1);
+	lit = calloc(cl + rl + 1, 1);
+	if (!glob || !lit) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	memcpy(glob, canon, cl);
+	memset(lit, 1, cl); /* the canonical prefix is literal text */
+	memcpy(glob + cl, rest, rl + 1);
+	err = ward_glob_translate(out, glob, cl + rl, lit, WARD_GLOB_SUBTREE,
+				  &why, &at);
+	if (err == WARD_EINVAL)
+		err = ward_err(err, "seatbelt profile: glob %s: %s", glob, why);
+out_free:
+	free(glob);
+	free(lit);
+	free(canon);
+	return err;
+}
+
+/* Write one deny rule for @info to @f (and to @desc when not NULL). */
+static int seatbelt_rule(FILE *f, const struct ward_plan *p,
+			 struct ward_strv *desc, size_t i,
+			 const struct ward_rule_info *info)
+{
+	const char *ops = info->access == WARD_ACCESS_NONE
+			      ? "file-read* file-write*"
+			      : "file-write*";
+	char name[PATH_MAX + 256], *re = NULL, *path;
+	int err;
+
+	rule_name(name, sizeof(name), p, i);
+	fprintf(f, "(deny %s ", ops);
+	if (info->is_glob) {
+		err = seatbelt_regex(&re, info);
+		if (err)
+			return err;
+		/* #"…" is a raw string; the regex never holds '"'. */
+		fprintf(f, "(regex #\"%s\"))\n", re);
+		if (desc)
+			linef(desc, "(deny %s (regex #\"%s\"))  (%s)", ops, re,
+		      name);
+		free(re);
+		return 0;
+	}
+	path = ward_path_canon(info->pattern);
+	if (!path)
+		return -ENOMEM;
+	fputs("(subpath ", f);
+	err = sbpl_string(f, path);
+	if (!err) {
+		fputs("))\n", f);
+		if (desc)
+			linef(desc, "(deny %s (subpath \"%s\"))  (%s)", ops, path,
+		      name);
+	}
+	free(path);
+	return err;
+}
+
+static int seatbelt_write(FILE *f, const struct ward_plan *p,
+			  struct ward_strv *desc)
+{
+	struct ward_rule_info info;
+	bool header = false;
+	int err;
+
+	/* SBPL: a later rule wins over an earlier one. So the denies follow
+	 * the allows, and `--` follows `r-` and the protected paths. */
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; pass != 1 && i < p->nrules; i++) {
+			if (ward_rules_get(&info, p->rules, i) != 0 ||
+			    info.access != (pass ? WARD_ACCESS_NONE
+						 : WARD_ACCESS_RO))
+				continue;
+			if (!header) {
+				fputs("; Access rules and protected paths "
+				      "(a later rule wins).\n",
+				      f);
+				header = true;
+			}
+			err = seatbelt_rule(f, p, desc, i, &info);
+			if (err)
+				return err;
+		}
+		for (size_t j = 0; pass == 1 && j < p->nprot; j++) {
+			const char *path = p->prot[j].path;
+
+			/* Outside the roots it is read-only already; git
+			 * protection needs the repository to exist. */
+			if (!overlapping_root(p, path) ||
+			    (p->prot[j].kind == WARD_PROTECT_GIT &&
+			     !p->prot_exists[j]))
+				continue;
+			if (!header) {
+				fputs("; Access rules and protected paths "
+				      "(a later rule wins).\n",
+				      f);
+				header = true;
+			}
+			fputs("(deny file-write* (subpath ", f);
+			err = sbpl_string(f, path);
+			if (err)
+				return err;
+			fputs("))\n", f);
+			if (desc)
+				linef(desc,
+				      "(deny file-write* (subpath \"%s\"))  "
+				      "(protected: %s)",
+				      path, p->prot[j].what);
+		}
+	}
+	return 0;
+}
+
+int ward_plan_seatbelt(FILE *f, const struct ward_plan *plan)
+{
+	return seatbelt_write(f, plan, NULL);
+}
+
+static void plan_seatbelt_desc(struct ward_plan *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f) {
+		p->oom = true;
+		return;
+	}
+	if (seatbelt_write(f, p, &p->desc) != 0)
+		linef(&p->warn, "seatbelt: %s", ward_error_last());
+	fclose(f);
+	free(text);
+}
+
+/* --- exported (internal) ------------------------------------------------ */
+
+static void plan_none(struct ward_plan *p)
+{
+	struct ward_rule_info info;
+	char name[PATH_MAX + 256];
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		if (ward_rules_get(&info, p->rules, i) != 0 ||
+		    info.access == WARD_ACCESS_RW)
+			continue;
+		linef(&p->warn,
+		      "%s: %s: %s is not confined, so the rule does not "
+		      "reach commands; the fs fence still applies it",
+		      ward_mode_name(p->mode),
+		      rule_name(name, sizeof(name), p, i),
+		      ward_mode_name(p->mode));
+	}
+}
+
+int ward_plan_new(struct ward_plan **out, const ward_policy *policy,
+		  enum ward_runner runner, unsigned flags)
+{
+	struct ward_plan *p;
+	int err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL, "rule plan: missing argument");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ward_err(-ENOMEM, "out of memory");
+	p->policy = policy;
+	p->runner = runner;
+	p->mode = ward_policy_mode(policy);
+	p->rules = ward_policy_rules(policy);
+	p->nrules = ward_rules_count(p->rules);
+	err = ward_roots_writable(&p->roots, policy);
+	if (err)
+		goto out_free_plan;
+	if (p->mode == WARD_MODE_DANGER_FULL_ACCESS ||
+	    runner == WARD_RUNNER_NONE) {
+		plan_none(p);
+		goto out_done;
+	}
+	err = ward_protect_list(&p->prot, &p->nprot, policy);
+	if (err)
+		goto out_free_plan;
+	p->warned = calloc(p->nrules + 1, sizeof(*p->warned));
+	p->prot_exists = calloc(p->nprot + 1, sizeof(*p->prot_exists));
+	if (!p->warned || !p->prot_exists) {
+		err = ward_err(-ENOMEM, "out of memory");
+		goto out_free_plan;
+	}
+	warn_rw(p);
+	if (runner == WARD_RUNNER_SEATBELT) {
+		/* Seatbelt names paths and patterns: nothing to expand. */
+		for (size_t j = 0; j < p->nprot; j++) {
+			bool is_dir;
+
+			p->prot_exists[j] = probe_path(p->prot[j].path, &is_dir);
+		}
+		plan_seatbelt_desc(p);
+		goto out_done;
+	}
+	gather(p, flags);
+	if (p->oom)
+		goto out_oom;
+	switch (runner) {
+	case WARD_RUNNER_BWRAP:
+	case WARD_RUNNER_CUSTOM:
+		plan_bwrap(p);
+		break;
+	case WARD_RUNNER_LANDLOCK:
+		plan_landlock(p);
+		break;
+	default:
+		linef(&p->warn,
+		      "%s: this runner cannot confine, so no rule reaches "
+		      "commands",
+		      ward_runner_name(runner));
+		break;
+	}
+out_done:
+	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom)
+		goto out_oom;
+	*out = p;
+	return 0;
+out_oom:
+	err = ward_err(-ENOMEM, "rule plan: out of memory");
+out_free_plan:
+	ward_plan_free(p);
+	return err;
+}
+
+void ward_plan_free(struct ward_plan *p)
+{
+	if (!p)
+		return;
+	ward_strv_free(p->roots);
+	ward_protect_free(p->prot, p->nprot);
+	for (size_t i = 0; i < p->nt; i++)
+		free(p->t[i].path);
+	free(p->t);
+	for (size_t i = 0; i < p->ng; i++) {
+		free(p->g[i].lex);
+		free(p->g[i].can);
+	}
+	free(p->g);
+	free(p->warned);
+	free(p->prot_exists);
+	ward_strv_discard(&p->bw);
+	ward_strv_free(p->ll_ro);
+	ward_strv_free(p->ll_rw);
+	ward_strv_discard(&p->warn);
+	ward_strv_discard(&p->desc);
+	free(p);
+}
+
+void ward_plan_bwrap_push(struct ward_strv *sv, const struct ward_plan *plan)
+{
+	for (size_t i = 0; i < plan->bw.n; i++)
+		ward_strv_push(sv, plan->bw.v[i]);
+}
+
+int ward_plan_landlock(char ***ro, char ***rw, const struct ward_plan *plan)
+{
+	char **r = NULL, **w = NULL;
+
+	if (!plan->ll_ro || !plan->ll_rw)
+		return ward_err(WARD_EINVAL, "rule plan: not a landlock plan");
+	r = ward_strv_dup(plan->ll_ro);
+	w = ward_strv_dup(plan->ll_rw);
+	if (!r || !w) {
+		ward_strv_free(r);
+		ward_strv_free(w);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*ro = r;
+	*rw = w;
+	return 0;
+}
+
+static char *const empty_strv[] = {NULL};
+
+char *const *ward_plan_warnings(const struct ward_plan *plan)
+{
+	return plan->warn.n ? plan->warn.v : empty_strv;
+}
+
+char *const *ward_plan_describe(const struct ward_plan *plan)
+{
+	return plan->desc.n ? plan->desc.v : empty_strv;
+}
+
+/* --- exported ----------------------------------------------------------- */
+
+static int export_lines(char ***out, const ward_policy *policy,
+			enum ward_runner runner, bool warnings)
+{
+	struct ward_plan *p = NULL;
+	char **v;
+	int err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL, "missing argument");
+	err = ward_plan_new(&p, policy, runner, 0);
+	if (err)
+		return err;
+	v = ward_strv_dup(warnings ? ward_plan_warnings(p)
+				   : ward_plan_describe(p));
+	ward_plan_free(p);
+	if (!v)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = v;
+	return 0;
+}
+
+int ward_policy_warnings(char ***out, const ward_policy *policy,
+			 enum ward_runner runner)
+{
+	return export_lines(out, policy, runner, true);
+}
+
+int ward_policy_describe(char ***out, const ward_policy *policy,
+			 enum ward_runner runner)
+{
+	return export_lines(out, policy, runner, false);
+}

@@ -1,0 +1,1 @@
+rules_cases.bats.in

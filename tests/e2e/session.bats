@@ -1,0 +1,536 @@
+#!/usr/bin/env bats
+# shellcheck shell=bats
+#
+# Sessions and escalation from the command line: `ward session …`,
+# `ward run --session`, `ward fs --session`, and `--escalate` with its
+# approval prompt on a real terminal (tmux). Every escalation outcome is
+# checked by its exact text and by what is on disk afterwards (did the
+# command run?), and the session log alone must tell the story.
+#
+# Each test has its own state directory (XDG_STATE_HOME) and workspace
+# under /var/tmp (not /tmp: /tmp is a writable root of workspace-write).
+
+bats_require_minimum_version 1.5.0
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+WARD=${WARD:-$ROOT/build/bin/ward}
+PY=/usr/bin/python3
+
+HINT='retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user'
+HINT_OP='retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user'
+
+setup_file() {
+	[ -x "$WARD" ] || return 0
+	local probe
+	probe=$("$WARD" probe --json 2>/dev/null) || true
+	SESSION_USABLE=$(printf '%s' "$probe" | "$PY" -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)
+print(" ".join(c["runner"] for c in d["chain"] if c["usable"]))')
+	export SESSION_USABLE
+}
+
+setup() {
+	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	"$WARD" session --help >/dev/null 2>&1 ||
+		skip "this ward has no 'session' subcommand"
+	BASE=$(mktemp -d /var/tmp/ward-session-e2e.XXXXXX)
+	WS=$BASE/ws
+	mkdir -p "$WS"
+	export XDG_STATE_HOME=$BASE/state
+	# No user file of the person running the tests.
+	export XDG_CONFIG_HOME=$BASE/config
+	unset TMPDIR
+	TMUX_SOCK=
+}
+
+teardown() {
+	if [ -n "${TMUX_SOCK:-}" ]; then
+		tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+	fi
+	rm -rf "${BASE:-/nonexistent}"
+}
+
+require_runner() {
+	[ -n "${SESSION_USABLE:-}" ] ||
+		skip "no runner can confine on this machine (ward probe)"
+}
+
+new_session() { # new_session [ARGS...] -> $SID
+	SID=$("$WARD" session new --cwd "$WS" "$@")
+	[[ "$SID" =~ ^[0-9a-f]{16}$ ]] || fail "bad session id '$SID'"
+	LOG=$XDG_STATE_HOME/ward/sessions/$SID.jsonl
+}
+
+fail() {
+	printf 'FAIL: %s\n' "$*"
+	return 1
+}
+
+# The event types of the session log, one line, space-separated.
+log_types() {
+	"$WARD" session log "$SID" --json | "$PY" -c '
+import json, sys
+print(" ".join(json.loads(l)["type"] for l in sys.stdin))'
+}
+
+# Field KEY of the last event of TYPE in the log.
+last_field() {
+	"$WARD" session log "$SID" --json | "$PY" -c '
+import json, sys
+t, k = sys.argv[1], sys.argv[2]
+v = None
+for l in sys.stdin:
+    e = json.loads(l)
+    if e["type"] == t:
+        v = e.get(k)
+print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2"
+}
+
+last_line() { # the last line of $stderr
+	printf '%s\n' "$stderr" | tail -n 1
+}
+
+# --- ward session ------------------------------------------------------------
+
+@test "session new, show, list: a random id, the cwd, the defaults" {
+	new_session
+	run -0 --separate-stderr "$WARD" session show "$SID"
+	[[ "$output" == *"cwd:       $WS"* ]]
+	[[ "$output" == *"mode:      read-only (default)"* ]]
+	[[ "$output" == *"approval:  ask (default)"* ]]
+	[[ "$output" == *"preset:    read-only"* ]]
+	run -0 --separate-stderr "$WARD" session show "$SID" --json
+	printf '%s' "$output" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["id"] == sys.argv[1] and d["cwd"] == sys.argv[2], d
+assert (d["mode"], d["approval"], d["preset"]) == ("read-only", "ask", "read-only"), d
+assert d["events"] == 0' "$SID" "$WS"
+	# The log file: 0600, one header line.
+	[ "$(stat -c %a "$LOG")" = 600 ]
+	[ "$(wc -l <"$LOG")" = 1 ]
+	local other=$SID
+	new_session
+	[ "$SID" != "$other" ]
+	run -0 "$WARD" session list
+	[[ "$output" == *"$SID"* && "$output" == *"$other"* ]]
+}
+
+@test "session new --mode/--approval records only what differs from the defaults" {
+	new_session --mode read-only --approval ask
+	[ "$(log_types)" = "session/header" ]
+	new_session --mode workspace-write --approval never
+	[ "$(log_types)" = "session/header sandbox/mode approval/policy" ]
+	run -0 "$WARD" session show "$SID"
+	[[ "$output" == *"mode:      workspace-write (session)"* ]]
+	[[ "$output" == *"approval:  never (session)"* ]]
+	[[ "$output" == *"preset:    custom"* ]]
+}
+
+@test "session ids are validated and unknown sessions are usage errors" {
+	for bad in ../x a/b 'a b' '' "$(printf 'x%.0s' {1..65})"; do
+		run -2 --separate-stderr "$WARD" session show "$bad"
+	done
+	run -2 --separate-stderr "$WARD" session show nosuchsession
+	[[ "$stderr" == *"nosuchsession"* ]]
+	run -2 --separate-stderr "$WARD" run --session ../../etc -- true
+	run -2 --separate-stderr "$WARD" session frobnicate
+	run -2 --separate-stderr "$WARD" session new --mode sideways
+	run -2 --separate-stderr "$WARD" session new --cwd "$BASE/missing"
+}
+
+@test "session mode/approval: setting the value in force appends nothing" {
+	new_session
+	run -0 "$WARD" session mode "$SID"
+	[ "$output" = read-only ]
+	run -0 "$WARD" session mode "$SID" read-only
+	[ "$(wc -l <"$LOG")" = 1 ]
+	run -0 "$WARD" session mode "$SID" workspace-write
+	[ "$output" = workspace-write ]
+	run -0 "$WARD" session mode "$SID" workspace-write
+	[ "$(wc -l <"$LOG")" = 2 ]
+	run -0 "$WARD" session approval "$SID" never
+	run -0 "$WARD" session approval "$SID" never
+	[ "$(wc -l <"$LOG")" = 3 ]
+	# A new process reads the same state from the log alone.
+	run -0 "$WARD" session approval "$SID"
+	[ "$output" = never ]
+	run -0 "$WARD" session mode "$SID"
+	[ "$output" = workspace-write ]
+	run -2 --separate-stderr "$WARD" session mode "$SID" root
+	run -2 --separate-stderr "$WARD" session approval "$SID" sometimes
+	[ "$(wc -l <"$LOG")" = 3 ]
+}
+
+@test "session preset: switch, custom, and only changed knobs appended" {
+	new_session
+	run -0 "$WARD" session preset "$SID"
+	[ "$output" = read-only ]
+	run -0 "$WARD" session preset "$SID" workspace-write
+	[ "$output" = workspace-write ]
+	[ "$(log_types)" = "session/header sandbox/mode" ]
+	run -0 "$WARD" session preset "$SID" danger-full-access
+	[ "$(log_types)" = "session/header sandbox/mode sandbox/mode approval/policy" ]
+	run -0 "$WARD" session mode "$SID" read-only
+	run -0 "$WARD" session preset "$SID"
+	[ "$output" = custom ]
+	run -2 --separate-stderr "$WARD" session preset "$SID" custom
+	[[ "$stderr" == *"'custom' cannot be set"* ]]
+	run -2 --separate-stderr "$WARD" session preset "$SID" nope
+	[[ "$stderr" == *"unknown preset 'nope'"* ]]
+	run -0 "$WARD" session preset "$SID" read-only
+	run -0 "$WARD" session preset "$SID"
+	[ "$output" = read-only ]
+	run -0 "$WARD" session presets
+	[[ "${lines[0]}" == "read-only "* ]]
+	[[ "${lines[2]}" == *"danger-full-access"*"never" ]]
+}
+
+@test "a torn last line is ignored, then repaired; a corrupt middle line is an error" {
+	new_session
+	"$WARD" session mode "$SID" workspace-write >/dev/null
+	printf '{"type":"call/start","call":"x' >>"$LOG"
+	run -0 "$WARD" session show "$SID"
+	[[ "$output" == *"mode:      workspace-write (session)"* ]]
+	[[ "$output" == *"torn last line"* ]]
+	run -0 "$WARD" session approval "$SID" never
+	[ "$(log_types)" = "session/header sandbox/mode log/repaired approval/policy" ]
+	[ "$(tail -c 1 "$LOG" | od -An -c | tr -d ' ')" = '\n' ]
+	printf 'garbage\n{"type":"note"}\n' >>"$LOG"
+	run -125 --separate-stderr "$WARD" session show "$SID"
+	[[ "$stderr" == *"line 5"* ]]
+	run -125 --separate-stderr "$WARD" run --session "$SID" -- true
+}
+
+@test "many processes appending to one log: nothing lost, nothing interleaved" {
+	new_session --mode danger-full-access
+	local pids=() i
+	for i in $(seq 1 16); do
+		"$WARD" run --session "$SID" -- true &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+	"$WARD" session log "$SID" --json | "$PY" -c '
+import json, sys, collections
+c = collections.Counter(json.loads(l)["type"] for l in sys.stdin)
+assert c["call/start"] == 16 and c["call/result"] == 16, c'
+}
+
+# --- ward run --session ------------------------------------------------------
+
+@test "run --session: the session decides the mode and the workspace" {
+	require_runner
+	new_session
+	cd "$BASE"
+	run -1 --separate-stderr "$WARD" run --session "$SID" -- touch f
+	[ ! -e "$WS/f" ]
+	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(last_line)" = "$HINT" ]
+	"$WARD" session mode "$SID" workspace-write >/dev/null
+	run -0 --separate-stderr "$WARD" run --session "$SID" -- touch f
+	[ -e "$WS/f" ]
+	[ "$(last_field call/start mode_source)" = session ]
+	[ "$(last_field call/result runner)" != none ]
+	run -2 --separate-stderr "$WARD" run --session "$SID" --mode danger-full-access -- true
+	[[ "$stderr" == *"cannot be combined with '--session'"* ]]
+	run -2 --separate-stderr "$WARD" run --session "$SID" -w /tmp -- true
+}
+
+@test "two sessions are isolated from each other" {
+	require_runner
+	local ws2=$BASE/ws2
+	mkdir -p "$ws2"
+	new_session --mode workspace-write
+	local a=$SID
+	SID=$("$WARD" session new --cwd "$ws2")
+	local b=$SID
+	run -0 "$WARD" run --session "$a" -- touch a
+	run -1 --separate-stderr "$WARD" run --session "$b" -- touch b
+	# Each writes its own cwd only.
+	run -1 --separate-stderr "$WARD" run --session "$a" -- touch "$ws2/a"
+	[ -e "$WS/a" ] && [ ! -e "$ws2/b" ] && [ ! -e "$ws2/a" ]
+	SID=$a
+	[ "$(log_types)" = "session/header sandbox/mode call/start call/result call/start call/result" ]
+	SID=$b
+	[ "$(log_types)" = "session/header call/start call/result" ]
+	[ "$(last_field call/result denied)" = true ]
+}
+
+@test "the session store cannot be written from inside a confined run" {
+	require_runner
+	# The store inside the workspace: allowed only because it stays
+	# read-only there (a protected path), on the runner in use.
+	export XDG_STATE_HOME=$WS/.state
+	new_session --mode workspace-write
+	run --separate-stderr "$WARD" run --session "$SID" -c \
+		"printf '{\"type\":\"sandbox/mode\",\"mode\":\"danger-full-access\"}\n' >>'$LOG'"
+	[ "$status" -ne 0 ]
+	run --separate-stderr "$WARD" run --session "$SID" -c "rm -f '$LOG'; mv '$(dirname "$LOG")' '$WS/gone'"
+	[ "$status" -ne 0 ]
+	[ -e "$LOG" ]
+	run -0 "$WARD" session mode "$SID"
+	[ "$output" = workspace-write ]
+	run -3 --separate-stderr "$WARD" fs write --session "$SID" --text x "$LOG"
+	run -0 "$WARD" session show "$SID"
+}
+
+# --- escalation without a terminal ------------------------------------------
+
+@test "escalate with no terminal: approval unavailable, nothing runs, exit 122" {
+	new_session
+	run -122 --separate-stderr setsid -w "$WARD" run --session "$SID" \
+		--escalate workspace-write --justification "create f" -- touch "$WS/f" </dev/null
+	[ "$(last_line)" = 'approval for escalating this command to "workspace-write" is unavailable: nobody could be asked; nothing was run' ]
+	[ ! -e "$WS/f" ]
+	[ "$(log_types)" = "session/header call/start escalation/request approval/asked approval/decision escalation/verdict call/result" ]
+	[ "$(last_field approval/decision outcome)" = unavailable ]
+	[ "$(last_field escalation/request justification)" = "create f" ]
+	[ "$(last_field call/result ran)" = false ]
+	# --json: an error object with its own code.
+	run -122 --separate-stderr setsid -w "$WARD" run --json --session "$SID" \
+		--escalate workspace-write --justification "create f" -- touch "$WS/f" </dev/null
+	printf '%s' "$output" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["error"] == "ESCALATION_UNAVAILABLE", d
+assert "nothing was run" in d["message"], d'
+}
+
+@test "escalate under approval policy never: refused without asking" {
+	new_session --approval never
+	run -122 --separate-stderr "$WARD" run --session "$SID" \
+		--escalate workspace-write --justification "create f" -- touch "$WS/f"
+	[ "$(last_line)" = 'escalating this command to "workspace-write" was refused automatically: the approval policy is "never"; nothing was run' ]
+	[ ! -e "$WS/f" ]
+	[[ "$(log_types)" != *approval/asked* ]]
+	[ "$(last_field escalation/verdict verdict)" = policy-never ]
+}
+
+@test "a request that is not strictly wider asks nobody" {
+	new_session --mode workspace-write
+	for m in read-only workspace-write; do
+		run -122 --separate-stderr "$WARD" run --session "$SID" \
+			--escalate "$m" --justification "x" -- touch "$WS/f"
+		[ "$(last_line)" = "sandbox_permissions \"$m\" is not wider than the mode this command already runs under; nothing was run and nobody was asked; retry without sandbox_permissions" ]
+	done
+	[ ! -e "$WS/f" ]
+	[[ "$(log_types)" != *approval/asked* ]]
+}
+
+@test "escalate without a session: same verdicts, nothing recorded" {
+	run -122 --separate-stderr setsid -w "$WARD" run -w "$WS" \
+		--escalate workspace-write --justification "create f" -- touch "$WS/f" </dev/null
+	[ "$(last_line)" = 'approval for escalating this command to "workspace-write" is unavailable: nobody could be asked; nothing was run' ]
+	run -122 --separate-stderr "$WARD" run -w "$WS" --mode danger-full-access \
+		--escalate workspace-write --justification "x" -- touch "$WS/f"
+	[[ "$(last_line)" == 'sandbox_permissions "workspace-write" is not wider'* ]]
+	[ ! -e "$WS/f" ]
+	[ ! -e "$XDG_STATE_HOME/ward/sessions" ] || [ -z "$(ls "$XDG_STATE_HOME/ward/sessions")" ]
+}
+
+@test "--escalate and --justification go together" {
+	new_session
+	run -2 --separate-stderr "$WARD" run --session "$SID" --escalate workspace-write -- true
+	[[ "$stderr" == *"--justification"* ]]
+	run -2 --separate-stderr "$WARD" run --session "$SID" --escalate workspace-write --justification '  ' -- true
+	run -2 --separate-stderr "$WARD" run --session "$SID" --justification why -- true
+	run -2 --separate-stderr "$WARD" run --session "$SID" --escalate root --justification why -- true
+	[ "$(log_types)" = "session/header" ]
+}
+
+@test "ward fs --session: denial marker and operation hint; escalation texts say operation" {
+	new_session
+	run -3 --separate-stderr "$WARD" fs write --session "$SID" --text hi notes.txt
+	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(last_line)" = "$HINT_OP" ]
+	[ ! -e "$WS/notes.txt" ]
+	[ "$(last_field call/start operation)" = write ]
+	[ "$(last_field call/result denied)" = true ]
+	run -122 --separate-stderr setsid -w "$WARD" fs write --session "$SID" \
+		--escalate workspace-write --justification "save notes" --text hi notes.txt </dev/null
+	[ "$(last_line)" = 'approval for escalating this operation to "workspace-write" is unavailable: nobody could be asked; nothing was run' ]
+	[ ! -e "$WS/notes.txt" ]
+	# Without a session: no hint (nothing offers escalation).
+	run -3 --separate-stderr "$WARD" fs write -w "$WS" --text hi notes.txt
+	[ "$(last_line)" = "[sandbox: file access denied under read-only mode]" ]
+}
+
+# --- the approval prompt on a real terminal ---------------------------------
+
+tmux_start() {
+	command -v tmux >/dev/null || skip "tmux is not installed"
+	TMUX_SOCK=ward-session-e2e-$$-${BATS_TEST_NUMBER:-0}
+	tmux -L "$TMUX_SOCK" new-session -d -s t -x 200 -y 50 \
+		"env XDG_STATE_HOME='$XDG_STATE_HOME' XDG_CONFIG_HOME='$XDG_CONFIG_HOME' PS1='$ ' bash --norc --noprofile"
+}
+
+tmux_wait() { # tmux_wait TEXT: until the pane shows TEXT (10 s)
+	local i
+	for i in $(seq 1 100); do
+		tmux -L "$TMUX_SOCK" capture-pane -p -t t | grep -qF -- "$1" && return 0
+		sleep 0.1
+	done
+	printf '# pane:\n'
+	tmux -L "$TMUX_SOCK" capture-pane -p -t t | sed 's/^/# /'
+	return 1
+}
+
+# tmux_ward ARGS…: run ward in the pane; its exit status goes to $BASE/rc,
+# its stderr to $BASE/err, stdout to $BASE/out.
+tmux_ward() {
+	local q
+	q=$(printf '%q ' "$WARD" "$@")
+	rm -f "$BASE/rc"
+	tmux -L "$TMUX_SOCK" send-keys -t t \
+		"$q >'$BASE/out' 2>'$BASE/err'; echo \$? >'$BASE/rc'" Enter
+}
+
+tmux_done() { # wait for the command, then set $status and $stderr
+	local i
+	for i in $(seq 1 150); do
+		[ -s "$BASE/rc" ] && break
+		sleep 0.1
+	done
+	status=$(cat "$BASE/rc")
+	stderr=$(cat "$BASE/err")
+}
+
+@test "terminal prompt: y runs the command once under the granted mode" {
+	require_runner
+	new_session
+	tmux_start
+	tmux_ward run --session "$SID" --escalate workspace-write \
+		--justification "touch needs to create f" -- touch "$WS/f"
+	tmux_wait "[y/N]"
+	local pane
+	pane=$(tmux -L "$TMUX_SOCK" capture-pane -p -t t)
+	[[ "$pane" == *"command         touch $WS/f"* ]]
+	[[ "$pane" == *"directory       $WS"* ]]
+	[[ "$pane" == *"current mode    read-only"* ]]
+	[[ "$pane" == *"requested mode  workspace-write"* ]]
+	[[ "$pane" == *"justification   touch needs to create f"* ]]
+	[ ! -e "$WS/f" ] # approval happens before anything runs
+	tmux -L "$TMUX_SOCK" send-keys -t t y Enter
+	tmux_done
+	[ "$status" = 0 ] || fail "exit $status: $stderr"
+	[ -e "$WS/f" ]
+	[ "$(last_field approval/decision outcome)" = allowed-once ]
+	[ "$(last_field escalation/verdict verdict)" = granted ]
+	[ "$(last_field call/result mode)" = workspace-write ]
+	# The grant does not leak: the next call is back to read-only,
+	# and nothing about the session's mode was written.
+	run -1 --separate-stderr "$WARD" run --session "$SID" -- touch "$WS/g"
+	[ ! -e "$WS/g" ]
+	[ "$(last_field call/result mode)" = read-only ]
+	[[ "$(log_types)" != *sandbox/mode* ]]
+	run -0 "$WARD" session mode "$SID"
+	[ "$output" = read-only ]
+}
+
+@test "terminal prompt: n rejects with the exact text and runs nothing" {
+	new_session
+	tmux_start
+	tmux_ward run --session "$SID" --escalate workspace-write \
+		--justification "create f" -- touch "$WS/f"
+	tmux_wait "[y/N]"
+	tmux -L "$TMUX_SOCK" send-keys -t t n Enter
+	tmux_done
+	[ "$status" = 122 ]
+	[ "$(last_line)" = 'the user rejected escalating this command to "workspace-write"' ]
+	[ ! -e "$WS/f" ]
+	[ "$(last_field approval/decision outcome)" = rejected ]
+	[ "$(last_field call/result error)" = escalation-rejected ]
+}
+
+@test "terminal prompt: Enter alone is no; Ctrl-C and Ctrl-D cancel" {
+	new_session
+	tmux_start
+	tmux_ward run --session "$SID" --escalate danger-full-access \
+		--justification "x" -- touch "$WS/f"
+	tmux_wait "[y/N]"
+	tmux -L "$TMUX_SOCK" send-keys -t t Enter
+	tmux_done
+	[ "$status" = 122 ]
+	[ "$(last_line)" = 'the user rejected escalating this command to "danger-full-access"' ]
+
+	tmux -L "$TMUX_SOCK" send-keys -t t clear Enter
+	tmux_ward run --session "$SID" --escalate danger-full-access \
+		--justification "x" -- touch "$WS/f"
+	tmux_wait "[y/N]"
+	tmux -L "$TMUX_SOCK" send-keys -t t C-c
+	tmux_done
+	[ "$status" = 122 ]
+	[ "$(last_line)" = 'the approval request for escalating this command to "danger-full-access" was cancelled before the user decided; nothing was run' ]
+	[ "$(last_field approval/decision outcome)" = cancelled ]
+
+	tmux -L "$TMUX_SOCK" send-keys -t t clear Enter
+	tmux_ward run --session "$SID" --escalate danger-full-access \
+		--justification "x" -- touch "$WS/f"
+	tmux_wait "[y/N]"
+	tmux -L "$TMUX_SOCK" send-keys -t t C-d
+	tmux_done
+	[ "$status" = 122 ]
+	[ "$(last_field approval/decision outcome)" = cancelled ]
+	[ ! -e "$WS/f" ]
+}
+
+@test "terminal prompt: control characters in the request are shown escaped" {
+	new_session
+	tmux_start
+	tmux_ward run --session "$SID" --escalate workspace-write \
+		--justification "$(printf 'ok\033[2K\rALLOW')" -- touch "$WS/f"
+	tmux_wait "[y/N]"
+	local pane
+	pane=$(tmux -L "$TMUX_SOCK" capture-pane -p -t t)
+	[[ "$pane" == *'justification   ok\x1b[2K\x0dALLOW'* ]]
+	tmux -L "$TMUX_SOCK" send-keys -t t n Enter
+	tmux_done
+	[ "$status" = 122 ]
+}
+
+@test "terminal prompt for a file operation: y writes, the texts say operation" {
+	new_session
+	tmux_start
+	tmux_ward fs write --session "$SID" --escalate workspace-write \
+		--justification "save notes" --text hi notes.txt
+	tmux_wait "[y/N]"
+	[[ "$(tmux -L "$TMUX_SOCK" capture-pane -p -t t)" == *"operation       write notes.txt"* ]]
+	tmux -L "$TMUX_SOCK" send-keys -t t y Enter
+	tmux_done
+	[ "$status" = 0 ] || fail "exit $status: $stderr"
+	[ "$(cat "$WS/notes.txt")" = hi ]
+	[ "$(last_field call/result runner)" = fsfence ]
+	[ "$(last_field call/result mode)" = workspace-write ]
+	# The next operation is back to read-only.
+	run -3 --separate-stderr "$WARD" fs rm --session "$SID" notes.txt
+	[ -e "$WS/notes.txt" ]
+}
+
+@test "session log: the whole interaction, readably and as stored" {
+	new_session
+	"$WARD" session mode "$SID" workspace-write >/dev/null
+	run -122 --separate-stderr setsid -w "$WARD" run --session "$SID" \
+		--escalate danger-full-access --justification "need /etc" -- true </dev/null
+	run -0 "$WARD" session log "$SID"
+	[[ "${lines[0]}" == *"session $SID created in $WS"* ]]
+	[[ "$output" == *"sandbox mode set to workspace-write"* ]]
+	[[ "$output" == *"asks to run under danger-full-access (from workspace-write): \"need /etc\""* ]]
+	[[ "$output" == *"escalation refused (unavailable)"* ]]
+	[[ "$output" == *"not run (escalation-unavailable)"* ]]
+	run -0 "$WARD" session log "$SID" --json
+	# Every line is a JSON object; the header first; one call id threads
+	# the call through request, ask, decision, verdict and result.
+	printf '%s\n' "$output" | "$PY" -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+assert ev[0]["type"] == "session/header" and ev[0]["id"] == sys.argv[1], ev[0]
+calls = {e.get("call") for e in ev if e["type"] != "session/header" and "call" in e}
+assert len(calls) == 1, calls
+assert [e["type"] for e in ev if "call" in e] == ["call/start", "escalation/request", "approval/asked", "approval/decision", "escalation/verdict", "call/result"]' "$SID"
+}

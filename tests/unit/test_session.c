@@ -1,0 +1,1161 @@
+/*
+ * Unit tests for src/session.c (the JSONL session store, knob folds and
+ * setters, resolution, audit records) and src/presets.c.
+ *
+ * Every test gets a fresh base directory under /var/tmp (not /tmp: /tmp is
+ * a writable root under workspace-write, and a store there is refused):
+ *
+ *   store/   the session store
+ *   ws/      a session cwd (a workspace root)
+ *   ws2/     another one
+ *
+ * Children (forked writers) report through their exit status only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "ward/ward.h"
+
+struct fx {
+	char base[256];
+	char store[300];
+	char ws[300];
+	char ws2[300];
+};
+
+static const struct ward_session_defaults DEFAULTS = WARD_SESSION_DEFAULTS_INIT;
+
+/* --- helpers ----------------------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	snprintf(fx->base, sizeof(fx->base),
+		 "/var/tmp/ward-test-session.XXXXXX");
+	if (!mkdtemp(fx->base))
+		return -1;
+	snprintf(fx->store, sizeof(fx->store), "%s/store", fx->base);
+	snprintf(fx->ws, sizeof(fx->ws), "%s/ws", fx->base);
+	snprintf(fx->ws2, sizeof(fx->ws2), "%s/ws2", fx->base);
+	if (mkdir(fx->ws, 0755) || mkdir(fx->ws2, 0755))
+		return -1;
+	unsetenv("TMPDIR");
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	nftw(fx->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+static ward_session *new_session(struct fx *fx, const char *cwd)
+{
+	ward_session *s = NULL;
+	int err = ward_session_create(&s, fx->store, cwd);
+
+	if (err)
+		print_message("create: %s\n", ward_error_last());
+	assert_int_equal(err, 0);
+	assert_non_null(s);
+	return s;
+}
+
+static ward_session *reopen(struct fx *fx, const ward_session *s)
+{
+	ward_session *o = NULL;
+	int err = ward_session_open(&o, fx->store, ward_session_id(s));
+
+	if (err)
+		print_message("open: %s\n", ward_error_last());
+	assert_int_equal(err, 0);
+	return o;
+}
+
+/* The number of lines of a file. */
+static size_t count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+	int c;
+
+	assert_non_null(f);
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static void append_raw(const char *path, const char *bytes)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, bytes, strlen(bytes)),
+			 (ssize_t)strlen(bytes));
+	close(fd);
+}
+
+static json_t *event_json(const ward_session *s, size_t i)
+{
+	json_t *j = json_loads(ward_session_event(s, i), 0, NULL);
+
+	assert_non_null(j);
+	return j;
+}
+
+static const char *jstr(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int append_test_event(ward_session *s, int proc, int n)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"type\":\"test/event\",\"proc\":%d,\"n\":%d}", proc, n);
+	return ward_session_append_json(s, buf);
+}
+
+/* --- creation, ids, reading ---------------------------------------------- */
+
+static void test_create_and_header(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	char real_ws[PATH_MAX], real_store[PATH_MAX];
+	const char *id = ward_session_id(s);
+	struct stat st;
+	FILE *f;
+	char line[1024];
+	json_t *hdr;
+
+	assert_non_null(realpath(fx->ws, real_ws));
+	assert_non_null(realpath(fx->store, real_store));
+	assert_int_equal(strlen(id), 16);
+	for (const char *p = id; *p; p++)
+		assert_non_null(strchr("0123456789abcdef", *p));
+	assert_true(ward_session_id_valid(id));
+	assert_string_equal(ward_session_cwd(s), real_ws);
+	assert_string_equal(ward_session_store(s), real_store);
+	assert_string_equal(ward_session_version(s), WARD_VERSION);
+	assert_int_equal(strlen(ward_session_created(s)), 24);
+	assert_int_equal(ward_session_created(s)[23], 'Z');
+	assert_int_equal(ward_session_event_count(s), 0);
+	assert_false(ward_session_torn(s));
+
+	/* The file: 0600 in a 0700 store, exactly the header line. */
+	assert_int_equal(stat(ward_session_path(s), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(stat(fx->store, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_int_equal(count_lines(ward_session_path(s)), 1);
+	f = fopen(ward_session_path(s), "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	hdr = json_loads(line, 0, NULL);
+	assert_non_null(hdr);
+	assert_string_equal(jstr(hdr, "type"), "session/header");
+	assert_string_equal(jstr(hdr, "id"), id);
+	assert_string_equal(jstr(hdr, "cwd"), real_ws);
+	assert_string_equal(jstr(hdr, "ward_version"), WARD_VERSION);
+	assert_non_null(jstr(hdr, "created"));
+	json_decref(hdr);
+
+	/* Two sessions never share an id; no temporary file is left. */
+	ward_session *s2 = new_session(fx, NULL);
+	char **ids = NULL;
+
+	assert_string_not_equal(ward_session_id(s2), id);
+	assert_null(ward_session_cwd(s2));
+	assert_int_equal(ward_session_list(&ids, fx->store), 0);
+	assert_int_equal(ward_strv_len(ids), 2);
+	assert_true(strcmp(ids[0], ids[1]) < 0);
+	ward_strv_free(ids);
+	ward_session_free(s2);
+	ward_session_free(s);
+}
+
+static void test_ids_validated(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = NULL;
+	char long_id[80];
+	static const char *const bad[] = {
+	    "", "../x", "a/b", "a.b", "..", "x y", "id\n", "é", "a_b",
+	};
+
+	memset(long_id, 'a', 65);
+	long_id[65] = '\0';
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_false(ward_session_id_valid(bad[i]));
+		assert_int_equal(ward_session_open(&s, fx->store, bad[i]),
+				 WARD_EINVAL);
+		assert_null(s);
+	}
+	assert_false(ward_session_id_valid(long_id));
+	assert_false(ward_session_id_valid(NULL));
+	long_id[64] = '\0';
+	assert_true(ward_session_id_valid(long_id));
+	assert_true(ward_session_id_valid("Abc-123"));
+	/* Valid but absent: -ENOENT, store missing or not. */
+	assert_int_equal(ward_session_open(&s, fx->store, "nope"), -ENOENT);
+	new_session(fx, NULL);
+	assert_int_equal(ward_session_open(&s, fx->store, "nope"), -ENOENT);
+	assert_non_null(strstr(ward_error_last(), "nope"));
+}
+
+static void test_list_empty_store(void **state)
+{
+	struct fx *fx = *state;
+	char **ids = NULL;
+
+	assert_int_equal(ward_session_list(&ids, fx->store), 0);
+	assert_int_equal(ward_strv_len(ids), 0);
+	ward_strv_free(ids);
+}
+
+static void test_store_default(void **state)
+{
+	char *dir = NULL;
+	char *saved_state = getenv("XDG_STATE_HOME");
+	char *saved_home = getenv("HOME");
+
+	(void)state;
+	saved_state = saved_state ? strdup(saved_state) : NULL;
+	saved_home = saved_home ? strdup(saved_home) : NULL;
+	setenv("XDG_STATE_HOME", "/x/state", 1);
+	setenv("HOME", "/h", 1);
+	assert_int_equal(ward_session_store_default(&dir), 0);
+	assert_string_equal(dir, "/x/state/ward/sessions");
+	free(dir);
+	/* A relative XDG_STATE_HOME is ignored, as the XDG spec says. */
+	setenv("XDG_STATE_HOME", "rel", 1);
+	assert_int_equal(ward_session_store_default(&dir), 0);
+	assert_string_equal(dir, "/h/.local/state/ward/sessions");
+	free(dir);
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("HOME");
+	assert_int_equal(ward_session_store_default(&dir), WARD_EINVAL);
+	if (saved_state)
+		setenv("XDG_STATE_HOME", saved_state, 1);
+	if (saved_home)
+		setenv("HOME", saved_home, 1);
+	free(saved_state);
+	free(saved_home);
+}
+
+/* --- knobs ------------------------------------------------------------- */
+
+static void test_folds_and_setters(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	struct ward_session_defaults d = DEFAULTS;
+	enum ward_knob_source src;
+	bool changed = true;
+	json_t *ev;
+
+	/* No event: the configured default, whatever it is. */
+	assert_int_equal(ward_session_mode(s, WARD_MODE_READ_ONLY, &src),
+			 WARD_MODE_READ_ONLY);
+	assert_int_equal(src, WARD_KNOB_DEFAULT);
+	assert_int_equal(ward_session_mode(s, WARD_MODE_WORKSPACE_WRITE, NULL),
+			 WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(ward_session_approval(s, WARD_APPROVAL_NEVER, &src),
+			 WARD_APPROVAL_NEVER);
+	assert_int_equal(src, WARD_KNOB_DEFAULT);
+
+	/* Setting the value in force (the default) appends nothing. */
+	assert_int_equal(
+	    ward_session_set_mode(&changed, s, WARD_MODE_READ_ONLY, &d), 0);
+	assert_false(changed);
+	assert_int_equal(count_lines(ward_session_path(s)), 1);
+
+	/* A change appends exactly one event; the fold sees it. */
+	assert_int_equal(
+	    ward_session_set_mode(&changed, s, WARD_MODE_WORKSPACE_WRITE, &d),
+	    0);
+	assert_true(changed);
+	assert_int_equal(ward_session_event_count(s), 1);
+	assert_string_equal(ward_session_event_type(s, 0), "sandbox/mode");
+	ev = event_json(s, 0);
+	assert_string_equal(jstr(ev, "mode"), "workspace-write");
+	assert_non_null(jstr(ev, "time"));
+	json_decref(ev);
+	assert_int_equal(ward_session_mode(s, WARD_MODE_READ_ONLY, &src),
+			 WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(src, WARD_KNOB_SESSION);
+	/* The override wins over any default. */
+	assert_int_equal(
+	    ward_session_mode(s, WARD_MODE_DANGER_FULL_ACCESS, NULL),
+	    WARD_MODE_WORKSPACE_WRITE);
+
+	/* Same value again: nothing. */
+	assert_int_equal(
+	    ward_session_set_mode(&changed, s, WARD_MODE_WORKSPACE_WRITE, &d),
+	    0);
+	assert_false(changed);
+	assert_int_equal(count_lines(ward_session_path(s)), 2);
+
+	/* Back to the default's value: an event (the override differs). */
+	assert_int_equal(
+	    ward_session_set_mode(&changed, s, WARD_MODE_READ_ONLY, &d), 0);
+	assert_true(changed);
+	assert_int_equal(ward_session_mode(s, WARD_MODE_WORKSPACE_WRITE, &src),
+			 WARD_MODE_READ_ONLY);
+	assert_int_equal(src, WARD_KNOB_SESSION);
+
+	/* The approval knob is its own fold. */
+	assert_int_equal(
+	    ward_session_set_approval(&changed, s, WARD_APPROVAL_ASK, &d), 0);
+	assert_false(changed);
+	assert_int_equal(
+	    ward_session_set_approval(&changed, s, WARD_APPROVAL_NEVER, &d), 0);
+	assert_true(changed);
+	assert_int_equal(ward_session_approval(s, WARD_APPROVAL_ASK, &src),
+			 WARD_APPROVAL_NEVER);
+	assert_int_equal(src, WARD_KNOB_SESSION);
+	assert_int_equal(ward_session_mode(s, WARD_MODE_WORKSPACE_WRITE, NULL),
+			 WARD_MODE_READ_ONLY);
+	assert_int_equal(count_lines(ward_session_path(s)), 4);
+	ev = event_json(s, 2);
+	assert_string_equal(jstr(ev, "type"), "approval/policy");
+	assert_string_equal(jstr(ev, "policy"), "never");
+	json_decref(ev);
+
+	/* Bad values are refused and append nothing. */
+	assert_int_equal(
+	    ward_session_set_mode(&changed, s, (enum ward_mode)7, &d),
+	    WARD_EINVAL);
+	assert_int_equal(ward_session_set_approval(
+			     &changed, s, (enum ward_approval_policy)5, &d),
+			 WARD_EINVAL);
+	assert_int_equal(count_lines(ward_session_path(s)), 4);
+	ward_session_free(s);
+}
+
+static void test_setter_sees_other_writers(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *a = new_session(fx, fx->ws);
+	ward_session *b = reopen(fx, a);
+	bool changed;
+
+	/* b changes the mode; a's snapshot is stale, but a's setter folds
+	 * the file under the lock, so setting the same value is a no-op. */
+	assert_int_equal(
+	    ward_session_set_mode(&changed, b, WARD_MODE_WORKSPACE_WRITE, NULL),
+	    0);
+	assert_true(changed);
+	assert_int_equal(ward_session_mode(a, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_READ_ONLY);
+	assert_int_equal(
+	    ward_session_set_mode(&changed, a, WARD_MODE_WORKSPACE_WRITE, NULL),
+	    0);
+	assert_false(changed);
+	assert_int_equal(ward_session_mode(a, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(count_lines(ward_session_path(a)), 2);
+	ward_session_free(a);
+	ward_session_free(b);
+}
+
+static void test_restart_immunity(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	char id[WARD_SESSION_ID_MAX + 1];
+	int status;
+	pid_t pid;
+
+	snprintf(id, sizeof(id), "%s", ward_session_id(s));
+	assert_int_equal(
+	    ward_session_set_mode(NULL, s, WARD_MODE_WORKSPACE_WRITE, NULL), 0);
+	assert_int_equal(
+	    ward_session_set_approval(NULL, s, WARD_APPROVAL_NEVER, NULL), 0);
+	ward_session_free(s);
+
+	/* A new process knows nothing but the id and the store. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ward_session *c = NULL;
+		int rc = 0;
+
+		if (ward_session_open(&c, fx->store, id) != 0)
+			_exit(10);
+		if (ward_session_mode(c, WARD_MODE_READ_ONLY, NULL) !=
+		    WARD_MODE_WORKSPACE_WRITE)
+			rc = 11;
+		if (ward_session_approval(c, WARD_APPROVAL_ASK, NULL) !=
+		    WARD_APPROVAL_NEVER)
+			rc = 12;
+		/* …and writes what the parent will see. */
+		if (!rc &&
+		    ward_session_set_mode(NULL, c, WARD_MODE_DANGER_FULL_ACCESS,
+					  NULL) != 0)
+			rc = 13;
+		ward_session_free(c);
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ward_session_open(&s, fx->store, id), 0);
+	assert_int_equal(ward_session_mode(s, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_DANGER_FULL_ACCESS);
+	assert_int_equal(ward_session_approval(s, WARD_APPROVAL_ASK, NULL),
+			 WARD_APPROVAL_NEVER);
+	ward_session_free(s);
+}
+
+static void test_sessions_isolated(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *a = new_session(fx, fx->ws);
+	ward_session *b = new_session(fx, fx->ws2);
+	ward_policy *pa = NULL, *pb = NULL;
+	char real_ws[PATH_MAX], real_ws2[PATH_MAX];
+
+	assert_int_equal(
+	    ward_session_set_mode(NULL, a, WARD_MODE_WORKSPACE_WRITE, NULL), 0);
+	assert_int_equal(
+	    ward_session_set_approval(NULL, b, WARD_APPROVAL_NEVER, NULL), 0);
+	assert_int_equal(ward_session_reload(a), 0);
+	assert_int_equal(ward_session_reload(b), 0);
+	assert_int_equal(ward_session_mode(a, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(ward_session_mode(b, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_READ_ONLY);
+	assert_int_equal(ward_session_approval(a, WARD_APPROVAL_ASK, NULL),
+			 WARD_APPROVAL_ASK);
+	assert_int_equal(ward_session_approval(b, WARD_APPROVAL_ASK, NULL),
+			 WARD_APPROVAL_NEVER);
+	assert_int_equal(ward_session_event_count(a), 1);
+	assert_int_equal(ward_session_event_count(b), 1);
+	/* Each resolves its own root and mode. */
+	assert_int_equal(ward_session_resolve(&pa, NULL, a, NULL, NULL), 0);
+	assert_int_equal(ward_session_resolve(&pb, NULL, b, NULL, NULL), 0);
+	assert_non_null(realpath(fx->ws, real_ws));
+	assert_non_null(realpath(fx->ws2, real_ws2));
+	assert_string_equal(ward_policy_workspace(pa), real_ws);
+	assert_string_equal(ward_policy_workspace(pb), real_ws2);
+	assert_int_equal(ward_policy_mode(pa), WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(ward_policy_mode(pb), WARD_MODE_READ_ONLY);
+	assert_string_equal(ward_policy_session(pa), ward_session_id(a));
+	assert_string_equal(ward_policy_session(pb), ward_session_id(b));
+	ward_policy_free(pa);
+	ward_policy_free(pb);
+	ward_session_free(a);
+	ward_session_free(b);
+}
+
+/* --- concurrency and crashes ------------------------------------------- */
+
+#define N_PROCS	  8
+#define N_APPENDS 200
+
+static void test_concurrent_appends(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	char id[WARD_SESSION_ID_MAX + 1];
+	pid_t pids[N_PROCS];
+	int last[N_PROCS], status;
+	size_t n;
+
+	snprintf(id, sizeof(id), "%s", ward_session_id(s));
+	for (int p = 0; p < N_PROCS; p++) {
+		pids[p] = fork();
+		assert_true(pids[p] >= 0);
+		if (pids[p] == 0) {
+			ward_session *c = NULL;
+
+			if (ward_session_open(&c, fx->store, id) != 0)
+				_exit(10);
+			for (int i = 0; i < N_APPENDS; i++) {
+				/* Knob setters interleave with plain
+				 * appends: every fold stays consistent. */
+				if (i % 50 == 0 &&
+				    ward_session_set_mode(
+					NULL, c,
+					(enum ward_mode)((p + i / 50) % 2),
+					NULL) != 0)
+					_exit(11);
+				if (append_test_event(c, p, i) != 0)
+					_exit(12);
+			}
+			ward_session_free(c);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < N_PROCS; p++) {
+		assert_int_equal(waitpid(pids[p], &status, 0), pids[p]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	/* Every line parses (the reload validates each), none is lost, and
+	 * each writer's events are in its own order. */
+	assert_int_equal(ward_session_reload(s), 0);
+	assert_false(ward_session_torn(s));
+	for (int p = 0; p < N_PROCS; p++)
+		last[p] = -1;
+	n = 0;
+	for (size_t i = 0; i < ward_session_event_count(s); i++) {
+		json_t *ev;
+		int p, k;
+
+		if (strcmp(ward_session_event_type(s, i), "test/event") != 0)
+			continue;
+		ev = event_json(s, i);
+		p = (int)json_integer_value(json_object_get(ev, "proc"));
+		k = (int)json_integer_value(json_object_get(ev, "n"));
+		json_decref(ev);
+		assert_true(p >= 0 && p < N_PROCS);
+		assert_int_equal(k, last[p] + 1);
+		last[p] = k;
+		n++;
+	}
+	assert_int_equal(n, N_PROCS * N_APPENDS);
+	for (int p = 0; p < N_PROCS; p++)
+		assert_int_equal(last[p], N_APPENDS - 1);
+	assert_int_equal(count_lines(ward_session_path(s)),
+			 1 + ward_session_event_count(s));
+	ward_session_free(s);
+}
+
+static void test_torn_tail_ignored_and_repaired(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	ward_session *o;
+	static const char torn[] = "{\"type\":\"test/event\",\"proc\":9,\"n";
+	json_t *ev;
+	struct stat st;
+	char last;
+	int fd;
+
+	assert_int_equal(
+	    ward_session_set_mode(NULL, s, WARD_MODE_WORKSPACE_WRITE, NULL), 0);
+	/* What a crash in the middle of an append leaves behind. */
+	append_raw(ward_session_path(s), torn);
+
+	o = reopen(fx, s);
+	assert_true(ward_session_torn(o));
+	assert_int_equal(ward_session_event_count(o), 1);
+	assert_int_equal(ward_session_mode(o, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_WORKSPACE_WRITE);
+
+	/* The next append cuts the fragment away and says so. */
+	assert_int_equal(append_test_event(o, 1, 1), 0);
+	assert_int_equal(ward_session_reload(o), 0);
+	assert_false(ward_session_torn(o));
+	assert_int_equal(ward_session_event_count(o), 3);
+	assert_string_equal(ward_session_event_type(o, 1), "log/repaired");
+	ev = event_json(o, 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(ev, "discarded_bytes")),
+	    (json_int_t)strlen(torn));
+	json_decref(ev);
+	assert_string_equal(ward_session_event_type(o, 2), "test/event");
+	assert_int_equal(count_lines(ward_session_path(o)), 4);
+	assert_int_equal(stat(ward_session_path(o), &st), 0);
+	fd = open(ward_session_path(o), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &last, 1, st.st_size - 1), 1);
+	close(fd);
+	assert_int_equal(last, '\n');
+	assert_null(strstr(ward_session_event(o, 2), "\"proc\":9"));
+
+	/* A setter repairs too. */
+	append_raw(ward_session_path(o), "{\"typ");
+	assert_int_equal(
+	    ward_session_set_mode(NULL, o, WARD_MODE_READ_ONLY, NULL), 0);
+	assert_false(ward_session_torn(o));
+	assert_string_equal(
+	    ward_session_event_type(o, ward_session_event_count(o) - 2),
+	    "log/repaired");
+	assert_int_equal(ward_session_mode(o, WARD_MODE_WORKSPACE_WRITE, NULL),
+			 WARD_MODE_READ_ONLY);
+	ward_session_free(o);
+	ward_session_free(s);
+}
+
+static void test_kill9_during_appends(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	char id[WARD_SESSION_ID_MAX + 1];
+	size_t before;
+	int status;
+
+	snprintf(id, sizeof(id), "%s", ward_session_id(s));
+	for (int round = 0; round < 5; round++) {
+		struct timespec ts = {0, (1 + round * 3) * 1000000L};
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			ward_session *c = NULL;
+
+			if (ward_session_open(&c, fx->store, id) != 0)
+				_exit(10);
+			for (int i = 0;; i++) {
+				if (append_test_event(c, round, i) != 0)
+					_exit(11);
+			}
+		}
+		nanosleep(&ts, NULL);
+		assert_int_equal(kill(pid, SIGKILL), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFSIGNALED(status));
+		/* Readable at once; the lock died with the writer. */
+		assert_int_equal(ward_session_reload(s), 0);
+		before = ward_session_event_count(s);
+		assert_int_equal(append_test_event(s, 99, round), 0);
+		assert_int_equal(ward_session_reload(s), 0);
+		assert_false(ward_session_torn(s));
+		assert_true(ward_session_event_count(s) > before);
+	}
+	assert_int_equal(count_lines(ward_session_path(s)),
+			 1 + ward_session_event_count(s));
+	ward_session_free(s);
+}
+
+static void test_corrupt_middle_line_is_an_error(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	ward_session *o = NULL;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", ward_session_path(s));
+	assert_int_equal(append_test_event(s, 0, 0), 0);
+	append_raw(path, "this is not json\n");
+	assert_int_equal(append_test_event(s, 0, 1), 0);
+	assert_int_equal(ward_session_open(&o, fx->store, ward_session_id(s)),
+			 -EBADMSG);
+	assert_null(o);
+	assert_non_null(strstr(ward_error_last(), "line 3"));
+	assert_non_null(strstr(ward_error_last(), path));
+	/* The old snapshot survives a failed reload. */
+	assert_int_equal(ward_session_reload(s), -EBADMSG);
+	assert_int_equal(ward_session_event_count(s), 0);
+	/* A setter refuses to fold a corrupt log. */
+	assert_int_equal(
+	    ward_session_set_mode(NULL, s, WARD_MODE_WORKSPACE_WRITE, NULL),
+	    -EBADMSG);
+	ward_session_free(s);
+}
+
+static void test_corrupt_knob_and_header(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	ward_session *o = NULL;
+	char copy[PATH_MAX], cmd[PATH_MAX * 2 + 16];
+
+	append_raw(ward_session_path(s),
+		   "{\"type\":\"sandbox/mode\",\"mode\":\"root\"}\n");
+	assert_int_equal(ward_session_open(&o, fx->store, ward_session_id(s)),
+			 -EBADMSG);
+	assert_non_null(strstr(ward_error_last(), "line 2"));
+	assert_non_null(strstr(ward_error_last(), "unknown mode"));
+	/* A complete line at the end is judged, not taken as torn. */
+	ward_session_free(s);
+
+	s = new_session(fx, fx->ws);
+	append_raw(ward_session_path(s), "[1,2]\n");
+	assert_int_equal(ward_session_open(&o, fx->store, ward_session_id(s)),
+			 -EBADMSG);
+	assert_non_null(strstr(ward_error_last(), "line 2"));
+
+	/* A log copied under another id is refused. */
+	snprintf(copy, sizeof(copy), "%s/other.jsonl", fx->store);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", ward_session_path(s), copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ward_session_open(&o, fx->store, "other"), -EBADMSG);
+	assert_non_null(strstr(ward_error_last(), "line 1"));
+	ward_session_free(s);
+}
+
+static void test_append_json_rules(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	json_t *ev;
+
+	assert_int_equal(
+	    ward_session_append_json(
+		s, "{\"type\":\"sandbox/mode\",\"mode\":\"read-only\"}"),
+	    WARD_EINVAL);
+	assert_int_equal(
+	    ward_session_append_json(
+		s, "{\"type\":\"approval/policy\",\"policy\":\"ask\"}"),
+	    WARD_EINVAL);
+	assert_int_equal(ward_session_append_json(
+			     s, "{\"type\":\"session/header\",\"id\":\"x\"}"),
+			 WARD_EINVAL);
+	assert_int_equal(ward_session_append_json(s, "{\"x\":1}"), WARD_EINVAL);
+	assert_int_equal(ward_session_append_json(s, "[1]"), WARD_EINVAL);
+	assert_int_equal(ward_session_append_json(s, "{"), WARD_EINVAL);
+	assert_int_equal(count_lines(ward_session_path(s)), 1);
+	/* A newline inside a value stays inside one line. */
+	assert_int_equal(ward_session_append_json(
+			     s, "{\"type\":\"note\",\"text\":\"a\\nb\"}"),
+			 0);
+	assert_int_equal(count_lines(ward_session_path(s)), 2);
+	assert_int_equal(ward_session_reload(s), 0);
+	ev = event_json(s, 0);
+	assert_string_equal(jstr(ev, "text"), "a\nb");
+	assert_non_null(jstr(ev, "time"));
+	json_decref(ev);
+	ward_session_free(s);
+}
+
+static void test_records(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	struct ward_session_call call = WARD_SESSION_CALL_INIT;
+	struct ward_session_result res = WARD_SESSION_RESULT_INIT;
+	char *argv[] = {"touch", "a b", "\xff", NULL};
+	char cid[16];
+	json_t *ev;
+
+	assert_int_equal(ward_session_new_call_id(cid, sizeof(cid)), 0);
+	assert_int_equal(strlen(cid), 12);
+	assert_int_equal(ward_session_new_call_id(cid, 5), WARD_EINVAL);
+	assert_int_equal(ward_session_new_call_id(cid, sizeof(cid)), 0);
+	call.call_id = cid;
+	call.tool = "bash";
+	call.argv = argv;
+	call.cwd = fx->ws;
+	call.mode = WARD_MODE_READ_ONLY;
+	call.mode_source = WARD_KNOB_SESSION;
+	assert_int_equal(ward_session_record_call(s, &call), 0);
+	res.call_id = cid;
+	res.ran = true;
+	res.mode = WARD_MODE_WORKSPACE_WRITE;
+	res.exit_code = 1;
+	res.denied = true;
+	res.runner = WARD_RUNNER_BWRAP;
+	res.enforcement = WARD_ENFORCEMENT_FULL;
+	res.text = ward_render_marker(WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(ward_session_record_result(s, &res), 0);
+	res.ran = false;
+	res.error = "escalation-rejected";
+	assert_int_equal(ward_session_record_result(s, &res), 0);
+	assert_int_equal(ward_session_reload(s), 0);
+	assert_int_equal(ward_session_event_count(s), 3);
+
+	ev = event_json(s, 0);
+	assert_string_equal(jstr(ev, "type"), "call/start");
+	assert_string_equal(jstr(ev, "call"), cid);
+	assert_string_equal(jstr(ev, "tool"), "bash");
+	assert_string_equal(jstr(ev, "mode"), "read-only");
+	assert_string_equal(jstr(ev, "mode_source"), "session");
+	assert_int_equal(json_array_size(json_object_get(ev, "argv")), 3);
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(ev, "argv"), 1)),
+	    "a b");
+	/* Invalid UTF-8 is kept readable, not dropped. */
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(ev, "argv"), 2)),
+	    "\xef\xbf\xbd");
+	json_decref(ev);
+
+	ev = event_json(s, 1);
+	assert_string_equal(jstr(ev, "type"), "call/result");
+	assert_true(json_is_true(json_object_get(ev, "ran")));
+	assert_true(json_is_true(json_object_get(ev, "denied")));
+	assert_int_equal(json_integer_value(json_object_get(ev, "exit_code")),
+			 1);
+	assert_string_equal(jstr(ev, "runner"), "bwrap");
+	assert_string_equal(jstr(ev, "enforcement"), "full");
+	assert_string_equal(jstr(ev, "mode"), "workspace-write");
+	assert_string_equal(
+	    jstr(ev, "text"),
+	    "[sandbox: file access denied under workspace-write mode]");
+	json_decref(ev);
+
+	ev = event_json(s, 2);
+	assert_true(json_is_false(json_object_get(ev, "ran")));
+	assert_null(json_object_get(ev, "exit_code"));
+	assert_string_equal(jstr(ev, "error"), "escalation-rejected");
+	json_decref(ev);
+
+	call.call_id = NULL;
+	assert_int_equal(ward_session_record_call(s, &call), WARD_EINVAL);
+	ward_session_free(s);
+}
+
+/* --- resolution and the store's protection ---------------------------- */
+
+static void test_resolve_precedence(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	ward_session *nocwd = new_session(fx, NULL);
+	struct ward_session_defaults d = DEFAULTS;
+	enum ward_mode esc = WARD_MODE_DANGER_FULL_ACCESS;
+	enum ward_knob_source src;
+	ward_policy *p = NULL;
+	char real_ws[PATH_MAX], real_ws2[PATH_MAX];
+
+	assert_non_null(realpath(fx->ws, real_ws));
+	assert_non_null(realpath(fx->ws2, real_ws2));
+	d.root = fx->ws2;
+
+	/* Default only. */
+	d.mode = WARD_MODE_WORKSPACE_WRITE;
+	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
+	assert_int_equal(ward_policy_mode(p), WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(src, WARD_KNOB_DEFAULT);
+	/* The session's cwd beats the configured root. */
+	assert_string_equal(ward_policy_workspace(p), real_ws);
+	ward_policy_free(p);
+
+	/* Session override beats the default. */
+	assert_int_equal(
+	    ward_session_set_mode(NULL, s, WARD_MODE_READ_ONLY, &d), 0);
+	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
+	assert_int_equal(ward_policy_mode(p), WARD_MODE_READ_ONLY);
+	assert_int_equal(src, WARD_KNOB_SESSION);
+	ward_policy_free(p);
+
+	/* An approved escalation beats both, for that call only. */
+	assert_int_equal(ward_session_resolve(&p, &src, s, &d, &esc), 0);
+	assert_int_equal(ward_policy_mode(p), WARD_MODE_DANGER_FULL_ACCESS);
+	assert_int_equal(src, WARD_KNOB_ESCALATION);
+	ward_policy_free(p);
+	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
+	assert_int_equal(ward_policy_mode(p), WARD_MODE_READ_ONLY);
+	ward_policy_free(p);
+
+	/* No cwd: the configured root; neither: an error. */
+	assert_int_equal(ward_session_resolve(&p, NULL, nocwd, &d, NULL), 0);
+	assert_string_equal(ward_policy_workspace(p), real_ws2);
+	ward_policy_free(p);
+	d.root = NULL;
+	p = NULL;
+	assert_int_equal(ward_session_resolve(&p, NULL, nocwd, &d, NULL),
+			 WARD_EINVAL);
+	assert_null(p);
+	ward_session_free(nocwd);
+	ward_session_free(s);
+}
+
+static void test_store_never_writable(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = NULL;
+	ward_policy *p = NULL;
+	char tmpstore[128], tmpdir[300], store2[320], cmd[256];
+	enum ward_mode m;
+
+	/* A cwd that contains the store is refused at creation. */
+	assert_int_equal(ward_session_create(&s, fx->store, fx->base),
+			 WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "is not protected"));
+	assert_null(s);
+
+	/* A store under /tmp (a writable root of workspace-write): only
+	 * workspace-write calls are refused; read-only and
+	 * danger-full-access (not confined) are not. */
+	snprintf(tmpstore, sizeof(tmpstore), "/tmp/ward-test-store.%d",
+		 (int)getpid());
+	assert_int_equal(ward_session_create(&s, tmpstore, fx->ws), 0);
+	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, NULL), 0);
+	ward_policy_free(p);
+	m = WARD_MODE_WORKSPACE_WRITE;
+	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m),
+			 WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "writable root /tmp"));
+	m = WARD_MODE_DANGER_FULL_ACCESS;
+	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m), 0);
+	ward_policy_free(p);
+	ward_session_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpstore);
+	assert_int_equal(system(cmd), 0);
+
+	/* The same through the $TMPDIR a policy captured. */
+	snprintf(tmpdir, sizeof(tmpdir), "%s/t", fx->base);
+	snprintf(store2, sizeof(store2), "%s/store", tmpdir);
+	assert_int_equal(ward_session_create(&s, store2, fx->ws), 0);
+	assert_int_equal(ward_policy_new(&p, WARD_MODE_WORKSPACE_WRITE, fx->ws),
+			 0);
+	assert_int_equal(ward_session_check_policy(s, p), 0);
+	assert_int_equal(ward_policy_set_tmpdir(p, tmpdir), 0);
+	assert_int_equal(ward_session_check_policy(s, p), WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), tmpdir));
+	ward_policy_free(p);
+	ward_session_free(s);
+}
+
+/*
+ * The default store lies in ward's state directory, a protected path that
+ * every runner and the fence keep read-only inside any writable root: then
+ * a workspace containing it (a session in $HOME) is fine.
+ */
+static void test_protected_store_allowed(void **state)
+{
+	struct fx *fx = *state;
+	char statedir[300], *saved = getenv("XDG_STATE_HOME");
+	ward_session *s = NULL;
+	ward_policy *p = NULL;
+	struct ward_fs_denial d;
+	enum ward_mode m = WARD_MODE_WORKSPACE_WRITE;
+	char *store = NULL, target[600];
+
+	saved = saved ? strdup(saved) : NULL;
+	snprintf(statedir, sizeof(statedir), "%s/state", fx->base);
+	setenv("XDG_STATE_HOME", statedir, 1);
+	assert_int_equal(ward_session_create(&s, NULL, fx->base), 0);
+	assert_int_equal(ward_session_store_default(&store), 0);
+	assert_true(strncmp(ward_session_path(s), store, strlen(store)) == 0);
+	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m), 0);
+	/* …because the fence (like the runners) keeps it read-only. */
+	snprintf(target, sizeof(target), "%s/evil.jsonl", store);
+	assert_int_equal(ward_fs_write(&d, p, target, "x", 1, NULL),
+			 WARD_EDENIED);
+	assert_int_equal(
+	    ward_fs_write(&d, p, ward_session_path(s), "x", 1, NULL),
+	    WARD_EDENIED);
+	ward_policy_free(p);
+	ward_session_free(s);
+	free(store);
+	if (saved)
+		setenv("XDG_STATE_HOME", saved, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	free(saved);
+}
+
+/* --- presets ----------------------------------------------------------- */
+
+static void test_presets_table(void **state)
+{
+	ward_presets *p = NULL;
+	enum ward_approval_policy a;
+	enum ward_mode m;
+	const char *name;
+
+	(void)state;
+	assert_int_equal(ward_presets_new_default(&p), 0);
+	assert_int_equal(ward_presets_count(p), 3);
+	assert_int_equal(ward_presets_get(&name, &m, &a, p, 0), 0);
+	assert_string_equal(name, "read-only");
+	assert_int_equal(m, WARD_MODE_READ_ONLY);
+	assert_int_equal(a, WARD_APPROVAL_ASK);
+	assert_int_equal(ward_presets_get(&name, &m, &a, p, 1), 0);
+	assert_string_equal(name, "workspace-write");
+	assert_int_equal(m, WARD_MODE_WORKSPACE_WRITE);
+	assert_int_equal(a, WARD_APPROVAL_ASK);
+	assert_int_equal(ward_presets_get(&name, &m, &a, p, 2), 0);
+	assert_string_equal(name, "danger-full-access");
+	assert_int_equal(m, WARD_MODE_DANGER_FULL_ACCESS);
+	assert_int_equal(a, WARD_APPROVAL_NEVER);
+	assert_int_equal(ward_presets_get(&name, NULL, NULL, p, 3), -ERANGE);
+
+	assert_string_equal(
+	    ward_presets_match(p, WARD_MODE_WORKSPACE_WRITE, WARD_APPROVAL_ASK),
+	    "workspace-write");
+	assert_string_equal(ward_presets_match(p, WARD_MODE_WORKSPACE_WRITE,
+					       WARD_APPROVAL_NEVER),
+			    "custom");
+	assert_string_equal(ward_presets_match(p, WARD_MODE_DANGER_FULL_ACCESS,
+					       WARD_APPROVAL_ASK),
+			    "custom");
+
+	/* custom is reserved; names are validated; pairs are unique. */
+	assert_int_equal(ward_presets_set(p, "custom", WARD_MODE_READ_ONLY,
+					  WARD_APPROVAL_NEVER),
+			 WARD_EINVAL);
+	assert_int_equal(ward_presets_set(p, "a b", WARD_MODE_READ_ONLY,
+					  WARD_APPROVAL_NEVER),
+			 WARD_EINVAL);
+	assert_int_equal(
+	    ward_presets_set(p, "", WARD_MODE_READ_ONLY, WARD_APPROVAL_NEVER),
+	    WARD_EINVAL);
+	assert_int_equal(
+	    ward_presets_set(p, "dup", WARD_MODE_READ_ONLY, WARD_APPROVAL_ASK),
+	    WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "read-only"));
+	assert_int_equal(ward_presets_count(p), 3);
+	assert_int_equal(ward_presets_find(&m, &a, p, "custom"), WARD_EINVAL);
+	assert_int_equal(ward_presets_find(&m, &a, p, "nope"), -ENOENT);
+
+	/* Redefinition keeps the position; a new one goes last. */
+	assert_int_equal(ward_presets_set(p, "workspace-write",
+					  WARD_MODE_WORKSPACE_WRITE,
+					  WARD_APPROVAL_NEVER),
+			 0);
+	assert_int_equal(ward_presets_get(&name, NULL, &a, p, 1), 0);
+	assert_string_equal(name, "workspace-write");
+	assert_int_equal(a, WARD_APPROVAL_NEVER);
+	assert_int_equal(ward_presets_set(p, "auto-edit",
+					  WARD_MODE_WORKSPACE_WRITE,
+					  WARD_APPROVAL_ASK),
+			 0);
+	assert_int_equal(ward_presets_count(p), 4);
+	assert_string_equal(
+	    ward_presets_match(p, WARD_MODE_WORKSPACE_WRITE, WARD_APPROVAL_ASK),
+	    "auto-edit");
+	assert_int_equal(ward_presets_remove(p, "auto-edit"), 0);
+	assert_int_equal(ward_presets_remove(p, "auto-edit"), -ENOENT);
+	assert_int_equal(ward_presets_count(p), 3);
+	ward_presets_free(p);
+
+	/* An empty table: everything is custom. */
+	assert_int_equal(ward_presets_new(&p), 0);
+	assert_string_equal(
+	    ward_presets_match(p, WARD_MODE_READ_ONLY, WARD_APPROVAL_ASK),
+	    "custom");
+	ward_presets_free(p);
+}
+
+static void test_presets_on_session(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	struct ward_session_defaults d = DEFAULTS;
+	ward_presets *p = NULL;
+	bool changed;
+
+	assert_int_equal(ward_presets_new_default(&p), 0);
+	/* (read-only, ask) by default. */
+	assert_string_equal(ward_presets_current(p, s, &d), "read-only");
+	/* Already in force: nothing appended. */
+	assert_int_equal(ward_presets_apply(&changed, s, p, "read-only", &d),
+			 0);
+	assert_false(changed);
+	assert_int_equal(count_lines(ward_session_path(s)), 1);
+	/* Only the mode changes: one event. */
+	assert_int_equal(
+	    ward_presets_apply(&changed, s, p, "workspace-write", &d), 0);
+	assert_true(changed);
+	assert_int_equal(ward_session_event_count(s), 1);
+	assert_string_equal(ward_presets_current(p, s, &d), "workspace-write");
+	/* Both change: two events. */
+	assert_int_equal(
+	    ward_presets_apply(&changed, s, p, "danger-full-access", &d), 0);
+	assert_int_equal(ward_session_event_count(s), 3);
+	assert_string_equal(ward_session_event_type(s, 1), "sandbox/mode");
+	assert_string_equal(ward_session_event_type(s, 2), "approval/policy");
+	assert_string_equal(ward_presets_current(p, s, &d),
+			    "danger-full-access");
+	/* A knob set alone makes it custom… */
+	assert_int_equal(
+	    ward_session_set_mode(NULL, s, WARD_MODE_WORKSPACE_WRITE, &d), 0);
+	assert_string_equal(ward_presets_current(p, s, &d), "custom");
+	/* …which can be left, not entered. */
+	assert_int_equal(ward_presets_apply(&changed, s, p, "custom", &d),
+			 WARD_EINVAL);
+	assert_int_equal(ward_presets_apply(&changed, s, p, "nope", &d),
+			 -ENOENT);
+	assert_int_equal(ward_session_event_count(s), 4);
+	assert_int_equal(ward_presets_apply(&changed, s, p, "read-only", &d),
+			 0);
+	assert_true(changed);
+	assert_string_equal(ward_presets_current(p, s, &d), "read-only");
+	assert_int_equal(ward_session_event_count(s), 6);
+	/* The current preset follows the configured defaults too. */
+	ward_session_free(s);
+	s = new_session(fx, fx->ws);
+	d.mode = WARD_MODE_DANGER_FULL_ACCESS;
+	d.approval = WARD_APPROVAL_NEVER;
+	assert_string_equal(ward_presets_current(p, s, &d),
+			    "danger-full-access");
+	ward_presets_free(p);
+	ward_session_free(s);
+}
+
+static void test_names(void **state)
+{
+	enum ward_approval_policy a;
+
+	(void)state;
+	assert_int_equal(ward_approval_policy_parse(&a, "never"), 0);
+	assert_int_equal(a, WARD_APPROVAL_NEVER);
+	assert_int_equal(ward_approval_policy_parse(&a, "ask"), 0);
+	assert_int_equal(a, WARD_APPROVAL_ASK);
+	assert_int_equal(ward_approval_policy_parse(&a, "Never"), WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "Never"));
+	assert_int_equal(ward_approval_policy_parse(&a, NULL), WARD_EINVAL);
+	assert_string_equal(ward_approval_policy_name(WARD_APPROVAL_NEVER),
+			    "never");
+	assert_string_equal(
+	    ward_approval_policy_name((enum ward_approval_policy)9), "unknown");
+	assert_string_equal(ward_knob_source_name(WARD_KNOB_ESCALATION),
+			    "escalation");
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_create_and_header),
+	    T(test_ids_validated),
+	    T(test_list_empty_store),
+	    cmocka_unit_test(test_store_default),
+	    T(test_folds_and_setters),
+	    T(test_setter_sees_other_writers),
+	    T(test_restart_immunity),
+	    T(test_sessions_isolated),
+	    T(test_concurrent_appends),
+	    T(test_torn_tail_ignored_and_repaired),
+	    T(test_kill9_during_appends),
+	    T(test_corrupt_middle_line_is_an_error),
+	    T(test_corrupt_knob_and_header),
+	    T(test_append_json_rules),
+	    T(test_records),
+	    T(test_resolve_precedence),
+	    T(test_store_never_writable),
+	    T(test_protected_store_allowed),
+	    cmocka_unit_test(test_presets_table),
+	    T(test_presets_on_session),
+	    cmocka_unit_test(test_names),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1143 @@
+/*
+ * Unit tests for the per-runner translation of access rules and protected
+ * paths (translate.c, protect.c, roots.c's `rw` rules): golden argv/text
+ * per runner, precedence, read-only, globs (expansion, depth, symlinks,
+ * bounds), Landlock's complement expansion, protected paths (git, worktree
+ * .git files, ward's own directories), the warnings, and the fs fence's
+ * protected-path checks.
+ *
+ * Every test works in a fixture under /var/tmp (not /tmp: /tmp is itself a
+ * writable root under workspace-write) with $HOME pointing into it, so
+ * nothing depends on the machine. Goldens live in tests/unit/golden/
+ * (rules-*); @BASE@ stands for the fixture. Regenerate after an intended
+ * change with WARD_UPDATE_GOLDEN=1 build/tests/test_translate.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ward/ward.h"
+#include "protect.h"
+#include "translate_internal.h"
+
+#define BWRAP	 "/usr/bin/bwrap"
+#define LAUNCHER "/usr/libexec/ward/landlock-run"
+
+struct fx {
+	char base[256]; /* canonical /var/tmp/ward-translate-XXXXXX */
+	ward_rules *rules;
+	ward_policy *policy;
+};
+
+static char *const command[] = {"true", NULL};
+
+/* --- fixture ------------------------------------------------------------- */
+
+static void xmkdir(const char *base, const char *rel)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	if (mkdir(p, 0755) != 0 && errno != EEXIST)
+		fail_msg("mkdir %s: %s", p, strerror(errno));
+}
+
+static void xwrite(const char *base, const char *rel, const char *text)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	f = fopen(p, "we");
+	if (!f)
+		fail_msg("create %s: %s", p, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void xsymlink(const char *base, const char *rel, const char *target)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	if (symlink(target, p) != 0)
+		fail_msg("symlink %s: %s", p, strerror(errno));
+}
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+	char tmpl[] = "/var/tmp/ward-translate-XXXXXX", home[PATH_MAX];
+	char *real;
+
+	if (!fx || !mkdtemp(tmpl))
+		return -1;
+	real = realpath(tmpl, NULL);
+	if (!real || strlen(real) >= sizeof(fx->base))
+		return -1;
+	strcpy(fx->base, real);
+	free(real);
+	/*
+	 * ws/            the workspace, a git repository
+	 * home/          $HOME: .ssh, .config (no ward yet), other
+	 * out/           outside every root
+	 */
+	xmkdir(fx->base, "ws");
+	xmkdir(fx->base, "ws/.git");
+	xmkdir(fx->base, "ws/.git/hooks");
+	xmkdir(fx->base, "ws/.git/objects");
+	xwrite(fx->base, "ws/.git/config", "[core]\n");
+	xwrite(fx->base, "ws/.git/HEAD", "ref: refs/heads/main\n");
+	xmkdir(fx->base, "ws/sec");
+	xwrite(fx->base, "ws/sec/key", "s\n");
+	xmkdir(fx->base, "ws/a");
+	xmkdir(fx->base, "ws/a/b");
+	xwrite(fx->base, "ws/a/x.pem", "x\n");
+	xwrite(fx->base, "ws/a/b/y.pem", "y\n");
+	xwrite(fx->base, "ws/top.pem", "t\n");
+	xwrite(fx->base, "ws/keep.txt", "k\n");
+	xsymlink(fx->base, "ws/link.pem", "a/x.pem");
+	xsymlink(fx->base, "ws/etc", "/etc");
+	xmkdir(fx->base, "home");
+	xmkdir(fx->base, "home/.ssh");
+	xwrite(fx->base, "home/.ssh/id_rsa", "id\n");
+	xmkdir(fx->base, "home/.config");
+	xwrite(fx->base, "home/other", "o\n");
+	xmkdir(fx->base, "out");
+	xmkdir(fx->base, "out/ro");
+	snprintf(home, sizeof(home), "%s/home", fx->base);
+	setenv("HOME", home, 1);
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("TMPDIR");
+	ward_plan_set_limits(NULL);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+	char cmd[PATH_MAX + 32];
+
+	ward_policy_free(fx->policy);
+	ward_rules_free(fx->rules);
+	if (strncmp(fx->base, "/var/tmp/ward-translate-", 24) == 0) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->base);
+		if (system(cmd) != 0)
+			print_message("warning: could not remove %s\n",
+				      fx->base);
+	}
+	ward_plan_set_limits(NULL);
+	free(fx);
+	return 0;
+}
+
+/* "@BASE@/rel" → the fixture path, in a static rotating buffer. */
+static const char *P(const struct fx *fx, const char *rel)
+{
+	static char bufs[8][PATH_MAX];
+	static int k;
+	char *b = bufs[k++ % 8];
+
+	snprintf(b, PATH_MAX, "%s/%s", fx->base, rel);
+	return b;
+}
+
+/*
+ * A policy of @mode on workspace @ws_rel with the rules in @text
+ * (newline-separated; "@BASE@" replaced by the fixture path).
+ */
+static ward_policy *policy_with(struct fx *fx, enum ward_mode mode,
+				const char *ws_rel, const char *text)
+{
+	struct ward_rules_env env = {0};
+	char buf[8192], *o = buf;
+	const char *s;
+
+	ward_policy_free(fx->policy);
+	ward_rules_free(fx->rules);
+	fx->policy = NULL;
+	fx->rules = NULL;
+	for (s = text; *s && o < buf + sizeof(buf) - PATH_MAX;) {
+		if (strncmp(s, "@BASE@", 6) == 0) {
+			o += sprintf(o, "%s", fx->base);
+			s += 6;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+	env.workspace = P(fx, ws_rel);
+	assert_int_equal(ward_rules_new(&fx->rules), 0);
+	if (ward_rules_add_text(fx->rules, buf, &env, NULL) != 0)
+		fail_msg("rules: %s", ward_error_last());
+	assert_int_equal(ward_policy_new(&fx->policy, mode, P(fx, ws_rel)), 0);
+	assert_int_equal(ward_policy_set_tmpdir(fx->policy, NULL), 0);
+	assert_int_equal(ward_policy_set_rules(fx->policy, fx->rules), 0);
+	return fx->policy;
+}
+
+/* Replace every occurrence of @from in the malloc'd @s by @to. */
+static char *replace_all(char *s, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to), count = 0;
+	const char *r;
+	char *out, *w;
+
+	for (r = s; (r = strstr(r, from)); r += fl)
+		count++;
+	out = malloc(strlen(s) + count * tl + 1);
+	assert_non_null(out);
+	w = out;
+	for (r = s;;) {
+		const char *hit = strstr(r, from);
+		size_t n = hit ? (size_t)(hit - r) : strlen(r);
+
+		memcpy(w, r, n);
+		w += n;
+		if (!hit)
+			break;
+		memcpy(w, to, tl);
+		w += tl;
+		r = hit + fl;
+	}
+	*w = '\0';
+	free(s);
+	return out;
+}
+
+/* One string per line; frees @v. */
+static char *join_lines(char **v)
+{
+	size_t len = 1;
+	char *out;
+
+	for (size_t i = 0; v[i]; i++)
+		len += strlen(v[i]) + 1;
+	out = calloc(1, len);
+	assert_non_null(out);
+	for (size_t i = 0; v[i]; i++) {
+		strcat(out, v[i]);
+		strcat(out, "\n");
+	}
+	ward_strv_free(v);
+	return out;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (!f)
+		return NULL;
+	do {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Compare @got (consumed; fixture path → @BASE@) with golden @name. */
+static void check_golden(const struct fx *fx, const char *name, char *got)
+{
+	const char *dir = getenv("WARD_GOLDEN_DIR");
+	const char *slash = strrchr(__FILE__, '/');
+	char path[PATH_MAX];
+	char *want;
+
+	got = replace_all(got, fx->base, "@BASE@");
+	if (dir)
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+	else
+		snprintf(path, sizeof(path), "%.*s/golden/%s",
+			 slash ? (int)(slash - __FILE__) : 1,
+			 slash ? __FILE__ : ".", name);
+	if (getenv("WARD_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "we");
+
+		assert_non_null(f);
+		fputs(got, f);
+		assert_int_equal(fclose(f), 0);
+		print_message("updated %s\n", path);
+	}
+	want = read_file(path);
+	if (!want) {
+		free(got);
+		fail_msg("cannot read golden file %s: %s", path,
+			 strerror(errno));
+	}
+	if (strcmp(want, got) != 0) {
+		print_message("golden %s differs.\n--- want\n%s--- got\n%s",
+			      path, want, got);
+		free(want);
+		free(got);
+		fail_msg("%s differs (WARD_UPDATE_GOLDEN=1 to accept)", name);
+	}
+	free(want);
+	free(got);
+}
+
+static ssize_t find_opt(char **argv, const char *opt, const char *a,
+			const char *b)
+{
+	for (size_t i = 0; argv[i]; i++) {
+		if (strcmp(argv[i], opt) != 0 || !argv[i + 1] ||
+		    strcmp(argv[i + 1], a) != 0)
+			continue;
+		if (!b || (argv[i + 2] && strcmp(argv[i + 2], b) == 0))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+static bool strv_has(char **v, const char *s)
+{
+	for (size_t i = 0; v && v[i]; i++) {
+		if (strcmp(v[i], s) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The number of lines of @v holding every one of the NULL-ended words. */
+static size_t count_lines(char **v, ...)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; v && v[i]; i++) {
+		va_list ap;
+		const char *w;
+		bool all = true;
+
+		va_start(ap, v);
+		while ((w = va_arg(ap, const char *)))
+			all = all && strstr(v[i], w);
+		va_end(ap);
+		n += all;
+	}
+	return n;
+}
+
+static void dump(const char *what, char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		print_message("%s: %s\n", what, v[i]);
+}
+
+static char **bwrap_argv(ward_policy *p)
+{
+	char **argv = NULL;
+
+	if (ward_profile_bwrap(&argv, p, BWRAP, -1, command) != 0)
+		fail_msg("bwrap profile: %s", ward_error_last());
+	return argv;
+}
+
+static char **warnings(ward_policy *p, enum ward_runner r)
+{
+	char **w = NULL;
+
+	if (ward_policy_warnings(&w, p, r) != 0)
+		fail_msg("warnings: %s", ward_error_last());
+	return w;
+}
+
+static const char RULES[] = "-- sec\n"
+			    "r- **/*.pem\n"
+			    "rw @BASE@/out\n"
+			    "r- @BASE@/out/ro\n"
+			    "-- @BASE@/home/.ssh\n"
+			    "r- keep.txt\n"
+			    "-- missing.env\n";
+
+/* --- goldens --------------------------------------------------------------- */
+
+static void t_golden_bwrap(void **state)
+{
+	struct fx *fx = *state;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", RULES);
+	check_golden(fx, "rules-bwrap-workspace-write.argv",
+		     join_lines(bwrap_argv(fx->policy)));
+	policy_with(fx, WARD_MODE_READ_ONLY, "ws", RULES);
+	check_golden(fx, "rules-bwrap-read-only.argv",
+		     join_lines(bwrap_argv(fx->policy)));
+}
+
+static void t_golden_seatbelt(void **state)
+{
+	struct fx *fx = *state;
+	char *text = NULL;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", RULES);
+	assert_int_equal(ward_profile_seatbelt(&text, fx->policy), 0);
+	check_golden(fx, "rules-seatbelt-workspace-write.sb", text);
+	policy_with(fx, WARD_MODE_READ_ONLY, "ws", RULES);
+	assert_int_equal(ward_profile_seatbelt(&text, fx->policy), 0);
+	check_golden(fx, "rules-seatbelt-read-only.sb", text);
+}
+
+/*
+ * Landlock's read grants depend on the machine's "/" (the complement lists
+ * its entries), so the rules golden has no `--` outside the roots; the
+ * complement has its own property test below.
+ */
+static void t_golden_landlock(void **state)
+{
+	struct fx *fx = *state;
+	char **argv = NULL;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- sec\nr- **/*.pem\nrw @BASE@/out\nr- @BASE@/out/ro\n");
+	assert_int_equal(
+	    ward_profile_landlock(&argv, fx->policy, LAUNCHER, command), 0);
+	check_golden(fx, "rules-landlock-workspace-write.argv",
+		     join_lines(argv));
+}
+
+static void t_golden_warnings(void **state)
+{
+	struct fx *fx = *state;
+	static const enum ward_runner runners[] = {
+	    WARD_RUNNER_BWRAP, WARD_RUNNER_LANDLOCK, WARD_RUNNER_SEATBELT};
+	char name[64];
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", RULES);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "rules-warnings-%s.txt",
+			 ward_runner_name(runners[i]));
+		check_golden(fx, name,
+			     join_lines(warnings(fx->policy, runners[i])));
+	}
+}
+
+/* --- bwrap ----------------------------------------------------------------- */
+
+/*
+ * Order is precedence: writable binds, then pins, then read-only binds,
+ * then hidden mounts. `rw` widens; `r-` inside it wins; `--` wins over all.
+ */
+static void t_bwrap_order(void **state)
+{
+	struct fx *fx = *state;
+	char **argv;
+	ssize_t bind_out, ro_out, ro_pem, hide_sec, hide_ssh, pin_a, ws;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", RULES);
+	argv = bwrap_argv(fx->policy);
+	ws = find_opt(argv, "--bind", P(fx, "ws"), P(fx, "ws"));
+	bind_out = find_opt(argv, "--bind", P(fx, "out"), P(fx, "out"));
+	ro_out = find_opt(argv, "--ro-bind", P(fx, "out/ro"), P(fx, "out/ro"));
+	ro_pem = find_opt(argv, "--ro-bind", P(fx, "ws/a/b/y.pem"),
+			  P(fx, "ws/a/b/y.pem"));
+	pin_a = find_opt(argv, "--bind", P(fx, "ws/a"), P(fx, "ws/a"));
+	hide_sec = find_opt(argv, "--tmpfs", P(fx, "ws/sec"), "--remount-ro");
+	hide_ssh = find_opt(argv, "--tmpfs", P(fx, "home/.ssh"), NULL);
+	assert_true(ws > 0 && bind_out > 0);
+	assert_true(pin_a > bind_out && pin_a > ws);
+	assert_true(ro_out > bind_out && ro_pem > pin_a);
+	assert_true(hide_sec > ro_pem && hide_ssh > ro_out);
+	/* The symlink link.pem is not a match: mounts would follow it. */
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/link.pem"),
+				  NULL),
+			 -1);
+	/* keep.txt is read-only, the git traps too, with a pin on .git. */
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/keep.txt"), NULL) >
+		    0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
+			     NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/config"),
+			     NULL) > 0);
+	assert_true(find_opt(argv, "--bind", P(fx, "ws/.git"), NULL) > 0);
+	/* The pem files inside a read-only ... all three matches. */
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"), NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/top.pem"), NULL) > 0);
+	ward_strv_free(argv);
+}
+
+/* read-only: no `rw` root, no `r-` (nothing is writable), `--` kept. */
+static void t_bwrap_read_only(void **state)
+{
+	struct fx *fx = *state;
+	char **argv;
+
+	policy_with(fx, WARD_MODE_READ_ONLY, "ws", RULES);
+	argv = bwrap_argv(fx->policy);
+	assert_int_equal(find_opt(argv, "--bind", P(fx, "out"), NULL), -1);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "out/ro"), NULL),
+			 -1);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
+				  NULL),
+			 -1);
+	assert_true(find_opt(argv, "--tmpfs", P(fx, "ws/sec"), NULL) > 0);
+	assert_true(find_opt(argv, "--tmpfs", P(fx, "home/.ssh"), NULL) > 0);
+	ward_strv_free(argv);
+}
+
+/* `--` over `r-`: nested read-only paths inside a hidden one vanish. */
+static void t_precedence_nested(void **state)
+{
+	struct fx *fx = *state;
+	char **argv;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- a\nr- a/x.pem\nr- sec\n-- sec/key\n");
+	argv = bwrap_argv(fx->policy);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"),
+				  NULL),
+			 -1);
+	assert_true(find_opt(argv, "--tmpfs", P(fx, "ws/a"), NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/sec"), NULL) <
+		    find_opt(argv, "--ro-bind", "/dev/null",
+			     P(fx, "ws/sec/key")));
+	ward_strv_free(argv);
+	/* Same path twice: the stronger wins. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- sec\n-- sec\n");
+	argv = bwrap_argv(fx->policy);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/sec"), NULL),
+			 -1);
+	assert_true(find_opt(argv, "--tmpfs", P(fx, "ws/sec"), NULL) > 0);
+	ward_strv_free(argv);
+}
+
+/* A glob without `**` is not walked deeper than it can match. */
+static void t_glob_depth(void **state)
+{
+	struct fx *fx = *state;
+	char **argv;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- *.pem\n");
+	argv = bwrap_argv(fx->policy);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/top.pem"), NULL) > 0);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"),
+				  NULL),
+			 -1);
+	ward_strv_free(argv);
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- */*/*.pem\n");
+	argv = bwrap_argv(fx->policy);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/a/b/y.pem"), NULL) >
+		    0);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/top.pem"),
+				  NULL),
+			 -1);
+	ward_strv_free(argv);
+}
+
+/* The walk stops at its bound, with a warning naming the rule. */
+static void t_glob_bound(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_plan_limits lim = {3, 10000, 4096};
+	char **w;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "-- **/*.pem\n");
+	ward_plan_set_limits(&lim);
+	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
+	ward_plan_set_limits(NULL);
+	dump("warning", w);
+	assert_int_equal(count_lines(w, "bwrap", "\"-- **/*.pem\"",
+				     "stopped at its bound", NULL),
+			 1);
+	ward_strv_free(w);
+	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
+	assert_int_equal(count_lines(w, "stopped", NULL), 0);
+	assert_int_equal(count_lines(w, "bwrap", "\"-- **/*.pem\"",
+				     "covers only what it matches",
+				     "(3 paths below",
+				     "created later", NULL),
+			 1);
+	ward_strv_free(w);
+}
+
+/* Too many mounts: the rest is named in a warning, never silently dropped. */
+static void t_target_bound(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_plan_limits lim = {100000, 10000, 2};
+	char **w, **argv;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- **/*.pem\n");
+	ward_plan_set_limits(&lim);
+	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
+	argv = bwrap_argv(fx->policy);
+	ward_plan_set_limits(NULL);
+	assert_int_equal(count_lines(w, "more than 2 paths", "1 of them",
+				     NULL),
+			 1);
+	/* The protected paths are never the ones dropped. */
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
+			     NULL) > 0);
+	ward_strv_free(w);
+	ward_strv_free(argv);
+}
+
+/* --- protected paths ------------------------------------------------------- */
+
+static void t_protect_git_toggle(void **state)
+{
+	struct fx *fx = *state;
+	char **argv;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_true(ward_policy_protect_git(fx->policy));
+	argv = bwrap_argv(fx->policy);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
+			     NULL) > 0);
+	/* The index, objects, refs and logs stay writable. */
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git"), NULL),
+			 -1);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git/objects"),
+				  NULL),
+			 -1);
+	ward_strv_free(argv);
+	assert_int_equal(ward_policy_set_protect_git(fx->policy, false), 0);
+	argv = bwrap_argv(fx->policy);
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
+				  NULL),
+			 -1);
+	assert_int_equal(find_opt(argv, "--bind", P(fx, "ws/.git"), NULL), -1);
+	ward_strv_free(argv);
+}
+
+/* A `.git` file (worktree) is followed to the common git directory. */
+static void t_protect_worktree(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protected *v = NULL;
+	size_t n = 0;
+	char line[PATH_MAX + 16];
+	char **argv;
+
+	xmkdir(fx->base, "main");
+	xmkdir(fx->base, "main/.git");
+	xmkdir(fx->base, "main/.git/hooks");
+	xwrite(fx->base, "main/.git/config", "[core]\n");
+	xmkdir(fx->base, "main/.git/worktrees");
+	xmkdir(fx->base, "main/.git/worktrees/wt");
+	xwrite(fx->base, "main/.git/worktrees/wt/commondir", "../..\n");
+	xmkdir(fx->base, "wt");
+	snprintf(line, sizeof(line), "gitdir: %s/main/.git/worktrees/wt\n",
+		 fx->base);
+	xwrite(fx->base, "wt/.git", line);
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "wt",
+		    "rw @BASE@/main\n");
+	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
+	for (size_t i = 0; i < n; i++)
+		print_message("protected: %s (%s)\n", v[i].path, v[i].what);
+	ward_protect_free(v, n);
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "wt/.git")),
+			 WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "main/.git/hooks/pre-commit")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "main/.git/config")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_protect_match(fx->policy,
+			       P(fx, "main/.git/worktrees/wt/config.worktree")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "main/.git/worktrees/wt/HEAD")),
+	    WARD_ACCESS_DEFAULT);
+	argv = bwrap_argv(fx->policy);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "wt/.git"), NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "main/.git/hooks"),
+			     NULL) > 0);
+	assert_true(find_opt(argv, "--bind", P(fx, "main/.git"), NULL) > 0);
+	ward_strv_free(argv);
+}
+
+/*
+ * ward's own configuration directory is never writable: not through an
+ * explicit `rw`, not with the home directory as workspace. bwrap creates
+ * it (0700) to bind it read-only and pins its parents.
+ */
+static void t_protect_home_bwrap(void **state)
+{
+	struct fx *fx = *state;
+	struct stat st;
+	char **argv;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "rw @BASE@/home/.config\n");
+	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), -1);
+	argv = bwrap_argv(fx->policy);
+	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_true(find_opt(argv, "--bind", P(fx, "home/.config"), NULL) <
+		    find_opt(argv, "--ro-bind", P(fx, "home/.config/ward"),
+			     NULL));
+	ward_strv_free(argv);
+	/* The session store: $HOME/.local/state/ward, workspace = $HOME. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
+	argv = bwrap_argv(fx->policy);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "home/.local/state/ward"),
+			     NULL) > 0);
+	assert_true(find_opt(argv, "--bind", P(fx, "home/.local"), NULL) > 0);
+	assert_true(find_opt(argv, "--bind", P(fx, "home/.local/state"),
+			     NULL) > 0);
+	ward_strv_free(argv);
+	/* $XDG_CONFIG_HOME moves it. */
+	setenv("XDG_CONFIG_HOME", P(fx, "out/cfg"), 1);
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "rw @BASE@/out\n");
+	argv = bwrap_argv(fx->policy);
+	unsetenv("XDG_CONFIG_HOME");
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "out/cfg/ward"), NULL) >
+		    0);
+	ward_strv_free(argv);
+}
+
+/* Landlock carves ward's directories out of a root that holds them. */
+static void t_protect_home_landlock(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_plan *plan = NULL;
+	char **ro = NULL, **rw = NULL, **w;
+
+	xmkdir(fx->base, "home/.config/ward");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
+	assert_int_equal(
+	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
+	ward_plan_free(plan);
+	dump("rw", rw);
+	assert_false(strv_has(rw, P(fx, "home")));
+	assert_false(strv_has(rw, P(fx, "home/.config")));
+	assert_false(strv_has(rw, P(fx, "home/.config/ward")));
+	assert_true(strv_has(rw, P(fx, "home/other")));
+	assert_true(strv_has(rw, P(fx, "home/.ssh")));
+	assert_true(strv_has(rw, "/dev/null"));
+	/* .local does not exist: nothing may create it. */
+	assert_false(strv_has(rw, P(fx, "home/.local")));
+	assert_true(strv_has(ro, "/"));
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+	w = warnings(fx->policy, WARD_RUNNER_LANDLOCK);
+	assert_int_equal(count_lines(w, "landlock", "keeps",
+				     P(fx, "home/.config/ward"),
+				     "nothing new can be created", NULL),
+			 1);
+	ward_strv_free(w);
+	/* A root inside ward's directory is not writable at all. */
+	xmkdir(fx->base, "home/.config/ward/proj");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home/.config/ward/proj",
+		    "");
+	assert_int_equal(
+	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
+	ward_plan_free(plan);
+	assert_false(strv_has(rw, P(fx, "home/.config/ward/proj")));
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+}
+
+/* --- landlock --------------------------------------------------------------- */
+
+/*
+ * A literal `--` outside the roots: read is granted on every entry along
+ * the way but the hidden one; never on a directory holding it, never
+ * through a symlink, never on anything inside it.
+ */
+static void t_landlock_complement(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_plan *plan = NULL;
+	char **ro = NULL, **rw = NULL;
+	const char *hidden = P(fx, "home/.ssh");
+
+	xsymlink(fx->base, "home/ssh-link", ".ssh");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- @BASE@/home/.ssh\n");
+	assert_int_equal(
+	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
+	ward_plan_free(plan);
+	assert_false(strv_has(ro, "/"));
+	assert_false(strv_has(ro, "/var"));
+	assert_false(strv_has(ro, P(fx, "home")));
+	assert_true(strv_has(ro, "/usr"));
+	assert_true(strv_has(ro, P(fx, "home/other")));
+	assert_true(strv_has(ro, P(fx, "home/.config")));
+	assert_true(strv_has(ro, P(fx, "ws")));
+	assert_true(strv_has(ro, P(fx, "out")));
+	assert_false(strv_has(ro, P(fx, "home/ssh-link")));
+	for (size_t i = 0; ro[i]; i++) {
+		struct stat st;
+
+		if (strncmp(ro[i], hidden, strlen(hidden)) == 0)
+			fail_msg("%s is granted", ro[i]);
+		assert_int_equal(lstat(ro[i], &st), 0);
+		assert_false(S_ISLNK(st.st_mode));
+	}
+	/* The writable roots are kept. */
+	assert_true(strv_has(rw, P(fx, "ws")));
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+}
+
+/* The launcher argv and the in-process plan carry the same grants. */
+static void t_landlock_argv_matches_plan(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_plan *plan = NULL;
+	char **ro = NULL, **rw = NULL, **argv = NULL;
+	size_t nro = 0, nrw = 0;
+
+	policy_with(fx, WARD_MODE_READ_ONLY, "ws",
+		    "-- @BASE@/home/.ssh\n-- @BASE@/out/ro\n");
+	assert_int_equal(
+	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
+	ward_plan_free(plan);
+	assert_int_equal(
+	    ward_profile_landlock(&argv, fx->policy, LAUNCHER, command), 0);
+	for (size_t i = 1; argv[i] && strcmp(argv[i], "--"); i += 2) {
+		if (strcmp(argv[i], "--ro") == 0) {
+			assert_string_equal(argv[i + 1], ro[nro]);
+			nro++;
+		} else {
+			assert_string_equal(argv[i], "--rw");
+			assert_string_equal(argv[i + 1], rw[nrw]);
+			nrw++;
+		}
+	}
+	assert_int_equal(nro, ward_strv_len(ro));
+	assert_int_equal(nrw, ward_strv_len(rw));
+	/* read-only: only /dev/null is writable. */
+	assert_int_equal(nrw, 1);
+	assert_false(strv_has(ro, P(fx, "out")));
+	assert_false(strv_has(ro, P(fx, "out/ro")));
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+	ward_strv_free(argv);
+}
+
+/*
+ * Live: the complement really hides the path (and keeps its siblings
+ * readable) when this kernel has Landlock. Forked: the test process must
+ * stay unrestricted.
+ */
+static void t_landlock_live(void **state)
+{
+	struct fx *fx = *state;
+	char **argv = NULL, launcher[PATH_MAX], *slash;
+	int status;
+	pid_t pid;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", launcher, sizeof(launcher) - 32);
+	if (n <= 0)
+		fail_msg("readlink /proc/self/exe");
+	launcher[n] = '\0';
+	slash = strrchr(launcher, '/');
+	snprintf(slash, 32, "/../bin/landlock-run");
+	if (access(launcher, X_OK) != 0) {
+		print_message("SKIP: %s is not built\n", launcher);
+		skip();
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char probe[PATH_MAX + 32];
+
+		snprintf(probe, sizeof(probe), "%s --probe >/dev/null 2>&1",
+			 launcher);
+		_exit(system(probe) == 0 ? 0 : 77);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		print_message("SKIP: Landlock is not usable here\n");
+		skip();
+	}
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- @BASE@/home/.ssh\n");
+	{
+		char *const cmd[] = {"/bin/sh", "-c",
+				     "cat \"$0/.ssh/id_rsa\" 2>/dev/null && "
+				     "exit 1; cat \"$0/other\" >/dev/null || "
+				     "exit 2; ls \"$0/.ssh\" >/dev/null "
+				     "2>&1 && exit 3; exit 0",
+				     (char *)P(fx, "home"), NULL};
+
+		assert_int_equal(
+		    ward_profile_landlock(&argv, fx->policy, launcher, cmd), 0);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	ward_strv_free(argv);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* --- warnings --------------------------------------------------------------- */
+
+static void t_warnings_per_runner(void **state)
+{
+	struct fx *fx = *state;
+	char **w;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", RULES);
+	/* Seatbelt expresses every rule. */
+	w = warnings(fx->policy, WARD_RUNNER_SEATBELT);
+	assert_int_equal(ward_strv_len(w), 0);
+	ward_strv_free(w);
+	/* bwrap: the glob's later matches, the missing literal. */
+	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
+	dump("bwrap", w);
+	assert_int_equal(count_lines(w, "bwrap", "rule \"r- **/*.pem\"",
+				     "created later", NULL),
+			 1);
+	assert_int_equal(count_lines(w, "bwrap", "rule \"-- missing.env\"",
+				     "does not exist", NULL),
+			 1);
+	assert_int_equal(count_lines(w, "rule \"-- sec\"", NULL), 0);
+	ward_strv_free(w);
+	/* landlock: every r-/-- inside a root, the complement cost. */
+	w = warnings(fx->policy, WARD_RUNNER_LANDLOCK);
+	dump("landlock", w);
+	assert_int_equal(count_lines(w, "landlock", "rule \"-- sec\"",
+				     "cannot be expressed", "read and write",
+				     NULL),
+			 1);
+	assert_int_equal(count_lines(w, "landlock", "rule \"r- keep.txt\"",
+				     "cannot be expressed", NULL),
+			 1);
+	assert_int_equal(count_lines(w, "landlock", "rule \"r- **/*.pem\"",
+				     "cannot be expressed", NULL),
+			 1);
+	assert_int_equal(count_lines(w, "landlock", "\"r- @BASE@", NULL) +
+			     count_lines(w, "landlock", "/out/ro\"",
+					 "cannot be expressed", NULL),
+			 1);
+	assert_int_equal(count_lines(w, "landlock", "hides",
+				     P(fx, "home/.ssh"), "not readable", NULL),
+			 1);
+	assert_int_equal(count_lines(w, "landlock", "protected paths",
+				     P(fx, "ws/.git/hooks"), NULL),
+			 1);
+	ward_strv_free(w);
+}
+
+static void t_warnings_rw_and_none(void **state)
+{
+	struct fx *fx = *state;
+	char **w;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "rw @BASE@/nope\nrw keep.txt\n");
+	w = warnings(fx->policy, WARD_RUNNER_SEATBELT);
+	assert_int_equal(count_lines(w, "not an existing directory", NULL), 2);
+	ward_strv_free(w);
+	/* danger-full-access confines nothing: r-/-- reach the fence only. */
+	policy_with(fx, WARD_MODE_DANGER_FULL_ACCESS, "ws", "-- sec\nr- a\n");
+	w = warnings(fx->policy, WARD_RUNNER_NONE);
+	assert_int_equal(count_lines(w, "danger-full-access", "fs fence", NULL),
+			 2);
+	ward_strv_free(w);
+	/* No rules, no repository: nothing to say. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "out", "");
+	w = warnings(fx->policy, WARD_RUNNER_LANDLOCK);
+	dump("landlock", w);
+	assert_int_equal(ward_strv_len(w), 0);
+	ward_strv_free(w);
+}
+
+static void t_describe(void **state)
+{
+	struct fx *fx = *state;
+	char **d = NULL;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", RULES);
+	assert_int_equal(
+	    ward_policy_describe(&d, fx->policy, WARD_RUNNER_BWRAP), 0);
+	dump("bwrap", d);
+	assert_int_equal(count_lines(d, "--tmpfs", "ws/sec", "rule \"-- sec\"",
+				     NULL),
+			 1);
+	assert_int_equal(
+	    count_lines(d, "--ro-bind", ".git/hooks", "protected", NULL), 1);
+	ward_strv_free(d);
+	assert_int_equal(
+	    ward_policy_describe(&d, fx->policy, WARD_RUNNER_SEATBELT), 0);
+	assert_int_equal(count_lines(d, "(deny file-read* file-write*",
+				     "rule \"-- sec\"", NULL),
+			 1);
+	ward_strv_free(d);
+}
+
+/* The warnings and the description change nothing on disk. */
+static void t_no_side_effects(void **state)
+{
+	struct fx *fx = *state;
+	struct stat st;
+	char **w;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
+	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
+	ward_strv_free(w);
+	assert_int_equal(ward_policy_describe(&w, fx->policy,
+					      WARD_RUNNER_BWRAP),
+			 0);
+	ward_strv_free(w);
+	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), -1);
+	assert_int_equal(stat(P(fx, "home/.local"), &st), -1);
+}
+
+/* --- roots, canon ------------------------------------------------------------ */
+
+static void t_roots_rw(void **state)
+{
+	struct fx *fx = *state;
+	char **roots = NULL;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "rw @BASE@/out\nrw @BASE@/nope\nrw keep.txt\n");
+	assert_int_equal(ward_roots_writable(&roots, fx->policy), 0);
+	assert_true(strv_has(roots, P(fx, "out")));
+	assert_false(strv_has(roots, P(fx, "nope")));
+	assert_false(strv_has(roots, P(fx, "ws/keep.txt")));
+	ward_strv_free(roots);
+	policy_with(fx, WARD_MODE_READ_ONLY, "ws", "rw @BASE@/out\n");
+	assert_int_equal(ward_roots_writable(&roots, fx->policy), 0);
+	assert_int_equal(ward_strv_len(roots), 0);
+	ward_strv_free(roots);
+}
+
+static void t_path_canon(void **state)
+{
+	struct fx *fx = *state;
+	char *c;
+	char want[PATH_MAX];
+
+	xsymlink(fx->base, "alias", "ws");
+	c = ward_path_canon(P(fx, "alias/a/nothing/here"));
+	snprintf(want, sizeof(want), "%s/ws/a/nothing/here", fx->base);
+	assert_string_equal(c, want);
+	free(c);
+	c = ward_path_canon("/");
+	assert_string_equal(c, "/");
+	free(c);
+	c = ward_path_canon("/no-such-top-dir-ward/x");
+	assert_string_equal(c, "/no-such-top-dir-ward/x");
+	free(c);
+}
+
+/* --- the fs fence -------------------------------------------------------------- */
+
+static int fence_write(ward_policy *p, const char *path)
+{
+	struct ward_fs_denial d;
+	struct ward_fs_write_options o = WARD_FS_WRITE_OPTIONS_INIT;
+
+	o.create_parents = true;
+	return ward_fs_write(&d, p, path, "x\n", 2, &o);
+}
+
+static void t_fence_protected(void **state)
+{
+	struct fx *fx = *state;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/hooks/pre-commit")),
+			 WARD_EDENIED);
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/config")),
+			 WARD_EDENIED);
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.ward/config.yml")),
+			 WARD_EDENIED);
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/index")), 0);
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/file")), 0);
+	/* Moving .git aside would take the hooks along. */
+	{
+		struct ward_fs_denial d;
+
+		assert_int_equal(ward_fs_move(&d, fx->policy, P(fx, "ws/.git"),
+					      P(fx, "ws/git2"), NULL),
+				 WARD_EDENIED);
+	}
+	assert_int_equal(ward_policy_set_protect_git(fx->policy, false), 0);
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/hooks/pre-commit")),
+			 0);
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.ward/config.yml")),
+			 WARD_EDENIED);
+	/* ward's configuration: not even with `rw` or in danger-full-access. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "rw @BASE@/home/.config\n");
+	assert_int_equal(fence_write(fx->policy, P(fx, "home/.config/x")), 0);
+	assert_int_equal(fence_write(fx->policy,
+				     P(fx, "home/.config/ward/config.yml")),
+			 WARD_EDENIED);
+	policy_with(fx, WARD_MODE_DANGER_FULL_ACCESS, "ws", "");
+	assert_int_equal(fence_write(fx->policy,
+				     P(fx, "home/.local/state/ward/s.jsonl")),
+			 WARD_EDENIED);
+	assert_int_equal(fence_write(fx->policy, P(fx, "out/free")), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(t_golden_bwrap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_golden_seatbelt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_golden_landlock, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_golden_warnings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_bwrap_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_bwrap_read_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_precedence_nested, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_glob_depth, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_glob_bound, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_target_bound, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_protect_git_toggle, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_protect_worktree, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_protect_home_bwrap, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_protect_home_landlock, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_complement, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_argv_matches_plan, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_live, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_warnings_per_runner, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_warnings_rw_and_none, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_describe, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_no_side_effects, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_roots_rw, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_path_canon, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_fence_protected, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

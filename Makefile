@@ -71,6 +71,9 @@ MUSL_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/musl/lib/%.o)
 MUSL_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/musl/cli/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+# Defined before `check` names them as prerequisites (expanded on the spot).
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%)
 HDRS      := $(wildcard include/ward/*.h)
 
 WARD     := $(B)/bin/ward
@@ -175,8 +178,6 @@ check: all $(UNIT_BINS) $(FUZZ_BINS)
 # built with the fuzzing sanitizers). `make fuzz` runs each for
 # FUZZ_SECONDS; `make check` replays the seed corpus and fuzzes briefly.
 
-FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_BINS    := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%)
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined $(CSTD) -Iinclude -Isrc
 FUZZ_SECONDS ?= 60

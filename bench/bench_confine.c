@@ -50,6 +50,10 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* snprintf into a path buffer; -1 when it does not fit. */
+#define PATHF(buf, ...)                                                        \
+	(snprintf(buf, sizeof(buf), __VA_ARGS__) >= (int)sizeof(buf) ? -1 : 0)
+
 static int touch(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -72,23 +76,21 @@ static int make_tree(const char *ws, long files, long *matches)
 
 	*matches = 0;
 	for (int a = 0; a < 100 && made < files; a++) {
-		snprintf(p, sizeof(p), "%s/pkg%02d", ws, a);
-		if (mkdir(p, 0755) != 0)
+		if (PATHF(p, "%s/pkg%02d", ws, a) != 0 || mkdir(p, 0755) != 0)
 			return -1;
-		snprintf(p, sizeof(p), "%s/pkg%02d/.env", ws, a);
-		if (touch(p) != 0)
+		if (PATHF(p, "%s/pkg%02d/.env", ws, a) != 0 || touch(p) != 0)
 			return -1;
 		made++;
 		++*matches;
 		if (a % 10 == 0) {
-			snprintf(p, sizeof(p), "%s/pkg%02d/secrets", ws, a);
-			if (mkdir(p, 0755) != 0)
+			if (PATHF(p, "%s/pkg%02d/secrets", ws, a) != 0 ||
+			    mkdir(p, 0755) != 0)
 				return -1;
 			++*matches;
 		}
 		for (int b = 0; b < 10 && made < files; b++) {
-			snprintf(p, sizeof(p), "%s/pkg%02d/mod%d", ws, a, b);
-			if (mkdir(p, 0755) != 0)
+			if (PATHF(p, "%s/pkg%02d/mod%d", ws, a, b) != 0 ||
+			    mkdir(p, 0755) != 0)
 				return -1;
 			for (long f = 0; f < per_dir && made < files; f++) {
 				const char *name = "src";
@@ -102,9 +104,9 @@ static int make_tree(const char *ws, long files, long *matches)
 					ext = ".lock";
 				if (strcmp(ext, ".c") || strcmp(name, "src"))
 					++*matches;
-				snprintf(p, sizeof(p), "%s/pkg%02d/mod%d/%s%ld%s",
-					 ws, a, b, name, made, ext);
-				if (touch(p) != 0)
+				if (PATHF(p, "%s/pkg%02d/mod%d/%s%ld%s", ws, a,
+					  b, name, made, ext) != 0 ||
+				    touch(p) != 0)
 					return -1;
 				made++;
 			}

@@ -87,9 +87,9 @@ struct cli_policy_opts {
 	const char *shell_string; /* -c STRING, or NULL */
 	bool landlock_via_launcher;
 	/* Set by cli_config_option() (cli/policy_opts.h): */
-	bool mode_given;	  /* --mode was given (else ward.yml decides) */
-	const char *config_file;  /* --config FILE, or NULL */
-	const char **access;	  /* --access RULE…, malloc'd vector */
+	bool mode_given;	 /* --mode was given (else ward.yml decides) */
+	const char *config_file; /* --config FILE, or NULL */
+	const char **access;	 /* --access RULE…, malloc'd vector */
 	size_t naccess;
 };
 

@@ -45,7 +45,8 @@ static void print_help(void)
 	       "  -m, --mode MODE        as for ward run: the mode flag\n"
 	       "  -w, --workspace DIR    the workspace whose project file is "
 	       "read\n"
-	       "                         (default: ward.yml's, else .)\n" CLI_CONFIG_HELP
+	       "                         (default: ward.yml's, else "
+	       ".)\n" CLI_CONFIG_HELP
 	       "      --json             print one JSON object\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -54,6 +55,11 @@ static void print_help(void)
 	       "  1    it is not (every error is listed)\n"
 	       "  2    usage error\n"
 	       "  125  ward itself failed\n"
+	       "\n"
+	       "Examples:\n"
+	       "  ward config check\n"
+	       "  ward config check --workspace ~/src/app --json\n"
+	       "  ward config check --config ci.yml --access '-- ~/.aws'\n"
 	       "\n"
 	       "See ward-config(5).\n",
 	       config_usage);
@@ -91,12 +97,12 @@ static json_t *source_json(const struct ward_config_origin *o)
 	json_t *obj = json_object();
 
 	if (!obj ||
-	    json_object_set_new(obj, "layer",
-				json_string(ward_config_layer_name(o->layer))) ||
+	    json_object_set_new(
+		obj, "layer", json_string(ward_config_layer_name(o->layer))) ||
 	    json_object_set_new(obj, "file",
-				o->file ? cli_json_text(o->file,
-							strlen(o->file))
-					: json_null()) ||
+				o->file
+				    ? cli_json_text(o->file, strlen(o->file))
+				    : json_null()) ||
 	    json_object_set_new(obj, "line",
 				o->line ? json_integer(o->line) : json_null()))
 		die(CLI_EXIT_WARD, "out of memory");
@@ -242,15 +248,14 @@ static void print_text(const struct report *r, bool valid)
 	const ward_presets *table = ward_config_presets(r->cfg);
 	size_t nerr = ward_config_error_count(r->cfg);
 	size_t nwarn = ward_config_warning_count(r->cfg), shown = 0;
-	const char *xfile = ward_config_file(r->cfg,
-					     WARD_CONFIG_LAYER_EXPLICIT);
+	const char *xfile =
+	    ward_config_file(r->cfg, WARD_CONFIG_LAYER_EXPLICIT);
 	char src[PATH_MAX + 64];
 
 	printf("configuration: %s\n", valid ? "valid" : "INVALID");
 	printf("files:\n");
 	printf("  user     %s%s\n", r->user_path ? r->user_path : "(none)",
-	       r->user_path &&
-		       !ward_config_file(r->cfg, WARD_CONFIG_LAYER_USER)
+	       r->user_path && !ward_config_file(r->cfg, WARD_CONFIG_LAYER_USER)
 		   ? " (not present)"
 		   : "");
 	printf("  project  %s%s\n",
@@ -279,8 +284,8 @@ static void print_text(const struct report *r, bool valid)
 			const char *name;
 
 			ward_presets_get(&name, &m, &ap, table, i);
-			for (size_t j = 0;
-			     j < ward_config_preset_count(r->cfg); j++) {
+			for (size_t j = 0; j < ward_config_preset_count(r->cfg);
+			     j++) {
 				struct ward_config_preset p;
 
 				ward_config_preset(&p, r->cfg, j);
@@ -363,9 +368,8 @@ static json_t *settings_json(const struct report *r)
 	if (!obj)
 		die(CLI_EXIT_WARD, "out of memory");
 	set_or_die(obj, "mode",
-		   setting_json(jstr(ward_mode_name(
-				    ward_config_mode(r->cfg, &o))),
-				&o));
+		   setting_json(
+		       jstr(ward_mode_name(ward_config_mode(r->cfg, &o))), &o));
 	set_or_die(obj, "workspace",
 		   setting_json(jstr(ward_config_workspace(r->cfg, &o)), &o));
 	n = ward_config_runners(&chain, r->cfg, &o);
@@ -377,9 +381,9 @@ static json_t *settings_json(const struct report *r)
 	for (size_t i = 0; i < n; i++)
 		push_or_die(arr, json_string(ward_runner_name(chain[i])));
 	set_or_die(obj, "runners", setting_json(arr, &o));
-	set_or_die(obj, "runner_command",
-		   setting_json(jstr(ward_config_runner_command(r->cfg, &o)),
-				&o));
+	set_or_die(
+	    obj, "runner_command",
+	    setting_json(jstr(ward_config_runner_command(r->cfg, &o)), &o));
 	sigs = ward_config_runner_failure_signatures(r->cfg, &o);
 	arr = json_array();
 	if (!arr)
@@ -395,9 +399,8 @@ static json_t *settings_json(const struct report *r)
 				    ward_config_approval(r->cfg, &o))),
 				&o));
 	set_or_die(obj, "protect_git",
-		   setting_json(json_boolean(
-				    ward_config_protect_git(r->cfg, &o)),
-				&o));
+		   setting_json(
+		       json_boolean(ward_config_protect_git(r->cfg, &o)), &o));
 	return obj;
 }
 
@@ -443,9 +446,9 @@ static void print_json(const struct report *r, bool valid)
 		if (!f)
 			die(CLI_EXIT_WARD, "out of memory");
 		set_or_die(f, "path", jstr(paths[i]));
-		set_or_die(f, "read",
-			   json_boolean(ward_config_file(r->cfg, layers[i]) !=
-					NULL));
+		set_or_die(
+		    f, "read",
+		    json_boolean(ward_config_file(r->cfg, layers[i]) != NULL));
 		set_or_die(files, ward_config_layer_name(layers[i]), f);
 	}
 	set_or_die(obj, "files", files);
@@ -650,8 +653,8 @@ int cmd_config(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(argv[1], "check") != 0)
-		die_usage(config_usage, "unknown subcommand '%s' (valid: check)",
-			  argv[1]);
+		die_usage(config_usage,
+			  "unknown subcommand '%s' (valid: check)", argv[1]);
 	snprintf(name, sizeof(name), "ward config check");
 	cli_name = name;
 	return config_check(argc - 1, argv + 1);

@@ -96,7 +96,8 @@ static void print_help(void)
 	       "danger-full-access;\n"
 	       "                         default: ward.yml's mode, else "
 	       "read-only\n"
-	       "  -w, --workspace DIR    workspace root (default: .)\n" CLI_CONFIG_HELP
+	       "  -w, --workspace DIR    workspace root (default: "
+	       ".)\n" CLI_CONFIG_HELP
 	       "      --json             print one JSON object on stdout, "
 	       "also on failure\n"
 	       "      --text TEXT        write: the content (default: "

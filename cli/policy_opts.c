@@ -66,8 +66,8 @@ noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
 	if (json) {
 		json_t *obj = json_object();
 		json_t *arr = json_array();
-		const char *first = n ? ward_config_error(cfg, 0, NULL)
-				      : ward_error_last();
+		const char *first =
+		    n ? ward_config_error(cfg, 0, NULL) : ward_error_last();
 
 		for (size_t i = 0; arr && i < n; i++) {
 			const char *e = ward_config_error(cfg, i, NULL);

@@ -24,13 +24,13 @@
 /* clang-format on */
 
 /* Help text lines for the two options, aligned like the others. */
-#define CLI_CONFIG_HELP                                                       \
+#define CLI_CONFIG_HELP                                                        \
 	"      --access RULE      an access rule: 'rw PATH', 'r- PATH|GLOB' "  \
-	"or\n"                                                                \
-	"                         '-- PATH|GLOB' (repeatable; added to "      \
-	"ward.yml's)\n"                                                       \
-	"      --config FILE      read FILE after the user and project "      \
-	"files\n"                                                             \
+	"or\n"                                                                 \
+	"                         '-- PATH|GLOB' (repeatable; added to "       \
+	"ward.yml's)\n"                                                        \
+	"      --config FILE      read FILE after the user and project "       \
+	"files\n"                                                              \
 	"                         (see ward-config(5))\n"
 
 /*

@@ -36,10 +36,10 @@
 #include "internal.h"
 #include "ward/config.h"
 
-#define MAX_DEPTH   16
-#define MAX_NODES   200000
-#define MAX_RUNNERS 8
-#define MAX_ERRORS  100
+#define MAX_DEPTH	     16
+#define MAX_NODES	     200000
+#define MAX_RUNNERS	     8
+#define MAX_ERRORS	     100
 #define PROBE_TIMEOUT_MAX_MS 600000u
 
 /* The keys, in the order ward config check prints them. */
@@ -72,7 +72,11 @@ static const char *const key_names[K_COUNT] = {
 
 /* --- the YAML tree ------------------------------------------------------ */
 
-enum ytype { Y_SCALAR, Y_SEQ, Y_MAP };
+enum ytype {
+	Y_SCALAR,
+	Y_SEQ,
+	Y_MAP
+};
 
 struct ynode {
 	enum ytype type;
@@ -81,7 +85,7 @@ struct ynode {
 	enum fy_scalar_style style;
 	char *str; /* scalars: the value, NUL-terminated */
 	size_t len;
-	bool has_nul;	   /* the scalar holds a NUL byte */
+	bool has_nul;	    /* the scalar holds a NUL byte */
 	struct ynode **kid; /* seq: items; map: key, value, key, value… */
 	size_t n, cap;
 };
@@ -458,9 +462,8 @@ static void bevent(struct builder *b, struct fy_event *e, unsigned *ndocs)
 	case FYET_MAPPING_START:
 	case FYET_SEQUENCE_START:
 		if (!btag(b,
-			  e->type == FYET_MAPPING_START
-			      ? e->mapping_start.tag
-			      : e->sequence_start.tag,
+			  e->type == FYET_MAPPING_START ? e->mapping_start.tag
+							: e->sequence_start.tag,
 			  line))
 			break;
 		if (b->depth >= MAX_DEPTH) {
@@ -647,9 +650,8 @@ struct pstate {
 	unsigned line;	 /* the key's line */
 };
 
-#define PERR(ps, line, ...)                                                   \
-	cerr((ps)->cfg, (ps)->layer, (ps)->file, (line), (ps)->key,           \
-	     __VA_ARGS__)
+#define PERR(ps, line, ...)                                                    \
+	cerr((ps)->cfg, (ps)->layer, (ps)->file, (line), (ps)->key, __VA_ARGS__)
 
 static bool is_null(const struct ynode *y)
 {
@@ -709,14 +711,14 @@ static bool store(ward_config *cfg, char **slot, const char *s)
 }
 
 /* Where to put a key that the project file may not set. */
-static void refuse_in_project(struct pstate *ps, unsigned line,
-			      const char *why)
+static void refuse_in_project(struct pstate *ps, unsigned line, const char *why)
 {
 	PERR(ps, line,
 	     "refused: a project file may only narrow the sandbox, and %s; "
 	     "put it in your user file (%s) or pass --config FILE",
-	     why, ps->cfg->user_hint ? ps->cfg->user_hint
-				     : "~/.config/ward/config.yml");
+	     why,
+	     ps->cfg->user_hint ? ps->cfg->user_hint
+				: "~/.config/ward/config.yml");
 }
 
 static void h_mode(struct pstate *ps, const struct ynode *y)
@@ -785,7 +787,8 @@ static void h_workspace(struct pstate *ps, const struct ynode *y)
 	}
 	/* ~ is expanded at resolve time (the env context is known then). */
 	if (s[0] == '~' && s[1] != '\0' && s[1] != '/') {
-		PERR(ps, y->line, "~user is not supported; write the full path");
+		PERR(ps, y->line,
+		     "~user is not supported; write the full path");
 		return;
 	}
 	if (store(ps->cfg, &ps->L->workspace, s))
@@ -938,8 +941,7 @@ static void h_probe_timeout(struct pstate *ps, const struct ynode *y)
 		PERR(ps, y->line,
 		     "expected an integer from 1 to %u (milliseconds), got "
 		     "\"%s\"",
-		     PROBE_TIMEOUT_MAX_MS,
-		     quote(q, sizeof(q), y->str, y->len));
+		     PROBE_TIMEOUT_MAX_MS, quote(q, sizeof(q), y->str, y->len));
 		return;
 	}
 	ps->L->probe_timeout_ms = (unsigned)v;
@@ -985,8 +987,7 @@ static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
 		n--;
 	}
 	if (ps->layer != WARD_CONFIG_LAYER_PROJECT || n < 2 ||
-	    strncmp(s, "rw", 2) != 0 ||
-	    (n > 2 && s[2] != ' ' && s[2] != '\t'))
+	    strncmp(s, "rw", 2) != 0 || (n > 2 && s[2] != ' ' && s[2] != '\t'))
 		return true;
 	PERR(ps, line,
 	     "entry \"%s\" refused: a project file may only narrow the "
@@ -1277,8 +1278,8 @@ static void (*const handlers[K_COUNT])(struct pstate *,
 static void walk_root(ward_config *cfg, struct layer *L,
 		      enum ward_config_layer layer, const struct ynode *root)
 {
-	struct pstate ps = {.cfg = cfg, .L = L, .layer = layer,
-			    .file = L->file};
+	struct pstate ps = {
+	    .cfg = cfg, .L = L, .layer = layer, .file = L->file};
 	bool seen[K_COUNT] = {false};
 	unsigned seen_line[K_COUNT] = {0};
 	char q[128];
@@ -1472,14 +1473,31 @@ int ward_config_add_file(ward_config *cfg, enum ward_config_layer layer,
 	err = read_file(&text, &len, path);
 	if (err == -ENOENT && optional)
 		return 0;
+	/*
+	 * A directory on the way that we may not search (HOME=/root while
+	 * running as another user): the file cannot be ours to read, and we
+	 * cannot even tell whether it exists. An optional file is skipped
+	 * with a warning; a file that exists but that we may not read is
+	 * still an error below.
+	 */
+	if (err == -EACCES && optional) {
+		struct stat st;
+
+		if (stat(path, &st) != 0 && errno == EACCES) {
+			cwarn(cfg,
+			      "%s: not read: a directory on its path is not "
+			      "searchable by this user",
+			      path);
+			return result(cfg, before);
+		}
+	}
 	if (err == -ENOMEM)
 		return ward_err(err, "config: out of memory");
 	if (err) {
-		const char *why = err == -EINVAL ? "not a regular file"
-				  : err == -EFBIG
-				      ? "larger than 1 MiB; a ward "
-					"configuration is small"
-				      : strerror(-err);
+		const char *why = err == -EINVAL  ? "not a regular file"
+				  : err == -EFBIG ? "larger than 1 MiB; a ward "
+						    "configuration is small"
+						  : strerror(-err);
 
 		cerr(cfg, layer, path, 0, NULL, "cannot read: %s", why);
 		return result(cfg, before);
@@ -1596,8 +1614,7 @@ static void resolve_mode(ward_config *cfg,
 
 /* The workspace the layers name (not canonical), and where it came from. */
 static char *pick_workspace(ward_config *cfg,
-			    const struct ward_config_options *opts,
-			    bool report)
+			    const struct ward_config_options *opts, bool report)
 {
 	enum ward_config_layer l = WARD_CONFIG_LAYER_DEFAULT;
 	struct layer *L = NULL;
@@ -1608,8 +1625,11 @@ static char *pick_workspace(ward_config *cfg,
 		ws = strdup(opts->workspace);
 	} else if ((L = pick(cfg, K_WORKSPACE, WARD_CONFIG_LAYER_EXPLICIT,
 			     &l)) != NULL) {
-		struct pstate ps = {.cfg = cfg, .L = L, .layer = l,
-				    .file = L->file, .key = "workspace"};
+		struct pstate ps = {.cfg = cfg,
+				    .L = L,
+				    .layer = l,
+				    .file = L->file,
+				    .key = "workspace"};
 		size_t before = cfg->nerr;
 
 		set_from(cfg, K_WORKSPACE, l, L);
@@ -1644,8 +1664,8 @@ static void resolve_workspace(ward_config *cfg,
 	if (!real || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		const char *why = real ? "not a directory" : strerror(errno);
 
-		cerr(cfg, o->layer, o->file, o->line, "workspace", "%s: %s",
-		     ws, why);
+		cerr(cfg, o->layer, o->file, o->line, "workspace", "%s: %s", ws,
+		     why);
 		free(real);
 		free(ws);
 		return;
@@ -1747,8 +1767,8 @@ static void resolve_preset_table(ward_config *cfg)
 	for (size_t i = 0; i < cfg->npresets; i++) {
 		const struct ward_config_preset *p = &cfg->presets[i];
 
-		err = ward_presets_set(cfg->table, p->name, p->mode,
-				       p->approval);
+		err =
+		    ward_presets_set(cfg->table, p->name, p->mode, p->approval);
 		if (err == -ENOMEM)
 			cfg->oom = true;
 		else if (err)
@@ -1811,9 +1831,8 @@ static void resolve_rules(ward_config *cfg,
 			struct ward_rule_origin ro = {L->file, L->acc[i].line};
 
 			err = L->acc[i].block
-				  ? ward_rules_add_text(cfg->rules,
-							L->acc[i].text, &env,
-							&ro)
+				  ? ward_rules_add_text(
+					cfg->rules, L->acc[i].text, &env, &ro)
 				  : ward_rules_add(cfg->rules, L->acc[i].text,
 						   &env, &ro);
 			if (err == -ENOMEM)
@@ -1918,9 +1937,9 @@ int ward_config_load(ward_config *cfg, const struct ward_config_options *opts)
 		return ward_err(WARD_EINVAL, "config: NULL argument");
 	if (!opts)
 		opts = &dflt;
-	user = opts->user_file ? opts->user_file
-			       : ward_config_default_user_file(ubuf,
-							       sizeof(ubuf));
+	user = opts->user_file
+		   ? opts->user_file
+		   : ward_config_default_user_file(ubuf, sizeof(ubuf));
 	if (user && *user && !store(cfg, &cfg->user_hint, user))
 		return result(cfg, 0);
 	if (user && *user) {
@@ -2067,8 +2086,7 @@ const char *ward_config_workspace(const ward_config *cfg,
 	return cfg->workspace;
 }
 
-size_t ward_config_runners(const enum ward_runner **out,
-			   const ward_config *cfg,
+size_t ward_config_runners(const enum ward_runner **out, const ward_config *cfg,
 			   struct ward_config_origin *from)
 {
 	get_from(cfg, K_RUNNERS, from);

@@ -134,25 +134,7 @@ static int record(const struct ward_escalation *e, const char *type,
 static int widen(ward_policy **out, const ward_policy *base,
 		 enum ward_mode mode)
 {
-	ward_policy *p = NULL;
-	int err;
-
-	err = ward_policy_new(&p, mode, ward_policy_workspace(base));
-	if (!err)
-		err = ward_policy_set_tmpdir(p, ward_policy_tmpdir(base));
-	if (!err)
-		err = ward_policy_set_session(p, ward_policy_session(base));
-	if (!err)
-		err = ward_policy_set_rules(p, ward_policy_rules(base));
-	if (!err)
-		err = ward_policy_set_protect_git(
-		    p, ward_policy_protect_git(base));
-	if (err) {
-		ward_policy_free(p);
-		return err;
-	}
-	*out = p;
-	return 0;
+	return ward_policy_with_mode(out, base, mode);
 }
 
 static bool blank(const char *s)

@@ -139,3 +139,33 @@ bool ward_policy_protect_git(const ward_policy *policy)
 {
 	return !policy->unprotect_git;
 }
+
+int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
+			  enum ward_mode mode)
+{
+	ward_policy *p;
+	int err;
+
+	if ((unsigned)mode > WARD_MODE_DANGER_FULL_ACCESS)
+		return ward_err(WARD_EINVAL, "unknown sandbox mode %d",
+				(int)mode);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ward_err(-ENOMEM, "out of memory");
+	/* Copy every field, then replace what differs: a field added to the
+	 * struct later is carried over without anyone remembering to. */
+	*p = *base;
+	p->mode = mode;
+	p->workspace = p->tmpdir = p->session = NULL;
+	err = set_string(&p->workspace, base->workspace);
+	if (!err)
+		err = set_string(&p->tmpdir, base->tmpdir);
+	if (!err)
+		err = set_string(&p->session, base->session);
+	if (err) {
+		ward_policy_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}

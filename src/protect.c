@@ -202,6 +202,9 @@ static void add_git(struct plist *pl, const char *ws)
 	char *common = NULL, *p;
 	struct stat st;
 
+	/* A workspace of "/" must not give "//.git". */
+	if (strcmp(ws, "/") == 0)
+		ws = "";
 	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", ws) >=
 	    (int)sizeof(dotgit))
 		return;
@@ -272,10 +275,9 @@ int ward_protect_list(struct ward_protected **out, size_t *out_len,
 	if (p)
 		plist_add(&pl, p, WARD_PROTECT_HOME, "ward's session store");
 	p = NULL;
-	if (asprintf(&p, "%s/.ward", ws) < 0)
+	if (asprintf(&p, "%s/.ward", strcmp(ws, "/") ? ws : "") < 0)
 		p = NULL;
-	plist_add(&pl, p, WARD_PROTECT_PROJECT,
-		  "the project's ward directory");
+	plist_add(&pl, p, WARD_PROTECT_PROJECT, "the project's ward directory");
 	if (ward_policy_mode(policy) == WARD_MODE_WORKSPACE_WRITE &&
 	    ward_policy_protect_git(policy))
 		add_git(&pl, ws);
@@ -301,8 +303,7 @@ void ward_protect_free(struct ward_protected *v, size_t n)
  * On ENOMEM the answer is "protected": a failure to compute the list must
  * not open a write.
  */
-enum ward_access ward_protect_match(const ward_policy *policy,
-				    const char *path)
+enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 {
 	struct ward_protected *v = NULL;
 	enum ward_access a = WARD_ACCESS_DEFAULT;

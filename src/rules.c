@@ -1075,6 +1075,7 @@ enum ward_access ward_rules_match(const ward_rules *rules, const char *path)
 	char buf[PATH_MAX];
 	enum ward_access best;
 	bool ro_pending = false;
+	locale_t old;
 	size_t plen;
 
 	if (!rules)
@@ -1090,10 +1091,17 @@ enum ward_access ward_rules_match(const ward_rules *rules, const char *path)
 		plen = normalise(buf, NULL, path, NULL, plen);
 		path = buf;
 	}
+	/*
+	 * regexec too must run in the C locale: some libcs (musl) decide what
+	 * a bracket or `.` matches by the locale in force at match time, so a
+	 * caller's UTF-8 locale could make a deny rule miss a path that is
+	 * not valid UTF-8.
+	 */
+	old = uselocale(rules->c_loc);
 	best = walk(rules, path, plen, 0, &ro_pending);
-	if (best >= WARD_ACCESS_RO || !ro_pending)
-		return best;
-	if (walk(rules, path, plen, 1, &ro_pending) == WARD_ACCESS_RO)
-		return WARD_ACCESS_RO;
+	if (best < WARD_ACCESS_RO && ro_pending &&
+	    walk(rules, path, plen, 1, &ro_pending) == WARD_ACCESS_RO)
+		best = WARD_ACCESS_RO;
+	uselocale(old);
 	return best;
 }

@@ -27,6 +27,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +127,8 @@ static const char *runner_label(enum ward_runner r)
 
 static bool is_bwrap(const struct ward_plan *p)
 {
-	return p->runner == WARD_RUNNER_BWRAP || p->runner == WARD_RUNNER_CUSTOM;
+	return p->runner == WARD_RUNNER_BWRAP ||
+	       p->runner == WARD_RUNNER_CUSTOM;
 }
 
 /* Append a printf-formatted line to @sv. */
@@ -197,8 +200,7 @@ static bool within_any_root(const struct ward_plan *p, const char *path)
 }
 
 /* The root that @path lies in or contains, or NULL. */
-static const char *overlapping_root(const struct ward_plan *p,
-				    const char *path)
+static const char *overlapping_root(const struct ward_plan *p, const char *path)
 {
 	for (size_t i = 0; p->roots[i]; i++) {
 		if (ward_path_within(path, p->roots[i]) ||
@@ -405,6 +407,136 @@ static bool is_literal_target(const struct ward_plan *p, const char *path)
 	return false;
 }
 
+/*
+ * The part of a glob after its literal prefix (for "/ws/a*" it is "/a*"):
+ * skip as many components of the (display) pattern as the prefix has.
+ */
+static const char *pattern_rest(const struct ward_rule_info *info)
+{
+	unsigned k = components(info->literal_prefix);
+	const char *rest = info->pattern;
+
+	for (unsigned c = 0; c < k && rest; c++)
+		rest = strchr(rest + 1, '/');
+	return rest ? rest : "";
+}
+
+/* One `r-`/`--` glob, prepared for the walk. */
+struct wglob {
+	enum ward_access access;
+	const char *prefix; /* lexical literal prefix (the rules own it) */
+	regex_t re;
+	bool compiled;
+	/* The last component when it holds only literal bytes and '*'. */
+	char *last;
+	/* The glob is PREFIX, "**" and LAST: LAST on the name decides. */
+	bool simple;
+};
+
+/*
+ * '*' and literal bytes only, byte-wise (no locale, no '/'): whether the
+ * name @s matches @pat. Classic backtracking to the last star.
+ */
+static bool wild(const char *pat, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+
+	while (*s) {
+		if (*pat == '*') {
+			star = pat++;
+			resume = s;
+		} else if (*pat && *pat == *s) {
+			pat++;
+			s++;
+		} else if (star) {
+			pat = star + 1;
+			s = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return !*pat;
+}
+
+/*
+ * Prepare every glob rule for the walk. The walk sees each entry once, on
+ * the way down, so only a glob's match at that entry matters (what lies
+ * below a match is covered by the match): its last component must match
+ * the entry's name, which rules most entries out without a regexec; a glob
+ * of the common form PREFIX, "**", LAST (a rule for every .pem file below
+ * the workspace, say) needs nothing else.
+ */
+static int wglobs_new(struct wglob **out, size_t *n, const struct ward_plan *p)
+{
+	struct ward_rule_info info;
+	struct wglob *v;
+	locale_t c_loc, old;
+	size_t k = 0;
+
+	v = calloc(p->nrules + 1, sizeof(*v));
+	c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	if (!v || !c_loc) {
+		free(v);
+		if (c_loc)
+			freelocale(c_loc);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nrules; i++) {
+		struct wglob *g = &v[k];
+		const char *rest, *last;
+
+		if (ward_rules_get(&info, p->rules, i) != 0 || !info.is_glob ||
+		    info.access == WARD_ACCESS_RW)
+			continue;
+		g->access = info.access;
+		g->prefix = info.literal_prefix;
+		rest = pattern_rest(&info);
+		last = strrchr(info.pattern, '/');
+		last = last ? last + 1 : info.pattern;
+		if (*last && !strpbrk(last, "?[") && !strstr(last, "**")) {
+			g->last = strdup(last);
+			if (!g->last)
+				goto out_oom;
+			g->simple =
+			    strncmp(rest, "/**/", 4) == 0 && rest + 4 == last;
+		}
+		if (!g->simple) {
+			old = uselocale(c_loc);
+			g->compiled = regcomp(&g->re, info.regex,
+					      REG_EXTENDED | REG_NOSUB) == 0;
+			uselocale(old);
+			if (!g->compiled)
+				goto out_oom; /* rules.c compiled it once */
+		}
+		k++;
+	}
+	freelocale(c_loc);
+	*out = v;
+	*n = k;
+	return 0;
+out_oom:
+	freelocale(c_loc);
+	for (size_t i = 0; i <= k; i++) {
+		free(v[i].last);
+		if (v[i].compiled)
+			regfree(&v[i].re);
+	}
+	free(v);
+	return -ENOMEM;
+}
+
+static void wglobs_free(struct wglob *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].last);
+		if (v[i].compiled)
+			regfree(&v[i].re);
+	}
+	free(v);
+}
+
 struct walker {
 	struct ward_plan *p;
 	size_t gi;
@@ -412,7 +544,32 @@ struct walker {
 	size_t llen;
 	char can[PATH_MAX];
 	size_t clen;
+	/* The globs that can match inside this walk. */
+	const struct wglob **cand;
+	bool *always; /* the walk lies inside the glob's prefix */
+	size_t ncand;
 };
+
+/* The strongest access a glob gives the entry @name (at w->lex) itself. */
+static enum ward_access wmatch(const struct walker *w, const char *name)
+{
+	enum ward_access best = WARD_ACCESS_DEFAULT;
+
+	for (size_t i = 0; i < w->ncand; i++) {
+		const struct wglob *g = w->cand[i];
+
+		if (g->access <= best)
+			continue;
+		if (g->last && !wild(g->last, name))
+			continue;
+		if (!w->always[i] && (!ward_path_within(w->lex, g->prefix) ||
+				      strcmp(w->lex, g->prefix) == 0))
+			continue;
+		if (g->simple || regexec(&g->re, w->lex, 0, NULL, 0) == 0)
+			best = g->access;
+	}
+	return best;
+}
 
 /* Append "/name" to a path buffer; false when it would not fit. */
 static bool path_push(char *buf, size_t *len, const char *name, size_t n)
@@ -451,8 +608,7 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		unsigned char type = e->d_type;
 		enum ward_access a;
 
-		if (name[0] == '.' &&
-		    (n == 1 || (n == 2 && name[1] == '.')))
+		if (name[0] == '.' && (n == 1 || (n == 2 && name[1] == '.')))
 			continue;
 		p->entries++;
 		if (p->entries > limits.max_entries ||
@@ -481,7 +637,7 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		 */
 		if (type == DT_LNK)
 			goto next;
-		a = ward_rules_match(p->rules, w->lex);
+		a = wmatch(w, name);
 		/* A literal rule's own path is a target already. */
 		if (a != WARD_ACCESS_DEFAULT && a != WARD_ACCESS_RW &&
 		    (a == WARD_ACCESS_NONE || !under_ro) &&
@@ -495,7 +651,8 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		/* Landlock: what lies inside a root cannot be hidden. */
 		if (type == DT_DIR && depth < g->maxdepth &&
 		    !walk_skips(w->can) &&
-		    !(p->runner == WARD_RUNNER_LANDLOCK && is_root(p, w->can))) {
+		    !(p->runner == WARD_RUNNER_LANDLOCK &&
+		      is_root(p, w->can))) {
 			int sub = openat(dirfd(d), name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					     O_CLOEXEC | O_NONBLOCK);
@@ -516,18 +673,28 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 /* Walk every group, except those a `**` walk above them already covers. */
 static void walk_groups(struct ward_plan *p)
 {
+	struct wglob *globs = NULL;
+	size_t nglobs = 0;
 	struct walker *w;
 
 	if (!p->ng)
 		return;
-	w = malloc(sizeof(*w));
-	if (!w) {
+	w = calloc(1, sizeof(*w));
+	if (!w || wglobs_new(&globs, &nglobs, p) != 0) {
+		free(w);
 		p->oom = true;
 		return;
 	}
+	w->cand = calloc(nglobs + 1, sizeof(*w->cand));
+	w->always = calloc(nglobs + 1, sizeof(*w->always));
+	if (!w->cand || !w->always) {
+		p->oom = true;
+		goto out_free;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &p->t0);
 	for (size_t i = 0; i < p->ng; i++)
-		p->g[i].overlaps_root = overlapping_root(p, p->g[i].can) != NULL;
+		p->g[i].overlaps_root =
+		    overlapping_root(p, p->g[i].can) != NULL;
 	for (size_t i = 0; i < p->ng; i++) {
 		struct group *g = &p->g[i];
 		bool covered = !group_needed(p, g), is_dir;
@@ -559,9 +726,23 @@ static void walk_groups(struct ward_plan *p)
 		}
 		memcpy(w->lex, g->lex, w->llen + 1);
 		memcpy(w->can, g->can, w->clen + 1);
+		w->ncand = 0;
+		for (size_t j = 0; j < nglobs; j++) {
+			bool inside = ward_path_within(g->lex, globs[j].prefix);
+
+			if (!inside &&
+			    !ward_path_within(globs[j].prefix, g->lex))
+				continue;
+			w->always[w->ncand] = inside;
+			w->cand[w->ncand++] = &globs[j];
+		}
 		walk_dir(w, fd, 1, false);
 	}
+out_free:
+	free(w->cand);
+	free(w->always);
 	free(w);
+	wglobs_free(globs, nglobs);
 }
 
 /*
@@ -640,8 +821,8 @@ static void gather(struct ward_plan *p, unsigned flags)
 
 		exists = probe_path(pr->path, &is_dir);
 		if (!exists && pr->kind == WARD_PROTECT_HOME && is_bwrap(p) &&
-		    (flags & WARD_PLAN_CREATE) && within_any_root(p, pr->path) &&
-		    mkdir_p(pr->path) == 0)
+		    (flags & WARD_PLAN_CREATE) &&
+		    within_any_root(p, pr->path) && mkdir_p(pr->path) == 0)
 			exists = probe_path(pr->path, &is_dir);
 		p->prot_exists[j] = exists;
 		add_target(p, pr->path, WARD_ACCESS_RO, is_dir, exists,
@@ -715,13 +896,14 @@ static void warn_globs(struct ward_plan *p, bool only_hidden, bool skip_roots)
 				continue;
 			rule_name(name, sizeof(name), p, i);
 			if (g->stopped)
-				linef(&p->warn,
-				      "%s: %s: the walk below %s stopped at its "
-				      "bound (%zu entries or %u ms): matches "
-				      "beyond it are not covered by %s; the fs "
-				      "fence still covers them",
-				      r, name, g->can, limits.max_entries,
-				      limits.max_ms, r);
+				linef(
+				    &p->warn,
+				    "%s: %s: the walk below %s stopped at its "
+				    "bound (%zu entries or %u ms): matches "
+				    "beyond it are not covered by %s; the fs "
+				    "fence still covers them",
+				    r, name, g->can, limits.max_entries,
+				    limits.max_ms, r);
 			if (g->walked)
 				snprintf(found, sizeof(found),
 					 " (%zu path%s below %s)", g->matches,
@@ -851,23 +1033,26 @@ static void plan_bwrap(struct ward_plan *p)
 		struct target *t = &p->t[i];
 
 		target_why(why, sizeof(why), p, t);
-		if (t->access == WARD_ACCESS_RO && !overlapping_root(p, t->path)) {
+		if (t->access == WARD_ACCESS_RO &&
+		    !overlapping_root(p, t->path)) {
 			/* Protected paths outside the roots: nothing to say. */
 			if (t->src != SRC_PROTECT)
-				linef(&p->desc,
-				      "%s: outside every writable root, already "
-				      "read-only  (%s)",
-				      t->path, why);
+				linef(
+				    &p->desc,
+				    "%s: outside every writable root, already "
+				    "read-only  (%s)",
+				    t->path, why);
 			continue;
 		}
 		if (!t->exists) {
 			if (t->src == SRC_PROTECT &&
 			    p->prot[t->idx].kind == WARD_PROTECT_HOME &&
 			    within_any_root(p, t->path))
-				linef(&p->desc,
-				      "%s: created (mode 0700) at confine time, "
-				      "then bound read-only  (%s)",
-				      t->path, why);
+				linef(
+				    &p->desc,
+				    "%s: created (mode 0700) at confine time, "
+				    "then bound read-only  (%s)",
+				    t->path, why);
 			else
 				linef(&p->desc,
 				      "%s: does not exist, nothing to mount  "
@@ -1083,8 +1268,8 @@ static void landlock_ro(struct ward_plan *p)
 		      "entries created in %s during the run are not readable",
 		      list ? list : "the hidden paths", dirs ? dirs : "them");
 		linef(&p->desc,
-		      "read: %zu grants, everything but %s (complement)",
-		      ro.n, list ? list : "the hidden paths");
+		      "read: %zu grants, everything but %s (complement)", ro.n,
+		      list ? list : "the hidden paths");
 	} else {
 		linef(&p->desc, "read: --ro /");
 	}
@@ -1158,13 +1343,14 @@ static void landlock_rw(struct ward_plan *p)
 		} else {
 			for (size_t k = 0; k < part.n; k++)
 				ward_strv_push(&rw, part.v[k]);
-			linef(&p->warn,
-			      "landlock: keeps %s read-only inside the writable "
-			      "root %s by granting write on the entries beside "
-			      "it instead: nothing new can be created directly "
-			      "in %s during the run",
-			      list ? list : "ward's directories", w,
-			      dirs ? dirs : "them");
+			linef(
+			    &p->warn,
+			    "landlock: keeps %s read-only inside the writable "
+			    "root %s by granting write on the entries beside "
+			    "it instead: nothing new can be created directly "
+			    "in %s during the run",
+			    list ? list : "ward's directories", w,
+			    dirs ? dirs : "them");
 		}
 		free(list);
 		free(dirs);
@@ -1300,8 +1486,7 @@ static int sbpl_string(FILE *f, const char *s)
  */
 static int seatbelt_regex(char **out, const struct ward_rule_info *info)
 {
-	unsigned k = components(info->literal_prefix);
-	const char *rest = info->pattern, *why = NULL;
+	const char *rest = pattern_rest(info), *why = NULL;
 	char *canon = ward_path_canon(info->literal_prefix), *glob = NULL;
 	unsigned char *lit = NULL;
 	size_t cl, rl, at;
@@ -1314,10 +1499,6 @@ static int seatbelt_regex(char **out, const struct ward_rule_info *info)
 		*out = strdup(info->regex);
 		return *out ? 0 : -ENOMEM;
 	}
-	for (unsigned c = 0; c < k && rest; c++)
-		rest = strchr(rest + 1, '/');
-	if (!rest)
-		rest = "";
 	cl = strcmp(canon, "/") == 0 ? 0 : strlen(canon);
 	rl = strlen(rest);
 	glob = malloc(cl + rl + 1);
@@ -1361,7 +1542,7 @@ static int seatbelt_rule(FILE *f, const struct ward_plan *p,
 		fprintf(f, "(regex #\"%s\"))\n", re);
 		if (desc)
 			linef(desc, "(deny %s (regex #\"%s\"))  (%s)", ops, re,
-		      name);
+			      name);
 		free(re);
 		return 0;
 	}
@@ -1373,8 +1554,8 @@ static int seatbelt_rule(FILE *f, const struct ward_plan *p,
 	if (!err) {
 		fputs("))\n", f);
 		if (desc)
-			linef(desc, "(deny %s (subpath \"%s\"))  (%s)", ops, path,
-		      name);
+			linef(desc, "(deny %s (subpath \"%s\"))  (%s)", ops,
+			      path, name);
 	}
 	free(path);
 	return err;
@@ -1392,8 +1573,8 @@ static int seatbelt_write(FILE *f, const struct ward_plan *p,
 	for (int pass = 0; pass < 3; pass++) {
 		for (size_t i = 0; pass != 1 && i < p->nrules; i++) {
 			if (ward_rules_get(&info, p->rules, i) != 0 ||
-			    info.access != (pass ? WARD_ACCESS_NONE
-						 : WARD_ACCESS_RO))
+			    info.access !=
+				(pass ? WARD_ACCESS_NONE : WARD_ACCESS_RO))
 				continue;
 			if (!header) {
 				fputs("; Access rules and protected paths "
@@ -1515,7 +1696,8 @@ int ward_plan_new(struct ward_plan **out, const ward_policy *policy,
 		for (size_t j = 0; j < p->nprot; j++) {
 			bool is_dir;
 
-			p->prot_exists[j] = probe_path(p->prot[j].path, &is_dir);
+			p->prot_exists[j] =
+			    probe_path(p->prot[j].path, &is_dir);
 		}
 		plan_seatbelt_desc(p);
 		goto out_done;

@@ -95,9 +95,11 @@ struct ward_config_options {
 	const struct ward_rules_env *env;
 };
 
-#define WARD_CONFIG_OPTIONS_INIT                                              \
-	{ WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL, NULL,   \
-	  0, NULL }
+#define WARD_CONFIG_OPTIONS_INIT                                               \
+	{                                                                      \
+		WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL,    \
+		    NULL, 0, NULL                                              \
+	}
 
 /** ward_config_new - an empty configuration. Free with ward_config_free(). */
 WARD_EXTERN int ward_config_new(ward_config **out);

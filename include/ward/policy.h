@@ -32,6 +32,16 @@ typedef struct ward_policy ward_policy;
 WARD_EXTERN int ward_policy_new(ward_policy **out, enum ward_mode mode,
 				const char *workspace_root);
 
+/**
+ * ward_policy_with_mode - a copy of @base (workspace, tmpdir, session,
+ * rules, protections: everything) under another @mode. Used for an approved
+ * escalation: a grant changes the mode and nothing else. The caller frees
+ * *out with ward_policy_free(); the copy borrows the same rules.
+ */
+WARD_EXTERN int ward_policy_with_mode(ward_policy **out,
+				      const ward_policy *base,
+				      enum ward_mode mode);
+
 /** ward_policy_free - free a policy. Accepts NULL. */
 WARD_EXTERN void ward_policy_free(ward_policy *policy);
 

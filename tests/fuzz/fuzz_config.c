@@ -111,8 +111,7 @@ static void check_errors(const ward_config *cfg, int err)
 		abort();
 }
 
-static void check_narrowing(const ward_config *cfg, const char *user,
-			    size_t ul)
+static void check_narrowing(const ward_config *cfg, const char *user, size_t ul)
 {
 	const ward_rules *rules = ward_config_rules(cfg);
 	struct ward_config_origin o;
@@ -125,17 +124,18 @@ static void check_narrowing(const ward_config *cfg, const char *user,
 
 		if (ward_rules_get(&in, rules, i) != 0)
 			abort();
-		if (in.origin.file && strcmp(in.origin.file, "project.yml") == 0 &&
+		if (in.origin.file &&
+		    strcmp(in.origin.file, "project.yml") == 0 &&
 		    in.access == WARD_ACCESS_RW) {
 			fprintf(stderr, "project rw rule: %s\n", in.source);
 			abort();
 		}
 	}
-#define NOT_PROJECT(call)                                                     \
-	do {                                                                  \
-		(void)(call);                                                 \
-		if (o.layer == WARD_CONFIG_LAYER_PROJECT)                     \
-			abort();                                              \
+#define NOT_PROJECT(call)                                                      \
+	do {                                                                   \
+		(void)(call);                                                  \
+		if (o.layer == WARD_CONFIG_LAYER_PROJECT)                      \
+			abort();                                               \
 	} while (0)
 	NOT_PROJECT(ward_config_workspace(cfg, &o));
 	NOT_PROJECT(ward_config_runners(&chain, cfg, &o));

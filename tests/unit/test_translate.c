@@ -12,6 +12,7 @@
  * (rules-*); @BASE@ stands for the fixture. Regenerate after an intended
  * change with WARD_UPDATE_GOLDEN=1 build/tests/test_translate.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -152,7 +153,8 @@ static const char *P(const struct fx *fx, const char *rel)
 	static int k;
 	char *b = bufs[k++ % 8];
 
-	snprintf(b, PATH_MAX, "%s/%s", fx->base, rel);
+	if (snprintf(b, PATH_MAX, "%s/%s", fx->base, rel) >= PATH_MAX)
+		fail_msg("path too long: %s", rel);
 	return b;
 }
 
@@ -460,16 +462,15 @@ static void t_bwrap_order(void **state)
 	assert_true(ro_out > bind_out && ro_pem > pin_a);
 	assert_true(hide_sec > ro_pem && hide_ssh > ro_out);
 	/* The symlink link.pem is not a match: mounts would follow it. */
-	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/link.pem"),
-				  NULL),
-			 -1);
+	assert_int_equal(
+	    find_opt(argv, "--ro-bind", P(fx, "ws/link.pem"), NULL), -1);
 	/* keep.txt is read-only, the git traps too, with a pin on .git. */
 	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/keep.txt"), NULL) >
 		    0);
-	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
-			     NULL) > 0);
-	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/config"),
-			     NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"), NULL) >
+		    0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/config"), NULL) >
+		    0);
 	assert_true(find_opt(argv, "--bind", P(fx, "ws/.git"), NULL) > 0);
 	/* The pem files inside a read-only ... all three matches. */
 	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"), NULL) > 0);
@@ -488,9 +489,8 @@ static void t_bwrap_read_only(void **state)
 	assert_int_equal(find_opt(argv, "--bind", P(fx, "out"), NULL), -1);
 	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "out/ro"), NULL),
 			 -1);
-	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
-				  NULL),
-			 -1);
+	assert_int_equal(
+	    find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"), NULL), -1);
 	assert_true(find_opt(argv, "--tmpfs", P(fx, "ws/sec"), NULL) > 0);
 	assert_true(find_opt(argv, "--tmpfs", P(fx, "home/.ssh"), NULL) > 0);
 	ward_strv_free(argv);
@@ -505,13 +505,12 @@ static void t_precedence_nested(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
 		    "-- a\nr- a/x.pem\nr- sec\n-- sec/key\n");
 	argv = bwrap_argv(fx->policy);
-	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"),
-				  NULL),
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"), NULL),
 			 -1);
 	assert_true(find_opt(argv, "--tmpfs", P(fx, "ws/a"), NULL) > 0);
-	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/sec"), NULL) <
-		    find_opt(argv, "--ro-bind", "/dev/null",
-			     P(fx, "ws/sec/key")));
+	assert_true(
+	    find_opt(argv, "--ro-bind", P(fx, "ws/sec"), NULL) <
+	    find_opt(argv, "--ro-bind", "/dev/null", P(fx, "ws/sec/key")));
 	ward_strv_free(argv);
 	/* Same path twice: the stronger wins. */
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- sec\n-- sec\n");
@@ -531,17 +530,107 @@ static void t_glob_depth(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- *.pem\n");
 	argv = bwrap_argv(fx->policy);
 	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/top.pem"), NULL) > 0);
-	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"),
-				  NULL),
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/a/x.pem"), NULL),
 			 -1);
 	ward_strv_free(argv);
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- */*/*.pem\n");
 	argv = bwrap_argv(fx->policy);
 	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/a/b/y.pem"), NULL) >
 		    0);
-	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/top.pem"),
-				  NULL),
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/top.pem"), NULL),
 			 -1);
+	ward_strv_free(argv);
+}
+
+/*
+ * The walk's own matcher (last component first, regexec only when needed)
+ * against ward_rules_match() on every path of a tree: each top-most
+ * hidden or read-only path, and nothing else, becomes a mount.
+ */
+static void check_tree(struct fx *fx, char **argv, const char *rel, int depth)
+{
+	char path[PATH_MAX], parent[PATH_MAX], *slash;
+	enum ward_access a, pa;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	bool hidden, ro;
+
+	snprintf(path, sizeof(path), "%s", P(fx, rel));
+	if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode))
+		return;
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	*slash = '\0';
+	a = ward_rules_match(fx->rules, path);
+	pa = ward_rules_match(fx->rules, parent);
+	hidden = find_opt(argv, "--tmpfs", path, "--remount-ro") > 0 ||
+		 find_opt(argv, "--ro-bind", "/dev/null", path) > 0;
+	ro = find_opt(argv, "--ro-bind", path, path) > 0;
+	if (depth > 0) {
+		bool want_hidden = a == WARD_ACCESS_NONE && pa != a;
+		bool want_ro = a == WARD_ACCESS_RO && pa != WARD_ACCESS_RO &&
+			       pa != WARD_ACCESS_NONE;
+
+		if (hidden != want_hidden || ro != want_ro)
+			fail_msg("%s: hidden %d ro %d, want %d %d", path,
+				 hidden, ro, want_hidden, want_ro);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return;
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name);
+		check_tree(fx, argv, sub, depth + 1);
+	}
+	closedir(d);
+}
+
+static void t_glob_matcher(void **state)
+{
+	static const char *const names[] = {
+	    "k.pem",  "x.pem.bak", ".pem",     "id_rsa", "id_",	    "aid_x",
+	    "secret", "secrets",   "Makefile", "a.lock", "b.locks", "q1",
+	    "q22",    "ab",	   "cb",       "pem",
+	};
+	static const char *const dirs[] = {
+	    "d", "d/e", "d/e/f", "secrets", "vendor", "vendor/x", "q1"};
+	struct fx *fx = *state;
+	char rel[PATH_MAX], **argv;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		snprintf(rel, sizeof(rel), "out/%s", dirs[i]);
+		xmkdir(fx->base, rel);
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		for (size_t j = 0; j < sizeof(names) / sizeof(*names); j++) {
+			struct stat st;
+
+			snprintf(rel, sizeof(rel), "out/%s/%s", dirs[i],
+				 names[j]);
+			if (lstat(P(fx, rel), &st) != 0)
+				xwrite(fx->base, rel, "x");
+		}
+	}
+	xsymlink(fx->base, "out/d/link.pem", "k.pem");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "out",
+		    "-- **/*.pem\n"
+		    "r- **/id_*\n"
+		    "-- d/*/secret\n"
+		    "r- **/q?\n"
+		    "r- **/[ac]b\n"
+		    "-- vendor/**\n"
+		    "r- */e/**/Makefile\n"
+		    "r- secrets\n"
+		    "-- secrets/*.lock\n"
+		    "r- **/d/e\n");
+	argv = bwrap_argv(fx->policy);
+	check_tree(fx, argv, "out", 0);
 	ward_strv_free(argv);
 }
 
@@ -565,8 +654,7 @@ static void t_glob_bound(void **state)
 	assert_int_equal(count_lines(w, "stopped", NULL), 0);
 	assert_int_equal(count_lines(w, "bwrap", "\"-- **/*.pem\"",
 				     "covers only what it matches",
-				     "(3 paths below",
-				     "created later", NULL),
+				     "(3 paths below", "created later", NULL),
 			 1);
 	ward_strv_free(w);
 }
@@ -583,12 +671,11 @@ static void t_target_bound(void **state)
 	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
 	argv = bwrap_argv(fx->policy);
 	ward_plan_set_limits(NULL);
-	assert_int_equal(count_lines(w, "more than 2 paths", "1 of them",
-				     NULL),
+	assert_int_equal(count_lines(w, "more than 2 paths", "1 of them", NULL),
 			 1);
 	/* The protected paths are never the ones dropped. */
-	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
-			     NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"), NULL) >
+		    0);
 	ward_strv_free(w);
 	ward_strv_free(argv);
 }
@@ -603,20 +690,18 @@ static void t_protect_git_toggle(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
 	assert_true(ward_policy_protect_git(fx->policy));
 	argv = bwrap_argv(fx->policy);
-	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
-			     NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"), NULL) >
+		    0);
 	/* The index, objects, refs and logs stay writable. */
 	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git"), NULL),
 			 -1);
-	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git/objects"),
-				  NULL),
-			 -1);
+	assert_int_equal(
+	    find_opt(argv, "--ro-bind", P(fx, "ws/.git/objects"), NULL), -1);
 	ward_strv_free(argv);
 	assert_int_equal(ward_policy_set_protect_git(fx->policy, false), 0);
 	argv = bwrap_argv(fx->policy);
-	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"),
-				  NULL),
-			 -1);
+	assert_int_equal(
+	    find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"), NULL), -1);
 	assert_int_equal(find_opt(argv, "--bind", P(fx, "ws/.git"), NULL), -1);
 	ward_strv_free(argv);
 }
@@ -641,8 +726,7 @@ static void t_protect_worktree(void **state)
 	snprintf(line, sizeof(line), "gitdir: %s/main/.git/worktrees/wt\n",
 		 fx->base);
 	xwrite(fx->base, "wt/.git", line);
-	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "wt",
-		    "rw @BASE@/main\n");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "wt", "rw @BASE@/main\n");
 	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
 	for (size_t i = 0; i < n; i++)
 		print_message("protected: %s (%s)\n", v[i].path, v[i].what);
@@ -659,13 +743,13 @@ static void t_protect_worktree(void **state)
 	    ward_protect_match(fx->policy,
 			       P(fx, "main/.git/worktrees/wt/config.worktree")),
 	    WARD_ACCESS_RO);
-	assert_int_equal(
-	    ward_protect_match(fx->policy, P(fx, "main/.git/worktrees/wt/HEAD")),
-	    WARD_ACCESS_DEFAULT);
+	assert_int_equal(ward_protect_match(
+			     fx->policy, P(fx, "main/.git/worktrees/wt/HEAD")),
+			 WARD_ACCESS_DEFAULT);
 	argv = bwrap_argv(fx->policy);
 	assert_true(find_opt(argv, "--ro-bind", P(fx, "wt/.git"), NULL) > 0);
-	assert_true(find_opt(argv, "--ro-bind", P(fx, "main/.git/hooks"),
-			     NULL) > 0);
+	assert_true(
+	    find_opt(argv, "--ro-bind", P(fx, "main/.git/hooks"), NULL) > 0);
 	assert_true(find_opt(argv, "--bind", P(fx, "main/.git"), NULL) > 0);
 	ward_strv_free(argv);
 }
@@ -687,9 +771,9 @@ static void t_protect_home_bwrap(void **state)
 	argv = bwrap_argv(fx->policy);
 	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
-	assert_true(find_opt(argv, "--bind", P(fx, "home/.config"), NULL) <
-		    find_opt(argv, "--ro-bind", P(fx, "home/.config/ward"),
-			     NULL));
+	assert_true(
+	    find_opt(argv, "--bind", P(fx, "home/.config"), NULL) <
+	    find_opt(argv, "--ro-bind", P(fx, "home/.config/ward"), NULL));
 	ward_strv_free(argv);
 	/* The session store: $HOME/.local/state/ward, workspace = $HOME. */
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
@@ -697,8 +781,8 @@ static void t_protect_home_bwrap(void **state)
 	assert_true(find_opt(argv, "--ro-bind", P(fx, "home/.local/state/ward"),
 			     NULL) > 0);
 	assert_true(find_opt(argv, "--bind", P(fx, "home/.local"), NULL) > 0);
-	assert_true(find_opt(argv, "--bind", P(fx, "home/.local/state"),
-			     NULL) > 0);
+	assert_true(find_opt(argv, "--bind", P(fx, "home/.local/state"), NULL) >
+		    0);
 	ward_strv_free(argv);
 	/* $XDG_CONFIG_HOME moves it. */
 	setenv("XDG_CONFIG_HOME", P(fx, "out/cfg"), 1);
@@ -937,8 +1021,8 @@ static void t_warnings_per_runner(void **state)
 			     count_lines(w, "landlock", "/out/ro\"",
 					 "cannot be expressed", NULL),
 			 1);
-	assert_int_equal(count_lines(w, "landlock", "hides",
-				     P(fx, "home/.ssh"), "not readable", NULL),
+	assert_int_equal(count_lines(w, "landlock", "hides", P(fx, "home/.ssh"),
+				     "not readable", NULL),
 			 1);
 	assert_int_equal(count_lines(w, "landlock", "protected paths",
 				     P(fx, "ws/.git/hooks"), NULL),
@@ -979,9 +1063,8 @@ static void t_describe(void **state)
 	assert_int_equal(
 	    ward_policy_describe(&d, fx->policy, WARD_RUNNER_BWRAP), 0);
 	dump("bwrap", d);
-	assert_int_equal(count_lines(d, "--tmpfs", "ws/sec", "rule \"-- sec\"",
-				     NULL),
-			 1);
+	assert_int_equal(
+	    count_lines(d, "--tmpfs", "ws/sec", "rule \"-- sec\"", NULL), 1);
 	assert_int_equal(
 	    count_lines(d, "--ro-bind", ".git/hooks", "protected", NULL), 1);
 	ward_strv_free(d);
@@ -1003,9 +1086,8 @@ static void t_no_side_effects(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
 	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
 	ward_strv_free(w);
-	assert_int_equal(ward_policy_describe(&w, fx->policy,
-					      WARD_RUNNER_BWRAP),
-			 0);
+	assert_int_equal(
+	    ward_policy_describe(&w, fx->policy, WARD_RUNNER_BWRAP), 0);
 	ward_strv_free(w);
 	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), -1);
 	assert_int_equal(stat(P(fx, "home/.local"), &st), -1);
@@ -1066,8 +1148,9 @@ static void t_fence_protected(void **state)
 	struct fx *fx = *state;
 
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
-	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/hooks/pre-commit")),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    fence_write(fx->policy, P(fx, "ws/.git/hooks/pre-commit")),
+	    WARD_EDENIED);
 	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/config")),
 			 WARD_EDENIED);
 	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.ward/config.yml")),
@@ -1083,21 +1166,21 @@ static void t_fence_protected(void **state)
 				 WARD_EDENIED);
 	}
 	assert_int_equal(ward_policy_set_protect_git(fx->policy, false), 0);
-	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/hooks/pre-commit")),
-			 0);
+	assert_int_equal(
+	    fence_write(fx->policy, P(fx, "ws/.git/hooks/pre-commit")), 0);
 	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.ward/config.yml")),
 			 WARD_EDENIED);
 	/* ward's configuration: not even with `rw` or in danger-full-access. */
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
 		    "rw @BASE@/home/.config\n");
 	assert_int_equal(fence_write(fx->policy, P(fx, "home/.config/x")), 0);
-	assert_int_equal(fence_write(fx->policy,
-				     P(fx, "home/.config/ward/config.yml")),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    fence_write(fx->policy, P(fx, "home/.config/ward/config.yml")),
+	    WARD_EDENIED);
 	policy_with(fx, WARD_MODE_DANGER_FULL_ACCESS, "ws", "");
-	assert_int_equal(fence_write(fx->policy,
-				     P(fx, "home/.local/state/ward/s.jsonl")),
-			 WARD_EDENIED);
+	assert_int_equal(
+	    fence_write(fx->policy, P(fx, "home/.local/state/ward/s.jsonl")),
+	    WARD_EDENIED);
 	assert_int_equal(fence_write(fx->policy, P(fx, "out/free")), 0);
 }
 
@@ -1113,6 +1196,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_precedence_nested, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_glob_depth, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_glob_matcher, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_glob_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_target_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_protect_git_toggle, setup,

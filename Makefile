@@ -44,6 +44,10 @@ LAUNCH_CC := $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
 LAUNCH_CFLAGS := $(CSTD) $(WARNINGS) -Os -static -Isrc
 
 DEPS_STAMP := $(B)/.deps-ok
+# Objects that compile in an installation path are rebuilt when it changes
+# (`make install PREFIX=/usr` after a plain `make` must not ship a ward that
+# looks for landlock-run under /usr/local).
+PATHS_STAMP := $(B)/paths-$(shell printf '%s' '$(LIBEXECDIR)' | cksum | cut -d' ' -f1).stamp
 
 # ward itself: a static musl binary, because every glibc process start costs
 # ~0.5 ms here and `ward run` pays it on each command. jansson and libfyaml
@@ -98,13 +102,18 @@ $(DEPS_STAMP): scripts/deps.sh
 
 deps: $(DEPS_STAMP)
 
-$(B)/obj/lib/%.o: src/%.c $(DEPS_STAMP)
+$(B)/obj/lib/%.o: src/%.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/obj/cli/%.o: cli/%.c $(DEPS_STAMP)
+$(B)/obj/cli/%.o: cli/%.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(PATHS_STAMP):
+	@mkdir -p $(@D)
+	@rm -f $(B)/paths-*.stamp
+	@echo '$(LIBEXECDIR)' > $@
 
 $(LIBA): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -126,12 +135,12 @@ $(MUSL_CONF): scripts/musl-deps.sh $(DEPS_STAMP)
 	        'rm $@ to retry)' >&2; \
 	fi
 
-$(B)/obj/musl/lib/%.o: src/%.c | $(MUSL_CONF)
+$(B)/obj/musl/lib/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_CONF)
 	@mkdir -p $(@D)
 	$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
 	    -DWARD_BUILDING $(DEPFLAGS) -c $< -o $@
 
-$(B)/obj/musl/cli/%.o: cli/%.c | $(MUSL_CONF)
+$(B)/obj/musl/cli/%.o: cli/%.c $(PATHS_STAMP) | $(MUSL_CONF)
 	@mkdir -p $(@D)
 	$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -153,7 +162,7 @@ $(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c
 
-$(B)/ward.pc: ward.pc.in Makefile
+$(B)/ward.pc: ward.pc.in Makefile $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|0.1.0|' $< > $@
@@ -208,7 +217,7 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(INCLUDEDIR)/ward $(DESTDIR)$(LIBEXECDIR) \
-	    $(DESTDIR)$(MANDIR)/man1
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(WARD) $(DESTDIR)$(BINDIR)/ward
 	install -m 0755 $(LAUNCHER) $(DESTDIR)$(LIBEXECDIR)/landlock-run
 	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libward.a
@@ -217,6 +226,7 @@ install: all
 	install -m 0644 $(HDRS) $(DESTDIR)$(INCLUDEDIR)/ward/
 	install -m 0644 $(B)/ward.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
 	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBEXECDIR)/landlock-run \

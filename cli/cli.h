@@ -130,14 +130,6 @@ char **cli_command_argv(const struct cli_policy_opts *o, int argc, char **argv,
 			const char *usage);
 
 /*
- * cli_policy_build - make the policy and the provider the options ask for.
- * A workspace that is not a directory dies with exit 2 naming it; anything
- * else dies with exit 125. The caller frees both.
- */
-void cli_policy_build(ward_policy **out_policy, ward_provider **out_provider,
-		      const struct cli_policy_opts *o, const char *usage);
-
-/*
  * cli_sandbox_unavailable - report that no runner could confine (@err is
  * WARD_EUNAVAILABLE) or that the runner broke (WARD_ERUNNER): the detail,
  * that ward refused to run the command unconfined, and a Hint line; as a

@@ -205,39 +205,6 @@ char **cli_command_argv(const struct cli_policy_opts *o, int argc, char **argv,
 	return cmd;
 }
 
-void cli_policy_build(ward_policy **out_policy, ward_provider **out_provider,
-		      const struct cli_policy_opts *o, const char *usage)
-{
-	const char *ws = o->workspace ? o->workspace : ".";
-	ward_provider *provider = NULL;
-	ward_policy *policy = NULL;
-	struct stat st;
-	int err;
-
-	/* Checked here so a typo is a usage error that names the path. */
-	if (stat(ws, &st) != 0)
-		die_usage(usage, "workspace '%s': %s", ws, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		die_usage(usage, "workspace '%s' is not a directory", ws);
-	err = ward_policy_new(&policy, o->mode, ws);
-	if (err == -ENOENT || err == -ENOTDIR)
-		die_usage(usage, "%s", ward_error_last());
-	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	err = ward_provider_new(&provider, NULL);
-	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	if (o->runner != WARD_RUNNER_NONE) {
-		err = ward_provider_force(provider, o->runner);
-		if (err)
-			die_usage(usage, "runner '%s': %s",
-				  ward_runner_name(o->runner),
-				  ward_error_last());
-	}
-	*out_policy = policy;
-	*out_provider = provider;
-}
-
 /* --- sandbox unavailable --------------------------------------------- */
 
 const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,

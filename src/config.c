@@ -1827,6 +1827,8 @@ static void resolve_rules(ward_config *cfg,
 
 		if (!L->present)
 			continue;
+		size_t first = ward_rules_count(cfg->rules);
+
 		for (size_t i = 0; i < L->nacc; i++) {
 			struct ward_rule_origin ro = {L->file, L->acc[i].line};
 
@@ -1843,6 +1845,21 @@ static void resolve_rules(ward_config *cfg,
 		}
 		if (L->nacc)
 			set_from(cfg, K_ACCESS, order[o], L);
+		/* Defence in depth: the parse already refused rw entries in
+		 * the project file; make sure none got through. */
+		for (size_t i = first; order[o] == WARD_CONFIG_LAYER_PROJECT &&
+				       i < ward_rules_count(cfg->rules);
+		     i++) {
+			struct ward_rule_info in;
+
+			if (ward_rules_get(&in, cfg->rules, i) == 0 &&
+			    in.access == WARD_ACCESS_RW)
+				cerr(cfg, order[o], L->file, in.origin.line,
+				     "access",
+				     "entry \"%s\" refused: a project file may "
+				     "only narrow the sandbox",
+				     in.source);
+		}
 	}
 	for (size_t i = 0; opts && i < opts->access_len; i++) {
 		err = ward_rules_add(cfg->rules, opts->access[i], &env, NULL);

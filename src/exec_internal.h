@@ -2,7 +2,7 @@
  * ward — pieces shared by the executor (exec.c) and background tasks
  * (task.c); not installed.
  *
- * One spawn path serves both: ward_spawn_start() forks a confined child and
+ * One spawn path serves both: ward_spawn_start() spawns a confined child and
  * reports whether the confinement (and exec) happened; ward_spawn_loop()
  * drains its pipes, enforces the timeout and reaps it; ward_spawn_result()
  * classifies the run into a ward_result.

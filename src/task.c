@@ -2,8 +2,8 @@
  * ward — background tasks: a confined child whose output a reader thread
  * drains into bounded buffers, so the task never blocks on a full pipe.
  *
- * The reader thread also forks the child. PR_SET_PDEATHSIG fires when the
- * *thread* that forked exits, not the process; forking from the thread
+ * The reader thread also spawns the child. PR_SET_PDEATHSIG fires when the
+ * *thread* that spawned exits, not the process; spawning from the thread
  * that lives exactly as long as the task means a task survives the thread
  * that started it, and still dies with the process.
  *

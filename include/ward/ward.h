@@ -6,6 +6,7 @@
 
 #include "classify.h"
 #include "common.h"
+#include "config.h"
 #include "escalation.h"
 #include "exec.h"
 #include "fsfence.h"

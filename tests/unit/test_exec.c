@@ -263,7 +263,11 @@ static const char *slurp(const char *path)
 	return buf;
 }
 
-/* True when a live (non-zombie) process has @tag in its command line. */
+/*
+ * True when a live (non-zombie) `sleep` process has @tag in its command
+ * line. Only the command itself counts, not a wrapper whose argv carries
+ * the tag too (bwrap, landlock-run, bash -c).
+ */
 static bool process_with_tag(const char *tag)
 {
 	DIR *d = opendir("/proc");
@@ -290,7 +294,8 @@ static bool process_with_tag(const char *tag)
 		}
 		if (n > 0) {
 			buf[n] = '\0';
-			found = strstr(buf, tag) != NULL;
+			found = strncmp(buf, "sleep ", 6) == 0 &&
+				strstr(buf, tag) != NULL;
 		}
 	}
 	closedir(d);
@@ -706,6 +711,63 @@ static void t_stdin_from_fd(void **state)
 	ward_result_free(r);
 }
 
+static volatile sig_atomic_t usr1_seen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen = 1;
+}
+
+/*
+ * The caller's signal state does not leak: SIGPIPE ignored by the caller
+ * is default again, its blocked mask is not inherited, its handler is not
+ * (and never ran in the child, which shares its memory until exec).
+ */
+static void t_signal_state_not_inherited(void **state)
+{
+	const struct rcfg *c = *state;
+	char *argv[] = {"grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status",
+			NULL};
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	struct sigaction sa, old_usr1, old_pipe;
+	sigset_t block, old_mask;
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r = NULL;
+	int rc;
+
+	need(c);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, &old_usr1);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &old_pipe);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR2);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+
+	p = provider_for(c);
+	pol = policy_for(mode_for(c, WARD_MODE_READ_ONLY));
+	eo.capture_limit = 4096;
+	eo.landlock_via_launcher = c->via_launcher;
+	usr1_seen = 0;
+	rc = ward_exec_run(&r, p, pol, argv, &eo);
+
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	sigaction(SIGUSR1, &old_usr1, NULL);
+	assert_int_equal(rc, 0);
+	/* (Caught signals never survive exec; grep catches SIGSEGV itself.) */
+	assert_string_equal(out_of(r), "SigBlk:\t0000000000000000\n"
+				       "SigIgn:\t0000000000000000\n");
+	assert_int_equal(usr1_seen, 0);
+	ward_result_free(r);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
 static void t_cwd(void **state)
 {
 	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
@@ -734,6 +796,25 @@ static void t_cwd(void **state)
 	assert_null(r);
 	assert_non_null(strstr(ward_error_last(), "chdir"));
 	assert_non_null(strstr(ward_error_last(), "/nonexistent/ward-test"));
+}
+
+static void t_huge_timeout(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	ward_result *r;
+
+	(void)state;
+	/* No wrap-around into an immediate timeout. */
+	eo.capture_limit = 4096;
+	eo.timeout_ms = ULONG_MAX;
+	eo.kill_grace_ms = UINT_MAX;
+	assert_int_equal(sh(&r, &cfg_none, WARD_MODE_DANGER_FULL_ACCESS,
+			    "sleep 0.2; echo done", &eo),
+			 0);
+	assert_false(ward_result_timed_out(r));
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_string_equal(out_of(r), "done\n");
+	ward_result_free(r);
 }
 
 static void t_bad_options_version(void **state)
@@ -1252,6 +1333,70 @@ static void t_dies_with_parent(void **state)
 	}
 }
 
+/* One thread of t_concurrent_calls: its own provider, its own policy. */
+struct worker {
+	const struct rcfg *cfg;
+	int id;
+	int bad; /* runs that returned something unexpected */
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	ward_provider *p = NULL;
+	ward_policy *pol = NULL;
+
+	po.launcher_path = fx.have_launcher ? fx.launcher : NULL;
+	eo.capture_limit = 4096;
+	if (ward_provider_new(&p, &po) != 0 ||
+	    (w->cfg->runner != WARD_RUNNER_NONE &&
+	     ward_provider_force(p, w->cfg->runner) != 0) ||
+	    ward_policy_new(&pol, mode_for(w->cfg, WARD_MODE_READ_ONLY),
+			    fx.ws) != 0) {
+		w->bad = 100;
+		goto out;
+	}
+	for (int i = 0; i < 10; i++) {
+		char script[64], want[64];
+		ward_result *r = NULL;
+
+		snprintf(script, sizeof(script), "echo %d-%d; echo e%d >&2",
+			 w->id, i, i);
+		snprintf(want, sizeof(want), "%d-%d\n", w->id, i);
+		if (ward_exec_shell(&r, p, pol, script, &eo) != 0 ||
+		    strcmp(out_of(r), want) != 0 ||
+		    ward_result_exit_code(r) != 0 ||
+		    ward_result_runner(r) != w->cfg->runner)
+			w->bad++;
+		ward_result_free(r);
+	}
+out:
+	ward_policy_free(pol);
+	ward_provider_free(p);
+	return NULL;
+}
+
+/* Concurrent calls on different providers (half of them confined). */
+static void t_concurrent_calls(void **state)
+{
+	struct worker w[6];
+	pthread_t th[6];
+
+	(void)state;
+	need(&cfg_ll);
+	for (int i = 0; i < 6; i++) {
+		w[i] = (struct worker){i % 2 ? &cfg_ll : &cfg_none, i, 0};
+		assert_int_equal(
+		    pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(w[i].bad, 0);
+	}
+}
+
 /* --- hygiene: last -------------------------------------------------------- */
 
 static void t_no_leaks(void **state)
@@ -1293,6 +1438,8 @@ int main(void)
 	    RUNNER_TEST(t_task_partial_read, cfg_none),
 	    RUNNER_TESTS(t_dies_with_parent),
 	    RUNNER_TEST(t_dies_with_parent, cfg_none),
+	    RUNNER_TESTS(t_signal_state_not_inherited),
+	    RUNNER_TEST(t_signal_state_not_inherited, cfg_none),
 	    cmocka_unit_test(t_danger_unconfined),
 	    cmocka_unit_test(t_exit_status_and_signal),
 	    cmocka_unit_test(t_capture_bounds),
@@ -1301,6 +1448,7 @@ int main(void)
 	    cmocka_unit_test(t_stdin_from_fd),
 	    cmocka_unit_test(t_cwd),
 	    cmocka_unit_test(t_bad_options_version),
+	    cmocka_unit_test(t_huge_timeout),
 	    cmocka_unit_test(t_timeout_none_runner),
 	    cmocka_unit_test(t_unavailable_propagates),
 	    cmocka_unit_test(t_missing_runner_propagates),
@@ -1312,6 +1460,7 @@ int main(void)
 	    cmocka_unit_test(t_task_free_running),
 	    cmocka_unit_test(t_task_outlives_starting_thread),
 	    cmocka_unit_test(t_task_start_error),
+	    cmocka_unit_test(t_concurrent_calls),
 	    cmocka_unit_test(t_no_leaks),
 	};
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ward/render.h"
+#include "ward/translate.h"
 
 #include "cli.h"
 #include "cmd_session.h"
@@ -373,6 +374,33 @@ static void print_epilogue(const ward_result *r, const char *timeout_arg,
 	}
 }
 
+/*
+ * Say, before the command runs, every access rule or protected path the
+ * chosen runner cannot express exactly (invariant: never a silent gap).
+ * Read-only runs without rules have nothing to warn about and skip the
+ * runner lookup entirely.
+ */
+static void print_runner_warnings(ward_provider *provider,
+				  const ward_policy *policy)
+{
+	const ward_rules *rules = ward_policy_rules(policy);
+	enum ward_runner runner = WARD_RUNNER_NONE;
+	enum ward_enforcement enf;
+	char **warnings = NULL;
+
+	if (ward_policy_mode(policy) == WARD_MODE_READ_ONLY &&
+	    (!rules || ward_rules_count(rules) == 0))
+		return;
+	if (ward_policy_mode(policy) != WARD_MODE_DANGER_FULL_ACCESS &&
+	    ward_provider_select(provider, &runner, &enf) != 0)
+		return; /* ward_exec_run reports the unavailable sandbox */
+	if (ward_policy_warnings(&warnings, policy, runner) != 0)
+		return;
+	for (size_t i = 0; warnings[i]; i++)
+		fprintf(stderr, "ward: warning: %s\n", warnings[i]);
+	ward_strv_free(warnings);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -462,6 +490,7 @@ int cmd_run(int argc, char **argv)
 	    json ? (max_output ? max_output : DEFAULT_MAX_OUTPUT) : 0;
 	xo.landlock_via_launcher = po.landlock_via_launcher;
 
+	print_runner_warnings(provider, policy);
 	if (!json)
 		fflush(stdout);
 	err = ward_exec_run(&result, provider, policy, cmd, &xo);

@@ -204,6 +204,7 @@ int cmd_probe(int argc, char **argv)
 	enum ward_enforcement enf = WARD_ENFORCEMENT_NONE;
 	enum ward_runner chosen = WARD_RUNNER_NONE;
 	ward_provider *provider = NULL;
+	ward_policy *here = NULL;
 	char select_detail[512] = "";
 	struct ll_facts ll;
 	bool json = false;
@@ -238,6 +239,15 @@ int cmd_probe(int argc, char **argv)
 		if (err)
 			die_usage(probe_usage, "runner '%s': %s",
 				  ward_runner_name(forced), ward_error_last());
+	}
+	/*
+	 * Probing executes the runner binaries: a bwrap reached through PATH
+	 * inside the current directory or a temporary directory (where a
+	 * confined run may have planted it) is refused first, never run.
+	 */
+	if (ward_policy_new(&here, WARD_MODE_WORKSPACE_WRITE, ".") == 0) {
+		(void)ward_provider_select_for(provider, here, NULL, NULL);
+		ward_policy_free(here);
 	}
 	err = ward_provider_report(&entries, &n, provider);
 	if (err)

@@ -392,7 +392,7 @@ static void print_runner_warnings(ward_provider *provider,
 	    (!rules || ward_rules_count(rules) == 0))
 		return;
 	if (ward_policy_mode(policy) != WARD_MODE_DANGER_FULL_ACCESS &&
-	    ward_provider_select(provider, &runner, &enf) != 0)
+	    ward_provider_select_for(provider, policy, &runner, &enf) != 0)
 		return; /* ward_exec_run reports the unavailable sandbox */
 	if (ward_policy_warnings(&warnings, policy, runner) != 0)
 		return;

@@ -520,12 +520,15 @@ int ward_ll_drop_caps(char *err, size_t err_len)
 	if (had_setpcap) {
 		long cur;
 
+		/* Capabilities are numbered densely from 0: EINVAL means we
+		 * passed the kernel's last one (cap_last_cap). */
 		for (cap = 0; cap <= LL_CAP_LAST; cap++) {
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
-			    errno != EINVAL)
-				return set_err(err, err_len,
-					       "cannot drop the bounding set",
-					       errno);
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+				continue;
+			if (errno == EINVAL)
+				break;
+			return set_err(err, err_len,
+				       "cannot drop the bounding set", errno);
 		}
 		cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
 		if (cur < 0)
@@ -591,6 +594,7 @@ int ward_ll_drop_caps(char *err, size_t err_len)
 #define BPF_JEQ 0x10
 #define BPF_JGE 0x30
 #define BPF_JSET 0x40
+#define BPF_JA 0x00
 #define BPF_K 0x00
 #define BPF_RET 0x06
 
@@ -647,20 +651,68 @@ static const struct ll_mode_call ll_chmods[] = {
 	{452, 2}, /* fchmodat2 */
 };
 
-static const int ll_other_meta[] = {
+/*
+ * Everything refused when nothing is writable, SORTED (the filter searches
+ * it as a binary tree): the chmod family, then chown, utime and xattr
+ * changes, and io_uring.
+ */
+static const uint32_t ll_meta_all[] = {
 #if defined(__x86_64__)
-	92, 93, 94, 260,	      /* chown, fchown, lchown, fchownat */
-	132, 235, 261, 280,	      /* utime, utimes, futimesat, utimensat */
+	90, 91, 92, 93, 94,	      /* chmod fchmod chown fchown lchown */
+	132,			      /* utime */
 	188, 189, 190, 197, 198, 199, /* set/remove xattr families */
+	235,			      /* utimes */
+	260, 261, 268,		      /* fchownat futimesat fchmodat */
+	280,			      /* utimensat */
 #else
-	54, 55,			/* fchownat, fchown */
-	88,			/* utimensat */
-	5, 6, 7, 14, 15, 16,	/* set/remove xattr families */
+	5, 6, 7, 14, 15, 16, /* set/remove xattr families */
+	52, 53, 54, 55,	     /* fchmod fchmodat fchownat fchown */
+	88,		     /* utimensat */
 #endif
-	463, 466,		/* setxattrat, removexattrat */
-	425, 426, 427,		/* io_uring_setup, _enter, _register */
+	425, 426, 427, /* io_uring_setup, _enter, _register */
+	452,	       /* fchmodat2 */
+	463, 466,      /* setxattrat, removexattrat */
 };
 #endif
+
+/* Jumps still to resolve once the final DENY/ALLOW are placed. */
+struct ll_emit {
+	struct ll_sock_filter *f;
+	size_t n;
+	size_t to_deny[64]; /* JEQ whose jt goes to DENY */
+	size_t n_deny;
+	size_t to_allow[64]; /* JA whose k goes to ALLOW */
+	size_t n_allow;
+};
+
+/*
+ * Emit a search for the accumulator (the syscall number) in the sorted
+ * @set[lo, hi): a balanced tree of JGE with short linear leaves, so a
+ * syscall costs ~log2(n) comparisons instead of n. Every path ends at the
+ * shared DENY (found) or ALLOW (not found). Recursion depth is log2(n).
+ */
+static void emit_search(struct ll_emit *e, const uint32_t *set, size_t lo,
+			size_t hi)
+{
+	size_t i, mid, jge;
+
+	if (hi - lo <= 3) {
+		for (i = lo; i < hi; i++) {
+			e->to_deny[e->n_deny++] = e->n;
+			e->f[e->n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, set[i],
+					    0, 0);
+		}
+		e->to_allow[e->n_allow++] = e->n;
+		e->f[e->n++] = STMT(BPF_JMP | BPF_JA, 0);
+		return;
+	}
+	mid = lo + (hi - lo) / 2;
+	jge = e->n;
+	e->f[e->n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, set[mid], 0, 0);
+	emit_search(e, set, lo, mid);
+	e->f[jge].jt = (uint8_t)(e->n - (jge + 1));
+	emit_search(e, set, mid, hi);
+}
 
 /*
  * Install the filter. @rw_dir selects the narrow form (set-id chmod only).
@@ -670,56 +722,65 @@ static const int ll_other_meta[] = {
 static int install_metadata_filter(bool rw_dir)
 {
 #ifdef LL_AUDIT_ARCH
-	struct ll_sock_filter f[64];
+	struct ll_sock_filter f[128];
+	struct ll_emit e = {.f = f};
 	struct ll_sock_fprog prog;
 	const uint32_t deny = SECCOMP_RET_ERRNO | (EACCES & 0xffff);
 	const size_t n_chmod = sizeof(ll_chmods) / sizeof(ll_chmods[0]);
-	const size_t n_other = sizeof(ll_other_meta) / sizeof(ll_other_meta[0]);
-	size_t n = 0, i;
+	const size_t n_all = sizeof(ll_meta_all) / sizeof(ll_meta_all[0]);
+	size_t i, deny_at, allow_at;
 
 	/* Wrong architecture (e.g. a 32-bit call): refuse it outright. */
-	f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS,
-		      offsetof(struct ll_seccomp_data, arch));
-	f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, LL_AUDIT_ARCH, 1, 0);
-	f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
-	f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS,
-		      offsetof(struct ll_seccomp_data, nr));
+	f[e.n++] = STMT(BPF_LD | BPF_W | BPF_ABS,
+			offsetof(struct ll_seccomp_data, arch));
+	f[e.n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, LL_AUDIT_ARCH, 1, 0);
+	f[e.n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+	f[e.n++] = STMT(BPF_LD | BPF_W | BPF_ABS,
+			offsetof(struct ll_seccomp_data, nr));
 #ifdef LL_X32_BIT
 	/* x32 calls alias the same operations under other numbers. */
-	f[n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, LL_X32_BIT, 0, 1);
-	f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+	f[e.n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, LL_X32_BIT, 0, 1);
+	f[e.n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 #endif
 	if (!rw_dir) {
 		/* Nothing is writable: no metadata change anywhere. */
-		for (i = 0; i < n_chmod; i++) {
-			f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-				      (uint32_t)ll_chmods[i].nr, 0, 1);
-			f[n++] = STMT(BPF_RET | BPF_K, deny);
-		}
-		for (i = 0; i < n_other; i++) {
-			f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-				      (uint32_t)ll_other_meta[i], 0, 1);
-			f[n++] = STMT(BPF_RET | BPF_K, deny);
-		}
+		emit_search(&e, ll_meta_all, 0, n_all);
 	} else {
-		/* Writable roots exist: refuse only set-id bits. */
+		/*
+		 * Writable roots exist: refuse only set-id bits. Most
+		 * syscalls are numbered below the first chmod and leave at
+		 * the first comparison.
+		 */
+		e.to_allow[e.n_allow++] = e.n;
+		f[e.n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K,
+				(uint32_t)ll_chmods[0].nr, 1, 0);
+		f[e.n++] = STMT(BPF_JMP | BPF_JA, 0);
+		e.n_allow--; /* the JGE above is not a fixup; the JA is */
+		e.to_allow[e.n_allow++] = e.n - 1;
 		for (i = 0; i < n_chmod; i++) {
 			uint32_t off =
 			    (uint32_t)(offsetof(struct ll_seccomp_data, args) +
 				       8 * (size_t)ll_chmods[i].mode_arg);
 
-			f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-				      (uint32_t)ll_chmods[i].nr, 0, 4);
+			f[e.n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+					(uint32_t)ll_chmods[i].nr, 0, 4);
 			/* The low 32 bits of the argument (little endian). */
-			f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, off);
-			f[n++] = JUMP(BPF_JMP | BPF_JSET | BPF_K, 06000, 0, 1);
-			f[n++] = STMT(BPF_RET | BPF_K, deny);
-			f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+			f[e.n++] = STMT(BPF_LD | BPF_W | BPF_ABS, off);
+			f[e.n++] = JUMP(BPF_JMP | BPF_JSET | BPF_K, 06000, 0, 1);
+			f[e.n++] = STMT(BPF_RET | BPF_K, deny);
+			f[e.n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		}
 	}
-	f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	allow_at = e.n;
+	f[e.n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	deny_at = e.n;
+	f[e.n++] = STMT(BPF_RET | BPF_K, deny);
+	for (i = 0; i < e.n_deny; i++)
+		f[e.to_deny[i]].jt = (uint8_t)(deny_at - (e.to_deny[i] + 1));
+	for (i = 0; i < e.n_allow; i++)
+		f[e.to_allow[i]].k = (uint32_t)(allow_at - (e.to_allow[i] + 1));
 
-	prog.len = (unsigned short)n;
+	prog.len = (unsigned short)e.n;
 	prog.filter = f;
 	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
 		return -errno;

@@ -725,6 +725,9 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 	return c;
 }
 
+static void distrust_planted_bwrap(ward_provider *p,
+				   const ward_policy *policy);
+
 /* --- exported: the provider --------------------------------------------- */
 
 static bool chain_runner_valid(enum ward_runner r)
@@ -888,6 +891,16 @@ int ward_provider_select(ward_provider *provider, enum ward_runner *out_runner,
 	if (out_enforcement)
 		*out_enforcement = enf;
 	return 0;
+}
+
+int ward_provider_select_for(ward_provider *provider, const ward_policy *policy,
+			     enum ward_runner *out_runner,
+			     enum ward_enforcement *out_enforcement)
+{
+	if (!provider || !policy)
+		return ward_err(WARD_EINVAL, "invalid argument");
+	distrust_planted_bwrap(provider, policy);
+	return ward_provider_select(provider, out_runner, out_enforcement);
 }
 
 int ward_provider_force(ward_provider *provider, enum ward_runner runner)

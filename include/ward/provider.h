@@ -86,6 +86,17 @@ WARD_EXTERN int ward_provider_select(ward_provider *provider,
 				     enum ward_enforcement *out_enforcement);
 
 /**
+ * ward_provider_select_for - ward_provider_select() for calls under
+ * @policy: first marks unusable (without ever executing it) a bwrap that
+ * lies inside the policy's workspace or writable roots, exactly as
+ * ward_provider_confine() does. Prefer it whenever a policy is at hand.
+ */
+WARD_EXTERN int ward_provider_select_for(ward_provider *provider,
+					 const ward_policy *policy,
+					 enum ward_runner *out_runner,
+					 enum ward_enforcement *out_enforcement);
+
+/**
  * ward_provider_force - restrict the chain to one runner (the CLI's
  * --runner). The runner is then a sole candidate: chosen without a probe,
  * and its own failure at run time is a runner failure. WARD_EINVAL when the

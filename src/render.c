@@ -201,11 +201,84 @@ static const char files_plain[] =
 	MARKER_MEANING("Nothing was changed.", "the operation fails with")
 	    NO_ESCALATION;
 
+/* clang-format off */
+#define BACKGROUND_RULES                                                      \
+	"A background command runs under the same sandbox as any other; if "  \
+	"the sandbox refused one of its file accesses, the output ends with " \
+	"the line\n"                                                          \
+	"[sandbox: file access denied under <mode> mode]\n"                   \
+	"once it has ended. Do not work around a denial (other paths, other " \
+	"tools, copying elsewhere, changing permissions)."
+#define READ_RULES(what)                                                      \
+	what " is allowed anywhere except where an access rule forbids it. "  \
+	"A refused " what " fails with the line\n"                            \
+	"[sandbox: file access denied under <mode> mode]\n"                   \
+	"Rules apply in every mode, so no wider mode would help. Do not work " \
+	"around a denial (other paths, other tools, copying elsewhere, "      \
+	"changing permissions): report it."
+#define WRITE_HEAD(first)                                                     \
+	first " Relative paths are taken from the workspace root. Changes "   \
+	"are allowed only where the sandbox permits.\n" TRY_FIRST             \
+	MARKER_MEANING("Nothing was changed.", "the operation fails with")
+/* clang-format on */
+
+static const char task_output_text[] =
+    "Read what a background command (started by bash with "
+    "run_in_background) has written since the last read, and whether it "
+    "is still running; once it has ended, its exit code. " BACKGROUND_RULES;
+
+static const char task_kill_text[] =
+    "Stop a background command started by bash with run_in_background: "
+    "its whole process group is killed. Returns what it wrote since the "
+    "last read and how it ended.";
+
+static const char read_file_text[] =
+    "Read a text file (UTF-8). Relative paths are taken from the workspace "
+    "root; offset and limit select lines. " READ_RULES("Reading");
+
+static const char list_directory_text[] =
+    "List a directory: one entry per line with its type and size. "
+    "Relative paths are taken from the workspace root. " READ_RULES(
+	"Listing");
+
+static const char write_file_escalation[] = WRITE_HEAD(
+    "Create or replace a file with the given content, atomically (a crash "
+    "leaves the old or the new content).") SANCTIONED("operation");
+static const char write_file_plain[] = WRITE_HEAD(
+    "Create or replace a file with the given content, atomically (a crash "
+    "leaves the old or the new content).") NO_ESCALATION;
+
+static const char edit_file_escalation[] = WRITE_HEAD(
+    "Replace an exact piece of text in a file: old_text must occur exactly "
+    "once (unless replace_all), and is replaced by new_text.")
+    SANCTIONED("operation");
+static const char edit_file_plain[] = WRITE_HEAD(
+    "Replace an exact piece of text in a file: old_text must occur exactly "
+    "once (unless replace_all), and is replaced by new_text.") NO_ESCALATION;
+
 const char *ward_render_tool_description(enum ward_tool tool,
 					 bool escalation_offered)
 {
-	if (tool == WARD_TOOL_FILES)
+	switch (tool) {
+	case WARD_TOOL_BASH:
+		break;
+	case WARD_TOOL_FILES:
 		return escalation_offered ? files_escalation : files_plain;
+	case WARD_TOOL_TASK_OUTPUT:
+		return task_output_text;
+	case WARD_TOOL_TASK_KILL:
+		return task_kill_text;
+	case WARD_TOOL_READ_FILE:
+		return read_file_text;
+	case WARD_TOOL_WRITE_FILE:
+		return escalation_offered ? write_file_escalation
+					  : write_file_plain;
+	case WARD_TOOL_EDIT_FILE:
+		return escalation_offered ? edit_file_escalation
+					  : edit_file_plain;
+	case WARD_TOOL_LIST_DIRECTORY:
+		return list_directory_text;
+	}
 	return escalation_offered ? bash_escalation : bash_plain;
 }
 
@@ -228,4 +301,199 @@ const char *ward_render_field_justification(void)
 	return "Why the retry needs the wider mode: what was denied and what "
 	       "the task needs it for, in one or two sentences the user can "
 	       "judge.";
+}
+
+/* --- MCP tool fields and results ---------------------------------------- */
+
+struct field_text {
+	unsigned tools; /* bit per enum ward_tool */
+	const char *field;
+	const char *text;
+};
+
+#define T(t) (1u << (t))
+#define T_PATHS                                                                \
+	(T(WARD_TOOL_READ_FILE) | T(WARD_TOOL_WRITE_FILE) |                    \
+	 T(WARD_TOOL_EDIT_FILE))
+
+static const struct field_text field_texts[] = {
+    {T(WARD_TOOL_BASH), "command",
+     "The command line, run with bash -c in the working directory."},
+    {T(WARD_TOOL_BASH), "workdir",
+     "The directory to run in: inside the workspace, relative to its root "
+     "or absolute. Default: the workspace root."},
+    {T(WARD_TOOL_BASH), "timeout_ms",
+     "Kill the command's whole process group after this many "
+     "milliseconds. Default: 120000 (2 minutes) in the foreground, none in "
+     "the background; at most 3600000."},
+    {T(WARD_TOOL_BASH), "run_in_background",
+     "Start the command and return at once with a task id, for servers, "
+     "watchers and long builds; read its output with task_output and stop "
+     "it with task_kill."},
+    {T(WARD_TOOL_TASK_OUTPUT) | T(WARD_TOOL_TASK_KILL), "task_id",
+     "The task id that bash returned for a command run in the background."},
+    {T(WARD_TOOL_TASK_OUTPUT), "wait_ms",
+     "Wait up to this many milliseconds for the task to end before "
+     "answering (default 0: answer at once; at most 600000)."},
+    {T_PATHS, "path",
+     "The file's path: relative to the workspace root, or absolute."},
+    {T(WARD_TOOL_LIST_DIRECTORY), "path",
+     "The directory to list: relative to the workspace root, or absolute. "
+     "Default: the workspace root."},
+    {T(WARD_TOOL_READ_FILE), "offset",
+     "Lines to skip from the start of the file (default 0)."},
+    {T(WARD_TOOL_READ_FILE), "limit",
+     "At most this many lines (default: to the end)."},
+    {T(WARD_TOOL_WRITE_FILE), "content", "The complete new content."},
+    {T(WARD_TOOL_WRITE_FILE), "create_parents",
+     "Create missing parent directories (default true)."},
+    {T(WARD_TOOL_EDIT_FILE), "old_text",
+     "The exact text to replace, whitespace included; it must occur "
+     "exactly once unless replace_all is set."},
+    {T(WARD_TOOL_EDIT_FILE), "new_text", "The text to put in its place."},
+    {T(WARD_TOOL_EDIT_FILE), "replace_all",
+     "Replace every occurrence of old_text (default false)."},
+    {T(WARD_TOOL_LIST_DIRECTORY), "recursive",
+     "List subdirectories too, never following symlinks (default false)."},
+};
+
+const char *ward_render_field_description(enum ward_tool tool,
+					  const char *field)
+{
+	bool escalates = tool == WARD_TOOL_BASH ||
+			 tool == WARD_TOOL_WRITE_FILE ||
+			 tool == WARD_TOOL_EDIT_FILE || tool == WARD_TOOL_FILES;
+
+	if (!field || (unsigned)tool > WARD_TOOL_LIST_DIRECTORY)
+		return NULL;
+	if (escalates && strcmp(field, "sandbox_permissions") == 0)
+		return ward_render_field_sandbox_permissions(
+		    tool == WARD_TOOL_BASH ? WARD_SUBJECT_COMMAND
+					   : WARD_SUBJECT_OPERATION);
+	if (escalates && strcmp(field, "justification") == 0)
+		return ward_render_field_justification();
+	for (size_t i = 0; i < sizeof(field_texts) / sizeof(field_texts[0]);
+	     i++)
+		if ((field_texts[i].tools & T(tool)) &&
+		    strcmp(field_texts[i].field, field) == 0)
+			return field_texts[i].text;
+	return NULL;
+}
+
+/* Append one captured stream, with the omission note where it was cut. */
+static void put_stream(FILE *m, const char *buf, size_t len, size_t head,
+		       size_t dropped)
+{
+	if (!buf || len == 0) {
+		if (dropped)
+			fprintf(m, "[… %zu bytes omitted …]\n", dropped);
+		return;
+	}
+	if (!dropped || head > len)
+		head = len;
+	fwrite(buf, 1, head, m);
+	if (dropped) {
+		if (head && buf[head - 1] != '\n')
+			fputc('\n', m);
+		fprintf(m, "[… %zu bytes omitted …]\n", dropped);
+		fwrite(buf + head, 1, len - head, m);
+	}
+	if (buf[len - 1] != '\n')
+		fputc('\n', m);
+}
+
+int ward_render_run(char **out, const struct ward_render_run *r)
+{
+	bool has_out, has_err;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!out || !r)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	m = open_memstream(&text, &len);
+	if (!m)
+		return ward_err(-ENOMEM, "out of memory");
+	has_out = r->out_len || r->out_dropped;
+	has_err = r->err_len || r->err_dropped;
+	put_stream(m, r->out, r->out_len, r->out_head, r->out_dropped);
+	if (has_out && has_err)
+		fputs("[stderr]\n", m);
+	put_stream(m, r->err, r->err_len, r->err_head, r->err_dropped);
+	if (r->running)
+		fprintf(m, "task %s is still running",
+			r->task_id ? r->task_id : "?");
+	else if (r->timed_out)
+		fprintf(m,
+			"timed out after %lu ms; its process group was "
+			"killed",
+			r->timeout_ms);
+	else if (r->signal > 0)
+		fprintf(m, "killed by signal %d", r->signal);
+	else
+		fprintf(m, "exit code: %d", r->exit_code);
+	if (r->denied && !r->running)
+		fprintf(m, "\n%s", ward_render_marker(r->mode));
+	if (r->denied && !r->running && r->escalation_offered)
+		fprintf(m, "\n%s", ward_render_hint(WARD_SUBJECT_COMMAND));
+	if (fclose(m) != 0 || !text) {
+		free(text);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = text;
+	return 0;
+}
+
+int ward_render_task_started(char **out, const char *task_id, long pid)
+{
+	char *text = NULL;
+
+	if (!out || !task_id)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "started background task %s (pid %ld); read its output "
+		     "with task_output and stop it with task_kill",
+		     task_id, pid) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_widen_advice(char **out, enum ward_subject subject,
+			     enum ward_mode requested, const char *session_id)
+{
+	const char *s = ward_subject_name(subject);
+	const char *m = ward_mode_name(requested);
+	char *verdict = NULL, *text = NULL;
+	int err, n;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	err = ward_render_verdict(&verdict, WARD_ESCALATION_UNAVAILABLE,
+				  subject, requested);
+	if (err)
+		return err;
+	if (session_id)
+		n = asprintf(&text,
+			     "%s\nThis client cannot ask the user for "
+			     "approval: do not retry this %s with "
+			     "sandbox_permissions. If the user wants it to "
+			     "run under \"%s\", they can widen the session's "
+			     "mode themselves with: ward session mode %s %s "
+			     "(then retry without sandbox_permissions).",
+			     verdict, s, m, session_id, m);
+	else
+		n = asprintf(&text,
+			     "%s\nThis client cannot ask the user for "
+			     "approval: do not retry this %s with "
+			     "sandbox_permissions. If the user wants it to "
+			     "run under \"%s\", they can widen the mode "
+			     "themselves in ward's configuration (then retry "
+			     "without sandbox_permissions).",
+			     verdict, s, m);
+	free(verdict);
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
 }

@@ -47,7 +47,9 @@ struct ward_exec_options {
 	unsigned kill_grace_ms; /* 0: 2000 */
 	/** Working directory of the child; NULL: the workspace root. */
 	const char *cwd;
-	/** Environment (NULL: environ). WARD_SANDBOX is always set/replaced. */
+	/** Environment (NULL: environ). For a confined run WARD_SANDBOX is
+	 * set (or replaced) to the runner's name; a danger-full-access run
+	 * is not confined and gets the environment as given. */
 	char *const *envp;
 	/**
 	 * Use the wrapped launcher argv (landlock-run) instead of confining
@@ -119,7 +121,9 @@ WARD_EXTERN int ward_task_read(char **out_stdout, size_t *out_stdout_len,
 /**
  * ward_task_wait - wait up to @timeout_ms (0: forever) for the task.
  * Returns 0 and a result (the caller frees it) when it ended, -ETIMEDOUT
- * when it is still running. The result holds the whole (bounded) output.
+ * when it is still running, and WARD_ERUNNER when it turns out the runner
+ * itself failed (bwrap's failures are known only once it has exited: the
+ * command never ran). The result holds the whole (bounded) output.
  */
 WARD_EXTERN int ward_task_wait(ward_result **out, ward_task *task,
 			       unsigned long timeout_ms);

@@ -95,6 +95,13 @@ WARD_EXTERN const char *ward_render_policy(enum ward_approval_policy policy);
 enum ward_tool {
 	WARD_TOOL_BASH = 0, /* runs shell commands through the runners */
 	WARD_TOOL_FILES,    /* read/write/edit/… through the fs fence */
+	/* One tool each, as `ward mcp` exposes them: */
+	WARD_TOOL_TASK_OUTPUT,	  /* output of a background command */
+	WARD_TOOL_TASK_KILL,	  /* stop a background command */
+	WARD_TOOL_READ_FILE,	  /* fs fence: read (denied only by rules) */
+	WARD_TOOL_WRITE_FILE,	  /* fs fence: create or replace */
+	WARD_TOOL_EDIT_FILE,	  /* fs fence: exact text replacement */
+	WARD_TOOL_LIST_DIRECTORY, /* fs fence: list (denied only by rules) */
 };
 
 /**
@@ -111,5 +118,70 @@ WARD_EXTERN const char *ward_render_tool_description(enum ward_tool tool,
 WARD_EXTERN const char *
 ward_render_field_sandbox_permissions(enum ward_subject subject);
 WARD_EXTERN const char *ward_render_field_justification(void);
+
+/**
+ * ward_render_field_description - the description of input field @field
+ * of @tool ("command", "workdir", "timeout_ms", "run_in_background",
+ * "task_id", "wait_ms", "path", "offset", "limit", "content",
+ * "create_parents", "old_text", "new_text", "replace_all", "recursive",
+ * and the two escalation fields), or NULL for a field the tool does not
+ * have. Static storage.
+ */
+WARD_EXTERN const char *ward_render_field_description(enum ward_tool tool,
+						      const char *field);
+
+/**
+ * What one command (or background task) produced, for
+ * ward_render_run(). Output may hold any bytes; @out_head is where the
+ * @out_dropped bytes were cut from the middle (the kept head's length),
+ * likewise for stderr.
+ */
+struct ward_render_run {
+	const char *out;
+	size_t out_len, out_head, out_dropped;
+	const char *err;
+	size_t err_len, err_head, err_dropped;
+	/** A background task that has not ended yet: no exit status. */
+	bool running;
+	/** The background task's id, or NULL for a foreground command. */
+	const char *task_id;
+	int exit_code; /* -1: none */
+	int signal;    /* 0: none */
+	bool timed_out;
+	unsigned long timeout_ms;
+	bool denied;
+	enum ward_mode mode; /* the mode it ran under (for the marker) */
+	bool escalation_offered;
+};
+
+/**
+ * ward_render_run - the text a command's result is shown as: stdout, then
+ * stderr (headed "[stderr]" when both have output), each with
+ * "[… N bytes omitted …]" where the middle was dropped; then one status
+ * line ("exit code: N", "killed by signal N", "timed out after N ms; its
+ * process group was killed", or "task ID is still running"); then, after
+ * a denial, the marker and, when @r->escalation_offered, the hint. The
+ * output bytes are copied as they are. The caller frees *out.
+ */
+WARD_EXTERN int ward_render_run(char **out, const struct ward_render_run *r);
+
+/**
+ * ward_render_task_started - "started background task ID (pid N); …"
+ * telling how to read and stop it. The caller frees *out.
+ */
+WARD_EXTERN int ward_render_task_started(char **out, const char *task_id,
+					 long pid);
+
+/**
+ * ward_render_widen_advice - the approval-unavailable text when the
+ * client cannot ask its user (an MCP client without elicitation): the
+ * unavailable verdict, then that the model must not retry with
+ * sandbox_permissions, and how the person can widen the session's mode
+ * themselves (`ward session mode ID MODE`; @session_id NULL: without a
+ * session). The caller frees *out.
+ */
+WARD_EXTERN int ward_render_widen_advice(char **out, enum ward_subject subject,
+					 enum ward_mode requested,
+					 const char *session_id);
 
 #endif

@@ -150,8 +150,16 @@ static bool runner_failed(struct ward_classification *out,
 	if (f->runner == WARD_RUNNER_NONE || f->child_started == 1)
 		return false;
 	dialect = runner_dialect(f->runner, &prefix, &exclude, &fatal_exit);
-	if (dialect)
+	if (f->runner == WARD_RUNNER_CUSTOM && f->failure_signatures &&
+	    f->failure_signatures[0]) {
+		/* The operator said how their runner reports its own failure;
+		 * that replaces the assumed bwrap dialect. */
+		for (size_t i = 0; !found && f->failure_signatures[i]; i++)
+			found = find_line(err, f->failure_signatures[i], NULL,
+					  &line, &len);
+	} else if (dialect) {
 		found = find_line(err, prefix, exclude, &line, &len);
+	}
 	if (f->child_started == 0) {
 		if (!failing)
 			return false;

@@ -2181,8 +2181,12 @@ void ward_config_provider_options(struct ward_provider_options *opts,
 		opts->chain = cfg->runners;
 		opts->chain_len = cfg->nrunners;
 	}
-	if (cfg->runner_command)
+	if (cfg->runner_command) {
 		opts->runner_command = cfg->runner_command;
+		if (opts->version >= 2 && cfg->sigs && cfg->sigs[0])
+			opts->runner_failure_signatures =
+			    (const char *const *)cfg->sigs;
+	}
 	if (cfg->probe_timeout_ms)
 		opts->probe_timeout_ms = cfg->probe_timeout_ms;
 }

@@ -755,6 +755,23 @@ static int status_error(const struct child_status *st, ssize_t got,
 	}
 }
 
+/* Copy at most 8 signatures into @sp's own storage (bounded, truncated). */
+static void copy_signatures(struct ward_spawn *sp, char *const *sigs)
+{
+	size_t used = 0, n = 0;
+
+	for (size_t i = 0; sigs && sigs[i] && n < 8; i++) {
+		size_t len = strlen(sigs[i]);
+
+		if (used + len + 1 > sizeof(sp->sigbuf))
+			break;
+		memcpy(sp->sigbuf + used, sigs[i], len + 1);
+		sp->sigs[n++] = sp->sigbuf + used;
+		used += len + 1;
+	}
+	sp->sigs[n] = NULL;
+}
+
 static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 {
 	memset(sp, 0, sizeof(*sp));
@@ -767,6 +784,7 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->err_fd = -1;
 	sp->json_fd = -1;
 	sp->started = -1;
+	copy_signatures(sp, c->failure_signatures);
 }
 
 int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
@@ -1214,6 +1232,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		    json_child_started(sp->json, sp->json_len);
 	facts.stderr_text = r->err;
 	facts.stderr_len = r->err_len;
+	facts.failure_signatures = (const char *const *)sp->sigs;
 	err = ward_classify(&cls, &facts);
 	if (err)
 		goto out_free_result;

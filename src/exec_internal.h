@@ -67,6 +67,10 @@ struct ward_spawn {
 	bool timed_out;
 	char json[2048]; /* bwrap's JSON status lines (bounded) */
 	size_t json_len;
+	/* Runner CUSTOM: the operator's failure signatures, copied here so
+	 * the spawn outlives the confined description (NULL-terminated). */
+	char *sigs[9];
+	char sigbuf[1024];
 };
 
 /* How the loop drains and waits. */

@@ -54,6 +54,8 @@ struct ward_confined {
 	/* bwrap/custom: the runner binary and the profile without a status
 	 * fd, so the executor can rebuild argv with --json-status-fd. */
 	char *runner_path;
+	/* Runner CUSTOM: the operator's failure signatures (or NULL). */
+	char **failure_signatures;
 };
 
 #endif

@@ -90,7 +90,7 @@ struct ward_jr_msg {
 	json_t *error;	/* a response's error object, or NULL */
 	/* WARD_JR_INVALID: the error to answer with. */
 	int code;
-	char message[160];
+	char message[256];
 };
 
 /*

@@ -70,6 +70,7 @@ struct ward_provider {
 	enum ward_runner chain[MAX_CHAIN];
 	size_t chain_len;
 	char *runner_command;
+	char **failure_signatures; /* with runner_command, or NULL */
 	unsigned probe_timeout_ms;
 	ward_probe_fn probe;
 	void *probe_ctx;
@@ -784,6 +785,13 @@ int ward_provider_new(ward_provider **out,
 	p->probe = opts->probe;
 	p->probe_ctx = opts->probe_ctx;
 	err = dup_opt(&p->runner_command, opts->runner_command);
+	/* Version 1 callers' struct ends before the signatures. */
+	if (!err && opts->version >= 2 && opts->runner_failure_signatures) {
+		p->failure_signatures =
+		    ward_strv_dup((char *const *)opts->runner_failure_signatures);
+		if (!p->failure_signatures)
+			err = ward_err(-ENOMEM, "out of memory");
+	}
 	if (!err)
 		err = dup_opt(&p->opt_launcher, opts->launcher_path);
 	if (!err)
@@ -801,6 +809,7 @@ void ward_provider_free(ward_provider *provider)
 	if (!provider)
 		return;
 	free(provider->runner_command);
+	ward_strv_free(provider->failure_signatures);
 	free(provider->opt_launcher);
 	free(provider->opt_bwrap);
 	free(provider->bwrap.path);
@@ -1058,6 +1067,12 @@ static int confine_build(ward_confined *c, ward_provider *p,
 		if (err)
 			return err;
 		err = ward_profile_bwrap(&c->argv, policy, path, -1, argv);
+		if (!err && p->failure_signatures) {
+			c->failure_signatures =
+			    ward_strv_dup(p->failure_signatures);
+			if (!c->failure_signatures)
+				err = ward_err(-ENOMEM, "out of memory");
+		}
 		break;
 	case WARD_RUNNER_LANDLOCK:
 		path = resolve_launcher(p);
@@ -1148,6 +1163,7 @@ void ward_confined_free(ward_confined *confined)
 	ward_strv_free(confined->ll_ro);
 	ward_strv_free(confined->ll_rw);
 	free(confined->runner_path);
+	ward_strv_free(confined->failure_signatures);
 	free(confined);
 }
 

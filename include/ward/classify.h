@@ -31,6 +31,11 @@ struct ward_run_facts {
 	int child_started; /* 1, 0 or -1 */
 	const char *stderr_text; /* may be NULL; need not be NUL-terminated */
 	size_t stderr_len;
+	/**
+	 * Runner CUSTOM: the operator's failure signatures (line prefixes),
+	 * NULL-terminated; NULL or empty: the bwrap dialect.
+	 */
+	const char *const *failure_signatures;
 };
 
 struct ward_classification {

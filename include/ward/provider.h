@@ -35,7 +35,7 @@ enum ward_verdict {
 typedef enum ward_verdict (*ward_probe_fn)(void *ctx, enum ward_runner runner,
 					   char *why, size_t why_len);
 
-#define WARD_PROVIDER_OPTIONS_VERSION 1
+#define WARD_PROVIDER_OPTIONS_VERSION 2
 
 struct ward_provider_options {
 	unsigned version;
@@ -59,11 +59,17 @@ struct ward_provider_options {
 	const char *launcher_path;
 	/** bwrap path; NULL: resolve "bwrap" in PATH once. */
 	const char *bwrap_path;
+	/**
+	 * With runner_command: stderr line prefixes that mean the custom
+	 * runner itself failed (the command never ran), NULL-terminated; at
+	 * most 8 are used. NULL: the bwrap dialect ("bwrap: ").
+	 */
+	const char *const *runner_failure_signatures;
 };
 
 #define WARD_PROVIDER_OPTIONS_INIT                                           \
 	{ WARD_PROVIDER_OPTIONS_VERSION, ward_platform_current(), NULL, 0,   \
-	  NULL, 0, NULL, NULL, NULL, NULL }
+	  NULL, 0, NULL, NULL, NULL, NULL, NULL }
 
 /**
  * ward_provider_new - make a provider. @opts may be NULL (defaults).

@@ -245,12 +245,55 @@ static void test_signatures(void **state)
 	assert_string_equal(ward_denial_signature((enum ward_runner)42), "");
 }
 
+/* A custom runner's own failure signatures replace the bwrap dialect. */
+static void test_custom_failure_signatures(void **state)
+{
+	static const char *const sigs[] = {"myrunner:", "jail: ", NULL};
+	struct ward_classification c;
+	struct ward_run_facts f;
+	const char *text;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.runner = CU;
+	f.exit_code = 1;
+	f.child_started = -1;
+	f.failure_signatures = sigs;
+	text = "some output\njail: cannot create namespace\n";
+	f.stderr_text = text;
+	f.stderr_len = strlen(text);
+	assert_int_equal(ward_classify(&c, &f), 0);
+	assert_int_equal(c.outcome, RFAIL);
+	assert_string_equal(c.detail, "jail: cannot create namespace");
+
+	/* With signatures given, a bwrap-looking line is the command's. */
+	text = "bwrap: something the command printed\n";
+	f.stderr_text = text;
+	f.stderr_len = strlen(text);
+	assert_int_equal(ward_classify(&c, &f), 0);
+	assert_int_not_equal(c.outcome, RFAIL);
+
+	/* Without signatures the bwrap dialect applies. */
+	f.failure_signatures = NULL;
+	assert_int_equal(ward_classify(&c, &f), 0);
+	assert_int_equal(c.outcome, RFAIL);
+
+	/* A signature with exit 0 is not a failure. */
+	f.failure_signatures = sigs;
+	f.exit_code = 0;
+	text = "myrunner: note\n";
+	f.stderr_text = text;
+	f.stderr_len = strlen(text);
+	assert_int_equal(ward_classify(&c, &f), 0);
+	assert_int_not_equal(c.outcome, RFAIL);
+}
+
 int main(void)
 {
 	enum {
 		NROWS = sizeof(rows) / sizeof(rows[0])
 	};
-	struct CMUnitTest tests[NROWS + 3];
+	struct CMUnitTest tests[NROWS + 4];
 
 	for (size_t i = 0; i < NROWS; i++) {
 		tests[i] = (struct CMUnitTest){
@@ -264,5 +307,7 @@ int main(void)
 	tests[NROWS + 1] =
 	    (struct CMUnitTest)cmocka_unit_test(test_long_detail_truncated);
 	tests[NROWS + 2] = (struct CMUnitTest)cmocka_unit_test(test_signatures);
+	tests[NROWS + 3] =
+	    (struct CMUnitTest)cmocka_unit_test(test_custom_failure_signatures);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

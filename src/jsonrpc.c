@@ -1,0 +1,340 @@
+/*
+ * ward — JSON-RPC 2.0 framing and parsing for `ward mcp`. See jsonrpc.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+
+/* A buffer kept after a long line is shrunk back to this. */
+#define LINES_KEEP (64u * 1024u)
+
+/* --- the line splitter ------------------------------------------------ */
+
+void ward_jr_lines_init(struct ward_jr_lines *l, size_t max)
+{
+	memset(l, 0, sizeof(*l));
+	l->max = max;
+}
+
+void ward_jr_lines_free(struct ward_jr_lines *l)
+{
+	free(l->buf);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Deliver a complete line, without a trailing '\r'. */
+static void deliver(const char *line, size_t len, ward_jr_line_fn fn,
+		    void *ctx)
+{
+	if (len && line[len - 1] == '\r')
+		len--;
+	fn(ctx, line, len);
+}
+
+/* Make room for @need bytes in @l's buffer (need <= max). */
+static int reserve(struct ward_jr_lines *l, size_t need)
+{
+	size_t cap = l->cap ? l->cap : 4096;
+	char *p;
+
+	if (need <= l->cap)
+		return 0;
+	while (cap < need)
+		cap = cap > l->max / 2 ? l->max : cap * 2;
+	if (cap < need)
+		cap = need;
+	p = realloc(l->buf, cap);
+	if (!p)
+		return -ENOMEM;
+	l->buf = p;
+	l->cap = cap;
+	return 0;
+}
+
+/* After a long line, give the memory back. */
+static void shrink(struct ward_jr_lines *l)
+{
+	char *p;
+
+	if (l->cap <= LINES_KEEP)
+		return;
+	p = realloc(l->buf, LINES_KEEP);
+	if (p) {
+		l->buf = p;
+		l->cap = LINES_KEEP;
+	}
+}
+
+int ward_jr_lines_feed(struct ward_jr_lines *l, const char *data, size_t n,
+		       ward_jr_line_fn fn, void *ctx)
+{
+	int err = 0;
+
+	while (n > 0) {
+		const char *nl = memchr(data, '\n', n);
+		size_t seg = nl ? (size_t)(nl - data) : n;
+		size_t used = nl ? seg + 1 : seg;
+
+		if (l->skipping) {
+			if (nl)
+				l->skipping = false;
+		} else if (seg > l->max - l->len) {
+			/* Reported once, the moment it is too long. */
+			fn(ctx, NULL, l->len + seg);
+			l->len = 0;
+			l->skipping = !nl;
+			shrink(l);
+		} else if (nl && l->len == 0) {
+			/* The common case: a whole line in the input. */
+			deliver(data, seg, fn, ctx);
+		} else if (reserve(l, l->len + seg) != 0) {
+			err = -ENOMEM;
+			fn(ctx, NULL, l->len + seg);
+			l->len = 0;
+			l->skipping = !nl;
+		} else {
+			memcpy(l->buf + l->len, data, seg);
+			l->len += seg;
+			if (nl) {
+				deliver(l->buf, l->len, fn, ctx);
+				l->len = 0;
+				shrink(l);
+			}
+		}
+		data += used;
+		n -= used;
+	}
+	return err;
+}
+
+void ward_jr_lines_finish(struct ward_jr_lines *l, ward_jr_line_fn fn,
+			  void *ctx)
+{
+	if (!l->skipping && l->len > 0)
+		deliver(l->buf, l->len, fn, ctx);
+	l->len = 0;
+	l->skipping = false;
+}
+
+/* --- the parser ------------------------------------------------------- */
+
+bool ward_jr_id_valid(const json_t *id)
+{
+	return id && (json_is_string(id) || json_is_integer(id));
+}
+
+static void invalid(struct ward_jr_msg *m, int code, const char *what)
+{
+	m->kind = WARD_JR_INVALID;
+	m->code = code;
+	snprintf(m->message, sizeof(m->message), "%s", what);
+}
+
+static bool blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' &&
+		    s[i] != '\n')
+			return false;
+	return true;
+}
+
+int ward_jr_parse(struct ward_jr_msg *m, const char *line, size_t len)
+{
+	json_error_t jerr;
+	json_t *root, *v, *id, *method, *params, *result, *error;
+
+	memset(m, 0, sizeof(*m));
+	if (blank(line, len)) {
+		m->kind = WARD_JR_EMPTY;
+		return 0;
+	}
+	root = json_loadb(line, len, JSON_DECODE_ANY, &jerr);
+	if (!root) {
+		if (strstr(jerr.text, "out of memory"))
+			return -ENOMEM;
+		m->kind = WARD_JR_INVALID;
+		m->code = WARD_JR_PARSE_ERROR;
+		snprintf(m->message, sizeof(m->message),
+			 "Parse error: %.160s (at byte %d)", jerr.text,
+			 jerr.position);
+		return 0;
+	}
+	m->root = root;
+	if (json_is_array(root)) {
+		invalid(m, WARD_JR_INVALID_REQUEST,
+			"Invalid Request: batches are not supported; send one "
+			"message per line");
+		return 0;
+	}
+	if (!json_is_object(root)) {
+		invalid(m, WARD_JR_INVALID_REQUEST,
+			"Invalid Request: a message must be a JSON object");
+		return 0;
+	}
+	id = json_object_get(root, "id");
+	method = json_object_get(root, "method");
+	params = json_object_get(root, "params");
+	result = json_object_get(root, "result");
+	error = json_object_get(root, "error");
+	/* A usable id is answered to even when the rest is wrong. */
+	if (ward_jr_id_valid(id))
+		m->id = id;
+	v = json_object_get(root, "jsonrpc");
+	if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0) {
+		invalid(m, WARD_JR_INVALID_REQUEST,
+			"Invalid Request: \"jsonrpc\" must be \"2.0\"");
+		return 0;
+	}
+	if (id && !ward_jr_id_valid(id)) {
+		invalid(m, WARD_JR_INVALID_REQUEST,
+			"Invalid Request: \"id\" must be a string or an "
+			"integer");
+		return 0;
+	}
+	if (method) {
+		if (!json_is_string(method)) {
+			invalid(m, WARD_JR_INVALID_REQUEST,
+				"Invalid Request: \"method\" must be a string");
+			return 0;
+		}
+		if (params && !json_is_object(params) &&
+		    !json_is_array(params)) {
+			invalid(m, WARD_JR_INVALID_REQUEST,
+				"Invalid Request: \"params\" must be an "
+				"object");
+			return 0;
+		}
+		m->method = json_string_value(method);
+		m->params = params;
+		m->kind = id ? WARD_JR_REQUEST : WARD_JR_NOTIFICATION;
+		return 0;
+	}
+	if (id && (result != NULL) != (error != NULL)) {
+		if (error && !json_is_object(error)) {
+			invalid(m, WARD_JR_INVALID_REQUEST,
+				"Invalid Request: \"error\" must be an object");
+			return 0;
+		}
+		m->kind = WARD_JR_RESPONSE;
+		m->result = result;
+		m->error = error;
+		return 0;
+	}
+	invalid(m, WARD_JR_INVALID_REQUEST,
+		"Invalid Request: neither a request (\"method\") nor a "
+		"response (\"id\" with \"result\" or \"error\")");
+	return 0;
+}
+
+void ward_jr_msg_clear(struct ward_jr_msg *m)
+{
+	json_decref(m->root);
+	memset(m, 0, sizeof(*m));
+}
+
+/* --- builders --------------------------------------------------------- */
+
+static json_t *envelope(void)
+{
+	json_t *o = json_object();
+
+	if (o && json_object_set_new(o, "jsonrpc", json_string("2.0")) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *ward_jr_result(json_t *id, json_t *result)
+{
+	json_t *o = envelope();
+
+	if (!o || !result ||
+	    json_object_set(o, "id", id ? id : json_null()) != 0) {
+		json_decref(result);
+		json_decref(o);
+		return NULL;
+	}
+	/* set_new consumes @result even when it fails. */
+	if (json_object_set_new(o, "result", result) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *ward_jr_error(json_t *id, int code, const char *message, json_t *data)
+{
+	json_t *o = envelope();
+	json_t *e = json_object();
+
+	if (!o || !e || json_object_set(o, "id", id ? id : json_null()) != 0 ||
+	    json_object_set_new(e, "code", json_integer(code)) != 0 ||
+	    json_object_set_new(e, "message",
+				json_string(message ? message : "")) != 0 ||
+	    (data && json_object_set(e, "data", data) != 0) ||
+	    json_object_set_new(o, "error", e) != 0) {
+		json_decref(data);
+		json_decref(e);
+		json_decref(o);
+		return NULL;
+	}
+	json_decref(data);
+	return o;
+}
+
+json_t *ward_jr_request(json_t *id, const char *method, json_t *params)
+{
+	json_t *o = envelope();
+
+	if (!o || !id || json_object_set(o, "id", id) != 0 ||
+	    json_object_set_new(o, "method", json_string(method)) != 0 ||
+	    (params && json_object_set(o, "params", params) != 0)) {
+		json_decref(params);
+		json_decref(o);
+		return NULL;
+	}
+	json_decref(params);
+	return o;
+}
+
+json_t *ward_jr_notification(const char *method, json_t *params)
+{
+	json_t *o = envelope();
+
+	if (!o || json_object_set_new(o, "method", json_string(method)) != 0 ||
+	    (params && json_object_set(o, "params", params) != 0)) {
+		json_decref(params);
+		json_decref(o);
+		return NULL;
+	}
+	json_decref(params);
+	return o;
+}
+
+char *ward_jr_encode(size_t *len, const json_t *msg)
+{
+	char *text, *line;
+	size_t n;
+
+	if (!msg)
+		return NULL;
+	text = json_dumps(msg, JSON_COMPACT);
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	line = realloc(text, n + 2);
+	if (!line) {
+		free(text);
+		return NULL;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	if (len)
+		*len = n + 1;
+	return line;
+}

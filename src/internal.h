@@ -15,7 +15,7 @@
  * failing path reads `return ward_err(-ENOENT, "…: %s", path);`.
  */
 int ward_err(int err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Clear the last-error detail. */
 void ward_err_clear(void);
 

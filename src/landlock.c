@@ -587,16 +587,16 @@ int ward_ll_drop_caps(char *err, size_t err_len)
 #define SECCOMP_RET_ALLOW 0x7fff0000U
 #define SECCOMP_RET_ERRNO 0x00050000U
 
-#define BPF_LD 0x00
-#define BPF_W 0x00
-#define BPF_ABS 0x20
-#define BPF_JMP 0x05
-#define BPF_JEQ 0x10
-#define BPF_JGE 0x30
+#define BPF_LD	 0x00
+#define BPF_W	 0x00
+#define BPF_ABS	 0x20
+#define BPF_JMP	 0x05
+#define BPF_JEQ	 0x10
+#define BPF_JGE	 0x30
 #define BPF_JSET 0x40
-#define BPF_JA 0x00
-#define BPF_K 0x00
-#define BPF_RET 0x06
+#define BPF_JA	 0x00
+#define BPF_K	 0x00
+#define BPF_RET	 0x06
 
 struct ll_sock_filter {
 	uint16_t code;
@@ -623,7 +623,7 @@ struct ll_seccomp_data {
 
 #if defined(__x86_64__)
 #define LL_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
-#define LL_X32_BIT 0x40000000U
+#define LL_X32_BIT    0x40000000U
 #elif defined(__aarch64__)
 #define LL_AUDIT_ARCH 0xc00000b7U /* AUDIT_ARCH_AARCH64 */
 #endif
@@ -641,14 +641,14 @@ struct ll_mode_call {
  */
 static const struct ll_mode_call ll_chmods[] = {
 #if defined(__x86_64__)
-	{90, 1},  /* chmod */
-	{91, 1},  /* fchmod */
-	{268, 2}, /* fchmodat */
+    {90, 1},  /* chmod */
+    {91, 1},  /* fchmod */
+    {268, 2}, /* fchmodat */
 #else
-	{52, 1}, /* fchmod */
-	{53, 2}, /* fchmodat */
+    {52, 1},		       /* fchmod */
+    {53, 2},		       /* fchmodat */
 #endif
-	{452, 2}, /* fchmodat2 */
+    {452, 2}, /* fchmodat2 */
 };
 
 /*
@@ -658,20 +658,20 @@ static const struct ll_mode_call ll_chmods[] = {
  */
 static const uint32_t ll_meta_all[] = {
 #if defined(__x86_64__)
-	90, 91, 92, 93, 94,	      /* chmod fchmod chown fchown lchown */
-	132,			      /* utime */
-	188, 189, 190, 197, 198, 199, /* set/remove xattr families */
-	235,			      /* utimes */
-	260, 261, 268,		      /* fchownat futimesat fchmodat */
-	280,			      /* utimensat */
+    90,	 91,  92,  93,	94,	  /* chmod fchmod chown fchown lchown */
+    132,			  /* utime */
+    188, 189, 190, 197, 198, 199, /* set/remove xattr families */
+    235,			  /* utimes */
+    260, 261, 268,		  /* fchownat futimesat fchmodat */
+    280,			  /* utimensat */
 #else
-	5, 6, 7, 14, 15, 16, /* set/remove xattr families */
-	52, 53, 54, 55,	     /* fchmod fchmodat fchownat fchown */
-	88,		     /* utimensat */
+    5,	 6,   7,   14, 15, 16, /* set/remove xattr families */
+    52,	 53,  54,  55,	       /* fchmod fchmodat fchownat fchown */
+    88,			       /* utimensat */
 #endif
-	425, 426, 427, /* io_uring_setup, _enter, _register */
-	452,	       /* fchmodat2 */
-	463, 466,      /* setxattrat, removexattrat */
+    425, 426, 427, /* io_uring_setup, _enter, _register */
+    452,	   /* fchmodat2 */
+    463, 466,	   /* setxattrat, removexattrat */
 };
 #endif
 
@@ -699,8 +699,8 @@ static void emit_search(struct ll_emit *e, const uint32_t *set, size_t lo,
 	if (hi - lo <= 3) {
 		for (i = lo; i < hi; i++) {
 			e->to_deny[e->n_deny++] = e->n;
-			e->f[e->n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, set[i],
-					    0, 0);
+			e->f[e->n++] =
+			    JUMP(BPF_JMP | BPF_JEQ | BPF_K, set[i], 0, 0);
 		}
 		e->to_allow[e->n_allow++] = e->n;
 		e->f[e->n++] = STMT(BPF_JMP | BPF_JA, 0);
@@ -766,7 +766,8 @@ static int install_metadata_filter(bool rw_dir)
 					(uint32_t)ll_chmods[i].nr, 0, 4);
 			/* The low 32 bits of the argument (little endian). */
 			f[e.n++] = STMT(BPF_LD | BPF_W | BPF_ABS, off);
-			f[e.n++] = JUMP(BPF_JMP | BPF_JSET | BPF_K, 06000, 0, 1);
+			f[e.n++] =
+			    JUMP(BPF_JMP | BPF_JSET | BPF_K, 06000, 0, 1);
 			f[e.n++] = STMT(BPF_RET | BPF_K, deny);
 			f[e.n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		}
@@ -804,8 +805,8 @@ int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 		return set_err(err, err_len, "cannot set no_new_privs", errno);
 	ret = install_metadata_filter(rs->rw_dir);
 	if (ret)
-		return set_err(err, err_len, "cannot install the metadata filter",
-			       -ret);
+		return set_err(err, err_len,
+			       "cannot install the metadata filter", -ret);
 	if (syscall(__NR_landlock_restrict_self, rs->fd, 0) != 0)
 		return set_err(err, err_len, "landlock_restrict_self", errno);
 	return 0;

@@ -6,9 +6,9 @@
 #include "internal.h"
 
 static const char *const mode_names[] = {
-	[WARD_MODE_READ_ONLY] = "read-only",
-	[WARD_MODE_WORKSPACE_WRITE] = "workspace-write",
-	[WARD_MODE_DANGER_FULL_ACCESS] = "danger-full-access",
+    [WARD_MODE_READ_ONLY] = "read-only",
+    [WARD_MODE_WORKSPACE_WRITE] = "workspace-write",
+    [WARD_MODE_DANGER_FULL_ACCESS] = "danger-full-access",
 };
 
 int ward_mode_parse(enum ward_mode *out, const char *text)

@@ -726,8 +726,7 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 	return c;
 }
 
-static void distrust_planted_bwrap(ward_provider *p,
-				   const ward_policy *policy);
+static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy);
 
 /* --- exported: the provider --------------------------------------------- */
 
@@ -787,8 +786,8 @@ int ward_provider_new(ward_provider **out,
 	err = dup_opt(&p->runner_command, opts->runner_command);
 	/* Version 1 callers' struct ends before the signatures. */
 	if (!err && opts->version >= 2 && opts->runner_failure_signatures) {
-		p->failure_signatures =
-		    ward_strv_dup((char *const *)opts->runner_failure_signatures);
+		p->failure_signatures = ward_strv_dup(
+		    (char *const *)opts->runner_failure_signatures);
 		if (!p->failure_signatures)
 			err = ward_err(-ENOMEM, "out of memory");
 	}
@@ -1027,8 +1026,8 @@ static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy)
 	struct verdict_cache *c = &p->cache[WARD_RUNNER_BWRAP];
 	const char *path;
 
-	if (p->runner_command || (c->done && c->verdict ==
-						  WARD_VERDICT_UNUSABLE))
+	if (p->runner_command ||
+	    (c->done && c->verdict == WARD_VERDICT_UNUSABLE))
 		return;
 	path = resolve_bwrap(p);
 	if (!path || check_runner_location("bwrap", path, policy) == 0)

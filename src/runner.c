@@ -6,12 +6,12 @@
 #include "internal.h"
 
 static const char *const runner_names[] = {
-	[WARD_RUNNER_NONE] = "none",
-	[WARD_RUNNER_BWRAP] = "bwrap",
-	[WARD_RUNNER_LANDLOCK] = "landlock",
-	[WARD_RUNNER_SEATBELT] = "seatbelt",
-	[WARD_RUNNER_WINDOWS_ACL] = "windows-acl",
-	[WARD_RUNNER_CUSTOM] = "custom",
+    [WARD_RUNNER_NONE] = "none",
+    [WARD_RUNNER_BWRAP] = "bwrap",
+    [WARD_RUNNER_LANDLOCK] = "landlock",
+    [WARD_RUNNER_SEATBELT] = "seatbelt",
+    [WARD_RUNNER_WINDOWS_ACL] = "windows-acl",
+    [WARD_RUNNER_CUSTOM] = "custom",
 };
 
 #define N_RUNNERS (sizeof(runner_names) / sizeof(runner_names[0]))

@@ -13,8 +13,8 @@
 #include "runner.h"
 
 enum ward_outcome {
-	WARD_OUTCOME_OK = 0,	  /* ran; no denial seen */
-	WARD_OUTCOME_DENIED,	  /* ran; the sandbox refused a file op */
+	WARD_OUTCOME_OK = 0,	     /* ran; no denial seen */
+	WARD_OUTCOME_DENIED,	     /* ran; the sandbox refused a file op */
 	WARD_OUTCOME_RUNNER_FAILURE, /* confinement failed; did not run */
 };
 
@@ -26,9 +26,9 @@ enum ward_outcome {
  */
 struct ward_run_facts {
 	enum ward_runner runner;
-	int exit_code;	   /* -1 when killed by a signal */
-	int term_signal;   /* 0 when it exited */
-	int child_started; /* 1, 0 or -1 */
+	int exit_code;		 /* -1 when killed by a signal */
+	int term_signal;	 /* 0 when it exited */
+	int child_started;	 /* 1, 0 or -1 */
 	const char *stderr_text; /* may be NULL; need not be NUL-terminated */
 	size_t stderr_len;
 	/**

@@ -58,8 +58,11 @@ struct ward_exec_options {
 	bool landlock_via_launcher;
 };
 
-#define WARD_EXEC_OPTIONS_INIT                                                \
-	{ WARD_EXEC_OPTIONS_VERSION, -1, 0, -1, -1, 0, 0, NULL, NULL, false }
+#define WARD_EXEC_OPTIONS_INIT                                                 \
+	{                                                                      \
+		WARD_EXEC_OPTIONS_VERSION, -1, 0, -1, -1, 0, 0, NULL, NULL,    \
+		    false                                                      \
+	}
 
 /**
  * ward_exec_run - confine and run @argv (argv[0] looked up in PATH),
@@ -77,8 +80,7 @@ WARD_EXTERN int ward_exec_run(ward_result **out, ward_provider *provider,
 
 /** ward_exec_shell - ward_exec_run of {"bash", "-c", @command}. */
 WARD_EXTERN int ward_exec_shell(ward_result **out, ward_provider *provider,
-				const ward_policy *policy,
-				const char *command,
+				const ward_policy *policy, const char *command,
 				const struct ward_exec_options *opts);
 
 WARD_EXTERN void ward_result_free(ward_result *result);

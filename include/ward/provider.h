@@ -67,9 +67,11 @@ struct ward_provider_options {
 	const char *const *runner_failure_signatures;
 };
 
-#define WARD_PROVIDER_OPTIONS_INIT                                           \
-	{ WARD_PROVIDER_OPTIONS_VERSION, ward_platform_current(), NULL, 0,   \
-	  NULL, 0, NULL, NULL, NULL, NULL, NULL }
+#define WARD_PROVIDER_OPTIONS_INIT                                             \
+	{                                                                      \
+		WARD_PROVIDER_OPTIONS_VERSION, ward_platform_current(), NULL,  \
+		    0, NULL, 0, NULL, NULL, NULL, NULL, NULL                   \
+	}
 
 /**
  * ward_provider_new - make a provider. @opts may be NULL (defaults).
@@ -97,10 +99,10 @@ WARD_EXTERN int ward_provider_select(ward_provider *provider,
  * lies inside the policy's workspace or writable roots, exactly as
  * ward_provider_confine() does. Prefer it whenever a policy is at hand.
  */
-WARD_EXTERN int ward_provider_select_for(ward_provider *provider,
-					 const ward_policy *policy,
-					 enum ward_runner *out_runner,
-					 enum ward_enforcement *out_enforcement);
+WARD_EXTERN int
+ward_provider_select_for(ward_provider *provider, const ward_policy *policy,
+			 enum ward_runner *out_runner,
+			 enum ward_enforcement *out_enforcement);
 
 /**
  * ward_provider_force - restrict the chain to one runner (the CLI's

@@ -761,8 +761,8 @@ static void t_signal_state_not_inherited(void **state)
 	 * exec (POSIX; `nohup ward run …` relies on it), except SIGPIPE and
 	 * SIGXFSZ, which the executor always resets.
 	 */
-	inherited = own_sigign() & ~((1ULL << (SIGPIPE - 1)) |
-				     (1ULL << (SIGXFSZ - 1)));
+	inherited =
+	    own_sigign() & ~((1ULL << (SIGPIPE - 1)) | (1ULL << (SIGXFSZ - 1)));
 	snprintf(expect, sizeof(expect),
 		 "SigBlk:\t0000000000000000\nSigIgn:\t%016llx\n", inherited);
 	memset(&sa, 0, sizeof(sa));

@@ -1,0 +1,191 @@
+/*
+ * ward mcp — an MCP server over stdio giving any agent sandboxed bash and
+ * file tools (see man/ward-mcp.1 and docs/MCP.md).
+ *
+ * Shape: the main thread reads stdin (one JSON-RPC message per line,
+ * src/jsonrpc.c), answers the quick methods itself and hands every
+ * tools/call to a worker thread, so a slow command blocks neither `ping`
+ * nor another call. Everything written to stdout goes through one
+ * mutex-protected writer, one whole line at a time. Requests the server
+ * sends (elicitation/create, for approvals) are answered on stdin; the
+ * main thread routes each answer to the worker waiting for it, by id.
+ *
+ * This header is shared by cmd_mcp.c (protocol, threads, sessions,
+ * approvals) and cmd_mcp_tools.c (the tools).
+ */
+#ifndef WARD_CLI_CMD_MCP_H
+#define WARD_CLI_CMD_MCP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "ward/escalation.h"
+#include "ward/exec.h"
+#include "ward/session.h"
+
+#include "policy_opts.h"
+
+/* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
+int cmd_mcp(int argc, char **argv);
+
+/* Defaults and bounds of the tools (their descriptions in render.c say
+ * the same numbers). */
+#define MCP_TIMEOUT_DEFAULT_MS 120000UL
+#define MCP_TIMEOUT_MAX_MS 3600000UL
+#define MCP_WAIT_MAX_MS 600000UL
+/* Captured output per stream: the first and the last half are kept. */
+#define MCP_CAPTURE_LIMIT (64u * 1024u)
+/* Background tasks kept at once. */
+#define MCP_MAX_TASKS 32
+
+/* A background task started by the bash tool. */
+struct mcp_bgtask {
+	char id[16];	 /* "t1", "t2", … */
+	ward_task *task; /* owned */
+	char call_id[16];
+	enum ward_mode mode; /* the mode it runs under */
+	enum ward_approval_policy approval;
+	bool escalated;
+	unsigned long timeout_ms;
+	/* Guarded by the server's lock: */
+	unsigned refs;	 /* workers using it */
+	bool unlinked;	 /* removed from the table: the last ref frees */
+	bool recorded;	 /* its call/result is in the session log */
+	bool ended_seen; /* a reader saw it end */
+	struct mcp_bgtask *next;
+};
+
+/* One tools/call in progress, owned by its worker thread. */
+struct mcp_call {
+	struct mcp_server *srv;
+	json_t *id;		/* the request's id (a reference) */
+	json_t *params;		/* its params object (a reference) */
+	json_t *progress_token; /* params._meta.progressToken, or NULL */
+	double progress;	/* the last progress value sent */
+	bool no_elicitation;	/* approval failed: client cannot elicit */
+	/* Guarded by the server's lock: */
+	bool cancelled;	 /* notifications/cancelled named this call */
+	ward_task *task; /* its running foreground command, or NULL */
+	struct mcp_call *next;
+};
+
+/* A request the server sent and waits on (elicitation/create). */
+struct mcp_pending {
+	json_t *id;
+	json_t *response; /* the whole response message, once it came */
+	bool done;
+	struct mcp_pending *next;
+};
+
+struct mcp_server {
+	/* Set up before the first message; read-only afterwards. */
+	struct cli_policy_opts po;
+	struct cli_setup setup; /* config, base policy, provider */
+	ward_session *session;
+	struct ward_session_defaults defaults;
+	bool confines; /* a runner can confine (provider select worked) */
+	enum ward_runner runner;
+	enum ward_enforcement enforcement;
+	char select_error[512]; /* why no runner can confine */
+
+	/* The writer: one line at a time on stdout. */
+	pthread_mutex_t out_lock;
+	int out_fd;
+	bool out_dead;
+
+	/* The runner chain and its probe cache are not thread-safe. */
+	pthread_mutex_t provider_lock;
+	/* The session's snapshot (reload and folds); appends need no lock. */
+	pthread_mutex_t session_lock;
+
+	/* Everything below: under lock; cond signals any change. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char protocol[16];
+	bool initialized;
+	bool elicitation; /* the client can elicit in form mode */
+	int log_level;	  /* index into the syslog levels; -1: none */
+	bool listed_escalation; /* what the last tools/list offered */
+	bool listed;
+	bool eof;
+	unsigned active; /* worker threads alive */
+	struct mcp_call *calls;
+	struct mcp_pending *pending;
+	unsigned long next_request;
+	struct mcp_bgtask *tasks;
+	unsigned ntasks;
+	unsigned long next_task;
+};
+
+/* What one call runs under, from the session as it is now. */
+struct mcp_call_policy {
+	ward_policy *policy; /* owned; the session's mode */
+	enum ward_mode mode;
+	enum ward_knob_source source;
+	enum ward_approval_policy approval;
+	char call_id[16];
+};
+
+/* --- cmd_mcp.c, for the tools ------------------------------------------ */
+
+/* mcp_send - write @msg (consumed) as one line; false when it could not. */
+bool mcp_send(struct mcp_server *srv, json_t *msg);
+
+/* mcp_log - a log line on stderr, and as notifications/message when the
+ * client asked for @level ("debug" … "emergency") or more. */
+void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * mcp_call_policy - re-read the session's log (another terminal may have
+ * changed its mode) and build the call's policy and a call id. Returns 0
+ * or a negative code with ward_error_last() set.
+ */
+int mcp_call_policy(struct mcp_call_policy *out, struct mcp_server *srv);
+void mcp_call_policy_clear(struct mcp_call_policy *cp);
+
+/* Whether tools offer the escalation fields under @mode and @approval. */
+bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
+			   enum ward_approval_policy approval);
+
+/*
+ * mcp_approve - the approval service: asks the client's user with an
+ * elicitation (form mode) and waits, sending progress notifications when
+ * the call carries a progress token. @ctx is the struct mcp_call.
+ */
+enum ward_approval_outcome mcp_approve(void *ctx,
+				       const struct ward_approval_request *req);
+
+/*
+ * mcp_call_attach - make @task the call's running command (NULL: none),
+ * so notifications/cancelled can kill it. Returns false when the call was
+ * already cancelled (then the task has been killed).
+ */
+bool mcp_call_attach(struct mcp_call *call, ward_task *task);
+
+/* mcp_call_cancelled - whether notifications/cancelled named the call. */
+bool mcp_call_cancelled(struct mcp_call *call);
+
+/* mcp_protocol_at_least - the negotiated revision is @rev or later. */
+bool mcp_protocol_at_least(struct mcp_server *srv, const char *rev);
+
+/* --- cmd_mcp_tools.c --------------------------------------------------- */
+
+/* The tools/list result. */
+json_t *mcp_tools_list(struct mcp_server *srv);
+
+/*
+ * mcp_tools_call - run tool @name with @args (an object, or NULL) for
+ * @call. Returns a CallToolResult, or NULL with *code set to a JSON-RPC
+ * error (-32602 for an unknown tool).
+ */
+json_t *mcp_tools_call(struct mcp_call *call, const char *name, json_t *args,
+		       int *code, const char **message);
+
+/* mcp_tasks_stop_all - kill every background task, record how each one
+ * ended in the session, free them (at end of input). */
+void mcp_tasks_stop_all(struct mcp_server *srv);
+
+#endif

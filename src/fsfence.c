@@ -1447,6 +1447,16 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 	for (tries = 0; tries < FENCE_RETRIES; tries++) {
 		canon_clear(&c);
 		err = canon_resolve(&c, abs, true);
+		/*
+		 * Judge before saying "not found": under a `--` rule a missing
+		 * path is denied like an existing one, so the fence is no
+		 * oracle for what exists in a hidden directory.
+		 */
+		if (!err) {
+			err = fence_judge(f, given, c.path, NULL);
+			if (err)
+				goto out_free;
+		}
 		if (!err && c.missing)
 			err = -ENOENT;
 		if (!err && (flags & O_DIRECTORY) && !S_ISDIR(c.st.st_mode))
@@ -1455,9 +1465,6 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 			err = ward_err(err, "%s: %s", given, strerror(-err));
 			goto out_free;
 		}
-		err = fence_judge(f, given, c.path, NULL);
-		if (err)
-			goto out_free;
 		fd = open_nofollow(c.path, flags);
 		if (fd >= 0) {
 			if (resolved) {
@@ -2350,15 +2357,18 @@ int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
 	for (tries = 0; tries < FENCE_RETRIES; tries++) {
 		canon_clear(&c);
 		err = canon_resolve(&c, abs, o.follow);
+		/* Judged before "not found", as in open_for_read(). */
+		if (!err) {
+			err = fence_judge(&f, path, c.path, NULL);
+			if (err)
+				goto out_free;
+		}
 		if (!err && c.missing)
 			err = -ENOENT;
 		if (err) {
 			err = ward_err(err, "%s: %s", path, strerror(-err));
 			goto out_free;
 		}
-		err = fence_judge(&f, path, c.path, NULL);
-		if (err)
-			goto out_free;
 		/* Describe the entry through its parent, opened without
 		 * following symlinks, so what is judged is what is seen. */
 		slash = strrchr(c.path, '/');

@@ -497,3 +497,81 @@ int ward_render_widen_advice(char **out, enum ward_subject subject,
 	*out = text;
 	return 0;
 }
+
+int ward_render_fs_done(char **out, enum ward_fs_op op, const char *path,
+			unsigned long long count)
+{
+	char *text = NULL;
+	int n;
+
+	if (!out || !path)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (op == WARD_FS_OP_WRITE)
+		n = asprintf(&text, "wrote %llu byte%s to %s", count,
+			     count == 1 ? "" : "s", path);
+	else if (op == WARD_FS_OP_EDIT)
+		n = asprintf(&text, "replaced %llu occurrence%s in %s", count,
+			     count == 1 ? "" : "s", path);
+	else
+		return ward_err(WARD_EINVAL, "no text for operation %s",
+				ward_fs_op_name(op));
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_read_more(char **out, unsigned long long next_offset)
+{
+	char *text = NULL;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "[… the file continues: read on with offset %llu]",
+		     next_offset) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_listing(char **out, const struct ward_fs_listing *listing)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!out || !listing)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	m = open_memstream(&text, &len);
+	if (!m)
+		return ward_err(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < listing->count; i++) {
+		const struct ward_fs_entry *e = &listing->entries[i];
+
+		if (i)
+			fputc('\n', m);
+		fputs(e->path, m);
+		if (e->denied)
+			fputs(" [access denied by a rule]", m);
+		else if (e->type == WARD_FS_TYPE_DIR)
+			fputc('/', m);
+		else if (e->type == WARD_FS_TYPE_SYMLINK)
+			fputc('@', m);
+		else if (e->type == WARD_FS_TYPE_FILE)
+			fprintf(m, " (%llu bytes)",
+				(unsigned long long)e->size);
+	}
+	if (listing->truncated)
+		fputs(listing->count ? "\n[… listing truncated]"
+				     : "[… listing truncated]",
+		      m);
+	else if (listing->count == 0)
+		fputs("(empty directory)", m);
+	if (fclose(m) != 0 || !text) {
+		free(text);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = text;
+	return 0;
+}

@@ -20,6 +20,7 @@
 
 #include "common.h"
 #include "escalation.h"
+#include "fsfence.h"
 #include "mode.h"
 #include "session.h"
 
@@ -183,5 +184,32 @@ WARD_EXTERN int ward_render_task_started(char **out, const char *task_id,
 WARD_EXTERN int ward_render_widen_advice(char **out, enum ward_subject subject,
 					 enum ward_mode requested,
 					 const char *session_id);
+
+/**
+ * ward_render_fs_done - what a successful file change says: for
+ * WARD_FS_OP_WRITE "wrote N bytes to PATH", for WARD_FS_OP_EDIT
+ * "replaced N occurrence(s) in PATH" (@count: bytes or replacements).
+ * WARD_EINVAL for another operation. The caller frees *out.
+ */
+WARD_EXTERN int ward_render_fs_done(char **out, enum ward_fs_op op,
+				    const char *path, unsigned long long count);
+
+/**
+ * ward_render_read_more - the line that follows a read stopped by its
+ * limit: "[… the file continues: read on with offset N]". The caller
+ * frees *out.
+ */
+WARD_EXTERN int ward_render_read_more(char **out,
+				      unsigned long long next_offset);
+
+/**
+ * ward_render_listing - a directory listing, one entry per line:
+ * "NAME/" for a directory, "NAME (N bytes)" for a file, "NAME@" for a
+ * symlink, "NAME [access denied by a rule]" for an entry a `--` rule
+ * covers; then "[… listing truncated]" when a bound stopped it, or
+ * "(empty directory)" when there is nothing. The caller frees *out.
+ */
+WARD_EXTERN int ward_render_listing(char **out,
+				    const struct ward_fs_listing *listing);
 
 #endif

@@ -22,6 +22,13 @@ DESTDIR    ?=
 
 CC       ?= cc
 B        := build
+# Quiet by default; `make V=1` shows every command.
+V        ?= 0
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
 WARNINGS := -Wall -Wextra -Werror=implicit-function-declaration -Wshadow \
             -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CSTD     := -std=c11 -D_GNU_SOURCE
@@ -104,11 +111,13 @@ deps: $(DEPS_STAMP)
 
 $(B)/obj/lib/%.o: src/%.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	@$(if $(Q),echo '  CC      $<')
+	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/obj/cli/%.o: cli/%.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	@$(if $(Q),echo '  CC      $<')
+	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(PATHS_STAMP):
 	@mkdir -p $(@D)
@@ -137,12 +146,14 @@ $(MUSL_CONF): scripts/musl-deps.sh $(DEPS_STAMP)
 
 $(B)/obj/musl/lib/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_CONF)
 	@mkdir -p $(@D)
-	$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
+	@$(if $(Q),echo '  MUSLCC  $<')
+	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
 	    -DWARD_BUILDING $(DEPFLAGS) -c $< -o $@
 
 $(B)/obj/musl/cli/%.o: cli/%.c $(PATHS_STAMP) | $(MUSL_CONF)
 	@mkdir -p $(@D)
-	$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	@$(if $(Q),echo '  MUSLCC  $<')
+	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 ifeq ($(WARD_MUSL),1)
 $(WARD): $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) $(MUSL_CONF)
@@ -171,7 +182,8 @@ $(B)/ward.pc: ward.pc.in Makefile $(PATHS_STAMP)
 
 $(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
 	    $(LIBA) $(LIB_LIBS) -lcmocka
 
 unit: $(UNIT_BINS)
@@ -194,7 +206,8 @@ FUZZ_SMOKE_SECONDS ?= 5
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(LIB_LIBS)
+	@$(if $(Q),echo '  FUZZ    $@')
+	$(Q)clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(LIB_LIBS)
 
 fuzz: $(FUZZ_BINS)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)

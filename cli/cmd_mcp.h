@@ -146,6 +146,12 @@ void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
 int mcp_call_policy(struct mcp_call_policy *out, struct mcp_server *srv);
 void mcp_call_policy_clear(struct mcp_call_policy *cp);
 
+/* mcp_session_knobs - re-read the session's log; its mode and approval
+ * policy now (the configured defaults when it has no knob event). */
+int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
+		      enum ward_knob_source *source,
+		      enum ward_approval_policy *approval);
+
 /* Whether tools offer the escalation fields under @mode and @approval. */
 bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
 			   enum ward_approval_policy approval);
@@ -175,6 +181,9 @@ bool mcp_protocol_at_least(struct mcp_server *srv, const char *rev);
 
 /* The tools/list result. */
 json_t *mcp_tools_list(struct mcp_server *srv);
+
+/* mcp_tools_known - whether @name is one of the tools. */
+bool mcp_tools_known(const char *name);
 
 /*
  * mcp_tools_call - run tool @name with @args (an object, or NULL) for

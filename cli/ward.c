@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "cmd_config.h"
 #include "cmd_fs.h"
+#include "cmd_mcp.h"
 #include "cmd_session.h"
 
 static int cmd_help(int argc, char **argv);
@@ -32,6 +33,7 @@ static const struct cli_command commands[] = {
     {"fs", cmd_fs, "file operations through the in-process file fence"},
     {"session", cmd_session, "sessions: per-session mode, approval and log"},
     {"config", cmd_config, "check ward.yml and show the effective setup"},
+    {"mcp", cmd_mcp, "serve sandboxed bash and file tools over MCP (stdio)"},
     {"help", cmd_help, "show the help of a command"},
 };
 

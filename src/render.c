@@ -380,6 +380,21 @@ const char *ward_render_field_description(enum ward_tool tool,
 	return NULL;
 }
 
+/* Write @len bytes of output; a NUL byte becomes U+FFFD (the text is a
+ * C string). */
+static void put_bytes(FILE *m, const char *buf, size_t len)
+{
+	const char *nul;
+
+	while (len > 0 && (nul = memchr(buf, '\0', len)) != NULL) {
+		fwrite(buf, 1, (size_t)(nul - buf), m);
+		fputs("\xef\xbf\xbd", m);
+		len -= (size_t)(nul - buf) + 1;
+		buf = nul + 1;
+	}
+	fwrite(buf, 1, len, m);
+}
+
 /* Append one captured stream, with the omission note where it was cut. */
 static void put_stream(FILE *m, const char *buf, size_t len, size_t head,
 		       size_t dropped)
@@ -391,12 +406,12 @@ static void put_stream(FILE *m, const char *buf, size_t len, size_t head,
 	}
 	if (!dropped || head > len)
 		head = len;
-	fwrite(buf, 1, head, m);
+	put_bytes(m, buf, head);
 	if (dropped) {
 		if (head && buf[head - 1] != '\n')
 			fputc('\n', m);
 		fprintf(m, "[… %zu bytes omitted …]\n", dropped);
-		fwrite(buf + head, 1, len - head, m);
+		put_bytes(m, buf + head, len - head);
 	}
 	if (buf[len - 1] != '\n')
 		fputc('\n', m);

@@ -162,7 +162,8 @@ struct ward_render_run {
  * line ("exit code: N", "killed by signal N", "timed out after N ms; its
  * process group was killed", or "task ID is still running"); then, after
  * a denial, the marker and, when @r->escalation_offered, the hint. The
- * output bytes are copied as they are. The caller frees *out.
+ * output bytes are copied as they are, except NUL bytes, which become
+ * U+FFFD. The caller frees *out.
  */
 WARD_EXTERN int ward_render_run(char **out, const struct ward_render_run *r);
 

@@ -147,8 +147,8 @@ reason_for() {
 		echo "bwrap gives a read-only run a private tmpfs on /tmp: the write succeeds inside the sandbox and disappears with it, so nothing reaches the host. Landlock has no private mounts; it refuses the write (only /dev/null is writable in read-only)." ;;
 	*"/dev/shm"*)
 		echo "bwrap mounts a private /dev (a fresh tmpfs with a few device nodes), so the host's /dev/shm is not visible and a write there lands in the throw-away /dev or fails with ENOENT. Landlock keeps the host's /dev and grants nothing under it but /dev/null." ;;
-	*chmod* | *timestamps* | *"extended attribute"*)
-		echo "Landlock (up to ABI 7) has no access right for metadata changes: chmod, chown, utimes and setxattr are checked only by ordinary DAC, so an owner (and root, who owns system files) may change them anywhere. bwrap's read-only bind mount refuses every change with EROFS. This is a gap in the Landlock runners (see Failures)." ;;
+	*chmod* | *timestamps* | *"extended attribute"* | *"set-user-ID"*)
+		echo "Landlock (up to ABI 7) has no access right for metadata changes (chmod, chown, utimes, setxattr). ward's Landlock runners add a seccomp filter: with nothing writable (read-only) every such call fails with EACCES; with writable roots only a chmod that sets a set-id bit is refused, and other metadata changes on files the caller owns outside the roots remain possible (documented in docs/RUNNERS.md). bwrap's read-only bind mount refuses every change with EROFS." ;;
 	*signal* | *ptrace*)
 		echo "bwrap runs the command in a new PID namespace, where outside processes have no PID (ESRCH). Landlock has no PID namespace: the process is visible, and Landlock's scoping (ptrace restrictions; signal scope from ABI 6) refuses with EPERM." ;;
 	*"hard link from the workspace"* | *"rename a workspace file"*)
@@ -162,7 +162,7 @@ reason_for() {
 	*TIOCSTI*)
 		echo "Blocked everywhere; the errors differ only where the probe reopens the terminal: bwrap's private /dev has no /dev/pts/N of the host (the probe finds /dev/console instead) and no controlling terminal (ENXIO), while under Landlock the host's /dev/pts/N and /dev/tty are visible but not openable (EACCES). The inherited fds fail alike: EPERM, as the terminal is no longer the command's controlling terminal after setsid." ;;
 	*"TMPDIR=/"*)
-		echo "\$TMPDIR is a writable root under workspace-write, so TMPDIR=/ makes every path writable. bwrap is refused only by accident (its binary, /usr/bin/bwrap, now lies inside a writable root); the Landlock runners grant / read-write and the write succeeds. See Failures." ;;
+		echo "\$TMPDIR comes from the environment and may not widen the sandbox over what it protects: a \$TMPDIR of /, of \$HOME or of an ancestor of it is left out of the writable roots on every runner (an rw rule is the deliberate way to ask for that)." ;;
 	*"in the workspace: read a file in it"* | *"in the workspace: write in it"* | \
 		*"r- a glob in the workspace: overwrite a match"* | *"r- beats rw"* | \
 		*"-- beats rw"* | *"protected: write .git/hooks/pre-commit"* | \

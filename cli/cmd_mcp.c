@@ -1,0 +1,1082 @@
+/*
+ * ward mcp — the MCP server: options and set-up, the stdin loop, the
+ * protocol methods, worker threads, the stdout writer, cancellation,
+ * approvals by elicitation, and the orderly end at end of input. The
+ * tools themselves are in cmd_mcp_tools.c. See cmd_mcp.h for the shape.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jsonrpc.h"
+#include "ward/render.h"
+
+#include "cli.h"
+#include "cmd_mcp.h"
+#include "cmd_session.h"
+
+/* The longest message line accepted on stdin. */
+#define MCP_MAX_LINE (4u * 1024u * 1024u)
+/* Worker threads at once; a call beyond that is refused. */
+#define MCP_MAX_WORKERS 64
+/* Stack of a worker thread (musl's default is too small for the fence). */
+#define MCP_WORKER_STACK (1024u * 1024u)
+/* How often a waiting approval sends a progress notification. */
+#define MCP_PROGRESS_EVERY_MS 5000
+
+static const char mcp_usage[] =
+    "ward mcp [--workspace DIR | --session ID] [--mode MODE] "
+    "[--config FILE] [OPTIONS]";
+
+/* Revisions this server speaks, newest first. */
+static const char *const protocols[] = {"2025-11-25", "2025-06-18",
+					"2025-03-26"};
+
+/* MCP (syslog) log levels, least severe first. */
+static const char *const log_levels[] = {"debug",    "info",  "notice",
+					 "warning",  "error", "critical",
+					 "alert",    "emergency"};
+#define N_LOG_LEVELS (sizeof(log_levels) / sizeof(log_levels[0]))
+/* Levels from here on also go to stderr. */
+#define STDERR_LEVEL 2
+
+static void print_help(void)
+{
+	printf(
+	    "Usage: %s\n"
+	    "\n"
+	    "Serve the Model Context Protocol on stdin/stdout: any MCP client "
+	    "(an agent)\n"
+	    "gets a `bash` tool whose commands run under ward's kernel-enforced "
+	    "file\n"
+	    "sandbox, background tasks (task_output, task_kill) and file "
+	    "tools through the\n"
+	    "file fence (read_file, write_file, edit_file, list_directory). "
+	    "After a denial\n"
+	    "the model may ask to retry once under a wider mode; the client "
+	    "asks its user\n"
+	    "(MCP elicitation) before anything runs.\n"
+	    "\n"
+	    "Every connection is a session: a new one in DIR, or the existing "
+	    "session ID.\n"
+	    "Its mode can be changed from another terminal with 'ward session "
+	    "mode ID MODE';\n"
+	    "the next call uses it.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -w, --workspace DIR    the workspace of a new session (default: "
+	    ".)\n"
+	    "      --session ID       serve an existing session (its cwd is "
+	    "the workspace)\n"
+	    "  -m, --mode MODE        set the session's mode: read-only, "
+	    "workspace-write or\n"
+	    "                         danger-full-access (default: ward.yml's, "
+	    "else read-only)\n"
+	    "  -r, --runner RUNNER    auto (default), bwrap or landlock\n" CLI_CONFIG_HELP
+	    "  -h, --help             show this help and exit\n"
+	    "\n"
+	    "Only MCP goes to stdout; logs go to stderr. At end of input every "
+	    "running\n"
+	    "command is stopped and ward exits 0.\n"
+	    "\n"
+	    "Client configuration (e.g. .mcp.json):\n"
+	    "  {\"mcpServers\": {\"ward\": {\"command\": \"ward\",\n"
+	    "    \"args\": [\"mcp\", \"--workspace\", \"/path/to/project\", "
+	    "\"--mode\", \"workspace-write\"]}}}\n"
+	    "\n"
+	    "See ward-mcp(1).\n",
+	    mcp_usage);
+}
+
+/* --- writing --------------------------------------------------------- */
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		w = write(fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+bool mcp_send(struct mcp_server *srv, json_t *msg)
+{
+	size_t len = 0;
+	char *line = ward_jr_encode(&len, msg);
+	bool ok = false;
+
+	json_decref(msg);
+	if (!line) {
+		fprintf(stderr, "ward mcp: cannot encode a message: out of "
+				"memory\n");
+		return false;
+	}
+	pthread_mutex_lock(&srv->out_lock);
+	if (!srv->out_dead) {
+		ok = write_all(srv->out_fd, line, len) == 0;
+		if (!ok) {
+			srv->out_dead = true;
+			fprintf(stderr,
+				"ward mcp: cannot write to stdout (%s); "
+				"nothing more will be sent\n",
+				strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&srv->out_lock);
+	free(line);
+	return ok;
+}
+
+static void send_error(struct mcp_server *srv, json_t *id, int code,
+		       const char *message)
+{
+	mcp_send(srv, ward_jr_error(id, code, message, NULL));
+}
+
+static int level_index(const char *level)
+{
+	for (size_t i = 0; i < N_LOG_LEVELS; i++)
+		if (strcmp(log_levels[i], level) == 0)
+			return (int)i;
+	return -1;
+}
+
+void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
+{
+	int idx = level_index(level);
+	char text[1024];
+	bool notify;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (idx >= STDERR_LEVEL)
+		fprintf(stderr, "ward mcp: %s\n", text);
+	pthread_mutex_lock(&srv->lock);
+	notify = srv->log_level >= 0 && idx >= srv->log_level;
+	pthread_mutex_unlock(&srv->lock);
+	if (notify)
+		mcp_send(srv, ward_jr_notification(
+				  "notifications/message",
+				  json_pack("{s:s, s:s, s:o}", "level", level,
+					    "logger", "ward",
+					    "data", cli_json_text(
+							text, strlen(text)))));
+}
+
+/* --- per-call state ---------------------------------------------------- */
+
+bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
+			   enum ward_approval_policy approval)
+{
+	enum ward_mode targets[2];
+
+	return srv->confines && approval == WARD_APPROVAL_ASK &&
+	       ward_escalation_targets(targets, mode) > 0;
+}
+
+int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
+		      enum ward_knob_source *source,
+		      enum ward_approval_policy *approval)
+{
+	int err;
+
+	pthread_mutex_lock(&srv->session_lock);
+	err = ward_session_reload(srv->session);
+	if (!err) {
+		*mode = ward_session_mode(srv->session, srv->defaults.mode,
+					  source);
+		*approval = ward_session_approval(srv->session,
+						  srv->defaults.approval, NULL);
+	}
+	pthread_mutex_unlock(&srv->session_lock);
+	return err;
+}
+
+int mcp_call_policy(struct mcp_call_policy *out, struct mcp_server *srv)
+{
+	struct mcp_call_policy cp;
+	bool changed = false, offered;
+	int err;
+
+	memset(&cp, 0, sizeof(cp));
+	err = mcp_session_knobs(srv, &cp.mode, &cp.source, &cp.approval);
+	if (err)
+		return err;
+	err = ward_policy_with_mode(&cp.policy, srv->setup.policy, cp.mode);
+	if (!err)
+		err = ward_policy_set_session(cp.policy,
+					      ward_session_id(srv->session));
+	if (!err)
+		err = ward_session_check_policy(srv->session, cp.policy);
+	if (!err)
+		err = ward_session_new_call_id(cp.call_id, sizeof(cp.call_id));
+	if (err) {
+		ward_policy_free(cp.policy);
+		return err;
+	}
+	/* The tools' fields follow the session's mode: when they changed
+	 * since the client listed them, tell it to list again. */
+	offered = mcp_escalation_fields(srv, cp.mode, cp.approval);
+	pthread_mutex_lock(&srv->lock);
+	if (srv->listed && srv->listed_escalation != offered) {
+		srv->listed_escalation = offered;
+		changed = true;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (changed)
+		mcp_send(srv, ward_jr_notification(
+				  "notifications/tools/list_changed", NULL));
+	*out = cp;
+	return 0;
+}
+
+void mcp_call_policy_clear(struct mcp_call_policy *cp)
+{
+	ward_policy_free(cp->policy);
+	cp->policy = NULL;
+}
+
+bool mcp_call_attach(struct mcp_call *call, ward_task *task)
+{
+	struct mcp_server *srv = call->srv;
+	bool ok = true;
+
+	pthread_mutex_lock(&srv->lock);
+	if (task && (call->cancelled || srv->eof)) {
+		ward_task_kill(task, SIGKILL);
+		ok = false;
+	}
+	call->task = task;
+	pthread_mutex_unlock(&srv->lock);
+	return ok;
+}
+
+bool mcp_call_cancelled(struct mcp_call *call)
+{
+	bool c;
+
+	pthread_mutex_lock(&call->srv->lock);
+	c = call->cancelled;
+	pthread_mutex_unlock(&call->srv->lock);
+	return c;
+}
+
+bool mcp_protocol_at_least(struct mcp_server *srv, const char *rev)
+{
+	bool at;
+
+	pthread_mutex_lock(&srv->lock);
+	/* Revisions are dates: they compare as strings. */
+	at = strcmp(srv->protocol, rev) >= 0;
+	pthread_mutex_unlock(&srv->lock);
+	return at;
+}
+
+/* --- approval by elicitation ---------------------------------------- */
+
+/*
+ * Append @s for display in the client's prompt: control characters,
+ * invalid UTF-8, C1 controls and bidirectional overrides are escaped, so
+ * a justification cannot repaint the question it appears in.
+ */
+static void put_display(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	while (*p) {
+		unsigned cp;
+		size_t n;
+
+		if (*p < 0x80) {
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\x%02x", *p);
+			else
+				fputc(*p, f);
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 2, cp = *p & 0x1f;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 3, cp = *p & 0x0f;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 4, cp = *p & 0x07;
+		else
+			n = 0, cp = 0;
+		for (size_t i = 1; i < n; i++) {
+			if ((p[i] & 0xc0) != 0x80) {
+				n = 0;
+				break;
+			}
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if (n == 0 || (n == 3 && cp < 0x800) ||
+		    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff)) {
+			fprintf(f, "\\x%02x", *p);
+			p++;
+			continue;
+		}
+		if ((cp >= 0x80 && cp <= 0x9f) ||
+		    (cp >= 0x202a && cp <= 0x202e) ||
+		    (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+		    cp == 0x200f || cp == 0x061c)
+			fprintf(f, "\\u%04x", cp);
+		else
+			fwrite(p, 1, n, f);
+		p += n;
+	}
+}
+
+/* The question the person is asked (person-facing, not model-facing). */
+static char *approval_message(const struct ward_approval_request *req)
+{
+	const char *what = ward_subject_name(req->subject);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return NULL;
+	fprintf(m, "ward: this %s asks to run once under a wider sandbox.\n",
+		what);
+	fprintf(m, "%s: ", what);
+	put_display(m, req->summary);
+	fprintf(m, "\ndirectory: ");
+	put_display(m, req->cwd);
+	fprintf(m, "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
+		ward_mode_name(req->current), ward_mode_name(req->requested));
+	put_display(m, req->justification);
+	if (req->session_id)
+		fprintf(m, "\nsession: %s", req->session_id);
+	fprintf(m,
+		"\nAllow this %s to run once under %s? Accept with \"allow\" "
+		"checked to allow it; decline to refuse.",
+		what, ward_mode_name(req->requested));
+	if (fclose(m) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static void send_progress(struct mcp_call *call, const char *message)
+{
+	if (!call->progress_token)
+		return;
+	call->progress += 1;
+	mcp_send(call->srv,
+		 ward_jr_notification(
+		     "notifications/progress",
+		     json_pack("{s:O, s:f, s:s}", "progressToken",
+			       call->progress_token, "progress",
+			       call->progress, "message", message)));
+}
+
+/* Wait (srv->lock held) until @p is answered, the call is cancelled or
+ * input ends, sending progress every MCP_PROGRESS_EVERY_MS. */
+static void wait_answer(struct mcp_call *call, struct mcp_pending *p)
+{
+	struct mcp_server *srv = call->srv;
+	struct timespec until;
+
+	while (!p->done && !call->cancelled && !srv->eof) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += MCP_PROGRESS_EVERY_MS / 1000;
+		if (pthread_cond_timedwait(&srv->cond, &srv->lock, &until) ==
+			ETIMEDOUT &&
+		    !p->done && !call->cancelled && !srv->eof) {
+			pthread_mutex_unlock(&srv->lock);
+			send_progress(call, "waiting for the user to approve "
+					    "or decline");
+			pthread_mutex_lock(&srv->lock);
+		}
+	}
+}
+
+/* The outcome an elicitation response means. */
+static enum ward_approval_outcome read_answer(json_t *response)
+{
+	json_t *result = json_object_get(response, "result");
+	const char *action = json_string_value(json_object_get(result, "action"));
+	json_t *allow;
+
+	if (!result || !action)
+		return WARD_APPROVAL_UNAVAILABLE; /* an error response */
+	if (strcmp(action, "accept") == 0) {
+		allow = json_object_get(json_object_get(result, "content"),
+					"allow");
+		return json_is_true(allow) ? WARD_APPROVAL_ALLOWED_ONCE
+					   : WARD_APPROVAL_REJECTED;
+	}
+	if (strcmp(action, "decline") == 0)
+		return WARD_APPROVAL_REJECTED;
+	if (strcmp(action, "cancel") == 0)
+		return WARD_APPROVAL_CANCELLED;
+	return WARD_APPROVAL_UNAVAILABLE;
+}
+
+static void unlink_pending(struct mcp_server *srv, struct mcp_pending *p)
+{
+	for (struct mcp_pending **pp = &srv->pending; *pp;
+	     pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+	}
+}
+
+enum ward_approval_outcome mcp_approve(void *ctx,
+				       const struct ward_approval_request *req)
+{
+	struct mcp_call *call = ctx;
+	struct mcp_server *srv = call->srv;
+	enum ward_approval_outcome outcome;
+	struct mcp_pending *p;
+	json_t *params, *schema;
+	char *message, rid[32], title[96];
+	bool elicit, stop, done, at_2511;
+
+	pthread_mutex_lock(&srv->lock);
+	elicit = srv->elicitation;
+	stop = call->cancelled || srv->eof;
+	snprintf(rid, sizeof(rid), "ward-%lu", ++srv->next_request);
+	pthread_mutex_unlock(&srv->lock);
+	if (!elicit) {
+		call->no_elicitation = true;
+		return WARD_APPROVAL_UNAVAILABLE;
+	}
+	if (stop)
+		return WARD_APPROVAL_CANCELLED;
+
+	message = approval_message(req);
+	p = calloc(1, sizeof(*p));
+	if (!message || !p) {
+		free(message);
+		free(p);
+		return WARD_APPROVAL_UNAVAILABLE;
+	}
+	snprintf(title, sizeof(title), "Allow once under %s",
+		 ward_mode_name(req->requested));
+	schema = json_pack(
+	    "{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object",
+	    "properties", "allow", "type", "boolean", "title", title,
+	    "description",
+	    "Check to let it run once under the wider mode; leave unchecked "
+	    "to refuse.",
+	    "default", 0, "required", "allow");
+	at_2511 = mcp_protocol_at_least(srv, "2025-11-25");
+	params = json_pack("{s:o, s:o}", "message",
+			   cli_json_text(message, strlen(message)),
+			   "requestedSchema", schema);
+	if (params && at_2511)
+		json_object_set_new(params, "mode", json_string("form"));
+	p->id = json_string(rid);
+	free(message);
+	if (!params || !p->id) {
+		json_decref(params);
+		json_decref(p->id);
+		free(p);
+		return WARD_APPROVAL_UNAVAILABLE;
+	}
+
+	pthread_mutex_lock(&srv->lock);
+	p->next = srv->pending;
+	srv->pending = p;
+	pthread_mutex_unlock(&srv->lock);
+	mcp_log(srv, "notice", "%s: asking the user to allow %s once (%s)",
+		req->call_id ? req->call_id : "?",
+		ward_mode_name(req->requested), rid);
+	if (!mcp_send(srv, ward_jr_request(p->id, "elicitation/create",
+					   params))) {
+		outcome = WARD_APPROVAL_UNAVAILABLE;
+		pthread_mutex_lock(&srv->lock);
+		unlink_pending(srv, p);
+		pthread_mutex_unlock(&srv->lock);
+		goto out_free;
+	}
+	/* The command has not started: its timeout is not running. */
+	send_progress(call, "waiting for the user to approve or decline");
+
+	pthread_mutex_lock(&srv->lock);
+	wait_answer(call, p);
+	done = p->done;
+	unlink_pending(srv, p);
+	pthread_mutex_unlock(&srv->lock);
+
+	if (done) {
+		outcome = read_answer(p->response);
+	} else {
+		/* Cancelled, or the client went away: withdraw the question. */
+		outcome = WARD_APPROVAL_CANCELLED;
+		mcp_send(srv, ward_jr_notification(
+				  "notifications/cancelled",
+				  json_pack("{s:O, s:s}", "requestId", p->id,
+					    "reason",
+					    "the tool call was cancelled")));
+	}
+	mcp_log(srv, "notice", "%s: the user's answer: %s",
+		req->call_id ? req->call_id : "?",
+		ward_approval_outcome_name(outcome));
+out_free:
+	json_decref(p->response);
+	json_decref(p->id);
+	free(p);
+	return outcome;
+}
+
+/* --- the methods ------------------------------------------------------ */
+
+static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	const char *asked =
+	    json_string_value(json_object_get(m->params, "protocolVersion"));
+	json_t *caps = json_object_get(m->params, "capabilities");
+	json_t *elicit = json_object_get(caps, "elicitation");
+	json_t *client = json_object_get(m->params, "clientInfo");
+	const char *instructions, *version = protocols[0];
+	enum ward_mode mode = srv->defaults.mode;
+	enum ward_approval_policy approval = srv->defaults.approval;
+	enum ward_knob_source src;
+	json_t *result, *event;
+	bool form;
+	char *text;
+
+	if (!json_is_object(m->params) || !asked ||
+	    (caps && !json_is_object(caps))) {
+		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+			   "Invalid params: initialize needs "
+			   "\"protocolVersion\" (a string) and "
+			   "\"capabilities\" (an object)");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++)
+		if (strcmp(asked, protocols[i]) == 0)
+			version = protocols[i];
+	/* Form mode: declared as "form", or an empty object (the 2025-06-18
+	 * form, which had no modes). */
+	form = json_is_object(elicit) &&
+	       (json_object_get(elicit, "form") ||
+		!json_object_get(elicit, "url"));
+	pthread_mutex_lock(&srv->lock);
+	snprintf(srv->protocol, sizeof(srv->protocol), "%s", version);
+	srv->elicitation = form && strcmp(version, "2025-06-18") >= 0;
+	pthread_mutex_unlock(&srv->lock);
+
+	mcp_session_knobs(srv, &mode, &src, &approval);
+	instructions = ward_render_policy(approval);
+	result = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
+			   "protocolVersion", version, "capabilities", "tools",
+			   "listChanged", 1, "logging", "serverInfo", "name",
+			   "ward", "title", "ward sandbox", "version",
+			   WARD_VERSION);
+	if (result && *instructions)
+		json_object_set_new(result, "instructions",
+				    json_string(instructions));
+	mcp_send(srv, ward_jr_result(m->id, result));
+
+	event = json_pack("{s:s, s:s, s:s, s:b, s:O?}", "type",
+			  "mcp/initialize", "protocol", version, "asked", asked,
+			  "elicitation", form, "client",
+			  json_is_object(client) ? client : NULL);
+	text = event ? json_dumps(event, JSON_COMPACT) : NULL;
+	if (!text || ward_session_append_json(srv->session, text) != 0)
+		mcp_log(srv, "warning", "cannot record the client in session "
+					"%s: %s",
+			ward_session_id(srv->session), ward_error_last());
+	free(text);
+	json_decref(event);
+	mcp_log(srv, "info", "client connected (protocol %s, elicitation %s)",
+		version, srv->elicitation ? "yes" : "no");
+}
+
+static void do_tools_list(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	json_t *result = mcp_tools_list(srv);
+
+	if (!result) {
+		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR,
+			   ward_error_last());
+		return;
+	}
+	mcp_send(srv, ward_jr_result(m->id, result));
+}
+
+static void do_set_level(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	const char *level =
+	    json_string_value(json_object_get(m->params, "level"));
+	int idx = level ? level_index(level) : -1;
+
+	if (idx < 0) {
+		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+			   "Invalid params: \"level\" must be one of debug, "
+			   "info, notice, warning, error, critical, alert, "
+			   "emergency");
+		return;
+	}
+	pthread_mutex_lock(&srv->lock);
+	srv->log_level = idx;
+	pthread_mutex_unlock(&srv->lock);
+	mcp_send(srv, ward_jr_result(m->id, json_object()));
+}
+
+static void *worker_main(void *arg)
+{
+	struct mcp_call *call = arg;
+	struct mcp_server *srv = call->srv;
+	const char *name =
+	    json_string_value(json_object_get(call->params, "name"));
+	json_t *args = json_object_get(call->params, "arguments");
+	const char *message = NULL;
+	json_t *result;
+	bool cancelled;
+	int code = 0;
+
+	result = mcp_tools_call(call, name, args, &code, &message);
+
+	pthread_mutex_lock(&srv->lock);
+	cancelled = call->cancelled;
+	for (struct mcp_call **pp = &srv->calls; *pp; pp = &(*pp)->next) {
+		if (*pp == call) {
+			*pp = call->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+
+	/* A cancelled request is not answered (the client stopped
+	 * waiting). */
+	if (cancelled)
+		json_decref(result);
+	else if (result)
+		mcp_send(srv, ward_jr_result(call->id, result));
+	else
+		send_error(srv, call->id, code ? code : WARD_JR_INTERNAL_ERROR,
+			   message ? message : ward_error_last());
+
+	json_decref(call->id);
+	json_decref(call->params);
+	json_decref(call->progress_token);
+	free(call);
+
+	pthread_mutex_lock(&srv->lock);
+	srv->active--;
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	json_t *name = json_object_get(m->params, "name");
+	json_t *args = json_object_get(m->params, "arguments");
+	json_t *meta = json_object_get(m->params, "_meta");
+	json_t *token = json_object_get(meta, "progressToken");
+	struct mcp_call *call;
+	pthread_attr_t attr;
+	pthread_t thread;
+	char msg[256];
+	bool busy = false;
+	int rc;
+
+	if (!json_is_object(m->params) || !json_is_string(name) ||
+	    (args && !json_is_object(args) && !json_is_null(args))) {
+		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+			   "Invalid params: tools/call needs \"name\" (a "
+			   "string) and \"arguments\" (an object)");
+		return;
+	}
+	if (!mcp_tools_known(json_string_value(name))) {
+		snprintf(msg, sizeof(msg), "Unknown tool: %.128s",
+			 json_string_value(name));
+		send_error(srv, m->id, WARD_JR_INVALID_PARAMS, msg);
+		return;
+	}
+	call = calloc(1, sizeof(*call));
+	if (!call) {
+		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	call->srv = srv;
+	call->id = json_incref(m->id);
+	call->params = json_incref(m->params);
+	if (json_is_string(token) || json_is_integer(token))
+		call->progress_token = json_incref(token);
+
+	pthread_mutex_lock(&srv->lock);
+	for (struct mcp_call *c = srv->calls; c; c = c->next)
+		busy |= json_equal(c->id, m->id);
+	if (busy) {
+		pthread_mutex_unlock(&srv->lock);
+		send_error(srv, m->id, WARD_JR_INVALID_REQUEST,
+			   "Invalid Request: a request with this id is "
+			   "still in progress");
+		goto out_free;
+	}
+	if (srv->active >= MCP_MAX_WORKERS) {
+		pthread_mutex_unlock(&srv->lock);
+		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR,
+			   "too many tool calls in progress; retry when one "
+			   "has finished");
+		goto out_free;
+	}
+	call->next = srv->calls;
+	srv->calls = call;
+	srv->active++;
+	pthread_mutex_unlock(&srv->lock);
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, MCP_WORKER_STACK);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&thread, &attr, worker_main, call);
+	pthread_attr_destroy(&attr);
+	if (rc == 0)
+		return;
+
+	pthread_mutex_lock(&srv->lock);
+	srv->calls = call->next; /* still first: only this thread links */
+	srv->active--;
+	pthread_mutex_unlock(&srv->lock);
+	snprintf(msg, sizeof(msg), "cannot start a thread: %s", strerror(rc));
+	send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, msg);
+out_free:
+	json_decref(call->id);
+	json_decref(call->params);
+	json_decref(call->progress_token);
+	free(call);
+}
+
+static void do_request(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	char msg[256];
+
+	if (m->params && !json_is_object(m->params)) {
+		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+			   "Invalid params: \"params\" must be an object");
+		return;
+	}
+	if (strcmp(m->method, "initialize") == 0)
+		do_initialize(srv, m);
+	else if (strcmp(m->method, "ping") == 0)
+		mcp_send(srv, ward_jr_result(m->id, json_object()));
+	else if (strcmp(m->method, "tools/list") == 0)
+		do_tools_list(srv, m);
+	else if (strcmp(m->method, "tools/call") == 0)
+		do_tools_call(srv, m);
+	else if (strcmp(m->method, "logging/setLevel") == 0)
+		do_set_level(srv, m);
+	else {
+		snprintf(msg, sizeof(msg), "Method not found: %.128s",
+			 m->method);
+		send_error(srv, m->id, WARD_JR_METHOD_NOT_FOUND, msg);
+	}
+}
+
+/* notifications/cancelled: stop that call (its process group dies). */
+static void do_cancelled(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	json_t *id = json_object_get(m->params, "requestId");
+	bool found = false;
+
+	if (!ward_jr_id_valid(id))
+		return;
+	pthread_mutex_lock(&srv->lock);
+	for (struct mcp_call *c = srv->calls; c; c = c->next) {
+		if (!json_equal(c->id, id))
+			continue;
+		c->cancelled = true;
+		if (c->task)
+			ward_task_kill(c->task, SIGKILL);
+		found = true;
+	}
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	if (found)
+		mcp_log(srv, "info", "a tool call was cancelled by the client");
+}
+
+static void do_notification(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	if (strcmp(m->method, "notifications/initialized") == 0) {
+		pthread_mutex_lock(&srv->lock);
+		srv->initialized = true;
+		pthread_mutex_unlock(&srv->lock);
+	} else if (strcmp(m->method, "notifications/cancelled") == 0) {
+		do_cancelled(srv, m);
+	}
+	/* Any other notification needs nothing from us. */
+}
+
+/* An answer to one of our requests: hand it to the waiting worker. */
+static void do_response(struct mcp_server *srv, struct ward_jr_msg *m)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&srv->lock);
+	for (struct mcp_pending *p = srv->pending; p; p = p->next) {
+		if (p->done || !json_equal(p->id, m->id))
+			continue;
+		p->response = json_incref(m->root);
+		p->done = true;
+		found = true;
+		break;
+	}
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	if (!found)
+		mcp_log(srv, "debug", "ignored a response to no request of "
+				      "ours");
+}
+
+/* One line from stdin (NULL: one longer than MCP_MAX_LINE, skipped). */
+static void on_line(void *ctx, const char *line, size_t len)
+{
+	struct mcp_server *srv = ctx;
+	struct ward_jr_msg m;
+	char msg[160];
+
+	if (!line) {
+		snprintf(msg, sizeof(msg),
+			 "Invalid Request: message longer than %u bytes; "
+			 "skipped up to its newline",
+			 MCP_MAX_LINE);
+		send_error(srv, NULL, WARD_JR_INVALID_REQUEST, msg);
+		return;
+	}
+	if (ward_jr_parse(&m, line, len) != 0) {
+		send_error(srv, NULL, WARD_JR_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	switch (m.kind) {
+	case WARD_JR_EMPTY:
+		break;
+	case WARD_JR_INVALID:
+		send_error(srv, m.id, m.code, m.message);
+		break;
+	case WARD_JR_REQUEST:
+		do_request(srv, &m);
+		break;
+	case WARD_JR_NOTIFICATION:
+		do_notification(srv, &m);
+		break;
+	case WARD_JR_RESPONSE:
+		do_response(srv, &m);
+		break;
+	}
+	ward_jr_msg_clear(&m);
+}
+
+/* --- set-up and the end ------------------------------------------------ */
+
+/* Open or create the session; dies on failure (before any MCP). */
+static void open_session(struct mcp_server *srv, const char *id,
+			 const char *workspace)
+{
+	int err;
+
+	if (id) {
+		err = ward_session_open(&srv->session, NULL, id);
+		if (err == WARD_EINVAL || err == -ENOENT)
+			die_usage(mcp_usage, "%s", ward_error_last());
+	} else {
+		err = ward_session_create(&srv->session, NULL,
+					  workspace ? workspace : ".");
+		if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
+			die_usage(mcp_usage, "%s", ward_error_last());
+	}
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+}
+
+static void record_event(struct mcp_server *srv, json_t *event)
+{
+	char *text = event ? json_dumps(event, JSON_COMPACT) : NULL;
+
+	if (!text || ward_session_append_json(srv->session, text) != 0)
+		fprintf(stderr, "ward mcp: cannot record in session %s: %s\n",
+			ward_session_id(srv->session), ward_error_last());
+	free(text);
+	json_decref(event);
+}
+
+/* End of input: stop everything, wait for the workers, record the end. */
+static void shut_down(struct mcp_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->eof = true;
+	for (struct mcp_call *c = srv->calls; c; c = c->next)
+		if (c->task)
+			ward_task_kill(c->task, SIGKILL);
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+
+	mcp_tasks_stop_all(srv);
+
+	pthread_mutex_lock(&srv->lock);
+	while (srv->active > 0)
+		pthread_cond_wait(&srv->cond, &srv->lock);
+	pthread_mutex_unlock(&srv->lock);
+	/* Tasks a worker started while we waited. */
+	mcp_tasks_stop_all(srv);
+
+	record_event(srv, json_pack("{s:s, s:s}", "type", "mcp/end", "reason",
+				    "end of input"));
+}
+
+static void server_init(struct mcp_server *srv)
+{
+	pthread_condattr_t cattr;
+
+	memset(srv, 0, sizeof(*srv));
+	srv->po = (struct cli_policy_opts)CLI_POLICY_OPTS_INIT;
+	srv->out_fd = STDOUT_FILENO;
+	srv->log_level = -1;
+	snprintf(srv->protocol, sizeof(srv->protocol), "%s", protocols[0]);
+	pthread_mutex_init(&srv->out_lock, NULL);
+	pthread_mutex_init(&srv->provider_lock, NULL);
+	pthread_mutex_init(&srv->session_lock, NULL);
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv->cond, &cattr);
+	pthread_condattr_destroy(&cattr);
+}
+
+static void server_free(struct mcp_server *srv)
+{
+	ward_session_free(srv->session);
+	cli_setup_free(&srv->setup, &srv->po);
+	pthread_cond_destroy(&srv->cond);
+	pthread_mutex_destroy(&srv->lock);
+	pthread_mutex_destroy(&srv->session_lock);
+	pthread_mutex_destroy(&srv->provider_lock);
+	pthread_mutex_destroy(&srv->out_lock);
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    CLI_POLICY_LONGOPTS,
+	    CLI_CONFIG_LONGOPTS,
+	    {"session", required_argument, NULL, CLI_OPT_SESSION},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	static struct mcp_server srv;
+	struct ward_jr_lines lines;
+	const char *session_id = NULL;
+	enum ward_mode flag_mode;
+	bool mode_given;
+	char buf[65536];
+	ssize_t n;
+	int opt, err;
+
+	server_init(&srv);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:m:w:r:h", longopts, NULL)) !=
+	       -1) {
+		if (opt == CLI_OPT_SESSION) {
+			if (!ward_session_id_valid(optarg))
+				die_usage(mcp_usage,
+					  "invalid session id '%s' (letters, "
+					  "digits and '-')",
+					  optarg);
+			session_id = optarg;
+			continue;
+		}
+		if (cli_config_option(&srv.po, opt, optarg, mcp_usage) ||
+		    cli_policy_option(&srv.po, opt, optarg, mcp_usage))
+			continue;
+		if (opt == 'h') {
+			print_help();
+			return CLI_EXIT_OK;
+		}
+		die_getopt(mcp_usage, opt, argc, argv);
+	}
+	if (optind < argc)
+		die_usage(mcp_usage, "unexpected argument '%s'", argv[optind]);
+	if (session_id && srv.po.workspace)
+		die_usage(mcp_usage,
+			  "option '--workspace' cannot be combined with "
+			  "'--session': the session's cwd is the workspace");
+
+	/* Output to a closed client must not kill the server (children get
+	 * SIGPIPE back: the executor resets it). */
+	signal(SIGPIPE, SIG_IGN);
+
+	open_session(&srv, session_id, srv.po.workspace);
+	if (ward_session_cwd(srv.session))
+		srv.po.workspace = ward_session_cwd(srv.session);
+	/* ward.yml's own mode is the session's default; --mode is recorded
+	 * in the session as a knob event (like `ward session mode`). */
+	flag_mode = srv.po.mode;
+	mode_given = srv.po.mode_given;
+	srv.po.mode_given = false;
+	cli_setup_build(&srv.setup, &srv.po, mcp_usage, CLI_SETUP_PROVIDER);
+	srv.defaults.mode = ward_config_mode(srv.setup.config, NULL);
+	srv.defaults.approval = ward_config_approval(srv.setup.config, NULL);
+	srv.defaults.root = ward_config_workspace(srv.setup.config, NULL);
+	if (mode_given &&
+	    ward_session_set_mode(NULL, srv.session, flag_mode,
+				  &srv.defaults) != 0)
+		die(CLI_EXIT_WARD, "session %s: %s",
+		    ward_session_id(srv.session), ward_error_last());
+
+	/* Probe once, now: calls then only read the cached verdict. */
+	err = ward_provider_select(srv.setup.provider, &srv.runner,
+				   &srv.enforcement);
+	srv.confines = err == 0 && srv.enforcement != WARD_ENFORCEMENT_NONE;
+	if (err)
+		snprintf(srv.select_error, sizeof(srv.select_error), "%s",
+			 ward_error_last());
+	fprintf(stderr, "ward mcp: session %s, workspace %s, runner %s%s%s\n",
+		ward_session_id(srv.session),
+		ward_policy_workspace(srv.setup.policy),
+		srv.confines ? ward_runner_name(srv.runner) : "none",
+		srv.confines ? ", enforcement " : " (",
+		srv.confines ? ward_enforcement_name(srv.enforcement)
+			     : "no runner can confine; commands will not run)");
+	record_event(&srv,
+		     json_pack("{s:s, s:I, s:s, s:s}", "type", "mcp/start",
+			       "pid", (json_int_t)getpid(), "runner",
+			       srv.confines ? ward_runner_name(srv.runner)
+					    : "none",
+			       "enforcement",
+			       ward_enforcement_name(srv.enforcement)));
+
+	ward_jr_lines_init(&lines, MCP_MAX_LINE);
+	for (;;) {
+		n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		ward_jr_lines_feed(&lines, buf, (size_t)n, on_line, &srv);
+	}
+	if (n < 0)
+		fprintf(stderr, "ward mcp: cannot read stdin: %s\n",
+			strerror(errno));
+	ward_jr_lines_finish(&lines, on_line, &srv);
+	ward_jr_lines_free(&lines);
+
+	shut_down(&srv);
+	server_free(&srv);
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,1420 @@
+/*
+ * ward mcp — the tools: bash (foreground and background), task_output,
+ * task_kill, and the file tools through the fence (read_file, write_file,
+ * edit_file, list_directory).
+ *
+ * Every call takes its policy from the session as it is at that moment,
+ * records `call/start` before anything runs (a call that cannot be
+ * recorded does not run), asks for approval when it carries
+ * sandbox_permissions, and records `call/result`. Every model-facing text
+ * comes from render.c; the validation messages here name the argument
+ * and what it must be.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ward/fsfence.h"
+#include "ward/render.h"
+
+#include "cli.h"
+#include "cmd_mcp.h"
+
+/* --- the argument tables ---------------------------------------------- */
+
+enum ftype { F_STRING, F_BOOL, F_INT };
+
+struct field {
+	const char *name;
+	enum ftype type;
+	bool required;
+	long long min, max;
+};
+
+#define F_SP {"sandbox_permissions", F_STRING, false, 0, 0}
+#define F_JUST {"justification", F_STRING, false, 0, 0}
+#define F_END {NULL, F_STRING, false, 0, 0}
+
+static const struct field bash_fields[] = {
+    {"command", F_STRING, true, 0, 0},
+    {"workdir", F_STRING, false, 0, 0},
+    {"timeout_ms", F_INT, false, 1, (long long)MCP_TIMEOUT_MAX_MS},
+    {"run_in_background", F_BOOL, false, 0, 0},
+    F_SP,
+    F_JUST,
+    F_END,
+};
+
+static const struct field task_output_fields[] = {
+    {"task_id", F_STRING, true, 0, 0},
+    {"wait_ms", F_INT, false, 0, (long long)MCP_WAIT_MAX_MS},
+    F_END,
+};
+
+static const struct field task_kill_fields[] = {
+    {"task_id", F_STRING, true, 0, 0},
+    F_END,
+};
+
+static const struct field read_file_fields[] = {
+    {"path", F_STRING, true, 0, 0},
+    {"offset", F_INT, false, 0, LLONG_MAX},
+    {"limit", F_INT, false, 1, LLONG_MAX},
+    F_END,
+};
+
+static const struct field write_file_fields[] = {
+    {"path", F_STRING, true, 0, 0},
+    {"content", F_STRING, true, 0, 0},
+    {"create_parents", F_BOOL, false, 0, 0},
+    F_SP,
+    F_JUST,
+    F_END,
+};
+
+static const struct field edit_file_fields[] = {
+    {"path", F_STRING, true, 0, 0},
+    {"old_text", F_STRING, true, 0, 0},
+    {"new_text", F_STRING, true, 0, 0},
+    {"replace_all", F_BOOL, false, 0, 0},
+    F_SP,
+    F_JUST,
+    F_END,
+};
+
+static const struct field list_directory_fields[] = {
+    {"path", F_STRING, false, 0, 0},
+    {"recursive", F_BOOL, false, 0, 0},
+    F_END,
+};
+
+static json_t *run_bash(struct mcp_call *call, json_t *args);
+static json_t *run_task_output(struct mcp_call *call, json_t *args);
+static json_t *run_task_kill(struct mcp_call *call, json_t *args);
+static json_t *run_read_file(struct mcp_call *call, json_t *args);
+static json_t *run_write_file(struct mcp_call *call, json_t *args);
+static json_t *run_edit_file(struct mcp_call *call, json_t *args);
+static json_t *run_list_directory(struct mcp_call *call, json_t *args);
+
+struct tool_def {
+	const char *name;
+	const char *title; /* a short label for the client's UI */
+	enum ward_tool tool;
+	const struct field *fields;
+	bool escalates; /* has sandbox_permissions + justification */
+	/* Annotations: honest hints for the client. */
+	bool read_only, destructive, idempotent, open_world;
+	json_t *(*run)(struct mcp_call *call, json_t *args);
+};
+
+static const struct tool_def tools[] = {
+    {"bash", "Run a shell command (sandboxed)", WARD_TOOL_BASH, bash_fields,
+     true, false, true, false, true, run_bash},
+    {"task_output", "Read a background command's output",
+     WARD_TOOL_TASK_OUTPUT, task_output_fields, false, true, false, true,
+     false, run_task_output},
+    {"task_kill", "Stop a background command", WARD_TOOL_TASK_KILL,
+     task_kill_fields, false, false, true, true, false, run_task_kill},
+    {"read_file", "Read a file", WARD_TOOL_READ_FILE, read_file_fields,
+     false, true, false, true, false, run_read_file},
+    {"write_file", "Write a file", WARD_TOOL_WRITE_FILE, write_file_fields,
+     true, false, true, true, false, run_write_file},
+    {"edit_file", "Edit a file", WARD_TOOL_EDIT_FILE, edit_file_fields, true,
+     false, true, false, false, run_edit_file},
+    {"list_directory", "List a directory", WARD_TOOL_LIST_DIRECTORY,
+     list_directory_fields, false, true, false, true, false,
+     run_list_directory},
+};
+
+#define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
+
+static const struct tool_def *find_tool(const char *name)
+{
+	for (size_t i = 0; name && i < N_TOOLS; i++)
+		if (strcmp(tools[i].name, name) == 0)
+			return &tools[i];
+	return NULL;
+}
+
+bool mcp_tools_known(const char *name)
+{
+	return find_tool(name) != NULL;
+}
+
+static bool is_escalation_field(const char *name)
+{
+	return strcmp(name, "sandbox_permissions") == 0 ||
+	       strcmp(name, "justification") == 0;
+}
+
+/* --- tools/list ------------------------------------------------------- */
+
+static void set_new(json_t *obj, const char *key, json_t *value)
+{
+	if (!value || json_object_set_new(obj, key, value) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+}
+
+static json_t *field_schema(const struct tool_def *d, const struct field *f,
+			    enum ward_mode mode)
+{
+	const char *desc = ward_render_field_description(d->tool, f->name);
+	json_t *s = json_object();
+	enum ward_mode targets[2];
+	size_t n;
+
+	if (!s)
+		die(CLI_EXIT_WARD, "out of memory");
+	set_new(s, "type",
+		json_string(f->type == F_STRING ? "string"
+			    : f->type == F_BOOL ? "boolean"
+						: "integer"));
+	if (desc)
+		set_new(s, "description", json_string(desc));
+	if (f->type == F_INT) {
+		set_new(s, "minimum", json_integer(f->min));
+		if (f->max != LLONG_MAX)
+			set_new(s, "maximum", json_integer(f->max));
+	}
+	if (strcmp(f->name, "sandbox_permissions") == 0) {
+		json_t *e = json_array();
+
+		n = ward_escalation_targets(targets, mode);
+		for (size_t i = 0; e && i < n; i++)
+			json_array_append_new(
+			    e, json_string(ward_mode_name(targets[i])));
+		set_new(s, "enum", e);
+	}
+	return s;
+}
+
+/* The structuredContent of bash, as a schema. */
+static json_t *bash_output_schema(void)
+{
+	return json_pack(
+	    "{s:s, s:{s:{s:[s,s]}, s:{s:[s,s]}, s:{s:s}, s:{s:s}, s:{s:s}, "
+	    "s:{s:s}, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, "
+	    "s:[s,s,s,s]}}, s:[s]}",
+	    "type", "object", "properties", "exit_code", "type", "integer",
+	    "null", "signal", "type", "integer", "null", "timed_out", "type",
+	    "boolean", "task_id", "type", "string", "running", "type",
+	    "boolean", "escalated", "type", "boolean", "sandbox", "type",
+	    "object", "properties", "mode", "type", "string", "runner", "type",
+	    "string", "enforcement", "type", "string", "denied", "type",
+	    "boolean", "required", "mode", "runner", "enforcement", "denied",
+	    "required", "sandbox");
+}
+
+static json_t *tool_json(struct mcp_server *srv, const struct tool_def *d,
+			 bool escalation, enum ward_mode mode,
+			 enum ward_approval_policy approval)
+{
+	json_t *t = json_object(), *props = json_object(), *req = json_array();
+	json_t *schema = json_object();
+	bool fields = escalation && d->escalates;
+	const char *desc = ward_render_tool_description(d->tool, fields);
+	char *full = NULL;
+
+	if (!t || !props || !req || !schema)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (const struct field *f = d->fields; f->name; f++) {
+		if (is_escalation_field(f->name) && !fields)
+			continue;
+		set_new(props, f->name, field_schema(d, f, mode));
+		if (f->required)
+			json_array_append_new(req, json_string(f->name));
+	}
+	set_new(schema, "type", json_string("object"));
+	set_new(schema, "properties", props);
+	set_new(schema, "required", req);
+	set_new(schema, "additionalProperties", json_false());
+
+	set_new(t, "name", json_string(d->name));
+	/* Only `never` is declared, with the tools it concerns. */
+	if (d->escalates && approval == WARD_APPROVAL_NEVER) {
+		if (asprintf(&full, "%s\n\n%s", desc,
+			     ward_render_policy(approval)) < 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		desc = full;
+	}
+	set_new(t, "description", json_string(desc));
+	free(full);
+	set_new(t, "inputSchema", schema);
+	if (mcp_protocol_at_least(srv, "2025-06-18")) {
+		set_new(t, "title", json_string(d->title));
+		if (d->tool == WARD_TOOL_BASH)
+			set_new(t, "outputSchema", bash_output_schema());
+	}
+	set_new(t, "annotations",
+		json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", d->title,
+			  "readOnlyHint", d->read_only, "destructiveHint",
+			  d->destructive, "idempotentHint", d->idempotent,
+			  "openWorldHint", d->open_world));
+	return t;
+}
+
+json_t *mcp_tools_list(struct mcp_server *srv)
+{
+	enum ward_mode mode = srv->defaults.mode;
+	enum ward_approval_policy approval = srv->defaults.approval;
+	enum ward_knob_source src;
+	json_t *list = json_array();
+	bool escalation;
+
+	if (!list || mcp_session_knobs(srv, &mode, &src, &approval) != 0) {
+		json_decref(list);
+		return NULL;
+	}
+	escalation = mcp_escalation_fields(srv, mode, approval);
+	for (size_t i = 0; i < N_TOOLS; i++)
+		json_array_append_new(
+		    list, tool_json(srv, &tools[i], escalation, mode, approval));
+	pthread_mutex_lock(&srv->lock);
+	srv->listed = true;
+	srv->listed_escalation = escalation;
+	pthread_mutex_unlock(&srv->lock);
+	return json_pack("{s:o}", "tools", list);
+}
+
+/* --- results ---------------------------------------------------------- */
+
+/* A CallToolResult holding @len bytes of @text. */
+static json_t *result_n(struct mcp_server *srv, const char *text, size_t len,
+			bool is_error, json_t *structured)
+{
+	json_t *r = json_pack("{s:[{s:s, s:o}], s:b}", "content", "type",
+			      "text", "text", cli_json_text(text, len),
+			      "isError", is_error);
+
+	if (!r)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (structured && mcp_protocol_at_least(srv, "2025-06-18"))
+		set_new(r, "structuredContent", structured);
+	else
+		json_decref(structured);
+	return r;
+}
+
+static json_t *result_text(struct mcp_server *srv, const char *text,
+			   bool is_error, json_t *structured)
+{
+	return result_n(srv, text, strlen(text), is_error, structured);
+}
+
+static json_t *tool_error(struct mcp_server *srv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A failed call (bad input, or it could not run): an isError result. */
+static json_t *tool_error(struct mcp_server *srv, const char *fmt, ...)
+{
+	char text[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	return result_text(srv, text, true, NULL);
+}
+
+/* The detail of the last failure, else the error code's text. */
+static const char *detail_of(int err, char *buf, size_t len)
+{
+	const char *d = ward_error_last();
+
+	snprintf(buf, len, "%s", d && *d ? d : ward_strerror(err));
+	return buf;
+}
+
+/* --- arguments -------------------------------------------------------- */
+
+/*
+ * Check @args against @fields: known names only, the right types, ranges,
+ * the required ones present. Returns NULL, or the isError result.
+ */
+static json_t *check_args(struct mcp_server *srv, const struct tool_def *d,
+			  json_t *args)
+{
+	const char *key;
+	char names[512];
+	json_t *v;
+	size_t used = 0;
+
+	names[0] = '\0';
+	for (const struct field *f = d->fields; f->name; f++) {
+		used = strlen(names);
+		snprintf(names + used, sizeof(names) - used, "%s%s",
+			 used ? ", " : "", f->name);
+	}
+	json_object_foreach(args, key, v)
+	{
+		const struct field *f = d->fields;
+
+		while (f->name && strcmp(f->name, key) != 0)
+			f++;
+		if (!f->name)
+			return tool_error(srv,
+					  "invalid arguments: unknown argument "
+					  "\"%.64s\" (%s takes: %s)",
+					  key, d->name, names);
+		if (json_is_null(v))
+			continue; /* as if absent */
+		if (f->type == F_STRING && !json_is_string(v))
+			return tool_error(srv,
+					  "invalid arguments: \"%s\" must be "
+					  "a string",
+					  key);
+		if (f->type == F_BOOL && !json_is_boolean(v))
+			return tool_error(srv,
+					  "invalid arguments: \"%s\" must be "
+					  "true or false",
+					  key);
+		if (f->type == F_INT) {
+			double x = json_number_value(v);
+
+			if (!json_is_integer(v) &&
+			    !(json_is_real(v) && x == (double)(long long)x))
+				return tool_error(srv,
+						  "invalid arguments: \"%s\" "
+						  "must be an integer",
+						  key);
+			if (x < (double)f->min || x > (double)f->max)
+				return tool_error(
+				    srv,
+				    "invalid arguments: \"%s\" must be between "
+				    "%lld and %lld",
+				    key, f->min, f->max);
+		}
+	}
+	for (const struct field *f = d->fields; f->name; f++) {
+		v = json_object_get(args, f->name);
+		if (f->required && (!v || json_is_null(v)))
+			return tool_error(srv,
+					  "invalid arguments: \"%s\" is "
+					  "required (%s takes: %s)",
+					  f->name, d->name, names);
+	}
+	return NULL;
+}
+
+static const char *arg_str(json_t *args, const char *key)
+{
+	return json_string_value(json_object_get(args, key));
+}
+
+static bool arg_bool(json_t *args, const char *key, bool dflt)
+{
+	json_t *v = json_object_get(args, key);
+
+	return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+/* An integer argument (checked by check_args), or @dflt when absent. */
+static long long arg_int(json_t *args, const char *key, long long dflt)
+{
+	json_t *v = json_object_get(args, key);
+
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (long long)json_real_value(v);
+	return dflt;
+}
+
+static bool blank(const char *s)
+{
+	while (s && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+		s++;
+	return !s || !*s;
+}
+
+/*
+ * Check the escalation fields: a known mode and a justification. Sets
+ * *requested when sandbox_permissions is given. Returns NULL or the
+ * isError result.
+ */
+static json_t *check_escalation(struct mcp_server *srv, json_t *args,
+				bool *asked, enum ward_mode *requested)
+{
+	const char *sp = arg_str(args, "sandbox_permissions");
+
+	*asked = sp != NULL;
+	if (!sp)
+		return NULL;
+	if (ward_mode_parse(requested, sp) != 0)
+		return tool_error(srv,
+				  "invalid arguments: \"sandbox_permissions\" "
+				  "must be workspace-write or "
+				  "danger-full-access");
+	if (blank(arg_str(args, "justification")))
+		return tool_error(srv,
+				  "invalid arguments: \"justification\" is "
+				  "required with \"sandbox_permissions\": say "
+				  "what was denied and why the task needs it");
+	return NULL;
+}
+
+/* --- the session record ----------------------------------------------- */
+
+static void record_result(struct mcp_server *srv,
+			  struct ward_session_result *r)
+{
+	if (ward_session_record_result(srv->session, r) != 0)
+		mcp_log(srv, "warning",
+			"cannot record the result of call %s in session %s: %s",
+			r->call_id, ward_session_id(srv->session),
+			ward_error_last());
+}
+
+/* Record that call @call_id did not run (@code, @text). */
+static void record_not_run(struct mcp_server *srv, const char *call_id,
+			   const char *code, const char *text)
+{
+	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+
+	r.call_id = call_id;
+	r.ran = false;
+	r.error = code;
+	r.text = text && *text ? text : NULL;
+	record_result(srv, &r);
+}
+
+static void record_run(struct mcp_server *srv, const char *call_id,
+		       const ward_result *res)
+{
+	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+
+	r.call_id = call_id;
+	r.ran = true;
+	r.mode = ward_result_mode(res);
+	r.exit_code = ward_result_exit_code(res);
+	r.signal = ward_result_signal(res);
+	r.timed_out = ward_result_timed_out(res);
+	r.denied = ward_result_denied(res);
+	r.runner = ward_result_runner(res);
+	r.enforcement = ward_result_enforcement(res);
+	r.text = r.denied ? ward_render_marker(r.mode) : NULL;
+	record_result(srv, &r);
+}
+
+/* A file operation's end: 0 done, 3 denied by the fence, 1 failed (as
+ * `ward fs` records it). */
+static void record_fs(struct mcp_server *srv, const char *call_id,
+		      enum ward_mode mode, int status, bool denied)
+{
+	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+
+	r.call_id = call_id;
+	r.ran = true;
+	r.mode = mode;
+	r.exit_code = status;
+	r.denied = denied;
+	r.runner_name = "fsfence";
+	r.enforcement = WARD_ENFORCEMENT_FULL;
+	r.error = status && !denied ? "failed" : NULL;
+	r.text = denied ? ward_render_marker(mode) : NULL;
+	record_result(srv, &r);
+}
+
+/* call/start; a call that cannot be recorded does not run. */
+static json_t *record_start(struct mcp_server *srv,
+			    const struct mcp_call_policy *cp, const char *tool,
+			    char *const *argv, const char *op,
+			    char *const *paths, const char *cwd)
+{
+	struct ward_session_call c = WARD_SESSION_CALL_INIT;
+
+	c.call_id = cp->call_id;
+	c.tool = tool;
+	c.argv = argv;
+	c.operation = op;
+	c.paths = paths;
+	c.cwd = cwd;
+	c.mode = cp->mode;
+	c.mode_source = cp->source;
+	if (ward_session_record_call(srv->session, &c) == 0)
+		return NULL;
+	return tool_error(srv,
+			  "cannot record the call in session %s, so nothing "
+			  "was run: %s",
+			  ward_session_id(srv->session), ward_error_last());
+}
+
+/* --- escalation --------------------------------------------------------- */
+
+/*
+ * The call asked for @requested: put it to the user. Returns NULL when
+ * granted (cp->policy is then the wider policy, for this call only), or
+ * the result to return (recorded; nothing ran).
+ */
+static json_t *escalate(struct mcp_call *call, struct mcp_call_policy *cp,
+			enum ward_subject subject, const char *summary,
+			const char *cwd, enum ward_mode requested,
+			const char *justification)
+{
+	struct mcp_server *srv = call->srv;
+	struct ward_escalation e = WARD_ESCALATION_INIT;
+	enum ward_escalation_verdict v;
+	ward_policy *granted = NULL;
+	char code[64], detail[1024], *text = NULL;
+	json_t *r;
+	int err;
+
+	e.subject = subject;
+	e.summary = summary;
+	e.cwd = cwd;
+	e.requested = requested;
+	e.justification = justification;
+	e.policy = cp->approval;
+	e.approve = mcp_approve;
+	e.approve_ctx = call;
+	e.session = srv->session;
+	e.call_id = cp->call_id;
+	err = ward_escalation_authorize(&granted, &v, cp->policy, &e);
+	if (err) {
+		detail_of(err, detail, sizeof(detail));
+		record_not_run(srv, cp->call_id, "escalation-failed", detail);
+		return tool_error(srv, "the escalation failed, so nothing was "
+				       "run: %s",
+				  detail);
+	}
+	if (v == WARD_ESCALATION_GRANTED) {
+		err = ward_session_check_policy(srv->session, granted);
+		if (err) {
+			detail_of(err, detail, sizeof(detail));
+			ward_policy_free(granted);
+			record_not_run(srv, cp->call_id, "escalation-failed",
+				       detail);
+			return tool_error(srv, "%s", detail);
+		}
+		ward_policy_free(cp->policy);
+		cp->policy = granted;
+		return NULL;
+	}
+	if (v == WARD_ESCALATION_UNAVAILABLE && call->no_elicitation)
+		err = ward_render_widen_advice(&text, subject, requested,
+					       ward_session_id(srv->session));
+	else
+		err = ward_render_verdict(&text, v, subject, requested);
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	snprintf(code, sizeof(code), "escalation-%s",
+		 ward_escalation_verdict_name(v));
+	record_not_run(srv, cp->call_id, code, text);
+	r = result_text(srv, text, true, NULL);
+	free(text);
+	return r;
+}
+
+/* --- bash ----------------------------------------------------------------- */
+
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
+}
+
+/* The working directory: @workdir resolved, inside @root. NULL with
+ * @why set when it is not. The caller frees it. */
+static char *resolve_workdir(const char *root, const char *workdir, char *why,
+			     size_t len)
+{
+	char *joined = NULL, *real;
+	struct stat st;
+
+	if (!workdir || !*workdir)
+		return strdup(root);
+	if (workdir[0] == '/')
+		joined = strdup(workdir);
+	else if (asprintf(&joined, "%s/%s", root, workdir) < 0)
+		joined = NULL;
+	if (!joined)
+		die(CLI_EXIT_WARD, "out of memory");
+	real = realpath(joined, NULL);
+	free(joined);
+	if (!real) {
+		snprintf(why, len, "workdir \"%.512s\": %s", workdir,
+			 strerror(errno));
+		return NULL;
+	}
+	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "workdir \"%.512s\" is not a directory",
+			 workdir);
+		free(real);
+		return NULL;
+	}
+	if (!path_within(real, root)) {
+		snprintf(why, len,
+			 "workdir \"%.512s\" is outside the workspace %.512s; "
+			 "give a directory inside it",
+			 workdir, root);
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+/* The `sandbox` object of a result. */
+static json_t *sandbox_json(enum ward_mode mode, enum ward_runner runner,
+			    enum ward_enforcement enf, bool denied)
+{
+	return json_pack("{s:s, s:s, s:s, s:b}", "mode", ward_mode_name(mode),
+			 "runner", ward_runner_name(runner), "enforcement",
+			 ward_enforcement_name(enf), "denied", denied);
+}
+
+/* What a run (or a task read) shows. */
+struct run_view {
+	const char *out, *err;
+	size_t out_len, err_len, out_dropped, err_dropped;
+	const ward_result *res; /* NULL: a task still running */
+	const char *task_id;
+	enum ward_mode mode;
+	enum ward_runner runner;
+	enum ward_enforcement enforcement;
+	unsigned long timeout_ms;
+	enum ward_approval_policy approval;
+	bool escalated;
+};
+
+static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
+{
+	struct ward_render_run rr;
+	size_t head = MCP_CAPTURE_LIMIT - MCP_CAPTURE_LIMIT / 2;
+	const ward_result *res = v->res;
+	bool denied = res && ward_result_denied(res);
+	enum ward_mode mode = res ? ward_result_mode(res) : v->mode;
+	int code = res ? ward_result_exit_code(res) : -1;
+	int sig = res ? ward_result_signal(res) : 0;
+	json_t *st;
+	char *text = NULL;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.out = v->out;
+	rr.out_len = v->out_len;
+	rr.out_head = head;
+	rr.out_dropped = v->out_dropped;
+	rr.err = v->err;
+	rr.err_len = v->err_len;
+	rr.err_head = head;
+	rr.err_dropped = v->err_dropped;
+	rr.running = !res;
+	rr.task_id = v->task_id;
+	rr.exit_code = code;
+	rr.signal = sig;
+	rr.timed_out = res && ward_result_timed_out(res);
+	rr.timeout_ms = v->timeout_ms;
+	rr.denied = denied;
+	rr.mode = mode;
+	rr.escalation_offered =
+	    srv->confines &&
+	    ward_escalation_offered(mode, v->approval, true, v->escalated);
+	if (ward_render_run(&text, &rr) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+
+	st = json_pack(
+	    "{s:o, s:o, s:b, s:b, s:o}", "exit_code",
+	    res && sig == 0 && code >= 0 ? json_integer(code) : json_null(),
+	    "signal", sig > 0 ? json_integer(sig) : json_null(), "timed_out",
+	    rr.timed_out, "escalated", v->escalated, "sandbox",
+	    sandbox_json(mode, res ? ward_result_runner(res) : v->runner,
+			 res ? ward_result_enforcement(res) : v->enforcement,
+			 denied));
+	if (st && v->task_id) {
+		set_new(st, "task_id", json_string(v->task_id));
+		set_new(st, "running", json_boolean(!res));
+	}
+	{
+		json_t *r = result_text(srv, text, false, st);
+
+		free(text);
+		return r;
+	}
+}
+
+/* The command did not run: the sandbox is unavailable or broke, or the
+ * executor failed. Recorded; an isError result. */
+static json_t *not_run(struct mcp_server *srv, const char *call_id, int err,
+		       const char *detail)
+{
+	char *text = NULL;
+	json_t *r;
+
+	if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER) {
+		if (ward_render_unavailable(&text, WARD_SUBJECT_COMMAND,
+					    detail) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		record_not_run(srv, call_id, "sandbox-unavailable", text);
+		r = result_text(srv, text, true, NULL);
+		free(text);
+		return r;
+	}
+	record_not_run(srv, call_id, "exec-failed", detail);
+	return tool_error(srv, "the command could not be started: %s", detail);
+}
+
+/* --- background tasks --------------------------------------------------- */
+
+static struct mcp_bgtask *bg_get(struct mcp_server *srv, const char *id)
+{
+	struct mcp_bgtask *t;
+
+	pthread_mutex_lock(&srv->lock);
+	for (t = srv->tasks; t; t = t->next)
+		if (strcmp(t->id, id) == 0)
+			break;
+	if (t)
+		t->refs++;
+	pthread_mutex_unlock(&srv->lock);
+	return t;
+}
+
+/* Record @t's end once (@res: how it ended; NULL: it could not be told). */
+static void bg_record(struct mcp_server *srv, struct mcp_bgtask *t,
+		      const ward_result *res, int err, const char *detail)
+{
+	bool first;
+
+	pthread_mutex_lock(&srv->lock);
+	first = !t->recorded;
+	t->recorded = true;
+	pthread_mutex_unlock(&srv->lock);
+	if (!first)
+		return;
+	if (res)
+		record_run(srv, t->call_id, res);
+	else
+		record_not_run(srv, t->call_id,
+			       err == WARD_ERUNNER ? "sandbox-unavailable"
+						   : "exec-failed",
+			       detail);
+}
+
+/* Stop @t (if it still runs), record its end, free it. */
+static void bg_destroy(struct mcp_server *srv, struct mcp_bgtask *t)
+{
+	ward_result *res = NULL;
+	char detail[1024];
+	int err;
+
+	if (!t->recorded) {
+		ward_task_kill(t->task, SIGKILL);
+		err = ward_task_wait(&res, t->task, 0);
+		if (err)
+			detail_of(err, detail, sizeof(detail));
+		bg_record(srv, t, res, err, detail);
+		ward_result_free(res);
+	}
+	ward_task_free(t->task);
+	free(t);
+}
+
+static void bg_put(struct mcp_server *srv, struct mcp_bgtask *t)
+{
+	bool last;
+
+	pthread_mutex_lock(&srv->lock);
+	last = --t->refs == 0 && t->unlinked;
+	pthread_mutex_unlock(&srv->lock);
+	if (last)
+		bg_destroy(srv, t);
+}
+
+/* Remove @t from the table (srv->lock held). */
+static void bg_unlink_locked(struct mcp_server *srv, struct mcp_bgtask *t)
+{
+	if (t->unlinked)
+		return;
+	for (struct mcp_bgtask **pp = &srv->tasks; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	t->unlinked = true;
+	srv->ntasks--;
+}
+
+/*
+ * Room for one more task: when the table is full, the oldest task whose
+ * end was already reported is dropped. False when every task still runs
+ * (or has news not yet read).
+ */
+static bool bg_reserve(struct mcp_server *srv)
+{
+	struct mcp_bgtask *victim = NULL;
+	bool ok;
+
+	pthread_mutex_lock(&srv->lock);
+	if (srv->ntasks >= MCP_MAX_TASKS) {
+		for (struct mcp_bgtask *t = srv->tasks; t; t = t->next)
+			if (t->ended_seen && t->refs == 0)
+				victim = t; /* the list is newest first */
+		if (victim)
+			bg_unlink_locked(srv, victim);
+	}
+	ok = srv->ntasks < MCP_MAX_TASKS;
+	pthread_mutex_unlock(&srv->lock);
+	if (victim)
+		bg_destroy(srv, victim);
+	return ok;
+}
+
+static json_t *bg_add(struct mcp_call *call, ward_task *task,
+		      const struct mcp_call_policy *cp, bool escalated,
+		      unsigned long timeout_ms)
+{
+	struct mcp_server *srv = call->srv;
+	struct mcp_bgtask *t = calloc(1, sizeof(*t));
+	char *text = NULL;
+	bool eof;
+	json_t *st;
+
+	if (!t)
+		die(CLI_EXIT_WARD, "out of memory");
+	t->task = task;
+	snprintf(t->call_id, sizeof(t->call_id), "%s", cp->call_id);
+	t->mode = ward_task_mode(task);
+	t->approval = cp->approval;
+	t->escalated = escalated;
+	t->timeout_ms = timeout_ms;
+	pthread_mutex_lock(&srv->lock);
+	eof = srv->eof;
+	if (!eof) {
+		snprintf(t->id, sizeof(t->id), "t%lu", ++srv->next_task);
+		t->next = srv->tasks;
+		srv->tasks = t;
+		srv->ntasks++;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (eof) {
+		bg_destroy(srv, t);
+		return tool_error(srv, "the server is shutting down");
+	}
+	if (ward_render_task_started(&text, t->id,
+				     (long)ward_task_pid(task)) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id,
+		       "running", 1, "pid", (json_int_t)ward_task_pid(task),
+		       "escalated", escalated, "sandbox",
+		       sandbox_json(t->mode, ward_task_runner(task),
+				    ward_task_enforcement(task), false));
+	{
+		json_t *r = result_text(srv, text, false, st);
+
+		free(text);
+		return r;
+	}
+}
+
+void mcp_tasks_stop_all(struct mcp_server *srv)
+{
+	struct mcp_bgtask *list, *t, *next, *mine = NULL;
+
+	pthread_mutex_lock(&srv->lock);
+	list = srv->tasks;
+	srv->tasks = NULL;
+	srv->ntasks = 0;
+	for (t = list; t; t = next) {
+		next = t->next;
+		t->unlinked = true;
+		/* A worker still using it frees it (bg_put). */
+		if (t->refs == 0) {
+			t->next = mine;
+			mine = t;
+		} else {
+			ward_task_kill(t->task, SIGKILL);
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	for (t = mine; t; t = next) {
+		next = t->next;
+		bg_destroy(srv, t);
+	}
+}
+
+/* --- bash ------------------------------------------------------------------ */
+
+static json_t *run_bash(struct mcp_call *call, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	struct ward_exec_options xo = WARD_EXEC_OPTIONS_INIT;
+	const char *command = arg_str(args, "command");
+	bool bg = arg_bool(args, "run_in_background", false);
+	long long timeout = arg_int(args, "timeout_ms", -1);
+	struct mcp_call_policy cp;
+	enum ward_mode requested = WARD_MODE_READ_ONLY;
+	ward_result *res = NULL;
+	ward_task *task = NULL;
+	char *cwd = NULL, why[1200], detail[1024];
+	char *argv[] = {"bash", "-c", (char *)command, NULL};
+	bool asked = false, escalated = false;
+	json_t *r;
+	int err;
+
+	if (!*command)
+		return tool_error(srv, "invalid arguments: \"command\" must "
+				       "not be empty");
+	r = check_escalation(srv, args, &asked, &requested);
+	if (r)
+		return r;
+	if (bg && !bg_reserve(srv))
+		return tool_error(srv,
+				  "%d background tasks are still running or "
+				  "unread; stop one with task_kill first",
+				  MCP_MAX_TASKS);
+	err = mcp_call_policy(&cp, srv);
+	if (err)
+		return tool_error(srv,
+				  "cannot read session %s, so nothing was "
+				  "run: %s",
+				  ward_session_id(srv->session),
+				  detail_of(err, detail, sizeof(detail)));
+	cwd = resolve_workdir(ward_policy_workspace(cp.policy),
+			      arg_str(args, "workdir"), why, sizeof(why));
+	if (!cwd) {
+		r = tool_error(srv, "invalid arguments: %s", why);
+		goto out_policy;
+	}
+	r = record_start(srv, &cp, "bash", argv, NULL, NULL, cwd);
+	if (r)
+		goto out_cwd;
+	if (asked) {
+		r = escalate(call, &cp, WARD_SUBJECT_COMMAND, command, cwd,
+			     requested, arg_str(args, "justification"));
+		if (r)
+			goto out_cwd;
+		escalated = true;
+	}
+
+	xo.capture_limit = MCP_CAPTURE_LIMIT;
+	xo.timeout_ms = timeout > 0 ? (unsigned long)timeout
+			: bg	    ? 0
+				    : MCP_TIMEOUT_DEFAULT_MS;
+	xo.cwd = cwd;
+	xo.landlock_via_launcher = srv->po.landlock_via_launcher;
+	if (mcp_call_cancelled(call)) {
+		record_not_run(srv, cp.call_id, "cancelled", NULL);
+		r = tool_error(srv, "cancelled");
+		goto out_cwd;
+	}
+	pthread_mutex_lock(&srv->provider_lock);
+	err = ward_task_start(&task, srv->setup.provider, cp.policy, argv,
+			      &xo);
+	if (err)
+		detail_of(err, detail, sizeof(detail));
+	pthread_mutex_unlock(&srv->provider_lock);
+	if (err) {
+		r = not_run(srv, cp.call_id, err, detail);
+		goto out_cwd;
+	}
+	if (bg) {
+		r = bg_add(call, task, &cp, escalated, xo.timeout_ms);
+		goto out_cwd;
+	}
+
+	mcp_call_attach(call, task);
+	err = ward_task_wait(&res, task, 0);
+	if (err)
+		detail_of(err, detail, sizeof(detail));
+	mcp_call_attach(call, NULL);
+	ward_task_free(task);
+	if (err) {
+		r = not_run(srv, cp.call_id, err, detail);
+		goto out_cwd;
+	}
+	record_run(srv, cp.call_id, res);
+	{
+		struct run_view v;
+
+		memset(&v, 0, sizeof(v));
+		v.out = ward_result_stdout(res, &v.out_len);
+		v.err = ward_result_stderr(res, &v.err_len);
+		v.out_dropped = ward_result_stdout_dropped(res);
+		v.err_dropped = ward_result_stderr_dropped(res);
+		v.res = res;
+		v.timeout_ms = xo.timeout_ms;
+		v.approval = cp.approval;
+		v.escalated = escalated;
+		r = run_result(srv, &v);
+	}
+	ward_result_free(res);
+out_cwd:
+	free(cwd);
+out_policy:
+	mcp_call_policy_clear(&cp);
+	return r;
+}
+
+/* --- task_output, task_kill ------------------------------------------------ */
+
+static json_t *no_task(struct mcp_server *srv, const char *id)
+{
+	return tool_error(srv,
+			  "invalid arguments: there is no background task "
+			  "\"%.64s\" (it may have been stopped with "
+			  "task_kill)",
+			  id);
+}
+
+/* What @t wrote since the last read and, when @res, how it ended. */
+static json_t *task_view(struct mcp_server *srv, struct mcp_bgtask *t,
+			 const ward_result *res)
+{
+	struct run_view v;
+	char *o = NULL, *e = NULL;
+	json_t *r;
+
+	memset(&v, 0, sizeof(v));
+	if (ward_task_read(&o, &v.out_len, &e, &v.err_len, t->task) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	v.out = o;
+	v.err = e;
+	v.res = res;
+	v.task_id = t->id;
+	v.mode = t->mode;
+	v.runner = ward_task_runner(t->task);
+	v.enforcement = ward_task_enforcement(t->task);
+	v.timeout_ms = t->timeout_ms;
+	v.approval = t->approval;
+	v.escalated = t->escalated;
+	r = run_result(srv, &v);
+	free(o);
+	free(e);
+	return r;
+}
+
+static json_t *run_task_output(struct mcp_call *call, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	const char *id = arg_str(args, "task_id");
+	long long wait_ms = arg_int(args, "wait_ms", 0);
+	struct mcp_bgtask *t = bg_get(srv, id);
+	ward_result *res = NULL;
+	char detail[1024];
+	json_t *r;
+	int err;
+
+	if (!t)
+		return no_task(srv, id);
+	/* wait_ms 0 means "now": the shortest wait there is. */
+	err = ward_task_wait(&res, t->task,
+			     wait_ms > 0 ? (unsigned long)wait_ms : 1);
+	if (err && err != -ETIMEDOUT) {
+		detail_of(err, detail, sizeof(detail));
+		bg_record(srv, t, NULL, err, detail);
+		r = not_run(srv, t->call_id, err, detail);
+	} else {
+		if (res) {
+			bg_record(srv, t, res, 0, NULL);
+			pthread_mutex_lock(&srv->lock);
+			t->ended_seen = true;
+			pthread_mutex_unlock(&srv->lock);
+		}
+		r = task_view(srv, t, res);
+	}
+	ward_result_free(res);
+	bg_put(srv, t);
+	return r;
+}
+
+static json_t *run_task_kill(struct mcp_call *call, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	const char *id = arg_str(args, "task_id");
+	struct mcp_bgtask *t = bg_get(srv, id);
+	ward_result *res = NULL;
+	char detail[1024];
+	json_t *r;
+	int err;
+
+	if (!t)
+		return no_task(srv, id);
+	/* SIGTERM first, so it may clean up; SIGKILL after 2 s. */
+	ward_task_kill(t->task, SIGTERM);
+	err = ward_task_wait(&res, t->task, 2000);
+	if (err == -ETIMEDOUT) {
+		ward_task_kill(t->task, SIGKILL);
+		err = ward_task_wait(&res, t->task, 0);
+	}
+	if (err) {
+		detail_of(err, detail, sizeof(detail));
+		bg_record(srv, t, NULL, err, detail);
+		r = not_run(srv, t->call_id, err, detail);
+	} else {
+		bg_record(srv, t, res, 0, NULL);
+		r = task_view(srv, t, res);
+	}
+	ward_result_free(res);
+	pthread_mutex_lock(&srv->lock);
+	bg_unlink_locked(srv, t);
+	pthread_mutex_unlock(&srv->lock);
+	bg_put(srv, t);
+	return r;
+}
+
+/* --- the file tools -------------------------------------------------------- */
+
+/* How a fence call ended: the denial text or the error, recorded. */
+static json_t *fs_failed(struct mcp_server *srv,
+			 const struct mcp_call_policy *cp, int err,
+			 const struct ward_fs_denial *denial, bool escalated)
+{
+	enum ward_mode mode = ward_policy_mode(cp->policy);
+	char detail[1024], *text = NULL;
+	json_t *r;
+
+	if (err != WARD_EDENIED) {
+		detail_of(err, detail, sizeof(detail));
+		record_fs(srv, cp->call_id, mode, 1, false);
+		return tool_error(srv, "%s", detail);
+	}
+	if (ward_fs_render_denial(
+		&text, denial,
+		srv->confines && ward_escalation_offered(mode, cp->approval,
+							 true, escalated)) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	record_fs(srv, cp->call_id, mode, 3, true);
+	r = result_text(srv, text, true,
+			json_pack("{s:s, s:s, s:o}", "operation",
+				  ward_fs_op_name(denial->op), "reason",
+				  ward_fs_reason_name(denial->reason),
+				  "sandbox",
+				  sandbox_json(mode, WARD_RUNNER_NONE,
+					       WARD_ENFORCEMENT_FULL, true)));
+	free(text);
+	return r;
+}
+
+/* Begin a file call: policy, call/start, and the escalation if asked. */
+static json_t *fs_begin(struct mcp_call *call, struct mcp_call_policy *cp,
+			json_t *args, const char *op, const char *path,
+			bool *escalated)
+{
+	struct mcp_server *srv = call->srv;
+	enum ward_mode requested = WARD_MODE_READ_ONLY;
+	char *paths[] = {(char *)path, NULL}, *summary = NULL, detail[1024];
+	bool asked = false;
+	json_t *r;
+	int err;
+
+	memset(cp, 0, sizeof(*cp));
+	*escalated = false;
+	r = check_escalation(srv, args, &asked, &requested);
+	if (r)
+		return r;
+	err = mcp_call_policy(cp, srv);
+	if (err)
+		return tool_error(srv,
+				  "cannot read session %s, so nothing was "
+				  "done: %s",
+				  ward_session_id(srv->session),
+				  detail_of(err, detail, sizeof(detail)));
+	r = record_start(srv, cp, "fs", NULL, op, paths,
+			 ward_policy_workspace(cp->policy));
+	if (r || !asked)
+		return r;
+	if (asprintf(&summary, "%s %s", op, path) < 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	r = escalate(call, cp, WARD_SUBJECT_OPERATION, summary,
+		     ward_policy_workspace(cp->policy), requested,
+		     arg_str(args, "justification"));
+	free(summary);
+	*escalated = r == NULL;
+	return r;
+}
+
+static json_t *fs_structured(const struct mcp_call_policy *cp,
+			     bool escalated)
+{
+	return json_pack("{s:b, s:o}", "escalated", escalated, "sandbox",
+			 sandbox_json(ward_policy_mode(cp->policy),
+				      WARD_RUNNER_NONE, WARD_ENFORCEMENT_FULL,
+				      false));
+}
+
+static json_t *run_read_file(struct mcp_call *call, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	struct ward_fs_read_options ro = WARD_FS_READ_OPTIONS_INIT;
+	struct ward_fs_content c = {NULL, 0, 0, false};
+	struct ward_fs_denial denial;
+	struct mcp_call_policy cp;
+	const char *path = arg_str(args, "path");
+	char *more = NULL, *text = NULL;
+	bool escalated;
+	json_t *r, *st;
+	size_t lines = 0;
+	int err;
+
+	r = fs_begin(call, &cp, args, "read", path, &escalated);
+	if (r)
+		goto out;
+	ro.offset = (uint64_t)arg_int(args, "offset", 0);
+	ro.limit = (uint64_t)arg_int(args, "limit", 0);
+	err = ward_fs_read(&c, &denial, cp.policy, path, &ro);
+	if (err) {
+		r = fs_failed(srv, &cp, err, &denial, escalated);
+		goto out;
+	}
+	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
+	st = fs_structured(&cp, escalated);
+	set_new(st, "file_size", json_integer((json_int_t)c.file_size));
+	set_new(st, "truncated", json_boolean(c.truncated));
+	if (!c.truncated) {
+		r = result_n(srv, c.data, c.len, false, st);
+		goto out;
+	}
+	for (size_t i = 0; i < c.len; i++)
+		lines += c.data[i] == '\n';
+	if (c.len && c.data[c.len - 1] != '\n')
+		lines++;
+	if (ward_render_read_more(&more, ro.offset + lines) != 0 ||
+	    asprintf(&text, "%.*s%s%s", (int)c.len, c.data,
+		     c.len && c.data[c.len - 1] != '\n' ? "\n" : "",
+		     more) < 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	r = result_text(srv, text, false, st);
+	free(more);
+	free(text);
+out:
+	ward_fs_content_clear(&c);
+	mcp_call_policy_clear(&cp);
+	return r;
+}
+
+static json_t *run_write_file(struct mcp_call *call, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	struct ward_fs_write_options wo = WARD_FS_WRITE_OPTIONS_INIT;
+	struct ward_fs_denial denial;
+	struct mcp_call_policy cp;
+	const char *path = arg_str(args, "path");
+	json_t *content = json_object_get(args, "content");
+	size_t len = json_string_length(content);
+	char *text = NULL;
+	bool escalated;
+	json_t *r;
+	int err;
+
+	r = fs_begin(call, &cp, args, "write", path, &escalated);
+	if (r)
+		goto out;
+	wo.create_parents = arg_bool(args, "create_parents", true);
+	err = ward_fs_write(&denial, cp.policy, path,
+			    json_string_value(content), len, &wo);
+	if (err) {
+		r = fs_failed(srv, &cp, err, &denial, escalated);
+		goto out;
+	}
+	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
+	if (ward_render_fs_done(&text, WARD_FS_OP_WRITE, path, len) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	r = result_text(srv, text, false, fs_structured(&cp, escalated));
+	free(text);
+out:
+	mcp_call_policy_clear(&cp);
+	return r;
+}
+
+static json_t *run_edit_file(struct mcp_call *call, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	struct ward_fs_edit_options eo = WARD_FS_EDIT_OPTIONS_INIT;
+	struct ward_fs_denial denial;
+	struct mcp_call_policy cp;
+	const char *path = arg_str(args, "path");
+	size_t n = 0;
+	char *text = NULL;
+	bool escalated;
+	json_t *r;
+	int err;
+
+	r = fs_begin(call, &cp, args, "edit", path, &escalated);
+	if (r)
+		goto out;
+	eo.replace_all = arg_bool(args, "replace_all", false);
+	err = ward_fs_edit(&n, &denial, cp.policy, path,
+			   arg_str(args, "old_text"), arg_str(args, "new_text"),
+			   &eo);
+	if (err) {
+		r = fs_failed(srv, &cp, err, &denial, escalated);
+		goto out;
+	}
+	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
+	if (ward_render_fs_done(&text, WARD_FS_OP_EDIT, path, n) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	r = result_text(srv, text, false, fs_structured(&cp, escalated));
+	free(text);
+out:
+	mcp_call_policy_clear(&cp);
+	return r;
+}
+
+static json_t *run_list_directory(struct mcp_call *call, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	struct ward_fs_list_options lo = WARD_FS_LIST_OPTIONS_INIT;
+	struct ward_fs_listing l = {NULL, 0, false};
+	struct ward_fs_denial denial;
+	struct mcp_call_policy cp;
+	const char *path = arg_str(args, "path");
+	char *text = NULL;
+	bool escalated;
+	json_t *r, *st;
+	int err;
+
+	if (!path || !*path)
+		path = ".";
+	r = fs_begin(call, &cp, args, "list", path, &escalated);
+	if (r)
+		goto out;
+	lo.recursive = arg_bool(args, "recursive", false);
+	err = ward_fs_list(&l, &denial, cp.policy, path, &lo);
+	if (err) {
+		r = fs_failed(srv, &cp, err, &denial, escalated);
+		goto out;
+	}
+	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
+	if (ward_render_listing(&text, &l) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	st = fs_structured(&cp, escalated);
+	set_new(st, "entries", json_integer((json_int_t)l.count));
+	set_new(st, "truncated", json_boolean(l.truncated));
+	r = result_text(srv, text, false, st);
+	free(text);
+out:
+	ward_fs_listing_clear(&l);
+	mcp_call_policy_clear(&cp);
+	return r;
+}
+
+/* --- dispatch ---------------------------------------------------------- */
+
+json_t *mcp_tools_call(struct mcp_call *call, const char *name, json_t *args,
+		       int *code, const char **message)
+{
+	const struct tool_def *d = find_tool(name);
+	json_t *empty = NULL, *r;
+
+	if (!d) {
+		*code = -32602;
+		*message = "Unknown tool";
+		return NULL;
+	}
+	if (!json_is_object(args))
+		args = empty = json_object();
+	r = check_args(call->srv, d, args);
+	if (!r)
+		r = d->run(call, args);
+	json_decref(empty);
+	return r;
+}

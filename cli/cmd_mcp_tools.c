@@ -662,13 +662,16 @@ static char *resolve_workdir(const char *root, const char *workdir, char *why,
 	return real;
 }
 
-/* The `sandbox` object of a result. */
+/* The `sandbox` object of a result (@runner_name NULL: @runner's). */
 static json_t *sandbox_json(enum ward_mode mode, enum ward_runner runner,
-			    enum ward_enforcement enf, bool denied)
+			    const char *runner_name, enum ward_enforcement enf,
+			    bool denied)
 {
 	return json_pack("{s:s, s:s, s:s, s:b}", "mode", ward_mode_name(mode),
-			 "runner", ward_runner_name(runner), "enforcement",
-			 ward_enforcement_name(enf), "denied", denied);
+			 "runner",
+			 runner_name ? runner_name : ward_runner_name(runner),
+			 "enforcement", ward_enforcement_name(enf), "denied",
+			 denied);
 }
 
 /* What a run (or a task read) shows. */
@@ -725,7 +728,7 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	    res && sig == 0 && code >= 0 ? json_integer(code) : json_null(),
 	    "signal", sig > 0 ? json_integer(sig) : json_null(), "timed_out",
 	    rr.timed_out, "escalated", v->escalated, "sandbox",
-	    sandbox_json(mode, res ? ward_result_runner(res) : v->runner,
+	    sandbox_json(mode, res ? ward_result_runner(res) : v->runner, NULL,
 			 res ? ward_result_enforcement(res) : v->enforcement,
 			 denied));
 	if (st && v->task_id) {
@@ -905,7 +908,7 @@ static json_t *bg_add(struct mcp_call *call, ward_task *task,
 	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id,
 		       "running", 1, "pid", (json_int_t)ward_task_pid(task),
 		       "escalated", escalated, "sandbox",
-		       sandbox_json(t->mode, ward_task_runner(task),
+		       sandbox_json(t->mode, ward_task_runner(task), NULL,
 				    ward_task_enforcement(task), false));
 	{
 		json_t *r = result_text(srv, text, false, st);
@@ -1188,7 +1191,7 @@ static json_t *fs_failed(struct mcp_server *srv,
 				  ward_fs_op_name(denial->op), "reason",
 				  ward_fs_reason_name(denial->reason),
 				  "sandbox",
-				  sandbox_json(mode, WARD_RUNNER_NONE,
+				  sandbox_json(mode, WARD_RUNNER_NONE, "fsfence",
 					       WARD_ENFORCEMENT_FULL, true)));
 	free(text);
 	return r;
@@ -1237,8 +1240,8 @@ static json_t *fs_structured(const struct mcp_call_policy *cp,
 {
 	return json_pack("{s:b, s:o}", "escalated", escalated, "sandbox",
 			 sandbox_json(ward_policy_mode(cp->policy),
-				      WARD_RUNNER_NONE, WARD_ENFORCEMENT_FULL,
-				      false));
+				      WARD_RUNNER_NONE, "fsfence",
+				      WARD_ENFORCEMENT_FULL, false));
 }
 
 static json_t *run_read_file(struct mcp_call *call, json_t *args)

@@ -209,9 +209,9 @@ static const char files_plain[] =
 	"[sandbox: file access denied under <mode> mode]\n"                   \
 	"once it has ended. Do not work around a denial (other paths, other " \
 	"tools, copying elsewhere, changing permissions)."
-#define READ_RULES(what)                                                      \
+#define READ_RULES(what, noun)                                                \
 	what " is allowed anywhere except where an access rule forbids it. "  \
-	"A refused " what " fails with the line\n"                            \
+	"A refused " noun " fails with the line\n"                            \
 	"[sandbox: file access denied under <mode> mode]\n"                   \
 	"Rules apply in every mode, so no wider mode would help. Do not work " \
 	"around a denial (other paths, other tools, copying elsewhere, "      \
@@ -234,12 +234,12 @@ static const char task_kill_text[] =
 
 static const char read_file_text[] =
     "Read a text file (UTF-8). Relative paths are taken from the workspace "
-    "root; offset and limit select lines. " READ_RULES("Reading");
+    "root; offset and limit select lines. " READ_RULES("Reading", "read");
 
 static const char list_directory_text[] =
     "List a directory: one entry per line with its type and size. "
     "Relative paths are taken from the workspace root. " READ_RULES(
-	"Listing");
+	"Listing", "listing");
 
 static const char write_file_escalation[] = WRITE_HEAD(
     "Create or replace a file with the given content, atomically (a crash "

@@ -1,0 +1,320 @@
+#!/usr/bin/env bats
+# shellcheck shell=bats
+#
+# `ward mcp`: the MCP server over stdio.
+#
+# Two kinds of tests:
+#   - raw JSON-RPC written with printf into `ward mcp`: framing, every
+#     JSON-RPC error code, oversized lines, version negotiation, the end of
+#     input, the command line;
+#   - real, independent MCP clients installed from npm (pinned in
+#     tests/mcp/package-lock.json; `npm ci` runs here when
+#     tests/mcp/node_modules is missing): the official TypeScript SDK
+#     (tests/mcp/sdk.test.mjs) and the MCP Inspector CLI
+#     (tests/mcp/inspector.test.mjs), one bats test per scenario.
+#
+# Each test has its own state directory (XDG_STATE_HOME) and workspace
+# under /var/tmp (not /tmp: /tmp is a writable root of workspace-write).
+
+bats_require_minimum_version 1.5.0
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+WARD=${WARD:-$ROOT/build/bin/ward}
+MCP_DIR=$ROOT/tests/mcp
+
+setup_file() {
+	# The npm clients, installed once per run (network: the npm registry).
+	if command -v node >/dev/null && command -v npm >/dev/null &&
+		[ ! -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
+		npm ci --prefix "$MCP_DIR" --no-audit --no-fund \
+			>"$BATS_FILE_TMPDIR/npm-ci.log" 2>&1 || true
+	fi
+}
+
+setup() {
+	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	BASE=$(mktemp -d /var/tmp/ward-mcp-e2e.XXXXXX)
+	WS=$BASE/ws
+	mkdir -p "$WS" "$BASE/config"
+	export XDG_STATE_HOME=$BASE/state
+	export XDG_CONFIG_HOME=$BASE/config
+	unset TMPDIR
+	IN=$BASE/in
+	OUT=$BASE/out
+	ERR=$BASE/err
+}
+
+teardown() {
+	rm -rf "${BASE:-/nonexistent}"
+}
+
+require_runner() {
+	"$WARD" probe --json 2>/dev/null | jq -e '[.chain[] | .usable] | any' \
+		>/dev/null || skip "no runner can confine on this machine (ward probe)"
+}
+
+INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bats","version":"0"}}}'
+
+# mcp_raw [WARD MCP ARGS...]: feed $IN to `ward mcp --workspace $WS`;
+# sets $status, $output (stdout) and $stderr. Every stdout line must be a
+# JSON-RPC message.
+mcp_raw() {
+	status=0
+	timeout -k 5 30 "$WARD" mcp --workspace "$WS" "$@" <"$IN" >"$OUT" \
+		2>"$ERR" || status=$?
+	output=$(cat "$OUT")
+	stderr=$(cat "$ERR")
+	printf '# stdout: %s\n# stderr: %s\n' "$output" "$stderr" | head -n 40
+	if [ -s "$OUT" ]; then
+		jq -e -s 'all(.jsonrpc == "2.0")' "$OUT" >/dev/null ||
+			fail "stdout holds something other than JSON-RPC"
+	fi
+}
+
+# The response with id $1 (a JSON value), compact.
+resp() {
+	jq -c --argjson id "$1" 'select(.id == $id)' "$OUT"
+}
+
+fail() {
+	printf 'FAIL: %s\n' "$*"
+	return 1
+}
+
+# The JSON-RPC error code answered to id $1.
+code_of() {
+	jq -r --argjson id "$1" 'select(.id == $id) | .error.code' "$OUT"
+}
+
+# --- the command line -----------------------------------------------------
+
+@test "mcp cli: --help, a bad option, an unknown session" {
+	run "$WARD" mcp --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"mcpServers"'* ]]
+	[[ "$output" == *"ward-mcp(1)"* ]]
+	run "$WARD" mcp --bogus
+	[ "$status" -eq 2 ]
+	run "$WARD" mcp --session does-not-exist </dev/null
+	[ "$status" -eq 2 ]
+	run "$WARD" mcp --session abc --workspace "$WS" </dev/null
+	[ "$status" -eq 2 ]
+	run "$WARD" mcp --mode everything </dev/null
+	[ "$status" -eq 2 ]
+	"$WARD" help | grep -q '^  mcp '
+}
+
+@test "mcp raw: logs on stderr, nothing but MCP on stdout, exit 0 at end of input" {
+	printf '%s\n' "$INIT" >"$IN"
+	mcp_raw
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$OUT")" -eq 1 ]
+	[[ "$stderr" == *"ward mcp: session "* ]]
+	# The session records the client and the end.
+	id=$("$WARD" session list --json | jq -r '.[0].id')
+	"$WARD" session log "$id" --json | jq -s -e \
+		'(map(.type) | index("mcp/initialize")) and (.[-1].type == "mcp/end")'
+}
+
+@test "mcp raw: initialize answers the client's revision when known, else the latest" {
+	for pair in 2025-11-25:2025-11-25 2025-06-18:2025-06-18 \
+		2025-03-26:2025-03-26 2024-11-05:2025-11-25 1999-01-01:2025-11-25; do
+		asked=${pair%%:*} want=${pair#*:}
+		printf '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"%s","capabilities":{}}}\n' \
+			"$asked" >"$IN"
+		mcp_raw
+		got=$(jq -r '.result.protocolVersion' "$OUT")
+		[ "$got" = "$want" ] || fail "asked $asked, got $got, want $want"
+		jq -e '.result.capabilities.tools and .result.capabilities.logging and
+			.result.serverInfo.name == "ward"' "$OUT" >/dev/null
+	done
+}
+
+@test "mcp raw: malformed JSON gets -32700 and the next message is still read" {
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":' 'garbage' \
+		'{"jsonrpc":"2.0","id":2,"method":"ping"}' >"$IN"
+	mcp_raw
+	[ "$status" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.id == null and .error.code == -32700)] | length' "$OUT")" -eq 2 ]
+	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
+}
+
+@test "mcp raw: invalid requests get -32600 (with the id when it is usable)" {
+	printf '%s\n' '[]' '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' '5' \
+		'"text"' '{"id":2,"method":"ping"}' \
+		'{"jsonrpc":"1.0","id":3,"method":"ping"}' \
+		'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}' \
+		'{"jsonrpc":"2.0","id":4,"method":7}' '{"jsonrpc":"2.0","id":5}' \
+		'{"jsonrpc":"2.0","id":6,"method":"ping","params":"x"}' \
+		'{"jsonrpc":"2.0","id":1.5,"method":"ping"}' >"$IN"
+	mcp_raw
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$OUT")" -eq 11 ]
+	[ "$(jq -s '[.[] | select(.error.code == -32600)] | length' "$OUT")" -eq 11 ]
+	for id in 2 3 4 5 6; do
+		[ "$(code_of "$id")" = -32600 ] || fail "id $id"
+	done
+	[ "$(jq -s '[.[] | select(.id == null)] | length' "$OUT")" -eq 6 ]
+}
+
+@test "mcp raw: unknown methods get -32601; notifications are never answered" {
+	printf '%s\n' '{"jsonrpc":"2.0","id":"a","method":"resources/list"}' \
+		'{"jsonrpc":"2.0","method":"notifications/whatever"}' \
+		'{"jsonrpc":"2.0","method":"no/such/method"}' \
+		'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}' \
+		'{"jsonrpc":"2.0","id":"b","method":"ping"}' >"$IN"
+	mcp_raw
+	[ "$(wc -l <"$OUT")" -eq 2 ]
+	[ "$(code_of '"a"')" = -32601 ]
+	[ "$(resp '"b"')" = '{"jsonrpc":"2.0","id":"b","result":{}}' ]
+}
+
+@test "mcp raw: invalid params get -32602" {
+	printf '%s\n' \
+		'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":5}}' \
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}' \
+		'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}' \
+		'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bash","arguments":[1]}}' \
+		'{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":"loud"}}' \
+		'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[1]}' \
+		'{"jsonrpc":"2.0","id":8,"method":"logging/setLevel","params":{"level":"info"}}' >"$IN"
+	mcp_raw
+	for id in 1 2 3 4 5 6 7; do
+		[ "$(code_of "$id")" = -32602 ] || fail "id $id: $(resp "$id")"
+	done
+	[[ "$(resp 4)" == *"Unknown tool: nope"* ]]
+	[ "$(resp 8)" = '{"jsonrpc":"2.0","id":8,"result":{}}' ]
+}
+
+@test "mcp raw: an oversized line gets an error and is skipped, the next one is read" {
+	{
+		printf '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"'
+		head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' a
+		printf '"}}\n'
+		printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+		# And one that never ends.
+		head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' b
+	} >"$IN"
+	mcp_raw
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$OUT")" -eq 3 ]
+	[ "$(jq -s '[.[] | select(.id == null and .error.code == -32600)] | length' "$OUT")" -eq 2 ]
+	[[ "$output" == *"longer than 4194304 bytes"* ]]
+	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
+	[ "$(code_of 1)" = "" ]
+}
+
+@test "mcp raw: CRLF line ends, blank lines, a last line without a newline" {
+	printf '\n   \r\n{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n\n{"jsonrpc":"2.0","id":2,"method":"ping"}' >"$IN"
+	mcp_raw
+	[ "$(wc -l <"$OUT")" -eq 2 ]
+	[ "$(resp 1)" = '{"jsonrpc":"2.0","id":1,"result":{}}' ]
+	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
+}
+
+@test "mcp raw: bad tool input is an isError result" {
+	printf '%s\n' "$INIT" \
+		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":""}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{}}}' \
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash"}}' >"$IN"
+	mcp_raw
+	for id in 1 2 3; do
+		# -s: jq 1.6's -e looks only at the last input's result.
+		jq -e -s --argjson id "$id" \
+			'map(select(.id == $id))[0].result.isError == true' \
+			"$OUT" >/dev/null || fail "id $id: $(resp "$id")"
+	done
+	[[ "$(resp 2)" == *'\"path\" is required'* ]]
+}
+
+@test "mcp raw: the output is bounded (head and tail) with the omission noted" {
+	require_runner
+	printf '%s\n' "$INIT" \
+		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo FIRST; head -c 1000000 /dev/zero | tr \"\\\\0\" a; echo; echo LAST"}}}' >"$IN"
+	(
+		cat "$IN"
+		sleep 5
+	) | timeout 30 "$WARD" mcp --workspace "$WS" >"$OUT" 2>"$ERR"
+	text=$(jq -r 'select(.id == 1) | .result.content[0].text' "$OUT")
+	[[ "$text" == FIRST* ]]
+	[[ "$text" == *"bytes omitted …]"* ]]
+	[[ "$text" == *$'LAST\nexit code: 0' ]]
+	[ "${#text}" -lt 70000 ]
+}
+
+@test "mcp raw: end of input stops a running command and exits 0 promptly" {
+	require_runner
+	printf '%s\n' "$INIT" \
+		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 71.2345"}}}' >"$IN"
+	start=$SECONDS
+	mcp_raw
+	[ "$status" -eq 0 ]
+	[ $((SECONDS - start)) -lt 10 ]
+	! pgrep -f 'sleep 71.2345'
+}
+
+@test "mcp raw: a cancelled call is not answered and its command dies" {
+	require_runner
+	{
+		printf '%s\n' "$INIT" \
+			'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 72.2345"}}}'
+		sleep 1
+		printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"test"}}'
+		sleep 1
+		pgrep -f 'sleep 72.2345' >"$BASE/alive" || true
+		printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+		sleep 0.5
+	} | timeout 30 "$WARD" mcp --workspace "$WS" >"$OUT" 2>"$ERR"
+	[ ! -s "$BASE/alive" ]
+	[ "$(resp 1)" = "" ]
+	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
+}
+
+# --- real clients from npm ---------------------------------------------------
+
+# node_test FILE ID: run the scenario "ID: …" of tests/mcp/FILE.
+node_test() {
+	local file=$1 id=$2 out
+	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
+	[ -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ] ||
+		fail "the npm clients are not installed: 'npm ci --prefix tests/mcp' failed (see its log: $BATS_FILE_TMPDIR/npm-ci.log)"
+	status=0
+	out=$(WARD=$WARD timeout -k 5 120 node --test --test-reporter=tap \
+		--test-name-pattern="^$id: " "$MCP_DIR/$file" 2>&1) || status=$?
+	printf '%s\n' "$out" | grep -v '^ *at \|^ *\.\.\.$\|^ *---$' | head -n 60 |
+		sed 's/^/# /'
+	if grep -Eq "^ok [0-9]+ - $id: .*# SKIP" <<<"$out"; then
+		skip "$(grep -Eo "^ok [0-9]+ - $id: .*# SKIP.*" <<<"$out" | sed 's/.*# SKIP *//')"
+	fi
+	[ "$status" -eq 0 ] || fail "node --test exited $status"
+	grep -q '^# pass 1$' <<<"$out" || fail "scenario '$id' did not run"
+	grep -q '^# fail 0$' <<<"$out"
+}
+
+@test "mcp sdk: tools listed with honest annotations" { node_test sdk.test.mjs tools-list; }
+@test "mcp sdk: ping" { node_test sdk.test.mjs ping; }
+@test "mcp sdk: a write denied in read-only shows the marker" { node_test sdk.test.mjs denied-write; }
+@test "mcp sdk: an accepted escalation runs wider exactly once, the next call is narrow" { node_test sdk.test.mjs escalation-accept; }
+@test "mcp sdk: an accepted escalation of write_file" { node_test sdk.test.mjs escalation-accept-file; }
+@test "mcp sdk: accepted without 'allow' checked is a rejection" { node_test sdk.test.mjs escalation-accept-unchecked; }
+@test "mcp sdk: a declined escalation runs nothing" { node_test sdk.test.mjs escalation-decline; }
+@test "mcp sdk: a cancelled escalation runs nothing" { node_test sdk.test.mjs escalation-cancel; }
+@test "mcp sdk: a client without elicitation gets the unavailable text" { node_test sdk.test.mjs escalation-unavailable; }
+@test "mcp sdk: a request that is not wider asks nobody" { node_test sdk.test.mjs escalation-not-wider; }
+@test "mcp sdk: progress notifications while the user decides" { node_test sdk.test.mjs escalation-progress; }
+@test "mcp sdk: a slow command blocks neither ping nor another call" { node_test sdk.test.mjs concurrency; }
+@test "mcp sdk: notifications/cancelled kills the call's process group" { node_test sdk.test.mjs cancel; }
+@test "mcp sdk: a timeout kills the process group" { node_test sdk.test.mjs timeout; }
+@test "mcp sdk: ward session mode from another terminal applies to the next call" { node_test sdk.test.mjs session-mode; }
+@test "mcp sdk: background tasks: output, denial when read, kill" { node_test sdk.test.mjs background; }
+@test "mcp sdk: file tools through the fence" { node_test sdk.test.mjs files; }
+@test "mcp sdk: bad tool input gets isError results" { node_test sdk.test.mjs bad-input; }
+@test "mcp sdk: logging/setLevel" { node_test sdk.test.mjs logging; }
+@test "mcp sdk: end of input stops commands and tasks, exit 0" { node_test sdk.test.mjs eof; }
+@test "mcp sdk: --session resumes a session" { node_test sdk.test.mjs resume; }
+@test "mcp inspector: tools/list" { node_test inspector.test.mjs inspector-list; }
+@test "mcp inspector: tools/call bash" { node_test inspector.test.mjs inspector-call; }
+@test "mcp inspector: tools/call bash, a write denied in read-only" { node_test inspector.test.mjs inspector-denied; }
+@test "mcp inspector: tools/call write_file" { node_test inspector.test.mjs inspector-write; }

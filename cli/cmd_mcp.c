@@ -5,11 +5,14 @@
  * tools themselves are in cmd_mcp_tools.c. See cmd_mcp.h for the shape.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,9 +41,9 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18",
 					"2025-03-26"};
 
 /* MCP (syslog) log levels, least severe first. */
-static const char *const log_levels[] = {"debug",    "info",  "notice",
-					 "warning",  "error", "critical",
-					 "alert",    "emergency"};
+static const char *const log_levels[] = {"debug",   "info",	"notice",
+					 "warning", "error",	"critical",
+					 "alert",   "emergency"};
 #define N_LOG_LEVELS (sizeof(log_levels) / sizeof(log_levels[0]))
 /* Levels from here on also go to stderr. */
 #define STDERR_LEVEL 2
@@ -52,7 +55,8 @@ static void print_help(void)
 	    "\n"
 	    "Serve the Model Context Protocol on stdin/stdout: any MCP client "
 	    "(an agent)\n"
-	    "gets a `bash` tool whose commands run under ward's kernel-enforced "
+	    "gets a `bash` tool whose commands run under ward's "
+	    "kernel-enforced "
 	    "file\n"
 	    "sandbox, background tasks (task_output, task_kill) and file "
 	    "tools through the\n"
@@ -77,7 +81,8 @@ static void print_help(void)
 	    "workspace-write or\n"
 	    "                         danger-full-access (default: ward.yml's, "
 	    "else read-only)\n"
-	    "  -r, --runner RUNNER    auto (default), bwrap or landlock\n" CLI_CONFIG_HELP
+	    "  -r, --runner RUNNER    auto (default), bwrap or "
+	    "landlock\n" CLI_CONFIG_HELP
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
 	    "Only MCP goes to stdout; logs go to stderr. At end of input every "
@@ -170,12 +175,12 @@ void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
 	notify = srv->log_level >= 0 && idx >= srv->log_level;
 	pthread_mutex_unlock(&srv->lock);
 	if (notify)
-		mcp_send(srv, ward_jr_notification(
-				  "notifications/message",
-				  json_pack("{s:s, s:s, s:o}", "level", level,
-					    "logger", "ward",
-					    "data", cli_json_text(
-							text, strlen(text)))));
+		mcp_send(srv,
+			 ward_jr_notification(
+			     "notifications/message",
+			     json_pack("{s:s, s:s, s:o}", "level", level,
+				       "logger", "ward", "data",
+				       cli_json_text(text, strlen(text)))));
 }
 
 /* --- per-call state ---------------------------------------------------- */
@@ -189,6 +194,114 @@ bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
 	       ward_escalation_targets(targets, mode) > 0;
 }
 
+/*
+ * Event types that never change a knob's fold. Any other type seen in the
+ * new part of the log (a knob event, a repair, a type this server does not
+ * know) makes the session re-read in full.
+ */
+static const char *const inert_events[] = {
+    "call/start",     "call/result",	   "escalation/request",
+    "approval/asked", "approval/decision", "escalation/verdict",
+    "mcp/initialize", "mcp/start",	   "mcp/end",
+};
+
+static bool inert_line(const char *line, size_t len)
+{
+	json_t *ev = json_loadb(line, len, 0, NULL);
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	bool inert = false;
+
+	for (size_t i = 0;
+	     type && i < sizeof(inert_events) / sizeof(inert_events[0]); i++)
+		inert |= strcmp(type, inert_events[i]) == 0;
+	json_decref(ev);
+	return inert;
+}
+
+/* Read at most this much new log per call; more: re-read it all. */
+#define LOG_NEW_MAX (1024 * 1024)
+
+/*
+ * Bring the session's snapshot up to date (srv->session_lock held).
+ *
+ * Re-reading the whole log on every call would cost time and memory in
+ * proportion to the session's length (every call appends to it), so only
+ * what was appended since the last look is read, under the log's shared
+ * lock (appenders hold it exclusively, so no line is half-written while
+ * we read). The session is re-read in full only when one of those lines
+ * could change a knob: that is how `ward session mode ID MODE` from
+ * another terminal reaches the next call.
+ */
+static int refresh_session(struct mcp_server *srv)
+{
+	bool reload = !srv->log_seen_valid;
+	char *buf = NULL;
+	long long size = 0, used = 0;
+	struct stat st;
+	ssize_t n = 0;
+	int fd, err = 0;
+
+	fd = open(ward_session_path(srv->session), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ward_session_reload(srv->session); /* it says why */
+	/* Never a blocking flock(): a process a sandboxed command left
+	 * running can hold the lock forever. Busy: a full reload, whose own
+	 * lock wait is bounded and says why it fails. */
+	while (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+		if (errno != EINTR) {
+			reload = true;
+			break;
+		}
+	}
+	if (fstat(fd, &st) != 0) {
+		err = -errno;
+		goto out_close;
+	}
+	size = (long long)st.st_size;
+	if (!reload &&
+	    (size < srv->log_seen || size - srv->log_seen > LOG_NEW_MAX))
+		reload = true;
+	if (!reload && size > srv->log_seen) {
+		buf = malloc((size_t)(size - srv->log_seen));
+		if (!buf) {
+			err = -ENOMEM;
+			goto out_close;
+		}
+		do
+			n = pread(fd, buf, (size_t)(size - srv->log_seen),
+				  (off_t)srv->log_seen);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			reload = true;
+			n = 0;
+		}
+		/* Whole lines only; a torn tail is left for later. */
+		for (long long i = 0, start = 0; i < n; i++) {
+			if (buf[i] != '\n')
+				continue;
+			if (!inert_line(buf + start, (size_t)(i - start)))
+				reload = true;
+			start = i + 1;
+			used = start;
+		}
+	}
+	if (reload) {
+		/* Our shared lock keeps appenders out: the snapshot and
+		 * @size describe the same log. */
+		err = ward_session_reload(srv->session);
+		if (!err) {
+			srv->log_seen = size;
+			srv->log_seen_valid = true;
+		}
+	} else {
+		srv->log_seen += used;
+	}
+	free(buf);
+out_close:
+	close(fd); /* releases the lock */
+	return err;
+}
+
 int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
 		      enum ward_knob_source *source,
 		      enum ward_approval_policy *approval)
@@ -196,10 +309,10 @@ int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
 	int err;
 
 	pthread_mutex_lock(&srv->session_lock);
-	err = ward_session_reload(srv->session);
+	err = refresh_session(srv);
 	if (!err) {
-		*mode = ward_session_mode(srv->session, srv->defaults.mode,
-					  source);
+		*mode =
+		    ward_session_mode(srv->session, srv->defaults.mode, source);
 		*approval = ward_session_approval(srv->session,
 						  srv->defaults.approval, NULL);
 	}
@@ -380,12 +493,11 @@ static void send_progress(struct mcp_call *call, const char *message)
 	if (!call->progress_token)
 		return;
 	call->progress += 1;
-	mcp_send(call->srv,
-		 ward_jr_notification(
-		     "notifications/progress",
-		     json_pack("{s:O, s:f, s:s}", "progressToken",
-			       call->progress_token, "progress",
-			       call->progress, "message", message)));
+	mcp_send(call->srv, ward_jr_notification(
+				"notifications/progress",
+				json_pack("{s:O, s:f, s:s}", "progressToken",
+					  call->progress_token, "progress",
+					  call->progress, "message", message)));
 }
 
 /* Wait (srv->lock held) until @p is answered, the call is cancelled or
@@ -413,7 +525,8 @@ static void wait_answer(struct mcp_call *call, struct mcp_pending *p)
 static enum ward_approval_outcome read_answer(json_t *response)
 {
 	json_t *result = json_object_get(response, "result");
-	const char *action = json_string_value(json_object_get(result, "action"));
+	const char *action =
+	    json_string_value(json_object_get(result, "action"));
 	json_t *allow;
 
 	if (!result || !action)
@@ -433,8 +546,7 @@ static enum ward_approval_outcome read_answer(json_t *response)
 
 static void unlink_pending(struct mcp_server *srv, struct mcp_pending *p)
 {
-	for (struct mcp_pending **pp = &srv->pending; *pp;
-	     pp = &(*pp)->next) {
+	for (struct mcp_pending **pp = &srv->pending; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
 			return;
@@ -503,8 +615,8 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	mcp_log(srv, "notice", "%s: asking the user to allow %s once (%s)",
 		req->call_id ? req->call_id : "?",
 		ward_mode_name(req->requested), rid);
-	if (!mcp_send(srv, ward_jr_request(p->id, "elicitation/create",
-					   params))) {
+	if (!mcp_send(srv,
+		      ward_jr_request(p->id, "elicitation/create", params))) {
 		outcome = WARD_APPROVAL_UNAVAILABLE;
 		pthread_mutex_lock(&srv->lock);
 		unlink_pending(srv, p);
@@ -571,9 +683,8 @@ static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
 			version = protocols[i];
 	/* Form mode: declared as "form", or an empty object (the 2025-06-18
 	 * form, which had no modes). */
-	form = json_is_object(elicit) &&
-	       (json_object_get(elicit, "form") ||
-		!json_object_get(elicit, "url"));
+	form = json_is_object(elicit) && (json_object_get(elicit, "form") ||
+					  !json_object_get(elicit, "url"));
 	pthread_mutex_lock(&srv->lock);
 	snprintf(srv->protocol, sizeof(srv->protocol), "%s", version);
 	srv->elicitation = form && strcmp(version, "2025-06-18") >= 0;
@@ -581,24 +692,25 @@ static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
 
 	mcp_session_knobs(srv, &mode, &src, &approval);
 	instructions = ward_render_policy(approval);
-	result = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
-			   "protocolVersion", version, "capabilities", "tools",
-			   "listChanged", 1, "logging", "serverInfo", "name",
-			   "ward", "title", "ward sandbox", "version",
-			   WARD_VERSION);
+	result =
+	    json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
+		      "protocolVersion", version, "capabilities", "tools",
+		      "listChanged", 1, "logging", "serverInfo", "name", "ward",
+		      "title", "ward sandbox", "version", WARD_VERSION);
 	if (result && *instructions)
 		json_object_set_new(result, "instructions",
 				    json_string(instructions));
 	mcp_send(srv, ward_jr_result(m->id, result));
 
-	event = json_pack("{s:s, s:s, s:s, s:b, s:O?}", "type",
-			  "mcp/initialize", "protocol", version, "asked", asked,
-			  "elicitation", form, "client",
-			  json_is_object(client) ? client : NULL);
+	event =
+	    json_pack("{s:s, s:s, s:s, s:b, s:O?}", "type", "mcp/initialize",
+		      "protocol", version, "asked", asked, "elicitation", form,
+		      "client", json_is_object(client) ? client : NULL);
 	text = event ? json_dumps(event, JSON_COMPACT) : NULL;
 	if (!text || ward_session_append_json(srv->session, text) != 0)
-		mcp_log(srv, "warning", "cannot record the client in session "
-					"%s: %s",
+		mcp_log(srv, "warning",
+			"cannot record the client in session "
+			"%s: %s",
 			ward_session_id(srv->session), ward_error_last());
 	free(text);
 	json_decref(event);
@@ -687,8 +799,7 @@ static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
 {
 	json_t *name = json_object_get(m->params, "name");
 	json_t *args = json_object_get(m->params, "arguments");
-	json_t *meta = json_object_get(m->params, "_meta");
-	json_t *token = json_object_get(meta, "progressToken");
+	json_t *token;
 	struct mcp_call *call;
 	pthread_attr_t attr;
 	pthread_t thread;
@@ -714,11 +825,19 @@ static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
 		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, "out of memory");
 		return;
 	}
+	/* The worker gets its own copies: jansson's reference counts are
+	 * not meant to be shared between threads. */
 	call->srv = srv;
-	call->id = json_incref(m->id);
-	call->params = json_incref(m->params);
+	call->id = json_deep_copy(m->id);
+	call->params = json_deep_copy(m->params);
+	token = json_object_get(json_object_get(call->params, "_meta"),
+				"progressToken");
 	if (json_is_string(token) || json_is_integer(token))
 		call->progress_token = json_incref(token);
+	if (!call->id || !call->params) {
+		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, "out of memory");
+		goto out_free;
+	}
 
 	pthread_mutex_lock(&srv->lock);
 	for (struct mcp_call *c = srv->calls; c; c = c->next)
@@ -833,7 +952,8 @@ static void do_response(struct mcp_server *srv, struct ward_jr_msg *m)
 	for (struct mcp_pending *p = srv->pending; p; p = p->next) {
 		if (p->done || !json_equal(p->id, m->id))
 			continue;
-		p->response = json_incref(m->root);
+		/* A copy: the waiting worker owns it (see do_tools_call). */
+		p->response = json_deep_copy(m->root);
 		p->done = true;
 		found = true;
 		break;
@@ -841,8 +961,9 @@ static void do_response(struct mcp_server *srv, struct ward_jr_msg *m)
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 	if (!found)
-		mcp_log(srv, "debug", "ignored a response to no request of "
-				      "ours");
+		mcp_log(srv, "debug",
+			"ignored a response to no request of "
+			"ours");
 }
 
 /* One line from stdin (NULL: one longer than MCP_MAX_LINE, skipped). */
@@ -1033,9 +1154,8 @@ int cmd_mcp(int argc, char **argv)
 	srv.defaults.mode = ward_config_mode(srv.setup.config, NULL);
 	srv.defaults.approval = ward_config_approval(srv.setup.config, NULL);
 	srv.defaults.root = ward_config_workspace(srv.setup.config, NULL);
-	if (mode_given &&
-	    ward_session_set_mode(NULL, srv.session, flag_mode,
-				  &srv.defaults) != 0)
+	if (mode_given && ward_session_set_mode(NULL, srv.session, flag_mode,
+						&srv.defaults) != 0)
 		die(CLI_EXIT_WARD, "session %s: %s",
 		    ward_session_id(srv.session), ward_error_last());
 
@@ -1053,13 +1173,12 @@ int cmd_mcp(int argc, char **argv)
 		srv.confines ? ", enforcement " : " (",
 		srv.confines ? ward_enforcement_name(srv.enforcement)
 			     : "no runner can confine; commands will not run)");
-	record_event(&srv,
-		     json_pack("{s:s, s:I, s:s, s:s}", "type", "mcp/start",
-			       "pid", (json_int_t)getpid(), "runner",
-			       srv.confines ? ward_runner_name(srv.runner)
-					    : "none",
-			       "enforcement",
-			       ward_enforcement_name(srv.enforcement)));
+	record_event(
+	    &srv,
+	    json_pack("{s:s, s:I, s:s, s:s}", "type", "mcp/start", "pid",
+		      (json_int_t)getpid(), "runner",
+		      srv.confines ? ward_runner_name(srv.runner) : "none",
+		      "enforcement", ward_enforcement_name(srv.enforcement)));
 
 	ward_jr_lines_init(&lines, MCP_MAX_LINE);
 	for (;;) {

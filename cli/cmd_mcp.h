@@ -33,8 +33,8 @@ int cmd_mcp(int argc, char **argv);
 /* Defaults and bounds of the tools (their descriptions in render.c say
  * the same numbers). */
 #define MCP_TIMEOUT_DEFAULT_MS 120000UL
-#define MCP_TIMEOUT_MAX_MS 3600000UL
-#define MCP_WAIT_MAX_MS 600000UL
+#define MCP_TIMEOUT_MAX_MS     3600000UL
+#define MCP_WAIT_MAX_MS	       600000UL
 /* Captured output per stream: the first and the last half are kept. */
 #define MCP_CAPTURE_LIMIT (64u * 1024u)
 /* Background tasks kept at once. */
@@ -99,14 +99,18 @@ struct mcp_server {
 	pthread_mutex_t provider_lock;
 	/* The session's snapshot (reload and folds); appends need no lock. */
 	pthread_mutex_t session_lock;
+	/* How far the log has been looked at (under session_lock): only the
+	 * lines appended since are read on the next call. */
+	long long log_seen;
+	bool log_seen_valid;
 
 	/* Everything below: under lock; cond signals any change. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	char protocol[16];
 	bool initialized;
-	bool elicitation; /* the client can elicit in form mode */
-	int log_level;	  /* index into the syslog levels; -1: none */
+	bool elicitation;	/* the client can elicit in form mode */
+	int log_level;		/* index into the syslog levels; -1: none */
 	bool listed_escalation; /* what the last tools/list offered */
 	bool listed;
 	bool eof;

@@ -28,7 +28,11 @@
 
 /* --- the argument tables ---------------------------------------------- */
 
-enum ftype { F_STRING, F_BOOL, F_INT };
+enum ftype {
+	F_STRING,
+	F_BOOL,
+	F_INT
+};
 
 struct field {
 	const char *name;
@@ -37,9 +41,18 @@ struct field {
 	long long min, max;
 };
 
-#define F_SP {"sandbox_permissions", F_STRING, false, 0, 0}
-#define F_JUST {"justification", F_STRING, false, 0, 0}
-#define F_END {NULL, F_STRING, false, 0, 0}
+#define F_SP                                                                   \
+	{                                                                      \
+		"sandbox_permissions", F_STRING, false, 0, 0                   \
+	}
+#define F_JUST                                                                 \
+	{                                                                      \
+		"justification", F_STRING, false, 0, 0                         \
+	}
+#define F_END                                                                  \
+	{                                                                      \
+		NULL, F_STRING, false, 0, 0                                    \
+	}
 
 static const struct field bash_fields[] = {
     {"command", F_STRING, true, 0, 0},
@@ -116,13 +129,12 @@ struct tool_def {
 static const struct tool_def tools[] = {
     {"bash", "Run a shell command (sandboxed)", WARD_TOOL_BASH, bash_fields,
      true, false, true, false, true, run_bash},
-    {"task_output", "Read a background command's output",
-     WARD_TOOL_TASK_OUTPUT, task_output_fields, false, true, false, true,
-     false, run_task_output},
+    {"task_output", "Read a background command's output", WARD_TOOL_TASK_OUTPUT,
+     task_output_fields, false, true, false, true, false, run_task_output},
     {"task_kill", "Stop a background command", WARD_TOOL_TASK_KILL,
      task_kill_fields, false, false, true, true, false, run_task_kill},
-    {"read_file", "Read a file", WARD_TOOL_READ_FILE, read_file_fields,
-     false, true, false, true, false, run_read_file},
+    {"read_file", "Read a file", WARD_TOOL_READ_FILE, read_file_fields, false,
+     true, false, true, false, run_read_file},
     {"write_file", "Write a file", WARD_TOOL_WRITE_FILE, write_file_fields,
      true, false, true, true, false, run_write_file},
     {"edit_file", "Edit a file", WARD_TOOL_EDIT_FILE, edit_file_fields, true,
@@ -274,7 +286,8 @@ json_t *mcp_tools_list(struct mcp_server *srv)
 	escalation = mcp_escalation_fields(srv, mode, approval);
 	for (size_t i = 0; i < N_TOOLS; i++)
 		json_array_append_new(
-		    list, tool_json(srv, &tools[i], escalation, mode, approval));
+		    list,
+		    tool_json(srv, &tools[i], escalation, mode, approval));
 	pthread_mutex_lock(&srv->lock);
 	srv->listed = true;
 	srv->listed_escalation = escalation;
@@ -288,9 +301,9 @@ json_t *mcp_tools_list(struct mcp_server *srv)
 static json_t *result_n(struct mcp_server *srv, const char *text, size_t len,
 			bool is_error, json_t *structured)
 {
-	json_t *r = json_pack("{s:[{s:s, s:o}], s:b}", "content", "type",
-			      "text", "text", cli_json_text(text, len),
-			      "isError", is_error);
+	json_t *r =
+	    json_pack("{s:[{s:s, s:o}], s:b}", "content", "type", "text",
+		      "text", cli_json_text(text, len), "isError", is_error);
 
 	if (!r)
 		die(CLI_EXIT_WARD, "out of memory");
@@ -376,14 +389,22 @@ static json_t *check_args(struct mcp_server *srv, const struct tool_def *d,
 					  key);
 		if (f->type == F_INT) {
 			double x = json_number_value(v);
+			long long i = 0;
 
-			if (!json_is_integer(v) &&
-			    !(json_is_real(v) && x == (double)(long long)x))
+			/* 5000.0 is 5000 (some clients only have doubles);
+			 * beyond 2^53 a double is no exact integer. */
+			if (json_is_integer(v))
+				i = json_integer_value(v);
+			else if (json_is_real(v) && x >= -9007199254740992.0 &&
+				 x <= 9007199254740992.0 &&
+				 x == (double)(long long)x)
+				i = (long long)x;
+			else
 				return tool_error(srv,
 						  "invalid arguments: \"%s\" "
 						  "must be an integer",
 						  key);
-			if (x < (double)f->min || x > (double)f->max)
+			if (i < f->min || i > f->max)
 				return tool_error(
 				    srv,
 				    "invalid arguments: \"%s\" must be between "
@@ -461,8 +482,7 @@ static json_t *check_escalation(struct mcp_server *srv, json_t *args,
 
 /* --- the session record ----------------------------------------------- */
 
-static void record_result(struct mcp_server *srv,
-			  struct ward_session_result *r)
+static void record_result(struct mcp_server *srv, struct ward_session_result *r)
 {
 	if (ward_session_record_result(srv->session, r) != 0)
 		mcp_log(srv, "warning",
@@ -579,8 +599,9 @@ static json_t *escalate(struct mcp_call *call, struct mcp_call_policy *cp,
 	if (err) {
 		detail_of(err, detail, sizeof(detail));
 		record_not_run(srv, cp->call_id, "escalation-failed", detail);
-		return tool_error(srv, "the escalation failed, so nothing was "
-				       "run: %s",
+		return tool_error(srv,
+				  "the escalation failed, so nothing was "
+				  "run: %s",
 				  detail);
 	}
 	if (v == WARD_ESCALATION_GRANTED) {
@@ -667,11 +688,10 @@ static json_t *sandbox_json(enum ward_mode mode, enum ward_runner runner,
 			    const char *runner_name, enum ward_enforcement enf,
 			    bool denied)
 {
-	return json_pack("{s:s, s:s, s:s, s:b}", "mode", ward_mode_name(mode),
-			 "runner",
-			 runner_name ? runner_name : ward_runner_name(runner),
-			 "enforcement", ward_enforcement_name(enf), "denied",
-			 denied);
+	return json_pack(
+	    "{s:s, s:s, s:s, s:b}", "mode", ward_mode_name(mode), "runner",
+	    runner_name ? runner_name : ward_runner_name(runner), "enforcement",
+	    ward_enforcement_name(enf), "denied", denied);
 }
 
 /* What a run (or a task read) shows. */
@@ -902,12 +922,12 @@ static json_t *bg_add(struct mcp_call *call, ward_task *task,
 		bg_destroy(srv, t);
 		return tool_error(srv, "the server is shutting down");
 	}
-	if (ward_render_task_started(&text, t->id,
-				     (long)ward_task_pid(task)) != 0)
+	if (ward_render_task_started(&text, t->id, (long)ward_task_pid(task)) !=
+	    0)
 		die(CLI_EXIT_WARD, "out of memory");
-	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id,
-		       "running", 1, "pid", (json_int_t)ward_task_pid(task),
-		       "escalated", escalated, "sandbox",
+	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
+		       1, "pid", (json_int_t)ward_task_pid(task), "escalated",
+		       escalated, "sandbox",
 		       sandbox_json(t->mode, ward_task_runner(task), NULL,
 				    ward_task_enforcement(task), false));
 	{
@@ -1004,14 +1024,19 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 				    : MCP_TIMEOUT_DEFAULT_MS;
 	xo.cwd = cwd;
 	xo.landlock_via_launcher = srv->po.landlock_via_launcher;
+	/* Descendants die with the call (runners without a pid namespace);
+	 * per call, so safe with several calls at once. */
+	xo.contain = WARD_CONTAIN_CGROUP;
+	/* Calls run concurrently here: the per-call cgroup only, never the
+	 * process-wide subreaper. */
+	xo.contain = WARD_CONTAIN_CGROUP;
 	if (mcp_call_cancelled(call)) {
 		record_not_run(srv, cp.call_id, "cancelled", NULL);
 		r = tool_error(srv, "cancelled");
 		goto out_cwd;
 	}
 	pthread_mutex_lock(&srv->provider_lock);
-	err = ward_task_start(&task, srv->setup.provider, cp.policy, argv,
-			      &xo);
+	err = ward_task_start(&task, srv->setup.provider, cp.policy, argv, &xo);
 	if (err)
 		detail_of(err, detail, sizeof(detail));
 	pthread_mutex_unlock(&srv->provider_lock);
@@ -1186,13 +1211,13 @@ static json_t *fs_failed(struct mcp_server *srv,
 							 true, escalated)) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
 	record_fs(srv, cp->call_id, mode, 3, true);
-	r = result_text(srv, text, true,
-			json_pack("{s:s, s:s, s:o}", "operation",
-				  ward_fs_op_name(denial->op), "reason",
-				  ward_fs_reason_name(denial->reason),
-				  "sandbox",
-				  sandbox_json(mode, WARD_RUNNER_NONE, "fsfence",
-					       WARD_ENFORCEMENT_FULL, true)));
+	r = result_text(
+	    srv, text, true,
+	    json_pack("{s:s, s:s, s:o}", "operation",
+		      ward_fs_op_name(denial->op), "reason",
+		      ward_fs_reason_name(denial->reason), "sandbox",
+		      sandbox_json(mode, WARD_RUNNER_NONE, "fsfence",
+				   WARD_ENFORCEMENT_FULL, true)));
 	free(text);
 	return r;
 }
@@ -1235,8 +1260,7 @@ static json_t *fs_begin(struct mcp_call *call, struct mcp_call_policy *cp,
 	return r;
 }
 
-static json_t *fs_structured(const struct mcp_call_policy *cp,
-			     bool escalated)
+static json_t *fs_structured(const struct mcp_call_policy *cp, bool escalated)
 {
 	return json_pack("{s:b, s:o}", "escalated", escalated, "sandbox",
 			 sandbox_json(ward_policy_mode(cp->policy),
@@ -1282,8 +1306,7 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 		lines++;
 	if (ward_render_read_more(&more, ro.offset + lines) != 0 ||
 	    asprintf(&text, "%.*s%s%s", (int)c.len, c.data,
-		     c.len && c.data[c.len - 1] != '\n' ? "\n" : "",
-		     more) < 0)
+		     c.len && c.data[c.len - 1] != '\n' ? "\n" : "", more) < 0)
 		die(CLI_EXIT_WARD, "out of memory");
 	r = result_text(srv, text, false, st);
 	free(more);

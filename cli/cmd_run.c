@@ -489,6 +489,8 @@ int cmd_run(int argc, char **argv)
 	xo.capture_limit =
 	    json ? (max_output ? max_output : DEFAULT_MAX_OUTPUT) : 0;
 	xo.landlock_via_launcher = po.landlock_via_launcher;
+	/* One call per process: the subreaper fallback is safe here. */
+	xo.contain = WARD_CONTAIN_CGROUP | WARD_CONTAIN_SUBREAPER;
 
 	print_runner_warnings(provider, policy);
 	if (!json)

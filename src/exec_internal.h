@@ -71,6 +71,19 @@ struct ward_spawn {
 	 * the spawn outlives the confined description (NULL-terminated). */
 	char *sigs[9];
 	char sigbuf[1024];
+	/*
+	 * Descendant containment in force (WARD_CONTAIN_CGROUP, _SUBREAPER
+	 * or 0). Cgroup: @cg_fd is the call's cgroup directory and
+	 * @cg_name its name under the process's cgroup. Subreaper: @since is
+	 * when the call began, in clock ticks since boot (the unit of
+	 * /proc/PID/stat's starttime). @contained: the descendants were
+	 * killed (the cgroup is still to be removed).
+	 */
+	unsigned contain;
+	int cg_fd;
+	char cg_name[64];
+	unsigned long long since;
+	bool contained;
 };
 
 /* How the loop drains and waits. */
@@ -104,11 +117,16 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
  * timeout (SIGTERM to the group, SIGKILL after the grace), reap the child.
  * Returns when the child has exited and its pipes are closed (or, after it
  * exited, a short drain window passed: a background process that escaped
- * the wait keeps running but is no longer read).
+ * the wait keeps running but is no longer read). With containment in
+ * force, the child's exit also kills every descendant it left.
  */
 void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *loop);
 
-/* Close every descriptor of @sp; reap (SIGKILL first) if not yet reaped. */
+/*
+ * Close every descriptor of @sp; reap (SIGKILL first) if not yet reaped;
+ * kill what is left of the call's descendants when containment is in
+ * force, and remove its cgroup.
+ */
 void ward_spawn_close(struct ward_spawn *sp);
 
 /*

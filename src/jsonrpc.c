@@ -26,8 +26,7 @@ void ward_jr_lines_free(struct ward_jr_lines *l)
 }
 
 /* Deliver a complete line, without a trailing '\r'. */
-static void deliver(const char *line, size_t len, ward_jr_line_fn fn,
-		    void *ctx)
+static void deliver(const char *line, size_t len, ward_jr_line_fn fn, void *ctx)
 {
 	if (len && line[len - 1] == '\r')
 		len--;
@@ -136,8 +135,7 @@ static void invalid(struct ward_jr_msg *m, int code, const char *what)
 static bool blank(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' &&
-		    s[i] != '\n')
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
 			return false;
 	return true;
 }

@@ -113,8 +113,7 @@ json_t *ward_jr_result(json_t *id, json_t *result);
 
 /* {"jsonrpc":"2.0","id":@id or null,"error":{code,message[,data]}};
  * steals @data (may be NULL). */
-json_t *ward_jr_error(json_t *id, int code, const char *message,
-		      json_t *data);
+json_t *ward_jr_error(json_t *id, int code, const char *message, json_t *data);
 
 /* A request of ours: {"jsonrpc":"2.0","id":@id,"method",params}; steals
  * @params (may be NULL). */

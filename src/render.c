@@ -238,8 +238,8 @@ static const char read_file_text[] =
 
 static const char list_directory_text[] =
     "List a directory: one entry per line with its type and size. "
-    "Relative paths are taken from the workspace root. " READ_RULES(
-	"Listing", "listing");
+    "Relative paths are taken from the workspace root. " READ_RULES("Listing",
+								    "listing");
 
 static const char write_file_escalation[] = WRITE_HEAD(
     "Create or replace a file with the given content, atomically (a crash "
@@ -542,8 +542,7 @@ int ward_render_read_more(char **out, unsigned long long next_offset)
 
 	if (!out)
 		return ward_err(WARD_EINVAL, "render: missing argument");
-	if (asprintf(&text,
-		     "[… the file continues: read on with offset %llu]",
+	if (asprintf(&text, "[… the file continues: read on with offset %llu]",
 		     next_offset) < 0)
 		return ward_err(-ENOMEM, "out of memory");
 	*out = text;

@@ -5,7 +5,10 @@
  * Locking: every reader holds a shared flock() on the log file while it
  * reads, every writer an exclusive one while it repairs, appends and
  * syncs. flock() locks belong to the open file description, so threads
- * and processes serialize alike (each operation opens its own).
+ * and processes serialize alike (each operation opens its own). Taking a
+ * lock waits at most WARD_SESSION_LOCK_WAIT_MS: the log is readable inside
+ * confined runs and flock() needs nothing but a read descriptor, so a
+ * confined process can hold a lock for as long as it lives.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -82,13 +85,42 @@ static void snapshot_clear(struct snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int lock_fd(int fd, int how)
+/*
+ * Lock @fd, the log at @path, with flock(@how), polling (LOCK_NB, naps of
+ * 1 ms growing to 50 ms) for at most WARD_SESSION_LOCK_WAIT_MS. Returns 0,
+ * or an error with its detail set: -EAGAIN when another process held the
+ * lock all along.
+ */
+static int lock_fd(int fd, int how, const char *path)
 {
-	while (flock(fd, how) != 0) {
-		if (errno != EINTR)
-			return -errno;
+	struct timespec t0, now, nap = {0, 1000000L};
+	long waited;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (flock(fd, how | LOCK_NB) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return ward_err(-errno, "cannot lock %s: %s", path,
+					strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (long)(now.tv_sec - t0.tv_sec) * 1000L +
+			 (now.tv_nsec - t0.tv_nsec) / 1000000L;
+		if (waited >= WARD_SESSION_LOCK_WAIT_MS)
+			return ward_err(
+			    -EAGAIN,
+			    "cannot lock %s: another process has held a lock "
+			    "on it for %d s (a process left running by a "
+			    "sandboxed command can: the log is readable "
+			    "there); `fuser %s` names it",
+			    path, WARD_SESSION_LOCK_WAIT_MS / 1000, path);
+		while (nanosleep(&nap, &nap) != 0 && errno == EINTR)
+			;
+		nap.tv_nsec = nap.tv_nsec >= 25000000L ? 50000000L
+						       : 2 * nap.tv_nsec;
 	}
-	return 0;
 }
 
 /* RFC 3339 UTC with milliseconds into @buf (at least 32 bytes). */
@@ -693,12 +725,9 @@ static int append_event(ward_session *s, json_t *obj)
 		free(line);
 		return fd;
 	}
-	err = lock_fd(fd, LOCK_EX);
-	if (err) {
-		err = ward_err(err, "cannot lock %s: %s", s->path,
-			       strerror(-err));
+	err = lock_fd(fd, LOCK_EX, s->path);
+	if (err)
 		goto out_close;
-	}
 	err = repair_tail(fd, s->path);
 	if (!err)
 		err = append_line(fd, line, len, s->path);
@@ -857,12 +886,9 @@ int ward_session_reload(ward_session *s)
 	fd = open_log(s, false);
 	if (fd < 0)
 		return fd;
-	err = lock_fd(fd, LOCK_SH);
-	if (err) {
-		err = ward_err(err, "cannot lock %s: %s", s->path,
-			       strerror(-err));
+	err = lock_fd(fd, LOCK_SH, s->path);
+	if (err)
 		goto out_close;
-	}
 	err = load_fd(&snap, fd, s->id, s->path);
 	if (err)
 		goto out_close;
@@ -1209,12 +1235,9 @@ static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 	fd = open_log(s, true);
 	if (fd < 0)
 		return fd;
-	err = lock_fd(fd, LOCK_EX);
-	if (err) {
-		err = ward_err(err, "cannot lock %s: %s", s->path,
-			       strerror(-err));
+	err = lock_fd(fd, LOCK_EX, s->path);
+	if (err)
 		goto out_close;
-	}
 	err = load_fd(&snap, fd, s->id, s->path);
 	if (err)
 		goto out_close;

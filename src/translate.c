@@ -1000,6 +1000,64 @@ static void bwrap_pins(struct ward_plan *p, struct target **kept, size_t nk)
 	ward_strv_discard(&pins);
 }
 
+/*
+ * A read-only bind of @path is recursive and takes the host's tree: when
+ * @path holds /dev or /proc (only "/" does, inside a writable root of "/")
+ * it would cover bwrap's private ones with the host's (the host's
+ * processes visible, /dev/null not writable). Mount them again on top.
+ */
+static void bwrap_private_again(struct ward_plan *p, const char *path)
+{
+	if (ward_path_within("/dev", path)) {
+		ward_strv_push(&p->bw, "--dev");
+		ward_strv_push(&p->bw, "/dev");
+		linef(&p->desc,
+		      "--dev /dev  (the private /dev again, over the "
+		      "read-only %s)",
+		      path);
+	}
+	if (ward_path_within("/proc", path)) {
+		ward_strv_push(&p->bw, "--proc");
+		ward_strv_push(&p->bw, "/proc");
+		linef(&p->desc,
+		      "--proc /proc  (the private /proc again, over "
+		      "the read-only %s)",
+		      path);
+	}
+}
+
+/*
+ * A read-only @path outside every writable root that contains writable
+ * roots (`r- /`, `r- /var` around a workspace in /var/tmp): outside the
+ * roots everything is read-only already, so only the roots inside it are
+ * bound read-only (the outermost ones; what lies inside them follows). A
+ * bind of @path itself would also lay the host's tree over the private
+ * /dev, /proc and /tmp.
+ */
+static void bwrap_ro_roots(struct ward_plan *p, const char *path,
+			   const char *why)
+{
+	for (size_t i = 0; p->roots[i]; i++) {
+		const char *r = p->roots[i];
+		bool covered = false;
+
+		if (!ward_path_within(r, path))
+			continue;
+		for (size_t j = 0; p->roots[j] && !covered; j++)
+			covered = j != i && ward_path_within(r, p->roots[j]) &&
+				  (strcmp(r, p->roots[j]) != 0 || j < i);
+		if (covered)
+			continue;
+		ward_strv_push(&p->bw, "--ro-bind");
+		ward_strv_push(&p->bw, r);
+		ward_strv_push(&p->bw, r);
+		linef(&p->desc,
+		      "--ro-bind %s %s  (%s: the writable root lies inside %s, "
+		      "which is read-only already outside the roots)",
+		      r, r, why, path);
+	}
+}
+
 static void plan_bwrap(struct ward_plan *p)
 {
 	struct target **kept = NULL;
@@ -1044,6 +1102,15 @@ static void plan_bwrap(struct ward_plan *p)
 				    t->path, why);
 			continue;
 		}
+		if (t->src == SRC_PROTECT &&
+		    (p->prot[t->idx].flags & WARD_PROTECT_LINK)) {
+			linef(&p->desc,
+			      "%s: a symbolic link: a mount would follow it, "
+			      "so bwrap keeps its target only; ward run checks "
+			      "the link after the run  (%s)",
+			      t->path, why);
+			continue;
+		}
 		if (!t->exists) {
 			if (t->src == SRC_PROTECT &&
 			    p->prot[t->idx].kind == WARD_PROTECT_HOME &&
@@ -1052,6 +1119,14 @@ static void plan_bwrap(struct ward_plan *p)
 				    &p->desc,
 				    "%s: created (mode 0700) at confine time, "
 				    "then bound read-only  (%s)",
+				    t->path, why);
+			else if (t->src == SRC_PROTECT &&
+				 p->prot[t->idx].kind == WARD_PROTECT_GIT)
+				linef(
+				    &p->desc,
+				    "%s: does not exist; bwrap cannot bind a "
+				    "missing path without creating it, so ward "
+				    "run checks it after the run  (%s)",
 				    t->path, why);
 			else
 				linef(&p->desc,
@@ -1086,11 +1161,16 @@ static void plan_bwrap(struct ward_plan *p)
 
 		if (t->access != WARD_ACCESS_RO)
 			continue;
+		target_why(why, sizeof(why), p, t);
+		if (!within_any_root(p, t->path)) {
+			bwrap_ro_roots(p, t->path, why);
+			continue;
+		}
 		ward_strv_push(&p->bw, "--ro-bind");
 		ward_strv_push(&p->bw, t->path);
 		ward_strv_push(&p->bw, t->path);
-		linef(&p->desc, "--ro-bind %s %s  (%s)", t->path, t->path,
-		      target_why(why, sizeof(why), p, t));
+		linef(&p->desc, "--ro-bind %s %s  (%s)", t->path, t->path, why);
+		bwrap_private_again(p, t->path);
 	}
 	for (size_t k = 0; k < nk; k++) {
 		struct target *t = kept[k];
@@ -1380,8 +1460,10 @@ static void plan_landlock(struct ward_plan *p)
 		if (!root)
 			continue;
 		if (t->src == SRC_PROTECT) {
+			/* A link has its own note (protect.h). */
 			if (p->prot[t->idx].kind != WARD_PROTECT_HOME &&
-			    t->exists)
+			    t->exists &&
+			    !(p->prot[t->idx].flags & WARD_PROTECT_LINK))
 				ward_strv_push(&traps, t->path);
 			continue;
 		}
@@ -1589,11 +1671,12 @@ static int seatbelt_write(FILE *f, const struct ward_plan *p,
 		for (size_t j = 0; pass == 1 && j < p->nprot; j++) {
 			const char *path = p->prot[j].path;
 
-			/* Outside the roots it is read-only already; git
-			 * protection needs the repository to exist. */
-			if (!overlapping_root(p, path) ||
-			    (p->prot[j].kind == WARD_PROTECT_GIT &&
-			     !p->prot_exists[j]))
+			/* Outside the roots it is read-only already. A
+			 * missing git path is denied too: Seatbelt names
+			 * paths, so it keeps `.git/commondir` from being
+			 * created (the list has git paths only when the
+			 * repository exists). */
+			if (!overlapping_root(p, path))
 				continue;
 			if (!header) {
 				fputs("; Access rules and protected paths "
@@ -1612,6 +1695,22 @@ static int seatbelt_write(FILE *f, const struct ward_plan *p,
 				      "(protected: %s)",
 				      path, p->prot[j].what);
 		}
+	}
+	/*
+	 * /dev/null stays readable and writable whatever the rules say, as
+	 * on bwrap (a private /dev) and Landlock (its own grant): a rule
+	 * over it (`r- /`) would break every shell redirection to it.
+	 */
+	if (p->rules &&
+	    ward_rules_match(p->rules, "/dev/null") >= WARD_ACCESS_RO) {
+		fputs(
+		    "; /dev/null stays usable whatever the rules say.\n"
+		    "(allow file-read* file-write* (literal \"/dev/null\"))\n",
+		    f);
+		if (desc)
+			linef(desc, "(allow file-read* file-write* (literal "
+				    "\"/dev/null\"))  (after the rules: "
+				    "/dev/null stays usable)");
 	}
 	return 0;
 }
@@ -1638,6 +1737,25 @@ static void plan_seatbelt_desc(struct ward_plan *p)
 }
 
 /* --- exported (internal) ------------------------------------------------ */
+
+/*
+ * What the scan of the repository found (protect.h): a symlinked `.git`,
+ * a `commondir` ward does not trust. Seatbelt keeps a link itself, so it
+ * gets no note about links.
+ */
+static void warn_notes(struct ward_plan *p)
+{
+	char **notes = NULL;
+
+	if (ward_protect_notes(&notes, p->policy,
+			       p->runner != WARD_RUNNER_SEATBELT) != 0) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; notes[i]; i++)
+		linef(&p->warn, "%s: %s", runner_label(p->runner), notes[i]);
+	ward_strv_free(notes);
+}
 
 static void plan_none(struct ward_plan *p)
 {
@@ -1691,6 +1809,7 @@ int ward_plan_new(struct ward_plan **out, const ward_policy *policy,
 		goto out_free_plan;
 	}
 	warn_rw(p);
+	warn_notes(p);
 	if (runner == WARD_RUNNER_SEATBELT) {
 		/* Seatbelt names paths and patterns: nothing to expand. */
 		for (size_t j = 0; j < p->nprot; j++) {

@@ -29,6 +29,13 @@
  * not a valid event is an error (-EBADMSG) whose detail names the file and
  * the line number; it is never skipped.
  *
+ * Taking a log's lock waits at most WARD_SESSION_LOCK_WAIT_MS; then the
+ * operation fails with -EAGAIN and a detail naming the log and saying
+ * another process holds it. The bound matters because the log is readable
+ * inside confined runs and flock() needs only a read descriptor: a process
+ * a command left running could otherwise hang every later reload, knob
+ * change and append.
+ *
  * Security: writing a session's log would let a command choose its own
  * sandbox mode, so the store must never be writable from inside a confined
  * run. The default store lies under ward's state directory, which every
@@ -50,6 +57,9 @@
 #include "runner.h"
 
 typedef struct ward_session ward_session;
+
+/** How long taking a session log's lock may wait, in milliseconds. */
+#define WARD_SESSION_LOCK_WAIT_MS 5000
 
 /** The longest session id accepted ([A-Za-z0-9-]{1,64}). */
 #define WARD_SESSION_ID_MAX 64

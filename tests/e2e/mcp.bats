@@ -218,15 +218,21 @@ code_of() {
 	printf '%s\n' "$INIT" \
 		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":""}}}' \
 		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{}}}' \
-		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash"}}' >"$IN"
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash"}}' \
+		'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","timeout_ms":1e300}}}' \
+		'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","timeout_ms":2.5}}}' \
+		'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"task_output","arguments":{"task_id":"t1","wait_ms":9999999999999}}}' >"$IN"
 	mcp_raw
-	for id in 1 2 3; do
+	for id in 1 2 3 4 5 6; do
 		# -s: jq 1.6's -e looks only at the last input's result.
 		jq -e -s --argjson id "$id" \
 			'map(select(.id == $id))[0].result.isError == true' \
 			"$OUT" >/dev/null || fail "id $id: $(resp "$id")"
 	done
 	[[ "$(resp 2)" == *'\"path\" is required'* ]]
+	[[ "$(resp 4)" == *'\"timeout_ms\" must be an integer'* ]]
+	[[ "$(resp 5)" == *'\"timeout_ms\" must be an integer'* ]]
+	[[ "$(resp 6)" == *'\"wait_ms\" must be between 0 and 600000'* ]]
 }
 
 @test "mcp raw: the output is bounded (head and tail) with the omission noted" {

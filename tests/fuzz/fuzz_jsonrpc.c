@@ -21,7 +21,7 @@
  * Build (from the repository root; `make check` builds and runs it):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *     -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
- *     -Iinclude -Isrc tests/fuzz/fuzz_jsonrpc.c src/*.c \
+ *     -Iinclude -Isrc tests/fuzz/fuzz_jsonrpc.c src/[a-z]*.c \
  *     $(pkg-config --cflags --libs jansson libfyaml) -lpthread \
  *     -o build/fuzz/fuzz_jsonrpc
  * Run (new inputs go to the first, scratch directory):

@@ -16,7 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <dirent.h>
 #include <time.h>
@@ -264,15 +269,15 @@ static const char *slurp(const char *path)
 }
 
 /*
- * True when a live (non-zombie) `sleep` process has @tag in its command
- * line. Only the command itself counts, not a wrapper whose argv carries
- * the tag too (bwrap, landlock-run, bash -c).
+ * The pid of a live (non-zombie) `sleep` process that has @tag in its
+ * command line, or 0. Only the command itself counts, not a wrapper whose
+ * argv carries the tag too (bwrap, landlock-run, bash -c).
  */
-static bool process_with_tag(const char *tag)
+static pid_t pid_with_tag(const char *tag)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	bool found = false;
+	pid_t found = 0;
 
 	assert_non_null(d);
 	while (!found && (e = readdir(d))) {
@@ -294,12 +299,18 @@ static bool process_with_tag(const char *tag)
 		}
 		if (n > 0) {
 			buf[n] = '\0';
-			found = strncmp(buf, "sleep ", 6) == 0 &&
-				strstr(buf, tag) != NULL;
+			if (strncmp(buf, "sleep ", 6) == 0 &&
+			    strstr(buf, tag) != NULL)
+				found = (pid_t)atoi(e->d_name);
 		}
 	}
 	closedir(d);
 	return found;
+}
+
+static bool process_with_tag(const char *tag)
+{
+	return pid_with_tag(tag) != 0;
 }
 
 /* Wait up to @ms for every process tagged @tag to be gone. */
@@ -1423,6 +1434,526 @@ static void t_concurrent_calls(void **state)
 	}
 }
 
+/* --- containment of descendants ------------------------------------------ */
+
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/*
+ * This process's cgroup v2 directory, found here independently of
+ * exec.c: the "0::" line of /proc/self/cgroup under a cgroup2 mount.
+ */
+static bool my_cgroup_dir(char *buf, size_t len)
+{
+	char line[4096], path[PATH_MAX] = "";
+	bool found = false;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::/", 4) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof(path), "%s", line + 3);
+		}
+	}
+	fclose(f);
+	f = path[0] ? fopen("/proc/self/mountinfo", "re") : NULL;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char root[PATH_MAX], mnt[PATH_MAX];
+		size_t rl;
+
+		if (!strstr(line, " - cgroup2 ") ||
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+		if (strncmp(path, root, rl) != 0)
+			continue;
+		snprintf(buf, len, "%s%s", mnt,
+			 strcmp(path + rl, "/") == 0 ? "" : path + rl);
+		found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Whether this process can do what WARD_CONTAIN_CGROUP needs: create a
+ * cgroup under its own, with a cgroup.kill, and start a child in it with
+ * clone3(CLONE_INTO_CGROUP). The reason when not, in @why.
+ */
+static bool can_contain_cgroup(char *why, size_t len)
+{
+	char dir[PATH_MAX], sub[PATH_MAX + 64], kill_file[PATH_MAX + 80];
+	uint64_t ca[11];
+	pid_t pid;
+	int fd, st;
+	bool ok = false;
+
+	if (!my_cgroup_dir(dir, sizeof(dir))) {
+		snprintf(why, len, "no cgroup v2 hierarchy here");
+		return false;
+	}
+	snprintf(sub, sizeof(sub), "%s/ward-test-probe-%d", dir, (int)getpid());
+	if (mkdir(sub, 0755) != 0) {
+		snprintf(why, len, "cannot create a cgroup under %.150s: %s", dir,
+			 strerror(errno));
+		return false;
+	}
+	snprintf(kill_file, sizeof(kill_file), "%s/cgroup.kill", sub);
+	fd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (access(kill_file, W_OK) != 0) {
+		snprintf(why, len, "no cgroup.kill (Linux < 5.14)");
+		goto out_rmdir;
+	}
+	memset(ca, 0, sizeof(ca));
+	ca[0] = CLONE_INTO_CGROUP;
+	ca[4] = SIGCHLD;
+	ca[10] = (uint64_t)fd;
+	pid = (pid_t)syscall(__NR_clone3, ca, sizeof(ca));
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0) {
+		snprintf(why, len, "clone3(CLONE_INTO_CGROUP): %s",
+			 strerror(errno));
+		goto out_rmdir;
+	}
+	ok = waitpid(pid, &st, 0) == pid && WIFEXITED(st);
+	if (!ok)
+		snprintf(why, len, "the clone3 probe child failed");
+out_rmdir:
+	if (fd >= 0)
+		close(fd);
+	rmdir(sub);
+	return ok;
+}
+
+/* How many cgroups named like the executor's ("ward-<pid namespace>-<pid>-N")
+ * for @pid exist under this process's cgroup. */
+static int count_cgroups_of(pid_t pid)
+{
+	char dir[PATH_MAX], prefix[64];
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+	DIR *d;
+
+	if (!my_cgroup_dir(dir, sizeof(dir)))
+		return 0;
+	assert_int_equal(stat("/proc/self/ns/pid", &st), 0);
+	snprintf(prefix, sizeof(prefix), "ward-%llu-%d-",
+		 (unsigned long long)st.st_ino, (int)pid);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+static int count_call_cgroups(void)
+{
+	return count_cgroups_of(getpid());
+}
+
+/* A unique `sleep` duration, to find a process in /proc by. */
+static void new_tag(char *buf, size_t len)
+{
+	snprintf(buf, len, "1000.%d%u", (int)getpid(), ++fx.seq);
+}
+
+/*
+ * Run, under @c with @contain, a command that leaves a setsid'd sleep
+ * @tag behind (holding the capture pipes), with @timeout_ms (then the
+ * command itself sleeps on); the result in *@r.
+ */
+static int run_orphaning(ward_result **r, const struct rcfg *c,
+			 unsigned contain, const char *tag,
+			 unsigned long timeout_ms)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char script[256];
+
+	snprintf(script, sizeof(script),
+		 "setsid -f sleep %s; (setsid sleep %s &); echo left%s", tag,
+		 tag, timeout_ms ? "; sleep 30" : "");
+	eo.capture_limit = 4096;
+	eo.timeout_ms = timeout_ms;
+	eo.contain = contain;
+	return sh(r, c, mode_for(c, WARD_MODE_WORKSPACE_WRITE), script, &eo);
+}
+
+/* Without containment the orphans of a Landlock run outlive it (the
+ * hole the option closes): this keeps the other tests honest. */
+static void t_contain_none_leaves_orphans(void **state)
+{
+	char tag[32];
+	ward_result *r;
+
+	(void)state;
+	need(&cfg_ll);
+	new_tag(tag, sizeof(tag));
+	assert_int_equal(run_orphaning(&r, &cfg_ll, WARD_CONTAIN_NONE, tag, 0),
+			 0);
+	assert_int_equal(ward_result_contain(r), WARD_CONTAIN_NONE);
+	assert_true(process_with_tag(tag));
+	ward_result_free(r);
+	/* Both orphans, by pid. */
+	for (int i = 0; i < 10; i++) {
+		pid_t pid = pid_with_tag(tag);
+
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		usleep(10 * 1000);
+	}
+	assert_true(tag_gone(tag, 2000));
+}
+
+static void t_contain_cgroup(void **state)
+{
+	const struct rcfg *c = *state;
+	char tag[32], why[256];
+	ward_result *r;
+
+	need(c);
+	if (!can_contain_cgroup(why, sizeof(why))) {
+		print_message("SKIP: %s\n", why);
+		skip();
+	}
+	for (int timeout = 0; timeout < 2; timeout++) {
+		new_tag(tag, sizeof(tag));
+		assert_int_equal(run_orphaning(&r, c, WARD_CONTAIN_CGROUP, tag,
+					       timeout ? 300 : 0),
+				 0);
+		assert_int_equal(ward_result_contain(r), WARD_CONTAIN_CGROUP);
+		assert_int_equal(ward_result_timed_out(r), timeout == 1);
+		assert_string_equal(out_of(r), "left\n");
+		/* Gone when the call returns, and so is the call's cgroup. */
+		assert_false(process_with_tag(tag));
+		assert_int_equal(count_call_cgroups(), 0);
+		ward_result_free(r);
+	}
+}
+
+/* Containment is for runners without a pid namespace only. */
+static void t_contain_not_applied(void **state)
+{
+	const struct rcfg *cfgs[] = {&cfg_none, &cfg_bwrap};
+	ward_result *r;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+
+		if (cfgs[i] == &cfg_bwrap && !fx.have_bwrap)
+			continue;
+		eo.capture_limit = 4096;
+		eo.contain = WARD_CONTAIN_CGROUP | WARD_CONTAIN_SUBREAPER;
+		assert_int_equal(sh(&r, cfgs[i],
+				    mode_for(cfgs[i], WARD_MODE_READ_ONLY),
+				    "echo ok", &eo),
+				 0);
+		assert_string_equal(out_of(r), "ok\n");
+		assert_int_equal(ward_result_contain(r), WARD_CONTAIN_NONE);
+		ward_result_free(r);
+	}
+}
+
+/*
+ * Per call: a call's end kills its own cgroup, not another call's. A
+ * task keeps running while a call beside it leaves orphans and ends.
+ */
+static void t_contain_cgroup_per_call(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char tag_task[32], tag_call[32], why[256];
+	char *argv[] = {"sleep", tag_task, NULL};
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r;
+	ward_task *t = NULL;
+
+	(void)state;
+	need(&cfg_ll);
+	if (!can_contain_cgroup(why, sizeof(why))) {
+		print_message("SKIP: %s\n", why);
+		skip();
+	}
+	new_tag(tag_task, sizeof(tag_task));
+	new_tag(tag_call, sizeof(tag_call));
+	p = provider_for(&cfg_ll);
+	pol = policy_for(WARD_MODE_READ_ONLY);
+	eo.contain = WARD_CONTAIN_CGROUP;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+	for (int i = 0; i < 250 && !process_with_tag(tag_task); i++)
+		usleep(20 * 1000);
+	assert_true(process_with_tag(tag_task));
+
+	assert_int_equal(
+	    run_orphaning(&r, &cfg_ll, WARD_CONTAIN_CGROUP, tag_call, 0), 0);
+	assert_int_equal(ward_result_contain(r), WARD_CONTAIN_CGROUP);
+	ward_result_free(r);
+	assert_false(process_with_tag(tag_call));
+	assert_true(process_with_tag(tag_task));
+
+	/* The task's own orphans go when its leader does. */
+	ward_task_free(t);
+	assert_true(tag_gone(tag_task, 2000));
+	assert_int_equal(count_call_cgroups(), 0);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+/*
+ * A ward process killed during a call (SIGKILL, a crash) cannot clean up:
+ * the call's cgroup stays, and what the command left in it runs on. The
+ * next process to create a call cgroup kills and removes it. Here a forked
+ * process runs a task that leaves a setsid'd sleep and is killed; then
+ * `ward run` (a fresh process, with containment on) cleans up.
+ */
+static void t_contain_cgroup_stale(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char tag[32], script[128], why[256], ward[PATH_MAX + 8];
+	char *argv[] = {"bash", "-c", script, NULL};
+	char *slash;
+	pid_t pid, run;
+	int st;
+
+	(void)state;
+	need(&cfg_ll);
+	if (!can_contain_cgroup(why, sizeof(why))) {
+		print_message("SKIP: %s\n", why);
+		skip();
+	}
+	snprintf(ward, sizeof(ward), "%s", fx.launcher);
+	slash = strrchr(ward, '/');
+	assert_non_null(slash);
+	snprintf(slash + 1, sizeof(ward) - (size_t)(slash + 1 - ward), "ward");
+	if (access(ward, X_OK) != 0) {
+		print_message("SKIP: %s is not built\n", ward);
+		skip();
+	}
+	new_tag(tag, sizeof(tag));
+	snprintf(script, sizeof(script), "setsid -f sleep %s; exec sleep 60",
+		 tag);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ward_provider *p = provider_for(&cfg_ll);
+		ward_policy *pol = policy_for(WARD_MODE_READ_ONLY);
+		ward_task *t = NULL;
+
+		eo.contain = WARD_CONTAIN_CGROUP;
+		if (ward_task_start(&t, p, pol, argv, &eo) != 0)
+			_exit(3);
+		pause();
+		_exit(4);
+	}
+	for (int i = 0; i < 250 && !process_with_tag(tag); i++)
+		usleep(20 * 1000);
+	assert_true(process_with_tag(tag));
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	/* Left behind: the orphan, in the dead process's call cgroup. */
+	usleep(100 * 1000);
+	assert_true(process_with_tag(tag));
+	assert_int_equal(count_cgroups_of(pid), 1);
+
+	run = fork();
+	assert_true(run >= 0);
+	if (run == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(ward, "ward", "run", "--runner", "landlock", "-w", fx.ws,
+		      "--", "true", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(run, &st, 0), run);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(tag_gone(tag, 2000));
+	assert_int_equal(count_cgroups_of(pid), 0);
+}
+
+/* A task's result says what contained it. */
+static void t_contain_task(void **state)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char tag[32], script[128], why[256];
+	char *argv[] = {"bash", "-c", script, NULL};
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r = NULL;
+	ward_task *t = NULL;
+
+	(void)state;
+	need(&cfg_ll);
+	if (!can_contain_cgroup(why, sizeof(why))) {
+		print_message("SKIP: %s\n", why);
+		skip();
+	}
+	new_tag(tag, sizeof(tag));
+	snprintf(script, sizeof(script), "setsid -f sleep %s; echo bye", tag);
+	p = provider_for(&cfg_ll);
+	pol = policy_for(WARD_MODE_READ_ONLY);
+	eo.contain = WARD_CONTAIN_CGROUP;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+	assert_int_equal(ward_task_wait(&r, t, 10000), 0);
+	assert_int_equal(ward_result_contain(r), WARD_CONTAIN_CGROUP);
+	assert_string_equal(out_of(r), "bye\n");
+	assert_false(process_with_tag(tag));
+	ward_result_free(r);
+	ward_task_free(t);
+	assert_int_equal(count_call_cgroups(), 0);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
+/*
+ * Make clone3 fail with ENOSYS in this (forked) process, as Docker's
+ * default seccomp profile does.
+ */
+static bool block_clone3(void)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		     offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+/*
+ * The subreaper, in a forked process (it is process-wide and permanent,
+ * and t_no_leaks must not see its orphans). Exit status: 0, or the number
+ * of the first check that failed. With @no_clone3, clone3 is filtered
+ * and both flags are asked for: the cgroup must fall back to the
+ * subreaper and leave no cgroup behind.
+ */
+static int subreaper_child(const struct rcfg *c, bool no_clone3)
+{
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	unsigned contain = WARD_CONTAIN_SUBREAPER;
+	char tag[32], mine[32];
+	ward_result *r = NULL;
+	pid_t elder;
+
+	if (no_clone3) {
+		if (!block_clone3())
+			return 1;
+		contain |= WARD_CONTAIN_CGROUP;
+	}
+	/* A child of the caller's own, started before the call: spared. */
+	new_tag(mine, sizeof(mine));
+	elder = fork();
+	if (elder == 0) {
+		execlp("sleep", "sleep", mine, (char *)NULL);
+		_exit(127);
+	}
+	usleep(50 * 1000); /* a few clock ticks before the call begins */
+	for (int timeout = 0; timeout < 2; timeout++) {
+		new_tag(tag, sizeof(tag));
+		if (run_orphaning(&r, c, contain, tag, timeout ? 300 : 0) != 0)
+			return 2;
+		if (ward_result_contain(r) != WARD_CONTAIN_SUBREAPER)
+			return 3;
+		if (ward_result_timed_out(r) != (timeout == 1) ||
+		    strcmp(out_of(r), "left\n") != 0)
+			return 4;
+		ward_result_free(r);
+		if (process_with_tag(tag))
+			return 5;
+		if (!process_with_tag(mine) || kill(elder, 0) != 0)
+			return 6;
+		if (count_call_cgroups() != 0)
+			return 7;
+	}
+	kill(elder, SIGKILL);
+	waitpid(elder, NULL, 0);
+	/* Nothing left behind, no other child: the one-waitid() path. */
+	eo.capture_limit = 4096;
+	eo.contain = contain;
+	if (sh(&r, c, mode_for(c, WARD_MODE_READ_ONLY), "echo fast", &eo) !=
+		0 ||
+	    ward_result_contain(r) != WARD_CONTAIN_SUBREAPER ||
+	    strcmp(out_of(r), "fast\n") != 0)
+		return 8;
+	ward_result_free(r);
+	return 0;
+}
+
+static void t_contain_subreaper(void **state)
+{
+	const struct rcfg *c = *state;
+
+	need(c);
+	for (int no_clone3 = 0; no_clone3 < 2; no_clone3++) {
+		pid_t pid = fork();
+		int st;
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(subreaper_child(c, no_clone3));
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st) != 0)
+			print_message("subreaper check %d failed (clone3 %s)\n",
+				      WEXITSTATUS(st),
+				      no_clone3 ? "filtered" : "allowed");
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+}
+
+/* A version 1 options struct (no `contain`) still works. */
+static void t_options_version1(void **state)
+{
+	struct v1_options {
+		unsigned version;
+		int stdin_fd;
+		size_t capture_limit;
+		int stdout_fd;
+		int stderr_fd;
+		unsigned long timeout_ms;
+		unsigned kill_grace_ms;
+		const char *cwd;
+		char *const *envp;
+		bool landlock_via_launcher;
+	} v1 = {1, -1, 4096, -1, -1, 0, 0, NULL, NULL, false};
+	ward_provider *p = provider_for(&cfg_none);
+	ward_policy *pol = policy_for(WARD_MODE_DANGER_FULL_ACCESS);
+	ward_result *r = NULL;
+
+	(void)state;
+	/* Version 2 only appends. */
+	assert_int_equal(
+	    offsetof(struct v1_options, landlock_via_launcher),
+	    offsetof(struct ward_exec_options, landlock_via_launcher));
+	assert_true(sizeof(v1) <= sizeof(struct ward_exec_options));
+	assert_int_equal(ward_exec_shell(&r, p, pol, "echo v1",
+					 (const struct ward_exec_options *)&v1),
+			 0);
+	assert_string_equal(out_of(r), "v1\n");
+	assert_int_equal(ward_result_contain(r), WARD_CONTAIN_NONE);
+	ward_result_free(r);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
 /* --- hygiene: last -------------------------------------------------------- */
 
 static void t_no_leaks(void **state)
@@ -1487,6 +2018,16 @@ int main(void)
 	    cmocka_unit_test(t_task_outlives_starting_thread),
 	    cmocka_unit_test(t_task_start_error),
 	    cmocka_unit_test(t_concurrent_calls),
+	    cmocka_unit_test(t_contain_none_leaves_orphans),
+	    RUNNER_TEST(t_contain_cgroup, cfg_ll),
+	    RUNNER_TEST(t_contain_cgroup, cfg_llrun),
+	    RUNNER_TEST(t_contain_subreaper, cfg_ll),
+	    RUNNER_TEST(t_contain_subreaper, cfg_llrun),
+	    cmocka_unit_test(t_contain_not_applied),
+	    cmocka_unit_test(t_contain_cgroup_per_call),
+	    cmocka_unit_test(t_contain_task),
+	    cmocka_unit_test(t_contain_cgroup_stale),
+	    cmocka_unit_test(t_options_version1),
 	    cmocka_unit_test(t_no_leaks),
 	};
 

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <pthread.h>
 
 #include "ward/ward.h"
 
@@ -1130,6 +1132,159 @@ static void test_names(void **state)
 			    "escalation");
 }
 
+/* --- lock waits are bounded ------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Fork a process that opens @path READ-ONLY (all a confined command can
+ * do with a session log), takes flock(@how) and holds it for @hold_ms
+ * (0: until killed). Returns its pid once it holds the lock.
+ */
+static pid_t lock_holder(const char *path, int how, unsigned hold_ms)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		close(p[0]);
+		if (fd < 0 || flock(fd, how) != 0)
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		if (hold_ms)
+			usleep(hold_ms * 1000);
+		else
+			for (;;)
+				pause();
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+static void stop_holder(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+}
+
+/* A lock released within the bound: the operation waits, then works. */
+static void test_lock_contended_then_released(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	bool changed = false;
+	double t0, waited;
+	pid_t holder;
+	int st;
+
+	holder = lock_holder(ward_session_path(s), LOCK_SH, 400);
+	t0 = now_s();
+	assert_int_equal(ward_session_set_mode(&changed, s,
+					       WARD_MODE_WORKSPACE_WRITE, NULL),
+			 0);
+	waited = now_s() - t0;
+	assert_true(changed);
+	assert_true(waited >= 0.3);
+	assert_true(waited < WARD_SESSION_LOCK_WAIT_MS / 1000.0);
+	assert_int_equal(waitpid(holder, &st, 0), holder);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ward_session_free(s);
+}
+
+/* One session operation run on its own thread against a held lock. */
+struct lock_op {
+	ward_session *s;
+	int which; /* 0 set_mode, 1 append_json, 2 reload */
+	int err;
+	char detail[1024];
+	double secs;
+};
+
+static void *lock_op_main(void *arg)
+{
+	struct lock_op *op = arg;
+	double t0 = now_s();
+
+	switch (op->which) {
+	case 0:
+		op->err = ward_session_set_mode(
+		    NULL, op->s, WARD_MODE_DANGER_FULL_ACCESS, NULL);
+		break;
+	case 1:
+		op->err =
+		    ward_session_append_json(op->s, "{\"type\":\"test/x\"}");
+		break;
+	default:
+		op->err = ward_session_reload(op->s);
+		break;
+	}
+	op->secs = now_s() - t0;
+	snprintf(op->detail, sizeof(op->detail), "%s", ward_error_last());
+	return NULL;
+}
+
+/*
+ * A process that holds an exclusive lock forever (flock needs only a read
+ * descriptor) makes every operation fail after the bound, with an error
+ * naming the log, instead of hanging: the knob setter, an append and a
+ * reload (run side by side, so the test waits the bound once).
+ */
+static void test_lock_held_forever_fails_bounded(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	struct lock_op ops[3];
+	pthread_t th[3];
+	const double bound = WARD_SESSION_LOCK_WAIT_MS / 1000.0;
+	pid_t holder;
+
+	holder = lock_holder(ward_session_path(s), LOCK_EX, 0);
+	for (int i = 0; i < 3; i++) {
+		ops[i] = (struct lock_op){.which = i};
+		ops[i].s = reopen(fx, s);
+		assert_int_equal(
+		    pthread_create(&th[i], NULL, lock_op_main, &ops[i]), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		print_message("op %d: %d after %.2fs: %s\n", i, ops[i].err,
+			      ops[i].secs, ops[i].detail);
+		assert_int_equal(ops[i].err, -EAGAIN);
+		assert_true(ops[i].secs >= bound - 0.1);
+		assert_true(ops[i].secs < bound + 3);
+		assert_non_null(strstr(ops[i].detail, ward_session_path(s)));
+		assert_non_null(strstr(ops[i].detail, "another process"));
+	}
+	/* Nothing was appended; once the holder is gone all is well. */
+	assert_int_equal(count_lines(ward_session_path(s)), 1);
+	stop_holder(holder);
+	for (int i = 0; i < 3; i++) {
+		lock_op_main(&ops[i]);
+		assert_int_equal(ops[i].err, 0);
+		ward_session_free(ops[i].s);
+	}
+	assert_int_equal(count_lines(ward_session_path(s)), 3);
+	ward_session_free(s);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1143,6 +1298,8 @@ int main(void)
 	    T(test_restart_immunity),
 	    T(test_sessions_isolated),
 	    T(test_concurrent_appends),
+	    T(test_lock_contended_then_released),
+	    T(test_lock_held_forever_fails_bounded),
 	    T(test_torn_tail_ignored_and_repaired),
 	    T(test_kill9_during_appends),
 	    T(test_corrupt_middle_line_is_an_error),

@@ -1184,6 +1184,440 @@ static void t_fence_protected(void **state)
 	assert_int_equal(fence_write(fx->policy, P(fx, "out/free")), 0);
 }
 
+/* --- git: what redirects git, links, submodules, worktrees ----------------- */
+
+static bool listed(struct ward_protected *v, size_t n, const char *path,
+		   unsigned flags)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v[i].path, path) == 0 &&
+		    (v[i].flags & flags) == flags)
+			return true;
+	}
+	return false;
+}
+
+static char **notes_of(ward_policy *p, bool links)
+{
+	char **v = NULL;
+
+	if (ward_protect_notes(&v, p, links) != 0)
+		fail_msg("notes: %s", ward_error_last());
+	return v;
+}
+
+/*
+ * git reads $GIT_DIR/commondir in any git directory: a missing one is
+ * protected (the fence refuses to create it), and one that exists in a
+ * `.git` directory is never followed (it would move the protection to a
+ * place the command chose) but named in a warning.
+ */
+static void t_git_commondir(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protected *v = NULL;
+	size_t n = 0;
+	char **w;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
+	assert_true(listed(v, n, P(fx, "ws/.git/commondir"), 0));
+	assert_true(listed(v, n, P(fx, "ws/.git/config.worktree"), 0));
+	ward_protect_free(v, n);
+	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/commondir")),
+			 WARD_EDENIED);
+	assert_int_equal(
+	    fence_write(fx->policy, P(fx, "ws/.git/config.worktree")),
+	    WARD_EDENIED);
+	assert_int_equal(access(P(fx, "ws/.git/commondir"), F_OK), -1);
+	w = notes_of(fx->policy, true);
+	assert_null(w[0]);
+	ward_strv_free(w);
+
+	/* Planted by an earlier run: not followed, named. */
+	xmkdir(fx->base, "ws/evil");
+	xmkdir(fx->base, "ws/evil/hooks");
+	xwrite(fx->base, "ws/evil/config", "[core]\n");
+	xwrite(fx->base, "ws/.git/commondir", "../evil\n");
+	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
+	for (size_t i = 0; i < n; i++)
+		print_message("protected: %s (%s)\n", v[i].path, v[i].what);
+	assert_true(listed(v, n, P(fx, "ws/.git/hooks"), 0));
+	assert_true(listed(v, n, P(fx, "ws/.git/config"), 0));
+	assert_false(listed(v, n, P(fx, "ws/evil/hooks"), 0));
+	assert_false(listed(v, n, P(fx, "ws/evil/config"), 0));
+	ward_protect_free(v, n);
+	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
+	dump("warning", w);
+	assert_int_equal(count_lines(w, "bwrap", P(fx, "ws/.git/commondir"),
+				     P(fx, "ws/evil"), "not a linked worktree",
+				     NULL),
+			 1);
+	ward_strv_free(w);
+	/* Bound read-only now that it exists. */
+	{
+		char **argv = bwrap_argv(fx->policy);
+
+		assert_true(find_opt(argv, "--ro-bind",
+				     P(fx, "ws/.git/commondir"), NULL) > 0);
+		assert_int_equal(
+		    find_opt(argv, "--ro-bind", P(fx, "ws/evil/config"), NULL),
+		    -1);
+		ward_strv_free(argv);
+	}
+}
+
+/*
+ * A `.git` file whose gitdir is not <common>/worktrees/<name> (or whose
+ * commondir names another place) is not a linked worktree: its commondir
+ * is not followed.
+ */
+static void t_git_worktree_untrusted(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protected *v = NULL;
+	size_t n = 0;
+	char line[PATH_MAX + 16];
+
+	xmkdir(fx->base, "out/gd");
+	xmkdir(fx->base, "out/gd/hooks");
+	xwrite(fx->base, "out/gd/HEAD", "ref: refs/heads/main\n");
+	xwrite(fx->base, "out/gd/commondir", "../evil\n");
+	xmkdir(fx->base, "out/evil");
+	xmkdir(fx->base, "wt");
+	snprintf(line, sizeof(line), "gitdir: %s/out/gd\n", fx->base);
+	xwrite(fx->base, "wt/.git", line);
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "wt", "rw @BASE@/out\n");
+	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
+	assert_true(listed(v, n, P(fx, "wt/.git"), 0));
+	assert_true(listed(v, n, P(fx, "out/gd/hooks"), 0));
+	assert_true(listed(v, n, P(fx, "out/gd/config"), 0));
+	assert_true(listed(v, n, P(fx, "out/gd/commondir"), 0));
+	assert_false(listed(v, n, P(fx, "out/evil/hooks"), 0));
+	ward_protect_free(v, n);
+	/* A real worktree layout whose commondir names another place. */
+	xmkdir(fx->base, "out/main");
+	xmkdir(fx->base, "out/main/worktrees");
+	xmkdir(fx->base, "out/main/worktrees/wt");
+	xwrite(fx->base, "out/main/worktrees/wt/commondir", "../../../evil\n");
+	snprintf(line, sizeof(line), "gitdir: %s/out/main/worktrees/wt\n",
+		 fx->base);
+	xwrite(fx->base, "wt/.git", line);
+	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
+	assert_true(listed(v, n, P(fx, "out/main/worktrees/wt/hooks"), 0));
+	assert_false(listed(v, n, P(fx, "out/evil/hooks"), 0));
+	assert_false(listed(v, n, P(fx, "out/main/hooks"), 0));
+	ward_protect_free(v, n);
+}
+
+/* A symlinked .git: the target's traps, the link itself, and a warning. */
+static void t_git_symlink(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protected *v = NULL;
+	struct ward_fs_denial d;
+	size_t n = 0;
+	char **argv, **w, *text = NULL;
+
+	xmkdir(fx->base, "lk");
+	xmkdir(fx->base, "lk/.gitreal");
+	xmkdir(fx->base, "lk/.gitreal/hooks");
+	xwrite(fx->base, "lk/.gitreal/config", "[core]\n");
+	xwrite(fx->base, "lk/.gitreal/HEAD", "ref: refs/heads/main\n");
+	xsymlink(fx->base, "lk/.git", ".gitreal");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "lk", "");
+	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
+	assert_true(listed(v, n, P(fx, "lk/.git"), WARD_PROTECT_LINK));
+	assert_true(listed(v, n, P(fx, "lk/.gitreal/hooks"), 0));
+	assert_true(listed(v, n, P(fx, "lk/.gitreal/config"), 0));
+	assert_true(listed(v, n, P(fx, "lk/.gitreal/commondir"), 0));
+	ward_protect_free(v, n);
+	argv = bwrap_argv(fx->policy);
+	assert_true(
+	    find_opt(argv, "--ro-bind", P(fx, "lk/.gitreal/hooks"), NULL) > 0);
+	assert_true(
+	    find_opt(argv, "--ro-bind", P(fx, "lk/.gitreal/config"), NULL) > 0);
+	assert_true(find_opt(argv, "--bind", P(fx, "lk/.gitreal"), NULL) > 0);
+	/* A mount on the link would land on (all of) its target. */
+	assert_int_equal(find_opt(argv, "--ro-bind", P(fx, "lk/.git"), NULL),
+			 -1);
+	ward_strv_free(argv);
+	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
+	assert_int_equal(count_lines(w, "bwrap", "symbolic link",
+				     P(fx, "lk/.gitreal"), "pointed", NULL),
+			 1);
+	ward_strv_free(w);
+	w = warnings(fx->policy, WARD_RUNNER_SEATBELT);
+	assert_int_equal(count_lines(w, "symbolic link", NULL), 0);
+	ward_strv_free(w);
+	assert_int_equal(ward_profile_seatbelt(&text, fx->policy), 0);
+	assert_non_null(strstr(text, P(fx, "lk/.git\"")));
+	free(text);
+	/* The fence keeps both. */
+	assert_int_equal(
+	    fence_write(fx->policy, P(fx, "lk/.git/hooks/pre-commit")),
+	    WARD_EDENIED);
+	assert_int_equal(fence_write(fx->policy, P(fx, "lk/.git/index")), 0);
+	assert_int_equal(ward_fs_remove(&d, fx->policy, P(fx, "lk/.git"), NULL),
+			 WARD_EDENIED);
+}
+
+/* Submodules' git directories and linked worktrees' files. */
+static void t_git_modules_worktrees(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protected *v = NULL;
+	size_t n = 0;
+	char **argv;
+
+	xmkdir(fx->base, "ws/.git/modules");
+	xmkdir(fx->base, "ws/.git/modules/libs");
+	xmkdir(fx->base, "ws/.git/modules/libs/foo");
+	xwrite(fx->base, "ws/.git/modules/libs/foo/HEAD", "ref: x\n");
+	xwrite(fx->base, "ws/.git/modules/libs/foo/config", "[core]\n");
+	xmkdir(fx->base, "ws/.git/modules/libs/foo/hooks");
+	xmkdir(fx->base, "ws/.git/modules/libs/foo/modules");
+	xmkdir(fx->base, "ws/.git/modules/libs/foo/modules/bar");
+	xwrite(fx->base, "ws/.git/modules/libs/foo/modules/bar/HEAD", "x\n");
+	xwrite(fx->base, "ws/.git/modules/libs/foo/modules/bar/config", "\n");
+	xmkdir(fx->base, "ws/.git/worktrees");
+	xmkdir(fx->base, "ws/.git/worktrees/w1");
+	xwrite(fx->base, "ws/.git/worktrees/w1/commondir", "../..\n");
+	xwrite(fx->base, "ws/.git/worktrees/w1/gitdir", "/x/.git\n");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
+	assert_true(listed(v, n, P(fx, "ws/.git/modules/libs/foo/hooks"), 0));
+	assert_true(listed(v, n, P(fx, "ws/.git/modules/libs/foo/config"), 0));
+	assert_true(
+	    listed(v, n, P(fx, "ws/.git/modules/libs/foo/commondir"), 0));
+	assert_true(listed(
+	    v, n, P(fx, "ws/.git/modules/libs/foo/modules/bar/config"), 0));
+	assert_false(listed(v, n, P(fx, "ws/.git/modules/libs/hooks"), 0));
+	assert_true(listed(v, n, P(fx, "ws/.git/worktrees/w1/commondir"), 0));
+	assert_true(listed(v, n, P(fx, "ws/.git/worktrees/w1/gitdir"), 0));
+	assert_true(
+	    listed(v, n, P(fx, "ws/.git/worktrees/w1/config.worktree"), 0));
+	ward_protect_free(v, n);
+	argv = bwrap_argv(fx->policy);
+	assert_true(find_opt(argv, "--ro-bind",
+			     P(fx, "ws/.git/modules/libs/foo/config"),
+			     NULL) > 0);
+	assert_true(find_opt(argv, "--ro-bind",
+			     P(fx, "ws/.git/worktrees/w1/gitdir"), NULL) > 0);
+	/* Missing: nothing mounted (and nothing created on the host). */
+	assert_int_equal(find_opt(argv, "--ro-bind",
+				  P(fx, "ws/.git/worktrees/w1/config.worktree"),
+				  NULL),
+			 -1);
+	assert_int_equal(
+	    access(P(fx, "ws/.git/worktrees/w1/config.worktree"), F_OK), -1);
+	ward_strv_free(argv);
+}
+
+/*
+ * `r- /` in workspace-write: the roots become read-only (precedence), but
+ * the host's tree is never laid over the private /dev and /proc.
+ */
+static void t_bwrap_ro_over_roots(void **state)
+{
+	struct fx *fx = *state;
+	char **argv, *text = NULL;
+	ssize_t last_root = -1, dev = -1, proc = -1;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- /\n");
+	argv = bwrap_argv(fx->policy);
+	dump("argv", argv);
+	/* Only the first --ro-bind / / (the base of the profile). */
+	assert_int_equal(find_opt(argv, "--ro-bind", "/", "/"), 1);
+	for (size_t i = 2; argv[i]; i++)
+		assert_false(strcmp(argv[i], "--ro-bind") == 0 &&
+			     strcmp(argv[i + 1], "/") == 0);
+	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws"), P(fx, "ws")) >
+		    find_opt(argv, "--bind", P(fx, "ws"), P(fx, "ws")));
+	assert_true(find_opt(argv, "--ro-bind", "/tmp", "/tmp") >
+		    find_opt(argv, "--bind", "/tmp", "/tmp"));
+	ward_strv_free(argv);
+
+	/* A writable root of "/": then `--ro-bind / /` it is, and the
+	 * private /dev and /proc are mounted again on top. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "rw /\nr- /\n");
+	argv = bwrap_argv(fx->policy);
+	for (size_t i = 0; argv[i]; i++) {
+		if (!strcmp(argv[i], "--ro-bind") && argv[i + 1] &&
+		    !strcmp(argv[i + 1], "/"))
+			last_root = (ssize_t)i;
+		if (!strcmp(argv[i], "--dev"))
+			dev = (ssize_t)i;
+		if (!strcmp(argv[i], "--proc"))
+			proc = (ssize_t)i;
+	}
+	assert_true(last_root > 1);
+	assert_true(dev > last_root && proc > last_root);
+	ward_strv_free(argv);
+
+	/* Seatbelt: /dev/null stays usable after a rule over it. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- /\n");
+	assert_int_equal(ward_profile_seatbelt(&text, fx->policy), 0);
+	assert_true(strstr(text, "(deny file-write* (subpath \"/\"))") <
+		    strstr(text, "(allow file-read* file-write* (literal "
+				 "\"/dev/null\"))"));
+	free(text);
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- keep.txt\n");
+	assert_int_equal(ward_profile_seatbelt(&text, fx->policy), 0);
+	assert_null(strstr(text, "(allow file-read* file-write*"));
+	free(text);
+}
+
+/* --- the guard ----------------------------------------------------------------- */
+
+static char **guard_run(struct ward_protect_guard *g)
+{
+	char **notes = NULL;
+
+	assert_int_equal(ward_protect_guard_check(&notes, g), 0);
+	dump("note", notes);
+	return notes;
+}
+
+static char *slurp(const struct fx *fx, const char *rel)
+{
+	char *t = read_file(P(fx, rel));
+
+	if (!t)
+		fail_msg("cannot read %s", rel);
+	return t;
+}
+
+static void t_guard(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g = NULL;
+	char **notes, *t;
+	struct stat st;
+
+	/* Nothing to guard outside workspace-write. */
+	policy_with(fx, WARD_MODE_READ_ONLY, "ws", "");
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	assert_null(g);
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	xwrite(fx->base, "ws/.git/hooks/pre-push.sample", "#\n");
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	assert_non_null(g);
+	/* Nothing changed: nothing to say, nothing touched. */
+	notes = guard_run(g);
+	assert_null(notes[0]);
+	ward_strv_free(notes);
+
+	/* The run: a commondir, a new hook, a rewritten config, a
+	 * config.worktree; an index write is none of the guard's business. */
+	xwrite(fx->base, "ws/.git/commondir", "../evil\n");
+	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\n");
+	xwrite(fx->base, "ws/.git/config", "[core]\n\tfsmonitor = x\n");
+	xwrite(fx->base, "ws/.git/config.worktree", "[core]\n");
+	xwrite(fx->base, "ws/.git/index", "i\n");
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, "ward: ", "commondir", "appeared",
+				     "moved aside", NULL),
+			 1);
+	assert_int_equal(
+	    count_lines(notes, "hooks/pre-commit", "added to", NULL), 1);
+	assert_int_equal(count_lines(notes, ".git/config ", "changed",
+				     "original is back", NULL),
+			 1);
+	assert_int_equal(
+	    count_lines(notes, "config.worktree", "appeared", NULL), 1);
+	assert_int_equal(count_lines(notes, "index", NULL), 0);
+	ward_strv_free(notes);
+	assert_int_equal(lstat(P(fx, "ws/.git/commondir"), &st), -1);
+	assert_int_equal(
+	    lstat(P(fx, "ws/.git/commondir.ward-quarantine-1"), &st), 0);
+	assert_int_equal(lstat(P(fx, "ws/.git/hooks/pre-commit"), &st), -1);
+	assert_int_equal(
+	    lstat(P(fx, "ws/.git/hooks/pre-commit.ward-quarantine-1"), &st), 0);
+	assert_int_equal(lstat(P(fx, "ws/.git/hooks/pre-push.sample"), &st), 0);
+	assert_int_equal(lstat(P(fx, "ws/.git/config.worktree"), &st), -1);
+	t = slurp(fx, "ws/.git/config");
+	assert_string_equal(t, "[core]\n");
+	free(t);
+	t = slurp(fx, "ws/.git/config.ward-quarantine-1");
+	assert_non_null(strstr(t, "fsmonitor"));
+	free(t);
+	/* The same guard again: everything is as it was. */
+	notes = guard_run(g);
+	assert_null(notes[0]);
+	ward_strv_free(notes);
+	ward_protect_guard_free(g);
+
+	/* A second planted commondir gets the next quarantine name. */
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	xwrite(fx->base, "ws/.git/commondir", "../evil\n");
+	notes = guard_run(g);
+	ward_strv_free(notes);
+	assert_int_equal(
+	    lstat(P(fx, "ws/.git/commondir.ward-quarantine-2"), &st), 0);
+	ward_protect_guard_free(g);
+
+	/* .git replaced wholesale: the new one is moved aside. */
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	assert_int_equal(rename(P(fx, "ws/.git"), P(fx, "ws/old")), 0);
+	xmkdir(fx->base, "ws/.git");
+	xmkdir(fx->base, "ws/.git/hooks");
+	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\n");
+	notes = guard_run(g);
+	assert_true(count_lines(notes, "ws/.git ", "replaced", NULL) +
+			count_lines(notes, "ws/.git (", "changed", NULL) >=
+		    1);
+	assert_int_equal(lstat(P(fx, "ws/.git"), &st), -1);
+	assert_int_equal(lstat(P(fx, "ws/.git.ward-quarantine-1"), &st), 0);
+	ward_strv_free(notes);
+	ward_protect_guard_free(g);
+}
+
+/* A swapped .git symlink is put back; the guard never follows a link. */
+static void t_guard_symlink(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g = NULL;
+	char buf[PATH_MAX], **notes;
+	ssize_t n;
+
+	xmkdir(fx->base, "lk");
+	xmkdir(fx->base, "lk/.gitreal");
+	xmkdir(fx->base, "lk/.gitreal/hooks");
+	xwrite(fx->base, "lk/.gitreal/config", "[core]\n");
+	xwrite(fx->base, "lk/.gitreal/HEAD", "ref: refs/heads/main\n");
+	xsymlink(fx->base, "lk/.git", ".gitreal");
+	xmkdir(fx->base, "lk/evil");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "lk", "");
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	assert_non_null(g);
+	assert_int_equal(unlink(P(fx, "lk/.git")), 0);
+	xsymlink(fx->base, "lk/.git", "evil");
+	notes = guard_run(g);
+	assert_int_equal(
+	    count_lines(notes, "lk/.git ", "original is back", NULL), 1);
+	ward_strv_free(notes);
+	n = readlink(P(fx, "lk/.git"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, ".gitreal");
+	ward_protect_guard_free(g);
+
+	/* The target directory replaced by a link elsewhere: the guard does
+	 * not write through it. */
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	assert_int_equal(rename(P(fx, "lk/.gitreal"), P(fx, "lk/moved")), 0);
+	xsymlink(fx->base, "lk/.gitreal", "evil");
+	xwrite(fx->base, "lk/evil/commondir", "x\n");
+	notes = guard_run(g);
+	assert_true(count_lines(notes, "removed or replaced", NULL) >= 1);
+	ward_strv_free(notes);
+	assert_int_equal(access(P(fx, "lk/evil/commondir"), F_OK), 0);
+	assert_int_equal(access(P(fx, "lk/evil/config"), F_OK), -1);
+	ward_protect_guard_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1221,6 +1655,16 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_roots_rw, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_path_canon, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_fence_protected, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_git_commondir, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_git_worktree_untrusted, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_git_symlink, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_git_modules_worktrees, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_bwrap_ro_over_roots, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_guard, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_guard_symlink, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

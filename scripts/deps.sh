@@ -27,6 +27,7 @@ tmux:/usr/bin/tmux
 util-linux:/usr/bin/script
 libcap2-bin:/usr/sbin/capsh
 strace:/usr/bin/strace
+python3:/usr/bin/python3
 "
 
 missing=""

@@ -109,7 +109,7 @@
  * shorter for one a dead ward left behind (a start-up cost of the process
  * that finds it; what is not empty yet is left for the next one). */
 #define CGROUP_EMPTY_MS 2000
-#define STALE_EMPTY_MS 200
+#define STALE_EMPTY_MS	200
 /* Subreaper: how long kill-and-reap rounds may go on. */
 #define SWEEP_MS 2000
 
@@ -792,8 +792,8 @@ static void unescape_octal(char *s)
 	char *d = s;
 
 	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
 			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
 				      (s[3] - '0'));
 			s += 4;
@@ -1011,9 +1011,8 @@ static bool cg_create(struct ward_spawn *sp)
 		return false;
 	for (int tries = 0;; tries++) {
 		/* getpid() each time: a forked caller is another owner. */
-		snprintf(sp->cg_name, sizeof(sp->cg_name), "%s%d-%u",
-			 cg_prefix, (int)getpid(),
-			 atomic_fetch_add(&cg_seq, 1));
+		snprintf(sp->cg_name, sizeof(sp->cg_name), "%s%d-%u", cg_prefix,
+			 (int)getpid(), atomic_fetch_add(&cg_seq, 1));
 		if (!cg_path(path, sizeof(path), sp->cg_name)) {
 			atomic_store(&cg_state, -1);
 			return false;

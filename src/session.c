@@ -93,7 +93,7 @@ static void snapshot_clear(struct snapshot *s)
  */
 static int lock_fd(int fd, int how, const char *path)
 {
-	struct timespec t0, now, nap = {0, 1000000L};
+	struct timespec t0, now, rem, nap = {0, 1000000L};
 	long waited;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -112,14 +112,15 @@ static int lock_fd(int fd, int how, const char *path)
 			return ward_err(
 			    -EAGAIN,
 			    "cannot lock %s: another process has held a lock "
-			    "on it for %d s (a process left running by a "
-			    "sandboxed command can: the log is readable "
-			    "there); `fuser %s` names it",
+			    "on it for %d s (a process a sandboxed command "
+			    "left running can: the log is readable inside "
+			    "the sandbox); `fuser %s` names it",
 			    path, WARD_SESSION_LOCK_WAIT_MS / 1000, path);
-		while (nanosleep(&nap, &nap) != 0 && errno == EINTR)
+		rem = nap;
+		while (nanosleep(&rem, &rem) != 0 && errno == EINTR)
 			;
-		nap.tv_nsec = nap.tv_nsec >= 25000000L ? 50000000L
-						       : 2 * nap.tv_nsec;
+		nap.tv_nsec =
+		    nap.tv_nsec >= 25000000L ? 50000000L : 2 * nap.tv_nsec;
 	}
 }
 

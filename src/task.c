@@ -7,6 +7,11 @@
  * that lives exactly as long as the task means a task survives the thread
  * that started it, and still dies with the process.
  *
+ * With containment (ward_exec_options.contain), the reader thread also
+ * kills what the task left behind once its leader has exited, and removes
+ * the task's cgroup: the spawn loop and ward_spawn_close do it, as for a
+ * blocking call.
+ *
  * Locking: task->lock guards the capture buffers (appended by the reader
  * thread), the reaped flag (so ward_task_kill never signals a reused pid)
  * and the start/done handshake.

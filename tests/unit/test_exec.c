@@ -1501,8 +1501,8 @@ static bool can_contain_cgroup(char *why, size_t len)
 	}
 	snprintf(sub, sizeof(sub), "%s/ward-test-probe-%d", dir, (int)getpid());
 	if (mkdir(sub, 0755) != 0) {
-		snprintf(why, len, "cannot create a cgroup under %.150s: %s", dir,
-			 strerror(errno));
+		snprintf(why, len, "cannot create a cgroup under %.150s: %s",
+			 dir, strerror(errno));
 		return false;
 	}
 	snprintf(kill_file, sizeof(kill_file), "%s/cgroup.kill", sub);

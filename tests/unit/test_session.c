@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1158,7 +1159,12 @@ static pid_t lock_holder(const char *path, int how, unsigned hold_ms)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		int null = open("/dev/null", O_WRONLY);
 
+		/* Never outlive a failed test, nor hold its output open. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(null, 1);
+		dup2(null, 2);
 		close(p[0]);
 		if (fd < 0 || flock(fd, how) != 0)
 			_exit(1);
@@ -1197,9 +1203,9 @@ static void test_lock_contended_then_released(void **state)
 
 	holder = lock_holder(ward_session_path(s), LOCK_SH, 400);
 	t0 = now_s();
-	assert_int_equal(ward_session_set_mode(&changed, s,
-					       WARD_MODE_WORKSPACE_WRITE, NULL),
-			 0);
+	assert_int_equal(
+	    ward_session_set_mode(&changed, s, WARD_MODE_WORKSPACE_WRITE, NULL),
+	    0);
 	waited = now_s() - t0;
 	assert_true(changed);
 	assert_true(waited >= 0.3);
@@ -1256,10 +1262,12 @@ static void test_lock_held_forever_fails_bounded(void **state)
 	const double bound = WARD_SESSION_LOCK_WAIT_MS / 1000.0;
 	pid_t holder;
 
-	holder = lock_holder(ward_session_path(s), LOCK_EX, 0);
 	for (int i = 0; i < 3; i++) {
 		ops[i] = (struct lock_op){.which = i};
 		ops[i].s = reopen(fx, s);
+	}
+	holder = lock_holder(ward_session_path(s), LOCK_EX, 0);
+	for (int i = 0; i < 3; i++) {
 		assert_int_equal(
 		    pthread_create(&th[i], NULL, lock_op_main, &ops[i]), 0);
 	}

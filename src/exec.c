@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "exec_internal.h"
+#include "protect.h"
 #include "landlock.h"
 
 #ifndef __NR_pidfd_open
@@ -1940,10 +1941,37 @@ out_free_result:
 
 /* --- exported ------------------------------------------------------------- */
 
+void ward_exec_guard_report(struct ward_protect_guard *guard,
+			    struct ward_capbuf *cap, struct ward_capbuf *pending,
+			    int fd)
+{
+	char **notes = NULL;
+
+	if (!guard)
+		return;
+	if (ward_protect_guard_check(&notes, guard) == 0) {
+		for (size_t i = 0; notes[i]; i++) {
+			size_t n = strlen(notes[i]);
+
+			notes[i][n] = '\n'; /* over the NUL; n + 1 bytes */
+			if (cap)
+				ward_capbuf_append(cap, notes[i], n + 1);
+			if (pending)
+				ward_capbuf_append(pending, notes[i], n + 1);
+			if (fd >= 0)
+				write_all(fd, notes[i], n + 1);
+			notes[i][n] = '\0';
+		}
+		ward_strv_free(notes);
+	}
+	ward_protect_guard_free(guard);
+}
+
 int ward_exec_confined(ward_result **out, const ward_confined *c,
 		       const ward_policy *policy,
 		       const struct ward_exec_options *opts)
 {
+	struct ward_protect_guard *guard = NULL;
 	struct ward_capbuf out_cap, err_cap;
 	struct ward_exec_options o;
 	struct ward_spawn sp;
@@ -1968,9 +1996,15 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 		ward_capbuf_init(&out_cap, 0, 0);
 		ward_capbuf_init(&err_cap, 0, STREAM_ERR_TAIL);
 	}
-	err = ward_spawn_start(&sp, c, policy, &o, capture);
+	/* What no runner can keep read-only is checked after the run. */
+	err = ward_protect_guard_new(&guard, policy);
 	if (err)
 		goto out_free_bufs;
+	err = ward_spawn_start(&sp, c, policy, &o, capture);
+	if (err) {
+		ward_protect_guard_free(guard);
+		goto out_free_bufs;
+	}
 
 	memset(&loop, 0, sizeof(loop));
 	loop.out = (struct ward_sink){capture ? &out_cap : NULL, NULL, -1};
@@ -1982,6 +2016,7 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 	loop.kill_grace_ms = o.kill_grace_ms;
 	ward_spawn_loop(&sp, &loop);
 	ward_spawn_close(&sp);
+	ward_exec_guard_report(guard, &err_cap, NULL, loop.err.tee_fd);
 	err = ward_spawn_result(out, &sp, capture ? &out_cap : NULL, &err_cap);
 
 out_free_bufs:

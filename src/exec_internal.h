@@ -152,4 +152,17 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 		       const ward_policy *policy,
 		       const struct ward_exec_options *opts);
 
+struct ward_protect_guard;
+
+/*
+ * ward_exec_guard_report - after ward_spawn_close() (nothing of the run is
+ * left): check the protected git paths @guard snapshotted before the
+ * spawn, put back what changed (protect.h), and append one "ward: …" line
+ * per finding to @cap and @pending (when not NULL) and to @fd (when >= 0).
+ * Frees @guard (NULL: nothing to do).
+ */
+void ward_exec_guard_report(struct ward_protect_guard *guard,
+			    struct ward_capbuf *cap, struct ward_capbuf *pending,
+			    int fd);
+
 #endif

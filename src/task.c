@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "exec_internal.h"
+#include "protect.h"
 
 /* Default capture bound of a task (per stream). */
 #define TASK_CAPTURE_DEFAULT (1024 * 1024)
@@ -51,6 +52,8 @@ struct ward_task {
 	bool done;
 
 	struct ward_spawn sp;
+	/* Protected git paths, checked once the task has ended. */
+	struct ward_protect_guard *guard;
 	struct ward_capbuf out_all, err_all; /* the whole (bounded) output */
 	struct ward_capbuf out_new, err_new; /* not yet returned by read */
 };
@@ -84,6 +87,8 @@ static void *task_main(void *arg)
 	ward_spawn_close(&t->sp);
 
 	pthread_mutex_lock(&t->lock);
+	ward_exec_guard_report(t->guard, &t->err_all, &t->err_new, -1);
+	t->guard = NULL;
 	t->done = true;
 	pthread_cond_broadcast(&t->cond);
 	pthread_mutex_unlock(&t->lock);
@@ -93,6 +98,7 @@ static void *task_main(void *arg)
 /* Free a task whose thread is not running (never started or joined). */
 static void task_destroy(ward_task *t)
 {
+	ward_protect_guard_free(t->guard);
 	ward_capbuf_free(&t->out_all);
 	ward_capbuf_free(&t->err_all);
 	ward_capbuf_free(&t->out_new);
@@ -168,6 +174,9 @@ int ward_task_start(ward_task **out, ward_provider *provider,
 	err = ward_provider_confine(&c, provider, policy, argv);
 	if (err)
 		goto out_destroy_task;
+	err = ward_protect_guard_new(&t->guard, policy);
+	if (err)
+		goto out_free_confined;
 	t->confined = c;
 	t->policy = policy;
 	err = task_thread_start(t);

@@ -489,8 +489,14 @@ int cmd_run(int argc, char **argv)
 	xo.capture_limit =
 	    json ? (max_output ? max_output : DEFAULT_MAX_OUTPUT) : 0;
 	xo.landlock_via_launcher = po.landlock_via_launcher;
-	/* One call per process: the subreaper fallback is safe here. */
-	xo.contain = WARD_CONTAIN_CGROUP | WARD_CONTAIN_SUBREAPER;
+	/*
+	 * One call per process, so the subreaper is exact here: whatever the
+	 * command leaves behind becomes our child and is killed when the call
+	 * ends. It costs one waitid() when nothing is left, where a per-call
+	 * cgroup costs a cgroup mkdir/rmdir on every run (the MCP server, which
+	 * runs calls concurrently, needs the cgroup).
+	 */
+	xo.contain = WARD_CONTAIN_SUBREAPER;
 
 	print_runner_warnings(provider, policy);
 	if (!json)

@@ -482,7 +482,8 @@ static char **build_candidates(const char *name, char *const *envp)
 		struct stat st;
 		char *hit = cands[i];
 
-		if (hit[0] != '/' || stat(hit, &st) != 0 || !S_ISREG(st.st_mode))
+		if (hit[0] != '/' || stat(hit, &st) != 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		memmove(cands + 1, cands, i * sizeof(*cands));
 		cands[0] = hit;
@@ -997,7 +998,7 @@ static void cg_reap_stale(const char *want)
 	closedir(d);
 }
 
-/* Once per process: cg_base, cg_prefix, and what dead wards left. */
+/* Once per process: cg_base and cg_prefix. */
 static void cg_setup(void)
 {
 	struct stat st;
@@ -1010,8 +1011,10 @@ static void cg_setup(void)
 		st.st_ino = 0;
 	snprintf(cg_prefix, sizeof(cg_prefix), "ward-%llu-",
 		 (unsigned long long)st.st_ino);
-	cg_reap_stale(cg_prefix);
 }
+
+/* The process that last swept stale cgroups: a forked caller sweeps too. */
+static _Atomic pid_t cg_swept_by;
 
 /*
  * Create the call's cgroup, ward-<pid ns>-<pid>-<seq>, under the process's own and
@@ -1028,6 +1031,10 @@ static bool cg_create(struct ward_spawn *sp)
 	pthread_once(&cg_once, cg_setup);
 	if (!cg_base[0] || atomic_load(&cg_state) < 0)
 		return false;
+	/* Once per process (a fork is another process): what dead wards
+	 * left behind is killed and removed before this call adds its own. */
+	if (atomic_exchange(&cg_swept_by, getpid()) != getpid())
+		cg_reap_stale(cg_prefix);
 	for (int tries = 0;; tries++) {
 		/* getpid() each time: a forked caller is another owner. */
 		snprintf(sp->cg_name, sizeof(sp->cg_name), "%s%d-%u", cg_prefix,
@@ -1960,8 +1967,8 @@ out_free_result:
 /* --- exported ------------------------------------------------------------- */
 
 void ward_exec_guard_report(struct ward_protect_guard *guard,
-			    struct ward_capbuf *cap, struct ward_capbuf *pending,
-			    int fd)
+			    struct ward_capbuf *cap,
+			    struct ward_capbuf *pending, int fd)
 {
 	char **notes = NULL;
 

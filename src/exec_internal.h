@@ -162,7 +162,7 @@ struct ward_protect_guard;
  * Frees @guard (NULL: nothing to do).
  */
 void ward_exec_guard_report(struct ward_protect_guard *guard,
-			    struct ward_capbuf *cap, struct ward_capbuf *pending,
-			    int fd);
+			    struct ward_capbuf *cap,
+			    struct ward_capbuf *pending, int fd);
 
 #endif

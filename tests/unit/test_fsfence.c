@@ -533,9 +533,9 @@ static void test_link_to_protected(void **state)
 		assert_int_equal(ward_fs_stat(&st, &d, fx->policy,
 					      P("%s/nothing", secret), NULL),
 				 WARD_EDENIED);
-		assert_int_equal(ward_fs_read(&c, &d, fx->policy,
-					      "sd/nothing", NULL),
-				 WARD_EDENIED);
+		assert_int_equal(
+		    ward_fs_read(&c, &d, fx->policy, "sd/nothing", NULL),
+		    WARD_EDENIED);
 	}
 
 	set_policy(fx, WARD_MODE_DANGER_FULL_ACCESS, P("r- %s", secret));

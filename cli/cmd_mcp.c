@@ -402,60 +402,6 @@ bool mcp_protocol_at_least(struct mcp_server *srv, const char *rev)
 
 /* --- approval by elicitation ---------------------------------------- */
 
-/*
- * Append @s for display in the client's prompt: control characters,
- * invalid UTF-8, C1 controls and bidirectional overrides are escaped, so
- * a justification cannot repaint the question it appears in.
- */
-static void put_display(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	while (*p) {
-		unsigned cp;
-		size_t n;
-
-		if (*p < 0x80) {
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\x%02x", *p);
-			else
-				fputc(*p, f);
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf)
-			n = 2, cp = *p & 0x1f;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 3, cp = *p & 0x0f;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 4, cp = *p & 0x07;
-		else
-			n = 0, cp = 0;
-		for (size_t i = 1; i < n; i++) {
-			if ((p[i] & 0xc0) != 0x80) {
-				n = 0;
-				break;
-			}
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		if (n == 0 || (n == 3 && cp < 0x800) ||
-		    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff)) {
-			fprintf(f, "\\x%02x", *p);
-			p++;
-			continue;
-		}
-		if ((cp >= 0x80 && cp <= 0x9f) ||
-		    (cp >= 0x202a && cp <= 0x202e) ||
-		    (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-		    cp == 0x200f || cp == 0x061c)
-			fprintf(f, "\\u%04x", cp);
-		else
-			fwrite(p, 1, n, f);
-		p += n;
-	}
-}
-
 /* The question the person is asked (person-facing, not model-facing). */
 static char *approval_message(const struct ward_approval_request *req)
 {
@@ -469,12 +415,12 @@ static char *approval_message(const struct ward_approval_request *req)
 	fprintf(m, "ward: this %s asks to run once under a wider sandbox.\n",
 		what);
 	fprintf(m, "%s: ", what);
-	put_display(m, req->summary);
+	cli_put_display(m, req->summary);
 	fprintf(m, "\ndirectory: ");
-	put_display(m, req->cwd);
+	cli_put_display(m, req->cwd);
 	fprintf(m, "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
 		ward_mode_name(req->current), ward_mode_name(req->requested));
-	put_display(m, req->justification);
+	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\nsession: %s", req->session_id);
 	fprintf(m,

@@ -814,60 +814,6 @@ static void on_prompt_signal(int sig)
 	prompt_interrupted = 1;
 }
 
-/*
- * Append @s to @f for display on a terminal: control characters, invalid
- * UTF-8, C1 controls and bidirectional overrides are escaped, so a
- * justification or command cannot repaint the prompt it appears in.
- */
-static void put_display(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned cp;
-		size_t n;
-
-		if (*p < 0x80) {
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\x%02x", *p);
-			else
-				fputc(*p, f);
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf)
-			n = 2, cp = *p & 0x1f;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 3, cp = *p & 0x0f;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 4, cp = *p & 0x07;
-		else
-			n = 0, cp = 0;
-		for (size_t i = 1; i < n; i++) {
-			if ((p[i] & 0xc0) != 0x80) {
-				n = 0;
-				break;
-			}
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		if (n == 0 || (n == 3 && cp < 0x800) ||
-		    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff)) {
-			fprintf(f, "\\x%02x", *p);
-			p++;
-			continue;
-		}
-		if ((cp >= 0x80 && cp <= 0x9f) ||
-		    (cp >= 0x202a && cp <= 0x202e) ||
-		    (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-		    cp == 0x200f || cp == 0x061c)
-			fprintf(f, "\\u%04x", cp);
-		else
-			fwrite(p, 1, n, f);
-		p += n;
-	}
-}
-
 /* write() all of @len bytes to @fd. */
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -908,13 +854,13 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 		goto out_close;
 	fprintf(m, "\nward: this %s asks for a wider sandbox, once\n", what);
 	fprintf(m, "  %-15s ", what);
-	put_display(m, req->summary ? req->summary : "");
+	cli_put_display(m, req->summary);
 	fprintf(m, "\n  %-15s ", "directory");
-	put_display(m, req->cwd ? req->cwd : "");
+	cli_put_display(m, req->cwd);
 	fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
 		ward_mode_name(req->current), "requested mode",
 		ward_mode_name(req->requested), "justification");
-	put_display(m, req->justification ? req->justification : "");
+	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\n  %-15s %s", "session", req->session_id);
 	fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,

@@ -184,8 +184,7 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	}
 	ward_strv_push(&sv, "--dev");
 	ward_strv_push(&sv, "/dev");
-	ward_strv_push(&sv, "--proc");
-	ward_strv_push(&sv, "/proc");
+	ward_bwrap_push_proc(&sv);
 	ward_strv_push(&sv, "--tmpfs");
 	ward_strv_push(&sv, PRIVATE_TMP);
 	if (mode == WARD_MODE_READ_ONLY)

@@ -1000,6 +1000,33 @@ static void bwrap_pins(struct ward_plan *p, struct target **kept, size_t nk)
 	ward_strv_discard(&pins);
 }
 
+void ward_bwrap_push_proc(struct ward_strv *sv)
+{
+	static const char *const cover[] = {
+	    "/proc/sys",
+	    "/proc/sysrq-trigger",
+	    "/proc/irq",
+	    "/proc/bus",
+	};
+
+	ward_strv_push(sv, "--proc");
+	ward_strv_push(sv, "/proc");
+	/*
+	 * bwrap covers these itself only when access(W_OK) says it may write
+	 * them, and on a sysctl directory that always answers EACCES: the
+	 * sysctls stay writable to a command that keeps kernel uid 0 (any
+	 * root caller), which the sysctl code trusts without a capability —
+	 * kernel.core_pattern alone is a host-root escape. So they are bound
+	 * read-only here whatever bwrap decides ("-try": a kernel without
+	 * SysRq has no /proc/sysrq-trigger).
+	 */
+	for (size_t i = 0; i < sizeof(cover) / sizeof(cover[0]); i++) {
+		ward_strv_push(sv, "--ro-bind-try");
+		ward_strv_push(sv, cover[i]);
+		ward_strv_push(sv, cover[i]);
+	}
+}
+
 /*
  * A read-only bind of @path is recursive and takes the host's tree: when
  * @path holds /dev or /proc (only "/" does, inside a writable root of "/")
@@ -1017,8 +1044,7 @@ static void bwrap_private_again(struct ward_plan *p, const char *path)
 		      path);
 	}
 	if (ward_path_within("/proc", path)) {
-		ward_strv_push(&p->bw, "--proc");
-		ward_strv_push(&p->bw, "/proc");
+		ward_bwrap_push_proc(&p->bw);
 		linef(&p->desc,
 		      "--proc /proc  (the private /proc again, over "
 		      "the read-only %s)",

@@ -45,6 +45,13 @@ void ward_plan_free(struct ward_plan *plan);
 void ward_plan_bwrap_push(struct ward_strv *sv, const struct ward_plan *plan);
 
 /*
+ * bwrap: `--proc /proc`, then /proc/sys, /proc/sysrq-trigger, /proc/irq and
+ * /proc/bus bound read-only over it (see translate.c for why bwrap's own
+ * covering is not enough).
+ */
+void ward_bwrap_push_proc(struct ward_strv *sv);
+
+/*
  * landlock: the read-only grants (["/"] unless something is hidden) and the
  * writable grants (/dev/null and the writable roots, with ward's own
  * directories carved out). Both vectors are the caller's (ward_strv_free).

@@ -224,3 +224,41 @@ EOF
 	[ "$status" != 124 ] && [ "$status" != 137 ] ||
 		fail "ward session mode hung on the confined process's lock"
 }
+
+# --- host kernel settings ---------------------------------------------------
+
+# bwrap covers /proc/sys only when access(W_OK) says it could write it, and
+# a sysctl directory always answers EACCES: the command, still kernel uid 0
+# when ward runs as root, could write every host sysctl
+# (kernel.core_pattern: a host-root escape on the next crash). The test
+# writes a sysctl's current value back, so it changes nothing even when it
+# succeeds.
+sysctl_write_refused() {
+	local variant=$1 mode=$2 f=/proc/sys/kernel/core_uses_pid
+	[ -w "$f" ] || skip "not root: $f is not writable from here anyway"
+	ward_run "$variant" "$mode" -c "cat $f > $f && echo WROTE"
+	[ "$status" -ne 0 ] || fail "the sysctl write succeeded"
+	[[ "$output" != *WROTE* ]] || fail "the sysctl write succeeded"
+	ward_run "$variant" "$mode" -c "echo x > /proc/sysrq-trigger 2>/dev/null || test ! -e /proc/sysrq-trigger"
+	[ "$status" -eq 0 ] || fail "/proc/sysrq-trigger was writable"
+}
+
+@test "bwrap: host sysctls are read-only (read-only mode)" {
+	require_bwrap
+	sysctl_write_refused bwrap read-only
+}
+
+@test "bwrap: host sysctls are read-only (workspace-write mode)" {
+	require_bwrap
+	sysctl_write_refused bwrap workspace-write
+}
+
+@test "landlock: host sysctls are read-only (workspace-write mode)" {
+	require_landlock
+	sysctl_write_refused landlock workspace-write
+}
+
+@test "landlock-run: host sysctls are read-only (workspace-write mode)" {
+	require_landlock
+	sysctl_write_refused landlock-run workspace-write
+}

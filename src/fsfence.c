@@ -597,7 +597,7 @@ struct fence {
 	enum ward_fs_op op;
 	struct ward_fs_denial *denial;
 	/* Writable roots, loaded on first use by a mutation. */
-	char **roots;
+	char *const *roots; /* borrowed from the policy */
 };
 
 static void fence_init(struct fence *f, const ward_policy *policy,
@@ -611,7 +611,6 @@ static void fence_init(struct fence *f, const ward_policy *policy,
 
 static void fence_done(struct fence *f)
 {
-	ward_strv_free(f->roots);
 	f->roots = NULL;
 }
 
@@ -707,7 +706,7 @@ static int fence_roots(struct fence *f)
 {
 	if (f->roots)
 		return 0;
-	return ward_roots_writable(&f->roots, f->policy);
+	return ward_policy_roots(&f->roots, f->policy);
 }
 
 /*
@@ -739,7 +738,7 @@ static int fence_judge(struct fence *f, const char *given, const char *real,
 	err = fence_roots(f);
 	if (err)
 		return err;
-	for (char **r = f->roots; *r; r++) {
+	for (char *const *r = f->roots; *r; r++) {
 		if (strcmp(real, *r) == 0)
 			itself = true;
 		if (path_beneath(real, *r) &&

@@ -19,6 +19,14 @@ int ward_err(int err, const char *fmt, ...)
 /* Clear the last-error detail. */
 void ward_err_clear(void);
 
+/*
+ * The writable roots of @policy (roots.h), computed once per policy and
+ * kept in it: *out is borrowed from the policy (valid while it lives and
+ * no setter is called). ward_roots_compute() is the computation itself.
+ */
+int ward_policy_roots(char *const **out, const ward_policy *policy);
+int ward_roots_compute(char ***out, const ward_policy *policy);
+
 /* A growable NULL-terminated string vector (argv builder). */
 struct ward_strv {
 	char **v;

@@ -3,21 +3,50 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "protect.h"
 
 struct ward_policy {
 	enum ward_mode mode;
 	char *workspace;
 	char *tmpdir;
 	char *session;
-	const ward_rules *rules; /* borrowed */
+	const ward_rules *rules; /* a reference (ward_rules_ref) */
 	bool unprotect_git;	 /* git protection dropped by the user */
+	/*
+	 * What the file system said about this policy, computed on first use
+	 * and kept: the writable roots and the protected paths. Every
+	 * consumer of one call (the plan, the runner check, the session
+	 * check, the fence, the guard) sees the same answer, computed once,
+	 * and a directory that vanishes meanwhile cannot make two of them
+	 * disagree. A setter forgets them. Guarded by @lock: a policy may be
+	 * read from several threads at once.
+	 */
+	pthread_mutex_t lock;
+	char **roots;
+	struct ward_protected *prot;
+	size_t nprot;
+	bool prot_done;
 };
+
+/* Forget what was computed from the fields (a setter changed one). */
+static void forget(ward_policy *p)
+{
+	pthread_mutex_lock(&p->lock);
+	ward_strv_free(p->roots);
+	p->roots = NULL;
+	ward_protect_free(p->prot, p->nprot);
+	p->prot = NULL;
+	p->nprot = 0;
+	p->prot_done = false;
+	pthread_mutex_unlock(&p->lock);
+}
 
 /* Replace *slot with a copy of @value (NULL clears). */
 static int set_string(char **slot, const char *value)
@@ -63,6 +92,7 @@ int ward_policy_new(ward_policy **out, enum ward_mode mode,
 		err = ward_err(-ENOMEM, "out of memory");
 		goto out_free_real;
 	}
+	pthread_mutex_init(&p->lock, NULL);
 	p->mode = mode;
 	p->workspace = real;
 	err = set_string(&p->tmpdir, getenv("TMPDIR"));
@@ -82,6 +112,9 @@ void ward_policy_free(ward_policy *policy)
 {
 	if (!policy)
 		return;
+	forget(policy);
+	pthread_mutex_destroy(&policy->lock);
+	ward_rules_unref(policy->rules);
 	free(policy->workspace);
 	free(policy->tmpdir);
 	free(policy->session);
@@ -90,6 +123,7 @@ void ward_policy_free(ward_policy *policy)
 
 int ward_policy_set_tmpdir(ward_policy *policy, const char *tmpdir)
 {
+	forget(policy);
 	return set_string(&policy->tmpdir, tmpdir && *tmpdir ? tmpdir : NULL);
 }
 
@@ -120,6 +154,9 @@ const char *ward_policy_session(const ward_policy *policy)
 
 int ward_policy_set_rules(ward_policy *policy, const ward_rules *rules)
 {
+	forget(policy);
+	ward_rules_ref(rules);
+	ward_rules_unref(policy->rules);
 	policy->rules = rules;
 	return 0;
 }
@@ -131,6 +168,7 @@ const ward_rules *ward_policy_rules(const ward_policy *policy)
 
 int ward_policy_set_protect_git(ward_policy *policy, bool protect)
 {
+	forget(policy);
 	policy->unprotect_git = !protect;
 	return 0;
 }
@@ -157,6 +195,13 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	*p = *base;
 	p->mode = mode;
 	p->workspace = p->tmpdir = p->session = NULL;
+	/* Nothing computed is carried over: it depends on the mode. */
+	pthread_mutex_init(&p->lock, NULL);
+	p->roots = NULL;
+	p->prot = NULL;
+	p->nprot = 0;
+	p->prot_done = false;
+	ward_rules_ref(p->rules);
 	err = set_string(&p->workspace, base->workspace);
 	if (!err)
 		err = set_string(&p->tmpdir, base->tmpdir);
@@ -168,4 +213,37 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	}
 	*out = p;
 	return 0;
+}
+
+int ward_policy_roots(char *const **out, const ward_policy *policy)
+{
+	ward_policy *p = (ward_policy *)policy; /* the cache only */
+	int err = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->roots)
+		err = ward_roots_compute(&p->roots, p);
+	if (!err)
+		*out = p->roots;
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
+int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
+			  const ward_policy *policy)
+{
+	ward_policy *p = (ward_policy *)policy; /* the cache only */
+	int err = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->prot_done) {
+		err = ward_protect_list(&p->prot, &p->nprot, p);
+		p->prot_done = err == 0;
+	}
+	if (!err) {
+		*out = p->prot;
+		*out_len = p->nprot;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return err;
 }

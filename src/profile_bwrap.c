@@ -145,7 +145,7 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	    NULL,
 	};
 	struct ward_strv sv = {0};
-	struct ward_plan *plan = NULL;
+	struct ward_xlate *plan = NULL;
 	char **roots = NULL;
 	char fd_text[16];
 	enum ward_mode mode;
@@ -164,7 +164,8 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 		return err;
 	sort_parents_first(roots);
 	/* Access rules and protected paths (globs expand here). */
-	err = ward_plan_new(&plan, policy, WARD_RUNNER_BWRAP, WARD_PLAN_CREATE);
+	err =
+	    ward_xlate_new(&plan, policy, WARD_RUNNER_BWRAP, WARD_XLATE_CREATE);
 	if (err) {
 		ward_strv_free(roots);
 		return err;
@@ -201,8 +202,8 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	 * After every writable bind, so that they win: pins, then `r-` and
 	 * protected paths read-only, then `--` hidden (see translate.c).
 	 */
-	ward_plan_bwrap_push(&sv, plan);
-	ward_plan_free(plan);
+	ward_xlate_bwrap_push(&sv, plan);
+	ward_xlate_free(plan);
 	ward_strv_push_all(&sv, (char *const *)hardening);
 	if (status_fd >= 0) {
 		snprintf(fd_text, sizeof(fd_text), "%d", status_fd);

@@ -43,7 +43,7 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 int ward_profile_landlock(char ***out, const ward_policy *policy,
 			  const char *launcher_path, char *const argv[])
 {
-	struct ward_plan *plan = NULL;
+	struct ward_xlate *plan = NULL;
 	char **ro = NULL, **rw = NULL;
 	enum ward_mode mode;
 	int err;
@@ -57,11 +57,11 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 				"landlock profile: %s is not confined, there "
 				"is no profile for it",
 				ward_mode_name(mode));
-	err = ward_plan_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
+	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
 	if (err)
 		return err;
-	err = ward_plan_landlock(&ro, &rw, plan);
-	ward_plan_free(plan);
+	err = ward_xlate_landlock(&ro, &rw, plan);
+	ward_xlate_free(plan);
 	if (err)
 		return err;
 	err = ward_landlock_argv(out, ro, rw, launcher_path, argv);

@@ -89,7 +89,7 @@ static int put_sbpl_string(FILE *f, const char *path)
 
 int ward_profile_seatbelt(char **out, const ward_policy *policy)
 {
-	struct ward_plan *plan = NULL;
+	struct ward_xlate *plan = NULL;
 	char **roots = NULL;
 	char *text = NULL;
 	size_t text_len = 0;
@@ -109,7 +109,7 @@ int ward_profile_seatbelt(char **out, const ward_policy *policy)
 	err = ward_roots_writable(&roots, policy);
 	if (err)
 		return err;
-	err = ward_plan_new(&plan, policy, WARD_RUNNER_SEATBELT, 0);
+	err = ward_xlate_new(&plan, policy, WARD_RUNNER_SEATBELT, 0);
 	if (err)
 		goto out_free_roots;
 	f = open_memstream(&text, &text_len);
@@ -131,7 +131,7 @@ int ward_profile_seatbelt(char **out, const ward_policy *policy)
 	 * SBPL lets a later rule override an earlier one: the `r-` and
 	 * protected-path denies, then the `--` denies, come after the allows.
 	 */
-	err = ward_plan_seatbelt(f, plan);
+	err = ward_xlate_seatbelt(f, plan);
 	if (err)
 		goto out_close_stream;
 	if (ferror(f))
@@ -144,7 +144,7 @@ out_close_stream:
 	else
 		*out = text;
 out_free_roots:
-	ward_plan_free(plan);
+	ward_xlate_free(plan);
 	ward_strv_free(roots);
 	return err;
 }

@@ -630,39 +630,31 @@ void ward_protect_free(struct ward_protected *v, size_t n)
  */
 enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 {
-	struct ward_protected *v = NULL;
-	enum ward_access a = WARD_ACCESS_DEFAULT;
+	const struct ward_protected *v = NULL;
 	size_t n = 0;
 
-	if (ward_protect_list(&v, &n, policy) != 0)
+	if (ward_policy_protected(&v, &n, policy) != 0)
 		return WARD_ACCESS_RO;
 	for (size_t i = 0; i < n; i++) {
-		if (ward_path_within(path, v[i].path)) {
-			a = WARD_ACCESS_RO;
-			break;
-		}
+		if (ward_path_within(path, v[i].path))
+			return WARD_ACCESS_RO;
 	}
-	ward_protect_free(v, n);
-	return a;
+	return WARD_ACCESS_DEFAULT;
 }
 
 bool ward_protect_inside(const ward_policy *policy, const char *dir)
 {
-	struct ward_protected *v = NULL;
-	bool inside = false;
+	const struct ward_protected *v = NULL;
 	size_t n = 0;
 
-	if (ward_protect_list(&v, &n, policy) != 0)
+	if (ward_policy_protected(&v, &n, policy) != 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
 		if (ward_path_within(v[i].path, dir) &&
-		    strcmp(v[i].path, dir) != 0) {
-			inside = true;
-			break;
-		}
+		    strcmp(v[i].path, dir) != 0)
+			return true;
 	}
-	ward_protect_free(v, n);
-	return inside;
+	return false;
 }
 
 /* --- the guard ----------------------------------------------------------- */

@@ -75,6 +75,12 @@ struct ward_protected {
  */
 int ward_protect_list(struct ward_protected **out, size_t *out_len,
 		      const ward_policy *policy);
+/*
+ * ward_policy_protected - ward_protect_list() computed once per policy and
+ * kept in it (policy.c): the vector is borrowed from the policy.
+ */
+int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
+			  const ward_policy *policy);
 void ward_protect_free(struct ward_protected *v, size_t n);
 
 /*

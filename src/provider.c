@@ -167,7 +167,7 @@ static int check_runner_location(const char *what, const char *path,
 				 const ward_policy *policy)
 {
 	const char *ws = ward_policy_workspace(policy);
-	char **roots = NULL;
+	char *const *roots = NULL;
 	char *real = realpath(path, NULL);
 	int err = 0;
 
@@ -178,7 +178,7 @@ static int check_runner_location(const char *what, const char *path,
 			       what, path);
 		goto out_free;
 	}
-	err = ward_roots_writable(&roots, policy);
+	err = ward_policy_roots(&roots, policy);
 	if (err)
 		goto out_free;
 	for (size_t i = 0; roots[i]; i++) {
@@ -191,7 +191,6 @@ static int check_runner_location(const char *what, const char *path,
 			break;
 		}
 	}
-	ward_strv_free(roots);
 out_free:
 	free(real);
 	return err;
@@ -1003,14 +1002,14 @@ const char *ward_provider_launcher_path(ward_provider *provider)
  */
 static int landlock_plan(ward_confined *c, const ward_policy *policy)
 {
-	struct ward_plan *plan = NULL;
+	struct ward_xlate *plan = NULL;
 	int err;
 
-	err = ward_plan_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
+	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
 	if (err)
 		return err;
-	err = ward_plan_landlock(&c->ll_ro, &c->ll_rw, plan);
-	ward_plan_free(plan);
+	err = ward_xlate_landlock(&c->ll_ro, &c->ll_rw, plan);
+	ward_xlate_free(plan);
 	return err;
 }
 

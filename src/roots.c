@@ -96,6 +96,25 @@ static void push_rw_rules(struct ward_strv *sv, const ward_rules *rules)
 
 int ward_roots_writable(char ***out, const ward_policy *policy)
 {
+	char *const *roots;
+	char **copy;
+	int err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL,
+				"writable roots: missing argument");
+	err = ward_policy_roots(&roots, policy);
+	if (err)
+		return err;
+	copy = ward_strv_dup(roots);
+	if (!copy)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = copy;
+	return 0;
+}
+
+int ward_roots_compute(char ***out, const ward_policy *policy)
+{
 	struct ward_strv sv = {0};
 
 	switch (ward_policy_mode(policy)) {

@@ -31,6 +31,7 @@
  * check ("*.pem" needs ".pem") runs before regexec.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <locale.h>
 #include <regex.h>
@@ -93,7 +94,11 @@ struct ward_rules {
 	size_t nfiles;
 	size_t capfiles;
 	locale_t c_loc; /* regcomp always runs in the C locale */
+	/* References: the creator's, plus one per policy that holds it. */
+	atomic_uint refs;
 };
+
+static void ward_rules_destroy(ward_rules *rules);
 
 /* Where an entry is being parsed, for error messages. */
 struct pctx {
@@ -917,14 +922,36 @@ int ward_rules_new(ward_rules **out)
 		free(rules);
 		return ward_err(-ENOMEM, "rules: cannot create the C locale");
 	}
+	atomic_init(&rules->refs, 1);
 	*out = rules;
 	return 0;
 }
 
+const ward_rules *ward_rules_ref(const ward_rules *rules)
+{
+	/* The count is not part of what the rules say: a const rule set
+	 * may be shared. */
+	if (rules)
+		atomic_fetch_add(&((ward_rules *)rules)->refs, 1);
+	return rules;
+}
+
+void ward_rules_unref(const ward_rules *rules)
+{
+	ward_rules *r = (ward_rules *)rules;
+
+	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	ward_rules_destroy(r);
+}
+
 void ward_rules_free(ward_rules *rules)
 {
-	if (!rules)
-		return;
+	ward_rules_unref(rules);
+}
+
+static void ward_rules_destroy(ward_rules *rules)
+{
 	for (size_t i = 0; i < rules->n; i++)
 		rule_free(rules->v[i]);
 	free(rules->v);

@@ -750,12 +750,12 @@ out_close:
  */
 static int check_store(const char *store, const ward_policy *policy)
 {
-	char **roots = NULL;
+	char *const *roots = NULL;
 	int err;
 
 	if (ward_policy_mode(policy) == WARD_MODE_DANGER_FULL_ACCESS)
 		return 0;
-	err = ward_roots_writable(&roots, policy);
+	err = ward_policy_roots(&roots, policy);
 	if (err)
 		return err;
 	for (size_t i = 0; roots[i]; i++) {
@@ -772,7 +772,6 @@ static int check_store(const char *store, const ward_policy *policy)
 			       store, roots[i]);
 		break;
 	}
-	ward_strv_free(roots);
 	return err;
 }
 

@@ -3,7 +3,7 @@
  * into bwrap options, Landlock grants and Seatbelt deny rules, with a
  * warning for everything a runner cannot express exactly.
  *
- * Plan, then apply. ward_plan_new() gathers the targets first:
+ * Plan, then apply. ward_xlate_new() gathers the targets first:
  *
  *   - every literal `r-`/`--` rule, made canonical as far as it exists;
  *   - every glob's matches that exist now: one walk per literal prefix
@@ -70,14 +70,14 @@ struct group {
 	bool overlaps_root; /* the prefix overlaps a writable root */
 };
 
-struct ward_plan {
+struct ward_xlate {
 	const ward_policy *policy;
 	enum ward_runner runner;
 	enum ward_mode mode;
 	const ward_rules *rules;
 	size_t nrules;
-	char **roots;
-	struct ward_protected *prot;
+	char *const *roots;		   /* borrowed from the policy */
+	const struct ward_protected *prot; /* borrowed from the policy */
 	size_t nprot;
 	struct target *t;
 	size_t nt;
@@ -101,18 +101,18 @@ struct ward_plan {
 	bool oom;
 };
 
-static struct ward_plan_limits limits = {
-    WARD_PLAN_MAX_ENTRIES,
-    WARD_PLAN_MAX_MS,
-    WARD_PLAN_MAX_TARGETS,
+static struct ward_xlate_limits limits = {
+    WARD_XLATE_MAX_ENTRIES,
+    WARD_XLATE_MAX_MS,
+    WARD_XLATE_MAX_TARGETS,
 };
 
-void ward_plan_set_limits(const struct ward_plan_limits *l)
+void ward_xlate_set_limits(const struct ward_xlate_limits *l)
 {
-	static const struct ward_plan_limits defaults = {
-	    WARD_PLAN_MAX_ENTRIES,
-	    WARD_PLAN_MAX_MS,
-	    WARD_PLAN_MAX_TARGETS,
+	static const struct ward_xlate_limits defaults = {
+	    WARD_XLATE_MAX_ENTRIES,
+	    WARD_XLATE_MAX_MS,
+	    WARD_XLATE_MAX_TARGETS,
 	};
 
 	limits = l ? *l : defaults;
@@ -125,7 +125,7 @@ static const char *runner_label(enum ward_runner r)
 	return r == WARD_RUNNER_CUSTOM ? "custom (bwrap)" : ward_runner_name(r);
 }
 
-static bool is_bwrap(const struct ward_plan *p)
+static bool is_bwrap(const struct ward_xlate *p)
 {
 	return p->runner == WARD_RUNNER_BWRAP ||
 	       p->runner == WARD_RUNNER_CUSTOM;
@@ -153,7 +153,7 @@ static void linef(struct ward_strv *sv, const char *fmt, ...)
 }
 
 /* `rule "SOURCE" (FILE:LINE)` for rule @i, into @buf. */
-static const char *rule_name(char *buf, size_t len, const struct ward_plan *p,
+static const char *rule_name(char *buf, size_t len, const struct ward_xlate *p,
 			     size_t i)
 {
 	struct ward_rule_info info;
@@ -174,7 +174,7 @@ static const char *rule_name(char *buf, size_t len, const struct ward_plan *p,
 }
 
 /* What a target is for, for the description. */
-static const char *target_why(char *buf, size_t len, const struct ward_plan *p,
+static const char *target_why(char *buf, size_t len, const struct ward_xlate *p,
 			      const struct target *t)
 {
 	switch (t->src) {
@@ -190,7 +190,7 @@ static const char *target_why(char *buf, size_t len, const struct ward_plan *p,
 	return "?";
 }
 
-static bool within_any_root(const struct ward_plan *p, const char *path)
+static bool within_any_root(const struct ward_xlate *p, const char *path)
 {
 	for (size_t i = 0; p->roots[i]; i++) {
 		if (ward_path_within(path, p->roots[i]))
@@ -200,7 +200,8 @@ static bool within_any_root(const struct ward_plan *p, const char *path)
 }
 
 /* The root that @path lies in or contains, or NULL. */
-static const char *overlapping_root(const struct ward_plan *p, const char *path)
+static const char *overlapping_root(const struct ward_xlate *p,
+				    const char *path)
 {
 	for (size_t i = 0; p->roots[i]; i++) {
 		if (ward_path_within(path, p->roots[i]) ||
@@ -255,7 +256,7 @@ static long elapsed_ms(const struct timespec *t0)
 }
 
 /* Add a target; @path is copied. */
-static void add_target(struct ward_plan *p, const char *path,
+static void add_target(struct ward_xlate *p, const char *path,
 		       enum ward_access access, bool is_dir, bool exists,
 		       enum src src, size_t idx)
 {
@@ -336,7 +337,7 @@ static unsigned glob_depth(const struct ward_rule_info *info)
 	return components(info->pattern) - components(info->literal_prefix);
 }
 
-static void add_group(struct ward_plan *p, const struct ward_rule_info *info)
+static void add_group(struct ward_xlate *p, const struct ward_rule_info *info)
 {
 	unsigned depth = glob_depth(info);
 	struct group *g;
@@ -367,7 +368,7 @@ static void add_group(struct ward_plan *p, const struct ward_rule_info *info)
 		p->oom = true;
 }
 
-static bool is_root(const struct ward_plan *p, const char *path)
+static bool is_root(const struct ward_xlate *p, const char *path)
 {
 	for (size_t i = 0; p->roots[i]; i++) {
 		if (strcmp(p->roots[i], path) == 0)
@@ -383,7 +384,7 @@ static bool is_root(const struct ward_plan *p, const char *path)
  * inside a root can be expressed and `r-` outside the roots is exact, so
  * only `--` globs outside the roots are walked.
  */
-static bool group_needed(const struct ward_plan *p, const struct group *g)
+static bool group_needed(const struct ward_xlate *p, const struct group *g)
 {
 	if (p->runner == WARD_RUNNER_LANDLOCK)
 		return g->has_none && !within_any_root(p, g->can);
@@ -398,7 +399,7 @@ static bool walk_skips(const char *path)
 }
 
 /* Whether @path is the path of a literal rule (gathered before the walk). */
-static bool is_literal_target(const struct ward_plan *p, const char *path)
+static bool is_literal_target(const struct ward_xlate *p, const char *path)
 {
 	for (size_t i = 0; i < p->nlit; i++) {
 		if (p->t[i].src == SRC_RULE && strcmp(p->t[i].path, path) == 0)
@@ -468,7 +469,7 @@ static bool wild(const char *pat, const char *s)
  * of the common form PREFIX, "**", LAST (a rule for every .pem file below
  * the workspace, say) needs nothing else.
  */
-static int wglobs_new(struct wglob **out, size_t *n, const struct ward_plan *p)
+static int wglobs_new(struct wglob **out, size_t *n, const struct ward_xlate *p)
 {
 	struct ward_rule_info info;
 	struct wglob *v;
@@ -538,7 +539,7 @@ static void wglobs_free(struct wglob *v, size_t n)
 }
 
 struct walker {
-	struct ward_plan *p;
+	struct ward_xlate *p;
 	size_t gi;
 	char lex[PATH_MAX];
 	size_t llen;
@@ -591,7 +592,7 @@ static bool path_push(char *buf, size_t *len, const char *name, size_t n)
  */
 static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 {
-	struct ward_plan *p = w->p;
+	struct ward_xlate *p = w->p;
 	struct group *g = &p->g[w->gi];
 	size_t llen = w->llen, clen = w->clen;
 	struct dirent *e;
@@ -671,7 +672,7 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 }
 
 /* Walk every group, except those a `**` walk above them already covers. */
-static void walk_groups(struct ward_plan *p)
+static void walk_groups(struct ward_xlate *p)
 {
 	struct wglob *globs = NULL;
 	size_t nglobs = 0;
@@ -752,7 +753,7 @@ out_free:
  * the current one form a stack (sorted order puts a directory's whole
  * subtree directly after it).
  */
-static void reduce_targets(struct ward_plan *p)
+static void reduce_targets(struct ward_xlate *p)
 {
 	size_t out = 0, depth = 0, *stack;
 
@@ -789,10 +790,10 @@ static void reduce_targets(struct ward_plan *p)
 
 /*
  * Gather the targets: literal rules, protected paths, glob matches. With
- * WARD_PLAN_CREATE (bwrap), ward's own missing directories inside a
+ * WARD_XLATE_CREATE (bwrap), ward's own missing directories inside a
  * writable root are created so that they can be bound read-only.
  */
-static void gather(struct ward_plan *p, unsigned flags)
+static void gather(struct ward_xlate *p, unsigned flags)
 {
 	struct ward_rule_info info;
 	bool is_dir, exists;
@@ -821,7 +822,7 @@ static void gather(struct ward_plan *p, unsigned flags)
 
 		exists = probe_path(pr->path, &is_dir);
 		if (!exists && pr->kind == WARD_PROTECT_HOME && is_bwrap(p) &&
-		    (flags & WARD_PLAN_CREATE) &&
+		    (flags & WARD_XLATE_CREATE) &&
 		    within_any_root(p, pr->path) && mkdir_p(pr->path) == 0)
 			exists = probe_path(pr->path, &is_dir);
 		p->prot_exists[j] = exists;
@@ -833,7 +834,7 @@ static void gather(struct ward_plan *p, unsigned flags)
 }
 
 /* Every glob rule of group @gi, by rule index, through @fn. */
-static bool rule_in_group(const struct ward_plan *p, size_t i, size_t gi,
+static bool rule_in_group(const struct ward_xlate *p, size_t i, size_t gi,
 			  struct ward_rule_info *info)
 {
 	return ward_rules_get(info, p->rules, i) == 0 && info->is_glob &&
@@ -842,7 +843,7 @@ static bool rule_in_group(const struct ward_plan *p, size_t i, size_t gi,
 }
 
 /* The `rw` rules that are not writable roots (both runners and fence). */
-static void warn_rw(struct ward_plan *p)
+static void warn_rw(struct ward_xlate *p)
 {
 	struct ward_rule_info info;
 	char name[PATH_MAX + 256];
@@ -877,7 +878,7 @@ static void warn_rw(struct ward_plan *p)
  * @only_hidden: name only `--` globs (Landlock: `r-` outside the roots is
  * exact; inside them it gets its own warning).
  */
-static void warn_globs(struct ward_plan *p, bool only_hidden, bool skip_roots)
+static void warn_globs(struct ward_xlate *p, bool only_hidden, bool skip_roots)
 {
 	struct ward_rule_info info;
 	char name[PATH_MAX + 256], found[PATH_MAX + 64];
@@ -921,7 +922,7 @@ static void warn_globs(struct ward_plan *p, bool only_hidden, bool skip_roots)
 
 /* --- bwrap -------------------------------------------------------------- */
 
-static bool bwrap_private(const struct ward_plan *p, const char *path)
+static bool bwrap_private(const struct ward_xlate *p, const char *path)
 {
 	if (ward_path_within(path, "/proc") || ward_path_within(path, "/dev"))
 		return true;
@@ -932,7 +933,7 @@ static bool bwrap_private(const struct ward_plan *p, const char *path)
 }
 
 /* The outermost writable root @path lies strictly beneath, or NULL. */
-static const char *outer_root(const struct ward_plan *p, const char *path)
+static const char *outer_root(const struct ward_xlate *p, const char *path)
 {
 	const char *best = NULL;
 
@@ -953,7 +954,7 @@ static const char *outer_root(const struct ward_plan *p, const char *path)
  * `.git` aside and build a new one with its own hooks around the read-only
  * mounts. Directories inside a kept target need no pin.
  */
-static void bwrap_pins(struct ward_plan *p, struct target **kept, size_t nk)
+static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
 {
 	struct ward_strv pins = {0};
 	char buf[PATH_MAX];
@@ -1033,7 +1034,7 @@ void ward_bwrap_push_proc(struct ward_strv *sv)
  * it would cover bwrap's private ones with the host's (the host's
  * processes visible, /dev/null not writable). Mount them again on top.
  */
-static void bwrap_private_again(struct ward_plan *p, const char *path)
+static void bwrap_private_again(struct ward_xlate *p, const char *path)
 {
 	if (ward_path_within("/dev", path)) {
 		ward_strv_push(&p->bw, "--dev");
@@ -1060,7 +1061,7 @@ static void bwrap_private_again(struct ward_plan *p, const char *path)
  * bind of @path itself would also lay the host's tree over the private
  * /dev, /proc and /tmp.
  */
-static void bwrap_ro_roots(struct ward_plan *p, const char *path,
+static void bwrap_ro_roots(struct ward_xlate *p, const char *path,
 			   const char *why)
 {
 	for (size_t i = 0; p->roots[i]; i++) {
@@ -1084,7 +1085,7 @@ static void bwrap_ro_roots(struct ward_plan *p, const char *path,
 	}
 }
 
-static void plan_bwrap(struct ward_plan *p)
+static void plan_bwrap(struct ward_xlate *p)
 {
 	struct target **kept = NULL;
 	size_t nk = 0, budget = limits.max_targets, dropped = 0;
@@ -1229,7 +1230,7 @@ static void plan_bwrap(struct ward_plan *p)
 /* --- landlock ----------------------------------------------------------- */
 
 struct comp {
-	struct ward_plan *p;
+	struct ward_xlate *p;
 	struct ward_strv *out;	   /* grants */
 	struct ward_strv *tainted; /* directories expanded */
 	char **excl;
@@ -1333,7 +1334,7 @@ static char *join(char *const *v, size_t n)
  * The read-only grants: "/" unless something outside the writable roots is
  * hidden; then the complement of the hidden paths.
  */
-static void landlock_ro(struct ward_plan *p)
+static void landlock_ro(struct ward_xlate *p)
 {
 	struct ward_strv ro = {0}, tainted = {0}, hidden = {0};
 	struct comp c = {0};
@@ -1395,7 +1396,7 @@ static void landlock_ro(struct ward_plan *p)
  * holds them: Landlock grants only add up, so the root itself is replaced
  * by its entries.
  */
-static void landlock_rw(struct ward_plan *p)
+static void landlock_rw(struct ward_xlate *p)
 {
 	struct ward_strv rw = {0};
 
@@ -1472,7 +1473,7 @@ static void landlock_rw(struct ward_plan *p)
 		p->oom = true;
 }
 
-static void plan_landlock(struct ward_plan *p)
+static void plan_landlock(struct ward_xlate *p)
 {
 	struct ward_strv traps = {0};
 	struct ward_rule_info info;
@@ -1630,7 +1631,7 @@ out_free:
 }
 
 /* Write one deny rule for @info to @f (and to @desc when not NULL). */
-static int seatbelt_rule(FILE *f, const struct ward_plan *p,
+static int seatbelt_rule(FILE *f, const struct ward_xlate *p,
 			 struct ward_strv *desc, size_t i,
 			 const struct ward_rule_info *info)
 {
@@ -1669,7 +1670,7 @@ static int seatbelt_rule(FILE *f, const struct ward_plan *p,
 	return err;
 }
 
-static int seatbelt_write(FILE *f, const struct ward_plan *p,
+static int seatbelt_write(FILE *f, const struct ward_xlate *p,
 			  struct ward_strv *desc)
 {
 	struct ward_rule_info info;
@@ -1741,12 +1742,12 @@ static int seatbelt_write(FILE *f, const struct ward_plan *p,
 	return 0;
 }
 
-int ward_plan_seatbelt(FILE *f, const struct ward_plan *plan)
+int ward_xlate_seatbelt(FILE *f, const struct ward_xlate *plan)
 {
 	return seatbelt_write(f, plan, NULL);
 }
 
-static void plan_seatbelt_desc(struct ward_plan *p)
+static void plan_seatbelt_desc(struct ward_xlate *p)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -1769,7 +1770,7 @@ static void plan_seatbelt_desc(struct ward_plan *p)
  * a `commondir` ward does not trust. Seatbelt keeps a link itself, so it
  * gets no note about links.
  */
-static void warn_notes(struct ward_plan *p)
+static void warn_notes(struct ward_xlate *p)
 {
 	char **notes = NULL;
 
@@ -1783,7 +1784,7 @@ static void warn_notes(struct ward_plan *p)
 	ward_strv_free(notes);
 }
 
-static void plan_none(struct ward_plan *p)
+static void plan_none(struct ward_xlate *p)
 {
 	struct ward_rule_info info;
 	char name[PATH_MAX + 256];
@@ -1801,10 +1802,10 @@ static void plan_none(struct ward_plan *p)
 	}
 }
 
-int ward_plan_new(struct ward_plan **out, const ward_policy *policy,
-		  enum ward_runner runner, unsigned flags)
+int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
+		   enum ward_runner runner, unsigned flags)
 {
-	struct ward_plan *p;
+	struct ward_xlate *p;
 	int err;
 
 	if (!out || !policy)
@@ -1817,7 +1818,7 @@ int ward_plan_new(struct ward_plan **out, const ward_policy *policy,
 	p->mode = ward_policy_mode(policy);
 	p->rules = ward_policy_rules(policy);
 	p->nrules = ward_rules_count(p->rules);
-	err = ward_roots_writable(&p->roots, policy);
+	err = ward_policy_roots(&p->roots, policy);
 	if (err)
 		goto out_free_plan;
 	if (p->mode == WARD_MODE_DANGER_FULL_ACCESS ||
@@ -1825,7 +1826,7 @@ int ward_plan_new(struct ward_plan **out, const ward_policy *policy,
 		plan_none(p);
 		goto out_done;
 	}
-	err = ward_protect_list(&p->prot, &p->nprot, policy);
+	err = ward_policy_protected(&p->prot, &p->nprot, policy);
 	if (err)
 		goto out_free_plan;
 	p->warned = calloc(p->nrules + 1, sizeof(*p->warned));
@@ -1873,16 +1874,14 @@ out_done:
 out_oom:
 	err = ward_err(-ENOMEM, "rule plan: out of memory");
 out_free_plan:
-	ward_plan_free(p);
+	ward_xlate_free(p);
 	return err;
 }
 
-void ward_plan_free(struct ward_plan *p)
+void ward_xlate_free(struct ward_xlate *p)
 {
 	if (!p)
 		return;
-	ward_strv_free(p->roots);
-	ward_protect_free(p->prot, p->nprot);
 	for (size_t i = 0; i < p->nt; i++)
 		free(p->t[i].path);
 	free(p->t);
@@ -1901,13 +1900,13 @@ void ward_plan_free(struct ward_plan *p)
 	free(p);
 }
 
-void ward_plan_bwrap_push(struct ward_strv *sv, const struct ward_plan *plan)
+void ward_xlate_bwrap_push(struct ward_strv *sv, const struct ward_xlate *plan)
 {
 	for (size_t i = 0; i < plan->bw.n; i++)
 		ward_strv_push(sv, plan->bw.v[i]);
 }
 
-int ward_plan_landlock(char ***ro, char ***rw, const struct ward_plan *plan)
+int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan)
 {
 	char **r = NULL, **w = NULL;
 
@@ -1927,12 +1926,12 @@ int ward_plan_landlock(char ***ro, char ***rw, const struct ward_plan *plan)
 
 static char *const empty_strv[] = {NULL};
 
-char *const *ward_plan_warnings(const struct ward_plan *plan)
+char *const *ward_xlate_warnings(const struct ward_xlate *plan)
 {
 	return plan->warn.n ? plan->warn.v : empty_strv;
 }
 
-char *const *ward_plan_describe(const struct ward_plan *plan)
+char *const *ward_xlate_describe(const struct ward_xlate *plan)
 {
 	return plan->desc.n ? plan->desc.v : empty_strv;
 }
@@ -1942,18 +1941,18 @@ char *const *ward_plan_describe(const struct ward_plan *plan)
 static int export_lines(char ***out, const ward_policy *policy,
 			enum ward_runner runner, bool warnings)
 {
-	struct ward_plan *p = NULL;
+	struct ward_xlate *p = NULL;
 	char **v;
 	int err;
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "missing argument");
-	err = ward_plan_new(&p, policy, runner, 0);
+	err = ward_xlate_new(&p, policy, runner, 0);
 	if (err)
 		return err;
-	v = ward_strv_dup(warnings ? ward_plan_warnings(p)
-				   : ward_plan_describe(p));
-	ward_plan_free(p);
+	v = ward_strv_dup(warnings ? ward_xlate_warnings(p)
+				   : ward_xlate_describe(p));
+	ward_xlate_free(p);
 	if (!v)
 		return ward_err(-ENOMEM, "out of memory");
 	*out = v;

@@ -1,7 +1,7 @@
 /*
  * ward — the per-runner rule plan (internal to libward).
  *
- * ward_plan_new() turns a policy (mode, writable roots, access rules,
+ * ward_xlate_new() turns a policy (mode, writable roots, access rules,
  * protected paths) into what one runner does with it: the bwrap options
  * that follow the writable binds, the Landlock read and write grants, the
  * Seatbelt deny rules; plus the warnings and the description that
@@ -23,17 +23,17 @@
  * be bound read-only (a bind needs something to bind). Used when a profile
  * is really built, never by the warnings or the description.
  */
-#define WARD_PLAN_CREATE 0x1u
+#define WARD_XLATE_CREATE 0x1u
 
-struct ward_plan;
+struct ward_xlate;
 
 /*
- * ward_plan_new - the plan of @runner (BWRAP, CUSTOM, LANDLOCK, SEATBELT or
- * NONE) for @policy. The caller frees *out with ward_plan_free().
+ * ward_xlate_new - the plan of @runner (BWRAP, CUSTOM, LANDLOCK, SEATBELT or
+ * NONE) for @policy. The caller frees *out with ward_xlate_free().
  */
-int ward_plan_new(struct ward_plan **out, const ward_policy *policy,
-		  enum ward_runner runner, unsigned flags);
-void ward_plan_free(struct ward_plan *plan);
+int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
+		   enum ward_runner runner, unsigned flags);
+void ward_xlate_free(struct ward_xlate *plan);
 
 /*
  * bwrap: append the rule part of the profile (it goes after the writable
@@ -42,7 +42,7 @@ void ward_plan_free(struct ward_plan *plan);
  * read-only path, `--tmpfs P --remount-ro P` per hidden directory and
  * `--ro-bind /dev/null P` per hidden file.
  */
-void ward_plan_bwrap_push(struct ward_strv *sv, const struct ward_plan *plan);
+void ward_xlate_bwrap_push(struct ward_strv *sv, const struct ward_xlate *plan);
 
 /*
  * bwrap: `--proc /proc`, then /proc/sys, /proc/sysrq-trigger, /proc/irq and
@@ -56,7 +56,7 @@ void ward_bwrap_push_proc(struct ward_strv *sv);
  * writable grants (/dev/null and the writable roots, with ward's own
  * directories carved out). Both vectors are the caller's (ward_strv_free).
  */
-int ward_plan_landlock(char ***ro, char ***rw, const struct ward_plan *plan);
+int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan);
 
 /*
  * The landlock-run argv from the grants (profile_landlock.c): LAUNCHER
@@ -70,27 +70,27 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
  * seatbelt: write the deny rules (after the allows) to @f. Returns 0 or
  * WARD_EINVAL (a path that SBPL cannot hold).
  */
-int ward_plan_seatbelt(FILE *f, const struct ward_plan *plan);
+int ward_xlate_seatbelt(FILE *f, const struct ward_xlate *plan);
 
 /* The plan's warnings and description (owned by the plan). */
-char *const *ward_plan_warnings(const struct ward_plan *plan);
-char *const *ward_plan_describe(const struct ward_plan *plan);
+char *const *ward_xlate_warnings(const struct ward_xlate *plan);
+char *const *ward_xlate_describe(const struct ward_xlate *plan);
 
 /* Bounds of the glob walk and of the generated operations. */
-struct ward_plan_limits {
+struct ward_xlate_limits {
 	size_t max_entries; /* directory entries visited, all globs together */
 	unsigned max_ms;    /* wall-clock time of the walk */
 	size_t max_targets; /* paths one runner operates on (mounts, grants) */
 };
 
-#define WARD_PLAN_MAX_ENTRIES 500000
-#define WARD_PLAN_MAX_MS      500
-#define WARD_PLAN_MAX_TARGETS 4096
+#define WARD_XLATE_MAX_ENTRIES 500000
+#define WARD_XLATE_MAX_MS      500
+#define WARD_XLATE_MAX_TARGETS 4096
 
 /*
  * Replace the bounds (NULL: the defaults above). Process-wide and not
  * thread-safe: for tests and benchmarks only.
  */
-void ward_plan_set_limits(const struct ward_plan_limits *limits);
+void ward_xlate_set_limits(const struct ward_xlate_limits *limits);
 
 #endif

@@ -36,7 +36,8 @@ WARD_EXTERN int ward_policy_new(ward_policy **out, enum ward_mode mode,
  * ward_policy_with_mode - a copy of @base (workspace, tmpdir, session,
  * rules, protections: everything) under another @mode. Used for an approved
  * escalation: a grant changes the mode and nothing else. The caller frees
- * *out with ward_policy_free(); the copy borrows the same rules.
+ * *out with ward_policy_free(); the copy holds its own reference to the
+ * same rules.
  */
 WARD_EXTERN int ward_policy_with_mode(ward_policy **out,
 				      const ward_policy *base,
@@ -57,8 +58,10 @@ WARD_EXTERN int ward_policy_set_session(ward_policy *policy,
 
 /**
  * ward_policy_set_rules - attach access rules (NULL: none). The policy
- * BORROWS @rules: the caller keeps them alive, unmodified, for as long as
- * the policy is used.
+ * takes its own reference (ward_rules_ref), so the caller may free its
+ * reference, or the configuration that owns the rules, at any time; the
+ * rules must not be modified once attached. Copies made with
+ * ward_policy_with_mode() share them.
  */
 WARD_EXTERN int ward_policy_set_rules(ward_policy *policy,
 				      const ward_rules *rules);

@@ -53,9 +53,23 @@ struct ward_rules_env {
 	void *getenv_ctx;
 };
 
-/** ward_rules_new - an empty rule set. Free with ward_rules_free(). */
+/**
+ * ward_rules_new - an empty rule set, holding one reference (the caller's).
+ * Release it with ward_rules_free() (or ward_rules_unref()).
+ */
 WARD_EXTERN int ward_rules_new(ward_rules **out);
+/**
+ * ward_rules_free - drop the caller's reference; the set is freed with the
+ * last one (a policy holds its own: see ward_policy_set_rules()). NULL ok.
+ */
 WARD_EXTERN void ward_rules_free(ward_rules *rules);
+/**
+ * ward_rules_ref / ward_rules_unref - take and drop a reference (atomic;
+ * any thread). A rule set is immutable once shared: add entries only while
+ * you hold the only reference. Both accept NULL; ref returns @rules.
+ */
+WARD_EXTERN const ward_rules *ward_rules_ref(const ward_rules *rules);
+WARD_EXTERN void ward_rules_unref(const ward_rules *rules);
 
 /**
  * ward_rules_add - parse one entry ("rw /path", "r- /srv/keys", …) and add

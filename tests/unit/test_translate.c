@@ -123,7 +123,7 @@ static int setup(void **state)
 	unsetenv("XDG_CONFIG_HOME");
 	unsetenv("XDG_STATE_HOME");
 	unsetenv("TMPDIR");
-	ward_plan_set_limits(NULL);
+	ward_xlate_set_limits(NULL);
 	*state = fx;
 	return 0;
 }
@@ -141,7 +141,7 @@ static int teardown(void **state)
 			print_message("warning: could not remove %s\n",
 				      fx->base);
 	}
-	ward_plan_set_limits(NULL);
+	ward_xlate_set_limits(NULL);
 	free(fx);
 	return 0;
 }
@@ -638,13 +638,13 @@ static void t_glob_matcher(void **state)
 static void t_glob_bound(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_plan_limits lim = {3, 10000, 4096};
+	struct ward_xlate_limits lim = {3, 10000, 4096};
 	char **w;
 
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "-- **/*.pem\n");
-	ward_plan_set_limits(&lim);
+	ward_xlate_set_limits(&lim);
 	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
-	ward_plan_set_limits(NULL);
+	ward_xlate_set_limits(NULL);
 	dump("warning", w);
 	assert_int_equal(count_lines(w, "bwrap", "\"-- **/*.pem\"",
 				     "stopped at its bound", NULL),
@@ -663,14 +663,14 @@ static void t_glob_bound(void **state)
 static void t_target_bound(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_plan_limits lim = {100000, 10000, 2};
+	struct ward_xlate_limits lim = {100000, 10000, 2};
 	char **w, **argv;
 
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- **/*.pem\n");
-	ward_plan_set_limits(&lim);
+	ward_xlate_set_limits(&lim);
 	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
 	argv = bwrap_argv(fx->policy);
-	ward_plan_set_limits(NULL);
+	ward_xlate_set_limits(NULL);
 	assert_int_equal(count_lines(w, "more than 2 paths", "1 of them", NULL),
 			 1);
 	/* The protected paths are never the ones dropped. */
@@ -798,15 +798,15 @@ static void t_protect_home_bwrap(void **state)
 static void t_protect_home_landlock(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_plan *plan = NULL;
+	struct ward_xlate *plan = NULL;
 	char **ro = NULL, **rw = NULL, **w;
 
 	xmkdir(fx->base, "home/.config/ward");
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
 	assert_int_equal(
-	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
-	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
-	ward_plan_free(plan);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
 	dump("rw", rw);
 	assert_false(strv_has(rw, P(fx, "home")));
 	assert_false(strv_has(rw, P(fx, "home/.config")));
@@ -830,9 +830,9 @@ static void t_protect_home_landlock(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home/.config/ward/proj",
 		    "");
 	assert_int_equal(
-	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
-	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
-	ward_plan_free(plan);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
 	assert_false(strv_has(rw, P(fx, "home/.config/ward/proj")));
 	ward_strv_free(ro);
 	ward_strv_free(rw);
@@ -848,7 +848,7 @@ static void t_protect_home_landlock(void **state)
 static void t_landlock_complement(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_plan *plan = NULL;
+	struct ward_xlate *plan = NULL;
 	char **ro = NULL, **rw = NULL;
 	const char *hidden = P(fx, "home/.ssh");
 
@@ -856,9 +856,9 @@ static void t_landlock_complement(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
 		    "-- @BASE@/home/.ssh\n");
 	assert_int_equal(
-	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
-	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
-	ward_plan_free(plan);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
 	assert_false(strv_has(ro, "/"));
 	assert_false(strv_has(ro, "/var"));
 	assert_false(strv_has(ro, P(fx, "home")));
@@ -886,16 +886,16 @@ static void t_landlock_complement(void **state)
 static void t_landlock_argv_matches_plan(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_plan *plan = NULL;
+	struct ward_xlate *plan = NULL;
 	char **ro = NULL, **rw = NULL, **argv = NULL;
 	size_t nro = 0, nrw = 0;
 
 	policy_with(fx, WARD_MODE_READ_ONLY, "ws",
 		    "-- @BASE@/home/.ssh\n-- @BASE@/out/ro\n");
 	assert_int_equal(
-	    ward_plan_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
-	assert_int_equal(ward_plan_landlock(&ro, &rw, plan), 0);
-	ward_plan_free(plan);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
 	assert_int_equal(
 	    ward_profile_landlock(&argv, fx->policy, LAUNCHER, command), 0);
 	for (size_t i = 1; argv[i] && strcmp(argv[i], "--"); i += 2) {

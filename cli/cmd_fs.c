@@ -24,6 +24,7 @@
 #include "cmd_fs.h"
 #include "cmd_session.h"
 #include "policy_opts.h"
+#include "ward/call.h"
 
 enum fs_long_opt {
 	FS_OPT_TEXT = 300,
@@ -660,10 +661,10 @@ int cmd_fs(int argc, char **argv)
 	const struct fs_sub *sub = NULL;
 	struct cli_setup setup;
 	struct cli_session cs = {.subject = WARD_SUBJECT_OPERATION};
-	struct ward_session_call call = WARD_SESSION_CALL_INIT;
-	char *summary;
-	ward_policy *policy;
-	int opt, nargs, status;
+	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
+	const ward_policy *policy = NULL;
+	ward_call *call = NULL;
+	int opt, nargs, status, err;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		if (argc < 2)
@@ -767,22 +768,45 @@ int cmd_fs(int argc, char **argv)
 			die_usage(fs_usage, "empty path");
 	cli_session_begin(&cs, &po, fs_usage, o.json);
 	cli_setup_build(&setup, &po, fs_usage, o.json ? CLI_SETUP_JSON : 0);
-	/* --session / --escalate: record, ask (exits 122 when not granted);
-	 * a grant replaces the policy for this operation only. */
-	summary = cli_session_summary(sub->name, argv + optind);
-	call.tool = "fs";
-	call.operation = sub->name;
-	call.paths = argv + optind;
-	call.cwd = ward_policy_workspace(setup.policy);
-	cli_session_call(&cs, &setup.policy, &call, summary, o.json);
-	free(summary);
-	policy = setup.policy;
-	escalation_offered = cli_session_hint(&cs, ward_policy_mode(policy));
+
+	/* One call: --session / --escalate record and ask (exits 122 when
+	 * not granted); a grant replaces the policy for this one operation. */
+	co.config = setup.config;
+	co.session = cs.session;
+	co.subject = WARD_SUBJECT_OPERATION;
+	co.surface = WARD_SURFACE_CLI;
+	co.tool = "fs";
+	co.operation = sub->name;
+	co.paths = argv + optind;
+	co.escalate = cs.escalate;
+	co.escalate_to = cs.requested;
+	co.justification = cs.justification;
+	if (cs.session || cs.escalate)
+		co.approve = cli_tty_approve;
+	err = ward_call_new(&call, &co);
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	err = ward_call_fs_begin(call, &policy);
+	if (err == WARD_EREFUSED)
+		cli_call_refused(call, o.json);
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	escalation_offered =
+	    ward_call_hint_offered(call, ward_policy_mode(policy));
 	o.mode = ward_policy_mode(policy);
 	o.workspace = ward_policy_workspace(policy);
 	status = sub->fn(policy, &o, argv + optind);
-	cli_session_fs_result(&cs, o.mode, status,
-			      status == CMD_FS_EXIT_DENIED);
+	err = ward_call_fs_end(call,
+			       status == 0		      ? 0
+			       : status == CMD_FS_EXIT_DENIED ? WARD_EDENIED
+							      : -EIO,
+			       NULL);
+	if (err) {
+		fflush(stdout);
+		fprintf(stderr, "%s: warning: %s\n", cli_name,
+			ward_error_last());
+	}
+	ward_call_free(call);
 	cli_session_end(&cs);
 	cli_setup_free(&setup, &po);
 	if (fflush(stdout) != 0)

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ward/call.h"
 #include "ward/render.h"
-#include "ward/translate.h"
 
 #include "cli.h"
 #include "cmd_session.h"
@@ -377,28 +377,14 @@ static void print_epilogue(const ward_result *r, const char *timeout_arg,
 /*
  * Say, before the command runs, every access rule or protected path the
  * chosen runner cannot express exactly (invariant: never a silent gap).
- * Read-only runs without rules have nothing to warn about and skip the
- * runner lookup entirely.
+ * The call's own plan says it: nothing is planned a second time.
  */
-static void print_runner_warnings(ward_provider *provider,
-				  const ward_policy *policy)
+static void print_runner_warnings(const ward_call *call)
 {
-	const ward_rules *rules = ward_policy_rules(policy);
-	enum ward_runner runner = WARD_RUNNER_NONE;
-	enum ward_enforcement enf;
-	char **warnings = NULL;
+	char *const *warnings = ward_call_warnings(call);
 
-	if (ward_policy_mode(policy) == WARD_MODE_READ_ONLY &&
-	    (!rules || ward_rules_count(rules) == 0))
-		return;
-	if (ward_policy_mode(policy) != WARD_MODE_DANGER_FULL_ACCESS &&
-	    ward_provider_select_for(provider, policy, &runner, &enf) != 0)
-		return; /* ward_exec_run reports the unavailable sandbox */
-	if (ward_policy_warnings(&warnings, policy, runner) != 0)
-		return;
 	for (size_t i = 0; warnings[i]; i++)
 		fprintf(stderr, "ward: warning: %s\n", warnings[i]);
-	ward_strv_free(warnings);
 }
 
 int cmd_run(int argc, char **argv)
@@ -416,15 +402,13 @@ int cmd_run(int argc, char **argv)
 	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct ward_exec_options xo = WARD_EXEC_OPTIONS_INIT;
+	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
 	const char *timeout_arg = NULL;
 	size_t max_output = 0;
 	bool json = false, no_stdin = false;
 	struct cli_setup setup;
 	struct cli_session cs = {.subject = WARD_SUBJECT_COMMAND};
-	struct ward_session_call call = WARD_SESSION_CALL_INIT;
-	char *summary;
-	ward_provider *provider = NULL;
-	ward_policy *policy = NULL;
+	ward_call *call = NULL;
 	ward_result *result = NULL;
 	char detail[1024], why[PATH_MAX + 64];
 	char **cmd;
@@ -464,23 +448,51 @@ int cmd_run(int argc, char **argv)
 	cli_session_begin(&cs, &po, run_usage, json);
 	cli_setup_build(&setup, &po, run_usage,
 			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
-	policy = setup.policy;
-	provider = setup.provider;
 
-	err = find_command(cmd[0], ward_policy_workspace(policy), why,
-			   sizeof(why));
+	/* One call: resolved (session, ward.yml, flags) and planned once. */
+	co.config = setup.config;
+	co.provider = setup.provider;
+	co.session = cs.session;
+	co.subject = WARD_SUBJECT_COMMAND;
+	co.surface = WARD_SURFACE_CLI;
+	co.tool = "run";
+	co.argv = cmd;
+	co.escalate = cs.escalate;
+	co.escalate_to = cs.requested;
+	co.justification = cs.justification;
+	/* The person at the terminal approves; outside a session only an
+	 * explicit --escalate asks, and no denial offers the hint. */
+	if (cs.session || cs.escalate)
+		co.approve = cli_tty_approve;
+	err = ward_call_new(&call, &co);
+	if (err == -ENOMEM)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (err) {
+		snprintf(detail, sizeof(detail), "%s", ward_error_last());
+		if (json) {
+			cli_json_error("WARD_FAILED", detail);
+			exit(CLI_EXIT_WARD);
+		}
+		die(CLI_EXIT_WARD, "%s", detail);
+	}
+
+	err = find_command(cmd[0], ward_call_cwd(call), why, sizeof(why));
 	if (err)
 		fail_command(err, why, json);
 
-	/* --session / --escalate: record the call, ask for approval (exits
-	 * 122 when not granted); a grant replaces the policy for this call. */
-	summary = cli_session_summary(NULL, cmd);
-	call.tool = "run";
-	call.argv = cmd;
-	call.cwd = ward_policy_workspace(policy);
-	cli_session_call(&cs, &setup.policy, &call, summary, json);
-	policy = setup.policy;
-	free(summary);
+	/* call/start, then --escalate's approval (exits 122 when not
+	 * granted); a grant replaces the policy for this call only. */
+	err = ward_call_begin(call);
+	if (err == WARD_EREFUSED)
+		cli_call_refused(call, json);
+	if (err) {
+		snprintf(detail, sizeof(detail), "%s", ward_error_last());
+		if (json) {
+			cli_json_error("WARD_FAILED", detail);
+			exit(CLI_EXIT_WARD);
+		}
+		die(CLI_EXIT_WARD, "%s", detail);
+	}
 
 	/* Pass our stdin on, unless it is closed or not wanted. */
 	xo.stdin_fd = !no_stdin && fcntl(0, F_GETFD) != -1 ? 0 : -1;
@@ -498,24 +510,26 @@ int cmd_run(int argc, char **argv)
 	 */
 	xo.contain = WARD_CONTAIN_SUBREAPER;
 
-	print_runner_warnings(provider, policy);
+	print_runner_warnings(call);
 	if (!json)
 		fflush(stdout);
-	err = ward_exec_run(&result, provider, policy, cmd, &xo);
+	err = ward_call_exec(call, &result, &xo);
 	if (err) {
 		snprintf(detail, sizeof(detail), "%s", ward_error_last());
-		cli_session_not_run(&cs,
-				    err == WARD_EUNAVAILABLE ||
-					    err == WARD_ERUNNER
-					? "sandbox-unavailable"
-					: "exec-failed",
-				    detail);
 		if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER)
-			cli_sandbox_unavailable(err, detail, provider,
+			cli_sandbox_unavailable(err, detail, setup.provider,
 						po.runner, json);
 		if (!*detail)
 			snprintf(detail, sizeof(detail), "%s",
 				 ward_strerror(err));
+		if (err == WARD_EINVAL) {
+			/* A rule the runner would have to drop. */
+			if (json) {
+				cli_json_error("SANDBOX_REFUSED", detail);
+				exit(CLI_EXIT_WARD);
+			}
+			die(CLI_EXIT_WARD, "%s", detail);
+		}
 		snprintf(why, sizeof(why), "%s: %s", cmd[0], detail);
 		switch (err) {
 		case -ENOENT:
@@ -531,14 +545,15 @@ int cmd_run(int argc, char **argv)
 	}
 
 	status = result_status(result);
-	cli_session_run_result(&cs, result);
 	if (json)
 		print_json(result);
 	else
-		print_epilogue(result, timeout_arg,
-			       cli_session_hint(&cs, ward_result_mode(result)));
+		print_epilogue(
+		    result, timeout_arg,
+		    ward_call_hint_offered(call, ward_result_mode(result)));
 
 	ward_result_free(result);
+	ward_call_free(call);
 	cli_session_end(&cs);
 	cli_setup_free(&setup, &po);
 	free(cmd);

@@ -963,7 +963,6 @@ void cli_session_begin(struct cli_session *cs, struct cli_policy_opts *po,
 		       const char *usage, bool json)
 {
 	const char *blank = cs->justification;
-	ward_config *cfg;
 
 	while (blank && (*blank == ' ' || *blank == '\t' || *blank == '\n'))
 		blank++;
@@ -985,48 +984,27 @@ void cli_session_begin(struct cli_session *cs, struct cli_policy_opts *po,
 		die_usage(usage,
 			  "option '--workspace' cannot be combined with "
 			  "'--session': the session's cwd is the workspace");
+	(void)json;
 	if (cs->id) {
 		cs->session = open_or_die(cs->id, usage);
 		/* The session's cwd is the workspace root (and decides which
-		 * project file applies); without one, ward.yml's. */
+		 * project file applies); without one, ward.yml's. The mode
+		 * is the call's business (ward_call_new folds the session's
+		 * knobs against ward.yml's default). */
 		if (ward_session_cwd(cs->session))
 			po->workspace = ward_session_cwd(cs->session);
 	}
-	/* ward.yml's defaults as this call sees them. */
-	cfg = load_config(po->workspace, po, json);
-	config_defaults(&cs->defaults, cfg);
-	cs->defaults.root = NULL; /* borrowed from cfg; not needed below */
-	cs->approval = cs->defaults.approval;
-	cs->mode_source = WARD_KNOB_DEFAULT;
-	if (cs->session) {
-		cs->base_mode = ward_session_mode(
-		    cs->session, cs->defaults.mode, &cs->mode_source);
-		cs->approval = ward_session_approval(
-		    cs->session, cs->defaults.approval, NULL);
-		/* The session's mode reaches the policy as the flag layer. */
-		po->mode = cs->base_mode;
-		po->mode_given = true;
-	}
-	ward_config_free(cfg);
 }
 
-/* A refused escalation: text on stderr (or JSON), record, exit 122. */
-static noreturn void refuse(struct cli_session *cs,
-			    enum ward_escalation_verdict v, bool json)
+/* An escalation that was not granted: its text (or JSON), exit 122. */
+noreturn void cli_call_refused(const ward_call *call, bool json)
 {
-	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
 	char code[64], *text = NULL, *up;
 
-	if (ward_render_verdict(&text, v, cs->subject, cs->requested) != 0)
+	if (ward_call_render_refusal(&text, call) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 	snprintf(code, sizeof(code), "escalation-%s",
-		 ward_escalation_verdict_name(v));
-	if (cs->session) {
-		r.ran = false;
-		r.error = code;
-		r.text = text;
-		cli_session_result(cs, &r);
-	}
+		 ward_escalation_verdict_name(ward_call_verdict(call)));
 	if (json) {
 		/* ESCALATION_REJECTED, ESCALATION_NO_APPROVAL_SERVICE, … */
 		for (up = code; *up; up++)
@@ -1039,165 +1017,11 @@ static noreturn void refuse(struct cli_session *cs,
 		fprintf(stderr, "%s\n", text);
 	}
 	free(text);
-	cli_session_end(cs);
 	exit(CLI_EXIT_NOT_APPROVED);
-}
-
-void cli_session_call(struct cli_session *cs, ward_policy **policy,
-		      struct ward_session_call *call, const char *summary,
-		      bool json)
-{
-	struct ward_escalation e = WARD_ESCALATION_INIT;
-	enum ward_escalation_verdict v;
-	ward_policy *granted = NULL;
-	int err;
-
-	if (!cs->session && !cs->escalate)
-		return;
-	if (!cs->session)
-		cs->base_mode = ward_policy_mode(*policy);
-	else if (ward_policy_mode(*policy) != cs->base_mode)
-		die(CLI_EXIT_WARD,
-		    "session %s: the policy's mode %s is not the session's "
-		    "mode %s; refusing",
-		    cs->id, ward_mode_name(ward_policy_mode(*policy)),
-		    ward_mode_name(cs->base_mode));
-	if (ward_session_new_call_id(cs->call_id, sizeof(cs->call_id)) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	if (cs->session) {
-		if (ward_policy_set_session(*policy,
-					    ward_session_id(cs->session)))
-			die(CLI_EXIT_WARD, "out of memory");
-		if (ward_session_check_policy(cs->session, *policy) != 0)
-			die(CLI_EXIT_WARD, "%s", ward_error_last());
-		call->call_id = cs->call_id;
-		call->mode = cs->base_mode;
-		call->mode_source = cs->mode_source;
-		if (ward_session_record_call(cs->session, call) != 0)
-			die(CLI_EXIT_WARD,
-			    "cannot record the call in session %s (nothing "
-			    "was run): %s",
-			    cs->id, ward_error_last());
-	}
-	if (!cs->escalate)
-		return;
-	e.subject = cs->subject;
-	e.summary = summary;
-	e.requested = cs->requested;
-	e.justification = cs->justification;
-	e.policy = cs->approval;
-	e.approve = cli_tty_approve;
-	e.session = cs->session;
-	e.call_id = cs->call_id;
-	err = ward_escalation_authorize(&granted, &v, *policy, &e);
-	if (err)
-		die(CLI_EXIT_WARD, "escalation failed (nothing was run): %s",
-		    ward_error_last());
-	if (v != WARD_ESCALATION_GRANTED)
-		refuse(cs, v, json);
-	if (cs->session && ward_session_check_policy(cs->session, granted) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	ward_policy_free(*policy);
-	*policy = granted;
-	cs->escalated = true;
-}
-
-bool cli_session_hint(const struct cli_session *cs, enum ward_mode mode)
-{
-	return cs->session &&
-	       ward_escalation_offered(mode, cs->approval, true, cs->escalated);
-}
-
-void cli_session_result(struct cli_session *cs, struct ward_session_result *r)
-{
-	if (!cs->session)
-		return;
-	r->call_id = cs->call_id;
-	if (ward_session_record_result(cs->session, r) != 0) {
-		fflush(stdout);
-		fprintf(stderr,
-			"%s: warning: cannot record the result in session "
-			"%s: %s\n",
-			cli_name, cs->id, ward_error_last());
-	}
 }
 
 void cli_session_end(struct cli_session *cs)
 {
 	ward_session_free(cs->session);
 	cs->session = NULL;
-}
-
-void cli_session_run_result(struct cli_session *cs, const ward_result *r)
-{
-	struct ward_session_result sr = WARD_SESSION_RESULT_INIT;
-
-	if (!cs->session)
-		return;
-	sr.ran = true;
-	sr.mode = ward_result_mode(r);
-	sr.exit_code = ward_result_exit_code(r);
-	sr.signal = ward_result_signal(r);
-	sr.timed_out = ward_result_timed_out(r);
-	sr.denied = ward_result_denied(r);
-	sr.runner = ward_result_runner(r);
-	sr.enforcement = ward_result_enforcement(r);
-	sr.text = sr.denied ? ward_render_marker(sr.mode) : NULL;
-	cli_session_result(cs, &sr);
-}
-
-void cli_session_not_run(struct cli_session *cs, const char *code,
-			 const char *detail)
-{
-	struct ward_session_result sr = WARD_SESSION_RESULT_INIT;
-	char *text = NULL;
-
-	if (!cs->session)
-		return;
-	if (!strcmp(code, "sandbox-unavailable") &&
-	    ward_render_unavailable(&text, cs->subject, detail) == 0)
-		detail = text;
-	sr.ran = false;
-	sr.error = code;
-	sr.text = detail && *detail ? detail : NULL;
-	cli_session_result(cs, &sr);
-	free(text);
-}
-
-char *cli_session_summary(const char *prefix, char *const *argv)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-
-	if (!m)
-		die(CLI_EXIT_WARD, "out of memory");
-	if (prefix)
-		fputs(prefix, m);
-	for (size_t i = 0; argv[i]; i++) {
-		if (i || prefix)
-			fputc(' ', m);
-		cli_shell_quote(m, argv[i]);
-	}
-	if (fclose(m) != 0 || !buf)
-		die(CLI_EXIT_WARD, "out of memory");
-	return buf;
-}
-
-void cli_session_fs_result(struct cli_session *cs, enum ward_mode mode,
-			   int status, bool denied)
-{
-	struct ward_session_result sr = WARD_SESSION_RESULT_INIT;
-
-	if (!cs->session)
-		return;
-	sr.ran = true;
-	sr.mode = mode;
-	sr.exit_code = status;
-	sr.denied = denied;
-	sr.runner_name = "fsfence";
-	sr.enforcement = WARD_ENFORCEMENT_FULL;
-	sr.error = status && !denied ? "failed" : NULL;
-	sr.text = denied ? ward_render_marker(mode) : NULL;
-	cli_session_result(cs, &sr);
 }

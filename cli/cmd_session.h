@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "ward/call.h"
 #include "ward/escalation.h"
 #include "ward/presets.h"
 #include "ward/session.h"
@@ -51,14 +52,8 @@ struct cli_session {
 	bool workspace_given;	   /* -w/--workspace seen */
 	enum ward_subject subject; /* command (run) or operation (fs) */
 
-	/* Set by cli_session_begin() (defaults.root is not kept). */
+	/* Set by cli_session_begin(). */
 	ward_session *session;
-	struct ward_session_defaults defaults;
-	enum ward_approval_policy approval;
-	enum ward_mode base_mode;
-	enum ward_knob_source mode_source;
-	char call_id[16];
-	bool escalated; /* the call runs under a granted mode */
 };
 
 /* `ward session SUBCOMMAND …`; argv[0] is "session". */
@@ -76,67 +71,20 @@ bool cli_session_option(struct cli_session *cs, int opt, const char *arg,
  * cli_session_begin - after option parsing, before cli_setup_build():
  * check the combination (--mode/--workspace cannot be combined with
  * --session; --escalate and --justification go together), open the
- * session, read ward.yml's defaults (mode, approval policy) as the call
- * will see them, and set @po's workspace to the session's cwd and its mode
- * (as the flag layer) to the session's: its last `sandbox/mode` event,
- * else the configured default. Without --session and --escalate it does
- * nothing. Dies with 2 for a bad command line or an unknown session, 125
- * when the session or ward.yml cannot be read (as JSON with @json).
+ * session and set @po's workspace to the session's cwd (the call folds the
+ * session's mode itself: ward_call_new). Without --session and --escalate
+ * it does nothing. Dies with 2 for a bad command line or an unknown
+ * session, 125 when the session cannot be read.
  */
 void cli_session_begin(struct cli_session *cs, struct cli_policy_opts *po,
 		       const char *usage, bool json);
 
 /*
- * cli_session_call - just before the call runs: attach the session to
- * *policy, refuse (125) a policy under which the command could write the
- * session store, record `call/start` (@call's call_id, mode and source are
- * filled in here), and, with --escalate, ask for approval on /dev/tty.
- * When the escalation is not granted the verdict's text is printed as the
- * last line on stderr (or a JSON error with @json), `call/result` records
- * that nothing ran, and the program exits CLI_EXIT_NOT_APPROVED. When it
- * is granted, *policy is replaced by the granted policy (this call only).
- * @summary is what the person is shown.
+ * cli_call_refused - an escalation the call asked for was not granted:
+ * print its text as the last line on stderr (or a JSON error with @json)
+ * and exit CLI_EXIT_NOT_APPROVED. The call has recorded it already.
  */
-void cli_session_call(struct cli_session *cs, ward_policy **policy,
-		      struct ward_session_call *call, const char *summary,
-		      bool json);
-
-/*
- * cli_session_hint - whether a denial under @mode in this call gets the
- * escalation hint: only in a session whose approval policy is `ask`, when
- * a wider mode exists and this call was not itself an escalated retry.
- */
-bool cli_session_hint(const struct cli_session *cs, enum ward_mode mode);
-
-/*
- * cli_session_result - record `call/result` (@r's call_id is filled in).
- * A failure to record is a warning on stderr: the call already ran.
- */
-void cli_session_result(struct cli_session *cs, struct ward_session_result *r);
-
-/* cli_session_run_result - record how a `ward run` command ended. */
-void cli_session_run_result(struct cli_session *cs, const ward_result *r);
-
-/*
- * cli_session_fs_result - record how a `ward fs` operation ended: its exit
- * @status (0 done, 3 @denied by the fence, 1 failed).
- */
-void cli_session_fs_result(struct cli_session *cs, enum ward_mode mode,
-			   int status, bool denied);
-
-/*
- * cli_session_not_run - record that the call did not run (@code: e.g.
- * "sandbox-unavailable", "exec-failed"; @detail may be NULL). For
- * "sandbox-unavailable" the recorded text is render's unavailable text.
- */
-void cli_session_not_run(struct cli_session *cs, const char *code,
-			 const char *detail);
-
-/*
- * cli_session_summary - "@prefix ARG…" with each argument shell-quoted
- * (@prefix may be NULL), for the approval prompt. The caller frees it.
- */
-char *cli_session_summary(const char *prefix, char *const *argv);
+noreturn void cli_call_refused(const ward_call *call, bool json);
 
 /* cli_session_end - release what begin acquired. */
 void cli_session_end(struct cli_session *cs);

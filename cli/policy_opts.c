@@ -114,7 +114,6 @@ static noreturn void fail(int status, bool json, const char *code,
 void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		     const char *usage, unsigned flags)
 {
-	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
 	struct ward_config_options co;
 	bool json = flags & CLI_SETUP_JSON;
 	struct cli_setup s = {NULL, NULL, NULL};
@@ -154,8 +153,8 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		if (ward_config_check_confine(s.config) != 0)
 			fail(CLI_EXIT_WARD, json, "CONFIG_INVALID",
 			     ward_error_last());
-		ward_config_provider_options(&po, s.config);
-		err = ward_provider_new(&s.provider, &po);
+		err = ward_config_provider_new(&s.provider, s.config,
+					       WARD_RUNNER_NONE);
 		if (err)
 			fail(CLI_EXIT_WARD, json, "WARD_FAILED",
 			     ward_error_last());

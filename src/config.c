@@ -2216,3 +2216,31 @@ int ward_config_check_confine(const ward_config *cfg)
 	    first.source, r,
 	    origin_text(o, sizeof(o), &cfg->from[K_RUNNER_COMMAND]));
 }
+
+int ward_config_provider_new(ward_provider **out, const ward_config *cfg,
+			     enum ward_runner force)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	ward_provider *p = NULL;
+	int err;
+
+	if (!out || !cfg)
+		return ward_err(WARD_EINVAL, "config: missing argument");
+	/* Rules with a custom runner would silently do nothing. */
+	err = ward_config_check_confine(cfg);
+	if (err)
+		return err;
+	ward_config_provider_options(&po, cfg);
+	err = ward_provider_new(&p, &po);
+	if (err)
+		return err;
+	if (force != WARD_RUNNER_NONE) {
+		err = ward_provider_force(p, force);
+		if (err) {
+			ward_provider_free(p);
+			return err;
+		}
+	}
+	*out = p;
+	return 0;
+}

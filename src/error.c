@@ -42,6 +42,8 @@ const char *ward_strerror(int err)
 		return "invalid argument";
 	case WARD_ERUNNER:
 		return "sandbox runner failed";
+	case WARD_EREFUSED:
+		return "escalation not granted";
 	case WARD_EDENIED:
 		return "denied by the sandbox";
 	case WARD_ENOTUNIQUE:

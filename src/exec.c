@@ -1372,26 +1372,27 @@ static void contain_kill(struct ward_spawn *sp, pthread_mutex_t *lock)
 /* --- spawn ---------------------------------------------------------------- */
 
 /*
- * The bwrap (or custom bwrap-compatible) argv with --json-status-fd 3 and
- * an explicit --chdir, so a working directory the sandbox cannot see is a
- * loud bwrap error instead of a silent fallback to $HOME.
+ * The bwrap (or custom bwrap-compatible) argv: exactly the plan's (its
+ * prefix, with --chdir, then the command), with `--json-status-fd 3`
+ * added after the binary — the one descriptor only the executor holds.
+ * Nothing is planned again. A @cwd other than the one planned replaces
+ * the planned --chdir operand.
  */
-static int bwrap_argv(char ***out, const ward_confined *c,
-		      const ward_policy *policy, const char *cwd)
+static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
 {
 	struct ward_strv sv = {0};
-	char **opts = NULL;
-	int err;
+	size_t n = ward_strv_len(c->prefix);
 
-	if (!c->runner_path)
-		return ward_err(WARD_ERUNNER, "%s: no runner path",
+	/* The prefix ends "--chdir DIR --". */
+	if (!c->prefix || n < 4 || strcmp(c->prefix[n - 1], "--") != 0 ||
+	    strcmp(c->prefix[n - 3], "--chdir") != 0)
+		return ward_err(WARD_ERUNNER, "%s: no runner argv planned",
 				ward_runner_name(c->runner));
-	err = ward_profile_bwrap(&opts, policy, c->runner_path, 3, NULL);
-	if (err)
-		return err;
-	ward_strv_push_all(&sv, opts);
-	ward_strv_free(opts);
-	ward_strv_push(&sv, "--chdir");
+	ward_strv_push(&sv, c->prefix[0]);
+	ward_strv_push(&sv, "--json-status-fd");
+	ward_strv_push(&sv, "3");
+	for (size_t i = 1; i < n - 2; i++)
+		ward_strv_push(&sv, c->prefix[i]);
 	ward_strv_push(&sv, cwd);
 	ward_strv_push(&sv, "--");
 	ward_strv_push_all(&sv, c->cmd);
@@ -1490,6 +1491,10 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	int err = 0;
 
 	spawn_init(sp, c);
+	/* The plan's side effects, before anything of the run exists. */
+	err = ward_confined_apply(c);
+	if (err)
+		return err;
 	memset(&a, 0, sizeof(a));
 	a.cwd = o->cwd ? o->cwd : ward_policy_workspace(policy);
 	a.in_fd = o->stdin_fd;
@@ -1524,7 +1529,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
-		err = bwrap_argv(&wrapped, c, policy, a.cwd);
+		err = bwrap_argv(&wrapped, c, a.cwd);
 		if (err)
 			return err;
 		a.argv = wrapped;

@@ -152,6 +152,15 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 		       const ward_policy *policy,
 		       const struct ward_exec_options *opts);
 
+/*
+ * ward_task_start_confined - ward_task_start for an already confined
+ * command (a plan's, see ward_confined_from_plan): nothing is planned again.
+ * @c may be freed once this returns.
+ */
+int ward_task_start_confined(ward_task **out, const ward_confined *c,
+			     const ward_policy *policy,
+			     const struct ward_exec_options *opts);
+
 struct ward_protect_guard;
 
 /*

@@ -59,11 +59,45 @@ struct ward_confined {
 	char **cmd;   /* the command itself, unwrapped */
 	char **ll_ro; /* Landlock read-only grants (runner LANDLOCK) */
 	char **ll_rw; /* Landlock writable grants (runner LANDLOCK) */
-	/* bwrap/custom: the runner binary and the profile without a status
-	 * fd, so the executor can rebuild argv with --json-status-fd. */
+	/*
+	 * bwrap/custom: argv up to and including `--`, the command excluded
+	 * (BWRAP <profile> --chdir CWD --), so the executor can spawn the
+	 * same vector with `--json-status-fd 3` added after BWRAP.
+	 */
+	char **prefix;
+	/* What ward_confined_apply() creates before the spawn (bwrap). */
+	char **create;
 	char *runner_path;
 	/* Runner CUSTOM: the operator's failure signatures (or NULL). */
 	char **failure_signatures;
 };
+
+/*
+ * ward_confined_from_plan - what ward_provider_confine() returns, from a
+ * plan made beforehand: @argv confined by @plan, in @cwd (NULL: the
+ * workspace root). Nothing is planned again. The caller frees *out.
+ */
+int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
+			    char *const argv[], const char *cwd);
+/* The plan's apply step for a confined command (the executor calls it
+ * before it spawns): see ward_plan_apply(). 0 or -errno. */
+int ward_confined_apply(const ward_confined *c);
+
+/* The runner a provider chose for a policy (ward_provider_choose). */
+struct ward_runner_choice {
+	enum ward_runner runner; /* NONE: danger-full-access */
+	enum ward_enforcement enforcement;
+	const char *path; /* the runner binary; borrowed from the provider */
+	char *const *failure_signatures; /* CUSTOM: borrowed, or NULL */
+};
+
+/*
+ * ward_provider_choose - choose the runner for calls under @policy (probing
+ * at most once per provider), resolve its binary and refuse one that lies
+ * where a confined run of @policy could have written it. Thread-safe.
+ * Errors as ward_provider_confine().
+ */
+int ward_provider_choose(struct ward_runner_choice *out,
+			 ward_provider *provider, const ward_policy *policy);
 
 #endif

@@ -125,9 +125,9 @@ static void push_bind(struct ward_strv *sv, const char *root)
 	ward_strv_push(sv, root);
 }
 
-int ward_profile_bwrap(char ***out, const ward_policy *policy,
-		       const char *bwrap_path, int status_fd,
-		       char *const argv[])
+int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
+			 const struct ward_xlate *x, const char *bwrap_path,
+			 int status_fd, char *const argv[])
 {
 	static const char *const hardening[] = {
 	    "--new-session",
@@ -145,13 +145,13 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	    NULL,
 	};
 	struct ward_strv sv = {0};
-	struct ward_xlate *plan = NULL;
+	char *const *all = NULL;
 	char **roots = NULL;
 	char fd_text[16];
 	enum ward_mode mode;
 	int err;
 
-	if (!out || !policy || !bwrap_path || !*bwrap_path)
+	if (!out || !policy || !x || !bwrap_path || !*bwrap_path)
 		return ward_err(WARD_EINVAL, "bwrap profile: missing argument");
 	mode = ward_policy_mode(policy);
 	if (mode != WARD_MODE_READ_ONLY && mode != WARD_MODE_WORKSPACE_WRITE)
@@ -159,17 +159,13 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 				"bwrap profile: %s is not confined, there is "
 				"no profile for it",
 				ward_mode_name(mode));
-	err = ward_roots_writable(&roots, policy);
+	err = ward_policy_roots(&all, policy);
 	if (err)
 		return err;
+	roots = ward_strv_dup(all);
+	if (!roots)
+		return ward_err(-ENOMEM, "out of memory");
 	sort_parents_first(roots);
-	/* Access rules and protected paths (globs expand here). */
-	err =
-	    ward_xlate_new(&plan, policy, WARD_RUNNER_BWRAP, WARD_XLATE_CREATE);
-	if (err) {
-		ward_strv_free(roots);
-		return err;
-	}
 
 	ward_strv_push(&sv, bwrap_path);
 	ward_strv_push(&sv, "--ro-bind");
@@ -202,8 +198,7 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	 * After every writable bind, so that they win: pins, then `r-` and
 	 * protected paths read-only, then `--` hidden (see translate.c).
 	 */
-	ward_xlate_bwrap_push(&sv, plan);
-	ward_xlate_free(plan);
+	ward_xlate_bwrap_push(&sv, x);
 	ward_strv_push_all(&sv, (char *const *)hardening);
 	if (status_fd >= 0) {
 		snprintf(fd_text, sizeof(fd_text), "%d", status_fd);
@@ -216,4 +211,22 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	}
 	ward_strv_free(roots);
 	return ward_strv_finish(out, &sv);
+}
+
+int ward_profile_bwrap(char ***out, const ward_policy *policy,
+		       const char *bwrap_path, int status_fd,
+		       char *const argv[])
+{
+	struct ward_xlate *x = NULL;
+	int err;
+
+	if (!out || !policy || !bwrap_path || !*bwrap_path)
+		return ward_err(WARD_EINVAL, "bwrap profile: missing argument");
+	/* Access rules and protected paths (globs expand here). */
+	err = ward_xlate_new(&x, policy, WARD_RUNNER_BWRAP);
+	if (err)
+		return err;
+	err = ward_bwrap_profile_x(out, policy, x, bwrap_path, status_fd, argv);
+	ward_xlate_free(x);
+	return err;
 }

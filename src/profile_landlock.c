@@ -57,7 +57,7 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 				"landlock profile: %s is not confined, there "
 				"is no profile for it",
 				ward_mode_name(mode));
-	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
+	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK);
 	if (err)
 		return err;
 	err = ward_xlate_landlock(&ro, &rw, plan);

@@ -13,9 +13,6 @@
 #include "internal.h"
 #include "translate_internal.h"
 
-/* Absolute, never looked up in PATH: no environment picks the confiner. */
-#define SANDBOX_EXEC "/usr/bin/sandbox-exec"
-
 /*
  * Everything a process needs to run at all, before any file rule. Kept
  * modest: each allow is there because ordinary command-line tools fail
@@ -87,17 +84,17 @@ static int put_sbpl_string(FILE *f, const char *path)
 	return 0;
 }
 
-int ward_profile_seatbelt(char **out, const ward_policy *policy)
+int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
+			    const struct ward_xlate *x)
 {
-	struct ward_xlate *plan = NULL;
-	char **roots = NULL;
+	char *const *roots = NULL;
 	char *text = NULL;
 	size_t text_len = 0;
 	enum ward_mode mode;
 	FILE *f;
 	int err;
 
-	if (!out || !policy)
+	if (!out || !policy || !x)
 		return ward_err(WARD_EINVAL,
 				"seatbelt profile: missing argument");
 	mode = ward_policy_mode(policy);
@@ -106,17 +103,13 @@ int ward_profile_seatbelt(char **out, const ward_policy *policy)
 				"seatbelt profile: %s is not confined, there "
 				"is no profile for it",
 				ward_mode_name(mode));
-	err = ward_roots_writable(&roots, policy);
+	err = ward_policy_roots(&roots, policy);
 	if (err)
 		return err;
-	err = ward_xlate_new(&plan, policy, WARD_RUNNER_SEATBELT, 0);
-	if (err)
-		goto out_free_roots;
 	f = open_memstream(&text, &text_len);
-	if (!f) {
-		err = ward_err(-errno, "seatbelt profile: %s", strerror(errno));
-		goto out_free_roots;
-	}
+	if (!f)
+		return ward_err(-errno, "seatbelt profile: %s",
+				strerror(errno));
 	fputs(profile_head, f);
 	if (roots[0])
 		fputs("; Writable roots.\n", f);
@@ -131,7 +124,7 @@ int ward_profile_seatbelt(char **out, const ward_policy *policy)
 	 * SBPL lets a later rule override an earlier one: the `r-` and
 	 * protected-path denies, then the `--` denies, come after the allows.
 	 */
-	err = ward_xlate_seatbelt(f, plan);
+	err = ward_xlate_seatbelt(f, x);
 	if (err)
 		goto out_close_stream;
 	if (ferror(f))
@@ -143,9 +136,27 @@ out_close_stream:
 		free(text);
 	else
 		*out = text;
-out_free_roots:
-	ward_xlate_free(plan);
-	ward_strv_free(roots);
+	return err;
+}
+
+int ward_profile_seatbelt(char **out, const ward_policy *policy)
+{
+	struct ward_xlate *x = NULL;
+	int err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL,
+				"seatbelt profile: missing argument");
+	if (ward_policy_mode(policy) == WARD_MODE_DANGER_FULL_ACCESS)
+		return ward_err(WARD_EINVAL,
+				"seatbelt profile: %s is not confined, there "
+				"is no profile for it",
+				ward_mode_name(ward_policy_mode(policy)));
+	err = ward_xlate_new(&x, policy, WARD_RUNNER_SEATBELT);
+	if (err)
+		return err;
+	err = ward_seatbelt_profile_x(out, policy, x);
+	ward_xlate_free(x);
 	return err;
 }
 

@@ -3,9 +3,11 @@
  * runner per provider), and confine().
  *
  * Thread safety: a provider caches what it learned (resolved binaries,
- * probe verdicts) without locks, so it may be used from one thread at a time.
- * Callers that share one between threads serialise the calls themselves.
- * There is no global state: two providers never share a cache.
+ * probe verdicts) under its own lock, so one provider may be shared by
+ * every thread of a process (a probe runs once; other threads asking
+ * meanwhile wait for its verdict). ward_provider_force() changes the
+ * chain: call it while setting up, before the provider is shared. There is
+ * no global state: two providers never share a cache.
  *
  * Security: which binary confines is never chosen by an environment
  * variable. bwrap and a bare runner command are looked up in PATH once, to
@@ -18,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -41,7 +44,6 @@
 #define MAX_CHAIN		 8
 #define N_RUNNER_SLOTS		 (WARD_RUNNER_CUSTOM + 1)
 #define WHY_LEN			 256
-#define SANDBOX_EXEC		 "/usr/bin/sandbox-exec"
 /* PATH when the environment has none (what execvp assumes, minus "."). */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -62,6 +64,7 @@ struct resolved {
 };
 
 struct ward_provider {
+	pthread_mutex_t lock; /* everything below once shared */
 	enum ward_platform platform;
 	/* The configured chain (options or platform) … */
 	enum ward_runner base_chain[MAX_CHAIN];
@@ -774,6 +777,7 @@ int ward_provider_new(ward_provider **out,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return ward_err(-ENOMEM, "out of memory");
+	pthread_mutex_init(&p->lock, NULL);
 	p->platform = opts->platform;
 	for (size_t i = 0; i < len; i++)
 		p->base_chain[i] = p->chain[i] = chain[i];
@@ -813,6 +817,7 @@ void ward_provider_free(ward_provider *provider)
 	free(provider->bwrap.path);
 	free(provider->launcher.path);
 	free(provider->custom.path);
+	pthread_mutex_destroy(&provider->lock);
 	free(provider);
 }
 
@@ -850,15 +855,13 @@ static int unavailable(ward_provider *p)
 			reasons);
 }
 
-int ward_provider_select(ward_provider *provider, enum ward_runner *out_runner,
+/* ward_provider_select with the provider's lock held. */
+static int select_locked(ward_provider *p, enum ward_runner *out_runner,
 			 enum ward_enforcement *out_enforcement)
 {
-	ward_provider *p = provider;
 	enum ward_runner runner = WARD_RUNNER_NONE;
 	enum ward_enforcement enf = WARD_ENFORCEMENT_NONE;
 
-	if (!p)
-		return ward_err(WARD_EINVAL, "no provider");
 	if (p->runner_command) {
 		runner = WARD_RUNNER_CUSTOM;
 		enf = WARD_ENFORCEMENT_FULL;
@@ -900,14 +903,32 @@ int ward_provider_select(ward_provider *provider, enum ward_runner *out_runner,
 	return 0;
 }
 
+int ward_provider_select(ward_provider *provider, enum ward_runner *out_runner,
+			 enum ward_enforcement *out_enforcement)
+{
+	int err;
+
+	if (!provider)
+		return ward_err(WARD_EINVAL, "no provider");
+	pthread_mutex_lock(&provider->lock);
+	err = select_locked(provider, out_runner, out_enforcement);
+	pthread_mutex_unlock(&provider->lock);
+	return err;
+}
+
 int ward_provider_select_for(ward_provider *provider, const ward_policy *policy,
 			     enum ward_runner *out_runner,
 			     enum ward_enforcement *out_enforcement)
 {
+	int err;
+
 	if (!provider || !policy)
 		return ward_err(WARD_EINVAL, "invalid argument");
+	pthread_mutex_lock(&provider->lock);
 	distrust_planted_bwrap(provider, policy);
-	return ward_provider_select(provider, out_runner, out_enforcement);
+	err = select_locked(provider, out_runner, out_enforcement);
+	pthread_mutex_unlock(&provider->lock);
+	return err;
 }
 
 int ward_provider_force(ward_provider *provider, enum ward_runner runner)
@@ -943,6 +964,7 @@ int ward_provider_report(const struct ward_probe_entry **out, size_t *out_len,
 
 	if (!out || !out_len || !p)
 		return ward_err(WARD_EINVAL, "invalid argument");
+	pthread_mutex_lock(&p->lock);
 	if (p->runner_command) {
 		struct ward_probe_entry *e = &p->report[n++];
 
@@ -980,38 +1002,35 @@ int ward_provider_report(const struct ward_probe_entry **out, size_t *out_len,
 	}
 	*out = p->report;
 	*out_len = n;
+	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
 
 const char *ward_provider_bwrap_path(ward_provider *provider)
 {
-	return provider ? resolve_bwrap(provider) : NULL;
+	const char *path;
+
+	if (!provider)
+		return NULL;
+	pthread_mutex_lock(&provider->lock);
+	path = resolve_bwrap(provider);
+	pthread_mutex_unlock(&provider->lock);
+	return path;
 }
 
 const char *ward_provider_launcher_path(ward_provider *provider)
 {
-	return provider ? resolve_launcher(provider) : NULL;
+	const char *path;
+
+	if (!provider)
+		return NULL;
+	pthread_mutex_lock(&provider->lock);
+	path = resolve_launcher(provider);
+	pthread_mutex_unlock(&provider->lock);
+	return path;
 }
 
 /* --- exported: confine --------------------------------------------------- */
-
-/*
- * Landlock's in-process plan: the same grants as the launcher's argv
- * (read "/" or its complement around hidden paths; write /dev/null and the
- * roots, ward's own directories carved out), from translate.c.
- */
-static int landlock_plan(ward_confined *c, const ward_policy *policy)
-{
-	struct ward_xlate *plan = NULL;
-	int err;
-
-	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK, 0);
-	if (err)
-		return err;
-	err = ward_xlate_landlock(&c->ll_ro, &c->ll_rw, plan);
-	ward_xlate_free(plan);
-	return err;
-}
 
 /*
  * A bwrap that lies where a confined run could have written it (reached
@@ -1036,14 +1055,17 @@ static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy)
 	c->done = true;
 }
 
-/* Build the wrapped argv for the chosen runner into @c. */
-static int confine_build(ward_confined *c, ward_provider *p,
-			 const ward_policy *policy, char *const argv[])
+/*
+ * The runner's binary, resolved once per provider, and refused when it lies
+ * where a confined run of @policy could have replaced it.
+ */
+static int runner_binary(const char **out, ward_provider *p,
+			 enum ward_runner runner, const ward_policy *policy)
 {
-	const char *path;
-	int err;
+	const char *path = NULL;
+	int err = 0;
 
-	switch (c->runner) {
+	switch (runner) {
 	case WARD_RUNNER_BWRAP:
 		path = resolve_bwrap(p);
 		if (!path)
@@ -1051,9 +1073,6 @@ static int confine_build(ward_confined *c, ward_provider *p,
 					"cannot start the bwrap runner: %s",
 					p->bwrap.why);
 		err = check_runner_location("bwrap", path, policy);
-		if (err)
-			return err;
-		err = ward_profile_bwrap(&c->argv, policy, path, -1, argv);
 		break;
 	case WARD_RUNNER_CUSTOM:
 		path = resolve_custom(p);
@@ -1062,15 +1081,6 @@ static int confine_build(ward_confined *c, ward_provider *p,
 					"cannot start the custom runner: %s",
 					p->custom.why);
 		err = check_runner_location("runner command", path, policy);
-		if (err)
-			return err;
-		err = ward_profile_bwrap(&c->argv, policy, path, -1, argv);
-		if (!err && p->failure_signatures) {
-			c->failure_signatures =
-			    ward_strv_dup(p->failure_signatures);
-			if (!c->failure_signatures)
-				err = ward_err(-ENOMEM, "out of memory");
-		}
 		break;
 	case WARD_RUNNER_LANDLOCK:
 		path = resolve_launcher(p);
@@ -1078,59 +1088,34 @@ static int confine_build(ward_confined *c, ward_provider *p,
 			return ward_err(WARD_ERUNNER,
 					"cannot start the landlock runner: %s",
 					p->launcher.why);
-		/* One plan (one glob walk) for the argv and the executor. */
-		err = landlock_plan(c, policy);
-		if (!err)
-			err = ward_landlock_argv(&c->argv, c->ll_ro, c->ll_rw,
-						 path, argv);
 		break;
 	case WARD_RUNNER_SEATBELT:
 		path = SANDBOX_EXEC;
-		err = ward_profile_seatbelt_argv(&c->argv, policy, argv);
 		break;
 	default:
 		return ward_err(WARD_ERUNNER, "the %s runner cannot confine",
-				ward_runner_name(c->runner));
+				ward_runner_name(runner));
 	}
 	if (err)
 		return err;
-	c->runner_path = strdup(path);
-	if (!c->runner_path)
-		return ward_err(-ENOMEM, "out of memory");
+	*out = path;
 	return 0;
 }
 
-int ward_provider_confine(ward_confined **out, ward_provider *provider,
-			  const ward_policy *policy, char *const argv[])
+int ward_provider_choose(struct ward_runner_choice *out,
+			 ward_provider *provider, const ward_policy *policy)
 {
-	ward_confined *c;
+	struct ward_runner_choice c = {WARD_RUNNER_NONE, WARD_ENFORCEMENT_NONE,
+				       NULL, NULL};
 	int err;
 
 	if (!out || !provider || !policy)
 		return ward_err(WARD_EINVAL, "invalid argument");
-	if (!argv || !argv[0] || !argv[0][0])
-		return ward_err(WARD_EINVAL, "no command to confine");
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return ward_err(-ENOMEM, "out of memory");
-	c->mode = ward_policy_mode(policy);
-	c->cmd = ward_strv_dup(argv);
-	if (!c->cmd) {
-		err = ward_err(-ENOMEM, "out of memory");
-		goto out_free_confined;
-	}
-	if (c->mode == WARD_MODE_DANGER_FULL_ACCESS) {
-		/* Nothing to confine: the bare argv, stated as runner none. */
-		c->runner = WARD_RUNNER_NONE;
-		c->enforcement = WARD_ENFORCEMENT_NONE;
-		c->argv = ward_strv_dup(argv);
-		if (!c->argv) {
-			err = ward_err(-ENOMEM, "out of memory");
-			goto out_free_confined;
-		}
+	if (ward_policy_mode(policy) == WARD_MODE_DANGER_FULL_ACCESS) {
 		*out = c;
 		return 0;
 	}
+	pthread_mutex_lock(&provider->lock);
 	/*
 	 * Where the runner binaries live is checked BEFORE anything is
 	 * probed: a probe executes the binary, so a "bwrap" planted in the
@@ -1138,17 +1123,33 @@ int ward_provider_confine(ward_confined **out, ward_provider *provider,
 	 * never run, not even to be refused afterwards.
 	 */
 	distrust_planted_bwrap(provider, policy);
-	err = ward_provider_select(provider, &c->runner, &c->enforcement);
+	err = select_locked(provider, &c.runner, &c.enforcement);
+	if (!err)
+		err = runner_binary(&c.path, provider, c.runner, policy);
+	if (!err && c.runner == WARD_RUNNER_CUSTOM)
+		c.failure_signatures = provider->failure_signatures;
+	pthread_mutex_unlock(&provider->lock);
 	if (err)
-		goto out_free_confined;
-	err = confine_build(c, provider, policy, argv);
-	if (err)
-		goto out_free_confined;
+		return err;
 	*out = c;
 	return 0;
+}
 
-out_free_confined:
-	ward_confined_free(c);
+int ward_provider_confine(ward_confined **out, ward_provider *provider,
+			  const ward_policy *policy, char *const argv[])
+{
+	ward_plan *plan = NULL;
+	int err;
+
+	if (!out || !provider || !policy)
+		return ward_err(WARD_EINVAL, "invalid argument");
+	if (!argv || !argv[0] || !argv[0][0])
+		return ward_err(WARD_EINVAL, "no command to confine");
+	err = ward_plan_new(&plan, provider, policy);
+	if (err)
+		return err;
+	err = ward_confined_from_plan(out, plan, argv, NULL);
+	ward_plan_free(plan);
 	return err;
 }
 
@@ -1157,6 +1158,8 @@ void ward_confined_free(ward_confined *confined)
 	if (!confined)
 		return;
 	ward_strv_free(confined->argv);
+	ward_strv_free(confined->prefix);
+	ward_strv_free(confined->create);
 	ward_strv_free(confined->cmd);
 	ward_strv_free(confined->ll_ro);
 	ward_strv_free(confined->ll_rw);

@@ -2,6 +2,18 @@
  * ward — sessions: the JSONL log store, its knob folds and setters, and
  * the audit records. See include/ward/session.h for the contract.
  *
+ * Reading is incremental. The knob folds are all a call needs, so opening
+ * or refreshing a session reads only what was appended since the last read
+ * and JSON-parses only the lines that can be knob events: a line ward wrote
+ * starts with its type, and one whose type is not a knob's (call events,
+ * escalation events, approval asks and decisions, MCP events, a harness's
+ * own) is skipped without parsing. The event list itself (`ward session log`) is
+ * read, and every line validated, only when asked for. So a call in a
+ * session costs the same after 50,000 events as in a new one.
+ *
+ * A session object may be shared by threads: its own mutex guards what it
+ * has read.
+ *
  * Locking: every reader holds a shared flock() on the log file while it
  * reads, every writer an exclusive one while it repairs, appends and
  * syncs. flock() locks belong to the open file description, so threads
@@ -14,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +80,24 @@ struct ward_session {
 	char *id;
 	char *store; /* canonical */
 	char *path;
+	pthread_mutex_t lock; /* everything below */
+	/* Header facts (read once). */
+	char *cwd;
+	char *created;
+	char *version;
+	/* The folds: the last knob values seen (-1: none yet). */
+	int mode;
+	int approval;
+	/* How far the log was read: whole lines up to @seen, of the file
+	 * @dev/@ino; a torn last line is not counted. */
+	off_t seen;
+	dev_t dev;
+	ino_t ino;
+	size_t lines; /* lines up to @seen (the header included) */
+	bool torn;
+	/* The full event list, read when asked for (ward_session_event*). */
 	struct snapshot snap;
+	bool have_events;
 };
 
 /* --- small helpers ------------------------------------------------------ */
@@ -870,6 +900,8 @@ static int session_alloc(ward_session **out, const char *store, const char *id)
 	s->id = strdup(id);
 	s->store = strdup(store);
 	s->path = join(store, name);
+	pthread_mutex_init(&s->lock, NULL);
+	s->mode = s->approval = -1;
 	if (!s->id || !s->store || !s->path) {
 		ward_session_free(s);
 		return ward_err(-ENOMEM, "out of memory");
@@ -878,7 +910,203 @@ static int session_alloc(ward_session **out, const char *store, const char *id)
 	return 0;
 }
 
-int ward_session_reload(ward_session *s)
+/*
+ * The knob a line is, judged from its text alone: a line ward wrote
+ * starts {"type":"…" — one whose type is not a knob's needs no parsing
+ * (KNOB_NONE). -1: it cannot be told without parsing.
+ */
+static int knob_of_text(const char *line, size_t len)
+{
+	static const char head[] = "{\"type\":\"";
+	const size_t hl = sizeof(head) - 1;
+	static const struct {
+		const char *type;
+		enum knob knob;
+	} knobs[] = {{TYPE_MODE, KNOB_MODE}, {TYPE_APPROVAL, KNOB_APPROVAL}};
+
+	if (len < hl || memcmp(line, head, hl) != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		size_t tl = strlen(knobs[i].type);
+
+		if (len > hl + tl &&
+		    memcmp(line + hl, knobs[i].type, tl) == 0 &&
+		    line[hl + tl] == '"')
+			return (int)knobs[i].knob;
+	}
+	/* Some other type; make sure the string ends (no escapes in a type
+	 * ward writes, so a backslash means: parse). */
+	for (size_t i = hl; i < len; i++) {
+		if (line[i] == '"')
+			return KNOB_NONE;
+		if (line[i] == '\\')
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * Fold the complete lines of @buf (@len bytes read from offset @s->seen)
+ * into @s: the header when it is line 1, the knob events; everything else
+ * is skipped unparsed when its text says it is no knob. Advances @s->seen
+ * past the last complete line; a torn tail stays for the next read.
+ */
+static int scan_lines(ward_session *s, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	struct snapshot one = {0};
+	json_error_t jerr;
+	json_t *obj;
+	int err = 0, k;
+
+	s->torn = false;
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl) {
+			s->torn = true;
+			break;
+		}
+		s->lines++;
+		k = s->lines == 1 ? -1 : knob_of_text(p, (size_t)(nl - p));
+		if (k == KNOB_NONE)
+			goto next;
+		obj = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
+				 &jerr);
+		if (!obj || !json_is_object(obj)) {
+			json_decref(obj);
+			return corrupt(s->path, s->lines,
+				       obj ? "not a JSON object" : jerr.text);
+		}
+		if (s->lines == 1) {
+			err = parse_header(&one, obj, s->id, s->path);
+			if (!err) {
+				s->cwd = one.cwd;
+				s->created = one.created;
+				s->version = one.version;
+				one.cwd = one.created = one.version = NULL;
+			}
+		} else {
+			err = parse_event(&one, obj, p, (size_t)(nl - p),
+					  s->lines, s->path);
+			if (!err && one.n && one.ev[0].knob == KNOB_MODE)
+				s->mode = one.ev[0].value;
+			else if (!err && one.n &&
+				 one.ev[0].knob == KNOB_APPROVAL)
+				s->approval = one.ev[0].value;
+		}
+		json_decref(obj);
+		snapshot_clear(&one);
+		if (err)
+			return err;
+	next:
+		s->seen += (off_t)(nl + 1 - p);
+		p = nl + 1;
+	}
+	if (s->lines == 0)
+		return ward_err(-EBADMSG, "session log %s: no session header",
+				s->path);
+	return 0;
+}
+
+/* Forget what was read (the file was replaced or cut: read it anew). */
+static void forget_read(ward_session *s)
+{
+	free(s->cwd);
+	free(s->created);
+	free(s->version);
+	s->cwd = s->created = s->version = NULL;
+	s->mode = s->approval = -1;
+	s->seen = 0;
+	s->lines = 0;
+	s->torn = false;
+}
+
+/*
+ * Bring the folds up to date from the log open (and locked) on @fd: read
+ * from where the last read stopped, or from the start when the file is
+ * another one or shorter than what was read. s->lock held.
+ */
+static int refresh_fd(ward_session *s, int fd)
+{
+	struct stat st;
+	size_t cap, len = 0;
+	char *buf = NULL;
+	ssize_t r;
+	int err;
+
+	if (fstat(fd, &st) != 0)
+		return ward_err(-errno, "%s: %s", s->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return ward_err(-EBADMSG, "%s: not a regular file", s->path);
+	if ((unsigned long long)st.st_size > LOG_MAX_BYTES)
+		return ward_err(-EFBIG, "%s: session log larger than %u bytes",
+				s->path, LOG_MAX_BYTES);
+	if (st.st_dev != s->dev || st.st_ino != s->ino ||
+	    st.st_size < s->seen) {
+		forget_read(s);
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+	}
+	if (st.st_size == s->seen)
+		return s->lines ? 0
+				: ward_err(-EBADMSG,
+					   "session log %s: no session "
+					   "header",
+					   s->path);
+	cap = (size_t)(st.st_size - s->seen);
+	buf = malloc(cap + 1);
+	if (!buf)
+		return ward_err(-ENOMEM, "out of memory");
+	while (len < cap) {
+		r = pread(fd, buf + len, cap - len, s->seen + (off_t)len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = ward_err(-errno, "%s: %s", s->path,
+				       strerror(errno));
+			goto out_free;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	err = scan_lines(s, buf, len);
+	if (err)
+		forget_read(s); /* read it all again next time */
+out_free:
+	free(buf);
+	return err;
+}
+
+/* Open the log, share-lock it and bring the folds up to date. */
+static int refresh_locked(ward_session *s)
+{
+	int fd, err;
+
+	fd = open_log(s, false);
+	if (fd < 0)
+		return fd;
+	err = lock_fd(fd, LOCK_SH, s->path);
+	if (!err)
+		err = refresh_fd(s, fd);
+	close(fd);
+	return err;
+}
+
+int ward_session_refresh(ward_session *s)
+{
+	int err;
+
+	if (!s)
+		return ward_err(WARD_EINVAL, "no session");
+	pthread_mutex_lock(&s->lock);
+	err = refresh_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* Read every event (validating every line) into s->snap. s->lock held. */
+static int load_events(ward_session *s)
 {
 	struct snapshot snap = {0};
 	int fd, err;
@@ -894,8 +1122,23 @@ int ward_session_reload(ward_session *s)
 		goto out_close;
 	snapshot_clear(&s->snap);
 	s->snap = snap;
+	s->have_events = true;
+	/* The folds from the same read. */
+	err = refresh_fd(s, fd);
 out_close:
 	close(fd);
+	return err;
+}
+
+int ward_session_reload(ward_session *s)
+{
+	int err;
+
+	if (!s)
+		return ward_err(WARD_EINVAL, "no session");
+	pthread_mutex_lock(&s->lock);
+	err = load_events(s);
+	pthread_mutex_unlock(&s->lock);
 	return err;
 }
 
@@ -925,7 +1168,7 @@ int ward_session_open(ward_session **out, const char *store, const char *id)
 	err = session_alloc(&s, real, id);
 	if (err)
 		goto out_free;
-	err = ward_session_reload(s);
+	err = ward_session_refresh(s);
 	if (err) {
 		ward_session_free(s);
 		goto out_free;
@@ -1077,6 +1320,8 @@ void ward_session_free(ward_session *s)
 	if (!s)
 		return;
 	snapshot_clear(&s->snap);
+	forget_read(s);
+	pthread_mutex_destroy(&s->lock);
 	free(s->id);
 	free(s->store);
 	free(s->path);
@@ -1138,19 +1383,20 @@ const char *ward_session_id(const ward_session *s)
 	return s->id;
 }
 
+/* The header never changes once read, so these need no lock. */
 const char *ward_session_cwd(const ward_session *s)
 {
-	return s->snap.cwd;
+	return s->cwd;
 }
 
 const char *ward_session_created(const ward_session *s)
 {
-	return s->snap.created;
+	return s->created;
 }
 
 const char *ward_session_version(const ward_session *s)
 {
-	return s->snap.version;
+	return s->version;
 }
 
 const char *ward_session_path(const ward_session *s)
@@ -1163,42 +1409,70 @@ const char *ward_session_store(const ward_session *s)
 	return s->store;
 }
 
+/*
+ * The event list is read on first use (a session opened only to run calls
+ * never parses it). A failure to read it leaves it empty; the next
+ * ward_session_reload() says why.
+ */
+static const struct snapshot *events(const ward_session *cs)
+{
+	ward_session *s = (ward_session *)cs; /* what was read only */
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->have_events && load_events(s) != 0)
+		snapshot_clear(&s->snap);
+	pthread_mutex_unlock(&s->lock);
+	return &s->snap;
+}
+
 size_t ward_session_event_count(const ward_session *s)
 {
-	return s->snap.n;
+	return events(s)->n;
 }
 
 const char *ward_session_event(const ward_session *s, size_t i)
 {
-	return i < s->snap.n ? s->snap.ev[i].line : NULL;
+	const struct snapshot *snap = events(s);
+
+	return i < snap->n ? snap->ev[i].line : NULL;
 }
 
 const char *ward_session_event_type(const ward_session *s, size_t i)
 {
-	return i < s->snap.n ? s->snap.ev[i].type : NULL;
+	const struct snapshot *snap = events(s);
+
+	return i < snap->n ? snap->ev[i].type : NULL;
 }
 
 bool ward_session_torn(const ward_session *s)
 {
-	return s->snap.torn;
+	ward_session *m = (ward_session *)s;
+	bool torn;
+
+	pthread_mutex_lock(&m->lock);
+	torn = m->torn;
+	pthread_mutex_unlock(&m->lock);
+	return torn;
 }
 
 /* --- exported: knobs ------------------------------------------------------ */
 
-/* The last value of @knob in @snap, or -1 when it has none. */
-static int fold(const struct snapshot *snap, enum knob knob)
+/* A fold's current value (-1: none), under the session's lock. */
+static int folded(const ward_session *s, enum knob knob)
 {
-	for (size_t i = snap->n; i > 0; i--) {
-		if (snap->ev[i - 1].knob == knob)
-			return snap->ev[i - 1].value;
-	}
-	return -1;
+	ward_session *m = (ward_session *)s;
+	int v;
+
+	pthread_mutex_lock(&m->lock);
+	v = knob == KNOB_MODE ? m->mode : m->approval;
+	pthread_mutex_unlock(&m->lock);
+	return v;
 }
 
 enum ward_mode ward_session_mode(const ward_session *s, enum ward_mode dflt,
 				 enum ward_knob_source *source)
 {
-	int v = fold(&s->snap, KNOB_MODE);
+	int v = folded(s, KNOB_MODE);
 
 	if (source)
 		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
@@ -1209,7 +1483,7 @@ enum ward_approval_policy ward_session_approval(const ward_session *s,
 						enum ward_approval_policy dflt,
 						enum ward_knob_source *source)
 {
-	int v = fold(&s->snap, KNOB_APPROVAL);
+	int v = folded(s, KNOB_APPROVAL);
 
 	if (source)
 		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
@@ -1224,7 +1498,6 @@ enum ward_approval_policy ward_session_approval(const ward_session *s,
 static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 		    int dflt)
 {
-	struct snapshot snap = {0};
 	const char *type = knob == KNOB_MODE ? TYPE_MODE : TYPE_APPROVAL;
 	bool appended = false;
 	json_t *ev = NULL;
@@ -1232,18 +1505,21 @@ static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 	size_t len = 0;
 	int fd, err, cur;
 
+	pthread_mutex_lock(&s->lock);
 	fd = open_log(s, true);
-	if (fd < 0)
+	if (fd < 0) {
+		pthread_mutex_unlock(&s->lock);
 		return fd;
+	}
 	err = lock_fd(fd, LOCK_EX, s->path);
 	if (err)
 		goto out_close;
-	err = load_fd(&snap, fd, s->id, s->path);
+	err = refresh_fd(s, fd);
 	if (err)
 		goto out_close;
-	cur = fold(&snap, knob);
+	cur = knob == KNOB_MODE ? s->mode : s->approval;
 	if ((cur < 0 ? dflt : cur) == value)
-		goto out_swap;
+		goto out_done;
 	ev = event_new(type);
 	if (!ev ||
 	    !put(ev, knob == KNOB_MODE ? "mode" : "policy",
@@ -1252,35 +1528,33 @@ static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 				 : ward_approval_policy_name(
 				       (enum ward_approval_policy)value)))) {
 		err = ward_err(-ENOMEM, "out of memory");
-		goto out_clear;
+		goto out_close;
 	}
 	line = event_line(ev, &len);
 	if (!line) {
 		err = ward_err(-ENOMEM, "out of memory");
-		goto out_clear;
+		goto out_close;
 	}
 	err = repair_tail(fd, s->path);
 	if (!err)
 		err = append_line(fd, line, len, s->path);
 	if (err)
-		goto out_clear;
+		goto out_close;
 	appended = true;
-	snapshot_clear(&snap);
-	err = load_fd(&snap, fd, s->id, s->path);
+	/* Read our own line back: the folds follow the file, never a
+	 * value we only meant to write. */
+	err = refresh_fd(s, fd);
+	s->have_events = false;
 	if (err)
 		goto out_close;
-out_swap:
-	snapshot_clear(&s->snap);
-	s->snap = snap;
-	memset(&snap, 0, sizeof(snap));
+out_done:
 	if (changed)
 		*changed = appended;
-out_clear:
-	snapshot_clear(&snap);
 out_close:
 	json_decref(ev);
 	free(line);
 	close(fd);
+	pthread_mutex_unlock(&s->lock);
 	return err;
 }
 
@@ -1338,7 +1612,7 @@ int ward_session_resolve(ward_policy **out, enum ward_knob_source *source,
 		mode = *escalated;
 		src = WARD_KNOB_ESCALATION;
 	}
-	root = s->snap.cwd ? s->snap.cwd : dd.root;
+	root = s->cwd ? s->cwd : dd.root;
 	if (!root)
 		return ward_err(WARD_EINVAL,
 				"session %s has no cwd and no workspace root "

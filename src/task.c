@@ -136,13 +136,29 @@ int ward_task_start(ward_task **out, ward_provider *provider,
 		    const ward_policy *policy, char *const argv[],
 		    const struct ward_exec_options *opts)
 {
-	pthread_condattr_t cattr;
 	ward_confined *c = NULL;
+	int err;
+
+	if (!out || !provider || !policy || !argv || !argv[0])
+		return ward_err(WARD_EINVAL, "task: invalid argument");
+	err = ward_provider_confine(&c, provider, policy, argv);
+	if (err)
+		return err;
+	err = ward_task_start_confined(out, c, policy, opts);
+	ward_confined_free(c);
+	return err;
+}
+
+int ward_task_start_confined(ward_task **out, const ward_confined *c,
+			     const ward_policy *policy,
+			     const struct ward_exec_options *opts)
+{
+	pthread_condattr_t cattr;
 	ward_task *t;
 	size_t limit;
 	int err;
 
-	if (!out || !provider || !policy || !argv || !argv[0])
+	if (!out || !c || !policy)
 		return ward_err(WARD_EINVAL, "task: invalid argument");
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -171,19 +187,16 @@ int ward_task_start(ward_task **out, ward_provider *provider,
 		goto out_destroy_task;
 	}
 
-	err = ward_provider_confine(&c, provider, policy, argv);
-	if (err)
-		goto out_destroy_task;
 	err = ward_protect_guard_new(&t->guard, policy);
 	if (err)
-		goto out_free_confined;
+		goto out_destroy_task;
 	t->confined = c;
 	t->policy = policy;
 	err = task_thread_start(t);
 	if (err) {
 		err = ward_err(err, "task: cannot start a thread: %s",
 			       strerror(-err));
-		goto out_free_confined;
+		goto out_destroy_task;
 	}
 	t->thread_live = true;
 
@@ -198,14 +211,11 @@ int ward_task_start(ward_task **out, ward_provider *provider,
 		pthread_join(t->thread, NULL);
 		t->thread_live = false;
 		err = ward_err(err, "%s", t->start_detail);
-		goto out_free_confined;
+		goto out_destroy_task;
 	}
-	ward_confined_free(c);
 	*out = t;
 	return 0;
 
-out_free_confined:
-	ward_confined_free(c);
 out_destroy_task:
 	task_destroy(t);
 	return err;

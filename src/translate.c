@@ -98,6 +98,13 @@ struct ward_xlate {
 	char **ll_rw;
 	struct ward_strv warn;
 	struct ward_strv desc;
+	/* ward's missing directories the apply step creates (bwrap). */
+	struct ward_strv create;
+	/* Rules and protected paths the runner does not enforce at all. */
+	struct ward_strv partial;
+	/* Why the runner must not run under this plan: a rule it would
+	 * have to drop (ward refuses rather than run without it). */
+	char *refusal;
 	bool oom;
 };
 
@@ -119,6 +126,8 @@ void ward_xlate_set_limits(const struct ward_xlate_limits *l)
 }
 
 /* --- small helpers ------------------------------------------------------ */
+
+static char *const empty_strv[] = {NULL};
 
 static const char *runner_label(enum ward_runner r)
 {
@@ -150,6 +159,55 @@ static void linef(struct ward_strv *sv, const char *fmt, ...)
 	}
 	ward_strv_push(sv, s);
 	free(s);
+}
+
+/*
+ * A warning about a rule (or protected path) the runner does not enforce
+ * at all: it is also a reason the call's enforcement is partial.
+ */
+__attribute__((format(printf, 2, 3))) static void
+unenforced(struct ward_xlate *p, const char *fmt, ...)
+{
+	char *line = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		p->oom = true;
+		return;
+	}
+	ward_strv_push(&p->warn, line);
+	ward_strv_push(&p->partial, line);
+	free(line);
+}
+
+/*
+ * A rule the runner would have to drop: the plan is refused (the first
+ * reason is kept) and the reason is also a warning, so `ward config check`
+ * shows it. A rule ward cannot enforce never quietly becomes no rule.
+ */
+__attribute__((format(printf, 2, 3))) static void refuse(struct ward_xlate *p,
+							 const char *fmt, ...)
+{
+	char *line = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		p->oom = true;
+		return;
+	}
+	ward_strv_push(&p->warn, line);
+	if (!p->refusal)
+		p->refusal = line;
+	else
+		free(line);
 }
 
 /* `rule "SOURCE" (FILE:LINE)` for rule @i, into @buf. */
@@ -296,7 +354,7 @@ static bool probe_path(const char *path, bool *is_dir)
 }
 
 /* mkdir -p @path (mode 0700 for what it creates). */
-static int mkdir_p(const char *path)
+int ward_mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];
 	size_t n = strlen(path);
@@ -789,11 +847,11 @@ static void reduce_targets(struct ward_xlate *p)
 }
 
 /*
- * Gather the targets: literal rules, protected paths, glob matches. With
- * WARD_XLATE_CREATE (bwrap), ward's own missing directories inside a
- * writable root are created so that they can be bound read-only.
+ * Gather the targets: literal rules, protected paths, glob matches. bwrap:
+ * ward's own missing directories inside a writable root are listed for the
+ * apply step to create (ward_xlate_apply), and planned as existing.
  */
-static void gather(struct ward_xlate *p, unsigned flags)
+static void gather(struct ward_xlate *p)
 {
 	struct ward_rule_info info;
 	bool is_dir, exists;
@@ -821,10 +879,17 @@ static void gather(struct ward_xlate *p, unsigned flags)
 		const struct ward_protected *pr = &p->prot[j];
 
 		exists = probe_path(pr->path, &is_dir);
+		/*
+		 * bwrap can bind only what exists: ward's own missing
+		 * directories inside a writable root are bound as if they
+		 * existed, and the apply step (ward_xlate_apply) creates them
+		 * before the run. Never here: planning changes nothing.
+		 */
 		if (!exists && pr->kind == WARD_PROTECT_HOME && is_bwrap(p) &&
-		    (flags & WARD_XLATE_CREATE) &&
-		    within_any_root(p, pr->path) && mkdir_p(pr->path) == 0)
-			exists = probe_path(pr->path, &is_dir);
+		    within_any_root(p, pr->path)) {
+			ward_strv_push(&p->create, pr->path);
+			exists = is_dir = true;
+		}
 		p->prot_exists[j] = exists;
 		add_target(p, pr->path, WARD_ACCESS_RO, is_dir, exists,
 			   SRC_PROTECT, j);
@@ -1177,11 +1242,12 @@ static void plan_bwrap(struct ward_xlate *p)
 		kept[nk++] = t;
 	}
 	if (dropped)
-		linef(&p->warn,
-		      "%s: the rules name more than %zu paths to mount; %zu "
-		      "of them are not covered by %s (the fs fence still "
-		      "covers them)",
-		      r, limits.max_targets, dropped, r);
+		refuse(p,
+		       "%s: the rules name more than %zu paths to mount (%zu "
+		       "more): ward refuses to run rather than leave them "
+		       "uncovered; narrow the rules (a directory instead of "
+		       "its files)",
+		       r, limits.max_targets, dropped);
 	bwrap_pins(p, kept, nk);
 	for (size_t k = 0; k < nk; k++) {
 		struct target *t = kept[k];
@@ -1359,11 +1425,11 @@ static void landlock_ro(struct ward_xlate *p)
 		ward_strv_push(&ro, "/");
 	list = join(hidden.v, hidden.n);
 	if (c.over) {
-		linef(&p->warn,
-		      "landlock: hiding %s needs more than %zu read grants, "
-		      "so landlock does not hide it (everything stays "
-		      "readable); the fs fence still does",
-		      list ? list : "the hidden paths", limits.max_targets);
+		refuse(p,
+		       "landlock: hiding %s needs more than %zu read grants: "
+		       "ward refuses to run rather than leave it readable; "
+		       "narrow the rules",
+		       list ? list : "the hidden paths", limits.max_targets);
 		ward_strv_discard(&ro);
 		memset(&ro, 0, sizeof(ro));
 		ward_strv_push(&ro, "/");
@@ -1504,22 +1570,24 @@ static void plan_landlock(struct ward_xlate *p)
 		rule_name(name, sizeof(name), p, t->idx);
 		if (t->access == WARD_ACCESS_NONE &&
 		    !ward_path_within(t->path, root))
-			linef(&p->warn,
-			      "landlock: %s: hides %s, but the writable root "
-			      "%s inside it stays readable and writable "
-			      "(Landlock grants only add up); the fs fence "
-			      "still applies the rule",
-			      name, t->path, root);
+			unenforced(
+			    p,
+			    "landlock: %s: hides %s, but the writable root "
+			    "%s inside it stays readable and writable "
+			    "(Landlock grants only add up); the fs fence "
+			    "still applies the rule",
+			    name, t->path, root);
 		else
-			linef(&p->warn,
-			      "landlock: %s: cannot be expressed inside the "
-			      "writable root %s (Landlock grants only add up): "
-			      "commands can still %s %s; the fs fence still "
-			      "applies the rule",
-			      name, root,
-			      t->access == WARD_ACCESS_NONE ? "read and write"
-							    : "write",
-			      t->path);
+			unenforced(
+			    p,
+			    "landlock: %s: cannot be expressed inside the "
+			    "writable root %s (Landlock grants only add up): "
+			    "commands can still %s %s; the fs fence still "
+			    "applies the rule",
+			    name, root,
+			    t->access == WARD_ACCESS_NONE ? "read and write"
+							  : "write",
+			    t->path);
 	}
 	/* Globs whose prefix (or any match) overlaps a root. */
 	for (size_t gi = 0; gi < p->ng; gi++) {
@@ -1531,26 +1599,27 @@ static void plan_landlock(struct ward_xlate *p)
 			if (!rule_in_group(p, i, gi, &info) || p->warned[i])
 				continue;
 			p->warned[i] = true;
-			linef(&p->warn,
-			      "landlock: %s: cannot be expressed inside the "
-			      "writable roots (Landlock grants only add up): "
-			      "commands can still %s what it matches there; "
-			      "the fs fence still applies the rule",
-			      rule_name(name, sizeof(name), p, i),
-			      info.access == WARD_ACCESS_NONE ? "read and write"
-							      : "write");
+			unenforced(
+			    p,
+			    "landlock: %s: cannot be expressed inside the "
+			    "writable roots (Landlock grants only add up): "
+			    "commands can still %s what it matches there; "
+			    "the fs fence still applies the rule",
+			    rule_name(name, sizeof(name), p, i),
+			    info.access == WARD_ACCESS_NONE ? "read and write"
+							    : "write");
 		}
 	}
 	if (traps.n) {
 		char *list = join(traps.v, traps.n);
 
-		linef(&p->warn,
-		      "landlock: cannot keep the protected path%s %s "
-		      "read-only inside the writable root %s (Landlock "
-		      "grants only add up); the fs fence still does, and "
-		      "bwrap does",
-		      traps.n == 1 ? "" : "s", list ? list : "?",
-		      ward_policy_workspace(p->policy));
+		unenforced(p,
+			   "landlock: cannot keep the protected path%s %s "
+			   "read-only inside the writable root %s (Landlock "
+			   "grants only add up); the fs fence still does, and "
+			   "bwrap does",
+			   traps.n == 1 ? "" : "s", list ? list : "?",
+			   ward_policy_workspace(p->policy));
 		free(list);
 	}
 	if (traps.oom)
@@ -1803,7 +1872,7 @@ static void plan_none(struct ward_xlate *p)
 }
 
 int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
-		   enum ward_runner runner, unsigned flags)
+		   enum ward_runner runner)
 {
 	struct ward_xlate *p;
 	int err;
@@ -1848,7 +1917,7 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		plan_seatbelt_desc(p);
 		goto out_done;
 	}
-	gather(p, flags);
+	gather(p);
 	if (p->oom)
 		goto out_oom;
 	switch (runner) {
@@ -1867,7 +1936,8 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		break;
 	}
 out_done:
-	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom)
+	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom ||
+	    p->create.oom || p->partial.oom)
 		goto out_oom;
 	*out = p;
 	return 0;
@@ -1897,7 +1967,39 @@ void ward_xlate_free(struct ward_xlate *p)
 	ward_strv_free(p->ll_rw);
 	ward_strv_discard(&p->warn);
 	ward_strv_discard(&p->desc);
+	ward_strv_discard(&p->create);
+	ward_strv_discard(&p->partial);
+	free(p->refusal);
 	free(p);
+}
+
+char *const *ward_xlate_create(const struct ward_xlate *plan)
+{
+	return plan->create.n ? plan->create.v : empty_strv;
+}
+
+char *const *ward_xlate_partial(const struct ward_xlate *plan)
+{
+	return plan->partial.n ? plan->partial.v : empty_strv;
+}
+
+const char *ward_xlate_refusal(const struct ward_xlate *plan)
+{
+	return plan->refusal;
+}
+
+int ward_xlate_apply(const struct ward_xlate *plan)
+{
+	for (size_t i = 0; i < plan->create.n; i++) {
+		int err = ward_mkdir_p(plan->create.v[i]);
+
+		if (err)
+			return ward_err(err,
+					"cannot create %s (so that it can be "
+					"kept read-only): %s",
+					plan->create.v[i], strerror(-err));
+	}
+	return 0;
 }
 
 void ward_xlate_bwrap_push(struct ward_strv *sv, const struct ward_xlate *plan)
@@ -1924,8 +2026,6 @@ int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan)
 	return 0;
 }
 
-static char *const empty_strv[] = {NULL};
-
 char *const *ward_xlate_warnings(const struct ward_xlate *plan)
 {
 	return plan->warn.n ? plan->warn.v : empty_strv;
@@ -1947,7 +2047,7 @@ static int export_lines(char ***out, const ward_policy *policy,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "missing argument");
-	err = ward_xlate_new(&p, policy, runner, 0);
+	err = ward_xlate_new(&p, policy, runner);
 	if (err)
 		return err;
 	v = ward_strv_dup(warnings ? ward_xlate_warnings(p)

@@ -17,14 +17,6 @@
 
 #include "internal.h"
 
-/*
- * bwrap only: create ward's missing configuration directory and session
- * store (mode 0700) when they lie inside a writable root, so that they can
- * be bound read-only (a bind needs something to bind). Used when a profile
- * is really built, never by the warnings or the description.
- */
-#define WARD_XLATE_CREATE 0x1u
-
 struct ward_xlate;
 
 /*
@@ -32,8 +24,20 @@ struct ward_xlate;
  * NONE) for @policy. The caller frees *out with ward_xlate_free().
  */
 int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
-		   enum ward_runner runner, unsigned flags);
+		   enum ward_runner runner);
 void ward_xlate_free(struct ward_xlate *plan);
+
+/*
+ * The side effects the translation's operations rely on, done once before
+ * the run: bwrap binds ward's configuration directory and session store
+ * read-only when they lie inside a writable root, so when they are missing
+ * they are created (mode 0700) here — never while planning. Idempotent.
+ */
+int ward_xlate_apply(const struct ward_xlate *plan);
+/* The directories ward_xlate_apply() creates (owned; possibly empty). */
+char *const *ward_xlate_create(const struct ward_xlate *plan);
+/* mkdir -p @path, mode 0700 for what it creates; 0 or -errno. */
+int ward_mkdir_p(const char *path);
 
 /*
  * bwrap: append the rule part of the profile (it goes after the writable
@@ -59,6 +63,20 @@ void ward_bwrap_push_proc(struct ward_strv *sv);
 int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan);
 
 /*
+ * The profile builders (profile_*.c) from a translation made beforehand
+ * (the plan makes one per call): the same output as ward_profile_bwrap()
+ * and ward_profile_seatbelt() without translating again.
+ */
+int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
+			 const struct ward_xlate *x, const char *bwrap_path,
+			 int status_fd, char *const argv[]);
+int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
+			    const struct ward_xlate *x);
+
+/* Absolute, never looked up in PATH: no environment picks the confiner. */
+#define SANDBOX_EXEC "/usr/bin/sandbox-exec"
+
+/*
  * The landlock-run argv from the grants (profile_landlock.c): LAUNCHER
  * --ro R… --rw W… [-- ARGV…]. The provider builds the plan once and passes
  * the same grants to the launcher and to the in-process executor.
@@ -71,6 +89,17 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
  * WARD_EINVAL (a path that SBPL cannot hold).
  */
 int ward_xlate_seatbelt(FILE *f, const struct ward_xlate *plan);
+
+/*
+ * Why enforcement is partial: the warnings about rules and protected paths
+ * the runner does not enforce at all (owned by the plan; empty when none).
+ */
+char *const *ward_xlate_partial(const struct ward_xlate *plan);
+/*
+ * Why the runner must not run under this plan (a rule it would have to
+ * drop), or NULL. Also one of the warnings.
+ */
+const char *ward_xlate_refusal(const struct ward_xlate *plan);
 
 /* The plan's warnings and description (owned by the plan). */
 char *const *ward_xlate_warnings(const struct ward_xlate *plan);

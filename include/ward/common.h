@@ -18,6 +18,15 @@
 #define WARD_EXTERN
 #endif
 
+/* C++ callers see C linkage. */
+#ifdef __cplusplus
+#define WARD_BEGIN_DECL extern "C" {
+#define WARD_END_DECL	}
+#else
+#define WARD_BEGIN_DECL
+#define WARD_END_DECL
+#endif
+
 #define WARD_VERSION "0.1.0"
 
 /*
@@ -33,6 +42,8 @@ enum ward_error {
 	WARD_ERUNNER = -10003,
 	/** An in-process file operation was refused by the fence. */
 	WARD_EDENIED = -10004,
+	/** An escalation was not granted: the call did not run (call.h). */
+	WARD_EREFUSED = -10005,
 	/* fsfence (-101xx), beside -ENOENT, -ENOTDIR, -EISDIR and -EFBIG: */
 	/** An edit's old text occurs more than once (and replace_all is off). */
 	WARD_ENOTUNIQUE = -10101,

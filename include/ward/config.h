@@ -267,4 +267,15 @@ ward_config_provider_options(struct ward_provider_options *opts,
  */
 WARD_EXTERN int ward_config_check_confine(const ward_config *cfg);
 
+/**
+ * ward_config_provider_new - the provider the configuration asks for: its
+ * runner chain, runner command and probe timeout, refused
+ * (ward_config_check_confine) when it cannot confine as configured; with
+ * @force other than WARD_RUNNER_NONE, that runner only
+ * (ward_provider_force). The caller frees *out with ward_provider_free().
+ */
+WARD_EXTERN int ward_config_provider_new(ward_provider **out,
+					 const ward_config *cfg,
+					 enum ward_runner force);
+
 #endif

@@ -149,9 +149,20 @@ WARD_EXTERN int ward_session_open(ward_session **out, const char *store,
 				  const char *id);
 
 /**
- * ward_session_reload - read the log again (under a shared lock), so the
- * folds and events see what other processes appended since. On error the
- * session keeps its previous snapshot.
+ * ward_session_refresh - bring the knob folds up to date with what other
+ * processes (or threads) appended since the last read: only the new part of
+ * the log is read, and only lines that can be knob events are parsed, so
+ * its cost does not grow with the session's length. A log that was
+ * replaced or cut is read anew. Thread-safe; call it before each call's
+ * policy is resolved (ward_call_new does).
+ */
+WARD_EXTERN int ward_session_refresh(ward_session *session);
+
+/**
+ * ward_session_reload - read the whole log again (under a shared lock),
+ * validating every line, so the folds and the event list see what other
+ * processes appended since. On error the session keeps its previous
+ * snapshot.
  */
 WARD_EXTERN int ward_session_reload(ward_session *session);
 

@@ -4,6 +4,7 @@
 #ifndef WARD_WARD_H
 #define WARD_WARD_H
 
+#include "call.h"
 #include "classify.h"
 #include "common.h"
 #include "config.h"
@@ -11,6 +12,7 @@
 #include "exec.h"
 #include "fsfence.h"
 #include "mode.h"
+#include "plan.h"
 #include "policy.h"
 #include "presets.h"
 #include "profile.h"

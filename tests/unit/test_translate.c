@@ -659,20 +659,29 @@ static void t_glob_bound(void **state)
 	ward_strv_free(w);
 }
 
-/* Too many mounts: the rest is named in a warning, never silently dropped. */
+/*
+ * Too many mounts: never silently dropped — the plan is refused (a rule
+ * ward cannot enforce never quietly becomes no rule), and a warning says
+ * why.
+ */
 static void t_target_bound(void **state)
 {
 	struct fx *fx = *state;
 	struct ward_xlate_limits lim = {100000, 10000, 2};
+	struct ward_xlate *x = NULL;
 	char **w, **argv;
 
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "r- **/*.pem\n");
 	ward_xlate_set_limits(&lim);
 	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
 	argv = bwrap_argv(fx->policy);
+	assert_int_equal(ward_xlate_new(&x, fx->policy, WARD_RUNNER_BWRAP), 0);
 	ward_xlate_set_limits(NULL);
-	assert_int_equal(count_lines(w, "more than 2 paths", "1 of them", NULL),
-			 1);
+	assert_non_null(ward_xlate_refusal(x));
+	assert_non_null(strstr(ward_xlate_refusal(x), "refuses to run"));
+	ward_xlate_free(x);
+	assert_int_equal(
+	    count_lines(w, "more than 2 paths", "1 more", "refuses", NULL), 1);
 	/* The protected paths are never the ones dropped. */
 	assert_true(find_opt(argv, "--ro-bind", P(fx, "ws/.git/hooks"), NULL) >
 		    0);
@@ -756,12 +765,14 @@ static void t_protect_worktree(void **state)
 
 /*
  * ward's own configuration directory is never writable: not through an
- * explicit `rw`, not with the home directory as workspace. bwrap creates
- * it (0700) to bind it read-only and pins its parents.
+ * explicit `rw`, not with the home directory as workspace. bwrap binds it
+ * read-only and pins its parents; when it is missing, the plan binds it
+ * anyway and the apply step — never the planning — creates it (0700).
  */
 static void t_protect_home_bwrap(void **state)
 {
 	struct fx *fx = *state;
+	struct ward_xlate *x = NULL;
 	struct stat st;
 	char **argv;
 
@@ -769,6 +780,11 @@ static void t_protect_home_bwrap(void **state)
 		    "rw @BASE@/home/.config\n");
 	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), -1);
 	argv = bwrap_argv(fx->policy);
+	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), -1);
+	assert_int_equal(ward_xlate_new(&x, fx->policy, WARD_RUNNER_BWRAP), 0);
+	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), -1);
+	assert_int_equal(ward_xlate_apply(x), 0);
+	ward_xlate_free(x);
 	assert_int_equal(stat(P(fx, "home/.config/ward"), &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	assert_true(
@@ -804,7 +820,7 @@ static void t_protect_home_landlock(void **state)
 	xmkdir(fx->base, "home/.config/ward");
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
 	assert_int_equal(
-	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
 	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
 	ward_xlate_free(plan);
 	dump("rw", rw);
@@ -830,7 +846,7 @@ static void t_protect_home_landlock(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home/.config/ward/proj",
 		    "");
 	assert_int_equal(
-	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
 	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
 	ward_xlate_free(plan);
 	assert_false(strv_has(rw, P(fx, "home/.config/ward/proj")));
@@ -856,7 +872,7 @@ static void t_landlock_complement(void **state)
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
 		    "-- @BASE@/home/.ssh\n");
 	assert_int_equal(
-	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
 	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
 	ward_xlate_free(plan);
 	assert_false(strv_has(ro, "/"));
@@ -893,7 +909,7 @@ static void t_landlock_argv_matches_plan(void **state)
 	policy_with(fx, WARD_MODE_READ_ONLY, "ws",
 		    "-- @BASE@/home/.ssh\n-- @BASE@/out/ro\n");
 	assert_int_equal(
-	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK, 0), 0);
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
 	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
 	ward_xlate_free(plan);
 	assert_int_equal(

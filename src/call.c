@@ -1,0 +1,817 @@
+/*
+ * ward — one call: resolve, plan, record, authorize, run, record (call.h).
+ *
+ * This is the only place the per-call pipeline lives; the CLI and the MCP
+ * server are adapters around it. The order of the steps is the contract:
+ * nothing runs before `call/start` is in the session's log, nothing runs
+ * under a granted mode before the grant is recorded and the granted policy
+ * checked and planned, and every call that began ends with one
+ * `call/result` — ran or not.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "exec_internal.h"
+#include "internal.h"
+#include "protect.h"
+
+struct ward_call {
+	/* The options, copied. */
+	const ward_config *config;
+	ward_provider *provider;
+	ward_session *session;
+	enum ward_subject subject;
+	enum ward_surface surface;
+	char *tool;
+	char **argv;
+	char *operation;
+	char **paths;
+	char *summary;
+	bool escalate;
+	enum ward_mode escalate_to;
+	char *justification;
+	ward_approval_fn approve;
+	void *approve_ctx;
+
+	/* Resolved by ward_call_new. */
+	char id[16];
+	ward_policy *base;   /* the session's (or configuration's) policy */
+	ward_policy *policy; /* in force: @base, or the granted one */
+	enum ward_knob_source source;
+	enum ward_approval_policy approval;
+	char *cwd;
+	ward_plan *plan; /* NULL when @plan_err */
+	int plan_err;
+	char *plan_detail;
+
+	/* Progress. */
+	bool begun;
+	int begin_err;
+	enum ward_escalation_verdict verdict;
+	bool escalated;
+	bool recorded; /* call/result is in the log */
+	ward_task *task;
+};
+
+static char *const empty_strv[] = {NULL};
+
+/* --- small helpers ------------------------------------------------------ */
+
+static int dup_str(char **slot, const char *s)
+{
+	*slot = NULL;
+	if (!s)
+		return 0;
+	*slot = strdup(s);
+	return *slot ? 0 : ward_err(-ENOMEM, "out of memory");
+}
+
+static int dup_strv(char ***slot, char *const *v)
+{
+	*slot = NULL;
+	if (!v)
+		return 0;
+	*slot = ward_strv_dup(v);
+	return *slot ? 0 : ward_err(-ENOMEM, "out of memory");
+}
+
+static bool blank(const char *s)
+{
+	while (s && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+		s++;
+	return !s || !*s;
+}
+
+/*
+ * The last error's detail survives what we do next (recording overwrites
+ * the thread's detail): save it, act, then set it again.
+ */
+struct saved_error {
+	int err;
+	char text[1024];
+};
+
+static void save_error(struct saved_error *s, int err)
+{
+	s->err = err;
+	snprintf(s->text, sizeof(s->text), "%s", ward_error_last());
+}
+
+static int restore_error(const struct saved_error *s)
+{
+	return ward_err(s->err, "%s", s->text);
+}
+
+/* Append @s to @m quoted for a POSIX shell (as is when plainly safe). */
+static void put_quoted(FILE *m, const char *s)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_@%+=:,./-";
+
+	if (*s && strspn(s, safe) == strlen(s)) {
+		fputs(s, m);
+		return;
+	}
+	fputc('\'', m);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", m);
+		else
+			fputc(*s, m);
+	}
+	fputc('\'', m);
+}
+
+/*
+ * What an approval prompt shows when the caller gave nothing: the command
+ * shell-quoted, or the operation and its paths.
+ */
+static int default_summary(ward_call *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	char *const *v =
+	    c->subject == WARD_SUBJECT_COMMAND ? c->argv : c->paths;
+	bool first = true;
+	FILE *m;
+
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return ward_err(-ENOMEM, "out of memory");
+	if (c->subject == WARD_SUBJECT_OPERATION && c->operation) {
+		fputs(c->operation, m);
+		first = false;
+	}
+	for (size_t i = 0; v && v[i]; i++) {
+		if (!first)
+			fputc(' ', m);
+		put_quoted(m, v[i]);
+		first = false;
+	}
+	if (fclose(m) != 0 || !buf) {
+		free(buf);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	c->summary = buf;
+	return 0;
+}
+
+/*
+ * The working directory of the call: @given (absolute, or relative to the
+ * workspace) made canonical; it must be a directory inside the workspace.
+ */
+static int resolve_cwd(char **out, const char *ws, const char *given)
+{
+	char *joined = NULL, *real;
+	struct stat st;
+	int err;
+
+	if (!given || !*given)
+		return dup_str(out, ws);
+	if (given[0] == '/')
+		joined = strdup(given);
+	else if (asprintf(&joined, "%s/%s", ws, given) < 0)
+		joined = NULL;
+	if (!joined)
+		return ward_err(-ENOMEM, "out of memory");
+	real = realpath(joined, NULL);
+	free(joined);
+	if (!real) {
+		err = errno;
+		return ward_err(WARD_EINVAL, "working directory %s: %s", given,
+				strerror(err));
+	}
+	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		free(real);
+		return ward_err(WARD_EINVAL,
+				"working directory %s is not a directory",
+				given);
+	}
+	if (!ward_path_within(real, ws)) {
+		free(real);
+		return ward_err(WARD_EINVAL,
+				"working directory %s is outside the workspace "
+				"%s; give a directory inside it",
+				given, ws);
+	}
+	*out = real;
+	return 0;
+}
+
+/* --- resolution ----------------------------------------------------------- */
+
+/*
+ * Step 1: the call's policy. The mode is the session's (its knobs read up
+ * to now) or the configuration's; the workspace the session's cwd or the
+ * configured one; rules and git protection the configuration's.
+ */
+static int resolve_policy(ward_call *c)
+{
+	const ward_config *cfg = c->config;
+	const char *ws = ward_config_workspace(cfg, NULL);
+	enum ward_mode mode = ward_config_mode(cfg, NULL);
+	int err;
+
+	c->source = WARD_KNOB_DEFAULT;
+	c->approval = ward_config_approval(cfg, NULL);
+	if (c->session) {
+		const char *scwd;
+
+		err = ward_session_refresh(c->session);
+		if (err)
+			return err;
+		scwd = ward_session_cwd(c->session);
+		/* The project file of the session's workspace is the one
+		 * that applies: a configuration loaded for another
+		 * workspace would apply the wrong rules. */
+		if (scwd && (!ws || strcmp(scwd, ws) != 0))
+			return ward_err(WARD_EINVAL,
+					"session %s works in %s, but the "
+					"configuration was loaded for %s",
+					ward_session_id(c->session), scwd,
+					ws ? ws : "no workspace");
+		mode = ward_session_mode(c->session, mode, &c->source);
+		c->approval =
+		    ward_session_approval(c->session, c->approval, NULL);
+	}
+	if (!ws)
+		return ward_err(WARD_EINVAL, "no workspace root is configured");
+	err = ward_policy_new(&c->base, mode, ws);
+	if (!err)
+		err = ward_policy_set_rules(c->base, ward_config_rules(cfg));
+	if (!err)
+		err = ward_policy_set_protect_git(
+		    c->base, ward_config_protect_git(cfg, NULL));
+	if (!err && c->session)
+		err = ward_policy_set_session(c->base,
+					      ward_session_id(c->session));
+	/* Refused before anything is planned or recorded: under this
+	 * policy a command could rewrite its own session. */
+	if (!err && c->session)
+		err = ward_session_check_policy(c->session, c->base);
+	if (err)
+		return err;
+	c->policy = c->base;
+	return 0;
+}
+
+/*
+ * Step 2 (again after a grant): plan the policy in force. A file operation
+ * has no runner: the fence applies the policy itself.
+ */
+static void plan_call(ward_call *c)
+{
+	if (c->subject != WARD_SUBJECT_COMMAND)
+		return;
+	ward_plan_free(c->plan);
+	c->plan = NULL;
+	free(c->plan_detail);
+	c->plan_detail = NULL;
+	c->plan_err = ward_plan_new(&c->plan, c->provider, c->policy);
+	if (c->plan_err)
+		c->plan_detail = strdup(ward_error_last());
+}
+
+static int copy_options(ward_call *c, const struct ward_call_options *o)
+{
+	int err;
+
+	c->config = o->config;
+	c->provider = o->provider;
+	c->session = o->session;
+	c->subject = o->subject;
+	c->surface = o->surface;
+	c->escalate = o->escalate;
+	c->escalate_to = o->escalate_to;
+	c->approve = o->approve;
+	c->approve_ctx = o->approve_ctx;
+	err = dup_str(&c->tool, o->tool				     ? o->tool
+				: o->subject == WARD_SUBJECT_COMMAND ? "run"
+								     : "fs");
+	if (!err)
+		err = dup_strv(&c->argv, o->argv);
+	if (!err)
+		err = dup_str(&c->operation, o->operation);
+	if (!err)
+		err = dup_strv(&c->paths, o->paths);
+	if (!err)
+		err = dup_str(&c->justification, o->justification);
+	if (!err && o->summary)
+		err = dup_str(&c->summary, o->summary);
+	else if (!err)
+		err = default_summary(c);
+	return err;
+}
+
+static int check_options(const struct ward_call_options *o)
+{
+	if (!o)
+		return ward_err(WARD_EINVAL, "call: no options");
+	if (o->version != WARD_CALL_OPTIONS_VERSION)
+		return ward_err(WARD_EINVAL,
+				"call options: unknown version %u (expected "
+				"%u; use ward_call_options_init)",
+				o->version, WARD_CALL_OPTIONS_VERSION);
+	if (!o->config)
+		return ward_err(WARD_EINVAL,
+				"call options: a configuration is required");
+	if (o->subject == WARD_SUBJECT_COMMAND && !o->provider)
+		return ward_err(WARD_EINVAL,
+				"call options: a command needs a provider");
+	if (o->subject == WARD_SUBJECT_COMMAND &&
+	    (!o->argv || !o->argv[0] || !o->argv[0][0]))
+		return ward_err(WARD_EINVAL, "call options: no command");
+	if (o->subject == WARD_SUBJECT_OPERATION &&
+	    (!o->operation || !*o->operation))
+		return ward_err(WARD_EINVAL, "call options: no operation");
+	if ((unsigned)o->subject > WARD_SUBJECT_OPERATION ||
+	    (unsigned)o->surface > WARD_SURFACE_MCP)
+		return ward_err(WARD_EINVAL,
+				"call options: unknown subject or surface");
+	if (o->escalate &&
+	    (unsigned)o->escalate_to > WARD_MODE_DANGER_FULL_ACCESS)
+		return ward_err(WARD_EINVAL,
+				"call options: escalation to unknown mode %d",
+				(int)o->escalate_to);
+	if (o->escalate && blank(o->justification))
+		return ward_err(WARD_EINVAL,
+				"an escalation needs a justification (why the "
+				"wider mode is needed)");
+	return 0;
+}
+
+/* --- recording ------------------------------------------------------------ */
+
+/*
+ * Record how the call ended, once. The detail of the caller's error, if
+ * any, survives. A failure to record is returned (the call already ran or
+ * did not; the caller decides how loud to be).
+ */
+static int record_result(ward_call *c, struct ward_session_result *r)
+{
+	int err;
+
+	if (!c->session || c->recorded)
+		return 0;
+	c->recorded = true;
+	r->call_id = c->id;
+	err = ward_session_record_result(c->session, r);
+	if (err)
+		return ward_err(err,
+				"cannot record the result of call %s in "
+				"session %s: %s",
+				c->id, ward_session_id(c->session),
+				ward_error_last());
+	return 0;
+}
+
+/* Record that the call did not run (@code, @text). */
+static int record_not_run(ward_call *c, const char *code, const char *text)
+{
+	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+
+	r.ran = false;
+	r.error = code;
+	r.text = text && *text ? text : NULL;
+	return record_result(c, &r);
+}
+
+static int record_ran(ward_call *c, const ward_result *res)
+{
+	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+
+	r.ran = true;
+	r.mode = ward_result_mode(res);
+	r.exit_code = ward_result_exit_code(res);
+	r.signal = ward_result_signal(res);
+	r.timed_out = ward_result_timed_out(res);
+	r.denied = ward_result_denied(res);
+	r.runner = ward_result_runner(res);
+	r.enforcement = ward_result_enforcement(res);
+	r.text = r.denied ? ward_render_marker(r.mode) : NULL;
+	return record_result(c, &r);
+}
+
+/*
+ * A command that could not be confined or started (@err, detail in
+ * ward_error_last): recorded as not run; returns @err with its detail.
+ */
+static int not_run(ward_call *c, int err)
+{
+	struct saved_error se;
+	char *text = NULL;
+
+	save_error(&se, err);
+	if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER) {
+		if (ward_render_unavailable(&text, c->subject, se.text) != 0)
+			text = NULL;
+		record_not_run(c, "sandbox-unavailable", text ? text : se.text);
+	} else if (err == WARD_EINVAL && c->plan_err == err) {
+		record_not_run(c, "plan-refused", se.text);
+	} else {
+		record_not_run(c, "exec-failed", se.text);
+	}
+	free(text);
+	return restore_error(&se);
+}
+
+/* --- exported: lifecycle --------------------------------------------------- */
+
+int ward_call_options_init(struct ward_call_options *opts, unsigned version)
+{
+	const struct ward_call_options init = WARD_CALL_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "call options: NULL");
+	if (version != WARD_CALL_OPTIONS_VERSION)
+		return ward_err(WARD_EINVAL,
+				"call options: unknown version %u (this "
+				"libward knows %u)",
+				version, WARD_CALL_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_call_new(ward_call **out, const struct ward_call_options *opts)
+{
+	ward_call *c;
+	int err;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "call: no output pointer");
+	err = check_options(opts);
+	if (err)
+		return err;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ward_err(-ENOMEM, "out of memory");
+	err = copy_options(c, opts);
+	if (!err)
+		err = ward_session_new_call_id(c->id, sizeof(c->id));
+	if (!err)
+		err = resolve_policy(c);
+	if (!err)
+		err = resolve_cwd(&c->cwd, ward_policy_workspace(c->base),
+				  opts->cwd);
+	if (err) {
+		ward_call_free(c);
+		return err;
+	}
+	plan_call(c);
+	ward_err_clear();
+	*out = c;
+	return 0;
+}
+
+void ward_call_free(ward_call *call)
+{
+	ward_result *res = NULL;
+
+	if (!call)
+		return;
+	if (call->task) {
+		/* A task nobody waited for: it ends with its call. */
+		ward_task_kill(call->task, SIGKILL);
+		if (ward_call_wait(call, &res, 0) == 0)
+			ward_result_free(res);
+		ward_task_free(call->task);
+	}
+	ward_plan_free(call->plan);
+	if (call->policy != call->base)
+		ward_policy_free(call->policy);
+	ward_policy_free(call->base);
+	free(call->plan_detail);
+	free(call->cwd);
+	free(call->tool);
+	ward_strv_free(call->argv);
+	free(call->operation);
+	ward_strv_free(call->paths);
+	free(call->summary);
+	free(call->justification);
+	free(call);
+}
+
+/* Step 4: put the escalation to the approval service. */
+static int authorize(ward_call *c)
+{
+	struct ward_escalation e = WARD_ESCALATION_INIT;
+	struct saved_error se;
+	ward_policy *granted = NULL;
+	char code[64], *text = NULL;
+	int err;
+
+	e.subject = c->subject;
+	e.summary = c->summary;
+	e.cwd = c->cwd;
+	e.requested = c->escalate_to;
+	e.justification = c->justification;
+	e.policy = c->approval;
+	e.approve = c->approve;
+	e.approve_ctx = c->approve_ctx;
+	e.session = c->session;
+	e.call_id = c->id;
+	err = ward_escalation_authorize(&granted, &c->verdict, c->base, &e);
+	if (err) {
+		save_error(&se, err);
+		record_not_run(c, "escalation-failed", se.text);
+		return ward_err(err,
+				"the escalation failed, so nothing was "
+				"run: %s",
+				se.text);
+	}
+	if (c->verdict != WARD_ESCALATION_GRANTED) {
+		snprintf(code, sizeof(code), "escalation-%s",
+			 ward_escalation_verdict_name(c->verdict));
+		if (ward_render_verdict(&text, c->verdict, c->subject,
+					c->escalate_to) != 0)
+			text = NULL;
+		record_not_run(c, code, text);
+		free(text);
+		return ward_err(WARD_EREFUSED,
+				"the escalation was not granted");
+	}
+	/* The grant changes the mode and nothing else; the granted policy
+	 * is checked and planned like any other. */
+	if (c->session) {
+		err = ward_session_check_policy(c->session, granted);
+		if (err) {
+			save_error(&se, err);
+			ward_policy_free(granted);
+			record_not_run(c, "escalation-failed", se.text);
+			return restore_error(&se);
+		}
+	}
+	c->policy = granted;
+	c->escalated = true;
+	c->source = WARD_KNOB_ESCALATION;
+	plan_call(c);
+	return 0;
+}
+
+int ward_call_begin(ward_call *call)
+{
+	struct ward_session_call sc = WARD_SESSION_CALL_INIT;
+	int err = 0;
+
+	if (!call)
+		return ward_err(WARD_EINVAL, "call: NULL");
+	if (call->begun)
+		return call->begin_err
+			   ? ward_err(call->begin_err, "%s",
+				      call->begin_err == WARD_EREFUSED
+					  ? "the escalation was not granted"
+					  : "the call could not begin")
+			   : 0;
+	call->begun = true;
+	if (call->session) {
+		sc.call_id = call->id;
+		sc.tool = call->tool;
+		sc.argv = call->argv;
+		sc.operation = call->operation;
+		sc.paths = call->paths;
+		sc.cwd = call->cwd;
+		sc.mode = ward_policy_mode(call->base);
+		sc.mode_source = call->source;
+		err = ward_session_record_call(call->session, &sc);
+		if (err) {
+			/* Nothing was recorded, so nothing may run; and there
+			 * is no call/start for a call/result to end. */
+			call->recorded = true;
+			err = ward_err(err,
+				       "cannot record the call in session %s, "
+				       "so nothing was run: %s",
+				       ward_session_id(call->session),
+				       ward_error_last());
+		}
+	}
+	if (!err && call->escalate)
+		err = authorize(call);
+	call->begin_err = err;
+	return err;
+}
+
+/* Steps 3 to 5 up to the spawn: a confined command, or the error. */
+static int prepare_run(ward_call *c, ward_confined **conf,
+		       struct ward_exec_options *o,
+		       const struct ward_exec_options *opts)
+{
+	int err;
+
+	if (c->subject != WARD_SUBJECT_COMMAND)
+		return ward_err(WARD_EINVAL, "call: not a command");
+	if (c->task)
+		return ward_err(WARD_EINVAL, "call: already started");
+	err = ward_call_begin(c);
+	if (err)
+		return err;
+	if (c->plan_err)
+		return not_run(c,
+			       ward_err(c->plan_err, "%s",
+					c->plan_detail ? c->plan_detail : ""));
+	err = ward_exec_opts_check(o, opts);
+	if (err)
+		return not_run(c, err);
+	if (!o->cwd)
+		o->cwd = c->cwd;
+	err = ward_confined_from_plan(conf, c->plan, c->argv, o->cwd);
+	if (err)
+		return not_run(c, err);
+	return 0;
+}
+
+int ward_call_exec(ward_call *call, ward_result **out,
+		   const struct ward_exec_options *opts)
+{
+	struct ward_exec_options o;
+	struct saved_error se;
+	ward_confined *conf = NULL;
+	int err;
+
+	if (!call || !out)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	err = prepare_run(call, &conf, &o, opts);
+	if (err)
+		return err;
+	err = ward_exec_confined(out, conf, call->policy, &o);
+	ward_confined_free(conf);
+	if (err)
+		return not_run(call, err);
+	err = record_ran(call, *out);
+	if (err) {
+		/* It ran: the result stands; the detail says what failed. */
+		save_error(&se, err);
+		restore_error(&se);
+	}
+	return 0;
+}
+
+int ward_call_start(ward_call *call, const struct ward_exec_options *opts)
+{
+	struct ward_exec_options o;
+	ward_confined *conf = NULL;
+	int err;
+
+	if (!call)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	err = prepare_run(call, &conf, &o, opts);
+	if (err)
+		return err;
+	err = ward_task_start_confined(&call->task, conf, call->policy, &o);
+	ward_confined_free(conf);
+	if (err)
+		return not_run(call, err);
+	return 0;
+}
+
+ward_task *ward_call_task(const ward_call *call)
+{
+	return call ? call->task : NULL;
+}
+
+int ward_call_wait(ward_call *call, ward_result **out, unsigned long timeout_ms)
+{
+	int err;
+
+	if (!call || !out)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	if (!call->task)
+		return ward_err(WARD_EINVAL, "call: no task was started");
+	err = ward_task_wait(out, call->task, timeout_ms);
+	if (err == -ETIMEDOUT)
+		return err;
+	if (err)
+		return not_run(call, err);
+	record_ran(call, *out);
+	return 0;
+}
+
+int ward_call_fs_begin(ward_call *call, const ward_policy **out)
+{
+	int err;
+
+	if (!call || !out)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	if (call->subject != WARD_SUBJECT_OPERATION)
+		return ward_err(WARD_EINVAL, "call: not a file operation");
+	err = ward_call_begin(call);
+	if (err)
+		return err;
+	*out = call->policy;
+	return 0;
+}
+
+int ward_call_fs_end(ward_call *call, int err,
+		     const struct ward_fs_denial *denial)
+{
+	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+	enum ward_mode mode;
+
+	if (!call)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	mode = ward_policy_mode(call->policy);
+	r.ran = true;
+	r.mode = mode;
+	r.denied = err == WARD_EDENIED;
+	/* As `ward fs` exits: 0 done, 3 denied by the fence, 1 failed. */
+	r.exit_code = err == 0 ? 0 : r.denied ? 3 : 1;
+	r.runner_name = "fsfence";
+	r.enforcement = WARD_ENFORCEMENT_FULL;
+	r.error = err && !r.denied ? "failed" : NULL;
+	r.text =
+	    r.denied ? ward_render_marker(denial ? denial->mode : mode) : NULL;
+	return record_result(call, &r);
+}
+
+/* --- exported: facts ------------------------------------------------------- */
+
+const char *ward_call_id(const ward_call *call)
+{
+	return call ? call->id : "";
+}
+
+const ward_policy *ward_call_policy(const ward_call *call)
+{
+	return call ? call->policy : NULL;
+}
+
+const ward_plan *ward_call_plan(const ward_call *call)
+{
+	return call ? call->plan : NULL;
+}
+
+int ward_call_plan_error(const ward_call *call)
+{
+	return call ? call->plan_err : WARD_EINVAL;
+}
+
+const char *ward_call_plan_detail(const ward_call *call)
+{
+	return call && call->plan_detail ? call->plan_detail : "";
+}
+
+enum ward_mode ward_call_mode(const ward_call *call)
+{
+	return call ? ward_policy_mode(call->policy) : WARD_MODE_READ_ONLY;
+}
+
+enum ward_knob_source ward_call_mode_source(const ward_call *call)
+{
+	return call ? call->source : WARD_KNOB_DEFAULT;
+}
+
+enum ward_approval_policy ward_call_approval(const ward_call *call)
+{
+	return call ? call->approval : WARD_APPROVAL_NEVER;
+}
+
+const char *ward_call_cwd(const ward_call *call)
+{
+	return call ? call->cwd : NULL;
+}
+
+bool ward_call_escalated(const ward_call *call)
+{
+	return call && call->escalated;
+}
+
+enum ward_escalation_verdict ward_call_verdict(const ward_call *call)
+{
+	return call ? call->verdict : WARD_ESCALATION_NO_SERVICE;
+}
+
+char *const *ward_call_warnings(const ward_call *call)
+{
+	return call && call->plan ? ward_plan_warnings(call->plan) : empty_strv;
+}
+
+bool ward_call_hint_offered(const ward_call *call, enum ward_mode mode)
+{
+	return call &&
+	       ward_escalation_offered(mode, call->approval,
+				       call->approve != NULL, call->escalated);
+}
+
+/* --- exported: texts ------------------------------------------------------- */
+
+int ward_call_render_refusal(char **out, const ward_call *call)
+{
+	if (!out || !call || !call->escalate ||
+	    call->verdict == WARD_ESCALATION_GRANTED)
+		return ward_err(WARD_EINVAL, "call: no refused escalation");
+	return ward_render_verdict(out, call->verdict, call->subject,
+				   call->escalate_to);
+}
+
+int ward_call_render_not_run(char **out, const ward_call *call)
+{
+	if (!out || !call)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	return ward_render_unavailable(
+	    out, call->subject, call->plan_detail ? call->plan_detail : "");
+}

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ward/call.h"
+
 #include "cli.h"
 #include "policy_opts.h"
 
@@ -63,33 +65,50 @@ static void print_help(void)
 	       confine_usage);
 }
 
-static void print_json(const ward_confined *c)
+/* A JSON array of strings. */
+static json_t *strv_json(char *const *v)
 {
-	char *const *argv = ward_confined_argv(c);
-	const char *runner = ward_runner_name(ward_confined_runner(c));
-	json_t *obj = json_object();
 	json_t *arr = json_array();
+
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; v && v[i]; i++)
+		if (json_array_append_new(arr,
+					  cli_json_text(v[i], strlen(v[i]))))
+			die(CLI_EXIT_WARD, "out of memory");
+	return arr;
+}
+
+static void print_json(const ward_call *call, char *const *argv)
+{
+	const ward_plan *plan = ward_call_plan(call);
+	enum ward_runner r = ward_plan_runner(plan);
+	const char *runner = ward_runner_name(r);
+	json_t *obj = json_object();
 	json_t *env = json_object();
 
-	if (!obj || !arr || !env)
+	if (!obj || !env)
 		die(CLI_EXIT_WARD, "out of memory");
-	for (size_t i = 0; argv && argv[i]; i++)
-		if (json_array_append_new(
-			arr, cli_json_text(argv[i], strlen(argv[i]))))
-			die(CLI_EXIT_WARD, "out of memory");
-	if (json_object_set_new(obj, "argv", arr) ||
+	if (json_object_set_new(obj, "argv", strv_json(argv)) ||
+	    json_object_set_new(obj, "cwd",
+				cli_json_text(ward_call_cwd(call),
+					      strlen(ward_call_cwd(call)))) ||
 	    json_object_set_new(obj, "runner", json_string(runner)) ||
 	    json_object_set_new(obj, "enforcement",
 				json_string(ward_enforcement_name(
-				    ward_confined_enforcement(c)))) ||
+				    ward_plan_enforcement(plan)))) ||
+	    json_object_set_new(obj, "partial",
+				strv_json(ward_plan_partial(plan))) ||
 	    json_object_set_new(
 		obj, "mode",
-		json_string(ward_mode_name(ward_confined_mode(c)))) ||
+		json_string(ward_mode_name(ward_plan_mode(plan)))) ||
 	    json_object_set_new(
 		obj, "denial_signature",
-		json_string(ward_confined_denial_signature(c))) ||
+		json_string(ward_plan_denial_signature(plan))) ||
+	    json_object_set_new(obj, "warnings",
+				strv_json(ward_plan_warnings(plan))) ||
 	    /* Runner none confines nothing: the environment stays as is. */
-	    (ward_confined_runner(c) != WARD_RUNNER_NONE &&
+	    (r != WARD_RUNNER_NONE &&
 	     json_object_set_new(env, "WARD_SANDBOX", json_string(runner))) ||
 	    json_object_set_new(obj, "env", env))
 		die(CLI_EXIT_WARD, "out of memory");
@@ -106,11 +125,10 @@ int cmd_confine(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
+	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
 	struct cli_setup setup;
-	ward_provider *provider = NULL;
-	ward_confined *confined = NULL;
-	ward_policy *policy = NULL;
-	char *const *wrapped;
+	ward_call *call = NULL;
+	char **wrapped = NULL;
 	char detail[1024];
 	bool json = false;
 	char **cmd;
@@ -137,14 +155,29 @@ int cmd_confine(int argc, char **argv)
 	    cli_command_argv(&po, argc - optind, argv + optind, confine_usage);
 	cli_setup_build(&setup, &po, confine_usage,
 			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
-	policy = setup.policy;
-	provider = setup.provider;
 
-	err = ward_provider_confine(&confined, provider, policy, cmd);
+	/* The same call `ward run` would make, planned the same way. */
+	co.config = setup.config;
+	co.provider = setup.provider;
+	co.subject = WARD_SUBJECT_COMMAND;
+	co.surface = WARD_SURFACE_CLI;
+	co.tool = "confine";
+	co.argv = cmd;
+	err = ward_call_new(&call, &co);
+	if (!err)
+		err = ward_call_plan_error(call);
+	if (!err)
+		err = ward_plan_apply(ward_call_plan(call));
+	if (!err)
+		err = ward_plan_argv(&wrapped, ward_call_plan(call), cmd,
+				     ward_call_cwd(call));
 	if (err) {
-		snprintf(detail, sizeof(detail), "%s", ward_error_last());
+		snprintf(detail, sizeof(detail), "%s",
+			 call && ward_call_plan_error(call)
+			     ? ward_call_plan_detail(call)
+			     : ward_error_last());
 		if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER)
-			cli_sandbox_unavailable(err, detail, provider,
+			cli_sandbox_unavailable(err, detail, setup.provider,
 						po.runner, json);
 		if (json) {
 			cli_json_error("WARD_FAILED", detail);
@@ -154,10 +187,9 @@ int cmd_confine(int argc, char **argv)
 	}
 
 	if (json) {
-		print_json(confined);
+		print_json(call, wrapped);
 	} else {
-		wrapped = ward_confined_argv(confined);
-		for (size_t i = 0; wrapped && wrapped[i]; i++) {
+		for (size_t i = 0; wrapped[i]; i++) {
 			if (i)
 				putchar(' ');
 			cli_shell_quote(stdout, wrapped[i]);
@@ -165,7 +197,8 @@ int cmd_confine(int argc, char **argv)
 		putchar('\n');
 	}
 
-	ward_confined_free(confined);
+	ward_strv_free(wrapped);
+	ward_call_free(call);
 	cli_setup_free(&setup, &po);
 	free(cmd);
 	return CLI_EXIT_OK;

@@ -241,8 +241,11 @@ int ward_plan_argv(char ***out, const ward_plan *plan, char *const argv[],
 	return ward_strv_finish(out, &sv);
 }
 
-int ward_plan_apply(ward_plan *plan)
+int ward_plan_apply(const ward_plan *cplan)
 {
+	/* Only the "applied" flag changes: a plan shared between threads
+	 * applies once. */
+	ward_plan *plan = (ward_plan *)cplan;
 	int err = 0;
 
 	if (!plan)

@@ -101,7 +101,7 @@ WARD_EXTERN int ward_plan_argv(char ***out, const ward_plan *plan,
  * bwrap can bind them read-only). Idempotent and thread-safe. Returns 0 or
  * -errno with a detail naming the path.
  */
-WARD_EXTERN int ward_plan_apply(ward_plan *plan);
+WARD_EXTERN int ward_plan_apply(const ward_plan *plan);
 
 WARD_END_DECL
 

@@ -43,6 +43,11 @@ teardown() {
 	rm -rf "${WS:-}" "${OUTSIDE:-}"
 }
 
+fail() {
+	printf "FAIL: %s\n" "$*"
+	return 1
+}
+
 require_runner() {
 	case " ${CLI_USABLE:-} " in
 	*" $1 "*) ;;
@@ -474,9 +479,10 @@ check_denied() {
 	require_runner bwrap
 	run -0 "$WARD" confine --json -w "$WS" --runner bwrap --mode workspace-write \
 		-- echo 'a b'
-	[ "$(json 'sorted(d)')" = "['argv', 'denial_signature', 'enforcement', 'env', 'mode', 'runner']" ]
+	[ "$(json 'sorted(d)')" = "['argv', 'cwd', 'denial_signature', 'enforcement', 'env', 'mode', 'partial', 'runner', 'warnings']" ]
 	[ "$(json 'd["argv"][0].endswith("/bwrap")')" = True ]
-	[ "$(json 'd["argv"][-3:]')" = "['--', 'echo', 'a b']" ]
+	[ "$(json 'd["argv"][-5:]')" = "['--chdir', '$WS', '--', 'echo', 'a b']" ]
+	[ "$(json 'd["cwd"]')" = "$WS" ]
 	[ "$(json '"--ro-bind" in d["argv"]')" = True ]
 	# The workspace is bound read-write onto itself.
 	[ "$(json 'any(d["argv"][i:i+3] == ["--bind", sys.argv[2], sys.argv[2]] for i in range(len(d["argv"])))' "$WS")" = True ]
@@ -516,4 +522,52 @@ check_denied() {
 	[ "$(json 'd["argv"]')" = "['ls']" ]
 	[ "$(json 'd["runner"]')" = none ]
 	[ "$(json 'd["env"]')" = "{}" ]
+}
+
+# What `ward confine` prints is what `ward run` executes: the executor runs
+# the plan's own vector, adding only bwrap's --json-status-fd (a descriptor
+# only ward holds). Seen from outside, with strace, on the real runners.
+confine_is_run() {
+	local runner=$1 mode=$2 want got
+	command -v strace >/dev/null || skip "strace is not installed"
+	require_runner "$runner"
+	want=$("$WARD" confine --json -w "$WS" --runner "$runner" \
+		--landlock-via-launcher --mode "$mode" -- echo 'x y' |
+		"$PY" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["argv"]))')
+	strace -f -s 4096 -e trace=execve -o "$OUTSIDE/trace" \
+		"$WARD" run -w "$WS" --runner "$runner" --landlock-via-launcher \
+		--mode "$mode" -- echo 'x y' >/dev/null
+	got=$("$PY" - "$OUTSIDE/trace" "$runner" <<'PY'
+import json, re, sys
+runner = sys.argv[2]
+for line in open(sys.argv[1]):
+    m = re.search(r'execve\("([^"]*)", (\[.*?\]), ', line)
+    if not m or "= 0" not in line:
+        continue
+    path = m.group(1)
+    if runner == "bwrap" and not path.endswith("/bwrap"):
+        continue
+    if runner == "landlock" and not path.endswith("/landlock-run"):
+        continue
+    argv = json.loads(m.group(2))
+    if argv[1:3] == ["--json-status-fd", "3"]:
+        argv = argv[:1] + argv[3:]
+    print(json.dumps(argv))
+    break
+PY
+)
+	[ -n "$got" ] || fail "no $runner execve in the trace"
+	[ "$got" = "$want" ] || fail "run executed $got, confine printed $want"
+}
+
+@test "confine prints exactly what run executes (bwrap, read-only)" {
+	confine_is_run bwrap read-only
+}
+
+@test "confine prints exactly what run executes (bwrap, workspace-write)" {
+	confine_is_run bwrap workspace-write
+}
+
+@test "confine prints exactly what run executes (landlock-run, workspace-write)" {
+	confine_is_run landlock workspace-write
 }

@@ -203,6 +203,7 @@ int cmd_probe(int argc, char **argv)
 	enum ward_runner forced = WARD_RUNNER_NONE;
 	enum ward_enforcement enf = WARD_ENFORCEMENT_NONE;
 	enum ward_runner chosen = WARD_RUNNER_NONE;
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
 	ward_provider *provider = NULL;
 	ward_policy *here = NULL;
 	char select_detail[512] = "";
@@ -231,7 +232,10 @@ int cmd_probe(int argc, char **argv)
 		die_usage(probe_usage, "unexpected argument '%s'",
 			  argv[optind]);
 
-	err = ward_provider_new(&provider, NULL);
+	/* Probe afresh (the verdicts kept across processes are refreshed,
+	 * not read): this is the command people run to see why. */
+	po.no_probe_cache = true;
+	err = ward_provider_new(&provider, &po);
 	if (err)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 	if (forced != WARD_RUNNER_NONE) {

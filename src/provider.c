@@ -28,13 +28,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "translate_internal.h"
+#include "ward/probe.h"
 
 #ifndef WARD_LIBEXECDIR
 #define WARD_LIBEXECDIR "/usr/local/libexec/ward"
@@ -75,6 +78,7 @@ struct ward_provider {
 	char *runner_command;
 	char **failure_signatures; /* with runner_command, or NULL */
 	unsigned probe_timeout_ms;
+	bool no_probe_cache; /* never the cross-process cache */
 	ward_probe_fn probe;
 	void *probe_ctx;
 	char *opt_launcher;
@@ -702,15 +706,301 @@ static enum ward_verdict probe_real(ward_provider *p, enum ward_runner runner,
 	return WARD_VERDICT_UNUSABLE;
 }
 
-/* The verdict for @runner: probed on first use, then cached. */
+/* --- probe verdicts kept across processes --------------------------------- */
+
+/*
+ * `ward run` is one process per command, so a verdict cached only for the
+ * provider's lifetime would mean a probe (a bwrap sandbox, ~3 ms) on every
+ * command. The real probes' verdicts are therefore also kept in a small
+ * file in ward's state directory — a protected path, read-only inside every
+ * confined run, so no command can forge a verdict — keyed by everything
+ * that decides them: the boot, the kernel, the uid and the namespaces and
+ * seccomp state the caller runs in, the sysctls that allow user
+ * namespaces, the Landlock ABI, and the identity (device, inode, size,
+ * mtime) of the runner binary. Anything different is a miss, and the file
+ * is trusted only when it and its directory belong to the caller and no
+ * one else may write them.
+ */
+#define CACHE_MAGIC "ward-probe-cache 1"
+#define CACHE_MAX   4096
+
+static void fnv(uint64_t *h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < n; i++) {
+		*h ^= p[i];
+		*h *= 0x100000001b3ULL;
+	}
+	*h ^= 0xff; /* a separator: "ab","c" differs from "a","bc" */
+	*h *= 0x100000001b3ULL;
+}
+
+static void fnv_str(uint64_t *h, const char *s)
+{
+	fnv(h, s ? s : "-", strlen(s ? s : "-"));
+}
+
+/* The first bytes of a small file (a sysctl, boot_id), or "-". */
+static void fnv_file(uint64_t *h, const char *path)
+{
+	char buf[512];
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	fnv(h, n > 0 ? buf : "-", n > 0 ? (size_t)n : 1);
+}
+
+/* What identifies a file's content without reading it. */
+static void fnv_stat(uint64_t *h, const char *path)
+{
+	struct stat st;
+	unsigned long long v[6] = {0};
+
+	if (path && stat(path, &st) == 0) {
+		v[0] = (unsigned long long)st.st_dev;
+		v[1] = (unsigned long long)st.st_ino;
+		v[2] = (unsigned long long)st.st_size;
+		v[3] = (unsigned long long)st.st_mtim.tv_sec;
+		v[4] = (unsigned long long)st.st_mtim.tv_nsec;
+		v[5] = (unsigned long long)st.st_mode;
+	}
+	fnv_str(h, path);
+	fnv(h, v, sizeof(v));
+}
+
+/* The lines of /proc/self/status that say what this process may do. */
+static void fnv_status(uint64_t *h)
+{
+	static const char *const keys[] = {"CapEff:", "CapBnd:", "Seccomp:",
+					   "Seccomp_filters:", "NoNewPrivs:"};
+	char buf[4096];
+	ssize_t n = -1;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		fnv_str(h, NULL);
+		return;
+	}
+	buf[n] = '\0';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *at = strstr(buf, keys[i]);
+		size_t len = at ? strcspn(at, "\n") : 0;
+
+		fnv(h, at ? at : "-", at ? len : 1);
+	}
+}
+
+/* The key of @runner's verdict here and now. */
+static uint64_t cache_key(ward_provider *p, enum ward_runner runner)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	struct utsname u;
+	struct stat st;
+	unsigned long long ns = 0;
+	uid_t uid = geteuid();
+	int abi;
+
+	fnv_str(&h, CACHE_MAGIC);
+	fnv_str(&h, ward_runner_name(runner));
+	fnv(&h, &uid, sizeof(uid));
+	fnv(&h, &p->probe_timeout_ms, sizeof(p->probe_timeout_ms));
+	fnv_file(&h, "/proc/sys/kernel/random/boot_id");
+	if (uname(&u) == 0) {
+		fnv_str(&h, u.release);
+		fnv_str(&h, u.version);
+		fnv_str(&h, u.machine);
+	}
+	if (stat("/proc/self/ns/user", &st) == 0)
+		ns = (unsigned long long)st.st_ino;
+	fnv(&h, &ns, sizeof(ns));
+	fnv_status(&h);
+	switch (runner) {
+	case WARD_RUNNER_BWRAP:
+		fnv_file(&h, "/proc/sys/kernel/unprivileged_userns_clone");
+		fnv_file(&h, "/proc/sys/user/max_user_namespaces");
+		fnv_file(
+		    &h,
+		    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+		fnv_stat(&h, resolve_bwrap(p));
+		break;
+	case WARD_RUNNER_LANDLOCK:
+		abi = ward_probe_landlock_abi();
+		fnv(&h, &abi, sizeof(abi));
+		fnv_stat(&h, resolve_launcher(p));
+		break;
+	default:
+		break;
+	}
+	return h;
+}
+
+/* ward's state directory, where the cache lives; false when none. */
+static bool cache_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/ward", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(buf, len, "%s/.local/state/ward", home);
+	else
+		return false;
+	return n > 0 && (size_t)n < len;
+}
+
+/* True when @fd is ours and nobody else may write it. */
+static bool cache_trusted(int fd, bool dir)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	       !(st.st_mode & 022) &&
+	       (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+}
+
+/* Read the cache file into @buf (NUL-terminated); false when untrusted. */
+static bool cache_read(char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+	int dfd, fd = -1;
+	ssize_t n = -1;
+
+	buf[0] = '\0';
+	if (!cache_dir(dir, sizeof(dir)))
+		return false;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	if (cache_trusted(dfd, true))
+		fd = openat(dfd, "probe-cache",
+			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && cache_trusted(fd, false))
+		n = read(fd, buf, len - 1);
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strncmp(buf, CACHE_MAGIC "\n", sizeof(CACHE_MAGIC)) == 0;
+}
+
+/* Look @runner up: true and @c filled when the cache has its verdict. */
+static bool cache_load(ward_provider *p, enum ward_runner runner,
+		       struct verdict_cache *c)
+{
+	char buf[CACHE_MAX], want[64];
+	const char *line;
+
+	if (!cache_read(buf, sizeof(buf)))
+		return false;
+	snprintf(want, sizeof(want), "%s %016llx ", ward_runner_name(runner),
+		 (unsigned long long)cache_key(p, runner));
+	for (line = buf; (line = strchr(line, '\n'));) {
+		int v;
+		char *end;
+
+		line++;
+		if (strncmp(line, want, strlen(want)) != 0)
+			continue;
+		v = (int)strtol(line + strlen(want), &end, 10);
+		if (end == line + strlen(want) || *end != ' ' ||
+		    (v != WARD_VERDICT_FULL && v != WARD_VERDICT_PARTIAL &&
+		     v != WARD_VERDICT_UNUSABLE))
+			return false;
+		c->verdict = (enum ward_verdict)v;
+		snprintf(c->why, sizeof(c->why), "%.*s",
+			 (int)strcspn(end + 1, "\n"), end + 1);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Keep @runner's fresh verdict: the file is rewritten (a temporary file
+ * renamed over it) with this line and the other runners' lines that are
+ * still current. Best effort: a failure only costs a probe next time.
+ */
+static void cache_store(ward_provider *p, enum ward_runner runner,
+			const struct verdict_cache *c)
+{
+	char dir[PATH_MAX], tmp[64], buf[CACHE_MAX], out[CACHE_MAX];
+	const char *line;
+	size_t o = 0;
+	int dfd, fd, n;
+
+	if (!cache_dir(dir, sizeof(dir)) || ward_mkdir_p(dir) != 0)
+		return;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (!cache_trusted(dfd, true))
+		goto out_close_dir;
+	n = snprintf(out, sizeof(out), "%s\n%s %016llx %d %s\n", CACHE_MAGIC,
+		     ward_runner_name(runner),
+		     (unsigned long long)cache_key(p, runner), (int)c->verdict,
+		     c->why);
+	if (n < 0 || (size_t)n >= sizeof(out))
+		goto out_close_dir;
+	o = (size_t)n;
+	/* Keep the other runners' lines (their keys are checked on load). */
+	if (cache_read(buf, sizeof(buf))) {
+		for (line = strchr(buf, '\n'); line && line[1];) {
+			size_t len;
+
+			line++;
+			len = strcspn(line, "\n");
+			if (strncmp(line, ward_runner_name(runner),
+				    strlen(ward_runner_name(runner))) != 0 &&
+			    o + len + 1 < sizeof(out)) {
+				memcpy(out + o, line, len);
+				o += len;
+				out[o++] = '\n';
+			}
+			line = strchr(line, '\n');
+		}
+	}
+	snprintf(tmp, sizeof(tmp), ".probe-cache.%ld", (long)getpid());
+	fd = openat(dfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto out_close_dir;
+	n = (int)write(fd, out, o);
+	close(fd);
+	if (n != (int)o || renameat(dfd, tmp, dfd, "probe-cache") != 0)
+		unlinkat(dfd, tmp, 0);
+out_close_dir:
+	close(dfd);
+}
+
+/*
+ * The verdict for @runner: from this provider's memory, else from the
+ * cross-process cache, else probed (and kept in both).
+ */
 static const struct verdict_cache *probe_cached(ward_provider *p,
 						enum ward_runner runner)
 {
 	struct verdict_cache *c = &p->cache[runner];
+	bool disk = !p->probe && !p->no_probe_cache;
 
 	if (c->done)
 		return c;
 	c->why[0] = '\0';
+	if (disk && cache_load(p, runner, c)) {
+		c->done = true;
+		return c;
+	}
 	if (p->probe)
 		c->verdict =
 		    p->probe(p->probe_ctx, runner, c->why, sizeof(c->why));
@@ -724,7 +1014,11 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 		set_why(c->why, sizeof(c->why), "%s",
 			c->verdict == WARD_VERDICT_UNUSABLE ? "unusable"
 							    : "probe ok");
+	/* One line in the file: no newline inside the reason. */
+	c->why[strcspn(c->why, "\n")] = '\0';
 	c->done = true;
+	if (!p->probe)
+		cache_store(p, runner, c);
 	return c;
 }
 
@@ -751,9 +1045,10 @@ int ward_provider_new(ward_provider **out,
 		return ward_err(WARD_EINVAL, "no output pointer");
 	if (!opts)
 		opts = &defaults;
-	if (opts->version != WARD_PROVIDER_OPTIONS_VERSION)
+	if (opts->version < 1 || opts->version > WARD_PROVIDER_OPTIONS_VERSION)
 		return ward_err(WARD_EINVAL,
-				"provider options version %u (expected %u)",
+				"provider options version %u (this libward "
+				"knows 1 to %u)",
 				opts->version, WARD_PROVIDER_OPTIONS_VERSION);
 	if ((unsigned)opts->platform > WARD_PLATFORM_OTHER)
 		return ward_err(WARD_EINVAL, "unknown platform %d",
@@ -786,6 +1081,7 @@ int ward_provider_new(ward_provider **out,
 						     : PROBE_TIMEOUT_DEFAULT_MS;
 	p->probe = opts->probe;
 	p->probe_ctx = opts->probe_ctx;
+	p->no_probe_cache = opts->version >= 3 && opts->no_probe_cache;
 	err = dup_opt(&p->runner_command, opts->runner_command);
 	/* Version 1 callers' struct ends before the signatures. */
 	if (!err && opts->version >= 2 && opts->runner_failure_signatures) {
@@ -1043,8 +1339,12 @@ static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy)
 {
 	struct verdict_cache *c = &p->cache[WARD_RUNNER_BWRAP];
 	const char *path;
+	bool in_chain = false;
 
-	if (p->runner_command ||
+	for (size_t i = 0; i < p->chain_len; i++)
+		in_chain |= p->chain[i] == WARD_RUNNER_BWRAP;
+	/* Only a bwrap the chain may choose is looked up at all. */
+	if (p->runner_command || !in_chain ||
 	    (c->done && c->verdict == WARD_VERDICT_UNUSABLE))
 		return;
 	path = resolve_bwrap(p);

@@ -35,7 +35,7 @@ enum ward_verdict {
 typedef enum ward_verdict (*ward_probe_fn)(void *ctx, enum ward_runner runner,
 					   char *why, size_t why_len);
 
-#define WARD_PROVIDER_OPTIONS_VERSION 2
+#define WARD_PROVIDER_OPTIONS_VERSION 3
 
 struct ward_provider_options {
 	unsigned version;
@@ -65,12 +65,23 @@ struct ward_provider_options {
 	 * most 8 are used. NULL: the bwrap dialect ("bwrap: ").
 	 */
 	const char *const *runner_failure_signatures;
+	/* --- version 3 --- */
+	/**
+	 * The real probes' verdicts are kept across processes, in ward's
+	 * state directory (a protected path no confined run can write),
+	 * keyed by everything that decides them (kernel, boot, uid,
+	 * namespaces, seccomp state, the sysctls for user namespaces, the
+	 * Landlock ABI, the runner binary's identity). true: probe afresh
+	 * and do not read the kept verdicts (`ward probe` does; the fresh
+	 * verdict is still kept). Injected probes are never kept.
+	 */
+	bool no_probe_cache;
 };
 
 #define WARD_PROVIDER_OPTIONS_INIT                                             \
 	{                                                                      \
 		WARD_PROVIDER_OPTIONS_VERSION, ward_platform_current(), NULL,  \
-		    0, NULL, 0, NULL, NULL, NULL, NULL, NULL                   \
+		    0, NULL, 0, NULL, NULL, NULL, NULL, NULL, false            \
 	}
 
 /**

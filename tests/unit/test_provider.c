@@ -886,6 +886,84 @@ static void test_real_probe_bwrap(void **state)
 	ward_policy_free(pol);
 }
 
+/*
+ * The real probes' verdicts are kept across processes in ward's state
+ * directory: a second provider reads them (a probe is not run again), a
+ * file anyone else could have written is ignored, and a changed key (here
+ * the probe timeout) is a miss.
+ */
+static void test_probe_cache_across_providers(void **state)
+{
+	struct ward_provider_options o = WARD_PROVIDER_OPTIONS_INIT;
+	const struct ward_probe_entry *entries;
+	char dir[] = "/var/tmp/ward-probe-cache.XXXXXX";
+	char file[PATH_MAX], buf[4096], *at;
+	ward_provider *p;
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("XDG_STATE_HOME", dir, 1);
+	snprintf(file, sizeof(file), "%s/ward/probe-cache", dir);
+	o.platform = WARD_PLATFORM_LINUX;
+	o.launcher_path = "/nonexistent/landlock-run";
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	ward_provider_free(p);
+	/* Both verdicts are kept; rewrite bwrap's reason to recognise a hit. */
+	f = fopen(file, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	at = strstr(buf, "bwrap ");
+	assert_non_null(at);
+	assert_non_null(strstr(buf, "landlock "));
+	at = strchr(at + 6, ' ');
+	assert_non_null(at);
+	at = strchr(at + 1, ' ');
+	assert_non_null(at);
+	memcpy(at + 1, "kept", 4);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs(buf, f);
+	fclose(f);
+	assert_int_equal(chmod(file, 0600), 0);
+
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	assert_non_null(strstr(entries[0].why, "kept"));
+	ward_provider_free(p);
+
+	/* Group-writable: not trusted, probed afresh (and rewritten). */
+	assert_int_equal(chmod(file, 0620), 0);
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	assert_null(strstr(entries[0].why, "kept"));
+	ward_provider_free(p);
+
+	/* Another key: a miss. */
+	assert_int_equal(chmod(file, 0600), 0);
+	o.probe_timeout_ms = 1999;
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	assert_null(strstr(entries[0].why, "kept"));
+	ward_provider_free(p);
+
+	/* no_probe_cache: never read. */
+	o.probe_timeout_ms = 0;
+	o.no_probe_cache = true;
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	assert_null(strstr(entries[0].why, "kept"));
+	ward_provider_free(p);
+
+	unsetenv("XDG_STATE_HOME");
+	snprintf(buf, sizeof(buf), "rm -rf '%s'", dir);
+	assert_int_equal(system(buf), 0);
+}
+
 static void test_real_probe_landlock(void **state)
 {
 	static const enum ward_runner chain[] = {WARD_RUNNER_LANDLOCK,
@@ -1073,6 +1151,7 @@ int main(void)
 	    cmocka_unit_test(test_invalid_options),
 	    cmocka_unit_test(test_real_probe_bwrap),
 	    cmocka_unit_test(test_real_probe_landlock),
+	    cmocka_unit_test(test_probe_cache_across_providers),
 	    cmocka_unit_test(test_landlock_probe_partial),
 	    cmocka_unit_test(test_probe_failure_reason),
 	    cmocka_unit_test(test_probe_timeout),

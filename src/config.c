@@ -1954,6 +1954,9 @@ int ward_config_load(ward_config *cfg, const struct ward_config_options *opts)
 		return ward_err(WARD_EINVAL, "config: NULL argument");
 	if (!opts)
 		opts = &dflt;
+	if (opts->version < 1 || opts->version > WARD_CONFIG_OPTIONS_VERSION)
+		return ward_bad_version("config options", opts->version,
+					WARD_CONFIG_OPTIONS_VERSION);
 	user = opts->user_file
 		   ? opts->user_file
 		   : ward_config_default_user_file(ubuf, sizeof(ubuf));
@@ -2242,5 +2245,18 @@ int ward_config_provider_new(ward_provider **out, const ward_config *cfg,
 		}
 	}
 	*out = p;
+	return 0;
+}
+
+int ward_config_options_init(struct ward_config_options *opts, unsigned version)
+{
+	const struct ward_config_options init = WARD_CONFIG_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "config options: NULL");
+	if (version != WARD_CONFIG_OPTIONS_VERSION)
+		return ward_bad_version("config options", version,
+					WARD_CONFIG_OPTIONS_VERSION);
+	*opts = init;
 	return 0;
 }

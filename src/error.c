@@ -26,6 +26,25 @@ void ward_err_clear(void)
 	last_error[0] = '\0';
 }
 
+int ward_bad_version(const char *what, unsigned got, unsigned newest)
+{
+	return ward_err(WARD_EINVAL,
+			"%s: unknown version %u (this libward knows 1 to %u; "
+			"initialise with the _INIT macro or the "
+			"_options_init function)",
+			what, got, newest);
+}
+
+const char *ward_version(void)
+{
+	return WARD_VERSION;
+}
+
+void ward_free(void *p)
+{
+	free(p);
+}
+
 const char *ward_error_last(void)
 {
 	return last_error;

@@ -193,6 +193,9 @@ int ward_escalation_authorize(ward_policy **granted,
 
 	if (!granted || !verdict || !base || !e)
 		return ward_err(WARD_EINVAL, "escalation: missing argument");
+	if (e->version < 1 || e->version > WARD_ESCALATION_VERSION)
+		return ward_bad_version("escalation", e->version,
+					WARD_ESCALATION_VERSION);
 	if ((unsigned)e->requested > WARD_MODE_DANGER_FULL_ACCESS)
 		return ward_err(WARD_EINVAL, "escalation to unknown mode %d",
 				(int)e->requested);
@@ -282,5 +285,18 @@ int ward_escalation_exec(ward_result **out,
 		*out = r;
 	}
 	*verdict = v;
+	return 0;
+}
+
+int ward_escalation_init(struct ward_escalation *e, unsigned version)
+{
+	const struct ward_escalation init = WARD_ESCALATION_INIT;
+
+	if (!e)
+		return ward_err(WARD_EINVAL, "escalation: NULL");
+	if (version != WARD_ESCALATION_VERSION)
+		return ward_bad_version("escalation", version,
+					WARD_ESCALATION_VERSION);
+	*e = init;
 	return 0;
 }

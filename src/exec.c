@@ -2155,3 +2155,28 @@ size_t ward_result_stderr_dropped(const ward_result *r)
 {
 	return r ? r->err_dropped : 0;
 }
+
+int ward_exec_options_init(struct ward_exec_options *opts, unsigned version)
+{
+	const struct ward_exec_options init = WARD_EXEC_OPTIONS_INIT;
+	size_t size;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "exec options: NULL");
+	/* A caller built against older headers has a shorter struct: write
+	 * only what that version has. */
+	switch (version) {
+	case 1:
+		size = offsetof(struct ward_exec_options, contain);
+		break;
+	case WARD_EXEC_OPTIONS_VERSION:
+		size = sizeof(*opts);
+		break;
+	default:
+		return ward_bad_version("exec options", version,
+					WARD_EXEC_OPTIONS_VERSION);
+	}
+	memcpy(opts, &init, size);
+	opts->version = version;
+	return 0;
+}

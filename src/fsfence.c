@@ -1597,8 +1597,12 @@ int ward_fs_read(struct ward_fs_content *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "read: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	if (!o.max_bytes)
 		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
 	fence_init(&f, policy, WARD_FS_OP_READ, denial);
@@ -1706,8 +1710,12 @@ int ward_fs_write(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy || (!data && len))
 		return ward_err(WARD_EINVAL, "write: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	fence_init(&f, policy, WARD_FS_OP_WRITE, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
@@ -1770,8 +1778,12 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 
 	if (!policy || !old_text || !new_text)
 		return ward_err(WARD_EINVAL, "edit: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	if (!o.max_bytes)
 		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
 	olen = strlen(old_text);
@@ -1942,8 +1954,12 @@ int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "remove: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	fence_init(&f, policy, WARD_FS_OP_REMOVE, denial);
 	err = target_open(&t, &f, path, 0);
 	if (err)
@@ -2027,8 +2043,12 @@ int ward_fs_move(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "move: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	fence_init(&f, policy, WARD_FS_OP_MOVE, denial);
 	err = target_open(&s, &f, from, 0);
 	if (err)
@@ -2076,8 +2096,12 @@ int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "mkdir: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	fence_init(&f, policy, WARD_FS_OP_MKDIR, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
@@ -2279,8 +2303,12 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "list: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	fence_init(&f, policy, WARD_FS_OP_LIST, denial);
 	fd = open_for_read(&f, path, O_RDONLY | O_DIRECTORY, &real);
 	if (fd < 0) {
@@ -2347,8 +2375,12 @@ int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "stat: missing argument");
-	if (opts)
+	if (opts) {
+		if (opts->version != WARD_FS_OPTIONS_VERSION)
+			return ward_bad_version("fs options", opts->version,
+						WARD_FS_OPTIONS_VERSION);
 		o = *opts;
+	}
 	fence_init(&f, policy, WARD_FS_OP_STAT, denial);
 	err = path_absolute(&abs, policy, path);
 	if (err)
@@ -2446,4 +2478,116 @@ int ward_fs_render_denial(char **out, const struct ward_fs_denial *denial,
 	/* The text itself lives in render.c, with every model-facing text. */
 	return ward_render_denial(out, denial->mode, WARD_SUBJECT_OPERATION,
 				  escalation_offered && !by_rule);
+}
+
+int ward_fs_read_options_init(struct ward_fs_read_options *opts,
+			      unsigned version)
+{
+	const struct ward_fs_read_options init = WARD_FS_READ_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_fs_write_options_init(struct ward_fs_write_options *opts,
+			       unsigned version)
+{
+	const struct ward_fs_write_options init = WARD_FS_WRITE_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_fs_edit_options_init(struct ward_fs_edit_options *opts,
+			      unsigned version)
+{
+	const struct ward_fs_edit_options init = WARD_FS_EDIT_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_fs_remove_options_init(struct ward_fs_remove_options *opts,
+				unsigned version)
+{
+	const struct ward_fs_remove_options init = WARD_FS_REMOVE_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_fs_move_options_init(struct ward_fs_move_options *opts,
+			      unsigned version)
+{
+	const struct ward_fs_move_options init = WARD_FS_MOVE_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_fs_mkdir_options_init(struct ward_fs_mkdir_options *opts,
+			       unsigned version)
+{
+	const struct ward_fs_mkdir_options init = WARD_FS_MKDIR_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_fs_list_options_init(struct ward_fs_list_options *opts,
+			      unsigned version)
+{
+	const struct ward_fs_list_options init = WARD_FS_LIST_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
+}
+
+int ward_fs_stat_options_init(struct ward_fs_stat_options *opts,
+			      unsigned version)
+{
+	const struct ward_fs_stat_options init = WARD_FS_STAT_OPTIONS_INIT;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "fs options: NULL");
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	*opts = init;
+	return 0;
 }

@@ -20,6 +20,14 @@ int ward_err(int err, const char *fmt, ...)
 void ward_err_clear(void);
 
 /*
+ * The error for an options struct of a version this libward does not know
+ * (@what names the struct): WARD_EINVAL with a detail saying which
+ * versions it knows and how to get one right (the _INIT macro or the
+ * _options_init function).
+ */
+int ward_bad_version(const char *what, unsigned got, unsigned newest);
+
+/*
  * The writable roots of @policy (roots.h), computed once per policy and
  * kept in it: *out is borrowed from the policy (valid while it lives and
  * no setter is called). ward_roots_compute() is the computation itself.

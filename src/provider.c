@@ -1493,3 +1493,32 @@ const char *ward_confined_denial_signature(const ward_confined *c)
 {
 	return ward_denial_signature(c ? c->runner : WARD_RUNNER_NONE);
 }
+
+int ward_provider_options_init(struct ward_provider_options *opts,
+			       unsigned version)
+{
+	const struct ward_provider_options init = WARD_PROVIDER_OPTIONS_INIT;
+	size_t size;
+
+	if (!opts)
+		return ward_err(WARD_EINVAL, "provider options: NULL");
+	/* An older caller's struct is shorter: write only what it has. */
+	switch (version) {
+	case 1:
+		size = offsetof(struct ward_provider_options,
+				runner_failure_signatures);
+		break;
+	case 2:
+		size = offsetof(struct ward_provider_options, no_probe_cache);
+		break;
+	case WARD_PROVIDER_OPTIONS_VERSION:
+		size = sizeof(*opts);
+		break;
+	default:
+		return ward_bad_version("provider options", version,
+					WARD_PROVIDER_OPTIONS_VERSION);
+	}
+	memcpy(opts, &init, size);
+	opts->version = version;
+	return 0;
+}

@@ -1651,6 +1651,9 @@ int ward_session_record_call(ward_session *s, const struct ward_session_call *c)
 
 	if (!c || !c->call_id || !c->tool)
 		return ward_err(WARD_EINVAL, "a call needs a call id and tool");
+	if (c->version < 1 || c->version > WARD_SESSION_CALL_VERSION)
+		return ward_bad_version("session call", c->version,
+					WARD_SESSION_CALL_VERSION);
 	ev = event_new("call/start");
 	ok = ev && put(ev, "call", json_text(c->call_id)) &&
 	     put(ev, "tool", json_text(c->tool));
@@ -1684,6 +1687,9 @@ int ward_session_record_result(ward_session *s,
 
 	if (!r || !r->call_id)
 		return ward_err(WARD_EINVAL, "a result needs a call id");
+	if (r->version < 1 || r->version > WARD_SESSION_RESULT_VERSION)
+		return ward_bad_version("session result", r->version,
+					WARD_SESSION_RESULT_VERSION);
 	ev = event_new("call/result");
 	ok = ev && put(ev, "call", json_text(r->call_id)) &&
 	     put(ev, "ran", json_boolean(r->ran));
@@ -1752,4 +1758,30 @@ int ward_session_append_json(ward_session *s, const char *object)
 	err = append_event(s, obj);
 	json_decref(obj);
 	return err;
+}
+
+int ward_session_call_init(struct ward_session_call *c, unsigned version)
+{
+	const struct ward_session_call init = WARD_SESSION_CALL_INIT;
+
+	if (!c)
+		return ward_err(WARD_EINVAL, "session call: NULL");
+	if (version != WARD_SESSION_CALL_VERSION)
+		return ward_bad_version("session call", version,
+					WARD_SESSION_CALL_VERSION);
+	*c = init;
+	return 0;
+}
+
+int ward_session_result_init(struct ward_session_result *r, unsigned version)
+{
+	const struct ward_session_result init = WARD_SESSION_RESULT_INIT;
+
+	if (!r)
+		return ward_err(WARD_EINVAL, "session result: NULL");
+	if (version != WARD_SESSION_RESULT_VERSION)
+		return ward_bad_version("session result", version,
+					WARD_SESSION_RESULT_VERSION);
+	*r = init;
+	return 0;
 }

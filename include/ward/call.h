@@ -239,7 +239,8 @@ WARD_EXTERN bool ward_call_hint_offered(const ward_call *call,
 
 /**
  * ward_call_render_refusal - the text of an escalation that was not
- * granted (render.h's verdict texts). The caller frees *out.
+ * granted (render.h's verdict texts). The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_call_render_refusal(char **out, const ward_call *call);
 /**

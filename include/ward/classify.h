@@ -12,6 +12,8 @@
 #include "common.h"
 #include "runner.h"
 
+WARD_BEGIN_DECL
+
 enum ward_outcome {
 	WARD_OUTCOME_OK = 0,	     /* ran; no denial seen */
 	WARD_OUTCOME_DENIED,	     /* ran; the sandbox refused a file op */
@@ -64,5 +66,7 @@ WARD_EXTERN int ward_classify(struct ward_classification *out,
 
 /** The denial signature of a runner ("" for none); static storage. */
 WARD_EXTERN const char *ward_denial_signature(enum ward_runner runner);
+
+WARD_END_DECL
 
 #endif

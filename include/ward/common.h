@@ -68,6 +68,21 @@ WARD_EXTERN const char *ward_error_last(void);
 WARD_EXTERN const char *ward_strerror(int err);
 
 /**
+ * ward_version - the version of the libward actually loaded ("0.1.0"),
+ * which may differ from WARD_VERSION, the headers the caller compiled
+ * against. Static storage.
+ */
+WARD_EXTERN const char *ward_version(void);
+
+/**
+ * ward_free - free one block libward handed over as a plain allocation (a
+ * rendered text, a profile, ward_task_read()'s output). Use it instead of
+ * free() from bindings and from programs that may use another C runtime's
+ * allocator. Accepts NULL.
+ */
+WARD_EXTERN void ward_free(void *p);
+
+/**
  * ward_strv_free - free a NULL-terminated vector of strings returned by
  * libward (argv, lists of roots). Accepts NULL.
  */

@@ -41,6 +41,8 @@
 #include "runner.h"
 #include "session.h"
 
+WARD_BEGIN_DECL
+
 typedef struct ward_config ward_config;
 
 /** The largest configuration file accepted, in bytes. */
@@ -100,6 +102,13 @@ struct ward_config_options {
 		WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL,    \
 		    NULL, 0, NULL                                              \
 	}
+
+/**
+ * ward_config_options_init - set @opts to the defaults of @version (which
+ * must be WARD_CONFIG_OPTIONS_VERSION). Returns 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_config_options_init(struct ward_config_options *opts,
+					 unsigned version);
 
 /** ward_config_new - an empty configuration. Free with ward_config_free(). */
 WARD_EXTERN int ward_config_new(ward_config **out);
@@ -277,5 +286,7 @@ WARD_EXTERN int ward_config_check_confine(const ward_config *cfg);
 WARD_EXTERN int ward_config_provider_new(ward_provider **out,
 					 const ward_config *cfg,
 					 enum ward_runner force);
+
+WARD_END_DECL
 
 #endif

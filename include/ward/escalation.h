@@ -31,6 +31,8 @@
 #include "provider.h"
 #include "session.h"
 
+WARD_BEGIN_DECL
+
 /** What a call is, in model-facing text: a command or a file operation. */
 enum ward_subject {
 	WARD_SUBJECT_COMMAND = 0, /* bash tool, `ward run` */
@@ -159,6 +161,13 @@ struct ward_escalation {
 	}
 
 /**
+ * ward_escalation_init - set @e to the defaults of @version (which must be
+ * WARD_ESCALATION_VERSION). Returns 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_escalation_init(struct ward_escalation *e,
+				     unsigned version);
+
+/**
  * ward_escalation_authorize - decide one escalation request against the
  * call's @base policy (whose mode is the call's effective mode).
  *
@@ -192,5 +201,7 @@ ward_escalation_exec(ward_result **out, enum ward_escalation_verdict *verdict,
 		     ward_provider *provider, const ward_policy *base,
 		     char *const argv[], const struct ward_exec_options *opts,
 		     const struct ward_escalation *e);
+
+WARD_END_DECL
 
 #endif

@@ -29,6 +29,8 @@
 #include "provider.h"
 #include "runner.h"
 
+WARD_BEGIN_DECL
+
 typedef struct ward_result ward_result;
 typedef struct ward_task ward_task;
 
@@ -123,6 +125,14 @@ struct ward_exec_options {
 	}
 
 /**
+ * ward_exec_options_init - set @opts to the defaults of @version (1 or
+ * WARD_EXEC_OPTIONS_VERSION; only the fields that version has are
+ * written). Returns 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_exec_options_init(struct ward_exec_options *opts,
+				       unsigned version);
+
+/**
  * ward_exec_run - confine and run @argv (argv[0] looked up in PATH),
  * wait for it, classify the run.
  *
@@ -179,7 +189,7 @@ WARD_EXTERN int ward_task_start(ward_task **out, ward_provider *provider,
 /**
  * ward_task_read - the output produced so far and not yet read (each call
  * returns only what is new). *out_stdout and *out_stderr are malloc'd, owned by
- * the caller (free()), NUL-terminated; lengths in *out_*_len.
+ * the caller (ward_free()), NUL-terminated; lengths in *out_*_len.
  */
 WARD_EXTERN int ward_task_read(char **out_stdout, size_t *out_stdout_len,
 			       char **out_stderr, size_t *out_stderr_len,
@@ -201,5 +211,7 @@ WARD_EXTERN enum ward_runner ward_task_runner(const ward_task *task);
 WARD_EXTERN enum ward_enforcement ward_task_enforcement(const ward_task *task);
 /** ward_task_free - kill (SIGKILL) if still running, reap, free. NULL ok. */
 WARD_EXTERN void ward_task_free(ward_task *task);
+
+WARD_END_DECL
 
 #endif

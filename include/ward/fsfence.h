@@ -49,6 +49,8 @@
 #include "mode.h"
 #include "policy.h"
 
+WARD_BEGIN_DECL
+
 /** The version of every ward_fs_*_options struct below. */
 #define WARD_FS_OPTIONS_VERSION 1
 
@@ -131,7 +133,7 @@ struct ward_fs_denial {
  *
  * (one line). The hint is never given for a denial by a rule
  * (WARD_FS_DENIED_RULE_*): rules apply in every mode, so no wider mode
- * would help. No trailing newline. The caller frees *out with free().
+ * would help. No trailing newline. The caller frees *out with ward_free().
  * Returns 0, WARD_EINVAL (@denial is NULL) or -ENOMEM.
  */
 WARD_EXTERN int ward_fs_render_denial(char **out,
@@ -426,5 +428,29 @@ WARD_EXTERN int ward_fs_stat(struct ward_fs_stat *out,
 
 /** ward_fs_stat_clear - free the strings and zero *st. Accepts NULL. */
 WARD_EXTERN void ward_fs_stat_clear(struct ward_fs_stat *st);
+
+/**
+ * ward_fs_*_options_init - set an options struct to the defaults of
+ * @version (which must be WARD_FS_OPTIONS_VERSION): the functions for
+ * bindings that cannot use the _INIT macros. 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_fs_read_options_init(struct ward_fs_read_options *opts,
+					  unsigned version);
+WARD_EXTERN int ward_fs_write_options_init(struct ward_fs_write_options *opts,
+					   unsigned version);
+WARD_EXTERN int ward_fs_edit_options_init(struct ward_fs_edit_options *opts,
+					  unsigned version);
+WARD_EXTERN int ward_fs_remove_options_init(struct ward_fs_remove_options *opts,
+					    unsigned version);
+WARD_EXTERN int ward_fs_move_options_init(struct ward_fs_move_options *opts,
+					  unsigned version);
+WARD_EXTERN int ward_fs_mkdir_options_init(struct ward_fs_mkdir_options *opts,
+					   unsigned version);
+WARD_EXTERN int ward_fs_list_options_init(struct ward_fs_list_options *opts,
+					  unsigned version);
+WARD_EXTERN int ward_fs_stat_options_init(struct ward_fs_stat_options *opts,
+					  unsigned version);
+
+WARD_END_DECL
 
 #endif

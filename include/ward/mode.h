@@ -11,6 +11,8 @@
 
 #include "common.h"
 
+WARD_BEGIN_DECL
+
 enum ward_mode {
 	WARD_MODE_READ_ONLY = 0,
 	WARD_MODE_WORKSPACE_WRITE = 1,
@@ -35,5 +37,7 @@ WARD_EXTERN const char *ward_mode_name(enum ward_mode mode);
 
 /** ward_mode_is_wider - true when @a is strictly wider than @b. */
 WARD_EXTERN bool ward_mode_is_wider(enum ward_mode a, enum ward_mode b);
+
+WARD_END_DECL
 
 #endif

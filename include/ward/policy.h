@@ -16,6 +16,8 @@
 #include "mode.h"
 #include "rules.h"
 
+WARD_BEGIN_DECL
+
 typedef struct ward_policy ward_policy;
 
 /**
@@ -88,5 +90,7 @@ WARD_EXTERN const char *ward_policy_workspace(const ward_policy *policy);
 WARD_EXTERN const char *ward_policy_tmpdir(const ward_policy *policy);
 /** The session id or NULL; owned by the policy. */
 WARD_EXTERN const char *ward_policy_session(const ward_policy *policy);
+
+WARD_END_DECL
 
 #endif

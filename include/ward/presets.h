@@ -23,6 +23,8 @@
 #include "mode.h"
 #include "session.h"
 
+WARD_BEGIN_DECL
+
 typedef struct ward_presets ward_presets;
 
 /** The name reported when no preset matches. */
@@ -97,5 +99,7 @@ WARD_EXTERN int ward_presets_apply(bool *changed, ward_session *session,
 				   const ward_presets *presets,
 				   const char *name,
 				   const struct ward_session_defaults *d);
+
+WARD_END_DECL
 
 #endif

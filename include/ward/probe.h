@@ -10,6 +10,8 @@
 
 #include "common.h"
 
+WARD_BEGIN_DECL
+
 /**
  * ward_probe_landlock_abi - the running kernel's Landlock ABI version
  * (>= 1), or -ENOSYS (Landlock not built into the kernel) or -EOPNOTSUPP
@@ -25,5 +27,7 @@ WARD_EXTERN int ward_probe_landlock_abi(void);
  * ABI 7), or the ward_probe_landlock_abi() error.
  */
 WARD_EXTERN int ward_probe_landlock_errata(unsigned *out);
+
+WARD_END_DECL
 
 #endif

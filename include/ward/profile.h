@@ -12,6 +12,8 @@
 #include "common.h"
 #include "policy.h"
 
+WARD_BEGIN_DECL
+
 /**
  * ward_profile_bwrap - the full bwrap argv:
  *   BWRAP_PATH <profile options…> -- ARGV…
@@ -40,7 +42,7 @@ WARD_EXTERN int ward_profile_landlock(char ***out, const ward_policy *policy,
  * ward_profile_seatbelt - the Seatbelt (SBPL) profile text:
  * (version 1) (deny default) … (allow file-read*), writes only to
  * /dev/null, + (allow file-write* (subpath …)) per writable root.
- * The caller frees *out with free().
+ * The caller frees *out with ward_free().
  */
 WARD_EXTERN int ward_profile_seatbelt(char **out, const ward_policy *policy);
 
@@ -50,5 +52,7 @@ WARD_EXTERN int ward_profile_seatbelt(char **out, const ward_policy *policy);
 WARD_EXTERN int ward_profile_seatbelt_argv(char ***out,
 					   const ward_policy *policy,
 					   char *const argv[]);
+
+WARD_END_DECL
 
 #endif

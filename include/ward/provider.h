@@ -18,6 +18,8 @@
 #include "policy.h"
 #include "runner.h"
 
+WARD_BEGIN_DECL
+
 typedef struct ward_provider ward_provider;
 typedef struct ward_confined ward_confined;
 
@@ -83,6 +85,14 @@ struct ward_provider_options {
 		WARD_PROVIDER_OPTIONS_VERSION, ward_platform_current(), NULL,  \
 		    0, NULL, 0, NULL, NULL, NULL, NULL, NULL, false            \
 	}
+
+/**
+ * ward_provider_options_init - set @opts to the defaults of @version (1 to
+ * WARD_PROVIDER_OPTIONS_VERSION; only that version's fields are written).
+ * Returns 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_provider_options_init(struct ward_provider_options *opts,
+					   unsigned version);
 
 /**
  * ward_provider_new - make a provider. @opts may be NULL (defaults).
@@ -168,5 +178,7 @@ ward_confined_enforcement(const ward_confined *c);
 WARD_EXTERN enum ward_mode ward_confined_mode(const ward_confined *c);
 /** The denial signature of the runner ("" for none); static storage. */
 WARD_EXTERN const char *ward_confined_denial_signature(const ward_confined *c);
+
+WARD_END_DECL
 
 #endif

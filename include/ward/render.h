@@ -24,6 +24,8 @@
 #include "mode.h"
 #include "session.h"
 
+WARD_BEGIN_DECL
+
 /**
  * ward_render_marker - "[sandbox: file access denied under <mode> mode]".
  * Static storage (an unknown mode reads "unknown").
@@ -44,7 +46,7 @@ WARD_EXTERN const char *ward_render_hint(enum ward_subject subject);
 
 /**
  * ward_render_denial - the marker, followed by a newline and the hint when
- * @escalation_offered. The caller frees *out. 0 or -ENOMEM.
+ * @escalation_offered. The caller frees *out with ward_free(). 0 or -ENOMEM.
  */
 WARD_EXTERN int ward_render_denial(char **out, enum ward_mode mode,
 				   enum ward_subject subject,
@@ -70,7 +72,8 @@ WARD_EXTERN int ward_render_denial(char **out, enum ward_mode mode,
  *                 unavailable: nobody could be asked; nothing was run
  *
  * WARD_EINVAL for WARD_ESCALATION_GRANTED (there is nothing to say) or an
- * unknown verdict. The caller frees *out.
+ * unknown verdict. The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_render_verdict(char **out,
 				    enum ward_escalation_verdict verdict,
@@ -80,7 +83,8 @@ WARD_EXTERN int ward_render_verdict(char **out,
 /**
  * ward_render_unavailable - the sandbox-unavailable error: the sandbox is
  * unavailable (@detail, may be NULL or empty, says why) and ward is refusing
- * to run the <subject> unconfined. The caller frees *out.
+ * to run the <subject> unconfined. The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_render_unavailable(char **out, enum ward_subject subject,
 					const char *detail);
@@ -163,13 +167,15 @@ struct ward_render_run {
  * process group was killed", or "task ID is still running"); then, after
  * a denial, the marker and, when @r->escalation_offered, the hint. The
  * output bytes are copied as they are, except NUL bytes, which become
- * U+FFFD. The caller frees *out.
+ * U+FFFD. The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_render_run(char **out, const struct ward_render_run *r);
 
 /**
  * ward_render_task_started - "started background task ID (pid N); …"
- * telling how to read and stop it. The caller frees *out.
+ * telling how to read and stop it. The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_render_task_started(char **out, const char *task_id,
 					 long pid);
@@ -180,7 +186,8 @@ WARD_EXTERN int ward_render_task_started(char **out, const char *task_id,
  * unavailable verdict, then that the model must not retry with
  * sandbox_permissions, and how the person can widen the session's mode
  * themselves (`ward session mode ID MODE`; @session_id NULL: without a
- * session). The caller frees *out.
+ * session). The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_render_widen_advice(char **out, enum ward_subject subject,
 					 enum ward_mode requested,
@@ -190,7 +197,8 @@ WARD_EXTERN int ward_render_widen_advice(char **out, enum ward_subject subject,
  * ward_render_fs_done - what a successful file change says: for
  * WARD_FS_OP_WRITE "wrote N bytes to PATH", for WARD_FS_OP_EDIT
  * "replaced N occurrence(s) in PATH" (@count: bytes or replacements).
- * WARD_EINVAL for another operation. The caller frees *out.
+ * WARD_EINVAL for another operation. The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_render_fs_done(char **out, enum ward_fs_op op,
 				    const char *path, unsigned long long count);
@@ -208,9 +216,12 @@ WARD_EXTERN int ward_render_read_more(char **out,
  * "NAME/" for a directory, "NAME (N bytes)" for a file, "NAME@" for a
  * symlink, "NAME [access denied by a rule]" for an entry a `--` rule
  * covers; then "[… listing truncated]" when a bound stopped it, or
- * "(empty directory)" when there is nothing. The caller frees *out.
+ * "(empty directory)" when there is nothing. The caller frees *out with
+ * ward_free().
  */
 WARD_EXTERN int ward_render_listing(char **out,
 				    const struct ward_fs_listing *listing);
+
+WARD_END_DECL
 
 #endif

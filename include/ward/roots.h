@@ -10,6 +10,8 @@
 #include "common.h"
 #include "policy.h"
 
+WARD_BEGIN_DECL
+
 /**
  * ward_roots_writable - the writable roots of @policy, as a NULL-terminated
  * vector of absolute canonical paths, without duplicates, in this order:
@@ -26,5 +28,7 @@
  * with ward_strv_free().
  */
 WARD_EXTERN int ward_roots_writable(char ***out, const ward_policy *policy);
+
+WARD_END_DECL
 
 #endif

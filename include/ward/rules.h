@@ -20,6 +20,8 @@
 
 #include "common.h"
 
+WARD_BEGIN_DECL
+
 typedef struct ward_rules ward_rules;
 
 enum ward_access {
@@ -128,9 +130,12 @@ WARD_EXTERN enum ward_access ward_rules_match(const ward_rules *rules,
  * ward_glob_to_regex - compile a glob into an anchored POSIX ERE that both
  * regcomp(REG_EXTENDED) and Seatbelt's (regex #"…") accept: `*` and `?` do
  * not cross `/`, `**` does, `**\/` also matches zero levels, `[ab]`,
- * `[!ab]`; every other regex metacharacter is escaped. The caller frees *out.
+ * `[!ab]`; every other regex metacharacter is escaped. The caller frees *out with
+ * ward_free().
  * WARD_EINVAL for a malformed glob (e.g. an unbalanced bracket).
  */
 WARD_EXTERN int ward_glob_to_regex(char **out, const char *glob);
+
+WARD_END_DECL
 
 #endif

@@ -6,6 +6,8 @@
 
 #include "common.h"
 
+WARD_BEGIN_DECL
+
 enum ward_runner {
 	/** No confinement (danger-full-access), or nothing chosen. */
 	WARD_RUNNER_NONE = 0,
@@ -51,5 +53,7 @@ WARD_EXTERN enum ward_platform ward_platform_current(void);
  */
 WARD_EXTERN size_t ward_platform_chain(const enum ward_runner **out,
 				       enum ward_platform platform);
+
+WARD_END_DECL
 
 #endif

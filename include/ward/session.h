@@ -56,6 +56,8 @@
 #include "policy.h"
 #include "runner.h"
 
+WARD_BEGIN_DECL
+
 typedef struct ward_session ward_session;
 
 /** How long taking a session log's lock may wait, in milliseconds. */
@@ -303,6 +305,10 @@ struct ward_session_call {
 		    WARD_MODE_DEFAULT, WARD_KNOB_DEFAULT                       \
 	}
 
+/** ward_session_call_init - @c to the defaults of @version. 0 or EINVAL. */
+WARD_EXTERN int ward_session_call_init(struct ward_session_call *c,
+				       unsigned version);
+
 /** ward_session_record_call - append a `call/start` event. */
 WARD_EXTERN int ward_session_record_call(ward_session *session,
 					 const struct ward_session_call *call);
@@ -340,6 +346,10 @@ struct ward_session_result {
 		    WARD_ENFORCEMENT_NONE, NULL, NULL, NULL                    \
 	}
 
+/** ward_session_result_init - @r to the defaults of @version. */
+WARD_EXTERN int ward_session_result_init(struct ward_session_result *r,
+					 unsigned version);
+
 /** ward_session_record_result - append a `call/result` event. */
 WARD_EXTERN int
 ward_session_record_result(ward_session *session,
@@ -354,5 +364,7 @@ ward_session_record_result(ward_session *session,
  */
 WARD_EXTERN int ward_session_append_json(ward_session *session,
 					 const char *object);
+
+WARD_END_DECL
 
 #endif

@@ -28,6 +28,8 @@
 #include "policy.h"
 #include "runner.h"
 
+WARD_BEGIN_DECL
+
 /**
  * ward_policy_warnings - every way @runner falls short of @policy's access
  * rules and protected paths, one sentence each, naming the rule as written
@@ -55,5 +57,7 @@ WARD_EXTERN int ward_policy_warnings(char ***out, const ward_policy *policy,
  */
 WARD_EXTERN int ward_policy_describe(char ***out, const ward_policy *policy,
 				     enum ward_runner runner);
+
+WARD_END_DECL
 
 #endif

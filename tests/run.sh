@@ -38,6 +38,10 @@ for bin in "$@"; do
 	fi
 done
 
+# libward from another language (ctypes), through ward_call.
+echo "# python: tests/python/test_libward.py"
+count < <(/usr/bin/python3 tests/python/test_libward.py 2>&1)
+
 if [ -n "${WARD_FUZZ_BINS:-}" ]; then
 	echo "# fuzz smoke: ${WARD_FUZZ_SECONDS:-5}s per target"
 	# shellcheck disable=SC2086

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ward/probe.h"
+#include "ward/render.h"
 
 #include "cli.h"
 #include "cmd_config.h"
@@ -36,10 +37,6 @@ static const struct cli_command commands[] = {
     {"mcp", cmd_mcp, "serve sandboxed bash and file tools over MCP (stdio)"},
     {"help", cmd_help, "show the help of a command"},
 };
-
-#ifndef WARD_LIBEXECDIR
-#define WARD_LIBEXECDIR "/usr/local/libexec/ward"
-#endif
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -212,48 +209,17 @@ char **cli_command_argv(const struct cli_policy_opts *o, int argc, char **argv,
 const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
 			    ward_provider *provider)
 {
-	switch (r) {
-	case WARD_RUNNER_BWRAP:
-		if (!ward_provider_bwrap_path(provider)) {
-			snprintf(buf, len,
-				 "bwrap was not found in PATH; install "
-				 "bubblewrap (Debian: apt-get install "
-				 "bubblewrap)");
-			break;
-		}
-		snprintf(buf, len,
-			 "bwrap needs unprivileged user namespaces; as root: "
-			 "sysctl -w kernel.unprivileged_userns_clone=1 "
-			 "(Debian) or sysctl -w "
-			 "kernel.apparmor_restrict_unprivileged_userns=0 "
-			 "(Ubuntu 23.10+)");
-		break;
-	case WARD_RUNNER_LANDLOCK:
-		if (ward_probe_landlock_abi() < 0) {
-			snprintf(buf, len,
-				 "Landlock needs a kernel built with "
-				 "CONFIG_SECURITY_LANDLOCK=y and landlock in "
-				 "the active LSM list (boot with "
-				 "lsm=...,landlock)");
-			break;
-		}
-		if (!ward_provider_launcher_path(provider)) {
-			snprintf(buf, len,
-				 "the landlock-run launcher is missing (looked "
-				 "beside ward and in %s); reinstall ward",
-				 WARD_LIBEXECDIR);
-			break;
-		}
-		snprintf(buf, len,
-			 "run 'ward probe' to see why the landlock runner "
-			 "was refused");
-		break;
-	default:
-		snprintf(buf, len,
-			 "run 'ward probe' to see which runners "
-			 "can confine");
-		break;
-	}
+	struct ward_runner_status st;
+	char *text = NULL;
+
+	/* The provider says what is wrong as a code; render says what to
+	 * do about it. Nothing here reads an error message. */
+	if (ward_provider_problem(&st, provider, r) != 0)
+		st.problem = WARD_PROBLEM_NONE;
+	if (ward_render_runner_hint(&text, &st) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	snprintf(buf, len, "%s", text);
+	ward_free(text);
 	return buf;
 }
 
@@ -264,7 +230,7 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 	const struct ward_probe_entry *entries = NULL;
 	enum ward_enforcement enf;
 	enum ward_runner chosen = forced;
-	char hints[4][512];
+	char hints[4][768];
 	size_t nhints = 0;
 	size_t n = 0;
 	char msg[1280], text[1024];
@@ -280,13 +246,7 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 	if (cut)
 		*cut = '\0';
 	detail = text;
-	if (strstr(detail, "; refusing to use it")) {
-		/* A runner binary found where a confined run could write. */
-		snprintf(hints[nhints++], sizeof(hints[0]),
-			 "a runner binary was found inside the workspace or a "
-			 "writable root; remove it, or put the system's "
-			 "directory (e.g. /usr/bin) first in PATH");
-	} else if (forced != WARD_RUNNER_NONE) {
+	if (forced != WARD_RUNNER_NONE) {
 		cli_runner_hint(hints[nhints++], sizeof(hints[0]), forced,
 				provider);
 	} else if (err == WARD_ERUNNER &&

@@ -55,6 +55,7 @@ extern char **environ;
 /* A cached probe verdict for one runner. */
 struct verdict_cache {
 	bool done;
+	bool planted; /* refused where a confined run could write it */
 	enum ward_verdict verdict;
 	char why[WHY_LEN];
 };
@@ -1352,7 +1353,79 @@ static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy)
 		return;
 	set_why(c->why, sizeof(c->why), "%s", ward_error_last());
 	c->verdict = WARD_VERDICT_UNUSABLE;
+	c->planted = true;
 	c->done = true;
+}
+
+/*
+ * bwrap's own words when the kernel will not give it a user namespace
+ * (unprivileged user namespaces off, a container's seccomp filter, an
+ * AppArmor restriction): the library knows its runner's dialect, so no
+ * front end has to parse it.
+ */
+static bool says_no_userns(const char *why)
+{
+	return strstr(why, "namespace") || strstr(why, "uid map") ||
+	       strstr(why, "setting up uid") || strstr(why, "unshare");
+}
+
+int ward_provider_problem(struct ward_runner_status *out,
+			  ward_provider *provider, enum ward_runner runner)
+{
+	const struct verdict_cache *c = NULL;
+	const char *path = NULL;
+	struct resolved *r = NULL;
+
+	if (!out || !provider || (unsigned)runner >= N_RUNNER_SLOTS)
+		return ward_err(WARD_EINVAL, "invalid argument");
+	memset(out, 0, sizeof(*out));
+	out->runner = runner;
+	pthread_mutex_lock(&provider->lock);
+	switch (runner) {
+	case WARD_RUNNER_BWRAP:
+		path = resolve_bwrap(provider);
+		r = &provider->bwrap;
+		break;
+	case WARD_RUNNER_LANDLOCK:
+		if (ward_probe_landlock_abi() < 0) {
+			out->problem = WARD_PROBLEM_KERNEL;
+			set_why(out->why, sizeof(out->why), "%s",
+				ward_error_last());
+			goto out_unlock;
+		}
+		path = resolve_launcher(provider);
+		r = &provider->launcher;
+		break;
+	case WARD_RUNNER_CUSTOM:
+		path =
+		    provider->runner_command ? resolve_custom(provider) : NULL;
+		r = &provider->custom;
+		break;
+	case WARD_RUNNER_WINDOWS_ACL:
+		out->problem = WARD_PROBLEM_RESERVED;
+		goto out_unlock;
+	default:
+		goto out_unlock;
+	}
+	if (!path) {
+		out->problem = WARD_PROBLEM_NOT_FOUND;
+		set_why(out->why, sizeof(out->why), "%s", r->why);
+		goto out_unlock;
+	}
+	set_why(out->path, sizeof(out->path), "%s", path);
+	if (runner != WARD_RUNNER_CUSTOM)
+		c = probe_cached(provider, runner);
+	if (c && c->verdict == WARD_VERDICT_UNUSABLE) {
+		set_why(out->why, sizeof(out->why), "%s", c->why);
+		out->problem =
+		    c->planted ? WARD_PROBLEM_PLANTED
+		    : runner == WARD_RUNNER_BWRAP && says_no_userns(c->why)
+			? WARD_PROBLEM_NO_USERNS
+			: WARD_PROBLEM_PROBE_FAILED;
+	}
+out_unlock:
+	pthread_mutex_unlock(&provider->lock);
+	return 0;
 }
 
 /*

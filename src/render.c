@@ -589,3 +589,79 @@ int ward_render_listing(char **out, const struct ward_fs_listing *listing)
 	*out = text;
 	return 0;
 }
+
+#ifndef WARD_LIBEXECDIR
+#define WARD_LIBEXECDIR "/usr/local/libexec/ward"
+#endif
+
+int ward_render_runner_hint(char **out, const struct ward_runner_status *st)
+{
+	const char *name;
+	int n = -1;
+
+	if (!out || !st)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	name = ward_runner_name(st->runner);
+	switch (st->problem) {
+	case WARD_PROBLEM_NOT_FOUND:
+		if (st->runner == WARD_RUNNER_BWRAP)
+			n = asprintf(out,
+				     "bwrap was not found in PATH; install "
+				     "bubblewrap (Debian: apt-get install "
+				     "bubblewrap)");
+		else if (st->runner == WARD_RUNNER_LANDLOCK)
+			n = asprintf(out,
+				     "the landlock-run launcher is missing "
+				     "(looked beside ward and in %s); "
+				     "reinstall ward",
+				     WARD_LIBEXECDIR);
+		else
+			n = asprintf(out,
+				     "the %s runner's binary is missing: %s",
+				     name, st->why);
+		break;
+	case WARD_PROBLEM_PLANTED:
+		n = asprintf(out,
+			     "a %s binary was found inside the workspace or a "
+			     "writable root (%s); remove it, or put the "
+			     "system's directory (e.g. /usr/bin) first in PATH",
+			     name, st->path);
+		break;
+	case WARD_PROBLEM_NO_USERNS:
+		n = asprintf(out,
+			     "bwrap needs unprivileged user namespaces, which "
+			     "this system denies (%s); as root: sysctl -w "
+			     "kernel.unprivileged_userns_clone=1 (Debian) or "
+			     "sysctl -w "
+			     "kernel.apparmor_restrict_unprivileged_userns=0 "
+			     "(Ubuntu 23.10+); in a container, where they are "
+			     "denied on purpose, ward uses Landlock",
+			     st->why);
+		break;
+	case WARD_PROBLEM_KERNEL:
+		n = asprintf(out, "Landlock needs a kernel built with "
+				  "CONFIG_SECURITY_LANDLOCK=y and landlock in "
+				  "the active LSM list (boot with "
+				  "lsm=...,landlock)");
+		break;
+	case WARD_PROBLEM_RESERVED:
+		n = asprintf(
+		    out, "the %s runner is reserved and cannot confine", name);
+		break;
+	case WARD_PROBLEM_PROBE_FAILED:
+		n = asprintf(out,
+			     "the %s runner's probe failed (%s); run 'ward "
+			     "probe' for the details",
+			     name, st->why);
+		break;
+	case WARD_PROBLEM_NONE:
+		n = asprintf(out, "run 'ward probe' to see which runners can "
+				  "confine");
+		break;
+	}
+	if (n < 0) {
+		*out = NULL;
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	return 0;
+}

@@ -150,6 +150,36 @@ struct ward_probe_entry {
 WARD_EXTERN int ward_provider_report(const struct ward_probe_entry **out,
 				     size_t *out_len, ward_provider *provider);
 
+/** Why a runner cannot confine here: a code a front end can act on. */
+enum ward_runner_problem {
+	WARD_PROBLEM_NONE = 0,	   /* it can (or it was not looked at) */
+	WARD_PROBLEM_NOT_FOUND,	   /* its binary is missing */
+	WARD_PROBLEM_PLANTED,	   /* its binary lies where a run may write */
+	WARD_PROBLEM_NO_USERNS,	   /* bwrap: no user namespaces allowed */
+	WARD_PROBLEM_KERNEL,	   /* landlock: not in this kernel */
+	WARD_PROBLEM_RESERVED,	   /* windows-acl: no such runner exists */
+	WARD_PROBLEM_PROBE_FAILED, /* its functional probe failed otherwise */
+};
+
+/** What the provider knows about one runner (ward_provider_problem). */
+struct ward_runner_status {
+	enum ward_runner runner;
+	enum ward_runner_problem problem;
+	/** The binary it resolved ("" when none). */
+	char path[4096];
+	/** The probe's or the resolution's own words ("" when none). */
+	char why[256];
+};
+
+/**
+ * ward_provider_problem - why @runner cannot confine under @provider, from
+ * what it already learned (its resolution and probe verdict; it probes
+ * @runner if it has not yet). Fills *out; returns 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_provider_problem(struct ward_runner_status *out,
+				      ward_provider *provider,
+				      enum ward_runner runner);
+
 /** The resolved bwrap path, or NULL when bwrap was not found. */
 WARD_EXTERN const char *ward_provider_bwrap_path(ward_provider *provider);
 /** The resolved landlock-run path, or NULL when it was not found. */

@@ -22,6 +22,7 @@
 #include "escalation.h"
 #include "fsfence.h"
 #include "mode.h"
+#include "provider.h"
 #include "session.h"
 
 WARD_BEGIN_DECL
@@ -221,6 +222,15 @@ WARD_EXTERN int ward_render_read_more(char **out,
  */
 WARD_EXTERN int ward_render_listing(char **out,
 				    const struct ward_fs_listing *listing);
+
+/**
+ * ward_render_runner_hint - what a person can do about a runner that
+ * cannot confine (ward_provider_problem): what to install, which kernel
+ * setting to change, which binary to remove. One line. The caller frees
+ * *out with ward_free().
+ */
+WARD_EXTERN int ward_render_runner_hint(char **out,
+					const struct ward_runner_status *st);
 
 WARD_END_DECL
 

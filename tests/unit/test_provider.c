@@ -684,6 +684,22 @@ static void test_bwrap_inside_workspace_refused(void **state)
 	assert_null(c);
 	assert_non_null(strstr(ward_error_last(), "inside the workspace"));
 	assert_non_null(strstr(ward_error_last(), bwrap));
+	/* The front end learns why as a code, with the culprit's path. */
+	{
+		struct ward_runner_status st;
+		char *hint = NULL;
+
+		assert_int_equal(
+		    ward_provider_problem(&st, p, WARD_RUNNER_BWRAP), 0);
+		assert_int_equal(st.problem, WARD_PROBLEM_PLANTED);
+		assert_string_equal(st.path, bwrap);
+		assert_int_equal(ward_render_runner_hint(&hint, &st), 0);
+		assert_non_null(strstr(hint, bwrap));
+		ward_free(hint);
+		assert_int_equal(
+		    ward_provider_problem(&st, p, WARD_RUNNER_WINDOWS_ACL), 0);
+		assert_int_equal(st.problem, WARD_PROBLEM_RESERVED);
+	}
 	/* The same binary is fine for a workspace it does not lie in. */
 	assert_int_equal(ward_provider_confine(&c, p, outside, cmd_echo), 0);
 	assert_string_equal(ward_confined_argv(c)[0], bwrap);

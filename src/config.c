@@ -137,6 +137,12 @@ struct ward_config {
 	struct layer L[N_LAYERS];
 	struct cerror *err;
 	size_t nerr, caperr;
+	/*
+	 * Every error reported, kept or not: only MAX_ERRORS messages are
+	 * kept, but a step asks "did I report an error?" of this count, so
+	 * the answer stays true past the cap.
+	 */
+	size_t nfail;
 	char **warn;
 	size_t nwarn, capwarn;
 	bool oom;
@@ -191,6 +197,7 @@ static void add_error_msg(ward_config *cfg, enum ward_config_layer layer,
 {
 	struct cerror *e;
 
+	cfg->nfail++;
 	if (!msg) {
 		cfg->oom = true;
 		return;
@@ -284,17 +291,34 @@ static void cwarn(ward_config *cfg, const char *fmt, ...)
 	cfg->warn[cfg->nwarn++] = msg;
 }
 
+/* How many errors have been reported so far: a mark for result(). */
+struct emark {
+	size_t nerr;  /* kept */
+	size_t nfail; /* reported */
+};
+
+static struct emark emark(const ward_config *cfg)
+{
+	struct emark m = {cfg->nerr, cfg->nfail};
+
+	return m;
+}
+
 /*
  * The result of a step that may have added errors since @before: 0, or
  * WARD_EINVAL with the first new error as the detail (-ENOMEM wins).
  */
-static int result(const ward_config *cfg, size_t before)
+static int result(const ward_config *cfg, struct emark before)
 {
 	if (cfg->oom)
 		return ward_err(-ENOMEM, "config: out of memory");
-	if (cfg->nerr > before)
-		return ward_err(WARD_EINVAL, "%s", cfg->err[before].msg);
-	return 0;
+	if (cfg->nfail == before.nfail)
+		return 0;
+	if (cfg->nerr > before.nerr)
+		return ward_err(WARD_EINVAL, "%s", cfg->err[before.nerr].msg);
+	return ward_err(WARD_EINVAL,
+			"config: more than %d errors; the rest are not listed",
+			MAX_ERRORS);
 }
 
 /* --- the tree ----------------------------------------------------------- */
@@ -800,7 +824,7 @@ static void h_runners(struct pstate *ps, const struct ynode *y)
 	const enum ward_runner *chain = NULL;
 	size_t nchain = ward_platform_chain(&chain, ward_platform_current());
 	struct layer *L = ps->L;
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		refuse_in_project(ps, ps->line,
@@ -855,7 +879,7 @@ static void h_runners(struct pstate *ps, const struct ynode *y)
 		if (ok)
 			L->runners[L->nrunners++] = r;
 	}
-	if (ps->cfg->nerr == before)
+	if (ps->cfg->nfail == before)
 		L->has[K_RUNNERS] = true;
 }
 
@@ -884,7 +908,7 @@ static void h_runner_command(struct pstate *ps, const struct ynode *y)
 
 static void h_signatures(struct pstate *ps, const struct ynode *y)
 {
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	char **v;
 
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
@@ -908,7 +932,7 @@ static void h_signatures(struct pstate *ps, const struct ynode *y)
 		if (s && !store(ps->cfg, &v[n++], s))
 			break;
 	}
-	if (ps->cfg->nerr != before || ps->cfg->oom) {
+	if (ps->cfg->nfail != before || ps->cfg->oom) {
 		ward_strv_free(v);
 		return;
 	}
@@ -1001,7 +1025,7 @@ static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
 
 static void h_access(struct pstate *ps, const struct ynode *y)
 {
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	struct layer *L = ps->L;
 
 	if (y->type == Y_SCALAR && !is_null(y)) {
@@ -1032,7 +1056,7 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 		} else {
 			project_entry_ok(ps, y->str, y->len, y->line);
 		}
-		if (ps->cfg->nerr == before &&
+		if (ps->cfg->nfail == before &&
 		    acc_push(ps->cfg, L, y->str, y->line,
 			     y->style == FYSS_LITERAL))
 			L->has[K_ACCESS] = true;
@@ -1053,7 +1077,7 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 		if (s)
 			project_entry_ok(ps, s, strlen(s), it->line);
 	}
-	if (ps->cfg->nerr != before)
+	if (ps->cfg->nfail != before)
 		return;
 	for (size_t i = 0; i < y->n; i++)
 		if (!acc_push(ps->cfg, L, y->kid[i]->str, y->kid[i]->line,
@@ -1113,7 +1137,7 @@ static void parse_preset(struct pstate *ps, const char *name,
 	struct layer *L = ps->L;
 	struct preset p = {.line = key->line};
 	bool has_mode = false, has_appr = false;
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	char q[128];
 
 	if (v->type != Y_MAP) {
@@ -1163,7 +1187,7 @@ static void parse_preset(struct pstate *ps, const char *name,
 					    : "approval");
 		return;
 	}
-	if (ps->cfg->nerr != before)
+	if (ps->cfg->nfail != before)
 		return;
 	if (L->npresets == L->cappresets) {
 		size_t cap = L->cappresets ? L->cappresets * 2 : 4;
@@ -1183,7 +1207,7 @@ static void parse_preset(struct pstate *ps, const char *name,
 
 static void h_presets(struct pstate *ps, const struct ynode *y)
 {
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	char q[128];
 
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
@@ -1220,7 +1244,7 @@ static void h_presets(struct pstate *ps, const struct ynode *y)
 		}
 		parse_preset(ps, name, k, y->kid[i + 1]);
 	}
-	if (ps->cfg->nerr == before)
+	if (ps->cfg->nfail == before)
 		ps->L->has[K_PRESETS] = true;
 }
 
@@ -1361,7 +1385,7 @@ static bool file_layer(enum ward_config_layer layer)
 int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
 			   const char *name, const char *text, size_t len)
 {
-	size_t before;
+	struct emark before;
 	struct layer *L;
 	struct ynode *root;
 	bool ok;
@@ -1377,7 +1401,7 @@ int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
 		return ward_err(WARD_EINVAL,
 				"config: the %s layer is already loaded",
 				ward_config_layer_name(layer));
-	before = cfg->nerr;
+	before = emark(cfg);
 	L->present = true;
 	L->protect_git = true;
 	if (!store(cfg, &L->file, name))
@@ -1458,7 +1482,7 @@ out_close:
 int ward_config_add_file(ward_config *cfg, enum ward_config_layer layer,
 			 const char *path, bool optional)
 {
-	size_t before;
+	struct emark before;
 	char *text = NULL;
 	size_t len = 0;
 	int err;
@@ -1469,7 +1493,7 @@ int ward_config_add_file(ward_config *cfg, enum ward_config_layer layer,
 		return ward_err(WARD_EINVAL,
 				"config: layer %s is not read from a file",
 				ward_config_layer_name(layer));
-	before = cfg->nerr;
+	before = emark(cfg);
 	err = read_file(&text, &len, path);
 	if (err == -ENOENT && optional)
 		return 0;
@@ -1630,15 +1654,16 @@ static char *pick_workspace(ward_config *cfg,
 				    .layer = l,
 				    .file = L->file,
 				    .key = "workspace"};
-		size_t before = cfg->nerr;
+		struct emark before = emark(cfg);
 
 		set_from(cfg, K_WORKSPACE, l, L);
 		ws = expand_home(&ps, L->line[K_WORKSPACE], L->workspace,
 				 env_home(opts ? opts->env : NULL));
-		if (!report && cfg->nerr > before) {
+		if (!report && cfg->nfail > before.nfail) {
 			/* Reported again by the resolve pass. */
-			while (cfg->nerr > before)
+			while (cfg->nerr > before.nerr)
 				free(cfg->err[--cfg->nerr].msg);
+			cfg->nfail = before.nfail;
 		}
 		return ws;
 	} else {
@@ -1903,14 +1928,14 @@ static void resolve_warnings(ward_config *cfg)
 int ward_config_resolve(ward_config *cfg,
 			const struct ward_config_options *opts)
 {
-	size_t before;
+	/* Every error so far counts: the whole load failed. */
+	const struct emark before = {0, 0};
 
 	if (!cfg)
 		return ward_err(WARD_EINVAL, "config: NULL argument");
 	if (cfg->resolved)
 		return ward_err(WARD_EINVAL, "config: already resolved");
 	cfg->resolved = true;
-	before = 0; /* every error so far counts: the whole load failed */
 	cfg->approval = WARD_APPROVAL_ASK;
 	cfg->protect_git = true;
 	cfg->sigs = empty_strv;
@@ -1958,7 +1983,7 @@ int ward_config_load(ward_config *cfg, const struct ward_config_options *opts)
 		   ? opts->user_file
 		   : ward_config_default_user_file(ubuf, sizeof(ubuf));
 	if (user && *user && !store(cfg, &cfg->user_hint, user))
-		return result(cfg, 0);
+		return result(cfg, emark(cfg));
 	if (user && *user) {
 		err = ward_config_add_file(cfg, WARD_CONFIG_LAYER_USER, user,
 					   true);

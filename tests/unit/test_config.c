@@ -1255,6 +1255,42 @@ static void test_hostile_misc(void **state)
 	free(text);
 }
 
+/*
+ * Past the cap of kept errors, a handler must still see that its value was
+ * wrong: a list item that is not a string once reached strdup(NULL) after
+ * 100 earlier errors (every key that takes a list of strings).
+ */
+static void test_errors_past_the_cap(void **state)
+{
+	static const char *const tails[] = {
+	    "access:\n  - {}\n",
+	    "access:\n  - [1]\n  - \"-- /x\"\n",
+	    "runners:\n  - {}\n",
+	    "runner_failure_signatures:\n  - {}\n",
+	    "presets:\n  p: {mode: {}, approval: ask}\n",
+	};
+	(void)state;
+
+	for (size_t t = 0; t < N(tails); t++) {
+		char *text = malloc(120 * 24 + 128);
+		ward_config *cfg;
+		size_t o = 0;
+		int err;
+
+		assert_non_null(text);
+		for (int i = 0; i < 120; i++)
+			o += (size_t)sprintf(text + o, "unknown%d: 1\n", i);
+		strcpy(text + o, tails[t]);
+		cfg = load3(&err, text, NULL, NULL, NULL);
+		assert_int_equal(err, WARD_EINVAL);
+		assert_int_equal(ward_config_error_count(cfg), 100);
+		/* Nothing of the bad key was taken. */
+		assert_int_equal(ward_rules_count(ward_config_rules(cfg)), 0);
+		ward_config_free(cfg);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1276,6 +1312,7 @@ int main(void)
 	    cmocka_unit_test(test_alias_bomb),
 	    cmocka_unit_test(test_deep_nesting),
 	    cmocka_unit_test(test_hostile_misc),
+	    cmocka_unit_test(test_errors_past_the_cap),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dirs, teardown_dirs);

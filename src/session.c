@@ -1463,11 +1463,13 @@ int ward_session_append_json(ward_session *s, const char *object)
 	t = json_is_string(type) ? json_string_value(type) : "";
 	if (!*t || strcmp(t, TYPE_HEADER) == 0 || strcmp(t, TYPE_MODE) == 0 ||
 	    strcmp(t, TYPE_APPROVAL) == 0 || strcmp(t, TYPE_REPAIRED) == 0) {
+		/* @t lives in @obj: the detail is formatted before the free. */
+		err =
+		    ward_err(WARD_EINVAL,
+			     "event type '%s' cannot be appended this way%s", t,
+			     *t ? " (knobs change through their setters)" : "");
 		json_decref(obj);
-		return ward_err(
-		    WARD_EINVAL,
-		    "event type '%s' cannot be appended this way%s", t,
-		    *t ? " (knobs change through their setters)" : "");
+		return err;
 	}
 	if (!json_object_get(obj, "time")) {
 		now_rfc3339(when, sizeof(when));

@@ -139,6 +139,17 @@ code_of() {
 	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
 }
 
+@test "mcp raw: a parse error whose text cuts a UTF-8 character is still answered" {
+	# jansson quotes the bytes near the error: here half of U+03CC.
+	printf '"\\\xcf\x8c\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n' >"$IN"
+	mcp_raw
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$OUT")" -eq 2 ]
+	[ "$(jq -s '[.[] | select(.id == null and .error.code == -32700)] | length' "$OUT")" -eq 1 ]
+	[ "$(resp 1)" = '{"jsonrpc":"2.0","id":1,"result":{}}' ]
+	[[ "$stderr" != *"out of memory"* ]]
+}
+
 @test "mcp raw: invalid requests get -32600 (with the id when it is usable)" {
 	printf '%s\n' '[]' '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' '5' \
 		'"text"' '{"id":2,"method":"ping"}' \

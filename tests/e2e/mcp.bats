@@ -289,6 +289,28 @@ code_of() {
 	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
 }
 
+@test "mcp raw: 40 simultaneous background calls start at most 32 tasks" {
+	require_runner
+	{
+		printf '%s\n' "$INIT"
+		for i in $(seq 1 40); do
+			printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 74.2345","run_in_background":true}}}\n' "$i"
+		done
+		# Keep input open until every call is answered (bounded).
+		for _ in $(seq 600); do
+			[ "$(grep -c . "$OUT" 2>/dev/null)" -ge 41 ] && break
+			sleep 0.05
+		done
+	} | timeout -k 5 60 "$WARD" mcp --workspace "$WS" >"$OUT" 2>"$ERR"
+	started=$(jq -s '[.[] | select(.result.structuredContent.task_id)] | length' "$OUT")
+	refused=$(jq -s '[.[] | select(.result.isError and (.result.content[0].text | contains("background tasks are still running")))] | length' "$OUT")
+	echo "# started $started, refused $refused"
+	[ "$started" -eq 32 ]
+	[ "$refused" -eq 8 ]
+	# End of input stopped every task.
+	! pgrep -f 'sleep 74.2345'
+}
+
 # --- real clients from npm ---------------------------------------------------
 
 # node_test FILE ID: run the scenario "ID: …" of tests/mcp/FILE.

@@ -311,6 +311,68 @@ code_of() {
 	! pgrep -f 'sleep 74.2345'
 }
 
+# The runners that can confine here, from ward probe.
+usable_runners() {
+	"$WARD" probe --json 2>/dev/null | jq -r '.chain[] | select(.usable) | .runner'
+}
+
+# wait_until SECONDS COMMAND...: poll COMMAND until it succeeds (bounded).
+wait_until() {
+	local n=$(($1 * 20))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	"$@"
+}
+
+@test "mcp raw: SIGTERM, SIGINT and SIGHUP stop every command and task and record them" {
+	require_runner
+	local r sig n=0 pid st fg bg id
+	for r in $(usable_runners); do
+		for sig in TERM INT HUP; do
+			n=$((n + 1))
+			fg="sleep 77.$n" bg="sleep 78.$n"
+			export XDG_STATE_HOME=$BASE/state-$n
+			rm -f "$BASE/fifo" && mkfifo "$BASE/fifo"
+			# A background job of a script ignores SIGINT: give ward
+			# the default actions a terminal would.
+			env --default-signal=INT,HUP "$WARD" mcp -r "$r" \
+				--workspace "$WS" <"$BASE/fifo" >"$OUT" 2>"$ERR" 3>&- &
+			pid=$!
+			exec 4>"$BASE/fifo"
+			printf '%s\n' "$INIT" \
+				"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$fg\"}}}" \
+				"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$bg\",\"run_in_background\":true}}}" >&4
+			wait_until 20 pgrep -f "$fg" >/dev/null
+			wait_until 20 pgrep -f "$bg" >/dev/null
+			wait_until 20 grep -q '"id":2' "$OUT"
+			kill -"$sig" "$pid"
+			wait_until 20 eval '! kill -0 $pid 2>/dev/null' ||
+				{ kill -KILL "$pid"; fail "$r SIG$sig: ward did not stop"; }
+			st=0 && wait "$pid" || st=$?
+			exec 4>&-
+			echo "# $r SIG$sig: exit $st"
+			cat "$ERR" | sed 's/^/# /'
+			[ "$st" -eq $((128 + $(kill -l "$sig"))) ] ||
+				fail "$r SIG$sig: exit $st"
+			! pgrep -f "$fg" || fail "$r SIG$sig: $fg survived"
+			! pgrep -f "$bg" || fail "$r SIG$sig: $bg survived"
+			id=$("$WARD" session list --json | jq -r '.[0].id')
+			"$WARD" session log "$id" --json >"$BASE/log"
+			[ "$(jq -s '[.[] | select(.type == "call/result")] | length' "$BASE/log")" -eq 2 ] ||
+				fail "$r SIG$sig: not every call/result was recorded"
+			jq -s -e --arg why "signal SIG$sig" \
+				'.[-1].type == "mcp/end" and .[-1].reason == $why' \
+				"$BASE/log" >/dev/null || fail "$r SIG$sig: no mcp/end"
+			[[ "$(cat "$ERR")" == *"ward mcp: signal SIG$sig: stopping every command"* ]]
+		done
+	done
+	[ "$n" -gt 0 ]
+}
+
 # --- real clients from npm ---------------------------------------------------
 
 # node_test FILE ID: run the scenario "ID: …" of tests/mcp/FILE.

@@ -2,8 +2,8 @@
  * ward mcp — the MCP server: options and set-up, the stdin loop, the
  * protocol methods, worker threads, the stdout writer, cancellation,
  * approvals by elicitation, and the orderly end at end of input or on a
- * stop signal. The
- * tools themselves are in cmd_mcp_tools.c. See cmd_mcp.h for the shape.
+ * stop signal. The tools themselves are in cmd_mcp_tools.c. See cmd_mcp.h
+ * for the shape.
  */
 #include <errno.h>
 #include <fcntl.h>

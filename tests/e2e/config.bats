@@ -295,3 +295,20 @@ project_file() {
 	[ "$status" -ne 139 ] && [ "$status" -ne 0 ]
 	[[ "$stderr" == *"$WS/.ward/config.yml:1: unknown0: unknown key"* ]]
 }
+
+@test "six bytes that crashed libfyaml 0.7.12: ward refuses the file, never crashes" {
+	printf '? ?:\t?' | project_file
+	run --separate-stderr "$WARD" run -w "$WS" -- true
+	echo "# status $status: $stderr"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"$WS/.ward/config.yml"* ]]
+	printf '? ?:\t?' >"$BATS_TEST_TMPDIR/bad.yml"
+	run -1 --separate-stderr "$WARD" config check -w "$OUTSIDE" \
+		--config "$BATS_TEST_TMPDIR/bad.yml"
+	[[ "$output" == *"$BATS_TEST_TMPDIR/bad.yml"* ]]
+	# The user file too.
+	printf '? ?:\t?' >"$USER_FILE"
+	run --separate-stderr "$WARD" run -w "$OUTSIDE" -- true
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"$USER_FILE"* ]]
+}

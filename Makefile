@@ -68,7 +68,10 @@ MUSL_DIR    := $(B)/musl
 MUSL_PREFIX := $(MUSL_DIR)/prefix
 MUSL_CONF   := $(MUSL_DIR)/ward-musl.mk
 MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a
-MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include
+# That libfyaml carries our patches (scripts/patches/libfyaml/): config.c
+# parses in-process with it, and in a child process with any other.
+MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
+               -DWARD_FYAML_PATCHED
 DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be slower
 # Goals that never link ward need not build the musl libraries.
 MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
@@ -132,7 +135,9 @@ $(LIBSO): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
 
-$(MUSL_CONF): scripts/musl-deps.sh $(DEPS_STAMP)
+LIB_PATCHES := $(wildcard scripts/patches/*/*.patch)
+
+$(MUSL_CONF): scripts/musl-deps.sh $(LIB_PATCHES) $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@if command -v $(MUSL_CC) >/dev/null && \
 	    MUSL_CC=$(MUSL_CC) scripts/musl-deps.sh; then \

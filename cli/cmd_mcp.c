@@ -1,17 +1,20 @@
 /*
  * ward mcp — the MCP server: options and set-up, the stdin loop, the
  * protocol methods, worker threads, the stdout writer, cancellation,
- * approvals by elicitation, and the orderly end at end of input. The
- * tools themselves are in cmd_mcp_tools.c. See cmd_mcp.h for the shape.
+ * approvals by elicitation, and the orderly end at end of input or on a
+ * stop signal. The tools themselves are in cmd_mcp_tools.c. See cmd_mcp.h
+ * for the shape.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,7 +90,9 @@ static void print_help(void)
 	    "\n"
 	    "Only MCP goes to stdout; logs go to stderr. At end of input every "
 	    "running\n"
-	    "command is stopped and ward exits 0.\n"
+	    "command is stopped and ward exits 0; on SIGTERM, SIGINT or SIGHUP "
+	    "too, and\n"
+	    "then ward dies of that signal.\n"
 	    "\n"
 	    "Client configuration (e.g. .mcp.json):\n"
 	    "  {\"mcpServers\": {\"ward\": {\"command\": \"ward\",\n"
@@ -983,8 +988,11 @@ static void record_event(struct mcp_server *srv, json_t *event)
 	json_decref(event);
 }
 
-/* End of input: stop everything, wait for the workers, record the end. */
-static void shut_down(struct mcp_server *srv)
+/*
+ * End of input or a stop signal: stop everything, wait for the workers
+ * (each records its call's result), record the end and @why.
+ */
+static void shut_down(struct mcp_server *srv, const char *why)
 {
 	pthread_mutex_lock(&srv->lock);
 	srv->eof = true;
@@ -1003,8 +1011,68 @@ static void shut_down(struct mcp_server *srv)
 	/* Tasks a worker started while we waited. */
 	mcp_tasks_stop_all(srv);
 
-	record_event(srv, json_pack("{s:s, s:s}", "type", "mcp/end", "reason",
-				    "end of input"));
+	record_event(srv,
+		     json_pack("{s:s, s:s}", "type", "mcp/end", "reason", why));
+}
+
+/* The signals that stop the server the way end of input does. */
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+/*
+ * Route the stop signals to a signalfd, before any thread exists (threads
+ * inherit the mask; the executor clears it in every child). SIGINT and
+ * SIGHUP ignored by whoever started us stay ignored (nohup, a background
+ * job of a shell). Returns the descriptor, or -1 (then the signals keep
+ * their default action: the server dies without its orderly end).
+ */
+static int stop_signal_fd(void)
+{
+	struct sigaction sa;
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(*stop_signals);
+	     i++) {
+		int sig = stop_signals[i];
+
+		if (sig != SIGTERM && sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(&set, sig);
+	}
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The stop signal waiting on @sfd, or 0. */
+static int stop_signal_read(int sfd)
+{
+	struct signalfd_siginfo si;
+	ssize_t n;
+
+	do
+		n = read(sfd, &si, sizeof(si));
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
+}
+
+/* Die of @sig now that everything is stopped and recorded. */
+static void die_of(int sig)
+{
+	sigset_t set;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	raise(sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 static void server_init(struct mcp_server *srv)
@@ -1051,9 +1119,9 @@ int cmd_mcp(int argc, char **argv)
 	const char *session_id = NULL;
 	enum ward_mode flag_mode;
 	bool mode_given;
-	char buf[65536];
-	ssize_t n;
-	int opt, err;
+	char buf[65536], why[64];
+	ssize_t n = 0;
+	int opt, err, sfd, sig = 0;
 
 	server_init(&srv);
 	opterr = 0;
@@ -1087,6 +1155,7 @@ int cmd_mcp(int argc, char **argv)
 	/* Output to a closed client must not kill the server (children get
 	 * SIGPIPE back: the executor resets it). */
 	signal(SIGPIPE, SIG_IGN);
+	sfd = stop_signal_fd();
 
 	open_session(&srv, session_id, srv.po.workspace);
 	if (ward_session_cwd(srv.session))
@@ -1128,8 +1197,22 @@ int cmd_mcp(int argc, char **argv)
 
 	ward_jr_lines_init(&lines, MCP_MAX_LINE);
 	for (;;) {
+		struct pollfd pfd[2] = {{STDIN_FILENO, POLLIN, 0},
+					{sfd, POLLIN, 0}};
+
+		if (poll(pfd, sfd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -1;
+			break;
+		}
+		if (sfd >= 0 && (pfd[1].revents & POLLIN) &&
+		    (sig = stop_signal_read(sfd)) != 0)
+			break;
+		if (!pfd[0].revents)
+			continue;
 		n = read(STDIN_FILENO, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;
@@ -1138,10 +1221,23 @@ int cmd_mcp(int argc, char **argv)
 	if (n < 0)
 		fprintf(stderr, "ward mcp: cannot read stdin: %s\n",
 			strerror(errno));
-	ward_jr_lines_finish(&lines, on_line, &srv);
+	if (sig) {
+		/* A line cut short by the signal is dropped, not parsed. */
+		snprintf(why, sizeof(why), "signal SIG%s",
+			 sig == SIGTERM	 ? "TERM"
+			 : sig == SIGINT ? "INT"
+					 : "HUP");
+		fprintf(stderr, "ward mcp: %s: stopping every command\n", why);
+	} else {
+		ward_jr_lines_finish(&lines, on_line, &srv);
+	}
 	ward_jr_lines_free(&lines);
 
-	shut_down(&srv);
+	shut_down(&srv, sig ? why : "end of input");
 	server_free(&srv);
-	return CLI_EXIT_OK;
+	if (sfd >= 0)
+		close(sfd);
+	if (sig)
+		die_of(sig);
+	return sig ? 128 + sig : CLI_EXIT_OK;
 }

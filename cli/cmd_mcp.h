@@ -120,6 +120,7 @@ struct mcp_server {
 	unsigned long next_request;
 	struct mcp_bgtask *tasks;
 	unsigned ntasks;
+	unsigned nreserved; /* slots taken by calls still starting a task */
 	unsigned long next_task;
 };
 

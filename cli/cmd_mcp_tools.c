@@ -867,9 +867,11 @@ static void bg_unlink_locked(struct mcp_server *srv, struct mcp_bgtask *t)
 }
 
 /*
- * Room for one more task: when the table is full, the oldest task whose
- * end was already reported is dropped. False when every task still runs
- * (or has news not yet read).
+ * Reserve room for one more task: when the table is full, the oldest task
+ * whose end was already reported is dropped. False when every task still
+ * runs (or has news not yet read). The slot stays taken until bg_add()
+ * fills it or bg_release() gives it back: calls run concurrently, and a
+ * check alone would let every one of them pass before any task is added.
  */
 static bool bg_reserve(struct mcp_server *srv)
 {
@@ -877,20 +879,31 @@ static bool bg_reserve(struct mcp_server *srv)
 	bool ok;
 
 	pthread_mutex_lock(&srv->lock);
-	if (srv->ntasks >= MCP_MAX_TASKS) {
+	if (srv->ntasks + srv->nreserved >= MCP_MAX_TASKS) {
 		for (struct mcp_bgtask *t = srv->tasks; t; t = t->next)
 			if (t->ended_seen && t->refs == 0)
 				victim = t; /* the list is newest first */
 		if (victim)
 			bg_unlink_locked(srv, victim);
 	}
-	ok = srv->ntasks < MCP_MAX_TASKS;
+	ok = srv->ntasks + srv->nreserved < MCP_MAX_TASKS;
+	if (ok)
+		srv->nreserved++;
 	pthread_mutex_unlock(&srv->lock);
 	if (victim)
 		bg_destroy(srv, victim);
 	return ok;
 }
 
+/* Give back a slot bg_reserve() took (the task was never added). */
+static void bg_release(struct mcp_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->nreserved--;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* Add @task (owned from here on) in the slot bg_reserve() took. */
 static json_t *bg_add(struct mcp_call *call, ward_task *task,
 		      const struct mcp_call_policy *cp, bool escalated,
 		      unsigned long timeout_ms)
@@ -910,6 +923,7 @@ static json_t *bg_add(struct mcp_call *call, ward_task *task,
 	t->escalated = escalated;
 	t->timeout_ms = timeout_ms;
 	pthread_mutex_lock(&srv->lock);
+	srv->nreserved--; /* the slot bg_reserve() took is now @t's */
 	eof = srv->eof;
 	if (!eof) {
 		snprintf(t->id, sizeof(t->id), "t%lu", ++srv->next_task);
@@ -979,7 +993,7 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 	ward_task *task = NULL;
 	char *cwd = NULL, why[1200], detail[1024];
 	char *argv[] = {"bash", "-c", (char *)command, NULL};
-	bool asked = false, escalated = false;
+	bool asked = false, escalated = false, reserved = false;
 	json_t *r;
 	int err;
 
@@ -994,13 +1008,16 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 				  "%d background tasks are still running or "
 				  "unread; stop one with task_kill first",
 				  MCP_MAX_TASKS);
+	reserved = bg;
 	err = mcp_call_policy(&cp, srv);
-	if (err)
-		return tool_error(srv,
-				  "cannot read session %s, so nothing was "
-				  "run: %s",
-				  ward_session_id(srv->session),
-				  detail_of(err, detail, sizeof(detail)));
+	if (err) {
+		r = tool_error(srv,
+			       "cannot read session %s, so nothing was "
+			       "run: %s",
+			       ward_session_id(srv->session),
+			       detail_of(err, detail, sizeof(detail)));
+		goto out_release;
+	}
 	cwd = resolve_workdir(ward_policy_workspace(cp.policy),
 			      arg_str(args, "workdir"), why, sizeof(why));
 	if (!cwd) {
@@ -1046,6 +1063,7 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 	}
 	if (bg) {
 		r = bg_add(call, task, &cp, escalated, xo.timeout_ms);
+		reserved = false;
 		goto out_cwd;
 	}
 
@@ -1079,6 +1097,9 @@ out_cwd:
 	free(cwd);
 out_policy:
 	mcp_call_policy_clear(&cp);
+out_release:
+	if (reserved)
+		bg_release(srv);
 	return r;
 }
 

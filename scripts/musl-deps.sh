@@ -8,15 +8,24 @@
 # Debian ships jansson and libfyaml built for glibc only, so this fetches
 # Debian's own source packages (with apt-get source, through a private apt
 # state under build/musl/: the system's sources and lists are not touched),
-# unpacks them with dpkg-source (which applies Debian's patches) and builds
-# each with musl-gcc into build/musl/prefix/{include,lib}. None of their source
-# is part of ward's tree; everything lives under build/musl/.
+# unpacks them with dpkg-source (which applies Debian's patches), applies
+# ward's own patches (scripts/patches/<package>/*.patch: fixes ward needs
+# that Debian's version lacks, each naming its upstream commit) and builds
+# each with musl-gcc into build/musl/prefix/{include,lib}. None of their
+# source is part of ward's tree; everything lives under build/musl/.
 #
 # Idempotent: does nothing when build/musl/prefix/lib/libjansson.a and
-# libfyaml.a exist. Any failure exits non-zero with a message on stderr (the
-# Makefile then builds a dynamic glibc ward instead). As root, missing build
-# tools (musl-tools, cmake, m4, dpkg-dev) are installed with apt-get;
-# otherwise the exact command is printed.
+# libfyaml.a exist and were built with the current patches (their checksums
+# are kept in prefix/PATCHES). Sources already downloaded are reused. Any
+# failure exits non-zero with a message on stderr (the Makefile then builds
+# a dynamic glibc ward instead). As root, missing build tools (musl-tools,
+# cmake, m4, dpkg-dev) are installed with apt-get; otherwise the exact
+# command is printed.
+#
+#   scripts/musl-deps.sh --host DIR
+#       builds only the patched libfyaml, with $CC and $CFLAGS (the host's
+#       compiler, glibc) into DIR/{include,lib}: the copy the fuzz targets
+#       link, so they fuzz what a static ward ships.
 #
 # Environment: WARD_MUSL_DIR (default build/musl), MUSL_CC (default musl-gcc).
 set -eu
@@ -35,9 +44,39 @@ die() {
 	exit 1
 }
 
-if [ -e "$PREFIX/lib/libjansson.a" ] && [ -e "$PREFIX/lib/libfyaml.a" ] &&
-	[ -e "$PREFIX/include/jansson.h" ] && [ -e "$PREFIX/include/libfyaml.h" ]
-then
+HOST=
+if [ "${1:-}" = "--host" ]; then
+	[ -n "${2:-}" ] || die "--host needs a directory"
+	HOST=$2
+	case $HOST in /*) ;; *) HOST=$ROOT/$HOST ;; esac
+fi
+
+# The patches, and their checksums (what the built libraries must match).
+PATCHES=$ROOT/scripts/patches
+patch_sums() {
+	for f in "$PATCHES"/*/*.patch; do
+		[ -e "$f" ] && sha256sum "$f" | sed "s|  $ROOT/|  |"
+	done
+	return 0
+}
+WANT_PATCHES=$(patch_sums)
+
+up_to_date() { # up_to_date PREFIX FILE...
+	dir=$1
+	shift
+	for f in "$@"; do
+		[ -e "$dir/$f" ] || return 1
+	done
+	[ "$(cat "$dir/PATCHES" 2>/dev/null)" = "$WANT_PATCHES" ]
+}
+
+if [ -n "$HOST" ]; then
+	if up_to_date "$HOST" lib/libfyaml.a include/libfyaml.h; then
+		say "up to date ($HOST)"
+		exit 0
+	fi
+elif up_to_date "$PREFIX" lib/libjansson.a lib/libfyaml.a \
+	include/jansson.h include/libfyaml.h; then
 	say "up to date ($PREFIX)"
 	exit 0
 fi
@@ -59,8 +98,10 @@ step() { # step NAME COMMAND...
 # Tool and the Debian package that provides it. m4: libfyaml's configure
 # insists on it (only autoreconf would use it; we never regenerate).
 missing=""
-for entry in "$MUSL_CC:musl-tools" cmake:cmake make:make m4:m4 \
-	dpkg-source:dpkg-dev apt-get:apt; do
+tools="cmake:cmake make:make m4:m4 dpkg-source:dpkg-dev apt-get:apt"
+tools="$tools patch:patch"
+[ -n "$HOST" ] || tools="$MUSL_CC:musl-tools $tools"
+for entry in $tools; do
 	command -v "${entry%%:*}" >/dev/null 2>&1 || missing="$missing ${entry#*:}"
 done
 mkdir -p "$LOG"
@@ -128,13 +169,19 @@ set -- -o "Dir::Etc::SourceList=$LIST" \
 # Root apt downloads as _apt, who cannot write into a private build tree.
 [ "$(id -u)" = 0 ] && set -- "$@" -o APT::Sandbox::User=root
 
-step apt-update apt-get "$@" update
-say "apt-get source jansson libfyaml"
-rm -f "$SRC"/*.dsc "$SRC"/*.tar.* "$SRC"/*.diff.gz
-if ! (cd "$SRC" && apt-get "$@" source --download-only jansson libfyaml) \
-	>"$LOG/apt-source.log" 2>&1; then
-	tail -n 25 "$LOG/apt-source.log" >&2
-	die "cannot download the source packages (log: $LOG/apt-source.log)"
+if ls "$SRC"/jansson_*.dsc "$SRC"/libfyaml_*.dsc >/dev/null 2>&1; then
+	# dpkg-source checks them against their .dsc below.
+	say "reusing the downloaded sources ($SRC)"
+else
+	step apt-update apt-get "$@" update
+	say "apt-get source jansson libfyaml"
+	rm -f "$SRC"/*.dsc "$SRC"/*.tar.* "$SRC"/*.diff.gz
+	if ! (cd "$SRC" && apt-get "$@" source --download-only jansson \
+		libfyaml) >"$LOG/apt-source.log" 2>&1; then
+		tail -n 25 "$LOG/apt-source.log" >&2
+		die "cannot download the source packages" \
+			"(log: $LOG/apt-source.log)"
+	fi
 fi
 
 # Unpack with dpkg-source, which checks the files against the .dsc (whose
@@ -149,7 +196,35 @@ unpack() { # unpack PACKAGE -> sets $dir
 	dir=$SRC/$(basename "$dsc" .dsc)
 	rm -rf "$dir"
 	step "unpack-$1" dpkg-source -x "$dsc" "$dir"
+	for p in "$PATCHES/$1"/*.patch; do
+		[ -e "$p" ] || continue
+		step "patch-$1-$(basename "$p" .patch)" \
+			patch -p1 --forward --batch -d "$dir" -i "$p"
+	done
 }
+
+# --- --host: the patched libfyaml for this machine's compiler -------------
+
+if [ -n "$HOST" ]; then
+	B=$M/build-host
+	rm -rf "$B" "$HOST.new"
+	mkdir -p "$B" "$HOST.new"
+	unpack libfyaml
+	step host-libfyaml-configure env -C "$B" \
+		CC="${CC:-cc}" CFLAGS="${CFLAGS:--O2 -g -fPIC}" \
+		PKG_CONFIG_LIBDIR="$HOST.new/lib/pkgconfig" PKG_CONFIG_PATH= \
+		"$dir/configure" --prefix="$HOST.new" --disable-shared \
+		--enable-static --disable-network --disable-dependency-tracking
+	step host-libfyaml-build make -C "$B/src" -j "$JOBS" libfyaml.la
+	step host-libfyaml-install make -C "$B/src" install-libLTLIBRARIES \
+		install-includeHEADERS
+	[ -s "$HOST.new/lib/libfyaml.a" ] || die "the build left no libfyaml.a"
+	printf '%s\n' "$WANT_PATCHES" >"$HOST.new/PATCHES"
+	rm -rf "$HOST" "$B"
+	mv "$HOST.new" "$HOST"
+	say "done: $HOST"
+	exit 0
+fi
 
 # --- build into a staging prefix, then move it in place --------------------
 
@@ -189,6 +264,7 @@ done
 for f in "$SRC"/*.dsc; do
 	basename "$f" .dsc
 done >"$STAGE/SOURCES"
+printf '%s\n' "$WANT_PATCHES" >"$STAGE/PATCHES"
 rm -rf "$PREFIX"
 mv "$STAGE" "$PREFIX"
 rm -rf "$M/build"

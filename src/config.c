@@ -20,15 +20,31 @@
  * one ward_rules, each with its origin.
  *
  * Errors are collected (not just the first), each "FILE:LINE: KEY: message".
+ *
+ * Which libfyaml parses: a static ward links the copy scripts/musl-deps.sh
+ * builds from Debian's source with our patches (scripts/patches/libfyaml/);
+ * the Makefile says so with WARD_FYAML_PATCHED. Any other copy (the
+ * system's shared library: Debian 12's 0.7.12 crashes on six bytes) only
+ * ever runs in a child process (see "parsing in a child" below), so that a
+ * file a cloned repository planted cannot crash or take over ward.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libfyaml.h>
@@ -137,6 +153,12 @@ struct ward_config {
 	struct layer L[N_LAYERS];
 	struct cerror *err;
 	size_t nerr, caperr;
+	/*
+	 * Every error reported, kept or not: only MAX_ERRORS messages are
+	 * kept, but a step asks "did I report an error?" of this count, so
+	 * the answer stays true past the cap.
+	 */
+	size_t nfail;
 	char **warn;
 	size_t nwarn, capwarn;
 	bool oom;
@@ -191,6 +213,7 @@ static void add_error_msg(ward_config *cfg, enum ward_config_layer layer,
 {
 	struct cerror *e;
 
+	cfg->nfail++;
 	if (!msg) {
 		cfg->oom = true;
 		return;
@@ -284,17 +307,34 @@ static void cwarn(ward_config *cfg, const char *fmt, ...)
 	cfg->warn[cfg->nwarn++] = msg;
 }
 
+/* How many errors have been reported so far: a mark for result(). */
+struct emark {
+	size_t nerr;  /* kept */
+	size_t nfail; /* reported */
+};
+
+static struct emark emark(const ward_config *cfg)
+{
+	struct emark m = {cfg->nerr, cfg->nfail};
+
+	return m;
+}
+
 /*
  * The result of a step that may have added errors since @before: 0, or
  * WARD_EINVAL with the first new error as the detail (-ENOMEM wins).
  */
-static int result(const ward_config *cfg, size_t before)
+static int result(const ward_config *cfg, struct emark before)
 {
 	if (cfg->oom)
 		return ward_err(-ENOMEM, "config: out of memory");
-	if (cfg->nerr > before)
-		return ward_err(WARD_EINVAL, "%s", cfg->err[before].msg);
-	return 0;
+	if (cfg->nfail == before.nfail)
+		return 0;
+	if (cfg->nerr > before.nerr)
+		return ward_err(WARD_EINVAL, "%s", cfg->err[before.nerr].msg);
+	return ward_err(WARD_EINVAL,
+			"config: more than %d errors; the rest are not listed",
+			MAX_ERRORS);
 }
 
 /* --- the tree ----------------------------------------------------------- */
@@ -638,6 +678,541 @@ out_oom:
 	return NULL;
 }
 
+/* --- parsing in a child -------------------------------------------------- */
+
+/*
+ * A libfyaml that is not our patched copy runs in a child: the child
+ * builds the tree (parse_tree) and writes it, with the errors it recorded,
+ * to a pipe; the parent checks every byte of that reply and rebuilds the
+ * tree. A crash, an endless loop (bounded by PARSE_CHILD_MS) or a corrupted
+ * heap in the parser then costs one error naming the file, never ward.
+ * The child can do little else: a seccomp filter leaves it write(),
+ * memory management and exit (not under AddressSanitizer, whose reports
+ * need more). What it costs `ward run` is in docs/CONFIG.md.
+ *
+ * fork() from a multi-threaded caller: the child only parses and
+ * allocates (glibc and musl both make malloc usable after fork) and leaves
+ * with _exit(), so no atexit handler or stdio buffer of the caller runs.
+ */
+#define PARSE_CHILD_MS	10000
+#define PARSE_REPLY_MAX (32u * 1024u * 1024u)
+#define PARSE_MAGIC	0x77617264u /* "ward" */
+
+#ifdef WARD_FYAML_PATCHED
+static const bool fyaml_in_process = true;
+#else
+static const bool fyaml_in_process = false;
+#endif
+
+/* A growable reply (child side). */
+struct wbuf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void wb_put(struct wbuf *w, const void *data, size_t n)
+{
+	if (w->oom)
+		return;
+	if (w->n + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 4096;
+		char *p;
+
+		while (cap < w->n + n)
+			cap *= 2;
+		p = realloc(w->p, cap);
+		if (!p) {
+			w->oom = true;
+			return;
+		}
+		w->p = p;
+		w->cap = cap;
+	}
+	memcpy(w->p + w->n, data, n);
+	w->n += n;
+}
+
+static void wb_u32(struct wbuf *w, uint32_t v)
+{
+	wb_put(w, &v, sizeof(v));
+}
+
+static void wb_node(struct wbuf *w, const struct ynode *y)
+{
+	unsigned char b[2] = {(unsigned char)y->type, y->has_nul};
+
+	wb_put(w, b, sizeof(b));
+	wb_u32(w, (uint32_t)y->style);
+	wb_u32(w, y->line);
+	wb_u32(w, y->end_line);
+	wb_u32(w, (uint32_t)y->len);
+	if (y->str)
+		wb_put(w, y->str, y->len);
+	wb_u32(w, (uint32_t)y->n);
+	/* Depth is bounded by MAX_DEPTH (bevent). */
+	for (size_t i = 0; i < y->n; i++)
+		wb_node(w, y->kid[i]);
+}
+
+/* Reading the reply (parent side): every read is bounds-checked. */
+struct rbuf {
+	const char *p;
+	size_t n, at;
+	size_t nodes;
+	bool bad;
+};
+
+static bool rb_get(struct rbuf *r, void *out, size_t n)
+{
+	if (r->bad || n > r->n - r->at) {
+		r->bad = true;
+		return false;
+	}
+	memcpy(out, r->p + r->at, n);
+	r->at += n;
+	return true;
+}
+
+static uint32_t rb_u32(struct rbuf *r)
+{
+	uint32_t v = 0;
+
+	rb_get(r, &v, sizeof(v));
+	return v;
+}
+
+/* One node and its kids, or NULL (r->bad or out of memory). */
+static struct ynode *rb_node(ward_config *cfg, struct rbuf *r, unsigned depth)
+{
+	unsigned char b[2];
+	struct ynode *y;
+	uint32_t n;
+
+	if (depth > MAX_DEPTH + 1 || ++r->nodes > MAX_NODES ||
+	    !rb_get(r, b, sizeof(b)) || b[0] > Y_MAP || b[1] > 1) {
+		r->bad = true;
+		return NULL;
+	}
+	y = calloc(1, sizeof(*y));
+	if (!y) {
+		cfg->oom = true;
+		return NULL;
+	}
+	y->type = (enum ytype)b[0];
+	y->has_nul = b[1];
+	y->style = (enum fy_scalar_style)rb_u32(r);
+	y->line = rb_u32(r);
+	y->end_line = rb_u32(r);
+	y->len = rb_u32(r);
+	if (y->type == Y_SCALAR) {
+		if (y->len > r->n - r->at) {
+			r->bad = true;
+			goto out_free;
+		}
+		y->str = malloc(y->len + 1);
+		if (!y->str) {
+			cfg->oom = true;
+			goto out_free;
+		}
+		rb_get(r, y->str, y->len);
+		y->str[y->len] = '\0';
+	} else if (y->len) {
+		r->bad = true;
+	}
+	n = rb_u32(r);
+	/* Scalars have no kids, a mapping has pairs, and each kid takes
+	 * at least its fixed-size header. */
+	if (r->bad || (y->type == Y_SCALAR && n) ||
+	    (y->type == Y_MAP && n % 2) || n > (r->n - r->at) / 22) {
+		r->bad = true;
+		goto out_free;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct ynode *kid = rb_node(cfg, r, depth + 1);
+
+		if (!kid || !ynode_push(y, kid)) {
+			if (kid)
+				cfg->oom = true;
+			ynode_free(kid);
+			goto out_free;
+		}
+	}
+	return y;
+
+out_free:
+	ynode_free(y);
+	return NULL;
+}
+
+/*
+ * Leave the child nothing but write(), memory management and exit: a
+ * classic BPF allowlist, killing the process on anything else. Best
+ * effort (defence in depth): where seccomp is unavailable the child runs
+ * without it.
+ */
+#if defined(__x86_64__)
+#define PC_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
+#elif defined(__aarch64__)
+#define PC_AUDIT_ARCH 0xc00000b7U /* AUDIT_ARCH_AARCH64 */
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define PC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PC_SANITIZED 1
+#endif
+#endif
+
+#if defined(PC_AUDIT_ARCH) && !defined(PC_SANITIZED) && defined(SYS_seccomp)
+struct pc_filter {
+	uint16_t code;
+	uint8_t jt, jf;
+	uint32_t k;
+};
+
+struct pc_fprog {
+	unsigned short len;
+	const struct pc_filter *filter;
+};
+
+static void confine_parse_child(void)
+{
+	/* BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET|BPF_K. */
+	enum {
+		LD = 0x20,
+		JEQ = 0x15,
+		RET = 0x06
+	};
+	/* struct seccomp_data: nr at 0, arch at 4. */
+	enum {
+		NR = 0,
+		ARCH = 4
+	};
+	static const uint32_t kill = 0x80000000U; /* RET_KILL_PROCESS */
+	static const uint32_t allow = 0x7fff0000U;
+	static const uint32_t enotty = 0x00050000U | ENOTTY; /* RET_ERRNO */
+	static const long allowed[] = {
+	    SYS_write,		SYS_mmap,	SYS_munmap,
+	    SYS_mremap,		SYS_madvise,	SYS_brk,
+	    SYS_exit,		SYS_exit_group, SYS_rt_sigreturn,
+	    SYS_rt_sigprocmask, SYS_getpid,	SYS_gettid,
+	    SYS_tgkill,		SYS_futex,
+	};
+	enum {
+		N = sizeof(allowed) / sizeof(allowed[0])
+	};
+	struct pc_filter f[N + 8];
+	struct pc_fprog prog = {0, f};
+	size_t k = 0;
+
+	f[k++] = (struct pc_filter){LD, 0, 0, ARCH};
+	f[k++] = (struct pc_filter){JEQ, 1, 0, PC_AUDIT_ARCH};
+	f[k++] = (struct pc_filter){RET, 0, 0, kill};
+	f[k++] = (struct pc_filter){LD, 0, 0, NR};
+	/* libfyaml asks for the terminal's width: "not a terminal". No
+	 * other ioctl either (TIOCSTI on an inherited terminal). */
+	f[k++] = (struct pc_filter){JEQ, 0, 1, (uint32_t)SYS_ioctl};
+	f[k++] = (struct pc_filter){RET, 0, 0, enotty};
+	for (size_t i = 0; i < N; i++)
+		/* Matched: jump to the ALLOW at the very end. */
+		f[k++] = (struct pc_filter){JEQ, (uint8_t)(N - i), 0,
+					    (uint32_t)allowed[i]};
+	f[k++] = (struct pc_filter){RET, 0, 0, kill};
+	f[k++] = (struct pc_filter){RET, 0, 0, allow};
+	prog.len = (unsigned short)k;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return;
+	/* SECCOMP_SET_MODE_FILTER = 1 */
+	syscall(SYS_seccomp, 1, 0, &prog);
+}
+#else
+static void confine_parse_child(void)
+{
+}
+#endif
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/* Close descriptors @first to @last (close_range, or one by one). */
+static void close_span(unsigned first, unsigned last)
+{
+	struct rlimit lim;
+
+	if (first > last || syscall(SYS_close_range, first, last, 0) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
+		lim.rlim_cur = 65536;
+	for (unsigned fd = first; fd <= last && fd < lim.rlim_cur; fd++)
+		close((int)fd);
+}
+
+/*
+ * In the child: /dev/null on 0, 1 and 2 and no other descriptor but @fd
+ * (returned, maybe moved), so that nothing the parser does can reach the
+ * caller's terminal, its output (an MCP client reads ward's stdout) or
+ * its files.
+ */
+static int keep_only(int fd)
+{
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (nul < 0 || (fd < 3 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0))
+		_exit(126);
+	for (int i = 0; i < 3; i++)
+		if (dup2(nul, i) < 0)
+			_exit(126);
+	if (fd > 3)
+		close_span(3, (unsigned)fd - 1);
+	close_span((unsigned)fd + 1, ~0U);
+	return fd;
+}
+
+/* The child: parse, write the reply to @fd, _exit. Never returns. */
+static void parse_child(int fd, ward_config *cfg, enum ward_config_layer layer,
+			const char *file, const char *text, size_t len)
+{
+	struct emark before = emark(cfg);
+	struct wbuf w = {0};
+	struct ynode *root;
+	unsigned char b[3];
+	bool ok;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		_exit(126);
+	fd = keep_only(fd);
+	/* No handler of the caller's runs in the child: every signal is
+	 * blocked, and a fault (SIGSEGV, SIGBUS, …) in a blocked state
+	 * kills with the default action. */
+	{
+		sigset_t all;
+
+		sigfillset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+	}
+	confine_parse_child();
+	root = parse_tree(cfg, layer, file, text, len, &ok);
+	wb_u32(&w, PARSE_MAGIC);
+	b[0] = cfg->oom;
+	b[1] = ok;
+	b[2] = root != NULL;
+	wb_put(&w, b, sizeof(b));
+	wb_u32(&w, (uint32_t)(cfg->nfail - before.nfail));
+	wb_u32(&w, (uint32_t)(cfg->nerr - before.nerr));
+	for (size_t i = before.nerr; i < cfg->nerr; i++) {
+		size_t n = strlen(cfg->err[i].msg);
+
+		wb_u32(&w, cfg->err[i].origin.line);
+		wb_u32(&w, (uint32_t)n);
+		wb_put(&w, cfg->err[i].msg, n);
+	}
+	if (root)
+		wb_node(&w, root);
+	wb_u32(&w, PARSE_MAGIC);
+	if (w.oom)
+		_exit(125);
+	for (size_t at = 0; at < w.n;) {
+		ssize_t k = write(fd, w.p + at, w.n - at);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			_exit(124);
+		at += (size_t)k;
+	}
+	_exit(0);
+}
+
+/* Read the child's whole reply from @fd, until EOF or @deadline. */
+static int read_reply(char **out, size_t *out_len, int fd,
+		      const struct timespec *deadline, bool *timed_out)
+{
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	*timed_out = false;
+	for (;;) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		struct timespec now;
+		long ms;
+		ssize_t k;
+		int rc;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (deadline->tv_sec - now.tv_sec) * 1000L +
+		     (deadline->tv_nsec - now.tv_nsec) / 1000000L;
+		if (ms <= 0) {
+			*timed_out = true;
+			break;
+		}
+		rc = poll(&pfd, 1, (int)ms);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			continue; /* the deadline decides */
+		if (n == cap) {
+			char *p;
+
+			if (cap >= PARSE_REPLY_MAX)
+				break; /* too long: treated as bad */
+			cap = cap ? cap * 2 : 65536;
+			p = realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = p;
+		}
+		k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	*out = buf;
+	*out_len = n;
+	return 0;
+}
+
+/* Rebuild the child's errors and tree from its reply. */
+static struct ynode *decode_reply(ward_config *cfg,
+				  enum ward_config_layer layer,
+				  const char *file, struct rbuf *r, bool *ok)
+{
+	uint32_t nfail, nerr;
+	unsigned char b[3];
+	struct ynode *root = NULL;
+
+	if (rb_u32(r) != PARSE_MAGIC || !rb_get(r, b, sizeof(b)) || b[0] > 1 ||
+	    b[1] > 1 || b[2] > 1)
+		goto bad;
+	nfail = rb_u32(r);
+	nerr = rb_u32(r);
+	if (r->bad || nerr > nfail || nerr > MAX_ERRORS)
+		goto bad;
+	if (b[0])
+		cfg->oom = true;
+	for (uint32_t i = 0; i < nerr; i++) {
+		uint32_t line = rb_u32(r), n = rb_u32(r);
+		char *msg;
+
+		if (r->bad || n > r->n - r->at)
+			goto bad;
+		msg = strndup(r->p + r->at, n);
+		r->at += n;
+		add_error_msg(cfg, layer, file, line, msg);
+	}
+	/* Errors the child counted past the cap. */
+	cfg->nfail += nfail - nerr;
+	if (b[2])
+		root = rb_node(cfg, r, 0);
+	if (cfg->oom)
+		goto out_free;
+	if ((b[2] && !root) || rb_u32(r) != PARSE_MAGIC || r->at != r->n)
+		goto bad;
+	*ok = b[1];
+	return root;
+
+bad:
+	cerr(cfg, layer, file, 0, NULL,
+	     "the YAML parser's reply was malformed; the file is refused");
+out_free:
+	ynode_free(root);
+	*ok = false;
+	return NULL;
+}
+
+/*
+ * parse_tree() in a child process (see above): the same tree, errors and
+ * *ok; a child that crashes, hangs or garbles its reply adds one error.
+ */
+static struct ynode *parse_tree_child(ward_config *cfg,
+				      enum ward_config_layer layer,
+				      const char *file, const char *text,
+				      size_t len, bool *ok)
+{
+	struct timespec deadline;
+	struct rbuf r = {0};
+	struct ynode *root = NULL;
+	char *reply = NULL;
+	size_t n = 0;
+	bool timed_out = false;
+	int p[2], status = 0, err;
+	pid_t pid, w;
+
+	*ok = false;
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		cerr(cfg, layer, file, 0, NULL,
+		     "cannot start the YAML parser: %s", strerror(errno));
+		return NULL;
+	}
+	pid = fork();
+	if (pid < 0) {
+		cerr(cfg, layer, file, 0, NULL,
+		     "cannot start the YAML parser: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		parse_child(p[1], cfg, layer, file, text, len);
+	}
+	close(p[1]);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += PARSE_CHILD_MS / 1000;
+	err = read_reply(&reply, &n, p[0], &deadline, &timed_out);
+	close(p[0]);
+	if (timed_out || err)
+		kill(pid, SIGKILL);
+	do
+		w = waitpid(pid, &status, 0);
+	while (w < 0 && errno == EINTR);
+	if (err) {
+		cfg->oom = true;
+		return NULL;
+	}
+	if (timed_out) {
+		cerr(cfg, layer, file, 0, NULL,
+		     "the YAML parser did not finish within %d s; the file is "
+		     "refused",
+		     PARSE_CHILD_MS / 1000);
+	} else if (w == pid && WIFSIGNALED(status)) {
+		cerr(cfg, layer, file, 0, NULL,
+		     "the YAML parser crashed on this file (%s, a libfyaml "
+		     "bug); the file is refused",
+		     strsignal(WTERMSIG(status)));
+	} else if (w == pid && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+		cerr(cfg, layer, file, 0, NULL,
+		     "the YAML parser failed on this file (exit %d); the file "
+		     "is refused",
+		     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	} else {
+		/* Exited 0, or reaped by someone else (SIGCHLD ignored):
+		 * a whole, well-formed reply decides. */
+		r.p = reply;
+		r.n = n;
+		root = decode_reply(cfg, layer, file, &r, ok);
+	}
+	free(reply);
+	return root;
+}
+
+/* The tree of @text: in this process or in a child (see above). */
+static struct ynode *parse_layer(ward_config *cfg, enum ward_config_layer layer,
+				 const char *file, const char *text, size_t len,
+				 bool *ok)
+{
+	if (fyaml_in_process)
+		return parse_tree(cfg, layer, file, text, len, ok);
+	return parse_tree_child(cfg, layer, file, text, len, ok);
+}
+
 /* --- the schema --------------------------------------------------------- */
 
 /* Everything a key's handler needs. */
@@ -800,7 +1375,7 @@ static void h_runners(struct pstate *ps, const struct ynode *y)
 	const enum ward_runner *chain = NULL;
 	size_t nchain = ward_platform_chain(&chain, ward_platform_current());
 	struct layer *L = ps->L;
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		refuse_in_project(ps, ps->line,
@@ -855,7 +1430,7 @@ static void h_runners(struct pstate *ps, const struct ynode *y)
 		if (ok)
 			L->runners[L->nrunners++] = r;
 	}
-	if (ps->cfg->nerr == before)
+	if (ps->cfg->nfail == before)
 		L->has[K_RUNNERS] = true;
 }
 
@@ -884,7 +1459,7 @@ static void h_runner_command(struct pstate *ps, const struct ynode *y)
 
 static void h_signatures(struct pstate *ps, const struct ynode *y)
 {
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	char **v;
 
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
@@ -908,7 +1483,7 @@ static void h_signatures(struct pstate *ps, const struct ynode *y)
 		if (s && !store(ps->cfg, &v[n++], s))
 			break;
 	}
-	if (ps->cfg->nerr != before || ps->cfg->oom) {
+	if (ps->cfg->nfail != before || ps->cfg->oom) {
 		ward_strv_free(v);
 		return;
 	}
@@ -1001,7 +1576,7 @@ static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
 
 static void h_access(struct pstate *ps, const struct ynode *y)
 {
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	struct layer *L = ps->L;
 
 	if (y->type == Y_SCALAR && !is_null(y)) {
@@ -1032,7 +1607,7 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 		} else {
 			project_entry_ok(ps, y->str, y->len, y->line);
 		}
-		if (ps->cfg->nerr == before &&
+		if (ps->cfg->nfail == before &&
 		    acc_push(ps->cfg, L, y->str, y->line,
 			     y->style == FYSS_LITERAL))
 			L->has[K_ACCESS] = true;
@@ -1053,7 +1628,7 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 		if (s)
 			project_entry_ok(ps, s, strlen(s), it->line);
 	}
-	if (ps->cfg->nerr != before)
+	if (ps->cfg->nfail != before)
 		return;
 	for (size_t i = 0; i < y->n; i++)
 		if (!acc_push(ps->cfg, L, y->kid[i]->str, y->kid[i]->line,
@@ -1113,7 +1688,7 @@ static void parse_preset(struct pstate *ps, const char *name,
 	struct layer *L = ps->L;
 	struct preset p = {.line = key->line};
 	bool has_mode = false, has_appr = false;
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	char q[128];
 
 	if (v->type != Y_MAP) {
@@ -1163,7 +1738,7 @@ static void parse_preset(struct pstate *ps, const char *name,
 					    : "approval");
 		return;
 	}
-	if (ps->cfg->nerr != before)
+	if (ps->cfg->nfail != before)
 		return;
 	if (L->npresets == L->cappresets) {
 		size_t cap = L->cappresets ? L->cappresets * 2 : 4;
@@ -1183,7 +1758,7 @@ static void parse_preset(struct pstate *ps, const char *name,
 
 static void h_presets(struct pstate *ps, const struct ynode *y)
 {
-	size_t before = ps->cfg->nerr;
+	size_t before = ps->cfg->nfail;
 	char q[128];
 
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
@@ -1220,7 +1795,7 @@ static void h_presets(struct pstate *ps, const struct ynode *y)
 		}
 		parse_preset(ps, name, k, y->kid[i + 1]);
 	}
-	if (ps->cfg->nerr == before)
+	if (ps->cfg->nfail == before)
 		ps->L->has[K_PRESETS] = true;
 }
 
@@ -1361,7 +1936,7 @@ static bool file_layer(enum ward_config_layer layer)
 int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
 			   const char *name, const char *text, size_t len)
 {
-	size_t before;
+	struct emark before;
 	struct layer *L;
 	struct ynode *root;
 	bool ok;
@@ -1377,7 +1952,7 @@ int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
 		return ward_err(WARD_EINVAL,
 				"config: the %s layer is already loaded",
 				ward_config_layer_name(layer));
-	before = cfg->nerr;
+	before = emark(cfg);
 	L->present = true;
 	L->protect_git = true;
 	if (!store(cfg, &L->file, name))
@@ -1388,7 +1963,7 @@ int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
 		     WARD_CONFIG_MAX_BYTES);
 		return result(cfg, before);
 	}
-	root = parse_tree(cfg, layer, L->file, text, len, &ok);
+	root = parse_layer(cfg, layer, L->file, text, len, &ok);
 	if (ok)
 		walk_root(cfg, L, layer, root);
 	ynode_free(root);
@@ -1458,7 +2033,7 @@ out_close:
 int ward_config_add_file(ward_config *cfg, enum ward_config_layer layer,
 			 const char *path, bool optional)
 {
-	size_t before;
+	struct emark before;
 	char *text = NULL;
 	size_t len = 0;
 	int err;
@@ -1469,7 +2044,7 @@ int ward_config_add_file(ward_config *cfg, enum ward_config_layer layer,
 		return ward_err(WARD_EINVAL,
 				"config: layer %s is not read from a file",
 				ward_config_layer_name(layer));
-	before = cfg->nerr;
+	before = emark(cfg);
 	err = read_file(&text, &len, path);
 	if (err == -ENOENT && optional)
 		return 0;
@@ -1630,15 +2205,16 @@ static char *pick_workspace(ward_config *cfg,
 				    .layer = l,
 				    .file = L->file,
 				    .key = "workspace"};
-		size_t before = cfg->nerr;
+		struct emark before = emark(cfg);
 
 		set_from(cfg, K_WORKSPACE, l, L);
 		ws = expand_home(&ps, L->line[K_WORKSPACE], L->workspace,
 				 env_home(opts ? opts->env : NULL));
-		if (!report && cfg->nerr > before) {
+		if (!report && cfg->nfail > before.nfail) {
 			/* Reported again by the resolve pass. */
-			while (cfg->nerr > before)
+			while (cfg->nerr > before.nerr)
 				free(cfg->err[--cfg->nerr].msg);
+			cfg->nfail = before.nfail;
 		}
 		return ws;
 	} else {
@@ -1903,14 +2479,14 @@ static void resolve_warnings(ward_config *cfg)
 int ward_config_resolve(ward_config *cfg,
 			const struct ward_config_options *opts)
 {
-	size_t before;
+	/* Every error so far counts: the whole load failed. */
+	const struct emark before = {0, 0};
 
 	if (!cfg)
 		return ward_err(WARD_EINVAL, "config: NULL argument");
 	if (cfg->resolved)
 		return ward_err(WARD_EINVAL, "config: already resolved");
 	cfg->resolved = true;
-	before = 0; /* every error so far counts: the whole load failed */
 	cfg->approval = WARD_APPROVAL_ASK;
 	cfg->protect_git = true;
 	cfg->sigs = empty_strv;
@@ -1961,7 +2537,7 @@ int ward_config_load(ward_config *cfg, const struct ward_config_options *opts)
 		   ? opts->user_file
 		   : ward_config_default_user_file(ubuf, sizeof(ubuf));
 	if (user && *user && !store(cfg, &cfg->user_hint, user))
-		return result(cfg, 0);
+		return result(cfg, emark(cfg));
 	if (user && *user) {
 		err = ward_config_add_file(cfg, WARD_CONFIG_LAYER_USER, user,
 					   true);

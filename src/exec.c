@@ -100,8 +100,8 @@
 #define STREAM_ERR_TAIL (64 * 1024)
 /* Without a pidfd, how often to look whether the child exited. */
 #define EXIT_TICK_MS 20
-/* Descriptors are moved at or above this number in the child. */
-#define CHILD_FD_HIGH 10
+/* The child places descriptors 0 to 3; a source below this is moved. */
+#define CHILD_FD_HIGH 4
 /* Exit status of a child that failed before exec (like env/timeout). */
 #define CHILD_FAILED 125
 /* The child's stack (it needs well under 2 KiB; see -fstack-usage). */
@@ -620,10 +620,23 @@ static void child_reset_signals(const sigset_t *empty)
 }
 
 /*
+ * @fd itself when no dup2() onto 0 to 3 can clobber it, else a copy at
+ * CHILD_FD_HIGH or above (close-on-exec); -1 and errno on failure. Only
+ * those are copied: the child holds the caller's descriptors until exec,
+ * and a copy of every source could exceed a low RLIMIT_NOFILE.
+ */
+static int child_lift(int fd)
+{
+	if (fd < 0 || fd >= CHILD_FD_HIGH)
+		return fd;
+	return fcntl(fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+}
+
+/*
  * Between clone and exec: async-signal-safe calls only, no writes to
  * memory shared with the caller. Never returns. Every source descriptor
- * is first copied to CHILD_FD_HIGH or above (close-on-exec), so no dup2()
- * can clobber another source, then placed.
+ * among 0 to 3 is first lifted above them (child_lift), so no dup2() can
+ * clobber another source, then placed.
  */
 static void child_main(const struct child_args *a)
 {
@@ -633,7 +646,7 @@ static void child_main(const struct child_args *a)
 	int saw_eacces = 0, e = ENOENT;
 	size_t pos = 0;
 
-	st = fcntl(a->status_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	st = child_lift(a->status_fd);
 	if (st < 0)
 		_exit(CHILD_FAILED);
 
@@ -650,25 +663,25 @@ static void child_main(const struct child_args *a)
 		_exit(CHILD_FAILED);
 
 	if (a->in_fd >= 0)
-		in = fcntl(a->in_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+		in = child_lift(a->in_fd);
 	else
-		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	if (in < 0)
 		child_report(st, STAGE_SETUP, errno, "stdin", NULL);
-	out = fcntl(a->out_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	out = child_lift(a->out_fd);
 	if (out < 0)
 		child_report(st, STAGE_SETUP, errno, "stdout", NULL);
-	errfd = fcntl(a->err_fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	errfd = child_lift(a->err_fd);
 	if (errfd < 0)
 		child_report(st, STAGE_SETUP, errno, "stderr", NULL);
 	if (a->fd3 >= 0) {
-		fd3 = fcntl(a->fd3, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+		fd3 = child_lift(a->fd3);
 		if (fd3 < 0)
 			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
 	}
 	if (a->rs) {
 		rs = *a->rs;
-		rs.fd = fcntl(a->rs->fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+		rs.fd = child_lift(a->rs->fd);
 		if (rs.fd < 0)
 			child_report(st, STAGE_SETUP, errno, "ruleset fd",
 				     NULL);

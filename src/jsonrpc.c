@@ -118,6 +118,66 @@ void ward_jr_lines_finish(struct ward_jr_lines *l, ward_jr_line_fn fn,
 	l->skipping = false;
 }
 
+/* --- UTF-8 -------------------------------------------------------------- */
+
+/* The length of the valid UTF-8 sequence at @s[0..n), or 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07u;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[k] & 0x3fu);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+void ward_jr_text(char *dst, size_t size, const char *src)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t n = strlen(src), o = 0;
+
+	if (size == 0)
+		return;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(s + i, n - i);
+
+		if (k == 0) {
+			/* An invalid byte is shown, not copied: "\xNN". */
+			if (o + 4 >= size)
+				break;
+			snprintf(dst + o, size - o, "\\x%02x", s[i]);
+			o += 4;
+			i++;
+			continue;
+		}
+		/* Never half a character at the end. */
+		if (o + k >= size)
+			break;
+		memcpy(dst + o, s + i, k);
+		o += k;
+		i += k;
+	}
+	dst[o] = '\0';
+}
+
 /* --- the parser ------------------------------------------------------- */
 
 bool ward_jr_id_valid(const json_t *id)
@@ -154,11 +214,16 @@ int ward_jr_parse(struct ward_jr_msg *m, const char *line, size_t len)
 	if (!root) {
 		if (strstr(jerr.text, "out of memory"))
 			return -ENOMEM;
+		char near[sizeof(jerr.text)];
+
+		/* jansson quotes the bytes near the error, which may cut a
+		 * character or be no UTF-8 at all: the reply must still be a
+		 * JSON string. */
+		ward_jr_text(near, sizeof(near), jerr.text);
 		m->kind = WARD_JR_INVALID;
 		m->code = WARD_JR_PARSE_ERROR;
 		snprintf(m->message, sizeof(m->message),
-			 "Parse error: %.160s (at byte %d)", jerr.text,
-			 jerr.position);
+			 "Parse error: %s (at byte %d)", near, jerr.position);
 		return 0;
 	}
 	m->root = root;
@@ -269,20 +334,41 @@ json_t *ward_jr_error(json_t *id, int code, const char *message, json_t *data)
 {
 	json_t *o = envelope();
 	json_t *e = json_object();
+	json_t *text = json_string(message ? message : "");
+	char clean[512];
 
-	if (!o || !e || json_object_set(o, "id", id ? id : json_null()) != 0 ||
-	    json_object_set_new(e, "code", json_integer(code)) != 0 ||
-	    json_object_set_new(e, "message",
-				json_string(message ? message : "")) != 0 ||
-	    (data && json_object_set(e, "data", data) != 0) ||
-	    json_object_set_new(o, "error", e) != 0) {
-		json_decref(data);
-		json_decref(e);
-		json_decref(o);
-		return NULL;
+	/* A message that is not valid UTF-8 (cut by a caller's "%.128s",
+	 * say) is still answered, cleaned, rather than dropped. */
+	if (!text && message) {
+		ward_jr_text(clean, sizeof(clean), message);
+		text = json_string(clean);
+	}
+	if (!o || !e || !text) {
+		json_decref(text);
+		goto out_free;
+	}
+	if (json_object_set(o, "id", id ? id : json_null()) != 0 ||
+	    json_object_set_new(e, "code", json_integer(code)) != 0) {
+		json_decref(text);
+		goto out_free;
+	}
+	/* set_new consumes @text even when it fails. */
+	if (json_object_set_new(e, "message", text) != 0 ||
+	    (data && json_object_set(e, "data", data) != 0))
+		goto out_free;
+	/* Consumes @e, even when it fails. */
+	if (json_object_set_new(o, "error", e) != 0) {
+		e = NULL;
+		goto out_free;
 	}
 	json_decref(data);
 	return o;
+
+out_free:
+	json_decref(data);
+	json_decref(e);
+	json_decref(o);
+	return NULL;
 }
 
 json_t *ward_jr_request(json_t *id, const char *method, json_t *params)

@@ -130,6 +130,13 @@ json_t *ward_jr_notification(const char *method, json_t *params);
  */
 char *ward_jr_encode(size_t *len, const json_t *msg);
 
+/*
+ * ward_jr_text - copy @src into @dst (@size bytes, NUL-terminated) as
+ * valid UTF-8: a byte that starts no valid sequence becomes the text
+ * "\xNN", and the copy never ends in the middle of a character.
+ */
+void ward_jr_text(char *dst, size_t size, const char *src);
+
 /* ward_jr_id_valid - a usable id: a string or an integer. */
 bool ward_jr_id_valid(const json_t *id);
 

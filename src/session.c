@@ -603,26 +603,37 @@ static int open_log(const ward_session *s, bool write)
 
 /* --- writing ------------------------------------------------------------ */
 
-/* write() all of @len bytes at once; a short write is an error. */
-static int write_once(int fd, const char *buf, size_t len)
+/*
+ * write() all of @len bytes, in one call unless it comes back short. A
+ * short write to a regular file means the disk filled up (or a size limit
+ * or a signal came) during it: the rest is written again, which either
+ * finishes the line or fails with the reason (ENOSPC, EFBIG), so the
+ * caller can name it. The caller holds the log's exclusive lock, so the
+ * pieces cannot interleave with another writer's.
+ */
+static int write_full(int fd, const char *buf, size_t len)
 {
 	ssize_t w;
 
-	do {
+	while (len > 0) {
 		w = write(fd, buf, len);
-	} while (w < 0 && errno == EINTR);
-	if (w < 0)
-		return -errno;
-	if ((size_t)w != len)
-		return -EIO;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		buf += w;
+		len -= (size_t)w;
+	}
 	return 0;
 }
 
 /*
  * Append one line (@line holds the text and its newline) to the log open
- * on @fd, which the caller has locked exclusively: one write(), then
- * fdatasync(). When the write fails or is short, the file is cut back to
- * its old size so that no torn line stays behind.
+ * on @fd, which the caller has locked exclusively: one write() (see
+ * write_full()), then fdatasync(). When the write fails, the file is cut
+ * back to its old size so that no torn line stays behind.
  */
 static int append_line(int fd, const char *line, size_t len, const char *path)
 {
@@ -631,7 +642,7 @@ static int append_line(int fd, const char *line, size_t len, const char *path)
 
 	if (fstat(fd, &st) != 0)
 		return ward_err(-errno, "%s: %s", path, strerror(errno));
-	err = write_once(fd, line, len);
+	err = write_full(fd, line, len);
 	if (err) {
 		if (ftruncate(fd, st.st_size) != 0) {
 			/* The next append's repair will cut it. */
@@ -1217,7 +1228,7 @@ static int create_file(const char *store, const char *id, const char *cwd)
 			       strerror(errno));
 		goto out_free;
 	}
-	err = write_once(fd, line, len);
+	err = write_full(fd, line, len);
 	if (!err && fdatasync(fd) != 0)
 		err = -errno;
 	if (close(fd) != 0 && !err)
@@ -1247,6 +1258,29 @@ out_free:
 	return err;
 }
 
+/*
+ * The default store lies under $HOME unless XDG_STATE_HOME moves it: then
+ * the home directory must exist. Accounts without one point HOME at a
+ * path that must never exist (Debian's /nonexistent); creating it, as root
+ * could, would give every such account a shared, writable home.
+ */
+static int check_home_base(void)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	struct stat st;
+
+	if ((state && state[0] == '/') || !home || home[0] != '/')
+		return 0; /* XDG decides, or store_path() refuses */
+	if (stat(home, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	return ward_err(WARD_EINVAL,
+			"no session store: HOME (%s) is not an existing "
+			"directory, and ward does not create it; set "
+			"XDG_STATE_HOME or create the home directory",
+			home);
+}
+
 int ward_session_create(ward_session **out, const char *store, const char *cwd)
 {
 	char *dir = NULL, *real_store = NULL, *real_cwd = NULL;
@@ -1263,6 +1297,8 @@ int ward_session_create(ward_session **out, const char *store, const char *cwd)
 			       "session store %s is not an absolute path", dir);
 		goto out_free;
 	}
+	if (!store && (err = check_home_base()) != 0)
+		goto out_free;
 	err = mkdir_p(dir);
 	if (err)
 		goto out_free;
@@ -1742,11 +1778,13 @@ int ward_session_append_json(ward_session *s, const char *object)
 	t = json_is_string(type) ? json_string_value(type) : "";
 	if (!*t || strcmp(t, TYPE_HEADER) == 0 || strcmp(t, TYPE_MODE) == 0 ||
 	    strcmp(t, TYPE_APPROVAL) == 0 || strcmp(t, TYPE_REPAIRED) == 0) {
+		/* @t lives in @obj: the detail is formatted before the free. */
+		err =
+		    ward_err(WARD_EINVAL,
+			     "event type '%s' cannot be appended this way%s", t,
+			     *t ? " (knobs change through their setters)" : "");
 		json_decref(obj);
-		return ward_err(
-		    WARD_EINVAL,
-		    "event type '%s' cannot be appended this way%s", t,
-		    *t ? " (knobs change through their setters)" : "");
+		return err;
 	}
 	if (!json_object_get(obj, "time")) {
 		now_rfc3339(when, sizeof(when));

@@ -127,7 +127,9 @@ WARD_EXTERN int ward_session_store_default(char **out);
 
 /**
  * ward_session_create - create a new session with a random id in @store
- * (NULL: the default store, created with mode 0700 when missing).
+ * (NULL: the default store, created with mode 0700 when missing; under
+ * $HOME only when the home directory exists — a missing one, such as
+ * /nonexistent, is never created: WARD_EINVAL).
  *
  * @cwd, when not NULL, must be an existing directory; it is recorded as
  * an absolute canonical path and becomes the workspace root of every call

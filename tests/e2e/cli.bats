@@ -391,6 +391,22 @@ check_denied() {
 	[ "$(json 'd["stdout"] == "a\ufffdb\x00c"')" = True ]
 }
 
+@test "run --json and run work with only 16 descriptors (bwrap, landlock)" {
+	local r
+	for r in bwrap landlock; do
+		require_runner "$r"
+		run --separate-stderr bash -c 'ulimit -n 16 && exec "$@"' _ \
+			"$WARD" run --json -r "$r" -w "$WS" -- echo hello
+		echo "# $r --json: exit $status: $output $stderr"
+		[ "$status" -eq 0 ]
+		[ "$(json 'd["exit_code"]')" = 0 ]
+		[ "$(json 'd["stdout"]')" = hello ]
+		run --separate-stderr bash -c 'ulimit -n 16 && exec "$@"' _ \
+			"$WARD" run -r "$r" -w "$WS" -- echo hello
+		[ "$status" -eq 0 ] && [ "$output" = hello ]
+	done
+}
+
 @test "run --json under danger-full-access reports runner none" {
 	run -0 "$WARD" run --json -w "$WS" -m danger-full-access -- true
 	[ "$(json 'd["sandbox"]["runner"]')" = none ]

@@ -275,3 +275,40 @@ project_file() {
 		[[ "$output" == *"--config FILE"* ]]
 	done
 }
+
+# --- files that once crashed ward (exit 139) ---------------------------------
+
+@test "more than 100 errors, then a list item that is not a string: errors, no crash" {
+	{
+		for i in $(seq 0 99); do echo "unknown$i: 1"; done
+		printf 'access:\n  - {}\n'
+	} >"$BATS_TEST_TMPDIR/many.yml"
+	run -1 --separate-stderr "$WARD" config check -w "$WS" \
+		--config "$BATS_TEST_TMPDIR/many.yml"
+	[[ "$output" == *"unknown0: unknown key"* ]]
+	# As the project file, ward run refuses it without crashing.
+	{
+		for i in $(seq 0 99); do echo "unknown$i: 1"; done
+		printf 'access:\n  - {}\n'
+	} | project_file
+	run --separate-stderr "$WARD" run -w "$WS" -- true
+	[ "$status" -ne 139 ] && [ "$status" -ne 0 ]
+	[[ "$stderr" == *"$WS/.ward/config.yml:1: unknown0: unknown key"* ]]
+}
+
+@test "six bytes that crashed libfyaml 0.7.12: ward refuses the file, never crashes" {
+	printf '? ?:\t?' | project_file
+	run --separate-stderr "$WARD" run -w "$WS" -- true
+	echo "# status $status: $stderr"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"$WS/.ward/config.yml"* ]]
+	printf '? ?:\t?' >"$BATS_TEST_TMPDIR/bad.yml"
+	run -1 --separate-stderr "$WARD" config check -w "$OUTSIDE" \
+		--config "$BATS_TEST_TMPDIR/bad.yml"
+	[[ "$output" == *"$BATS_TEST_TMPDIR/bad.yml"* ]]
+	# The user file too.
+	printf '? ?:\t?' >"$USER_FILE"
+	run --separate-stderr "$WARD" run -w "$OUTSIDE" -- true
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"$USER_FILE"* ]]
+}

@@ -139,6 +139,17 @@ code_of() {
 	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
 }
 
+@test "mcp raw: a parse error whose text cuts a UTF-8 character is still answered" {
+	# jansson quotes the bytes near the error: here half of U+03CC.
+	printf '"\\\xcf\x8c\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n' >"$IN"
+	mcp_raw
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$OUT")" -eq 2 ]
+	[ "$(jq -s '[.[] | select(.id == null and .error.code == -32700)] | length' "$OUT")" -eq 1 ]
+	[ "$(resp 1)" = '{"jsonrpc":"2.0","id":1,"result":{}}' ]
+	[[ "$stderr" != *"out of memory"* ]]
+}
+
 @test "mcp raw: invalid requests get -32600 (with the id when it is usable)" {
 	printf '%s\n' '[]' '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' '5' \
 		'"text"' '{"id":2,"method":"ping"}' \
@@ -276,6 +287,90 @@ code_of() {
 	[ ! -s "$BASE/alive" ]
 	[ "$(resp 1)" = "" ]
 	[ "$(resp 2)" = '{"jsonrpc":"2.0","id":2,"result":{}}' ]
+}
+
+@test "mcp raw: 40 simultaneous background calls start at most 32 tasks" {
+	require_runner
+	{
+		printf '%s\n' "$INIT"
+		for i in $(seq 1 40); do
+			printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 74.2345","run_in_background":true}}}\n' "$i"
+		done
+		# Keep input open until every call is answered (bounded).
+		for _ in $(seq 600); do
+			[ "$(grep -c . "$OUT" 2>/dev/null)" -ge 41 ] && break
+			sleep 0.05
+		done
+	} | timeout -k 5 60 "$WARD" mcp --workspace "$WS" >"$OUT" 2>"$ERR"
+	started=$(jq -s '[.[] | select(.result.structuredContent.task_id)] | length' "$OUT")
+	refused=$(jq -s '[.[] | select(.result.isError and (.result.content[0].text | contains("background tasks are still running")))] | length' "$OUT")
+	echo "# started $started, refused $refused"
+	[ "$started" -eq 32 ]
+	[ "$refused" -eq 8 ]
+	# End of input stopped every task.
+	! pgrep -f 'sleep 74.2345'
+}
+
+# The runners that can confine here, from ward probe.
+usable_runners() {
+	"$WARD" probe --json 2>/dev/null | jq -r '.chain[] | select(.usable) | .runner'
+}
+
+# wait_until SECONDS COMMAND...: poll COMMAND until it succeeds (bounded).
+wait_until() {
+	local n=$(($1 * 20))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	"$@"
+}
+
+@test "mcp raw: SIGTERM, SIGINT and SIGHUP stop every command and task and record them" {
+	require_runner
+	local r sig n=0 pid st fg bg id
+	for r in $(usable_runners); do
+		for sig in TERM INT HUP; do
+			n=$((n + 1))
+			fg="sleep 77.$n" bg="sleep 78.$n"
+			export XDG_STATE_HOME=$BASE/state-$n
+			rm -f "$BASE/fifo" && mkfifo "$BASE/fifo"
+			# A background job of a script ignores SIGINT: give ward
+			# the default actions a terminal would.
+			env --default-signal=INT,HUP "$WARD" mcp -r "$r" \
+				--workspace "$WS" <"$BASE/fifo" >"$OUT" 2>"$ERR" 3>&- &
+			pid=$!
+			exec 4>"$BASE/fifo"
+			printf '%s\n' "$INIT" \
+				"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$fg\"}}}" \
+				"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$bg\",\"run_in_background\":true}}}" >&4
+			wait_until 20 pgrep -f "$fg" >/dev/null
+			wait_until 20 pgrep -f "$bg" >/dev/null
+			wait_until 20 grep -q '"id":2' "$OUT"
+			kill -"$sig" "$pid"
+			wait_until 20 eval '! kill -0 $pid 2>/dev/null' ||
+				{ kill -KILL "$pid"; fail "$r SIG$sig: ward did not stop"; }
+			st=0 && wait "$pid" || st=$?
+			exec 4>&-
+			echo "# $r SIG$sig: exit $st"
+			cat "$ERR" | sed 's/^/# /'
+			[ "$st" -eq $((128 + $(kill -l "$sig"))) ] ||
+				fail "$r SIG$sig: exit $st"
+			! pgrep -f "$fg" || fail "$r SIG$sig: $fg survived"
+			! pgrep -f "$bg" || fail "$r SIG$sig: $bg survived"
+			id=$("$WARD" session list --json | jq -r '.[0].id')
+			"$WARD" session log "$id" --json >"$BASE/log"
+			[ "$(jq -s '[.[] | select(.type == "call/result")] | length' "$BASE/log")" -eq 2 ] ||
+				fail "$r SIG$sig: not every call/result was recorded"
+			jq -s -e --arg why "signal SIG$sig" \
+				'.[-1].type == "mcp/end" and .[-1].reason == $why' \
+				"$BASE/log" >/dev/null || fail "$r SIG$sig: no mcp/end"
+			[[ "$(cat "$ERR")" == *"ward mcp: signal SIG$sig: stopping every command"* ]]
+		done
+	done
+	[ "$n" -gt 0 ]
 }
 
 # --- real clients from npm ---------------------------------------------------

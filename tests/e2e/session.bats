@@ -534,3 +534,51 @@ calls = {e.get("call") for e in ev if e["type"] != "session/header" and "call" i
 assert len(calls) == 1, calls
 assert [e["type"] for e in ev if "call" in e] == ["call/start", "escalation/request", "approval/asked", "approval/decision", "escalation/verdict", "call/result"]' "$SID"
 }
+
+@test "a full disk: the append fails with ENOSPC's text, the log stays whole" {
+	unshare -rm true 2>/dev/null ||
+		skip "cannot create a user and mount namespace here (unshare -rm)"
+	mkdir -p "$BASE/disk"
+	# In a private mount namespace: a 64 KiB tmpfs for the session store,
+	# filled up but for the last 20 bytes of the log's last page, so the
+	# next append is a short write (the disk fills up during it).
+	run --separate-stderr unshare -rm bash -c '
+		set -e
+		disk=$1 ward=$2 ws=$3
+		mount -t tmpfs -o size=64k tmpfs "$disk"
+		export XDG_STATE_HOME=$disk/state
+		sid=$("$ward" session new --cwd "$ws")
+		log=$XDG_STATE_HOME/ward/sessions/$sid.jsonl
+		size=$(stat -c %s "$log")
+		len=$((4096 - size % 4096 - 20))
+		[ "$len" -ge 26 ] || len=$((len + 4096))
+		{
+			printf "{\"type\":\"note\",\"pad\":\""
+			head -c $((len - 25)) /dev/zero | tr "\0" x
+			printf "\"}\n"
+		} >>"$log"
+		head -c 1M /dev/zero >"$disk/fill" 2>/dev/null || true
+		before=$(md5sum <"$log")
+		if "$ward" session mode "$sid" workspace-write; then
+			echo "the append succeeded on a full disk" >&2
+			exit 1
+		fi
+		[ "$(md5sum <"$log")" = "$before" ] || { echo "log changed" >&2; exit 1; }
+		"$ward" session show "$sid" | grep -q "mode:      read-only"
+	' _ "$BASE/disk" "$WARD" "$WS"
+	echo "# status $status; stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"No space left on device"* ]]
+	[[ "$stderr" != *"Input/output error"* ]]
+}
+
+@test "session new as root with a missing HOME creates nothing there" {
+	[ "$(id -u)" = 0 ] || skip "the case is root's: only root can create /nonexistent"
+	local home=/nonexistent-ward-$$-$RANDOM
+	run --separate-stderr env -u XDG_STATE_HOME HOME="$home" \
+		"$WARD" session new --cwd "$WS"
+	echo "# status $status; stderr: $stderr"
+	[ ! -e "$home" ] || { rm -rf "$home"; fail "$home was created"; }
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"$home"* ]]
+}

@@ -15,7 +15,8 @@
  *      exactly one of result/error, an invalid one a -32700/-32600 code
  *      and a message);
  *   4. the answer the server would send (an error for an invalid message,
- *      a result for a request) encodes as ONE line ending in a newline,
+ *      a result for a request, "Method not found: %.128s" cut where it
+ *      may split a character) encodes as ONE line ending in a newline,
  *      parses back, says "jsonrpc":"2.0" and carries the same id.
  *
  * Build (from the repository root; `make check` builds and runs it):
@@ -163,6 +164,18 @@ static void check_line(const char *s, size_t len)
 		check_answer(ward_jr_error(m.id, WARD_JR_METHOD_NOT_FOUND,
 					   m.method, json_string(m.method)),
 			     m.id);
+		/* As the server words it: a cut that may split a character
+		 * must still be answered. */
+		{
+			char msg[256];
+
+			snprintf(msg, sizeof(msg), "Method not found: %.128s",
+				 m.method);
+			check_answer(ward_jr_error(m.id,
+						   WARD_JR_METHOD_NOT_FOUND,
+						   msg, NULL),
+				     m.id);
+		}
 		break;
 	case WARD_JR_NOTIFICATION:
 		if (!m.method || m.id)

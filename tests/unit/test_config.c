@@ -1255,6 +1255,76 @@ static void test_hostile_misc(void **state)
 	free(text);
 }
 
+/*
+ * Past the cap of kept errors, a handler must still see that its value was
+ * wrong: a list item that is not a string once reached strdup(NULL) after
+ * 100 earlier errors (every key that takes a list of strings).
+ */
+static void test_errors_past_the_cap(void **state)
+{
+	static const char *const tails[] = {
+	    "access:\n  - {}\n",
+	    "access:\n  - [1]\n  - \"-- /x\"\n",
+	    "runners:\n  - {}\n",
+	    "runner_failure_signatures:\n  - {}\n",
+	    "presets:\n  p: {mode: {}, approval: ask}\n",
+	};
+	(void)state;
+
+	for (size_t t = 0; t < N(tails); t++) {
+		char *text = malloc(120 * 24 + 128);
+		ward_config *cfg;
+		size_t o = 0;
+		int err;
+
+		assert_non_null(text);
+		for (int i = 0; i < 120; i++)
+			o += (size_t)sprintf(text + o, "unknown%d: 1\n", i);
+		strcpy(text + o, tails[t]);
+		cfg = load3(&err, text, NULL, NULL, NULL);
+		assert_int_equal(err, WARD_EINVAL);
+		assert_int_equal(ward_config_error_count(cfg), 100);
+		/* Nothing of the bad key was taken. */
+		assert_int_equal(ward_rules_count(ward_config_rules(cfg)), 0);
+		ward_config_free(cfg);
+		free(text);
+	}
+}
+
+/*
+ * Six bytes once crashed every ward command run in the repository holding
+ * them (libfyaml 0.7.12: a simple key recycled twice after a tab used for
+ * indentation, a crash in fy_parser_destroy). With our patched libfyaml
+ * they are invalid YAML; with any other copy the parser runs in a child,
+ * which crashes alone. Either way: an error naming the file, as every
+ * layer, and the next file still parses.
+ */
+static void test_libfyaml_crash_input(void **state)
+{
+	static const char bad[] = "? ?:\t?";
+	static const enum ward_config_layer layers[] = {
+	    WARD_CONFIG_LAYER_USER, WARD_CONFIG_LAYER_PROJECT,
+	    WARD_CONFIG_LAYER_EXPLICIT};
+	ward_config *cfg;
+	int err;
+	(void)state;
+
+	for (size_t i = 0; i < N(layers); i++) {
+		assert_int_equal(ward_config_new(&cfg), 0);
+		err = ward_config_add_string(cfg, layers[i], "bad.yml", bad,
+					     sizeof(bad) - 1);
+		assert_int_equal(err, WARD_EINVAL);
+		assert_true(has_error(cfg, "bad.yml", NULL));
+		print_message("%s\n", ward_config_error(cfg, 0, NULL));
+		ward_config_free(cfg);
+	}
+	cfg = load3(&err, "mode: workspace-write\n", bad, NULL, NULL);
+	assert_int_equal(err, WARD_EINVAL);
+	assert_true(has_error(cfg, "project.yml", NULL));
+	assert_false(has_error(cfg, "user.yml", NULL));
+	ward_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1276,6 +1346,8 @@ int main(void)
 	    cmocka_unit_test(test_alias_bomb),
 	    cmocka_unit_test(test_deep_nesting),
 	    cmocka_unit_test(test_hostile_misc),
+	    cmocka_unit_test(test_errors_past_the_cap),
+	    cmocka_unit_test(test_libfyaml_crash_input),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dirs, teardown_dirs);

@@ -249,6 +249,58 @@ static void test_builders(void **state)
 	assert_false(ward_jr_id_valid(NULL));
 }
 
+/* Whether @s is valid UTF-8 (what json_string() insists on). */
+static bool valid_utf8(const char *s)
+{
+	json_t *j = json_string(s);
+
+	json_decref(j);
+	return j != NULL;
+}
+
+/*
+ * Every error the server answers with can be encoded: a parse error whose
+ * text cuts a UTF-8 character (jansson quotes the bytes near the error) was
+ * once dropped, the client got nothing. The same for messages the server
+ * cuts itself ("Method not found: %.128s").
+ */
+static void test_error_text_utf8(void **state)
+{
+	static const char *const lines[] = {
+	    "\"\\\xcf\x8c",
+	    "\"\\\xe2\x82\xac\xe2\x82\xac",
+	    "{\"a\":\"\xf0\x9f\x98\x80\" x",
+	    "\xf0\x9f\x98\x80\xf0\x9f\x98\x80",
+	    "\"\xff\xfe\"",
+	};
+	struct ward_jr_msg m;
+	char text[300];
+	json_t *e;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		assert_int_equal(ward_jr_parse(&m, lines[i], strlen(lines[i])),
+				 0);
+		assert_int_equal(m.kind, WARD_JR_INVALID);
+		assert_int_equal(m.code, WARD_JR_PARSE_ERROR);
+		if (!valid_utf8(m.message))
+			fail_msg("line %zu: the message is not UTF-8", i);
+		e = ward_jr_error(NULL, m.code, m.message, NULL);
+		assert_non_null(e);
+		json_decref(e);
+		ward_jr_msg_clear(&m);
+	}
+	/* A message cut in the middle of a character still encodes. */
+	memset(text, 'a', 127);
+	strcpy(text + 127, "\xc3\xa9\xc3\xa9");
+	text[128] = '\0';
+	e = ward_jr_error(NULL, WARD_JR_METHOD_NOT_FOUND, text, NULL);
+	assert_non_null(e);
+	assert_true(valid_utf8(json_string_value(
+	    json_object_get(json_object_get(e, "error"), "message"))));
+	json_decref(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +309,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_kinds),
 	    cmocka_unit_test(test_parse_invalid),
 	    cmocka_unit_test(test_builders),
+	    cmocka_unit_test(test_error_text_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

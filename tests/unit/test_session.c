@@ -755,6 +755,30 @@ static void test_append_json_rules(void **state)
 	ward_session_free(s);
 }
 
+/*
+ * The refusal names the event type: the detail was once formatted from the
+ * event after it had been freed (garbage, or a crash under ASan).
+ */
+static void test_append_json_refusal_names_type(void **state)
+{
+	static const char *const types[] = {"sandbox/mode", "approval/policy",
+					    "session/header", "log/repaired"};
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws);
+	char ev[128], want[64];
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		snprintf(ev, sizeof(ev), "{\"type\":\"%s\",\"x\":1}", types[i]);
+		snprintf(want, sizeof(want), "event type '%s' cannot",
+			 types[i]);
+		assert_int_equal(ward_session_append_json(s, ev), WARD_EINVAL);
+		if (!strstr(ward_error_last(), want))
+			fail_msg("detail \"%s\" does not name %s",
+				 ward_error_last(), types[i]);
+	}
+	ward_session_free(s);
+}
+
 static void test_records(void **state)
 {
 	struct fx *fx = *state;
@@ -1313,6 +1337,7 @@ int main(void)
 	    T(test_corrupt_middle_line_is_an_error),
 	    T(test_corrupt_knob_and_header),
 	    T(test_append_json_rules),
+	    T(test_append_json_refusal_names_type),
 	    T(test_records),
 	    T(test_resolve_precedence),
 	    T(test_store_never_writable),

@@ -199,157 +199,30 @@ bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
 	       ward_escalation_targets(targets, mode) > 0;
 }
 
-/*
- * Event types that never change a knob's fold. Any other type seen in the
- * new part of the log (a knob event, a repair, a type this server does not
- * know) makes the session re-read in full.
- */
-static const char *const inert_events[] = {
-    "call/start",     "call/result",	   "escalation/request",
-    "approval/asked", "approval/decision", "escalation/verdict",
-    "mcp/initialize", "mcp/start",	   "mcp/end",
-};
-
-static bool inert_line(const char *line, size_t len)
-{
-	json_t *ev = json_loadb(line, len, 0, NULL);
-	const char *type = json_string_value(json_object_get(ev, "type"));
-	bool inert = false;
-
-	for (size_t i = 0;
-	     type && i < sizeof(inert_events) / sizeof(inert_events[0]); i++)
-		inert |= strcmp(type, inert_events[i]) == 0;
-	json_decref(ev);
-	return inert;
-}
-
-/* Read at most this much new log per call; more: re-read it all. */
-#define LOG_NEW_MAX (1024 * 1024)
-
-/*
- * Bring the session's snapshot up to date (srv->session_lock held).
- *
- * Re-reading the whole log on every call would cost time and memory in
- * proportion to the session's length (every call appends to it), so only
- * what was appended since the last look is read, under the log's shared
- * lock (appenders hold it exclusively, so no line is half-written while
- * we read). The session is re-read in full only when one of those lines
- * could change a knob: that is how `ward session mode ID MODE` from
- * another terminal reaches the next call.
- */
-static int refresh_session(struct mcp_server *srv)
-{
-	bool reload = !srv->log_seen_valid;
-	char *buf = NULL;
-	long long size = 0, used = 0;
-	struct stat st;
-	ssize_t n = 0;
-	int fd, err = 0;
-
-	fd = open(ward_session_path(srv->session), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ward_session_reload(srv->session); /* it says why */
-	/* Never a blocking flock(): a process a sandboxed command left
-	 * running can hold the lock forever. Busy: a full reload, whose own
-	 * lock wait is bounded and says why it fails. */
-	while (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-		if (errno != EINTR) {
-			reload = true;
-			break;
-		}
-	}
-	if (fstat(fd, &st) != 0) {
-		err = -errno;
-		goto out_close;
-	}
-	size = (long long)st.st_size;
-	if (!reload &&
-	    (size < srv->log_seen || size - srv->log_seen > LOG_NEW_MAX))
-		reload = true;
-	if (!reload && size > srv->log_seen) {
-		buf = malloc((size_t)(size - srv->log_seen));
-		if (!buf) {
-			err = -ENOMEM;
-			goto out_close;
-		}
-		do
-			n = pread(fd, buf, (size_t)(size - srv->log_seen),
-				  (off_t)srv->log_seen);
-		while (n < 0 && errno == EINTR);
-		if (n < 0) {
-			reload = true;
-			n = 0;
-		}
-		/* Whole lines only; a torn tail is left for later. */
-		for (long long i = 0, start = 0; i < n; i++) {
-			if (buf[i] != '\n')
-				continue;
-			if (!inert_line(buf + start, (size_t)(i - start)))
-				reload = true;
-			start = i + 1;
-			used = start;
-		}
-	}
-	if (reload) {
-		/* Our shared lock keeps appenders out: the snapshot and
-		 * @size describe the same log. */
-		err = ward_session_reload(srv->session);
-		if (!err) {
-			srv->log_seen = size;
-			srv->log_seen_valid = true;
-		}
-	} else {
-		srv->log_seen += used;
-	}
-	free(buf);
-out_close:
-	close(fd); /* releases the lock */
-	return err;
-}
-
 int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
 		      enum ward_knob_source *source,
 		      enum ward_approval_policy *approval)
 {
-	int err;
+	/* Only what was appended since the last look is read (another
+	 * terminal may have changed a knob with `ward session mode`). */
+	int err = ward_session_refresh(srv->session);
 
-	pthread_mutex_lock(&srv->session_lock);
-	err = refresh_session(srv);
-	if (!err) {
-		*mode =
-		    ward_session_mode(srv->session, srv->defaults.mode, source);
-		*approval = ward_session_approval(srv->session,
-						  srv->defaults.approval, NULL);
-	}
-	pthread_mutex_unlock(&srv->session_lock);
-	return err;
-}
-
-int mcp_call_policy(struct mcp_call_policy *out, struct mcp_server *srv)
-{
-	struct mcp_call_policy cp;
-	bool changed = false, offered;
-	int err;
-
-	memset(&cp, 0, sizeof(cp));
-	err = mcp_session_knobs(srv, &cp.mode, &cp.source, &cp.approval);
 	if (err)
 		return err;
-	err = ward_policy_with_mode(&cp.policy, srv->setup.policy, cp.mode);
-	if (!err)
-		err = ward_policy_set_session(cp.policy,
-					      ward_session_id(srv->session));
-	if (!err)
-		err = ward_session_check_policy(srv->session, cp.policy);
-	if (!err)
-		err = ward_session_new_call_id(cp.call_id, sizeof(cp.call_id));
-	if (err) {
-		ward_policy_free(cp.policy);
-		return err;
-	}
+	*mode = ward_session_mode(srv->session, srv->defaults.mode, source);
+	*approval =
+	    ward_session_approval(srv->session, srv->defaults.approval, NULL);
+	return 0;
+}
+
+void mcp_knobs_seen(struct mcp_server *srv, enum ward_mode mode,
+		    enum ward_approval_policy approval)
+{
+	bool changed = false, offered;
+
 	/* The tools' fields follow the session's mode: when they changed
 	 * since the client listed them, tell it to list again. */
-	offered = mcp_escalation_fields(srv, cp.mode, cp.approval);
+	offered = mcp_escalation_fields(srv, mode, approval);
 	pthread_mutex_lock(&srv->lock);
 	if (srv->listed && srv->listed_escalation != offered) {
 		srv->listed_escalation = offered;
@@ -359,14 +232,6 @@ int mcp_call_policy(struct mcp_call_policy *out, struct mcp_server *srv)
 	if (changed)
 		mcp_send(srv, ward_jr_notification(
 				  "notifications/tools/list_changed", NULL));
-	*out = cp;
-	return 0;
-}
-
-void mcp_call_policy_clear(struct mcp_call_policy *cp)
-{
-	ward_policy_free(cp->policy);
-	cp->policy = NULL;
 }
 
 bool mcp_call_attach(struct mcp_call *call, ward_task *task)
@@ -1085,8 +950,6 @@ static void server_init(struct mcp_server *srv)
 	srv->log_level = -1;
 	snprintf(srv->protocol, sizeof(srv->protocol), "%s", protocols[0]);
 	pthread_mutex_init(&srv->out_lock, NULL);
-	pthread_mutex_init(&srv->provider_lock, NULL);
-	pthread_mutex_init(&srv->session_lock, NULL);
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
@@ -1100,8 +963,6 @@ static void server_free(struct mcp_server *srv)
 	cli_setup_free(&srv->setup, &srv->po);
 	pthread_cond_destroy(&srv->cond);
 	pthread_mutex_destroy(&srv->lock);
-	pthread_mutex_destroy(&srv->session_lock);
-	pthread_mutex_destroy(&srv->provider_lock);
 	pthread_mutex_destroy(&srv->out_lock);
 }
 

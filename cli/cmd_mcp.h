@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "ward/call.h"
 #include "ward/escalation.h"
 #include "ward/exec.h"
 #include "ward/session.h"
@@ -43,16 +44,11 @@ int cmd_mcp(int argc, char **argv);
 /* A background task started by the bash tool. */
 struct mcp_bgtask {
 	char id[16];	 /* "t1", "t2", … */
-	ward_task *task; /* owned */
-	char call_id[16];
-	enum ward_mode mode; /* the mode it runs under */
-	enum ward_approval_policy approval;
-	bool escalated;
+	ward_call *call; /* owned: it owns the task and records its end */
 	unsigned long timeout_ms;
 	/* Guarded by the server's lock: */
 	unsigned refs;	 /* workers using it */
 	bool unlinked;	 /* removed from the table: the last ref frees */
-	bool recorded;	 /* its call/result is in the session log */
 	bool ended_seen; /* a reader saw it end */
 	struct mcp_bgtask *next;
 };
@@ -95,15 +91,6 @@ struct mcp_server {
 	int out_fd;
 	bool out_dead;
 
-	/* The runner chain and its probe cache are not thread-safe. */
-	pthread_mutex_t provider_lock;
-	/* The session's snapshot (reload and folds); appends need no lock. */
-	pthread_mutex_t session_lock;
-	/* How far the log has been looked at (under session_lock): only the
-	 * lines appended since are read on the next call. */
-	long long log_seen;
-	bool log_seen_valid;
-
 	/* Everything below: under lock; cond signals any change. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -124,15 +111,6 @@ struct mcp_server {
 	unsigned long next_task;
 };
 
-/* What one call runs under, from the session as it is now. */
-struct mcp_call_policy {
-	ward_policy *policy; /* owned; the session's mode */
-	enum ward_mode mode;
-	enum ward_knob_source source;
-	enum ward_approval_policy approval;
-	char call_id[16];
-};
-
 /* --- cmd_mcp.c, for the tools ------------------------------------------ */
 
 /* mcp_send - write @msg (consumed) as one line; false when it could not. */
@@ -143,19 +121,19 @@ bool mcp_send(struct mcp_server *srv, json_t *msg);
 void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/*
- * mcp_call_policy - re-read the session's log (another terminal may have
- * changed its mode) and build the call's policy and a call id. Returns 0
- * or a negative code with ward_error_last() set.
- */
-int mcp_call_policy(struct mcp_call_policy *out, struct mcp_server *srv);
-void mcp_call_policy_clear(struct mcp_call_policy *cp);
-
 /* mcp_session_knobs - re-read the session's log; its mode and approval
  * policy now (the configured defaults when it has no knob event). */
 int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
 		      enum ward_knob_source *source,
 		      enum ward_approval_policy *approval);
+
+/*
+ * mcp_knobs_seen - a call saw the session's knobs at @mode and @approval:
+ * when the escalation fields the tools offer changed since the client
+ * last listed them, tell it (notifications/tools/list_changed).
+ */
+void mcp_knobs_seen(struct mcp_server *srv, enum ward_mode mode,
+		    enum ward_approval_policy approval);
 
 /* Whether tools offer the escalation fields under @mode and @approval. */
 bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,

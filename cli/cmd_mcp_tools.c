@@ -480,208 +480,102 @@ static json_t *check_escalation(struct mcp_server *srv, json_t *args,
 	return NULL;
 }
 
-/* --- the session record ----------------------------------------------- */
-
-static void record_result(struct mcp_server *srv, struct ward_session_result *r)
-{
-	if (ward_session_record_result(srv->session, r) != 0)
-		mcp_log(srv, "warning",
-			"cannot record the result of call %s in session %s: %s",
-			r->call_id, ward_session_id(srv->session),
-			ward_error_last());
-}
-
-/* Record that call @call_id did not run (@code, @text). */
-static void record_not_run(struct mcp_server *srv, const char *call_id,
-			   const char *code, const char *text)
-{
-	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
-
-	r.call_id = call_id;
-	r.ran = false;
-	r.error = code;
-	r.text = text && *text ? text : NULL;
-	record_result(srv, &r);
-}
-
-static void record_run(struct mcp_server *srv, const char *call_id,
-		       const ward_result *res)
-{
-	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
-
-	r.call_id = call_id;
-	r.ran = true;
-	r.mode = ward_result_mode(res);
-	r.exit_code = ward_result_exit_code(res);
-	r.signal = ward_result_signal(res);
-	r.timed_out = ward_result_timed_out(res);
-	r.denied = ward_result_denied(res);
-	r.runner = ward_result_runner(res);
-	r.enforcement = ward_result_enforcement(res);
-	r.text = r.denied ? ward_render_marker(r.mode) : NULL;
-	record_result(srv, &r);
-}
-
-/* A file operation's end: 0 done, 3 denied by the fence, 1 failed (as
- * `ward fs` records it). */
-static void record_fs(struct mcp_server *srv, const char *call_id,
-		      enum ward_mode mode, int status, bool denied)
-{
-	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
-
-	r.call_id = call_id;
-	r.ran = true;
-	r.mode = mode;
-	r.exit_code = status;
-	r.denied = denied;
-	r.runner_name = "fsfence";
-	r.enforcement = WARD_ENFORCEMENT_FULL;
-	r.error = status && !denied ? "failed" : NULL;
-	r.text = denied ? ward_render_marker(mode) : NULL;
-	record_result(srv, &r);
-}
-
-/* call/start; a call that cannot be recorded does not run. */
-static json_t *record_start(struct mcp_server *srv,
-			    const struct mcp_call_policy *cp, const char *tool,
-			    char *const *argv, const char *op,
-			    char *const *paths, const char *cwd)
-{
-	struct ward_session_call c = WARD_SESSION_CALL_INIT;
-
-	c.call_id = cp->call_id;
-	c.tool = tool;
-	c.argv = argv;
-	c.operation = op;
-	c.paths = paths;
-	c.cwd = cwd;
-	c.mode = cp->mode;
-	c.mode_source = cp->source;
-	if (ward_session_record_call(srv->session, &c) == 0)
-		return NULL;
-	return tool_error(srv,
-			  "cannot record the call in session %s, so nothing "
-			  "was run: %s",
-			  ward_session_id(srv->session), ward_error_last());
-}
-
-/* --- escalation --------------------------------------------------------- */
+/* --- the call ------------------------------------------------------------ */
 
 /*
- * The call asked for @requested: put it to the user. Returns NULL when
- * granted (cp->policy is then the wider policy, for this call only), or
- * the result to return (recorded; nothing ran).
+ * One tools/call as a ward_call: the policy from the session as it is now
+ * (its knobs re-read), planned once; the escalation fields as the request
+ * for a wider mode, put to the user by elicitation. Returns NULL with *r
+ * set to the result to answer when it cannot be made.
  */
-static json_t *escalate(struct mcp_call *call, struct mcp_call_policy *cp,
-			enum ward_subject subject, const char *summary,
-			const char *cwd, enum ward_mode requested,
-			const char *justification)
+static ward_call *call_new(struct mcp_call *call, json_t *args,
+			   enum ward_subject subject, const char *tool,
+			   char *const *argv, const char *op,
+			   char *const *paths, const char *cwd, json_t **r)
 {
 	struct mcp_server *srv = call->srv;
-	struct ward_escalation e = WARD_ESCALATION_INIT;
-	enum ward_escalation_verdict v;
-	ward_policy *granted = NULL;
-	char code[64], detail[1024], *text = NULL;
+	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
+	enum ward_mode requested = WARD_MODE_READ_ONLY;
+	ward_call *wc = NULL;
+	char detail[1024];
+	bool asked = false;
+	int err;
+
+	*r = check_escalation(srv, args, &asked, &requested);
+	if (*r)
+		return NULL;
+	co.config = srv->setup.config;
+	co.provider = srv->setup.provider;
+	co.session = srv->session;
+	co.subject = subject;
+	co.surface = WARD_SURFACE_MCP;
+	co.tool = tool;
+	co.argv = argv;
+	co.operation = op;
+	co.paths = paths;
+	co.cwd = cwd;
+	co.escalate = asked;
+	co.escalate_to = requested;
+	co.justification = arg_str(args, "justification");
+	co.approve = mcp_approve;
+	co.approve_ctx = call;
+	err = ward_call_new(&wc, &co);
+	if (err) {
+		detail_of(err, detail, sizeof(detail));
+		*r = err == WARD_EINVAL && cwd
+			 ? tool_error(srv, "invalid arguments: %s", detail)
+			 : tool_error(srv,
+				      "cannot read session %s, so nothing was "
+				      "run: %s",
+				      ward_session_id(srv->session), detail);
+		return NULL;
+	}
+	mcp_knobs_seen(srv, ward_call_mode(wc), ward_call_approval(wc));
+	return wc;
+}
+
+/*
+ * Record call/start and, when asked, the escalation. NULL when the call may
+ * run; else the result to answer (a refusal's text, or why it could not be
+ * recorded — nothing ran either way).
+ */
+static json_t *call_begin(struct mcp_call *call, ward_call *wc,
+			  enum ward_subject subject, json_t *args)
+{
+	struct mcp_server *srv = call->srv;
+	enum ward_mode requested = WARD_MODE_READ_ONLY;
+	char detail[1024], *text = NULL;
 	json_t *r;
 	int err;
 
-	e.subject = subject;
-	e.summary = summary;
-	e.cwd = cwd;
-	e.requested = requested;
-	e.justification = justification;
-	e.policy = cp->approval;
-	e.approve = mcp_approve;
-	e.approve_ctx = call;
-	e.session = srv->session;
-	e.call_id = cp->call_id;
-	err = ward_escalation_authorize(&granted, &v, cp->policy, &e);
-	if (err) {
-		detail_of(err, detail, sizeof(detail));
-		record_not_run(srv, cp->call_id, "escalation-failed", detail);
-		return tool_error(srv,
-				  "the escalation failed, so nothing was "
-				  "run: %s",
-				  detail);
-	}
-	if (v == WARD_ESCALATION_GRANTED) {
-		err = ward_session_check_policy(srv->session, granted);
-		if (err) {
-			detail_of(err, detail, sizeof(detail));
-			ward_policy_free(granted);
-			record_not_run(srv, cp->call_id, "escalation-failed",
-				       detail);
-			return tool_error(srv, "%s", detail);
-		}
-		ward_policy_free(cp->policy);
-		cp->policy = granted;
+	err = ward_call_begin(wc);
+	if (!err)
 		return NULL;
-	}
-	if (v == WARD_ESCALATION_UNAVAILABLE && call->no_elicitation)
+	if (err != WARD_EREFUSED)
+		return tool_error(srv, "%s",
+				  detail_of(err, detail, sizeof(detail)));
+	ward_mode_parse(&requested, arg_str(args, "sandbox_permissions"));
+	if (ward_call_verdict(wc) == WARD_ESCALATION_UNAVAILABLE &&
+	    call->no_elicitation)
 		err = ward_render_widen_advice(&text, subject, requested,
 					       ward_session_id(srv->session));
 	else
-		err = ward_render_verdict(&text, v, subject, requested);
+		err = ward_call_render_refusal(&text, wc);
 	if (err)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	snprintf(code, sizeof(code), "escalation-%s",
-		 ward_escalation_verdict_name(v));
-	record_not_run(srv, cp->call_id, code, text);
 	r = result_text(srv, text, true, NULL);
 	free(text);
 	return r;
 }
 
+/* Whether a denial under @mode in @wc offers the escalation hint. */
+static bool hint_offered(struct mcp_server *srv, const ward_call *wc,
+			 enum ward_mode mode)
+{
+	return srv->confines && ward_call_hint_offered(wc, mode);
+}
+
 /* --- bash ----------------------------------------------------------------- */
-
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
-}
-
-/* The working directory: @workdir resolved, inside @root. NULL with
- * @why set when it is not. The caller frees it. */
-static char *resolve_workdir(const char *root, const char *workdir, char *why,
-			     size_t len)
-{
-	char *joined = NULL, *real;
-	struct stat st;
-
-	if (!workdir || !*workdir)
-		return strdup(root);
-	if (workdir[0] == '/')
-		joined = strdup(workdir);
-	else if (asprintf(&joined, "%s/%s", root, workdir) < 0)
-		joined = NULL;
-	if (!joined)
-		die(CLI_EXIT_WARD, "out of memory");
-	real = realpath(joined, NULL);
-	free(joined);
-	if (!real) {
-		snprintf(why, len, "workdir \"%.512s\": %s", workdir,
-			 strerror(errno));
-		return NULL;
-	}
-	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(why, len, "workdir \"%.512s\" is not a directory",
-			 workdir);
-		free(real);
-		return NULL;
-	}
-	if (!path_within(real, root)) {
-		snprintf(why, len,
-			 "workdir \"%.512s\" is outside the workspace %.512s; "
-			 "give a directory inside it",
-			 workdir, root);
-		free(real);
-		return NULL;
-	}
-	return real;
-}
 
 /* The `sandbox` object of a result (@runner_name NULL: @runner's). */
 static json_t *sandbox_json(enum ward_mode mode, enum ward_runner runner,
@@ -704,8 +598,7 @@ struct run_view {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	unsigned long timeout_ms;
-	enum ward_approval_policy approval;
-	bool escalated;
+	const ward_call *call;
 };
 
 static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
@@ -737,9 +630,7 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	rr.timeout_ms = v->timeout_ms;
 	rr.denied = denied;
 	rr.mode = mode;
-	rr.escalation_offered =
-	    srv->confines &&
-	    ward_escalation_offered(mode, v->approval, true, v->escalated);
+	rr.escalation_offered = hint_offered(srv, v->call, mode);
 	if (ward_render_run(&text, &rr) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
 
@@ -747,7 +638,7 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	    "{s:o, s:o, s:b, s:b, s:o}", "exit_code",
 	    res && sig == 0 && code >= 0 ? json_integer(code) : json_null(),
 	    "signal", sig > 0 ? json_integer(sig) : json_null(), "timed_out",
-	    rr.timed_out, "escalated", v->escalated, "sandbox",
+	    rr.timed_out, "escalated", ward_call_escalated(v->call), "sandbox",
 	    sandbox_json(mode, res ? ward_result_runner(res) : v->runner, NULL,
 			 res ? ward_result_enforcement(res) : v->enforcement,
 			 denied));
@@ -763,10 +654,11 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	}
 }
 
-/* The command did not run: the sandbox is unavailable or broke, or the
- * executor failed. Recorded; an isError result. */
-static json_t *not_run(struct mcp_server *srv, const char *call_id, int err,
-		       const char *detail)
+/*
+ * The command did not run: the sandbox is unavailable or broke, or the
+ * executor failed (the call has recorded it). An isError result.
+ */
+static json_t *not_run(struct mcp_server *srv, int err, const char *detail)
 {
 	char *text = NULL;
 	json_t *r;
@@ -775,12 +667,10 @@ static json_t *not_run(struct mcp_server *srv, const char *call_id, int err,
 		if (ward_render_unavailable(&text, WARD_SUBJECT_COMMAND,
 					    detail) != 0)
 			die(CLI_EXIT_WARD, "out of memory");
-		record_not_run(srv, call_id, "sandbox-unavailable", text);
 		r = result_text(srv, text, true, NULL);
 		free(text);
 		return r;
 	}
-	record_not_run(srv, call_id, "exec-failed", detail);
 	return tool_error(srv, "the command could not be started: %s", detail);
 }
 
@@ -800,43 +690,11 @@ static struct mcp_bgtask *bg_get(struct mcp_server *srv, const char *id)
 	return t;
 }
 
-/* Record @t's end once (@res: how it ended; NULL: it could not be told). */
-static void bg_record(struct mcp_server *srv, struct mcp_bgtask *t,
-		      const ward_result *res, int err, const char *detail)
-{
-	bool first;
-
-	pthread_mutex_lock(&srv->lock);
-	first = !t->recorded;
-	t->recorded = true;
-	pthread_mutex_unlock(&srv->lock);
-	if (!first)
-		return;
-	if (res)
-		record_run(srv, t->call_id, res);
-	else
-		record_not_run(srv, t->call_id,
-			       err == WARD_ERUNNER ? "sandbox-unavailable"
-						   : "exec-failed",
-			       detail);
-}
-
-/* Stop @t (if it still runs), record its end, free it. */
+/* Stop @t (if it still runs), record its end, free it (the call does). */
 static void bg_destroy(struct mcp_server *srv, struct mcp_bgtask *t)
 {
-	ward_result *res = NULL;
-	char detail[1024];
-	int err;
-
-	if (!t->recorded) {
-		ward_task_kill(t->task, SIGKILL);
-		err = ward_task_wait(&res, t->task, 0);
-		if (err)
-			detail_of(err, detail, sizeof(detail));
-		bg_record(srv, t, res, err, detail);
-		ward_result_free(res);
-	}
-	ward_task_free(t->task);
+	(void)srv;
+	ward_call_free(t->call);
 	free(t);
 }
 
@@ -903,24 +761,21 @@ static void bg_release(struct mcp_server *srv)
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* Add @task (owned from here on) in the slot bg_reserve() took. */
-static json_t *bg_add(struct mcp_call *call, ward_task *task,
-		      const struct mcp_call_policy *cp, bool escalated,
+/* Add @wc's task (the call is owned from here on) in the slot
+ * bg_reserve() took. */
+static json_t *bg_add(struct mcp_call *call, ward_call *wc,
 		      unsigned long timeout_ms)
 {
 	struct mcp_server *srv = call->srv;
 	struct mcp_bgtask *t = calloc(1, sizeof(*t));
+	ward_task *task = ward_call_task(wc);
 	char *text = NULL;
 	bool eof;
-	json_t *st;
+	json_t *st, *r;
 
 	if (!t)
 		die(CLI_EXIT_WARD, "out of memory");
-	t->task = task;
-	snprintf(t->call_id, sizeof(t->call_id), "%s", cp->call_id);
-	t->mode = ward_task_mode(task);
-	t->approval = cp->approval;
-	t->escalated = escalated;
+	t->call = wc;
 	t->timeout_ms = timeout_ms;
 	pthread_mutex_lock(&srv->lock);
 	srv->nreserved--; /* the slot bg_reserve() took is now @t's */
@@ -939,17 +794,15 @@ static json_t *bg_add(struct mcp_call *call, ward_task *task,
 	if (ward_render_task_started(&text, t->id, (long)ward_task_pid(task)) !=
 	    0)
 		die(CLI_EXIT_WARD, "out of memory");
-	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
-		       1, "pid", (json_int_t)ward_task_pid(task), "escalated",
-		       escalated, "sandbox",
-		       sandbox_json(t->mode, ward_task_runner(task), NULL,
-				    ward_task_enforcement(task), false));
-	{
-		json_t *r = result_text(srv, text, false, st);
-
-		free(text);
-		return r;
-	}
+	st =
+	    json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
+		      1, "pid", (json_int_t)ward_task_pid(task), "escalated",
+		      ward_call_escalated(wc), "sandbox",
+		      sandbox_json(ward_task_mode(task), ward_task_runner(task),
+				   NULL, ward_task_enforcement(task), false));
+	r = result_text(srv, text, false, st);
+	free(text);
+	return r;
 }
 
 void mcp_tasks_stop_all(struct mcp_server *srv)
@@ -968,7 +821,7 @@ void mcp_tasks_stop_all(struct mcp_server *srv)
 			t->next = mine;
 			mine = t;
 		} else {
-			ward_task_kill(t->task, SIGKILL);
+			ward_task_kill(ward_call_task(t->call), SIGKILL);
 		}
 	}
 	pthread_mutex_unlock(&srv->lock);
@@ -987,97 +840,65 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 	const char *command = arg_str(args, "command");
 	bool bg = arg_bool(args, "run_in_background", false);
 	long long timeout = arg_int(args, "timeout_ms", -1);
-	struct mcp_call_policy cp;
-	enum ward_mode requested = WARD_MODE_READ_ONLY;
 	ward_result *res = NULL;
-	ward_task *task = NULL;
-	char *cwd = NULL, why[1200], detail[1024];
+	ward_call *wc = NULL;
+	char detail[1024];
 	char *argv[] = {"bash", "-c", (char *)command, NULL};
-	bool asked = false, escalated = false, reserved = false;
+	bool reserved = false;
 	json_t *r;
 	int err;
 
 	if (!*command)
 		return tool_error(srv, "invalid arguments: \"command\" must "
 				       "not be empty");
-	r = check_escalation(srv, args, &asked, &requested);
-	if (r)
-		return r;
 	if (bg && !bg_reserve(srv))
 		return tool_error(srv,
 				  "%d background tasks are still running or "
 				  "unread; stop one with task_kill first",
 				  MCP_MAX_TASKS);
 	reserved = bg;
-	err = mcp_call_policy(&cp, srv);
-	if (err) {
-		r = tool_error(srv,
-			       "cannot read session %s, so nothing was "
-			       "run: %s",
-			       ward_session_id(srv->session),
-			       detail_of(err, detail, sizeof(detail)));
+	wc = call_new(call, args, WARD_SUBJECT_COMMAND, "bash", argv, NULL,
+		      NULL, arg_str(args, "workdir"), &r);
+	if (!wc)
 		goto out_release;
-	}
-	cwd = resolve_workdir(ward_policy_workspace(cp.policy),
-			      arg_str(args, "workdir"), why, sizeof(why));
-	if (!cwd) {
-		r = tool_error(srv, "invalid arguments: %s", why);
-		goto out_policy;
-	}
-	r = record_start(srv, &cp, "bash", argv, NULL, NULL, cwd);
+	r = call_begin(call, wc, WARD_SUBJECT_COMMAND, args);
 	if (r)
-		goto out_cwd;
-	if (asked) {
-		r = escalate(call, &cp, WARD_SUBJECT_COMMAND, command, cwd,
-			     requested, arg_str(args, "justification"));
-		if (r)
-			goto out_cwd;
-		escalated = true;
-	}
+		goto out_call;
 
 	xo.capture_limit = MCP_CAPTURE_LIMIT;
 	xo.timeout_ms = timeout > 0 ? (unsigned long)timeout
 			: bg	    ? 0
 				    : MCP_TIMEOUT_DEFAULT_MS;
-	xo.cwd = cwd;
 	xo.landlock_via_launcher = srv->po.landlock_via_launcher;
 	/* Descendants die with the call (runners without a pid namespace);
-	 * per call, so safe with several calls at once. */
-	xo.contain = WARD_CONTAIN_CGROUP;
-	/* Calls run concurrently here: the per-call cgroup only, never the
+	 * calls run concurrently here: the per-call cgroup only, never the
 	 * process-wide subreaper. */
 	xo.contain = WARD_CONTAIN_CGROUP;
 	if (mcp_call_cancelled(call)) {
-		record_not_run(srv, cp.call_id, "cancelled", NULL);
 		r = tool_error(srv, "cancelled");
-		goto out_cwd;
+		goto out_call;
 	}
-	pthread_mutex_lock(&srv->provider_lock);
-	err = ward_task_start(&task, srv->setup.provider, cp.policy, argv, &xo);
-	if (err)
-		detail_of(err, detail, sizeof(detail));
-	pthread_mutex_unlock(&srv->provider_lock);
+	err = ward_call_start(wc, &xo);
 	if (err) {
-		r = not_run(srv, cp.call_id, err, detail);
-		goto out_cwd;
+		r = not_run(srv, err, detail_of(err, detail, sizeof(detail)));
+		goto out_call;
 	}
 	if (bg) {
-		r = bg_add(call, task, &cp, escalated, xo.timeout_ms);
+		r = bg_add(call, wc, xo.timeout_ms);
+		wc = NULL; /* the task table owns it */
 		reserved = false;
-		goto out_cwd;
+		goto out_release;
 	}
 
-	mcp_call_attach(call, task);
-	err = ward_task_wait(&res, task, 0);
+	mcp_call_attach(call, ward_call_task(wc));
+	err = ward_call_wait(wc, &res, 0);
 	if (err)
 		detail_of(err, detail, sizeof(detail));
 	mcp_call_attach(call, NULL);
-	ward_task_free(task);
 	if (err) {
-		r = not_run(srv, cp.call_id, err, detail);
-		goto out_cwd;
+		r = not_run(srv, err, detail);
+		goto out_call;
 	}
-	record_run(srv, cp.call_id, res);
 	{
 		struct run_view v;
 
@@ -1088,15 +909,12 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 		v.err_dropped = ward_result_stderr_dropped(res);
 		v.res = res;
 		v.timeout_ms = xo.timeout_ms;
-		v.approval = cp.approval;
-		v.escalated = escalated;
+		v.call = wc;
 		r = run_result(srv, &v);
 	}
 	ward_result_free(res);
-out_cwd:
-	free(cwd);
-out_policy:
-	mcp_call_policy_clear(&cp);
+out_call:
+	ward_call_free(wc);
 out_release:
 	if (reserved)
 		bg_release(srv);
@@ -1118,23 +936,23 @@ static json_t *no_task(struct mcp_server *srv, const char *id)
 static json_t *task_view(struct mcp_server *srv, struct mcp_bgtask *t,
 			 const ward_result *res)
 {
+	ward_task *task = ward_call_task(t->call);
 	struct run_view v;
 	char *o = NULL, *e = NULL;
 	json_t *r;
 
 	memset(&v, 0, sizeof(v));
-	if (ward_task_read(&o, &v.out_len, &e, &v.err_len, t->task) != 0)
+	if (ward_task_read(&o, &v.out_len, &e, &v.err_len, task) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 	v.out = o;
 	v.err = e;
 	v.res = res;
 	v.task_id = t->id;
-	v.mode = t->mode;
-	v.runner = ward_task_runner(t->task);
-	v.enforcement = ward_task_enforcement(t->task);
+	v.mode = ward_task_mode(task);
+	v.runner = ward_task_runner(task);
+	v.enforcement = ward_task_enforcement(task);
 	v.timeout_ms = t->timeout_ms;
-	v.approval = t->approval;
-	v.escalated = t->escalated;
+	v.call = t->call;
 	r = run_result(srv, &v);
 	free(o);
 	free(e);
@@ -1154,16 +972,15 @@ static json_t *run_task_output(struct mcp_call *call, json_t *args)
 
 	if (!t)
 		return no_task(srv, id);
-	/* wait_ms 0 means "now": the shortest wait there is. */
-	err = ward_task_wait(&res, t->task,
+	/* wait_ms 0 means "now": the shortest wait there is. The call
+	 * records the task's end the first time it is seen. */
+	err = ward_call_wait(t->call, &res,
 			     wait_ms > 0 ? (unsigned long)wait_ms : 1);
 	if (err && err != -ETIMEDOUT) {
 		detail_of(err, detail, sizeof(detail));
-		bg_record(srv, t, NULL, err, detail);
-		r = not_run(srv, t->call_id, err, detail);
+		r = not_run(srv, err, detail);
 	} else {
 		if (res) {
-			bg_record(srv, t, res, 0, NULL);
 			pthread_mutex_lock(&srv->lock);
 			t->ended_seen = true;
 			pthread_mutex_unlock(&srv->lock);
@@ -1188,18 +1005,16 @@ static json_t *run_task_kill(struct mcp_call *call, json_t *args)
 	if (!t)
 		return no_task(srv, id);
 	/* SIGTERM first, so it may clean up; SIGKILL after 2 s. */
-	ward_task_kill(t->task, SIGTERM);
-	err = ward_task_wait(&res, t->task, 2000);
+	ward_task_kill(ward_call_task(t->call), SIGTERM);
+	err = ward_call_wait(t->call, &res, 2000);
 	if (err == -ETIMEDOUT) {
-		ward_task_kill(t->task, SIGKILL);
-		err = ward_task_wait(&res, t->task, 0);
+		ward_task_kill(ward_call_task(t->call), SIGKILL);
+		err = ward_call_wait(t->call, &res, 0);
 	}
 	if (err) {
 		detail_of(err, detail, sizeof(detail));
-		bg_record(srv, t, NULL, err, detail);
-		r = not_run(srv, t->call_id, err, detail);
+		r = not_run(srv, err, detail);
 	} else {
-		bg_record(srv, t, res, 0, NULL);
 		r = task_view(srv, t, res);
 	}
 	ward_result_free(res);
@@ -1212,26 +1027,57 @@ static json_t *run_task_kill(struct mcp_call *call, json_t *args)
 
 /* --- the file tools -------------------------------------------------------- */
 
-/* How a fence call ended: the denial text or the error, recorded. */
-static json_t *fs_failed(struct mcp_server *srv,
-			 const struct mcp_call_policy *cp, int err,
-			 const struct ward_fs_denial *denial, bool escalated)
+/* A file tool's call, begun: the fence's policy in *policy. */
+struct fs_call {
+	ward_call *wc;
+	const ward_policy *policy;
+};
+
+/*
+ * Begin a file call: the policy from the session as it is now, call/start,
+ * and the escalation when asked. NULL when the operation may run.
+ */
+static json_t *fs_begin(struct mcp_call *call, struct fs_call *fc, json_t *args,
+			const char *op, const char *path)
 {
-	enum ward_mode mode = ward_policy_mode(cp->policy);
+	char *paths[] = {(char *)path, NULL};
+	json_t *r = NULL;
+
+	memset(fc, 0, sizeof(*fc));
+	fc->wc = call_new(call, args, WARD_SUBJECT_OPERATION, "fs", NULL, op,
+			  paths, NULL, &r);
+	if (!fc->wc)
+		return r;
+	r = call_begin(call, fc->wc, WARD_SUBJECT_OPERATION, args);
+	if (!r && ward_call_fs_begin(fc->wc, &fc->policy) != 0)
+		r = tool_error(call->srv, "%s", ward_error_last());
+	return r;
+}
+
+/* The end of a file call: recorded (a failure to record is logged). */
+static void fs_end(struct mcp_server *srv, struct fs_call *fc, int err,
+		   const struct ward_fs_denial *denial)
+{
+	if (fc->wc && fc->policy && ward_call_fs_end(fc->wc, err, denial) != 0)
+		mcp_log(srv, "warning", "%s", ward_error_last());
+	ward_call_free(fc->wc);
+	fc->wc = NULL;
+}
+
+/* How a fence call ended badly: the denial text or the error. */
+static json_t *fs_failed(struct mcp_server *srv, const struct fs_call *fc,
+			 int err, const struct ward_fs_denial *denial)
+{
+	enum ward_mode mode = ward_policy_mode(fc->policy);
 	char detail[1024], *text = NULL;
 	json_t *r;
 
-	if (err != WARD_EDENIED) {
-		detail_of(err, detail, sizeof(detail));
-		record_fs(srv, cp->call_id, mode, 1, false);
-		return tool_error(srv, "%s", detail);
-	}
-	if (ward_fs_render_denial(
-		&text, denial,
-		srv->confines && ward_escalation_offered(mode, cp->approval,
-							 true, escalated)) != 0)
+	if (err != WARD_EDENIED)
+		return tool_error(srv, "%s",
+				  detail_of(err, detail, sizeof(detail)));
+	if (ward_fs_render_denial(&text, denial,
+				  hint_offered(srv, fc->wc, mode)) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
-	record_fs(srv, cp->call_id, mode, 3, true);
 	r = result_text(
 	    srv, text, true,
 	    json_pack("{s:s, s:s, s:o}", "operation",
@@ -1243,50 +1089,12 @@ static json_t *fs_failed(struct mcp_server *srv,
 	return r;
 }
 
-/* Begin a file call: policy, call/start, and the escalation if asked. */
-static json_t *fs_begin(struct mcp_call *call, struct mcp_call_policy *cp,
-			json_t *args, const char *op, const char *path,
-			bool *escalated)
+static json_t *fs_structured(const struct fs_call *fc)
 {
-	struct mcp_server *srv = call->srv;
-	enum ward_mode requested = WARD_MODE_READ_ONLY;
-	char *paths[] = {(char *)path, NULL}, *summary = NULL, detail[1024];
-	bool asked = false;
-	json_t *r;
-	int err;
-
-	memset(cp, 0, sizeof(*cp));
-	*escalated = false;
-	r = check_escalation(srv, args, &asked, &requested);
-	if (r)
-		return r;
-	err = mcp_call_policy(cp, srv);
-	if (err)
-		return tool_error(srv,
-				  "cannot read session %s, so nothing was "
-				  "done: %s",
-				  ward_session_id(srv->session),
-				  detail_of(err, detail, sizeof(detail)));
-	r = record_start(srv, cp, "fs", NULL, op, paths,
-			 ward_policy_workspace(cp->policy));
-	if (r || !asked)
-		return r;
-	if (asprintf(&summary, "%s %s", op, path) < 0)
-		die(CLI_EXIT_WARD, "out of memory");
-	r = escalate(call, cp, WARD_SUBJECT_OPERATION, summary,
-		     ward_policy_workspace(cp->policy), requested,
-		     arg_str(args, "justification"));
-	free(summary);
-	*escalated = r == NULL;
-	return r;
-}
-
-static json_t *fs_structured(const struct mcp_call_policy *cp, bool escalated)
-{
-	return json_pack("{s:b, s:o}", "escalated", escalated, "sandbox",
-			 sandbox_json(ward_policy_mode(cp->policy),
-				      WARD_RUNNER_NONE, "fsfence",
-				      WARD_ENFORCEMENT_FULL, false));
+	return json_pack(
+	    "{s:b, s:o}", "escalated", ward_call_escalated(fc->wc), "sandbox",
+	    sandbox_json(ward_policy_mode(fc->policy), WARD_RUNNER_NONE,
+			 "fsfence", WARD_ENFORCEMENT_FULL, false));
 }
 
 static json_t *run_read_file(struct mcp_call *call, json_t *args)
@@ -1295,26 +1103,24 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	struct ward_fs_read_options ro = WARD_FS_READ_OPTIONS_INIT;
 	struct ward_fs_content c = {NULL, 0, 0, false};
 	struct ward_fs_denial denial;
-	struct mcp_call_policy cp;
+	struct fs_call fc;
 	const char *path = arg_str(args, "path");
 	char *more = NULL, *text = NULL;
-	bool escalated;
 	json_t *r, *st;
 	size_t lines = 0;
-	int err;
+	int err = 0;
 
-	r = fs_begin(call, &cp, args, "read", path, &escalated);
+	r = fs_begin(call, &fc, args, "read", path);
 	if (r)
 		goto out;
 	ro.offset = (uint64_t)arg_int(args, "offset", 0);
 	ro.limit = (uint64_t)arg_int(args, "limit", 0);
-	err = ward_fs_read(&c, &denial, cp.policy, path, &ro);
+	err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
 	if (err) {
-		r = fs_failed(srv, &cp, err, &denial, escalated);
+		r = fs_failed(srv, &fc, err, &denial);
 		goto out;
 	}
-	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
-	st = fs_structured(&cp, escalated);
+	st = fs_structured(&fc);
 	set_new(st, "file_size", json_integer((json_int_t)c.file_size));
 	set_new(st, "truncated", json_boolean(c.truncated));
 	if (!c.truncated) {
@@ -1333,8 +1139,8 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	free(more);
 	free(text);
 out:
+	fs_end(srv, &fc, err, &denial);
 	ward_fs_content_clear(&c);
-	mcp_call_policy_clear(&cp);
 	return r;
 }
 
@@ -1343,32 +1149,30 @@ static json_t *run_write_file(struct mcp_call *call, json_t *args)
 	struct mcp_server *srv = call->srv;
 	struct ward_fs_write_options wo = WARD_FS_WRITE_OPTIONS_INIT;
 	struct ward_fs_denial denial;
-	struct mcp_call_policy cp;
+	struct fs_call fc;
 	const char *path = arg_str(args, "path");
 	json_t *content = json_object_get(args, "content");
 	size_t len = json_string_length(content);
 	char *text = NULL;
-	bool escalated;
 	json_t *r;
-	int err;
+	int err = 0;
 
-	r = fs_begin(call, &cp, args, "write", path, &escalated);
+	r = fs_begin(call, &fc, args, "write", path);
 	if (r)
 		goto out;
 	wo.create_parents = arg_bool(args, "create_parents", true);
-	err = ward_fs_write(&denial, cp.policy, path,
+	err = ward_fs_write(&denial, fc.policy, path,
 			    json_string_value(content), len, &wo);
 	if (err) {
-		r = fs_failed(srv, &cp, err, &denial, escalated);
+		r = fs_failed(srv, &fc, err, &denial);
 		goto out;
 	}
-	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
 	if (ward_render_fs_done(&text, WARD_FS_OP_WRITE, path, len) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
-	r = result_text(srv, text, false, fs_structured(&cp, escalated));
+	r = result_text(srv, text, false, fs_structured(&fc));
 	free(text);
 out:
-	mcp_call_policy_clear(&cp);
+	fs_end(srv, &fc, err, &denial);
 	return r;
 }
 
@@ -1377,32 +1181,30 @@ static json_t *run_edit_file(struct mcp_call *call, json_t *args)
 	struct mcp_server *srv = call->srv;
 	struct ward_fs_edit_options eo = WARD_FS_EDIT_OPTIONS_INIT;
 	struct ward_fs_denial denial;
-	struct mcp_call_policy cp;
+	struct fs_call fc;
 	const char *path = arg_str(args, "path");
 	size_t n = 0;
 	char *text = NULL;
-	bool escalated;
 	json_t *r;
-	int err;
+	int err = 0;
 
-	r = fs_begin(call, &cp, args, "edit", path, &escalated);
+	r = fs_begin(call, &fc, args, "edit", path);
 	if (r)
 		goto out;
 	eo.replace_all = arg_bool(args, "replace_all", false);
-	err = ward_fs_edit(&n, &denial, cp.policy, path,
+	err = ward_fs_edit(&n, &denial, fc.policy, path,
 			   arg_str(args, "old_text"), arg_str(args, "new_text"),
 			   &eo);
 	if (err) {
-		r = fs_failed(srv, &cp, err, &denial, escalated);
+		r = fs_failed(srv, &fc, err, &denial);
 		goto out;
 	}
-	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
 	if (ward_render_fs_done(&text, WARD_FS_OP_EDIT, path, n) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
-	r = result_text(srv, text, false, fs_structured(&cp, escalated));
+	r = result_text(srv, text, false, fs_structured(&fc));
 	free(text);
 out:
-	mcp_call_policy_clear(&cp);
+	fs_end(srv, &fc, err, &denial);
 	return r;
 }
 
@@ -1412,35 +1214,33 @@ static json_t *run_list_directory(struct mcp_call *call, json_t *args)
 	struct ward_fs_list_options lo = WARD_FS_LIST_OPTIONS_INIT;
 	struct ward_fs_listing l = {NULL, 0, false};
 	struct ward_fs_denial denial;
-	struct mcp_call_policy cp;
+	struct fs_call fc;
 	const char *path = arg_str(args, "path");
 	char *text = NULL;
-	bool escalated;
 	json_t *r, *st;
-	int err;
+	int err = 0;
 
 	if (!path || !*path)
 		path = ".";
-	r = fs_begin(call, &cp, args, "list", path, &escalated);
+	r = fs_begin(call, &fc, args, "list", path);
 	if (r)
 		goto out;
 	lo.recursive = arg_bool(args, "recursive", false);
-	err = ward_fs_list(&l, &denial, cp.policy, path, &lo);
+	err = ward_fs_list(&l, &denial, fc.policy, path, &lo);
 	if (err) {
-		r = fs_failed(srv, &cp, err, &denial, escalated);
+		r = fs_failed(srv, &fc, err, &denial);
 		goto out;
 	}
-	record_fs(srv, cp.call_id, ward_policy_mode(cp.policy), 0, false);
 	if (ward_render_listing(&text, &l) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
-	st = fs_structured(&cp, escalated);
+	st = fs_structured(&fc);
 	set_new(st, "entries", json_integer((json_int_t)l.count));
 	set_new(st, "truncated", json_boolean(l.truncated));
 	r = result_text(srv, text, false, st);
 	free(text);
 out:
+	fs_end(srv, &fc, err, &denial);
 	ward_fs_listing_clear(&l);
-	mcp_call_policy_clear(&cp);
 	return r;
 }
 

@@ -209,7 +209,7 @@ static void print_settings_text(const struct report *r)
 	const enum ward_runner *chain = NULL;
 	const char *s;
 	char val[1024];
-	char *const *sigs;
+	char *const *sigs, *const *un;
 	size_t n;
 	unsigned t;
 
@@ -240,6 +240,12 @@ static void print_settings_text(const struct report *r)
 	row("approval", s, &o);
 	s = ward_config_protect_git(r->cfg, &o) ? "true" : "false";
 	row("protect_git", s, &o);
+	un = ward_config_unprotect(r->cfg, &o);
+	val[0] = '\0';
+	for (size_t i = 0; un[i]; i++)
+		snprintf(val + strlen(val), sizeof(val) - strlen(val), "%s%s",
+			 i ? ", " : "", un[i]);
+	row("unprotect", un[0] ? val : "(none)", &o);
 }
 
 static void print_text(const struct report *r, bool valid)
@@ -361,7 +367,7 @@ static json_t *settings_json(const struct report *r)
 	json_t *obj = json_object(), *arr;
 	struct ward_config_origin o;
 	const enum ward_runner *chain = NULL;
-	char *const *sigs;
+	char *const *sigs, *const *un;
 	size_t n;
 	unsigned t;
 
@@ -401,6 +407,13 @@ static json_t *settings_json(const struct report *r)
 	set_or_die(obj, "protect_git",
 		   setting_json(
 		       json_boolean(ward_config_protect_git(r->cfg, &o)), &o));
+	un = ward_config_unprotect(r->cfg, &o);
+	arr = json_array();
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; un[i]; i++)
+		push_or_die(arr, jstr(un[i]));
+	set_or_die(obj, "unprotect", setting_json(arr, &o));
 	return obj;
 }
 
@@ -621,6 +634,9 @@ static int config_check(int argc, char **argv)
 		if (err == 0)
 			err = ward_policy_set_protect_git(
 			    r.policy, ward_config_protect_git(r.cfg, NULL));
+		if (err == 0)
+			err = ward_policy_set_unprotected(
+			    r.policy, ward_config_unprotect(r.cfg, NULL));
 		if (err)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
 		pick_runners(&r);

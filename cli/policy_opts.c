@@ -145,7 +145,9 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 	/* The policy borrows the rules; s.config keeps them alive. */
 	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
 	    ward_policy_set_protect_git(
-		s.policy, ward_config_protect_git(s.config, NULL)))
+		s.policy, ward_config_protect_git(s.config, NULL)) ||
+	    ward_policy_set_unprotected(s.policy,
+					ward_config_unprotect(s.config, NULL)))
 		fail(CLI_EXIT_WARD, json, "WARD_FAILED", ward_error_last());
 
 	if (flags & CLI_SETUP_PROVIDER) {

@@ -248,9 +248,16 @@ static int resolve_policy(ward_call *c)
 	if (!err)
 		err = ward_policy_set_protect_git(
 		    c->base, ward_config_protect_git(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_unprotected(
+		    c->base, ward_config_unprotect(cfg, NULL));
 	if (!err && c->session)
 		err = ward_policy_set_session(c->base,
 					      ward_session_id(c->session));
+	/* The session's store is hidden from the call's confined run. */
+	if (!err && c->session)
+		err = ward_policy_set_store(c->base,
+					    ward_session_store(c->session));
 	/* Refused before anything is planned or recorded: under this
 	 * policy a command could rewrite its own session. */
 	if (!err && c->session)

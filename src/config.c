@@ -50,6 +50,7 @@
 #include <libfyaml.h>
 
 #include "internal.h"
+#include "protect.h"
 #include "ward/config.h"
 
 #define MAX_DEPTH	     16
@@ -70,6 +71,7 @@ enum key {
 	K_APPROVAL,
 	K_PRESETS,
 	K_PROTECT_GIT,
+	K_UNPROTECT,
 	K_COUNT
 };
 
@@ -84,6 +86,7 @@ static const char *const key_names[K_COUNT] = {
     [K_APPROVAL] = "approval",
     [K_PRESETS] = "presets",
     [K_PROTECT_GIT] = "protect_git",
+    [K_UNPROTECT] = "unprotect",
 };
 
 /* --- the YAML tree ------------------------------------------------------ */
@@ -136,6 +139,8 @@ struct layer {
 	unsigned probe_timeout_ms;
 	enum ward_approval_policy approval;
 	bool protect_git;
+	char **unprot; /* as written, NULL-terminated */
+	unsigned *unprot_line;
 	struct access_entry *acc;
 	size_t nacc, capacc;
 	struct preset *presets;
@@ -175,6 +180,7 @@ struct ward_config {
 	unsigned probe_timeout_ms;
 	enum ward_approval_policy approval;
 	bool protect_git;
+	char **unprotect; /* absolute, NULL-terminated (never NULL) */
 	struct ward_config_preset *presets;
 	size_t npresets;
 	ward_presets *table; /* built-in presets + the configured ones */
@@ -1835,6 +1841,75 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
 	ps->L->has[K_PROTECT_GIT] = true;
 }
 
+/*
+ * unprotect: paths whose protection the user releases (git and trap paths,
+ * ward-config(5)). Only the user's own file: a cloned repository must not
+ * switch off what keeps it from planting code.
+ */
+static void h_unprotect(struct pstate *ps, const struct ynode *y)
+{
+	size_t before = ps->cfg->nfail;
+	const char *hint = ps->cfg->user_hint ? ps->cfg->user_hint
+					      : "~/.config/ward/config.yml";
+	unsigned *lines;
+	char **v;
+
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		PERR(ps, ps->line,
+		     "refused: a project file may only narrow the sandbox, "
+		     "and releasing a protected path lets a command plant "
+		     "code that git or your editor runs later; put it in "
+		     "your user file (%s)",
+		     hint);
+		return;
+	}
+	if (ps->layer != WARD_CONFIG_LAYER_USER) {
+		PERR(ps, ps->line,
+		     "refused: only your user file (%s) may release a "
+		     "protected path",
+		     hint);
+		return;
+	}
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line, "expected a list of paths, got %s",
+		     type_name(y));
+		return;
+	}
+	v = calloc(y->n + 1, sizeof(*v));
+	lines = calloc(y->n + 1, sizeof(*lines));
+	if (!v || !lines) {
+		free(v);
+		free(lines);
+		ps->cfg->oom = true;
+		return;
+	}
+	for (size_t i = 0, n = 0; i < y->n; i++) {
+		const char *p = get_string(ps, y->kid[i], "a path");
+		char q[128];
+
+		if (!p)
+			continue;
+		if (p[0] == '~' && p[1] != '\0' && p[1] != '/') {
+			PERR(ps, y->kid[i]->line,
+			     "\"%s\": ~user is not supported; write the full "
+			     "path",
+			     quote(q, sizeof(q), p, strlen(p)));
+			continue;
+		}
+		lines[n] = y->kid[i]->line;
+		if (!store(ps->cfg, &v[n++], p))
+			break;
+	}
+	if (ps->cfg->nfail != before || ps->cfg->oom) {
+		ward_strv_free(v);
+		free(lines);
+		return;
+	}
+	ps->L->unprot = v;
+	ps->L->unprot_line = lines;
+	ps->L->has[K_UNPROTECT] = true;
+}
+
 static void (*const handlers[K_COUNT])(struct pstate *,
 				       const struct ynode *) = {
     [K_MODE] = h_mode,
@@ -1847,6 +1922,7 @@ static void (*const handlers[K_COUNT])(struct pstate *,
     [K_APPROVAL] = h_approval,
     [K_PRESETS] = h_presets,
     [K_PROTECT_GIT] = h_protect_git,
+    [K_UNPROTECT] = h_unprotect,
 };
 
 /* Walk the top-level mapping. */
@@ -1886,7 +1962,7 @@ static void walk_root(ward_config *cfg, struct layer *L,
 			     "unknown key (valid: mode, workspace, runners, "
 			     "runner_command, runner_failure_signatures, "
 			     "probe_timeout_ms, access, approval, presets, "
-			     "protect_git)");
+			     "protect_git, unprotect)");
 			continue;
 		}
 		if (seen[key]) {
@@ -1917,6 +1993,8 @@ static void layer_clear(struct layer *L)
 	free(L->workspace);
 	free(L->runner_command);
 	ward_strv_free(L->sigs);
+	ward_strv_free(L->unprot);
+	free(L->unprot_line);
 	for (size_t i = 0; i < L->nacc; i++)
 		free(L->acc[i].text);
 	free(L->acc);
@@ -2285,6 +2363,70 @@ static void resolve_simple(ward_config *cfg)
 	}
 }
 
+/*
+ * unprotect (user file only): each path made absolute (`~/` expanded, a
+ * relative one taken from the workspace). A path naming ward's own
+ * directories or the project's .ward is kept but releases nothing there;
+ * a warning says so.
+ */
+static void resolve_unprotect(ward_config *cfg,
+			      const struct ward_config_options *opts)
+{
+	struct layer *L = &cfg->L[WARD_CONFIG_LAYER_USER];
+	struct pstate ps = {.cfg = cfg,
+			    .L = L,
+			    .layer = WARD_CONFIG_LAYER_USER,
+			    .file = L->file,
+			    .key = "unprotect"};
+	struct ward_strv sv = {0};
+	char *ward_dir = NULL;
+
+	if (!L->has[K_UNPROTECT])
+		return;
+	set_from(cfg, K_UNPROTECT, WARD_CONFIG_LAYER_USER, L);
+	if (cfg->workspace &&
+	    asprintf(&ward_dir, "%s/.ward",
+		     strcmp(cfg->workspace, "/") ? cfg->workspace : "") < 0)
+		ward_dir = NULL;
+	for (size_t i = 0; L->unprot[i]; i++) {
+		const char *p = L->unprot[i];
+		char *abs = NULL;
+
+		if (p[0] == '~') {
+			abs = expand_home(&ps, L->unprot_line[i], p,
+					  env_home(opts ? opts->env : NULL));
+		} else if (p[0] == '/') {
+			abs = strdup(p);
+		} else if (cfg->workspace) {
+			if (asprintf(&abs, "%s/%s",
+				     strcmp(cfg->workspace, "/")
+					 ? cfg->workspace
+					 : "",
+				     p) < 0)
+				abs = NULL;
+		} else {
+			continue; /* no workspace: its error is reported */
+		}
+		if (!abs) {
+			if (cfg->nfail == 0)
+				cfg->oom = true;
+			continue;
+		}
+		if (ward_dir && ward_path_within(abs, ward_dir))
+			cwarn(cfg,
+			      "unprotect (%s:%u): %s lies in the project's "
+			      ".ward, which is never released",
+			      L->file, L->unprot_line[i], p);
+		ward_strv_push(&sv, abs);
+		free(abs);
+	}
+	free(ward_dir);
+	if (ward_strv_finish(&cfg->unprotect, &sv) != 0) {
+		cfg->oom = true;
+		cfg->unprotect = NULL;
+	}
+}
+
 /* Presets: user file, then --config (a redefinition keeps its place). */
 static void resolve_presets(ward_config *cfg)
 {
@@ -2464,9 +2606,9 @@ static void resolve_warnings(ward_config *cfg)
 		      origin_text(o, sizeof(o), &cfg->from[K_RUNNERS]));
 	if (!cfg->protect_git)
 		cwarn(cfg,
-		      "protect_git is off (%s): .git/hooks, .git/config and "
-		      ".ward/ are writable inside the workspace under "
-		      "workspace-write",
+		      "protect_git is off (%s): the repository's hooks, "
+		      "config and the files its config names are writable "
+		      "inside the workspace under workspace-write",
 		      origin_text(o, sizeof(o), &cfg->from[K_PROTECT_GIT]));
 	if (cfg->mode == WARD_MODE_DANGER_FULL_ACCESS &&
 	    cfg->from[K_MODE].layer != WARD_CONFIG_LAYER_FLAGS)
@@ -2498,6 +2640,7 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_presets(cfg);
 	resolve_preset_table(cfg);
 	resolve_rules(cfg, opts);
+	resolve_unprotect(cfg, opts);
 	resolve_warnings(cfg);
 	return result(cfg, before);
 }
@@ -2605,6 +2748,7 @@ void ward_config_free(ward_config *cfg)
 	free(cfg->warn);
 	free(cfg->user_hint);
 	free(cfg->workspace);
+	ward_strv_free(cfg->unprotect);
 	free(cfg->presets);
 	ward_presets_free(cfg->table);
 	ward_rules_free(cfg->rules);
@@ -2717,6 +2861,13 @@ enum ward_approval_policy ward_config_approval(const ward_config *cfg,
 {
 	get_from(cfg, K_APPROVAL, from);
 	return cfg->approval;
+}
+
+char *const *ward_config_unprotect(const ward_config *cfg,
+				   struct ward_config_origin *from)
+{
+	get_from(cfg, K_UNPROTECT, from);
+	return cfg->unprotect ? cfg->unprotect : empty_strv;
 }
 
 bool ward_config_protect_git(const ward_config *cfg,

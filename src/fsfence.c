@@ -650,21 +650,48 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 			ward_fs_reason_name(why));
 }
 
+/*
+ * What the rules and the hidden protected paths (ward's state directory)
+ * give the canonical @path, as the runners apply them: a rule is also
+ * matched where its path resolves (ward_policy_rule_access).
+ */
 static enum ward_access rule_access(const ward_policy *policy, const char *path)
 {
-	const ward_rules *rules = ward_policy_rules(policy);
+	enum ward_access a = ward_policy_rule_access(policy, path);
 
-	return rules ? ward_rules_match(rules, path) : WARD_ACCESS_DEFAULT;
+	if (a != WARD_ACCESS_NONE &&
+	    ward_protect_match(policy, path) == WARD_ACCESS_NONE)
+		a = WARD_ACCESS_NONE;
+	return a;
+}
+
+/* Whether a protected path is hidden (it is, unless there is no state
+ * directory at all). */
+static bool protect_hides(const ward_policy *policy)
+{
+	const struct ward_protected *v = NULL;
+	size_t n = 0;
+
+	if (ward_policy_protected(&v, &n, policy) != 0)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].access == WARD_ACCESS_NONE)
+			return true;
+	}
+	return false;
 }
 
 /* Whether any rule of at least @kind (WARD_ACCESS_RO covers RO and NONE)
- * exists: when none does, there is nothing to match. */
+ * exists, or a hidden protected path: when none does, there is nothing to
+ * match. */
 static bool rules_restrict(const ward_policy *policy, enum ward_access kind)
 {
 	const ward_rules *rules = ward_policy_rules(policy);
 	struct ward_rule_info info;
 	size_t n = rules ? ward_rules_count(rules) : 0;
 
+	if (protect_hides(policy))
+		return true;
 	for (size_t i = 0; i < n; i++) {
 		if (ward_rules_get(&info, rules, i) != 0)
 			continue;
@@ -683,11 +710,20 @@ static bool rules_restrict(const ward_policy *policy, enum ward_access kind)
 static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
 {
 	const ward_rules *rules = ward_policy_rules(policy);
+	const struct ward_rule_alias *a = NULL;
 	struct ward_rule_info info;
-	size_t n = rules ? ward_rules_count(rules) : 0;
+	size_t n = rules ? ward_rules_count(rules) : 0, na = 0;
 
 	if (ward_protect_inside(policy, dir))
 		return true;
+	/* A rule whose path resolves inside the tree (or holds it). */
+	if (ward_policy_rule_aliases(&a, &na, policy) != 0)
+		return true;
+	for (size_t i = 0; i < na; i++) {
+		if (path_within(a[i].canon, dir) ||
+		    path_within(dir, a[i].canon))
+			return true;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (ward_rules_get(&info, rules, i) != 0)
 			continue;
@@ -730,7 +766,7 @@ static int fence_judge(struct fence *f, const char *given, const char *real,
 		return 0;
 	/* Protected paths (protect.h) are implicit `r-` rules. */
 	if (access == WARD_ACCESS_RO ||
-	    ward_protect_match(f->policy, real) == WARD_ACCESS_RO)
+	    ward_protect_match(f->policy, real) != WARD_ACCESS_DEFAULT)
 		return fence_deny(f, WARD_FS_DENIED_RULE_READ_ONLY, given,
 				  real);
 	if (ward_policy_mode(f->policy) == WARD_MODE_READ_ONLY)
@@ -768,7 +804,8 @@ struct scan {
 
 static int scan_judge(struct scan *s, const char *path)
 {
-	/* Scans serve removals and moves: protected paths count as `r-`. */
+	/* Scans serve removals and moves: protected paths count as `r-`
+	 * (hidden ones as `--`, through rule_access). */
 	if (ward_protect_match(s->f->policy, path) == WARD_ACCESS_RO &&
 	    rule_access(s->f->policy, path) != WARD_ACCESS_NONE)
 		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY, s->given,

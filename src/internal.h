@@ -35,6 +35,58 @@ int ward_bad_version(const char *what, unsigned got, unsigned newest);
 int ward_policy_roots(char *const **out, const ward_policy *policy);
 int ward_roots_compute(char ***out, const ward_policy *policy);
 
+/*
+ * ward_roots_tmpdir_refused - why $TMPDIR (the policy's captured one) is
+ * not a writable root under workspace-write although it is set: NULL when
+ * it is one (or unset, or the mode adds none), else a sentence naming it,
+ * into @buf. See roots.c for the rule.
+ */
+const char *ward_roots_tmpdir_refused(char *buf, size_t len,
+				      const ward_policy *policy);
+
+/*
+ * The session store a policy runs for (set by ward_call and
+ * ward_session_resolve): hidden from confined runs like ward's state
+ * directory (protect.h). NULL: none.
+ */
+int ward_policy_set_store(ward_policy *policy, const char *store);
+const char *ward_policy_store(const ward_policy *policy);
+
+/*
+ * The rules resolved as the runners resolve them. A runner acts on the
+ * canonical path of a rule (a literal's path, a glob's literal prefix):
+ * `-- ~/.ssh` where ~/.ssh is a symlink hides its target. A rule whose
+ * key resolves elsewhere is an alias (key -> canonical path); the fs
+ * fence matches a canonical path beneath an alias against that rule as
+ * if it were the key's (rules.c).
+ */
+struct ward_rule_alias {
+	char *key;   /* the rule's literal path or glob prefix */
+	char *canon; /* where it resolves now */
+};
+
+/* The aliases of @rules (only keys that resolve elsewhere). */
+int ward_rule_aliases_compute(struct ward_rule_alias **out, size_t *out_len,
+			      const ward_rules *rules);
+void ward_rule_aliases_free(struct ward_rule_alias *v, size_t n);
+/*
+ * The access the `r-`/`--` rules keyed exactly at @key give @path, a
+ * canonical path beneath @canon, read as the same path beneath @key.
+ */
+enum ward_access ward_rules_match_key(const ward_rules *rules, const char *key,
+				      const char *canon, const char *path);
+/* ward_rule_aliases_compute() once per policy, kept in it (borrowed). */
+int ward_policy_rule_aliases(const struct ward_rule_alias **out,
+			     size_t *out_len, const ward_policy *policy);
+/*
+ * The access the policy's rules give the canonical @path the way the
+ * runners apply them: lexically (ward_rules_match) and through every alias
+ * whose canonical path holds @path. NONE when the rules cannot be
+ * resolved (fail closed).
+ */
+enum ward_access ward_policy_rule_access(const ward_policy *policy,
+					 const char *path);
+
 /* A growable NULL-terminated string vector (argv builder). */
 struct ward_strv {
 	char **v;

@@ -17,6 +17,8 @@ struct ward_policy {
 	char *workspace;
 	char *tmpdir;
 	char *session;
+	char *store;		 /* the session's store (hidden), or NULL */
+	char **unprotected;	 /* paths the user released, or NULL */
 	const ward_rules *rules; /* a reference (ward_rules_ref) */
 	bool unprotect_git;	 /* git protection dropped by the user */
 	/*
@@ -33,6 +35,10 @@ struct ward_policy {
 	struct ward_protected *prot;
 	size_t nprot;
 	bool prot_done;
+	/* The rules' paths that resolve elsewhere (see rule_aliases). */
+	struct ward_rule_alias *aliases;
+	size_t naliases;
+	bool aliases_done;
 };
 
 /* Forget what was computed from the fields (a setter changed one). */
@@ -45,6 +51,10 @@ static void forget(ward_policy *p)
 	p->prot = NULL;
 	p->nprot = 0;
 	p->prot_done = false;
+	ward_rule_aliases_free(p->aliases, p->naliases);
+	p->aliases = NULL;
+	p->naliases = 0;
+	p->aliases_done = false;
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -118,6 +128,8 @@ void ward_policy_free(ward_policy *policy)
 	free(policy->workspace);
 	free(policy->tmpdir);
 	free(policy->session);
+	free(policy->store);
+	ward_strv_free(policy->unprotected);
 	free(policy);
 }
 
@@ -178,6 +190,47 @@ bool ward_policy_protect_git(const ward_policy *policy)
 	return !policy->unprotect_git;
 }
 
+int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
+{
+	char **copy = NULL;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "policy: NULL");
+	for (size_t i = 0; paths && paths[i]; i++) {
+		if (paths[i][0] != '/')
+			return ward_err(WARD_EINVAL,
+					"unprotected path '%s' is not absolute",
+					paths[i]);
+	}
+	if (paths && paths[0]) {
+		copy = ward_strv_dup(paths);
+		if (!copy)
+			return ward_err(-ENOMEM, "out of memory");
+	}
+	forget(policy);
+	ward_strv_free(policy->unprotected);
+	policy->unprotected = copy;
+	return 0;
+}
+
+char *const *ward_policy_unprotected(const ward_policy *policy)
+{
+	static char *const none[] = {NULL};
+
+	return policy->unprotected ? policy->unprotected : none;
+}
+
+int ward_policy_set_store(ward_policy *policy, const char *store)
+{
+	forget(policy);
+	return set_string(&policy->store, store);
+}
+
+const char *ward_policy_store(const ward_policy *policy)
+{
+	return policy->store;
+}
+
 int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 			  enum ward_mode mode)
 {
@@ -194,19 +247,30 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	 * struct later is carried over without anyone remembering to. */
 	*p = *base;
 	p->mode = mode;
-	p->workspace = p->tmpdir = p->session = NULL;
+	p->workspace = p->tmpdir = p->session = p->store = NULL;
+	p->unprotected = NULL;
 	/* Nothing computed is carried over: it depends on the mode. */
 	pthread_mutex_init(&p->lock, NULL);
 	p->roots = NULL;
 	p->prot = NULL;
 	p->nprot = 0;
 	p->prot_done = false;
+	p->aliases = NULL;
+	p->naliases = 0;
+	p->aliases_done = false;
 	ward_rules_ref(p->rules);
 	err = set_string(&p->workspace, base->workspace);
 	if (!err)
 		err = set_string(&p->tmpdir, base->tmpdir);
 	if (!err)
 		err = set_string(&p->session, base->session);
+	if (!err)
+		err = set_string(&p->store, base->store);
+	if (!err && base->unprotected) {
+		p->unprotected = ward_strv_dup(base->unprotected);
+		if (!p->unprotected)
+			err = ward_err(-ENOMEM, "out of memory");
+	}
 	if (err) {
 		ward_policy_free(p);
 		return err;
@@ -246,4 +310,52 @@ int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
 	}
 	pthread_mutex_unlock(&p->lock);
 	return err;
+}
+
+int ward_policy_rule_aliases(const struct ward_rule_alias **out,
+			     size_t *out_len, const ward_policy *policy)
+{
+	ward_policy *p = (ward_policy *)policy; /* the cache only */
+	int err = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->aliases_done) {
+		err = ward_rule_aliases_compute(&p->aliases, &p->naliases,
+						p->rules);
+		p->aliases_done = err == 0;
+	}
+	if (!err) {
+		*out = p->aliases;
+		*out_len = p->naliases;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
+enum ward_access ward_policy_rule_access(const ward_policy *policy,
+					 const char *path)
+{
+	const struct ward_rule_alias *a = NULL;
+	enum ward_access best, got;
+	size_t n = 0;
+
+	if (!policy->rules)
+		return WARD_ACCESS_DEFAULT;
+	best = ward_rules_match(policy->rules, path);
+	if (best == WARD_ACCESS_NONE)
+		return best;
+	/* A failure to resolve the rules must not open anything. */
+	if (ward_policy_rule_aliases(&a, &n, policy) != 0)
+		return WARD_ACCESS_NONE;
+	for (size_t i = 0; i < n; i++) {
+		if (!ward_path_within(path, a[i].canon))
+			continue;
+		got = ward_rules_match_key(policy->rules, a[i].key, a[i].canon,
+					   path);
+		if (got > best)
+			best = got;
+		if (best == WARD_ACCESS_NONE)
+			break;
+	}
+	return best;
 }

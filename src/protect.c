@@ -1,11 +1,13 @@
 /*
- * ward — protected paths: what stays read-only inside the writable roots
- * whatever the rules say (see protect.h).
+ * ward — protected paths: what stays read-only (or hidden) inside the
+ * writable roots whatever the rules say, and the guard that checks after a
+ * run what no runner could keep (see protect.h).
  *
- * The list is derived on every call from the policy and the environment
- * ($HOME, $XDG_CONFIG_HOME, $XDG_STATE_HOME) and, for git, from the
- * workspace's `.git`. Nothing is cached: a policy is immutable, but the
- * workspace is not, and a stale gitdir would protect the wrong place.
+ * The list is derived from the policy and the environment ($HOME,
+ * $XDG_CONFIG_HOME, $XDG_STATE_HOME) and, for git, from the workspace's
+ * `.git` and the repository's configuration. The policy keeps it for the
+ * call (ward_policy_protected()); nothing here caches across calls: the
+ * workspace changes, and a stale gitdir would protect the wrong place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,18 +15,27 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "gitconfig.h"
 #include "internal.h"
 #include "protect.h"
+#include "sha256.h"
+#include "translate_internal.h"
 
 /* A .git file or commondir larger than this is not git's. */
 #define GIT_FILE_MAX 4096
+/* git configuration files larger than this are not read (git's own are a
+ * few hundred bytes); nor deeper include chains than git follows. */
+#define GIT_CONFIG_MAX	  (1024 * 1024)
+#define GIT_INCLUDE_DEPTH 10
 
 bool ward_path_within(const char *path, const char *dir)
 {
@@ -108,6 +119,11 @@ static char *xdg_ward_dir(const char *var, const char *fallback)
 	return out;
 }
 
+char *ward_state_dir(void)
+{
+	return xdg_ward_dir("XDG_STATE_HOME", ".local/state");
+}
+
 struct plist {
 	struct ward_protected *v;
 	size_t n;
@@ -117,11 +133,11 @@ struct plist {
 
 /*
  * Append @path (consumed; NULL means out of memory) unless present (then
- * only its flags are merged).
+ * only its flags are merged, and the stronger access kept).
  */
-static void plist_add_flags(struct plist *pl, char *path,
-			    enum ward_protect_kind kind, const char *what,
-			    unsigned flags)
+static void plist_add_access(struct plist *pl, char *path,
+			     enum ward_protect_kind kind, const char *what,
+			     unsigned flags, enum ward_access access)
 {
 	if (!path) {
 		pl->oom = true;
@@ -130,6 +146,8 @@ static void plist_add_flags(struct plist *pl, char *path,
 	for (size_t i = 0; i < pl->n; i++) {
 		if (strcmp(pl->v[i].path, path) == 0) {
 			pl->v[i].flags |= flags;
+			if (access > pl->v[i].access)
+				pl->v[i].access = access;
 			free(path);
 			return;
 		}
@@ -146,7 +164,15 @@ static void plist_add_flags(struct plist *pl, char *path,
 		pl->v = v;
 		pl->cap = cap;
 	}
-	pl->v[pl->n++] = (struct ward_protected){path, kind, what, flags};
+	pl->v[pl->n++] =
+	    (struct ward_protected){path, kind, what, flags, access};
+}
+
+static void plist_add_flags(struct plist *pl, char *path,
+			    enum ward_protect_kind kind, const char *what,
+			    unsigned flags)
+{
+	plist_add_access(pl, path, kind, what, flags, WARD_ACCESS_RO);
 }
 
 static void plist_add(struct plist *pl, char *path, enum ward_protect_kind kind,
@@ -204,13 +230,18 @@ static char *resolve_against(const char *base, const char *rel)
 	return out;
 }
 
-/* One scan of the workspace's repository. */
+/* One scan of the workspace's protected paths. */
 struct scan {
 	struct plist *pl;
 	struct ward_strv *notes; /* NULL: not wanted */
 	bool link_notes;	 /* also the notes about symlinks */
 	unsigned gitdirs;	 /* git directories protected so far */
 	bool capped;		 /* GIT_DIRS_MAX reached */
+	const char *ws;		 /* the canonical workspace */
+	char **roots;		 /* the writable roots (owned) */
+	/* The git directory whose configuration is being read: includes
+	 * inside it are read too. */
+	const char *gd;
 };
 
 /* Bounds of the scan: git directories protected (the repository's, its
@@ -244,12 +275,13 @@ static void note(struct scan *s, bool link, const char *fmt, ...)
 }
 
 /*
- * Protect @dir/@name (@dir canonical). When it is a symbolic link, both
- * the link itself (WARD_PROTECT_LINK: replacing the link redirects git as
- * well as rewriting the target would) and its canonical target.
+ * Protect @dir/@name (@dir canonical) as @kind. When it is a symbolic
+ * link, both the link itself (WARD_PROTECT_LINK: replacing the link
+ * redirects git, or the tool that reads it, as well as rewriting the
+ * target would) and its canonical target.
  */
-static void add_in(struct scan *s, const char *dir, const char *name,
-		   const char *what)
+static void add_kind(struct scan *s, const char *dir, const char *name,
+		     enum ward_protect_kind kind, const char *what)
 {
 	char *p = NULL, *real;
 	struct stat st;
@@ -267,14 +299,22 @@ static void add_in(struct scan *s, const char *dir, const char *name,
 		     "elsewhere during a run (the fs fence and Seatbelt can); "
 		     "ward run checks it after every run",
 		     p, real ? real : "?", real ? real : "the target");
-		plist_add_flags(s->pl, strdup(p), WARD_PROTECT_GIT, what,
+		plist_add_flags(s->pl, strdup(p), kind, what,
 				WARD_PROTECT_LINK);
-		plist_add(s->pl, real, WARD_PROTECT_GIT, what);
+		plist_add(s->pl, real, kind, what);
 		free(p);
 		return;
 	}
-	plist_add(s->pl, p, WARD_PROTECT_GIT, what);
+	plist_add(s->pl, p, kind, what);
 }
+
+static void add_in(struct scan *s, const char *dir, const char *name,
+		   const char *what)
+{
+	add_kind(s, dir, name, WARD_PROTECT_GIT, what);
+}
+
+static void read_gitconfig(struct scan *s, const char *file, unsigned depth);
 
 static void add_gitdir(struct scan *s, const char *gd, unsigned nest);
 
@@ -284,6 +324,266 @@ static bool is_dir_nofollow(const char *path)
 	struct stat st;
 
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* --- what the repository's configuration names ------------------------- */
+
+/* One configuration file being read. */
+struct cfgread {
+	struct scan *s;
+	const char *file; /* canonical */
+	unsigned depth;	  /* includes followed to get here */
+};
+
+/*
+ * A path value of a git configuration key made absolute the way git does
+ * (interpolate_path): `~/` is $HOME, a relative path is taken from @base.
+ * NULL (and a note) for what ward does not resolve: `~user/` and
+ * `%(prefix)/`. The caller frees the result.
+ */
+static char *config_path(struct scan *s, const char *value, const char *base,
+			 const char *file, unsigned line)
+{
+	char pwbuf[1024], *out = NULL;
+	const char *home;
+	int n;
+
+	if (value[0] == '~' && (value[1] == '/' || !value[1])) {
+		home = home_dir(pwbuf, sizeof(pwbuf));
+		if (!home)
+			return NULL;
+		n = asprintf(&out, "%s%s", home, value + 1);
+	} else if (value[0] == '~' || strncmp(value, "%(prefix)/", 10) == 0) {
+		note(s, false,
+		     "%s:%u names %s, which ward does not resolve: if it lies "
+		     "in a writable root, a command can change what git runs "
+		     "there",
+		     file, line, value);
+		return NULL;
+	} else if (value[0] == '/') {
+		out = strdup(value);
+		n = out ? 0 : -1;
+	} else {
+		n = asprintf(&out, "%s/%s", strcmp(base, "/") ? base : "",
+			     value);
+	}
+	if (n < 0 || !out) {
+		s->pl->oom = true;
+		return NULL;
+	}
+	return out;
+}
+
+/*
+ * Protect the place @abs (absolute, as named) that a configuration key
+ * points git at, when a confined command could write it: it lies in the
+ * workspace or a writable root. A place that holds a writable root cannot
+ * be kept read-only without the root (a `core.hooksPath` of "."): a note
+ * says git runs code from a writable place. Returns its canonical path
+ * (the caller frees it) or NULL.
+ */
+static char *protect_named(struct scan *s, const char *abs, const char *what,
+			   const char *file, unsigned line)
+{
+	char *canon, *slash, *parent = NULL, *name;
+	const char *holds = NULL;
+	bool inside;
+
+	canon = ward_path_canon(abs);
+	if (!canon) {
+		s->pl->oom = true;
+		return NULL;
+	}
+	inside = ward_path_within(abs, s->ws) || ward_path_within(canon, s->ws);
+	if (ward_path_within(s->ws, canon))
+		holds = s->ws;
+	for (size_t i = 0; s->roots && s->roots[i]; i++) {
+		if (!holds && ward_path_within(s->roots[i], canon))
+			holds = s->roots[i];
+		inside = inside || ward_path_within(canon, s->roots[i]);
+	}
+	if (holds) {
+		note(s, false,
+		     "%s:%u: %s is %s, which holds the writable root %s: ward "
+		     "cannot keep it read-only without the whole root, so a "
+		     "command can change what git runs from there",
+		     file, line, what, canon, holds);
+		return canon;
+	}
+	if (!inside)
+		return canon; /* read-only already */
+	/* The named path itself may be a symlink into the workspace:
+	 * protect the link (it can be re-pointed) and its target. */
+	slash = strrchr(abs, '/');
+	name = slash ? slash + 1 : NULL;
+	if (name && *name && strcmp(name, ".") && strcmp(name, "..")) {
+		char *dir = strndup(abs, (size_t)(slash - abs));
+
+		parent = dir ? ward_path_canon(*dir ? dir : "/") : NULL;
+		free(dir);
+	}
+	if (parent)
+		add_kind(s, parent, name, WARD_PROTECT_GIT, what);
+	else
+		plist_add(s->pl, strdup(canon), WARD_PROTECT_GIT, what);
+	free(parent);
+	return canon;
+}
+
+static void on_gitcfg(void *ctx, enum ward_gitcfg_key key, const char *value,
+		      unsigned line)
+{
+	struct cfgread *r = ctx;
+	struct scan *s = r->s;
+	char *abs, *canon, *dir;
+	const char *slash;
+
+	if (!value || !*value)
+		return;
+	if (key == WARD_GITCFG_HOOKSPATH) {
+		/* Relative to where hooks run: the top of the worktree. */
+		abs = config_path(s, value, s->ws, r->file, line);
+		if (!abs)
+			return;
+		canon = protect_named(
+		    s, abs, "the git hooks directory named by core.hooksPath",
+		    r->file, line);
+		free(abs);
+		free(canon);
+		return;
+	}
+	/* An include is relative to the file that includes it. */
+	slash = strrchr(r->file, '/');
+	dir = strndup(r->file, slash ? (size_t)(slash - r->file) : 0);
+	if (!dir) {
+		s->pl->oom = true;
+		return;
+	}
+	abs = config_path(s, value, *dir ? dir : "/", r->file, line);
+	free(dir);
+	if (!abs)
+		return;
+	canon = protect_named(s, abs,
+			      "a git config file named by include.path or "
+			      "includeIf.*.path",
+			      r->file, line);
+	free(abs);
+	if (!canon)
+		return;
+	/* Read it too, if it is the repository's: never a file elsewhere
+	 * (a command must not choose what ward reads and protects). */
+	if (ward_path_within(canon, s->ws) ||
+	    (s->gd && ward_path_within(canon, s->gd))) {
+		if (r->depth + 1 < GIT_INCLUDE_DEPTH)
+			read_gitconfig(s, canon, r->depth + 1);
+	} else {
+		for (size_t i = 0; s->roots && s->roots[i]; i++) {
+			if (!ward_path_within(canon, s->roots[i]))
+				continue;
+			note(s, false,
+			     "%s:%u includes %s, outside the workspace but in "
+			     "the writable root %s: ward keeps it read-only "
+			     "but does not read it, so hooks directories or "
+			     "includes it names are not protected",
+			     r->file, line, canon, s->roots[i]);
+			break;
+		}
+	}
+	free(canon);
+}
+
+/*
+ * Read the git configuration file @file (canonical) for the keys of
+ * gitconfig.h. Missing, not a regular file, or too large: nothing (git
+ * reads a missing include as empty; a huge one is noted).
+ */
+static void read_gitconfig(struct scan *s, const char *file, unsigned depth)
+{
+	struct cfgread r = {s, file, depth};
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	unsigned bad = 0;
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	do {
+		fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out_close;
+	for (;;) {
+		if (len == cap) {
+			char *nt;
+
+			cap = cap ? cap * 2 : 4096;
+			nt = realloc(text, cap);
+			if (!nt) {
+				s->pl->oom = true;
+				goto out_close;
+			}
+			text = nt;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len > GIT_CONFIG_MAX) {
+			note(
+			    s, false,
+			    "%s is larger than %d bytes: ward does not read it "
+			    "for the hooks directory and the files it "
+			    "includes, so those are not protected",
+			    file, GIT_CONFIG_MAX);
+			goto out_close;
+		}
+	}
+	err = ward_gitconfig_scan(text ? text : "", len, on_gitcfg, &r, &bad);
+	if (err == -ENOMEM)
+		s->pl->oom = true;
+	else if (err)
+		note(s, false,
+		     "%s:%u: a line git cannot parse either (git refuses to "
+		     "run with this file); ward read it up to there",
+		     file, bad);
+out_close:
+	free(text);
+	close(fd);
+}
+
+/*
+ * The configuration of the git directory @gd: its `config` (when
+ * @with_config) and `config.worktree` (git reads it only with
+ * extensions.worktreeConfig; ward reads it anyway), and what they
+ * include.
+ */
+static void read_gitdir_config(struct scan *s, const char *gd, bool with_config)
+{
+	const char *saved = s->gd;
+	char *p = NULL;
+
+	s->gd = gd;
+	if (with_config) {
+		if (asprintf(&p, "%s/config", gd) < 0) {
+			s->pl->oom = true;
+			goto out;
+		}
+		read_gitconfig(s, p, 0);
+		free(p);
+		p = NULL;
+	}
+	if (asprintf(&p, "%s/config.worktree", gd) < 0) {
+		s->pl->oom = true;
+		goto out;
+	}
+	read_gitconfig(s, p, 0);
+	free(p);
+out:
+	s->gd = saved;
 }
 
 /*
@@ -407,6 +707,10 @@ static void add_gitdir(struct scan *s, const char *gd, unsigned nest)
 	       "git commondir (git takes config and hooks from where it "
 	       "points)");
 	add_in(s, gd, "config.worktree", "git worktree config");
+	/* The repository's own configuration names more places git runs
+	 * code from (a submodule's is not read: see protect.h). */
+	if (nest == 0)
+		read_gitdir_config(s, gd, true);
 	if (asprintf(&p, "%s/commondir", gd) < 0) {
 		s->pl->oom = true;
 		return;
@@ -497,6 +801,7 @@ static void add_gitfile(struct scan *s, const char *file, const char *base)
 			       "git worktree's gitdir link");
 			add_in(s, gitdir, "config.worktree",
 			       "git worktree config");
+			read_gitdir_config(s, gitdir, false);
 			add_gitdir(s, common, 0);
 			goto out_free;
 		}
@@ -560,28 +865,128 @@ static void add_git(struct scan *s, const char *ws)
 	free(real);
 }
 
+/* The persistence traps outside git, at the top of the workspace. */
+static const struct {
+	const char *name;
+	const char *what;
+} traps[] = {
+    {".husky", "husky's git hooks"},
+    {".mcp.json", "the project's MCP server list"},
+    {".vscode", "VS Code workspace settings and tasks"},
+    {".idea", "JetBrains project settings"},
+    {".claude", "Claude Code project settings and hooks"},
+    {".envrc", "direnv's environment file"},
+};
+
+/*
+ * Drop the git and trap paths the user's own configuration released: a
+ * released path and everything beneath it. Home and project paths are
+ * never released.
+ */
+static void release(struct plist *pl, const ward_policy *policy)
+{
+	char *const *un = ward_policy_unprotected(policy);
+	struct ward_strv canon = {0};
+	size_t out = 0;
+
+	if (!un || !un[0])
+		return;
+	for (size_t i = 0; un[i]; i++) {
+		char *c = ward_path_canon(un[i]);
+
+		if (!c) {
+			pl->oom = true;
+			break;
+		}
+		ward_strv_push(&canon, c);
+		free(c);
+	}
+	if (canon.oom)
+		pl->oom = true;
+	for (size_t i = 0; i < pl->n; i++) {
+		bool drop = false;
+
+		if (pl->v[i].kind == WARD_PROTECT_GIT ||
+		    pl->v[i].kind == WARD_PROTECT_TRAP) {
+			for (size_t j = 0; j < canon.n && !drop; j++)
+				drop = ward_path_within(pl->v[i].path,
+							canon.v[j]) ||
+				       ward_path_within(pl->v[i].path, un[j]);
+		}
+		if (drop) {
+			free(pl->v[i].path);
+			continue;
+		}
+		pl->v[out++] = pl->v[i];
+	}
+	pl->n = out;
+	ward_strv_discard(&canon);
+}
+
 /* Every protected path of @policy into @pl; notes into @notes if wanted. */
 static void scan_policy(struct plist *pl, struct ward_strv *notes,
 			bool link_notes, const ward_policy *policy)
 {
 	const char *ws = ward_policy_workspace(policy);
-	struct scan s = {pl, notes, link_notes, 0, false};
-	char *p;
+	const char *store = ward_policy_store(policy);
+	struct scan s = {pl, notes, link_notes, 0, false, ws, NULL, NULL};
+	char *p, *state;
 
 	p = xdg_ward_dir("XDG_CONFIG_HOME", ".config");
 	if (p)
 		plist_add(pl, p, WARD_PROTECT_HOME,
 			  "ward's configuration directory");
-	p = xdg_ward_dir("XDG_STATE_HOME", ".local/state");
-	if (p)
-		plist_add(pl, p, WARD_PROTECT_HOME, "ward's session store");
+	/* Hidden: a confined process can neither read the session logs
+	 * nor hold their locks. */
+	state = ward_state_dir();
+	if (state)
+		plist_add_access(pl, strdup(state), WARD_PROTECT_HOME,
+				 "ward's state directory (session store)", 0,
+				 WARD_ACCESS_NONE);
+	/*
+	 * A session's store elsewhere is hidden too, when it lies outside
+	 * every writable root: inside one, Landlock could hide it only by
+	 * making the root's top level unwritable, so the session refuses
+	 * such a policy instead (ward_session_check_policy).
+	 */
+	if (store) {
+		p = ward_path_canon(store);
+		if (p && ward_roots_compute(&s.roots, policy) != 0)
+			pl->oom = true;
+		for (size_t i = 0; p && s.roots && s.roots[i]; i++) {
+			if (ward_path_within(p, s.roots[i])) {
+				free(p);
+				p = NULL;
+				break;
+			}
+		}
+		ward_strv_free(s.roots);
+		s.roots = NULL;
+		if (p && state && ward_path_within(p, state))
+			free(p);
+		else if (p)
+			plist_add_access(pl, p, WARD_PROTECT_HOME,
+					 "the session's store", 0,
+					 WARD_ACCESS_NONE);
+	}
+	free(state);
 	p = NULL;
 	if (asprintf(&p, "%s/.ward", strcmp(ws, "/") ? ws : "") < 0)
 		p = NULL;
 	plist_add(pl, p, WARD_PROTECT_PROJECT, "the project's ward directory");
-	if (ward_policy_mode(policy) == WARD_MODE_WORKSPACE_WRITE &&
-	    ward_policy_protect_git(policy))
+	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
+		return;
+	if (ward_roots_compute(&s.roots, policy) != 0) {
+		pl->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(traps) / sizeof(traps[0]); i++)
+		add_kind(&s, ws, traps[i].name, WARD_PROTECT_TRAP,
+			 traps[i].what);
+	if (ward_policy_protect_git(policy))
 		add_git(&s, ws);
+	ward_strv_free(s.roots);
+	release(pl, policy);
 }
 
 int ward_protect_list(struct ward_protected **out, size_t *out_len,
@@ -625,21 +1030,22 @@ void ward_protect_free(struct ward_protected *v, size_t n)
 }
 
 /*
- * On ENOMEM the answer is "protected": a failure to compute the list must
- * not open a write.
+ * On ENOMEM the answer is "hidden": a failure to compute the list must not
+ * open a read or a write.
  */
 enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 {
 	const struct ward_protected *v = NULL;
+	enum ward_access best = WARD_ACCESS_DEFAULT;
 	size_t n = 0;
 
 	if (ward_policy_protected(&v, &n, policy) != 0)
-		return WARD_ACCESS_RO;
+		return WARD_ACCESS_NONE;
 	for (size_t i = 0; i < n; i++) {
-		if (ward_path_within(path, v[i].path))
-			return WARD_ACCESS_RO;
+		if (ward_path_within(path, v[i].path) && v[i].access > best)
+			best = v[i].access;
 	}
-	return WARD_ACCESS_DEFAULT;
+	return best;
 }
 
 bool ward_protect_inside(const ward_policy *policy, const char *dir)
@@ -674,17 +1080,43 @@ bool ward_protect_inside(const ward_policy *policy, const char *dir)
 #define RENAME_NOREPLACE (1 << 0)
 #endif
 
-/* Files larger than this are compared by identity, never restored. */
-#define GUARD_FILE_MAX (1024 * 1024)
-/* Entries of a protected directory (hooks) that are remembered. */
-#define GUARD_DIR_MAX 256
-/* Quarantine names tried: NAME.ward-quarantine-1 … -99. */
-#define GUARD_QUARANTINE_TRIES 99
+/*
+ * Bounds of a snapshot (all guarded trees of one call together): beyond
+ * them the guard could not check the run, so the call does not run. A
+ * repository's hooks, a .vscode or an .idea hold tens to hundreds of
+ * entries and kilobytes to a few megabytes.
+ */
+#define GUARD_ENTRIES_MAX 20000
+#define GUARD_HASH_MAX	  ((size_t)256 * 1024 * 1024)
+/* Bytes kept to put files back, per file and in all; a larger file is
+ * compared by digest only and cannot be put back. */
+#define GUARD_KEEP_FILE_MAX ((size_t)4 * 1024 * 1024)
+#define GUARD_KEEP_MAX	    ((size_t)32 * 1024 * 1024)
+#define GUARD_DEPTH_MAX	    64
+/* Bytes copied into the quarantine per check when it lies on another
+ * file system (beyond: removed without a copy, and said so). */
+#define GUARD_COPY_MAX ((size_t)256 * 1024 * 1024)
+/* Entries gathered before they are moved: a directory is read again
+ * until a pass finds nothing more (so any number is handled). */
+#define GUARD_BATCH 4096
+/* Names shown per kind of finding. */
+#define GUARD_NAMES 5
+/* A removal deeper than this is given up (the entry stays, said so). */
+#define GUARD_REMOVE_DEPTH 256
 
-/* One entry of a protected directory, as the snapshot saw it. */
-struct gdirent {
-	char *name;
-	struct stat st;
+/* One entry of a snapshot. */
+struct gnode {
+	char *name; /* NULL at the top of a guarded path */
+	mode_t mode;
+	dev_t dev;
+	ino_t ino;
+	unsigned char digest[WARD_SHA256_LEN]; /* regular files */
+	char *data;			       /* kept content, or NULL */
+	size_t len;
+	bool kept;
+	char *link;	    /* a symlink's target */
+	struct gnode *kids; /* a directory's entries, by name */
+	size_t nkids;
 };
 
 /* One guarded path. */
@@ -694,13 +1126,10 @@ struct gentry {
 	const char *what;
 	struct stat pst; /* the parent's identity */
 	bool exists;
-	struct stat st;
-	char *data; /* a regular file's contents (NULL: too large) */
-	size_t len;
-	char *link; /* a symlink's target */
-	struct gdirent *ents;
-	size_t nents;
-	bool ents_ok; /* the listing is complete */
+	/* false: only its identity matters (the workspace's .git
+	 * directory: objects and refs change in every commit). */
+	bool deep;
+	struct gnode node;
 };
 
 struct ward_protect_guard {
@@ -708,15 +1137,31 @@ struct ward_protect_guard {
 	size_t n;
 };
 
+/* What a snapshot used up; where it stopped. */
+struct budget {
+	size_t entries;
+	size_t hashed;
+	size_t kept;
+	bool over;
+	char where[PATH_MAX];
+};
+
+static void gnode_clear(struct gnode *nd)
+{
+	free(nd->name);
+	free(nd->data);
+	free(nd->link);
+	for (size_t i = 0; i < nd->nkids; i++)
+		gnode_clear(&nd->kids[i]);
+	free(nd->kids);
+	memset(nd, 0, sizeof(*nd));
+}
+
 static void gentry_clear(struct gentry *e)
 {
 	free(e->dir);
 	free(e->name);
-	free(e->data);
-	free(e->link);
-	for (size_t i = 0; i < e->nents; i++)
-		free(e->ents[i].name);
-	free(e->ents);
+	gnode_clear(&e->node);
 }
 
 void ward_protect_guard_free(struct ward_protect_guard *g)
@@ -755,164 +1200,234 @@ static bool same_inode(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/*
- * Read the regular file @name in @dirfd (not through a symlink) whole, up
- * to @max bytes: 1 and a malloc'd *out (NUL-terminated, length *len), 0
- * when it is larger, -1 on an error.
- */
-static int read_small(char **out, size_t *len, int dirfd, const char *name,
-		      size_t max)
+static bool is_dot(const char *name)
 {
-	size_t cap = 4096, got = 0;
-	char *buf = NULL, *nb;
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+/* Append "/@name" to the path in @buf (length *len); false if too long. */
+static bool path_add(char *buf, size_t *len, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (*len + 1 + n >= PATH_MAX)
+		return false;
+	buf[(*len)++] = '/';
+	memcpy(buf + *len, name, n + 1);
+	*len += n;
+	return true;
+}
+
+static ssize_t read_retry(int fd, void *buf, size_t len)
+{
 	ssize_t r;
-	int fd;
+
+	do {
+		r = read(fd, buf, len);
+	} while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/*
+ * Digest the regular file @name in @dirfd (not through a symlink; it
+ * must still be the inode @st names) into @digest; with @keep, also keep
+ * its bytes in *data (malloc'd) and *len when they fit @keep_left. At
+ * most @hash_left bytes are read: more is -EFBIG. Returns 0, -EFBIG or
+ * -errno.
+ */
+static int digest_file(unsigned char digest[WARD_SHA256_LEN], char **data,
+		       size_t *len, size_t *hashed, int dirfd, const char *name,
+		       const struct stat *st, bool keep, size_t keep_left,
+		       size_t hash_left)
+{
+	struct ward_sha256 h;
+	char buf[65536], *kept = NULL, *nk;
+	size_t got = 0, cap = 0;
+	struct stat now;
+	ssize_t r;
+	int fd, err = 0;
 
 	do {
 		fd = openat(dirfd, name,
 			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)
-		return -1;
+		return -errno;
+	if (fstat(fd, &now) != 0 || !S_ISREG(now.st_mode) ||
+	    (st && !same_inode(&now, st))) {
+		close(fd);
+		return -ESTALE;
+	}
+	keep = keep && (size_t)now.st_size <= GUARD_KEEP_FILE_MAX &&
+	       (size_t)now.st_size <= keep_left;
+	ward_sha256_init(&h);
 	for (;;) {
-		if (got + 1 >= cap || !buf) {
-			if (buf)
-				cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto out_fail;
-			buf = nb;
+		r = read_retry(fd, buf, sizeof(buf));
+		if (r < 0) {
+			err = -errno;
+			break;
 		}
-		r = read(fd, buf + got, cap - got - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto out_fail;
 		if (r == 0)
 			break;
-		got += (size_t)r;
-		if (got > max) {
-			free(buf);
-			close(fd);
-			return 0;
+		if (got + (size_t)r > hash_left) {
+			err = -EFBIG;
+			break;
 		}
+		ward_sha256_update(&h, buf, (size_t)r);
+		if (keep && got + (size_t)r > GUARD_KEEP_FILE_MAX)
+			keep = false; /* it grew: digest only */
+		if (keep) {
+			if (got + (size_t)r > cap) {
+				cap = got + (size_t)r > 2 * cap
+					  ? got + (size_t)r
+					  : 2 * cap;
+				nk = realloc(kept, cap);
+				if (!nk) {
+					err = -ENOMEM;
+					break;
+				}
+				kept = nk;
+			}
+			memcpy(kept + got, buf, (size_t)r);
+		}
+		got += (size_t)r;
 	}
 	close(fd);
-	buf[got] = '\0';
-	*out = buf;
+	ward_sha256_final(digest, &h);
+	*hashed += got;
+	if (err || !keep || !data) {
+		free(kept);
+		if (data)
+			*data = NULL;
+		return err;
+	}
+	*data = kept ? kept : strdup("");
 	*len = got;
-	return 1;
-out_fail:
-	free(buf);
-	close(fd);
-	return -1;
+	return *data ? 0 : -ENOMEM;
 }
 
-static int dirent_cmp(const void *a, const void *b)
+static int gnode_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct gdirent *)a)->name,
-		      ((const struct gdirent *)b)->name);
+	return strcmp(((const struct gnode *)a)->name,
+		      ((const struct gnode *)b)->name);
 }
 
-/* Remember the entries of the directory e->name in @pfd (bounded). */
-static int snap_listing(struct gentry *e, int pfd)
+/*
+ * Snapshot @name in @dirfd into @nd (@path: its absolute path, for
+ * messages; a buffer of PATH_MAX). Returns 0, 1 (it vanished meanwhile:
+ * nothing recorded), WARD_EINVAL (a bound was reached: @b says where) or
+ * -errno (it cannot be read).
+ */
+static int snap_node(struct budget *b, struct gnode *nd, int pfd,
+		     const char *name, char *path, size_t plen, unsigned depth)
 {
 	struct dirent *de;
+	struct stat st;
 	size_t cap = 0;
 	DIR *d;
-	int fd;
+	int fd, err = 0;
 
-	fd = openat_dir(pfd, e->name);
-	if (fd < 0)
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 1 : -errno;
+	if (++b->entries > GUARD_ENTRIES_MAX || depth > GUARD_DEPTH_MAX) {
+		b->over = true;
+		snprintf(b->where, sizeof(b->where), "%s", path);
+		return WARD_EINVAL;
+	}
+	nd->mode = st.st_mode;
+	nd->dev = st.st_dev;
+	nd->ino = st.st_ino;
+	if (S_ISREG(st.st_mode)) {
+		err = digest_file(
+		    nd->digest, &nd->data, &nd->len, &b->hashed, pfd, name, &st,
+		    true, GUARD_KEEP_MAX - b->kept, GUARD_HASH_MAX - b->hashed);
+		if (err == -EFBIG) {
+			b->over = true;
+			snprintf(b->where, sizeof(b->where), "%s", path);
+			return WARD_EINVAL;
+		}
+		if (err == -ESTALE)
+			return 1;
+		nd->kept = nd->data != NULL;
+		b->kept += nd->len;
+		return err;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char buf[PATH_MAX];
+		ssize_t n = readlinkat(pfd, name, buf, sizeof(buf) - 1);
+
+		if (n < 0)
+			return errno == ENOENT ? 1 : -errno;
+		buf[n] = '\0';
+		nd->link = strdup(buf);
+		return nd->link ? 0 : -ENOMEM;
+	}
+	if (!S_ISDIR(st.st_mode))
 		return 0;
+	fd = openat_dir(pfd, name);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : -errno;
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return 0;
+		return -ENOMEM;
 	}
-	e->ents_ok = true;
-	while ((de = readdir(d))) {
-		struct gdirent *v;
+	while (!err && (de = readdir(d))) {
+		size_t len = plen;
+		struct gnode *k;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (is_dot(de->d_name))
 			continue;
-		if (e->nents == GUARD_DIR_MAX) {
-			e->ents_ok = false;
+		if (nd->nkids == cap) {
+			cap = cap ? cap * 2 : 16;
+			k = realloc(nd->kids, cap * sizeof(*k));
+			if (!k) {
+				err = -ENOMEM;
+				break;
+			}
+			nd->kids = k;
+		}
+		k = &nd->kids[nd->nkids];
+		memset(k, 0, sizeof(*k));
+		k->name = strdup(de->d_name);
+		if (!k->name) {
+			err = -ENOMEM;
 			break;
 		}
-		if (e->nents == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = realloc(e->ents, cap * sizeof(*v));
-			if (!v)
-				goto out_oom;
-			e->ents = v;
+		if (!path_add(path, &len, de->d_name)) {
+			free(k->name);
+			err = -ENAMETOOLONG;
+			break;
 		}
-		v = &e->ents[e->nents];
-		if (fstatat(dirfd(d), de->d_name, &v->st,
-			    AT_SYMLINK_NOFOLLOW) != 0)
+		err =
+		    snap_node(b, k, dirfd(d), de->d_name, path, len, depth + 1);
+		path[plen] = '\0';
+		if (err == 1) {
+			gnode_clear(k);
+			err = 0;
 			continue;
-		v->name = strdup(de->d_name);
-		if (!v->name)
-			goto out_oom;
-		e->nents++;
-	}
-	closedir(d);
-	if (e->nents)
-		qsort(e->ents, e->nents, sizeof(*e->ents), dirent_cmp);
-	return 0;
-out_oom:
-	closedir(d);
-	return -ENOMEM;
-}
-
-/* Snapshot one guarded path. Returns 0, 1 (its directory is missing: not
- * guarded) or -ENOMEM. */
-static int snap_entry(struct gentry *e)
-{
-	char buf[PATH_MAX];
-	ssize_t n;
-	int pfd, err = 0;
-
-	pfd = open_dir(e->dir);
-	if (pfd < 0)
-		return 1;
-	if (fstat(pfd, &e->pst) != 0) {
-		close(pfd);
-		return 1;
-	}
-	if (fstatat(pfd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) != 0)
-		goto out_close;
-	e->exists = true;
-	if (S_ISREG(e->st.st_mode)) {
-		if (read_small(&e->data, &e->len, pfd, e->name,
-			       GUARD_FILE_MAX) < 0 &&
-		    errno == ENOMEM)
-			err = -ENOMEM;
-	} else if (S_ISLNK(e->st.st_mode)) {
-		n = readlinkat(pfd, e->name, buf, sizeof(buf) - 1);
-		if (n >= 0) {
-			buf[n] = '\0';
-			e->link = strdup(buf);
-			if (!e->link)
-				err = -ENOMEM;
 		}
-	} else if (S_ISDIR(e->st.st_mode) && strcmp(e->name, "hooks") == 0) {
-		err = snap_listing(e, pfd);
+		nd->nkids++;
+		if (err)
+			break;
 	}
-out_close:
-	close(pfd);
+	closedir(d);
+	if (nd->nkids)
+		qsort(nd->kids, nd->nkids, sizeof(*nd->kids), gnode_cmp);
 	return err;
 }
 
-/* Add @path (a protected path, canonical up to its last component). */
+/* Add @path (a guarded path, canonical up to its last component). */
 static int guard_add(struct ward_protect_guard *g, size_t *cap,
-		     const char *path, const char *what)
+		     struct budget *b, const char *path, const char *what,
+		     bool deep)
 {
 	const char *slash = strrchr(path, '/');
+	char buf[PATH_MAX];
 	struct gentry *e;
-	int err;
+	int pfd, err;
 
-	if (!slash || !slash[1])
+	if (!slash || !slash[1] || strlen(path) >= sizeof(buf))
 		return 0;
 	for (size_t i = 0; i < g->n; i++) {
 		e = &g->v[i];
@@ -936,14 +1451,55 @@ static int guard_add(struct ward_protect_guard *g, size_t *cap,
 	    slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
 	e->name = strdup(slash + 1);
 	e->what = what;
+	e->deep = deep;
 	if (!e->dir || !e->name) {
 		gentry_clear(e);
 		return -ENOMEM;
 	}
-	err = snap_entry(e);
-	if (err) {
+	pfd = open_dir(e->dir);
+	if (pfd < 0 || fstat(pfd, &e->pst) != 0) {
+		/* Its directory is missing: nothing can be planted there
+		 * that git would find through it. */
+		if (pfd >= 0)
+			close(pfd);
 		gentry_clear(e);
-		return err < 0 ? err : 0;
+		return 0;
+	}
+	memcpy(buf, path, strlen(path) + 1);
+	if (deep) {
+		err = snap_node(b, &e->node, pfd, e->name, buf, strlen(buf), 0);
+	} else {
+		struct stat st;
+
+		err = fstatat(pfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0
+									   : 1;
+		if (!err) {
+			e->node.mode = st.st_mode;
+			e->node.dev = st.st_dev;
+			e->node.ino = st.st_ino;
+		}
+	}
+	close(pfd);
+	if (err == 1) {
+		e->exists = false;
+		err = 0;
+	} else if (!err) {
+		e->exists = true;
+	}
+	if (err) {
+		if (err != WARD_EINVAL && err != -ENOMEM) {
+			snprintf(b->where, sizeof(b->where), "%s", path);
+			err = ward_err(WARD_EINVAL,
+				       "ward cannot check %s (%s) after the "
+				       "run: it cannot read it (errno %d), "
+				       "so the command was not run; make it "
+				       "readable, or release it with "
+				       "`unprotect:` in your user "
+				       "configuration",
+				       path, what, -err);
+		}
+		gentry_clear(e);
+		return err;
 	}
 	g->n++;
 	return 0;
@@ -953,43 +1509,60 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 			   const ward_policy *policy)
 {
 	struct ward_protect_guard *g = NULL;
-	struct ward_protected *v = NULL;
+	const struct ward_protected *v = NULL;
 	const char *ws = ward_policy_workspace(policy);
-	char **roots = NULL, *dotgit = NULL;
+	char *const *roots = NULL;
+	struct budget *b = NULL;
+	char *dotgit = NULL;
 	size_t n = 0, cap = 0;
 	int err;
 
 	*out = NULL;
-	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
-	    !ward_policy_protect_git(policy))
+	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
 		return 0;
-	err = ward_protect_list(&v, &n, policy);
+	err = ward_policy_protected(&v, &n, policy);
+	if (!err)
+		err = ward_policy_roots(&roots, policy);
 	if (err)
 		return err;
-	err = ward_roots_writable(&roots, policy);
-	if (err)
-		goto out_free;
 	g = calloc(1, sizeof(*g));
-	if (!g || asprintf(&dotgit, "%s/.git", strcmp(ws, "/") ? ws : "") < 0) {
+	b = calloc(1, sizeof(*b));
+	if (!g || !b ||
+	    asprintf(&dotgit, "%s/.git", strcmp(ws, "/") ? ws : "") < 0) {
 		dotgit = NULL;
 		err = -ENOMEM;
 		goto out_free;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		bool inside = false;
+		bool inside = false, nested = false;
 
-		if (v[i].kind != WARD_PROTECT_GIT)
+		if (v[i].kind == WARD_PROTECT_HOME)
 			continue;
 		for (size_t r = 0; roots[r] && !inside; r++)
 			inside = ward_path_within(v[i].path, roots[r]);
-		if (inside)
-			err = guard_add(g, &cap, v[i].path, v[i].what);
+		/* A path inside another guarded one is in its snapshot. */
+		for (size_t j = 0; j < n && !nested; j++)
+			nested = j != i && v[j].kind != WARD_PROTECT_HOME &&
+				 !(v[j].flags & WARD_PROTECT_LINK) &&
+				 ward_path_within(v[i].path, v[j].path) &&
+				 strcmp(v[i].path, v[j].path) != 0;
+		if (inside && !nested)
+			err = guard_add(g, &cap, b, v[i].path, v[i].what, true);
 	}
 	/* The workspace's .git itself, whatever it is: replacing it
 	 * replaces everything above. */
-	if (!err && n && g->n)
-		err = guard_add(g, &cap, dotgit,
-				"the workspace's git directory entry");
+	if (!err && g->n)
+		err = guard_add(g, &cap, b, dotgit,
+				"the workspace's git directory entry", false);
+	if (err == WARD_EINVAL && b->over)
+		err = ward_err(
+		    WARD_EINVAL,
+		    "ward cannot check the protected %s after the run: it "
+		    "holds more than %d entries or %zu MiB, so the command "
+		    "was not run; remove what does not belong there, or "
+		    "release it with `unprotect:` in your user "
+		    "configuration (ward-config(5))",
+		    b->where, GUARD_ENTRIES_MAX, GUARD_HASH_MAX >> 20);
 	if (err)
 		goto out_free;
 	if (g->n) {
@@ -999,10 +1572,9 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 out_free:
 	if (err == -ENOMEM)
 		err = ward_err(-ENOMEM, "protected paths: out of memory");
+	free(b);
 	free(dotgit);
 	ward_protect_guard_free(g);
-	ward_strv_free(roots);
-	ward_protect_free(v, n);
 	return err;
 }
 
@@ -1033,56 +1605,367 @@ static void gnote(struct ward_strv *notes, const char *fmt, ...)
 	free(t);
 }
 
-/*
- * Move @name in @dirfd aside to NAME.ward-quarantine-N (never over
- * anything). The new name goes to @q. Returns 0 or -errno.
- */
-static int quarantine(char *q, size_t qlen, int dirfd, const char *name)
+const char *ward_protect_quarantine_base(char *buf, size_t len)
 {
-	struct stat st;
-	int r;
+	char *state = ward_state_dir();
+	int n;
 
-	for (int i = 1; i <= GUARD_QUARANTINE_TRIES; i++) {
-		if (snprintf(q, qlen, "%s.ward-quarantine-%d", name, i) >=
-		    (int)qlen)
-			return -ENAMETOOLONG;
-#ifdef SYS_renameat2
-		r = (int)syscall(SYS_renameat2, dirfd, name, dirfd, q,
-				 RENAME_NOREPLACE);
-		if (r == 0)
-			return 0;
-		if (errno == EEXIST)
-			continue;
-		if (errno != ENOSYS && errno != EINVAL)
-			return -errno;
-#endif
-		/* No RENAME_NOREPLACE here (old kernel or file system). */
-		if (fstatat(dirfd, q, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			continue;
-		r = renameat(dirfd, name, dirfd, q);
-		return r == 0 ? 0 : -errno;
-	}
-	return -EEXIST;
+	if (!state)
+		return NULL;
+	n = snprintf(buf, len, "%s/quarantine", state);
+	free(state);
+	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
-/* Create @name in @dirfd with @data (it must not exist). */
-static int restore_file(int dirfd, const char *name, const char *data,
-			size_t len, mode_t mode)
+/* What one check found in one guarded path, by kind of finding. */
+enum finding {
+	F_ADDED,    /* appeared: moved to the quarantine */
+	F_CHANGED,  /* changed: moved to the quarantine, original put back */
+	F_REMOVED,  /* vanished: put back */
+	F_MODE,	    /* permission bits changed: set back */
+	F_LOST,	    /* could not be put back */
+	F_STUCK,    /* could not be moved away: still there */
+	F_DROPPED,  /* removed without a copy (no quarantine, or too big) */
+	F_REPLACED, /* an identity-only path was replaced: moved away */
+	F_COUNT,
+};
+
+struct tally {
+	size_t n[F_COUNT];
+	char *names[F_COUNT][GUARD_NAMES];
+};
+
+/* The quarantine of one check, created on first use. */
+struct quarantine {
+	char path[PATH_MAX + 128]; /* …/quarantine/<time>-<pid>-<n> */
+	int fd;			   /* -1: not yet; -2: unavailable */
+	size_t copied;
+};
+
+static void tally_add(struct tally *t, enum finding f, const char *path)
+{
+	size_t i = t->n[f]++;
+
+	if (i < GUARD_NAMES && !t->names[f][i])
+		t->names[f][i] = strdup(path);
+}
+
+static void tally_clear(struct tally *t)
+{
+	for (int f = 0; f < F_COUNT; f++)
+		for (size_t i = 0; i < GUARD_NAMES; i++)
+			free(t->names[f][i]);
+	memset(t, 0, sizeof(*t));
+}
+
+/* mkdir @name in @dirfd (mode 0700) unless it exists; open it. */
+static int mkdir_open(int dirfd, const char *name)
+{
+	if (mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+		return -1;
+	return openat_dir(dirfd, name);
+}
+
+/*
+ * The quarantine directory of this check: created (mode 0700, with ward's
+ * state directory when missing, never the home directory itself) the
+ * first time something is moved. -1 when there is none.
+ */
+static int quarantine_dir(struct quarantine *q)
+{
+	static unsigned counter;
+	char base[PATH_MAX], name[96], *home_end;
+	struct timespec ts;
+	struct tm tm;
+	struct stat st;
+	int bfd;
+
+	if (q->fd >= 0 || q->fd == -2)
+		return q->fd >= 0 ? q->fd : -1;
+	q->fd = -2;
+	if (!ward_protect_quarantine_base(base, sizeof(base)))
+		return -1;
+	/* The directory holding ward's state directory's parents must
+	 * exist (a home of /nonexistent is never created). */
+	home_end = strstr(base, "/.local/state/ward/quarantine");
+	if (home_end) {
+		*home_end = '\0';
+		if (stat(base, &st) != 0 || !S_ISDIR(st.st_mode))
+			return -1;
+		*home_end = '/';
+	}
+	if (ward_mkdir_p(base) != 0)
+		return -1;
+	bfd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	for (int tries = 0; tries < 100 && q->fd < 0; tries++) {
+		snprintf(name, sizeof(name),
+			 "%04d%02d%02dT%02d%02d%02dZ-%ld-%u", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, (long)getpid(),
+			 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+		if (mkdirat(bfd, name, 0700) != 0) {
+			if (errno == EEXIST)
+				continue;
+			break;
+		}
+		q->fd = openat_dir(bfd, name);
+		if (q->fd < 0)
+			q->fd = -2;
+		else
+			snprintf(q->path, sizeof(q->path), "%s/%s", base, name);
+	}
+	close(bfd);
+	return q->fd >= 0 ? q->fd : -1;
+}
+
+/*
+ * Remove @name in @dirfd and everything beneath it (no symlink followed).
+ * Returns 0 or -errno.
+ */
+static int remove_tree(int pfd, const char *name, unsigned depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, err = 0;
+
+	if (unlinkat(pfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	if (depth > GUARD_REMOVE_DEPTH)
+		return -ELOOP;
+	fd = openat_dir(pfd, name);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		bool any = false;
+
+		while (!err && (de = readdir(d))) {
+			if (is_dot(de->d_name))
+				continue;
+			any = true;
+			err = remove_tree(dirfd(d), de->d_name, depth + 1);
+		}
+		if (err || !any)
+			break;
+		rewinddir(d);
+	}
+	closedir(d);
+	if (!err && unlinkat(pfd, name, AT_REMOVEDIR) != 0)
+		err = -errno;
+	return err;
+}
+
+/*
+ * Copy @name in @sfd to @dname in @dfd (a fresh name), no symlink
+ * followed, within the quarantine's copy budget. Returns 0, -EFBIG (the
+ * budget ran out: what was copied stays) or -errno.
+ */
+static int copy_tree(struct quarantine *q, int sfd, const char *name, int dfd,
+		     const char *dname, unsigned depth)
+{
+	char buf[65536];
+	struct dirent *de;
+	struct stat st;
+	ssize_t r;
+	int in, outfd, err = 0;
+	DIR *d;
+
+	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode)) {
+		r = readlinkat(sfd, name, buf, sizeof(buf) - 1);
+		if (r < 0)
+			return -errno;
+		buf[r] = '\0';
+		return symlinkat(buf, dfd, dname) == 0 ? 0 : -errno;
+	}
+	if (S_ISREG(st.st_mode)) {
+		if (q->copied + (size_t)st.st_size > GUARD_COPY_MAX)
+			return -EFBIG;
+		in = openat(sfd, name,
+			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (in < 0)
+			return -errno;
+		outfd = openat(
+		    dfd, dname,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (outfd < 0) {
+			err = -errno;
+			close(in);
+			return err;
+		}
+		while ((r = read_retry(in, buf, sizeof(buf))) > 0) {
+			if (q->copied + (size_t)r > GUARD_COPY_MAX) {
+				err = -EFBIG;
+				break;
+			}
+			for (ssize_t off = 0; off < r;) {
+				ssize_t w =
+				    write(outfd, buf + off, (size_t)(r - off));
+
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w < 0) {
+					err = -errno;
+					break;
+				}
+				off += w;
+			}
+			if (err)
+				break;
+			q->copied += (size_t)r;
+		}
+		if (r < 0 && !err)
+			err = -errno;
+		close(in);
+		close(outfd);
+		return err;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0; /* a FIFO, socket or device: nothing to keep */
+	if (depth > GUARD_DEPTH_MAX)
+		return -ELOOP;
+	outfd = mkdir_open(dfd, dname);
+	if (outfd < 0)
+		return -errno;
+	in = openat_dir(sfd, name);
+	d = in >= 0 ? fdopendir(in) : NULL;
+	if (!d) {
+		err = in >= 0 ? -ENOMEM : -errno;
+		if (in >= 0)
+			close(in);
+		close(outfd);
+		return err;
+	}
+	while (!err && (de = readdir(d))) {
+		if (!is_dot(de->d_name))
+			err = copy_tree(q, dirfd(d), de->d_name, outfd,
+					de->d_name, depth + 1);
+	}
+	closedir(d);
+	close(outfd);
+	return err;
+}
+
+/*
+ * Move @name in @dirfd (whose absolute path is @abs) into the quarantine
+ * at the same absolute path, never over anything: renamed when the
+ * quarantine is on the same file system, else copied and removed. With no
+ * quarantine (no state directory) or past the copy budget it is removed
+ * without a copy (F_DROPPED). Returns 0 (it is gone from @dirfd) or
+ * -errno (it is still there).
+ */
+static int quarantine(struct quarantine *q, struct tally *t, int dirfd,
+		      const char *name, const char *abs)
+{
+	char comp[NAME_MAX + 1], dname[NAME_MAX + 16];
+	const char *p = abs, *slash;
+	int qfd, fd, err;
+	size_t n;
+
+	qfd = quarantine_dir(q);
+	if (qfd < 0)
+		goto out_drop;
+	fd = dup(qfd);
+	if (fd < 0)
+		goto out_drop;
+	/* The directories of @abs below the quarantine, then a free name. */
+	while (*p == '/')
+		p++;
+	while ((slash = strchr(p, '/'))) {
+		int sub;
+
+		n = (size_t)(slash - p);
+		if (n == 0 || n > NAME_MAX) {
+			p = slash + 1;
+			continue;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		sub = mkdir_open(fd, comp);
+		close(fd);
+		if (sub < 0)
+			goto out_drop;
+		fd = sub;
+		p = slash + 1;
+	}
+	for (int i = 0; i < 1000; i++) {
+		struct stat st;
+
+		if (i == 0)
+			snprintf(dname, sizeof(dname), "%s", name);
+		else
+			snprintf(dname, sizeof(dname), "%s.%d", name, i);
+		/* The quarantine is ours alone: a name seen free stays
+		 * free (RENAME_NOREPLACE makes sure where it exists). */
+		if (fstatat(fd, dname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		err = 0;
+#ifdef SYS_renameat2
+		if (syscall(SYS_renameat2, dirfd, name, fd, dname,
+			    RENAME_NOREPLACE) == 0) {
+			close(fd);
+			return 0;
+		}
+		err = errno;
+		if (err == EEXIST)
+			continue;
+#endif
+		if (!err || err == ENOSYS || err == EINVAL) {
+			/* No RENAME_NOREPLACE (old kernel or file
+			 * system). */
+			err = renameat(dirfd, name, fd, dname) == 0 ? 0 : errno;
+			if (!err) {
+				close(fd);
+				return 0;
+			}
+		}
+		if (err != EXDEV) {
+			close(fd);
+			return -err;
+		}
+		/* Another file system: copy, then remove. */
+		err = copy_tree(q, dirfd, name, fd, dname, 0);
+		close(fd);
+		if (err == -EFBIG)
+			tally_add(t, F_DROPPED, abs);
+		else if (err)
+			goto out_remove;
+		return remove_tree(dirfd, name, 0);
+	}
+	close(fd);
+out_drop:
+	tally_add(t, F_DROPPED, abs);
+out_remove:
+	return remove_tree(dirfd, name, 0);
+}
+
+/* Create @name in @dirfd with the bytes of @nd (it must not exist). */
+static int restore_file(int dirfd, const char *name, const struct gnode *nd)
 {
 	size_t off = 0;
 	ssize_t w;
 	int fd, err = 0;
 
 	do {
-		fd =
-		    openat(dirfd, name,
-			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			   mode & 07777);
+		fd = openat(
+		    dirfd, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
-	while (off < len) {
-		w = write(fd, data + off, len - off);
+	while (off < nd->len) {
+		w = write(fd, nd->data + off, nd->len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
@@ -1091,119 +1974,307 @@ static int restore_file(int dirfd, const char *name, const char *data,
 		}
 		off += (size_t)w;
 	}
-	if (!err && fchmod(fd, mode & 07777) != 0)
+	if (!err && fchmod(fd, nd->mode & 07777) != 0)
 		err = -errno;
 	if (close(fd) != 0 && !err)
 		err = -errno;
 	return err;
 }
 
-/* Whether the regular file @name in @dirfd differs from the snapshot. */
-static bool file_changed(const struct gentry *e, int dirfd,
-			 const struct stat *st)
+/*
+ * Put the snapshot @nd back as @name in @dirfd (nothing is there). What
+ * cannot be put back (a file whose bytes were not kept, a FIFO, socket or
+ * device) is tallied as lost.
+ */
+static int restore_node(struct tally *t, int dirfd, const char *name,
+			const struct gnode *nd, char *path, size_t plen)
 {
-	char *now = NULL;
-	size_t len = 0;
-	bool changed;
+	int fd, err = 0;
 
-	if (!e->data)
-		return !same_inode(st, &e->st) ||
-		       st->st_size != e->st.st_size ||
-		       st->st_mtim.tv_sec != e->st.st_mtim.tv_sec ||
-		       st->st_mtim.tv_nsec != e->st.st_mtim.tv_nsec;
-	if (read_small(&now, &len, dirfd, e->name, GUARD_FILE_MAX) != 1)
-		return true;
-	changed = len != e->len || memcmp(now, e->data, len) != 0;
-	free(now);
-	return changed;
+	if (S_ISREG(nd->mode)) {
+		err = nd->kept ? restore_file(dirfd, name, nd) : -ENODATA;
+	} else if (S_ISLNK(nd->mode)) {
+		err = symlinkat(nd->link, dirfd, name) == 0 ? 0 : -errno;
+	} else if (S_ISDIR(nd->mode)) {
+		if (mkdirat(dirfd, name, 0700) != 0) {
+			err = -errno;
+		} else if ((fd = openat_dir(dirfd, name)) < 0) {
+			err = -errno;
+		} else {
+			for (size_t i = 0; i < nd->nkids; i++) {
+				size_t len = plen;
+
+				if (!path_add(path, &len, nd->kids[i].name))
+					continue;
+				restore_node(t, fd, nd->kids[i].name,
+					     &nd->kids[i], path, len);
+				path[plen] = '\0';
+			}
+			if (fchmod(fd, nd->mode & 07777) != 0)
+				err = -errno;
+			close(fd);
+		}
+	} else {
+		err = -ENOTSUP;
+	}
+	if (err)
+		tally_add(t, F_LOST, path);
+	return err;
 }
 
-/* The quarantine suffix: such a name is never one git reads. */
-#define QUARANTINE_TAG ".ward-quarantine-"
+/* Set @name's permission bits back to @mode (no symlink followed). */
+static void restore_mode(struct tally *t, int dirfd, const char *name,
+			 mode_t mode, const char *path)
+{
+	int fd;
+
+	fd =
+	    openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, mode & 07777) != 0)
+		tally_add(t, F_STUCK, path);
+	else
+		tally_add(t, F_MODE, path);
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool has_kid(const struct gnode *nd, const char *name)
+{
+	struct gnode key = {0};
+
+	key.name = (char *)name;
+	return nd->nkids &&
+	       bsearch(&key, nd->kids, nd->nkids, sizeof(*nd->kids), gnode_cmp);
+}
+
+static void check_node(struct quarantine *q, struct tally *t, int dirfd,
+		       const char *name, const struct gnode *nd, char *path,
+		       size_t plen, bool deep);
 
 /*
- * The entries added to or changed in a protected directory (hooks): moved
- * aside once the listing is read (a rename while readdir() runs could
- * show the new name again). Quarantined names are left alone.
+ * The entries of the directory @fd (snapshot @nd): what was added is
+ * moved to the quarantine, in batches (the directory is read again after
+ * each, so entries of any number are all handled and none is missed
+ * because of a rename during readdir), then every snapshot entry is
+ * checked.
  */
-static void check_listing(const struct gentry *e, int pfd, const char *path,
-			  struct ward_strv *notes)
+static void check_dir(struct quarantine *q, struct tally *t, int fd,
+		      const struct gnode *nd, char *path, size_t plen)
 {
-	struct ward_strv found = {0}, how = {0};
-	char q[NAME_MAX + 1];
+	struct ward_strv batch = {0};
 	struct dirent *de;
-	struct stat st;
 	DIR *d;
-	int fd, err;
+	int dfd;
 
-	if (!e->ents_ok)
-		return;
-	fd = openat_dir(pfd, e->name);
-	if (fd < 0 || fstat(fd, &st) != 0 || !same_inode(&st, &e->st)) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	d = fdopendir(fd);
+	dfd = dup(fd);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d) {
-		close(fd);
+		if (dfd >= 0)
+			close(dfd);
+		tally_add(t, F_STUCK, path);
 		return;
 	}
-	while ((de = readdir(d))) {
-		struct gdirent key = {de->d_name, {0}}, *was;
+	for (;;) {
+		bool full = false;
+		size_t moved = 0;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    strstr(de->d_name, QUARANTINE_TAG))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		was = e->nents ? bsearch(&key, e->ents, e->nents,
-					 sizeof(*e->ents), dirent_cmp)
-			       : NULL;
-		if (was && same_inode(&st, &was->st) &&
-		    st.st_mode == was->st.st_mode &&
-		    st.st_size == was->st.st_size &&
-		    st.st_mtim.tv_sec == was->st.st_mtim.tv_sec &&
-		    st.st_mtim.tv_nsec == was->st.st_mtim.tv_nsec)
-			continue;
-		ward_strv_push(&found, de->d_name);
-		ward_strv_push(&how, was ? "changed in" : "added to");
+		while ((de = readdir(d))) {
+			if (is_dot(de->d_name) || has_kid(nd, de->d_name))
+				continue;
+			ward_strv_push(&batch, de->d_name);
+			if (batch.n == GUARD_BATCH) {
+				full = true;
+				break;
+			}
+		}
+		if (batch.oom) {
+			tally_add(t, F_STUCK, path);
+			break;
+		}
+		for (size_t i = 0; i < batch.n; i++) {
+			size_t len = plen;
+
+			if (!path_add(path, &len, batch.v[i]))
+				continue;
+			if (quarantine(q, t, fd, batch.v[i], path) == 0) {
+				tally_add(t, F_ADDED, path);
+				moved++;
+			} else {
+				tally_add(t, F_STUCK, path);
+			}
+			path[plen] = '\0';
+		}
+		/* Another pass only while passes make progress: an entry
+		 * that cannot be moved would be found again. */
+		if (!full || !moved)
+			break;
+		ward_strv_discard(&batch);
+		memset(&batch, 0, sizeof(batch));
+		rewinddir(d);
 	}
-	for (size_t i = 0; i < found.n && i < how.n; i++) {
-		err = quarantine(q, sizeof(q), dirfd(d), found.v[i]);
-		if (err)
-			gnote(notes,
-			      "ward: %s/%s was %s the protected %s during the "
-			      "run and could not be moved aside (errno %d): "
-			      "remove it before you use git here",
-			      path, found.v[i], how.v[i], e->what, -err);
-		else
-			gnote(notes,
-			      "ward: %s/%s was %s the protected %s during the "
-			      "run; it was moved aside to %s/%s%s",
-			      path, found.v[i], how.v[i], e->what, path, q,
-			      how.v[i][0] == 'c'
-				  ? " (its original content is lost)"
-				  : "");
-	}
-	if (found.oom || how.oom)
-		notes->oom = true;
-	ward_strv_discard(&found);
-	ward_strv_discard(&how);
+	ward_strv_discard(&batch);
 	closedir(d);
+	for (size_t i = 0; i < nd->nkids; i++) {
+		size_t len = plen;
+
+		if (!path_add(path, &len, nd->kids[i].name))
+			continue;
+		check_node(q, t, fd, nd->kids[i].name, &nd->kids[i], path, len,
+			   true);
+		path[plen] = '\0';
+	}
 }
 
-/* Check one guarded path and put it back; notes for what was found. */
-static void check_entry(const struct gentry *e, struct ward_strv *notes)
+/*
+ * Check @name in @dirfd against the snapshot @nd and put it back. @deep
+ * false: a directory's identity is all that counts.
+ */
+static void check_node(struct quarantine *q, struct tally *t, int dirfd,
+		       const char *name, const struct gnode *nd, char *path,
+		       size_t plen, bool deep)
 {
-	char path[PATH_MAX], q[NAME_MAX + 1], buf[PATH_MAX];
-	char aside[PATH_MAX + NAME_MAX + 64];
-	bool now_exists, changed;
-	struct stat pst, st;
-	const char *how;
+	unsigned char digest[WARD_SHA256_LEN];
+	char buf[PATH_MAX];
+	size_t hashed = 0;
+	struct stat st;
+	bool changed;
 	ssize_t n;
-	int pfd, err;
+	int fd;
 
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (!deep) {
+			tally_add(t, F_LOST, path);
+			return;
+		}
+		if (restore_node(t, dirfd, name, nd, path, plen) == 0)
+			tally_add(t, F_REMOVED, path);
+		return;
+	}
+	changed = (st.st_mode & S_IFMT) != (nd->mode & S_IFMT);
+	if (!changed && S_ISREG(st.st_mode)) {
+		changed = digest_file(digest, NULL, NULL, &hashed, dirfd, name,
+				      &st, false, 0, SIZE_MAX) != 0 ||
+			  memcmp(digest, nd->digest, sizeof(digest)) != 0;
+	} else if (!changed && S_ISLNK(st.st_mode)) {
+		n = readlinkat(dirfd, name, buf, sizeof(buf) - 1);
+		changed = n < 0 || (buf[n] = '\0', strcmp(buf, nd->link));
+	} else if (!changed && S_ISDIR(st.st_mode) && !deep) {
+		changed = st.st_dev != nd->dev || st.st_ino != nd->ino;
+	}
+	if (changed) {
+		if (quarantine(q, t, dirfd, name, path) != 0) {
+			tally_add(t, F_STUCK, path);
+			return;
+		}
+		if (!deep) {
+			tally_add(t, F_REPLACED, path);
+			return;
+		}
+		tally_add(t, F_CHANGED, path);
+		restore_node(t, dirfd, name, nd, path, plen);
+		return;
+	}
+	if (!deep)
+		return;
+	if (!S_ISLNK(st.st_mode) && (st.st_mode & 07777) != (nd->mode & 07777))
+		restore_mode(t, dirfd, name, nd->mode, path);
+	if (!S_ISDIR(st.st_mode))
+		return;
+	fd = openat_dir(dirfd, name);
+	if (fd < 0) {
+		tally_add(t, F_STUCK, path);
+		return;
+	}
+	check_dir(q, t, fd, nd, path, plen);
+	close(fd);
+}
+
+/* "a, b, c and 4 more" of a finding's names, into @buf. */
+static const char *names_of(char *buf, size_t len, const struct tally *t,
+			    enum finding f)
+{
+	size_t o = 0, shown = t->n[f] < GUARD_NAMES ? t->n[f] : GUARD_NAMES;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < shown && o < len; i++) {
+		if (!t->names[f][i])
+			continue;
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+				      t->names[f][i]);
+	}
+	if (t->n[f] > shown && o < len)
+		snprintf(buf + o, len - o, " and %zu more", t->n[f] - shown);
+	return buf;
+}
+
+/* The notes of one guarded path's findings. */
+static void report(struct ward_strv *notes, const struct gentry *e,
+		   const struct tally *t, const struct quarantine *q)
+{
+	char names[4 * PATH_MAX];
+	const char *qp = q->fd >= 0 ? q->path : "the quarantine";
+
+	if (t->n[F_ADDED])
+		gnote(notes,
+		      "ward: protected (%s): %s appeared during the run; "
+		      "moved to %s",
+		      e->what, names_of(names, sizeof(names), t, F_ADDED), qp);
+	if (t->n[F_CHANGED])
+		gnote(notes,
+		      "ward: protected (%s): %s changed during the run; the "
+		      "new content was moved to %s and the original put back",
+		      e->what, names_of(names, sizeof(names), t, F_CHANGED),
+		      qp);
+	if (t->n[F_REPLACED])
+		gnote(notes,
+		      "ward: protected (%s): %s was replaced during the "
+		      "run; the replacement was moved to %s and the original "
+		      "cannot be put back (look for it in the workspace): "
+		      "check the project before you use git here",
+		      e->what, names_of(names, sizeof(names), t, F_REPLACED),
+		      qp);
+	if (t->n[F_REMOVED])
+		gnote(notes,
+		      "ward: protected (%s): %s was removed during the run "
+		      "and has been put back",
+		      e->what, names_of(names, sizeof(names), t, F_REMOVED));
+	if (t->n[F_MODE])
+		gnote(notes,
+		      "ward: protected (%s): the permissions of %s changed "
+		      "during the run and have been set back",
+		      e->what, names_of(names, sizeof(names), t, F_MODE));
+	if (t->n[F_DROPPED])
+		gnote(notes,
+		      "ward: protected (%s): %s could not be kept in the "
+		      "quarantine (no state directory, or more than %zu MiB "
+		      "to copy) and was removed",
+		      e->what, names_of(names, sizeof(names), t, F_DROPPED),
+		      GUARD_COPY_MAX >> 20);
+	if (t->n[F_LOST])
+		gnote(notes,
+		      "ward: protected (%s): the original of %s cannot be "
+		      "put back (too large to keep, or not a file ward can "
+		      "recreate); check it before you use git or open the "
+		      "project here",
+		      e->what, names_of(names, sizeof(names), t, F_LOST));
+	if (t->n[F_STUCK])
+		gnote(notes,
+		      "ward: protected (%s): %s changed during the run and "
+		      "could not be moved away or set back: remove it before "
+		      "you use git or open the project here",
+		      e->what, names_of(names, sizeof(names), t, F_STUCK));
+}
+
+/* Check one guarded path and put it back. */
+static void check_entry(struct quarantine *q, const struct gentry *e,
+			struct ward_strv *notes)
+{
+	struct tally t;
+	char path[PATH_MAX];
+	struct stat pst;
+	int pfd;
+
+	memset(&t, 0, sizeof(t));
 	snprintf(path, sizeof(path), "%s/%s", strcmp(e->dir, "/") ? e->dir : "",
 		 e->name);
 	pfd = open_dir(e->dir);
@@ -1212,105 +2283,36 @@ static void check_entry(const struct gentry *e, struct ward_strv *notes)
 			close(pfd);
 		gnote(notes,
 		      "ward: %s was removed or replaced during the run: the "
-		      "protected git paths inside it were not checked; check "
-		      "the repository before you use git here",
+		      "protected paths inside it were not checked; check "
+		      "the project before you use git or open it here",
 		      e->dir);
 		return;
 	}
-	now_exists = fstatat(pfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!e->exists) {
-		if (!now_exists)
-			goto out_close;
-		err = quarantine(q, sizeof(q), pfd, e->name);
-		if (err)
-			gnote(notes,
-			      "ward: %s (%s) appeared during the run and could "
-			      "not be moved aside (errno %d): remove it before "
-			      "you use git here",
-			      path, e->what, -err);
-		else
-			gnote(notes,
-			      "ward: %s (%s) appeared during the run; it was "
-			      "moved aside to %s/%s",
-			      path, e->what, strcmp(e->dir, "/") ? e->dir : "",
-			      q);
-		goto out_close;
-	}
-	if (S_ISDIR(e->st.st_mode)) {
-		if (now_exists && S_ISDIR(st.st_mode) &&
-		    same_inode(&st, &e->st)) {
-			check_listing(e, pfd, path, notes);
-			goto out_close;
+		if (fstatat(pfd, e->name, &pst, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (quarantine(q, &t, pfd, e->name, path) == 0)
+				tally_add(&t, F_ADDED, path);
+			else
+				tally_add(&t, F_STUCK, path);
 		}
-		changed = true;
-	} else if (S_ISLNK(e->st.st_mode)) {
-		changed = !now_exists || !S_ISLNK(st.st_mode) || !e->link;
-		if (!changed) {
-			n = readlinkat(pfd, e->name, buf, sizeof(buf) - 1);
-			changed =
-			    n < 0 || (buf[n] = '\0', strcmp(buf, e->link));
-		}
-	} else if (S_ISREG(e->st.st_mode)) {
-		changed = !now_exists || !S_ISREG(st.st_mode) ||
-			  file_changed(e, pfd, &st);
 	} else {
-		goto out_close;
+		check_node(q, &t, pfd, e->name, &e->node, path, strlen(path),
+			   e->deep);
 	}
-	if (!changed)
-		goto out_close;
-	q[0] = '\0';
-	if (now_exists) {
-		err = quarantine(q, sizeof(q), pfd, e->name);
-		if (err) {
-			gnote(notes,
-			      "ward: %s (%s) was changed during the run and "
-			      "could not be moved aside (errno %d): check it "
-			      "before you use git here",
-			      path, e->what, -err);
-			goto out_close;
-		}
-	}
-	how = now_exists ? "changed" : "removed";
-	if (*q)
-		snprintf(aside, sizeof(aside),
-			 "; the replacement was moved "
-			 "aside to %s/%s",
-			 strcmp(e->dir, "/") ? e->dir : "", q);
-	else
-		aside[0] = '\0';
-	if (S_ISLNK(e->st.st_mode) && e->link)
-		err = symlinkat(e->link, pfd, e->name) == 0 ? 0 : -errno;
-	else if (S_ISREG(e->st.st_mode) && e->data)
-		err =
-		    restore_file(pfd, e->name, e->data, e->len, e->st.st_mode);
-	else
-		err = -ENOTSUP; /* a directory or a large file */
-	if (err == -ENOTSUP)
-		gnote(notes,
-		      "ward: %s (%s) was %s during the run and cannot be put "
-		      "back%s; check the repository before you use git here",
-		      path, e->what, how, aside);
-	else if (err)
-		gnote(notes,
-		      "ward: %s (%s) was %s during the run and could not be "
-		      "restored (errno %d)%s; check it before you use git "
-		      "here",
-		      path, e->what, how, -err, aside);
-	else
-		gnote(notes,
-		      "ward: %s (%s) was %s during the run; the "
-		      "original is back%s",
-		      path, e->what, how, aside);
-out_close:
 	close(pfd);
+	report(notes, e, &t, q);
+	tally_clear(&t);
 }
 
 int ward_protect_guard_check(char ***notes, struct ward_protect_guard *g)
 {
+	struct quarantine q = {.fd = -1};
 	struct ward_strv sv = {0};
 
 	for (size_t i = 0; g && i < g->n; i++)
-		check_entry(&g->v[i], &sv);
+		check_entry(&q, &g->v[i], &sv);
+	if (q.fd >= 0)
+		close(q.fd);
 	if (ward_strv_finish(notes, &sv) != 0)
 		return ward_err(-ENOMEM, "protected paths: out of memory");
 	return 0;

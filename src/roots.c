@@ -5,9 +5,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "protect.h"
 
 /*
  * Append the canonical form of @path unless it does not resolve to a
@@ -39,39 +42,97 @@ out_free:
 
 /*
  * $TMPDIR comes from the environment, not from the user's deliberate
- * configuration, so it may not widen the sandbox over what it is meant to
- * protect: a $TMPDIR of "/", of the home directory or of any ancestor of it
- * would make the whole home (dotfiles, ward's own config and session store)
- * writable. Such a $TMPDIR is left out; an `rw` rule is the way to ask for
- * that on purpose.
+ * configuration, and whoever starts ward (a harness, an agent's own shell)
+ * sets it. So it may only add the kind of place it is meant to name: a
+ * directory the caller owns, under /tmp, /var/tmp or $XDG_RUNTIME_DIR (a
+ * directory the caller owns itself). Anything else — "/", the home
+ * directory or an ancestor of it, /etc, a shared directory of another
+ * user — is refused, and the plan's warnings name it (ward run shows them
+ * before running, ward config check lists them). An `rw` rule is the way
+ * to ask for another writable place on purpose.
+ *
+ * @why (when not NULL) gets the reason in a sentence. Returns true when
+ * $TMPDIR is a writable root to add (or adds nothing new: it is /tmp).
  */
-static bool tmpdir_acceptable(const char *tmpdir)
+static bool tmpdir_check(const char *tmpdir, char *why, size_t len)
 {
-	const char *home = getenv("HOME");
-	char *real_tmp = NULL, *real_home = NULL;
-	bool ok = false;
-	size_t n;
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+	char *real = NULL, *rhome = NULL, *rxdg = NULL, *r;
+	const char *reason = NULL;
+	struct stat st;
+	bool ok = false, under = false;
+	char buf[128];
 
-	if (!tmpdir || tmpdir[0] != '/')
-		return false;
-	real_tmp = realpath(tmpdir, NULL);
-	if (!real_tmp)
-		return false;
-	if (strcmp(real_tmp, "/") == 0)
-		goto out_free;
-	ok = true;
-	if (home && home[0] == '/')
-		real_home = realpath(home, NULL);
-	if (real_home) {
-		n = strlen(real_tmp);
-		if (strncmp(real_home, real_tmp, n) == 0 &&
-		    (real_home[n] == '\0' || real_home[n] == '/'))
-			ok = false;
+	if (!tmpdir || tmpdir[0] != '/') {
+		reason = "it is not an absolute path";
+		goto out;
 	}
-	free(real_home);
-out_free:
-	free(real_tmp);
+	real = realpath(tmpdir, NULL);
+	if (!real || stat(real, &st) != 0) {
+		reason = "it does not exist";
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		reason = "it is not a directory";
+		goto out;
+	}
+	if (strcmp(real, "/tmp") == 0) {
+		ok = true; /* a root already */
+		goto out;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(buf, sizeof(buf),
+			 "it is owned by uid %u, not by the caller (uid %u)",
+			 (unsigned)st.st_uid, (unsigned)geteuid());
+		reason = buf;
+		goto out;
+	}
+	for (int i = 0; i < 2 && !under; i++) {
+		r = realpath(i ? "/var/tmp" : "/tmp", NULL);
+		under = r && ward_path_within(real, r) && strcmp(real, r) != 0;
+		free(r);
+	}
+	if (!under && xdg && xdg[0] == '/') {
+		rxdg = realpath(xdg, NULL);
+		under = rxdg && stat(rxdg, &st) == 0 && S_ISDIR(st.st_mode) &&
+			st.st_uid == geteuid() && ward_path_within(real, rxdg);
+	}
+	if (!under) {
+		reason = "it does not lie under /tmp, /var/tmp or "
+			 "$XDG_RUNTIME_DIR";
+		goto out;
+	}
+	if (home && home[0] == '/')
+		rhome = realpath(home, NULL);
+	if (rhome && ward_path_within(rhome, real)) {
+		reason = "it holds the home directory";
+		goto out;
+	}
+	ok = true;
+out:
+	if (!ok && why)
+		snprintf(why, len, "%s", reason ? reason : "?");
+	free(real);
+	free(rhome);
+	free(rxdg);
 	return ok;
+}
+
+const char *ward_roots_tmpdir_refused(char *buf, size_t len,
+				      const ward_policy *policy)
+{
+	const char *tmpdir = ward_policy_tmpdir(policy);
+	char why[256];
+
+	if (!tmpdir || ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
+	    tmpdir_check(tmpdir, why, sizeof(why)))
+		return NULL;
+	snprintf(buf, len,
+		 "$TMPDIR (%s) is not a writable root: %s; commands cannot "
+		 "write there (set TMPDIR to a directory you own under /tmp, "
+		 "/var/tmp or $XDG_RUNTIME_DIR, or add an `rw` rule for it)",
+		 tmpdir, why);
+	return buf;
 }
 
 /*
@@ -123,7 +184,8 @@ int ward_roots_compute(char ***out, const ward_policy *policy)
 	case WARD_MODE_WORKSPACE_WRITE:
 		push_root(&sv, ward_policy_workspace(policy));
 		push_root(&sv, "/tmp");
-		if (tmpdir_acceptable(ward_policy_tmpdir(policy)))
+		if (ward_policy_tmpdir(policy) &&
+		    tmpdir_check(ward_policy_tmpdir(policy), NULL, 0))
 			push_root(&sv, ward_policy_tmpdir(policy));
 		push_rw_rules(&sv, ward_policy_rules(policy));
 		break;

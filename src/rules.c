@@ -6,8 +6,11 @@
  * workspace, and the result is normalised LEXICALLY (//, /./ and /../
  * collapse; nothing is looked up on disk). Symlinks are deliberately left
  * alone here: the runner and the fs fence resolve the paths they act on and
- * ask about the canonical result; rules.c never touches the file system, so
- * loading is deterministic and cannot race with it.
+ * ask about the canonical result; loading never touches the file system,
+ * so it is deterministic and cannot race with it. A rule's own path may
+ * resolve elsewhere (`-- ~/.ssh` where ~/.ssh is a symlink): the runners
+ * act on where it resolves, and ward_rule_aliases_compute() tells the
+ * fence the same, per call (it is the one function here that looks).
  *
  * Text that came from a variable, the home directory or the workspace is
  * always literal: a workspace named `proj[1]` must not turn a rule into a
@@ -43,6 +46,7 @@
 
 #include "glob.h"
 #include "internal.h"
+#include "protect.h"
 
 #define FNV_INIT  0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
@@ -1128,6 +1132,109 @@ enum ward_access ward_rules_match(const ward_rules *rules, const char *path)
 	best = walk(rules, path, plen, 0, &ro_pending);
 	if (best < WARD_ACCESS_RO && ro_pending &&
 	    walk(rules, path, plen, 1, &ro_pending) == WARD_ACCESS_RO)
+		best = WARD_ACCESS_RO;
+	uselocale(old);
+	return best;
+}
+
+void ward_rule_aliases_free(struct ward_rule_alias *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].key);
+		free(v[i].canon);
+	}
+	free(v);
+}
+
+int ward_rule_aliases_compute(struct ward_rule_alias **out, size_t *out_len,
+			      const ward_rules *rules)
+{
+	struct ward_rule_alias *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	for (size_t i = 0; rules && i < rules->n; i++) {
+		const struct rule *r = rules->v[i];
+		const char *key = index_key(r);
+		bool seen = false;
+		char *canon;
+
+		if (r->access != WARD_ACCESS_RO &&
+		    r->access != WARD_ACCESS_NONE)
+			continue;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = strcmp(v[j].key, key) == 0;
+		if (seen)
+			continue;
+		canon = ward_path_canon(key);
+		if (!canon)
+			goto out_oom;
+		if (strcmp(canon, key) == 0) {
+			free(canon);
+			continue;
+		}
+		if (n == cap) {
+			struct ward_rule_alias *nv;
+
+			cap = cap ? cap * 2 : 4;
+			nv = realloc(v, cap * sizeof(*nv));
+			if (!nv) {
+				free(canon);
+				goto out_oom;
+			}
+			v = nv;
+		}
+		v[n].canon = canon;
+		v[n].key = strdup(key);
+		n++;
+		if (!v[n - 1].key)
+			goto out_oom;
+	}
+	*out = v;
+	*out_len = n;
+	return 0;
+out_oom:
+	ward_rule_aliases_free(v, n);
+	return ward_err(-ENOMEM, "rules: out of memory");
+}
+
+enum ward_access ward_rules_match_key(const ward_rules *rules, const char *key,
+				      const char *canon, const char *path)
+{
+	char buf[PATH_MAX];
+	size_t klen = strlen(key), clen = strlen(canon), rlen, plen;
+	enum ward_access best = WARD_ACCESS_DEFAULT;
+	const struct node *nd;
+	const char *rest;
+	locale_t old;
+
+	if (!rules || !ward_path_within(path, canon))
+		return WARD_ACCESS_DEFAULT;
+	nd = lookup(rules, fnv(key, klen), key, klen);
+	if (!nd)
+		return WARD_ACCESS_DEFAULT;
+	/* The same path beneath the key: the key, then what follows the
+	 * canonical path ("" or "/…"). */
+	rest = strcmp(canon, "/") == 0 ? path : path + clen;
+	rlen = strlen(rest);
+	if (strcmp(key, "/") == 0)
+		klen = 0;
+	if (klen + rlen + 2 >= sizeof(buf))
+		return WARD_ACCESS_NONE;
+	memcpy(buf, key, klen);
+	memcpy(buf + klen, rest, rlen + 1);
+	if (!buf[0])
+		strcpy(buf, "/");
+	plen = strlen(buf);
+	if (nd->lit == WARD_ACCESS_RO || nd->lit == WARD_ACCESS_NONE)
+		best = nd->lit;
+	if (best == WARD_ACCESS_NONE)
+		return best;
+	old = uselocale(rules->c_loc);
+	if (any_match(&nd->none, buf, plen))
+		best = WARD_ACCESS_NONE;
+	else if (best < WARD_ACCESS_RO && any_match(&nd->ro, buf, plen))
 		best = WARD_ACCESS_RO;
 	uselocale(old);
 	return best;

@@ -802,7 +802,7 @@ static int check_store(const char *store, const ward_policy *policy)
 	for (size_t i = 0; roots[i]; i++) {
 		if (!path_within(store, roots[i]))
 			continue;
-		if (ward_protect_match(policy, store) == WARD_ACCESS_RO)
+		if (ward_protect_match(policy, store) != WARD_ACCESS_DEFAULT)
 			continue;
 		err = ward_err(WARD_EINVAL,
 			       "the session store %s lies inside the writable "
@@ -1658,6 +1658,9 @@ int ward_session_resolve(ward_policy **out, enum ward_knob_source *source,
 	if (err)
 		return err;
 	err = ward_policy_set_session(policy, s->id);
+	/* The store is hidden from the runs this policy confines. */
+	if (!err)
+		err = ward_policy_set_store(policy, s->store);
 	if (!err)
 		err = ward_session_check_policy(s, policy);
 	if (err) {

@@ -12,7 +12,8 @@
  *     exactly what the fence sees; a hidden (`--`) match is not walked
  *     into, a glob without `**` is not walked deeper than it can match;
  *     the walk stops at a bound of entries and of time, with a warning;
- *   - the protected paths (protect.h) as `r-`.
+ *   - the protected paths (protect.h) as `r-`, ward's state directory
+ *     as `--`.
  *
  * Targets are then sorted parents first (with '/' ordered before every
  * other byte, so a directory's descendants follow it directly) and
@@ -891,8 +892,8 @@ static void gather(struct ward_xlate *p)
 			exists = is_dir = true;
 		}
 		p->prot_exists[j] = exists;
-		add_target(p, pr->path, WARD_ACCESS_RO, is_dir, exists,
-			   SRC_PROTECT, j);
+		add_target(p, pr->path, pr->access, is_dir, exists, SRC_PROTECT,
+			   j);
 	}
 	p->nlit = p->nt;
 	walk_groups(p);
@@ -1167,7 +1168,8 @@ static void plan_bwrap(struct ward_xlate *p)
 		linef(&p->warn,
 		      "%s: %s: %s does not exist at confine time, so %s cannot "
 		      "keep a command from creating it inside the writable "
-		      "root; the fs fence still applies the rule",
+		      "root; ward's file operations (the fs fence) still apply "
+		      "the rule",
 		      r, rule_name(why, sizeof(why), p, t->idx), t->path, r);
 	}
 	warn_globs(p, false, false);
@@ -1213,12 +1215,14 @@ static void plan_bwrap(struct ward_xlate *p)
 				    "then bound read-only  (%s)",
 				    t->path, why);
 			else if (t->src == SRC_PROTECT &&
-				 p->prot[t->idx].kind == WARD_PROTECT_GIT)
+				 p->prot[t->idx].kind != WARD_PROTECT_HOME &&
+				 within_any_root(p, t->path))
 				linef(
 				    &p->desc,
 				    "%s: does not exist; bwrap cannot bind a "
 				    "missing path without creating it, so ward "
-				    "run checks it after the run  (%s)",
+				    "run's guard moves it away if a command "
+				    "creates it  (%s)",
 				    t->path, why);
 			else
 				linef(&p->desc,
@@ -1402,16 +1406,23 @@ static char *join(char *const *v, size_t n)
  */
 static void landlock_ro(struct ward_xlate *p)
 {
-	struct ward_strv ro = {0}, tainted = {0}, hidden = {0};
+	struct ward_strv ro = {0}, tainted = {0}, hidden = {0}, ruled = {0};
 	struct comp c = {0};
 	char *list = NULL, *dirs = NULL;
 
 	for (size_t i = 0; i < p->nt; i++) {
 		const struct target *t = &p->t[i];
+		/* ward's state directory is hidden inside a root too: its
+		 * root's write grant is carved around it (landlock_rw). */
+		bool home = t->src == SRC_PROTECT &&
+			    p->prot[t->idx].kind == WARD_PROTECT_HOME;
 
-		if (t->access == WARD_ACCESS_NONE && t->exists &&
-		    !within_any_root(p, t->path))
-			ward_strv_push(&hidden, t->path);
+		if (t->access != WARD_ACCESS_NONE || !t->exists ||
+		    (!home && within_any_root(p, t->path)))
+			continue;
+		ward_strv_push(&hidden, t->path);
+		if (!home)
+			ward_strv_push(&ruled, t->path);
 	}
 	c.p = p;
 	c.out = &ro;
@@ -1435,14 +1446,28 @@ static void landlock_ro(struct ward_xlate *p)
 		ward_strv_push(&ro, "/");
 	} else if (hidden.n) {
 		dirs = join(tainted.v, tainted.n);
-		linef(&p->warn,
-		      "landlock: hides %s by granting read on the entries "
-		      "beside it instead of on its parent directories: "
-		      "entries created in %s during the run are not readable",
-		      list ? list : "the hidden paths", dirs ? dirs : "them");
+		/* The rules' own cost is a warning; ward's state directory
+		 * is hidden on every call, and its cost is described (ward
+		 * config check, RUNNERS.md) rather than repeated. */
+		if (ruled.n) {
+			char *rl = join(ruled.v, ruled.n);
+
+			linef(&p->warn,
+			      "landlock: hides %s by granting read on the "
+			      "entries beside it instead of on its parent "
+			      "directories: those directories cannot be "
+			      "listed, and entries created in %s during the "
+			      "run are not readable",
+			      rl ? rl : "the hidden paths",
+			      dirs ? dirs : "them");
+			free(rl);
+		}
 		linef(&p->desc,
-		      "read: %zu grants, everything but %s (complement)", ro.n,
-		      list ? list : "the hidden paths");
+		      "read: %zu grants, everything but %s (complement: %s "
+		      "cannot be listed, and entries created there during "
+		      "the run are not readable)",
+		      ro.n, list ? list : "the hidden paths",
+		      dirs ? dirs : "the directories above them");
 	} else {
 		linef(&p->desc, "read: --ro /");
 	}
@@ -1450,6 +1475,9 @@ static void landlock_ro(struct ward_xlate *p)
 	free(dirs);
 	ward_strv_discard(&tainted);
 	ward_strv_discard(&hidden);
+	if (ruled.oom)
+		p->oom = true;
+	ward_strv_discard(&ruled);
 	if (ro.oom)
 		p->oom = true;
 	if (ward_strv_finish(&p->ll_ro, &ro))
@@ -1573,17 +1601,18 @@ static void plan_landlock(struct ward_xlate *p)
 			unenforced(
 			    p,
 			    "landlock: %s: hides %s, but the writable root "
-			    "%s inside it stays readable and writable "
-			    "(Landlock grants only add up); the fs fence "
-			    "still applies the rule",
+			    "%s inside it stays readable and writable to "
+			    "commands (Landlock grants only add up); ward's "
+			    "file operations (the fs fence) still apply the "
+			    "rule",
 			    name, t->path, root);
 		else
 			unenforced(
 			    p,
 			    "landlock: %s: cannot be expressed inside the "
 			    "writable root %s (Landlock grants only add up): "
-			    "commands can still %s %s; the fs fence still "
-			    "applies the rule",
+			    "commands can still %s %s; ward's file "
+			    "operations (the fs fence) still apply the rule",
 			    name, root,
 			    t->access == WARD_ACCESS_NONE ? "read and write"
 							  : "write",
@@ -1604,7 +1633,8 @@ static void plan_landlock(struct ward_xlate *p)
 			    "landlock: %s: cannot be expressed inside the "
 			    "writable roots (Landlock grants only add up): "
 			    "commands can still %s what it matches there; "
-			    "the fs fence still applies the rule",
+			    "ward's file operations (the fs fence) still "
+			    "apply the rule",
 			    rule_name(name, sizeof(name), p, i),
 			    info.access == WARD_ACCESS_NONE ? "read and write"
 							    : "write");
@@ -1615,11 +1645,16 @@ static void plan_landlock(struct ward_xlate *p)
 
 		unenforced(p,
 			   "landlock: cannot keep the protected path%s %s "
-			   "read-only inside the writable root %s (Landlock "
-			   "grants only add up); the fs fence still does, and "
-			   "bwrap does",
+			   "read-only inside the writable roots (Landlock "
+			   "grants only add up): a command can change %s "
+			   "during the run; ward run's guard moves what it "
+			   "changed to the quarantine and puts the original "
+			   "back after the run (not for `ward confine`), and "
+			   "ward's file operations (the fs fence) refuse to "
+			   "change %s",
 			   traps.n == 1 ? "" : "s", list ? list : "?",
-			   ward_policy_workspace(p->policy));
+			   traps.n == 1 ? "it" : "them",
+			   traps.n == 1 ? "it" : "them");
 		free(list);
 	}
 	if (traps.oom)
@@ -1764,6 +1799,29 @@ static int seatbelt_write(FILE *f, const struct ward_xlate *p,
 			if (err)
 				return err;
 		}
+		for (size_t j = 0; pass == 2 && j < p->nprot; j++) {
+			const char *path = p->prot[j].path;
+
+			/* Hidden (ward's state directory): everywhere. */
+			if (p->prot[j].access != WARD_ACCESS_NONE)
+				continue;
+			if (!header) {
+				fputs("; Access rules and protected paths "
+				      "(a later rule wins).\n",
+				      f);
+				header = true;
+			}
+			fputs("(deny file-read* file-write* (subpath ", f);
+			err = sbpl_string(f, path);
+			if (err)
+				return err;
+			fputs("))\n", f);
+			if (desc)
+				linef(desc,
+				      "(deny file-read* file-write* (subpath "
+				      "\"%s\"))  (protected: %s)",
+				      path, p->prot[j].what);
+		}
 		for (size_t j = 0; pass == 1 && j < p->nprot; j++) {
 			const char *path = p->prot[j].path;
 
@@ -1772,7 +1830,8 @@ static int seatbelt_write(FILE *f, const struct ward_xlate *p,
 			 * paths, so it keeps `.git/commondir` from being
 			 * created (the list has git paths only when the
 			 * repository exists). */
-			if (!overlapping_root(p, path))
+			if (!overlapping_root(p, path) ||
+			    p->prot[j].access == WARD_ACCESS_NONE)
 				continue;
 			if (!header) {
 				fputs("; Access rules and protected paths "
@@ -1853,6 +1912,15 @@ static void warn_notes(struct ward_xlate *p)
 	ward_strv_free(notes);
 }
 
+/* A $TMPDIR that is set but not a writable root (roots.c says why). */
+static void warn_tmpdir(struct ward_xlate *p)
+{
+	char why[2 * PATH_MAX];
+
+	if (ward_roots_tmpdir_refused(why, sizeof(why), p->policy))
+		linef(&p->warn, "%s: %s", runner_label(p->runner), why);
+}
+
 static void plan_none(struct ward_xlate *p)
 {
 	struct ward_rule_info info;
@@ -1905,6 +1973,7 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		goto out_free_plan;
 	}
 	warn_rw(p);
+	warn_tmpdir(p);
 	warn_notes(p);
 	if (runner == WARD_RUNNER_SEATBELT) {
 		/* Seatbelt names paths and patterns: nothing to expand. */

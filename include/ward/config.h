@@ -19,7 +19,7 @@
  *
  * Keys: mode, workspace, runners, runner_command,
  * runner_failure_signatures, probe_timeout_ms, access, approval, presets,
- * protect_git. Unknown keys, wrong types, aliases, tags and several YAML
+ * protect_git, unprotect (user file only). Unknown keys, wrong types, aliases, tags and several YAML
  * documents in one file are errors. Every error names the file, the line
  * and the key ("FILE:LINE: KEY: message"). See ward-config(5).
  *
@@ -229,6 +229,15 @@ ward_config_approval(const ward_config *cfg, struct ward_config_origin *from);
  */
 WARD_EXTERN bool ward_config_protect_git(const ward_config *cfg,
 					 struct ward_config_origin *from);
+
+/**
+ * ward_config_unprotect - the protected paths the user's own file releases
+ * (key `unprotect`; ward_policy_set_unprotected()): absolute paths,
+ * NULL-terminated, possibly empty, owned by @cfg. A project file or
+ * --config that sets the key is a load error.
+ */
+WARD_EXTERN char *const *ward_config_unprotect(const ward_config *cfg,
+					       struct ward_config_origin *from);
 
 /** One configured preset: a named (mode, approval) pair. */
 struct ward_config_preset {

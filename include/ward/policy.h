@@ -83,6 +83,21 @@ WARD_EXTERN int ward_policy_set_protect_git(ward_policy *policy, bool protect);
 /** Whether git protection is on (the default). */
 WARD_EXTERN bool ward_policy_protect_git(const ward_policy *policy);
 
+/**
+ * ward_policy_set_unprotected - release protected paths: a git or trap
+ * path (`.git/hooks`, `.vscode`, `.envrc`, … — see ward-config(5),
+ * `unprotect`) that is one of @paths or lies beneath one is no longer
+ * kept read-only under workspace-write. ward's own directories and the
+ * project's `.ward/` are never released. Only the user's own
+ * configuration may release a path (the config key `unprotect`), never a
+ * project file. @paths: absolute paths, NULL-terminated (NULL or empty:
+ * none); copied. Returns 0, WARD_EINVAL (a relative path) or -ENOMEM.
+ */
+WARD_EXTERN int ward_policy_set_unprotected(ward_policy *policy,
+					    char *const *paths);
+/** The released paths: NULL-terminated, possibly empty; owned. */
+WARD_EXTERN char *const *ward_policy_unprotected(const ward_policy *policy);
+
 WARD_EXTERN enum ward_mode ward_policy_mode(const ward_policy *policy);
 /** The canonical workspace root; owned by the policy. */
 WARD_EXTERN const char *ward_policy_workspace(const ward_policy *policy);

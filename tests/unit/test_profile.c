@@ -58,6 +58,11 @@ static int setup(void **state)
 	snprintf(fx->tmp, sizeof(fx->tmp), "%s/tmp", fx->base);
 	if (mkdir(fx->ws, 0700) != 0 || mkdir(fx->tmp, 0700) != 0)
 		return -1;
+	/* The base profiles, without ward's own directories: their
+	 * protection is test_translate's (the machine's state directory
+	 * would otherwise be hidden in every profile). */
+	setenv("XDG_STATE_HOME", "/nonexistent-ward-test/state", 1);
+	setenv("XDG_CONFIG_HOME", "/nonexistent-ward-test/config", 1);
 	*state = fx;
 	return 0;
 }
@@ -613,7 +618,15 @@ static void test_seatbelt_read_only_writes(void **state)
 	    0);
 	w = strstr(first + 1, "(allow file-write*");
 	assert_null(w);
-	assert_null(strstr(text, "subpath"));
+	/* No writable subpath; only ward's state directory is named, as
+	 * hidden. */
+	assert_null(strstr(text, "(allow file-write* (subpath"));
+	w = strstr(text, "subpath");
+	assert_non_null(w);
+	assert_null(strstr(w + 1, "subpath"));
+	assert_non_null(strstr(text,
+			       "(deny file-read* file-write* (subpath "
+			       "\"/nonexistent-ward-test/state/ward\"))"));
 	assert_non_null(strstr(text, "(allow file-read*)"));
 	free(text);
 	ward_policy_free(p);

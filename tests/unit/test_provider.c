@@ -771,9 +771,16 @@ static void test_launcher_path_override(void **state)
 	char **want = NULL, **roots = NULL;
 	ward_confined *c = NULL;
 	ward_provider *p;
+	char *saved_state;
 	size_t n;
 
 	(void)state;
+	/* The plain grants, without ward's state directory hidden (the
+	 * machine's would be): test_translate covers that. */
+	saved_state = getenv("XDG_STATE_HOME");
+	if (saved_state)
+		saved_state = strdup(saved_state);
+	setenv("XDG_STATE_HOME", "/nonexistent-ward-test/state", 1);
 	o.chain = chain;
 	o.chain_len = 1;
 	o.launcher_path = launcher;
@@ -829,6 +836,11 @@ static void test_launcher_path_override(void **state)
 	ward_provider_free(p);
 	unsetenv("WARD_LAUNCHER");
 	unsetenv("LANDLOCK_RUN");
+	if (saved_state)
+		setenv("XDG_STATE_HOME", saved_state, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	free(saved_state);
 
 	ward_policy_free(ro);
 	ward_policy_free(ww);

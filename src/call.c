@@ -32,6 +32,10 @@ struct ward_call {
 	char *operation;
 	char **paths;
 	char *summary;
+	/* A file operation: what each path resolved to when the summary was
+	 * made ("" when it could not be resolved), to check after a grant
+	 * that the operation still acts where the person was shown. */
+	char **targets;
 	bool escalate;
 	enum ward_mode escalate_to;
 	char *justification;
@@ -129,30 +133,88 @@ static void put_quoted(FILE *m, const char *s)
 }
 
 /*
- * What an approval prompt shows when the caller gave nothing: the command
- * shell-quoted, or the operation and its paths.
+ * What each path of a file operation resolves to, the way the fence will
+ * resolve it for that operation (ward_fs_resolve): "" when it cannot be
+ * resolved (the operation will fail the same way). NULL on ENOMEM.
  */
-static int default_summary(ward_call *c)
+static char **resolve_targets(const ward_call *c)
+{
+	struct ward_strv sv = {0};
+	enum ward_fs_op op = WARD_FS_OP_WRITE;
+	bool known = ward_fs_op_parse(&op, c->operation) == 0;
+	char **out = NULL;
+
+	for (size_t i = 0; c->paths && c->paths[i]; i++) {
+		char *t = NULL;
+
+		if (known && ward_fs_resolve(&t, c->base, op, c->paths[i]) == 0)
+			ward_strv_push(&sv, t);
+		else
+			ward_strv_push(&sv, "");
+		free(t);
+	}
+	ward_err_clear();
+	if (ward_strv_finish(&out, &sv) != 0)
+		return NULL;
+	return out;
+}
+
+/* " (-> TARGET)" for path @i, or " (-> cannot be resolved)". */
+static void put_target(FILE *m, const ward_call *c, size_t i)
+{
+	const char *t = c->targets ? c->targets[i] : NULL;
+
+	fputs(" (-> ", m);
+	fputs(t && *t ? t : "cannot be resolved", m);
+	fputc(')', m);
+}
+
+/*
+ * What an approval prompt shows: the command shell-quoted, or the
+ * operation and its paths, each with what it resolves to, so a write to
+ * `notes.txt` that is a symlink to /etc/x shows /etc/x. A caller's own
+ * summary of an operation gets the resolved paths appended. Raw text: the
+ * prompts escape it (ward_escalation_escape).
+ */
+static int make_summary(ward_call *c, const char *given)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	char *const *v =
 	    c->subject == WARD_SUBJECT_COMMAND ? c->argv : c->paths;
-	bool first = true;
+	bool op = c->subject == WARD_SUBJECT_OPERATION, first = true;
 	FILE *m;
 
+	if (op) {
+		c->targets = resolve_targets(c);
+		if (!c->targets)
+			return ward_err(-ENOMEM, "out of memory");
+	}
 	m = open_memstream(&buf, &len);
 	if (!m)
 		return ward_err(-ENOMEM, "out of memory");
-	if (c->subject == WARD_SUBJECT_OPERATION && c->operation) {
-		fputs(c->operation, m);
-		first = false;
-	}
-	for (size_t i = 0; v && v[i]; i++) {
-		if (!first)
-			fputc(' ', m);
-		put_quoted(m, v[i]);
-		first = false;
+	if (given) {
+		fputs(given, m);
+		for (size_t i = 0; op && v && v[i]; i++) {
+			fputs(i ? ", " : " [resolves: ", m);
+			put_quoted(m, v[i]);
+			put_target(m, c, i);
+		}
+		if (op && v && v[0])
+			fputc(']', m);
+	} else {
+		if (op && c->operation) {
+			fputs(c->operation, m);
+			first = false;
+		}
+		for (size_t i = 0; v && v[i]; i++) {
+			if (!first)
+				fputc(' ', m);
+			put_quoted(m, v[i]);
+			if (op)
+				put_target(m, c, i);
+			first = false;
+		}
 	}
 	if (fclose(m) != 0 || !buf) {
 		free(buf);
@@ -160,6 +222,36 @@ static int default_summary(ward_call *c)
 	}
 	c->summary = buf;
 	return 0;
+}
+
+/*
+ * After a grant: a file operation must still act where the person was
+ * shown. A path that now resolves elsewhere (a symlink swapped while the
+ * question was open) refuses the call. What is left is the moment between
+ * this check and the fence's own resolution.
+ */
+static int check_targets(ward_call *c)
+{
+	char **now;
+	int err = 0;
+
+	if (c->subject != WARD_SUBJECT_OPERATION || !c->targets)
+		return 0;
+	now = resolve_targets(c);
+	if (!now)
+		return ward_err(-ENOMEM, "out of memory");
+	for (size_t i = 0; now[i] && c->targets[i]; i++) {
+		if (strcmp(now[i], c->targets[i]) == 0)
+			continue;
+		err = ward_err(WARD_EINVAL,
+			       "%s now resolves to %s, not to %s as the "
+			       "approval showed: nothing was done",
+			       c->paths[i], *now[i] ? now[i] : "nothing",
+			       *c->targets[i] ? c->targets[i] : "nothing");
+		break;
+	}
+	ward_strv_free(now);
+	return err;
 }
 
 /*
@@ -309,10 +401,6 @@ static int copy_options(ward_call *c, const struct ward_call_options *o)
 		err = dup_strv(&c->paths, o->paths);
 	if (!err)
 		err = dup_str(&c->justification, o->justification);
-	if (!err && o->summary)
-		err = dup_str(&c->summary, o->summary);
-	else if (!err)
-		err = default_summary(c);
 	return err;
 }
 
@@ -466,6 +554,10 @@ int ward_call_new(ward_call **out, const struct ward_call_options *opts)
 	if (!err)
 		err = resolve_cwd(&c->cwd, ward_policy_workspace(c->base),
 				  opts->cwd);
+	/* Only an escalation shows it; once the policy is known, since
+	 * paths resolve against its workspace. */
+	if (!err && c->escalate)
+		err = make_summary(c, opts->summary);
 	if (err) {
 		ward_call_free(c);
 		return err;
@@ -500,6 +592,7 @@ void ward_call_free(ward_call *call)
 	free(call->operation);
 	ward_strv_free(call->paths);
 	free(call->summary);
+	ward_strv_free(call->targets);
 	free(call->justification);
 	free(call);
 }
@@ -553,6 +646,13 @@ static int authorize(ward_call *c)
 			record_not_run(c, "escalation-failed", se.text);
 			return restore_error(&se);
 		}
+	}
+	err = check_targets(c);
+	if (err) {
+		save_error(&se, err);
+		ward_policy_free(granted);
+		record_not_run(c, "escalation-failed", se.text);
+		return restore_error(&se);
 	}
 	c->policy = granted;
 	c->escalated = true;
@@ -638,6 +738,7 @@ int ward_call_exec(ward_call *call, ward_result **out,
 	struct ward_exec_options o;
 	struct saved_error se;
 	ward_confined *conf = NULL;
+	ward_tty_state *tty = NULL;
 	int err;
 
 	if (!call || !out)
@@ -645,7 +746,13 @@ int ward_call_exec(ward_call *call, ward_result **out,
 	err = prepare_run(call, &conf, &o, opts);
 	if (err)
 		return err;
+	/* Terminal settings the command changes (stty -echo, the window
+	 * size) do not outlive it, a timeout included. */
+	if (ward_tty_save(&tty) != 0)
+		tty = NULL;
 	err = ward_exec_confined(out, conf, call->policy, &o);
+	ward_tty_restore(tty);
+	ward_tty_free(tty);
 	ward_confined_free(conf);
 	if (err)
 		return not_run(call, err);

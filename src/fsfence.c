@@ -2201,6 +2201,43 @@ out_free:
 	return err;
 }
 
+int ward_fs_resolve(char **out, const ward_policy *policy, enum ward_fs_op op,
+		    const char *path)
+{
+	struct canon c = {0};
+	char *abs = NULL;
+	int err;
+
+	if (!out || !policy || !path || (unsigned)op > WARD_FS_OP_STAT)
+		return ward_err(WARD_EINVAL, "resolve: bad argument");
+	err = path_absolute(&abs, policy, path);
+	if (err)
+		return err;
+	/* As ward_fs_check: the operation's own resolution. */
+	err = canon_resolve(&c, abs,
+			    op != WARD_FS_OP_REMOVE && op != WARD_FS_OP_MOVE &&
+				op != WARD_FS_OP_STAT);
+	free(abs);
+	if (err)
+		return ward_err(err, "%s: %s", path, strerror(-err));
+	*out = c.path;
+	c.path = NULL;
+	canon_clear(&c);
+	return 0;
+}
+
+int ward_fs_op_parse(enum ward_fs_op *out, const char *name)
+{
+	for (unsigned op = 0; name && op <= WARD_FS_OP_STAT; op++) {
+		if (strcmp(name, ward_fs_op_name((enum ward_fs_op)op)) == 0) {
+			*out = (enum ward_fs_op)op;
+			return 0;
+		}
+	}
+	return ward_err(WARD_EINVAL, "unknown file operation '%s'",
+			name ? name : "(null)");
+}
+
 /* --- list, stat -------------------------------------------------------- */
 
 static enum ward_fs_type type_of(mode_t mode)

@@ -1143,7 +1143,7 @@ struct budget {
 	size_t hashed;
 	size_t kept;
 	bool over;
-	char where[PATH_MAX];
+	char where[PATH_MAX + 128];
 };
 
 static void gnode_clear(struct gnode *nd)
@@ -1486,6 +1486,8 @@ static int guard_add(struct ward_protect_guard *g, size_t *cap,
 	} else if (!err) {
 		e->exists = true;
 	}
+	if (err == WARD_EINVAL && b->over)
+		snprintf(b->where, sizeof(b->where), "%s (%s)", path, what);
 	if (err) {
 		if (err != WARD_EINVAL && err != -ENOMEM) {
 			snprintf(b->where, sizeof(b->where), "%s", path);

@@ -85,8 +85,12 @@ struct ward_call_options {
 	/** Working directory: NULL is the workspace root; a relative path is
 	 * taken from the workspace root; it must lie inside the workspace. */
 	const char *cwd;
-	/** What an approval prompt shows; NULL: derived from the command or
-	 * the operation and its paths. */
+	/** What an approval prompt shows; NULL: derived from the command,
+	 * or from the operation and its paths, each with what it resolves
+	 * to as the operation will resolve it ("write notes.txt (->
+	 * /etc/x)"). A file operation's own summary gets the resolved paths
+	 * appended. After a grant, a path that resolves elsewhere than it
+	 * did refuses the call. */
 	const char *summary;
 	/** Ask to run this one call under a wider mode (with a reason). */
 	bool escalate;

@@ -83,7 +83,12 @@ ward_escalation_verdict_name(enum ward_escalation_verdict verdict);
 /** What the person is shown. Strings are borrowed for the call. */
 struct ward_approval_request {
 	enum ward_subject subject;
-	/** The command line (shell-quoted) or the operation and its paths. */
+	/**
+	 * The command line (shell-quoted), or the operation and its paths,
+	 * each followed by what it resolves to ("write notes.txt (-> /etc/x)",
+	 * see ward_call_options.summary). Raw: show it through
+	 * ward_escalation_escape().
+	 */
 	const char *summary;
 	/** The directory it runs in (the workspace root for file tools). */
 	const char *cwd;
@@ -95,6 +100,23 @@ struct ward_approval_request {
 	const char *session_id;
 	const char *call_id;
 };
+
+/**
+ * ward_escalation_escape - @text made safe to show a person (an approval
+ * prompt, a terminal, an MCP client's form): everything that is not a
+ * visible character becomes a visible escape, so text from a model or a
+ * file name cannot hide or repaint what the person is asked. Escaped:
+ * invalid UTF-8 and ASCII controls as \xNN; C1 controls, line and
+ * paragraph separators (U+2028, U+2029), every format character (Cf:
+ * zero-width spaces and joiners, bidirectional marks, embeddings,
+ * overrides and isolates, U+FEFF, U+00AD, the tag characters U+E0000 to
+ * U+E007F, …), spaces other than U+0020, invisible fillers, variation
+ * selectors, noncharacters and private-use characters as \uXXXX (or
+ * \UXXXXXXXX beyond the BMP). Everything else, backslashes included, is
+ * kept as is. NULL is "". The caller frees *out with ward_free(). Returns
+ * 0 or -ENOMEM.
+ */
+WARD_EXTERN int ward_escalation_escape(char **out, const char *text);
 
 /**
  * An approval service: put @req to a person and return their answer. It

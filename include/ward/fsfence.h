@@ -151,6 +151,24 @@ WARD_EXTERN int ward_fs_check(struct ward_fs_denial *denial,
 			      const ward_policy *policy, enum ward_fs_op op,
 			      const char *path);
 
+/**
+ * ward_fs_resolve - what @op on @path would act on: @path (relative to the
+ * workspace root) resolved exactly as the operation resolves it (a final
+ * symlink is followed except by remove, move and stat), canonical, with
+ * missing trailing components kept as named. For an approval prompt: a
+ * write to `notes.txt` that is a symlink to /etc/x resolves to /etc/x.
+ * Nothing is judged or touched. Returns 0 with *out (free it with
+ * ward_free()), WARD_EINVAL, or a resolution error (-ENOTDIR, -ELOOP, …).
+ */
+WARD_EXTERN int ward_fs_resolve(char **out, const ward_policy *policy,
+				enum ward_fs_op op, const char *path);
+
+/**
+ * ward_fs_op_parse - the operation named @name ("read", "write", …, as
+ * ward_fs_op_name() spells it). Returns 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_fs_op_parse(enum ward_fs_op *out, const char *name);
+
 /* --- read ------------------------------------------------------------ */
 
 struct ward_fs_read_options {

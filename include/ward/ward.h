@@ -23,5 +23,6 @@
 #include "runner.h"
 #include "session.h"
 #include "translate.h"
+#include "tty.h"
 
 #endif

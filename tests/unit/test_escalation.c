@@ -713,6 +713,136 @@ static void test_real_runner(void **state)
 	run_case(fx, &no);
 }
 
+/* --- what the person is shown ------------------------------------------ */
+
+/* Every class of invisible or line-breaking text becomes visible. */
+static void test_escape(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+	    {"plain ascii \\ and \"quotes\"", "plain ascii \\ and \"quotes\""},
+	    {"a\nb\tc\x1b[2J\x7f", "a\\x0ab\\x09c\\x1b[2J\\x7f"},
+	    {"caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad", /* é → 中: kept */
+	     "caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad"},
+	    {"\xc2\x85next line (C1)", "\\u0085next line (C1)"},
+	    {"line\xe2\x80\xa8sep para\xe2\x80\xa9sep",
+	     "line\\u2028sep para\\u2029sep"},
+	    {"zero\xe2\x80\x8bwidth\xe2\x80\x8cjoin\xe2\x80\x8djoin",
+	     "zero\\u200bwidth\\u200cjoin\\u200djoin"},
+	    {"\xe2\x80\xae"
+	     "evil.exe\xe2\x80\xac \xe2\x81\xa6iso\xe2\x81\xa9",
+	     "\\u202eevil.exe\\u202c \\u2066iso\\u2069"},
+	    {"\xe2\x80\x8erlm\xe2\x80\x8f \xd8\x9c",
+	     "\\u200erlm\\u200f \\u061c"},
+	    {"bom\xef\xbb\xbf shy\xc2\xad wj\xe2\x81\xa0",
+	     "bom\\ufeff shy\\u00ad wj\\u2060"},
+	    /* Tag characters spell hidden ASCII ("ok" + cancel tag). */
+	    {"\xf3\xa0\x81\xaf\xf3\xa0\x81\xab\xf3\xa0\x81\xbf",
+	     "\\U000e006f\\U000e006b\\U000e007f"},
+	    {"nb\xc2\xa0sp ideo\xe3\x80\x80sp", "nb\\u00a0sp ideo\\u3000sp"},
+	    {"vs\xef\xb8\x8f pua\xee\x80\x80", "vs\\ufe0f pua\\ue000"},
+	    {"bad \xff \xc0\xaf \xed\xa0\x80 \xe2\x82", /* invalid UTF-8 */
+	     "bad \\xff \\xc0\\xaf \\xed\\xa0\\x80 \\xe2\\x82"},
+	};
+	char *out = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		assert_int_equal(ward_escalation_escape(&out, v[i].in), 0);
+		assert_string_equal(out, v[i].out);
+		ward_free(out);
+	}
+	assert_int_equal(ward_escalation_escape(&out, NULL), 0);
+	assert_string_equal(out, "");
+	ward_free(out);
+}
+
+/* A configuration of @ws in read-only mode, no files read. */
+static ward_config *config_for(const char *ws)
+{
+	struct ward_config_options o = WARD_CONFIG_OPTIONS_INIT;
+	ward_config *cfg = NULL;
+
+	o.user_file = "";
+	o.no_project_file = true;
+	o.workspace = ws;
+	o.mode = "read-only";
+	assert_int_equal(ward_config_new(&cfg), 0);
+	assert_int_equal(ward_config_load(cfg, &o), 0);
+	return cfg;
+}
+
+/* The approval service that swaps the symlink while the question is
+ * open, then allows. */
+static enum ward_approval_outcome
+swap_approve(void *ctx, const struct ward_approval_request *req)
+{
+	struct fx *fx = ctx;
+
+	fake_approve(ctx, req);
+	assert_int_equal(unlink(path_in(fx, "notes.txt")), 0);
+	assert_int_equal(
+	    symlink(path_in(fx, "other"), path_in(fx, "notes.txt")), 0);
+	return WARD_APPROVAL_ALLOWED_ONCE;
+}
+
+/*
+ * A file operation's approval shows where it will act: a write to
+ * notes.txt that is a symlink to a file outside the workspace shows that
+ * file; a grant is refused when the path resolves elsewhere by then.
+ */
+static void test_summary_resolves(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
+	char outside[PATH_MAX + 16], want[2 * PATH_MAX];
+	char *paths[] = {"notes.txt", "plain.txt", NULL};
+	const ward_policy *granted = NULL;
+	ward_config *cfg = config_for(fx->ws);
+	ward_call *call = NULL;
+
+	snprintf(outside, sizeof(outside), "%s/outside-x", fx->base);
+	assert_int_equal(symlink(outside, path_in(fx, "notes.txt")), 0);
+	co.config = cfg;
+	co.subject = WARD_SUBJECT_OPERATION;
+	co.tool = "write_file";
+	co.operation = "write";
+	co.paths = paths;
+	co.escalate = true;
+	co.escalate_to = WARD_MODE_WORKSPACE_WRITE;
+	co.justification = "j";
+	co.approve = fake_approve;
+	co.approve_ctx = fx;
+	fx->answer = WARD_APPROVAL_REJECTED;
+	assert_int_equal(ward_call_new(&call, &co), 0);
+	assert_int_equal(ward_call_fs_begin(call, &granted), WARD_EREFUSED);
+	snprintf(want, sizeof(want),
+		 "write notes.txt (-> %s) plain.txt (-> %s)", outside,
+		 path_in(fx, "plain.txt"));
+	assert_string_equal(fx->seen_summary, want);
+	ward_call_free(call);
+
+	/* A caller's own summary gets the resolved paths appended. */
+	co.summary = "edit the notes";
+	fx->asked = 0;
+	assert_int_equal(ward_call_new(&call, &co), 0);
+	assert_int_equal(ward_call_fs_begin(call, &granted), WARD_EREFUSED);
+	assert_int_equal(fx->asked, 1);
+	assert_non_null(strstr(fx->seen_summary, "edit the notes [resolves: "));
+	assert_non_null(strstr(fx->seen_summary, outside));
+	ward_call_free(call);
+
+	/* Swapped while the question was open: refused, nothing done. */
+	co.summary = NULL;
+	co.approve = swap_approve;
+	assert_int_equal(ward_call_new(&call, &co), 0);
+	assert_int_not_equal(ward_call_fs_begin(call, &granted), 0);
+	assert_non_null(strstr(ward_error_last(), "approval showed"));
+	ward_call_free(call);
+	ward_config_free(cfg);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -733,6 +863,8 @@ int main(void)
 	    T(test_grant_never_leaks),
 	    T(test_fs_operation_rejected),
 	    T(test_real_runner),
+	    cmocka_unit_test(test_escape),
+	    T(test_summary_resolves),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1517,6 +1517,7 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 	struct budget *b = NULL;
 	char *dotgit = NULL;
 	size_t n = 0, cap = 0;
+	bool repo = false;
 	int err;
 
 	*out = NULL;
@@ -1550,10 +1551,12 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 				 strcmp(v[i].path, v[j].path) != 0;
 		if (inside && !nested)
 			err = guard_add(g, &cap, b, v[i].path, v[i].what, true);
+		repo = repo || (inside && v[i].kind == WARD_PROTECT_GIT);
 	}
-	/* The workspace's .git itself, whatever it is: replacing it
-	 * replaces everything above. */
-	if (!err && g->n)
+	/* The workspace's .git itself, whatever it is, when there is a
+	 * repository: replacing it replaces everything above. (Without
+	 * one, a repository the command creates is its own.) */
+	if (!err && repo)
 		err = guard_add(g, &cap, b, dotgit,
 				"the workspace's git directory entry", false);
 	if (err == WARD_EINVAL && b->over)

@@ -18,9 +18,11 @@ WARD_BEGIN_DECL
  *
  *   read-only:           none at all (an empty vector; only /dev/null stays
  *                        writable, and that is each runner's business)
- *   workspace-write:     workspace root, /tmp, the captured $TMPDIR when set
- *                        and different, then each `rw` access rule of the
- *                        policy, in load order
+ *   workspace-write:     workspace root, /tmp, the captured $TMPDIR when set,
+ *                        different, and a directory the caller owns under
+ *                        /tmp, /var/tmp or $XDG_RUNTIME_DIR (any other is
+ *                        left out, and the plan's warnings name it), then
+ *                        each `rw` access rule of the policy, in load order
  *   danger-full-access:  "/" alone
  *
  * A root that does not exist (or cannot be resolved) is left out: a runner

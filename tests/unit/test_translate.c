@@ -1783,6 +1783,28 @@ static void t_guard_traps(void **state)
 	ward_protect_guard_free(g);
 }
 
+/* Without a repository, one the command creates is its own. */
+static void t_guard_no_repo(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g = NULL;
+	char **notes;
+	struct stat st;
+
+	xmkdir(fx->base, "plain");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "plain", "");
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	assert_non_null(g); /* the traps, missing */
+	xmkdir(fx->base, "plain/.git");
+	xmkdir(fx->base, "plain/.git/hooks");
+	xwrite(fx->base, "plain/.git/HEAD", "ref: refs/heads/main\n");
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, ".git", NULL), 0);
+	ward_strv_free(notes);
+	assert_int_equal(lstat(P(fx, "plain/.git/HEAD"), &st), 0);
+	ward_protect_guard_free(g);
+}
+
 /* A swapped .git symlink is put back; the guard never follows a link. */
 static void t_guard_symlink(void **state)
 {
@@ -2008,6 +2030,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_guard, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_symlink, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_content, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_guard_no_repo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_flood, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_traps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_protect_gitconfig, setup,

@@ -1229,16 +1229,18 @@ static ssize_t read_retry(int fd, void *buf, size_t len)
 }
 
 /*
- * Digest the regular file @name in @dirfd (not through a symlink; it
- * must still be the inode @st names) into @digest; with @keep, also keep
- * its bytes in *data (malloc'd) and *len when they fit @keep_left. At
- * most @hash_left bytes are read: more is -EFBIG. Returns 0, -EFBIG or
- * -errno.
+ * Read the regular file @name in @dirfd (not through a symlink; when @st
+ * is given it must still be that inode). With @keep and a file that fits
+ * @keep_left (and GUARD_KEEP_FILE_MAX), its bytes go to *data (malloc'd,
+ * length *len) and no digest is made: the bytes are the comparison.
+ * Otherwise its SHA-256 digest goes to @digest and *data is NULL. At most
+ * @read_left bytes are read: more is -EFBIG. *done counts the bytes read.
+ * Returns 0, -EFBIG, -ESTALE (another inode now) or -errno.
  */
-static int digest_file(unsigned char digest[WARD_SHA256_LEN], char **data,
-		       size_t *len, size_t *hashed, int dirfd, const char *name,
-		       const struct stat *st, bool keep, size_t keep_left,
-		       size_t hash_left)
+static int read_content(unsigned char digest[WARD_SHA256_LEN], char **data,
+			size_t *len, size_t *done, int dirfd, const char *name,
+			const struct stat *st, bool keep, size_t keep_left,
+			size_t read_left)
 {
 	struct ward_sha256 h;
 	char buf[65536], *kept = NULL, *nk;
@@ -1247,6 +1249,7 @@ static int digest_file(unsigned char digest[WARD_SHA256_LEN], char **data,
 	ssize_t r;
 	int fd, err = 0;
 
+	*data = NULL;
 	do {
 		fd = openat(dirfd, name,
 			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -1260,7 +1263,8 @@ static int digest_file(unsigned char digest[WARD_SHA256_LEN], char **data,
 	}
 	keep = keep && (size_t)now.st_size <= GUARD_KEEP_FILE_MAX &&
 	       (size_t)now.st_size <= keep_left;
-	ward_sha256_init(&h);
+	if (!keep)
+		ward_sha256_init(&h);
 	for (;;) {
 		r = read_retry(fd, buf, sizeof(buf));
 		if (r < 0) {
@@ -1269,14 +1273,22 @@ static int digest_file(unsigned char digest[WARD_SHA256_LEN], char **data,
 		}
 		if (r == 0)
 			break;
-		if (got + (size_t)r > hash_left) {
+		if (got + (size_t)r > read_left) {
 			err = -EFBIG;
 			break;
 		}
-		ward_sha256_update(&h, buf, (size_t)r);
-		if (keep && got + (size_t)r > GUARD_KEEP_FILE_MAX)
-			keep = false; /* it grew: digest only */
-		if (keep) {
+		if (keep && (got + (size_t)r > GUARD_KEEP_FILE_MAX ||
+			     got + (size_t)r > keep_left)) {
+			/* It grew past what can be kept: digest only. */
+			keep = false;
+			ward_sha256_init(&h);
+			ward_sha256_update(&h, kept, got);
+			free(kept);
+			kept = NULL;
+		}
+		if (!keep) {
+			ward_sha256_update(&h, buf, (size_t)r);
+		} else {
 			if (got + (size_t)r > cap) {
 				cap = got + (size_t)r > 2 * cap
 					  ? got + (size_t)r
@@ -1293,17 +1305,45 @@ static int digest_file(unsigned char digest[WARD_SHA256_LEN], char **data,
 		got += (size_t)r;
 	}
 	close(fd);
-	ward_sha256_final(digest, &h);
-	*hashed += got;
-	if (err || !keep || !data) {
+	*done += got;
+	if (err) {
 		free(kept);
-		if (data)
-			*data = NULL;
 		return err;
+	}
+	if (!keep) {
+		ward_sha256_final(digest, &h);
+		return 0;
 	}
 	*data = kept ? kept : strdup("");
 	*len = got;
 	return *data ? 0 : -ENOMEM;
+}
+
+/*
+ * Whether the regular file @name in @dirfd (the inode @st) holds what the
+ * snapshot @nd remembers: byte for byte where the bytes were kept, else
+ * by SHA-256 digest. Unreadable counts as changed.
+ */
+static bool content_differs(const struct gnode *nd, int dirfd, const char *name,
+			    const struct stat *st)
+{
+	unsigned char digest[WARD_SHA256_LEN];
+	size_t done = 0, len = 0;
+	char *now = NULL;
+	bool differs;
+
+	if (nd->kept && (size_t)st->st_size != nd->len)
+		return true;
+	if (read_content(digest, &now, &len, &done, dirfd, name, st, nd->kept,
+			 nd->kept ? nd->len : SIZE_MAX,
+			 nd->kept ? nd->len + 1 : SIZE_MAX) != 0)
+		return true;
+	if (nd->kept)
+		differs = !now || len != nd->len || memcmp(now, nd->data, len);
+	else
+		differs = now || memcmp(digest, nd->digest, sizeof(digest));
+	free(now);
+	return differs;
 }
 
 static int gnode_cmp(const void *a, const void *b)
@@ -1338,7 +1378,7 @@ static int snap_node(struct budget *b, struct gnode *nd, int pfd,
 	nd->dev = st.st_dev;
 	nd->ino = st.st_ino;
 	if (S_ISREG(st.st_mode)) {
-		err = digest_file(
+		err = read_content(
 		    nd->digest, &nd->data, &nd->len, &b->hashed, pfd, name, &st,
 		    true, GUARD_KEEP_MAX - b->kept, GUARD_HASH_MAX - b->hashed);
 		if (err == -EFBIG) {
@@ -2138,9 +2178,7 @@ static void check_node(struct quarantine *q, struct tally *t, int dirfd,
 		       const char *name, const struct gnode *nd, char *path,
 		       size_t plen, bool deep)
 {
-	unsigned char digest[WARD_SHA256_LEN];
 	char buf[PATH_MAX];
-	size_t hashed = 0;
 	struct stat st;
 	bool changed;
 	ssize_t n;
@@ -2157,9 +2195,7 @@ static void check_node(struct quarantine *q, struct tally *t, int dirfd,
 	}
 	changed = (st.st_mode & S_IFMT) != (nd->mode & S_IFMT);
 	if (!changed && S_ISREG(st.st_mode)) {
-		changed = digest_file(digest, NULL, NULL, &hashed, dirfd, name,
-				      &st, false, 0, SIZE_MAX) != 0 ||
-			  memcmp(digest, nd->digest, sizeof(digest)) != 0;
+		changed = content_differs(nd, dirfd, name, &st);
 	} else if (!changed && S_ISLNK(st.st_mode)) {
 		n = readlinkat(dirfd, name, buf, sizeof(buf) - 1);
 		changed = n < 0 || (buf[n] = '\0', strcmp(buf, nd->link));

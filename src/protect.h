@@ -131,9 +131,10 @@ int ward_protect_notes(char ***out, const ward_policy *policy, bool links);
  * on both.
  *
  * The snapshot is complete or the call does not run: a regular file's
- * content by SHA-256 digest (and its bytes, to put it back, within a
- * budget), a symlink's target, a directory's entries recursively, and
- * each entry's type and permission bits. Never sizes and time stamps: a
+ * content (its bytes, within a budget: they are compared byte for byte
+ * and put back; beyond the budget its SHA-256 digest), a symlink's
+ * target, a directory's entries recursively, and each entry's type and
+ * permission bits. Never sizes and time stamps: a
  * command can restore both. A guarded tree with more entries than
  * GUARD_ENTRIES_MAX, or more content than GUARD_HASH_MAX, cannot be
  * checked, and ward_protect_guard_new() fails (WARD_EINVAL) with a

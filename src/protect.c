@@ -1550,6 +1550,28 @@ static int guard_add(struct ward_protect_guard *g, size_t *cap,
 int ward_protect_guard_new(struct ward_protect_guard **out,
 			   const ward_policy *policy)
 {
+	return ward_protect_guard_new_for(out, policy, WARD_RUNNER_LANDLOCK);
+}
+
+/*
+ * Whether @runner keeps the protected path @pr read-only itself: bwrap
+ * binds every existing one that is not a symlink (translate.c).
+ */
+static bool runner_keeps(enum ward_runner runner,
+			 const struct ward_protected *pr)
+{
+	struct stat st;
+
+	if (runner != WARD_RUNNER_BWRAP && runner != WARD_RUNNER_CUSTOM)
+		return false;
+	return !(pr->flags & WARD_PROTECT_LINK) && lstat(pr->path, &st) == 0 &&
+	       !S_ISLNK(st.st_mode);
+}
+
+int ward_protect_guard_new_for(struct ward_protect_guard **out,
+			       const ward_policy *policy,
+			       enum ward_runner runner)
+{
 	struct ward_protect_guard *g = NULL;
 	const struct ward_protected *v = NULL;
 	const char *ws = ward_policy_workspace(policy);
@@ -1589,7 +1611,7 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 				 !(v[j].flags & WARD_PROTECT_LINK) &&
 				 ward_path_within(v[i].path, v[j].path) &&
 				 strcmp(v[i].path, v[j].path) != 0;
-		if (inside && !nested)
+		if (inside && !nested && !runner_keeps(runner, &v[i]))
 			err = guard_add(g, &cap, b, v[i].path, v[i].what, true);
 		repo = repo || (inside && v[i].kind == WARD_PROTECT_GIT);
 	}

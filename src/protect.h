@@ -169,6 +169,18 @@ struct ward_protect_guard;
  */
 int ward_protect_guard_new(struct ward_protect_guard **out,
 			   const ward_policy *policy);
+/*
+ * ward_protect_guard_new_for - the same for a run under @runner: under
+ * bwrap (and a custom bwrap-compatible runner) a protected path that
+ * exists is bound read-only inside the sandbox, so a change to it during
+ * the run came from outside (the user's editor rewriting .idea, a `git
+ * config` in another terminal) and is none of the guard's business; only
+ * missing paths and symlinks are guarded there. Any other runner: as
+ * ward_protect_guard_new().
+ */
+int ward_protect_guard_new_for(struct ward_protect_guard **out,
+			       const ward_policy *policy,
+			       enum ward_runner runner);
 
 /*
  * ward_protect_guard_check - after the run: put back what changed (see

@@ -18,9 +18,11 @@
  * reads, every writer an exclusive one while it repairs, appends and
  * syncs. flock() locks belong to the open file description, so threads
  * and processes serialize alike (each operation opens its own). Taking a
- * lock waits at most WARD_SESSION_LOCK_WAIT_MS: the log is readable inside
- * confined runs and flock() needs nothing but a read descriptor, so a
- * confined process can hold a lock for as long as it lives.
+ * lock waits at most WARD_SESSION_LOCK_WAIT_MS: flock() needs nothing but
+ * a read descriptor, so whoever can open the log can hold a lock for as
+ * long as it lives. Confined runs cannot (the store is hidden from them,
+ * protect.h); another process of the user, or a runner that could not hide
+ * it, still can.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -142,9 +144,7 @@ static int lock_fd(int fd, int how, const char *path)
 			return ward_err(
 			    -EAGAIN,
 			    "cannot lock %s: another process has held a lock "
-			    "on it for %d s (a process a sandboxed command "
-			    "left running can: the log is readable inside "
-			    "the sandbox); `fuser %s` names it",
+			    "on it for %d s; `fuser %s` names it",
 			    path, WARD_SESSION_LOCK_WAIT_MS / 1000, path);
 		rem = nap;
 		while (nanosleep(&rem, &rem) != 0 && errno == EINTR)

@@ -187,7 +187,7 @@ int ward_task_start_confined(ward_task **out, const ward_confined *c,
 		goto out_destroy_task;
 	}
 
-	err = ward_protect_guard_new(&t->guard, policy);
+	err = ward_protect_guard_new_for(&t->guard, policy, c->runner);
 	if (err)
 		goto out_destroy_task;
 	t->confined = c;

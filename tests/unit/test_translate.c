@@ -1783,6 +1783,39 @@ static void t_guard_traps(void **state)
 	ward_protect_guard_free(g);
 }
 
+/*
+ * Under bwrap an existing protected path is bound read-only inside the
+ * sandbox: a change to it during the run came from outside (an editor
+ * rewriting .idea) and stays; missing ones and links are still guarded.
+ */
+static void t_guard_bwrap(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g = NULL;
+	char **notes, *t;
+	struct stat st;
+
+	xmkdir(fx->base, "ws/.idea");
+	xwrite(fx->base, "ws/.idea/workspace.xml", "<a/>\n");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(
+	    ward_protect_guard_new_for(&g, fx->policy, WARD_RUNNER_BWRAP), 0);
+	xwrite(fx->base, "ws/.idea/workspace.xml", "<b/>\n");
+	xwrite(fx->base, "ws/.git/config", "[user]\n\tname = me\n");
+	xwrite(fx->base, "ws/.envrc", "x\n");
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, ".idea", NULL), 0);
+	assert_int_equal(count_lines(notes, ".git/config", NULL), 0);
+	assert_int_equal(count_lines(notes, ".envrc", "appeared", NULL), 1);
+	ward_strv_free(notes);
+	t = slurp(fx, "ws/.idea/workspace.xml");
+	assert_string_equal(t, "<b/>\n");
+	free(t);
+	assert_int_equal(lstat(P(fx, "ws/.envrc"), &st), -1);
+	ward_protect_guard_free(g);
+	xwrite(fx->base, "ws/.git/config", "[core]\n");
+}
+
 /* Without a repository, one the command creates is its own. */
 static void t_guard_no_repo(void **state)
 {
@@ -2031,6 +2064,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_guard_symlink, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_content, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_no_repo, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_guard_bwrap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_flood, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_traps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_protect_gitconfig, setup,

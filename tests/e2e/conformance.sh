@@ -162,14 +162,14 @@ reason_for() {
 	*TIOCSTI*)
 		echo "Blocked everywhere; the errors differ only where the probe reopens the terminal: bwrap's private /dev has no /dev/pts/N of the host (the probe finds /dev/console instead) and no controlling terminal (ENXIO), while under Landlock the host's /dev/pts/N and /dev/tty are visible but not openable (EACCES). The inherited fds fail alike: EPERM, as the terminal is no longer the command's controlling terminal after setsid." ;;
 	*"TMPDIR=/"*)
-		echo "\$TMPDIR comes from the environment and may not widen the sandbox over what it protects: a \$TMPDIR of /, of \$HOME or of an ancestor of it is left out of the writable roots on every runner (an rw rule is the deliberate way to ask for that)." ;;
+		echo "\$TMPDIR comes from the environment and may not widen the sandbox: it is a writable root only when it is a directory the caller owns under /tmp, /var/tmp or \$XDG_RUNTIME_DIR; a \$TMPDIR of / (or \$HOME, /etc, another user's directory) is left out on every runner and named in a warning (an rw rule is the deliberate way to ask for another writable place)." ;;
 	*"in the workspace: read a file in it"* | *"in the workspace: write in it"* | \
 		*"r- a glob in the workspace: overwrite a match"* | *"r- beats rw"* | \
 		*"-- beats rw"* | *"protected: write .git/hooks/pre-commit"* | \
 		*"protected: change .git/config"*)
-		echo "Landlock grants only add up: nothing inside a writable root can be made read-only or hidden, so the Landlock runners cannot express this rule. ward says so at load time (a warning naming the rule and the runner, checked by the test through \`ward config check\`); the fs fence still applies the rule. bwrap mounts over the path after the writable binds: a read-only bind for \`r-\` and protected paths, an empty read-only tmpfs (directory) or /dev/null (file) for \`--\`." ;;
+		echo "Landlock grants only add up: nothing inside a writable root can be made read-only or hidden, so the Landlock runners cannot express this rule. ward says so at load time (a warning naming the rule and the runner, checked by the test through \`ward config check\`); ward's file operations (the fs fence) still apply the rule, and for a protected path ward run's guard moves what the command changed to the quarantine after the run and puts the original back (tests/e2e/redteam_guard.bats). bwrap mounts over the path after the writable binds: a read-only bind for \`r-\` and protected paths, an empty read-only tmpfs (directory) or /dev/null (file) for \`--\`." ;;
 	*"protected: move .git aside"*)
-		echo "bwrap binds every directory between a writable root and a read-only or hidden path onto itself (a pin), so it is a mount point and cannot be renamed away (EBUSY): .git cannot be swapped for one with planted hooks. Landlock cannot protect anything inside the workspace (warned); the fs fence refuses the move." ;;
+		echo "bwrap binds every directory between a writable root and a read-only or hidden path onto itself (a pin), so it is a mount point and cannot be renamed away (EBUSY): .git cannot be swapped for one with planted hooks. Landlock cannot protect anything inside the workspace (warned); ward run's guard moves the new .git (and the hooks planted in it) to the quarantine after the run, and the fs fence refuses the move." ;;
 	*"list the hidden path's parent"* | *"created beside it during the run"*)
 		echo "Landlock hides a path outside the writable roots by granting read on every entry beside it, along the way from /, instead of on its parent directories (complement expansion). The price: those directories themselves cannot be listed, and entries created in them during the run are not readable. ward states it in a warning. bwrap mounts an empty tmpfs over the hidden path and leaves the rest of the host visible." ;;
 	*"-- a directory outside the roots: read"* | *"-- a file outside the roots"* | \
@@ -229,10 +229,11 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	echo "From \`tests/e2e/rules_cases.bats.in\` (run once per runner variant):"
 	echo "\`rw\`, \`r-\` and \`--\` rules given with \`--access\`, and the protected"
 	echo "paths (the repository's hooks and config under workspace-write, ward's"
-	echo "own configuration and session store always). \"not expressible:"
-	echo "warned\" means the runner cannot apply the rule and \`ward config check\`"
-	echo "names it in a warning (the test checks that); the fs fence still"
-	echo "applies every rule."
+	echo "own configuration always; its state directory, hidden, always)."
+	echo "\"not expressible: warned\" means the runner cannot apply the rule and"
+	echo "\`ward config check\` names it in a warning (the test checks that); the"
+	echo "fs fence still applies every rule to ward's own file operations, and"
+	echo "ward run's guard checks the protected paths after the run."
 	echo
 	printf '| case |'
 	for t in "${titles[@]}"; do printf ' %s |' "$t"; done

@@ -157,8 +157,10 @@ flood_case() {
 @test "landlock-run: flooding .git/hooks does not switch the guard off (root)" { flood_case landlock-run root; }
 @test "landlock-run: flooding .git/hooks does not switch the guard off (nobody)" { flood_case landlock-run nobody; }
 
-# A tree the guard cannot snapshot whole: the call does not run, and says
-# what to do (fail closed, loudly).
+# A tree the guard cannot snapshot whole: under Landlock (the guard is
+# what keeps it) the call does not run, and says what to do (fail closed,
+# loudly). bwrap binds it read-only itself: the call runs, and the tree
+# stays as it was.
 toomany_case() {
 	local v=$1 who=$2
 	require_runner "$v"
@@ -168,7 +170,14 @@ toomany_case() {
 import sys
 for i in range(20001):
     open("%s/.git/hooks/f%d" % (sys.argv[1], i), "w").close()' "$WS"
-	ward_run "$v" workspace-write -- touch "$WS/ran"
+	ward_run "$v" workspace-write -c \
+		'touch ran; printf "#!/bin/sh\ntouch %s\n" "$1" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit' \
+		sh "$RT_PWN"
+	if [ "$v" = bwrap ]; then
+		[ -e "$WS/ran" ] || fail "the command did not run under bwrap"
+		[ ! -e "$WS/.git/hooks/pre-commit" ] || fail "a hook was planted"
+		return
+	fi
 	[ "$status" -ne 0 ] || fail "the call ran although the guard cannot check it"
 	[ ! -e "$WS/ran" ] || fail "the command ran"
 	[[ "$stderr" == *"cannot check the protected $WS/.git/hooks"* ]] ||
@@ -177,9 +186,11 @@ for i in range(20001):
 		fail "the error does not say what to do"
 }
 
-@test "bwrap: a hooks directory too large to check refuses the call (root)" { toomany_case bwrap root; }
+@test "bwrap: a hooks directory too large to check stays read-only (root)" { toomany_case bwrap root; }
+@test "landlock: a hooks directory too large to check refuses the call (root)" { toomany_case landlock root; }
 @test "landlock: a hooks directory too large to check refuses the call (nobody)" { toomany_case landlock nobody; }
 @test "landlock-run: a hooks directory too large to check refuses the call (root)" { toomany_case landlock-run root; }
+@test "landlock-run: a hooks directory too large to check refuses the call (nobody)" { toomany_case landlock-run nobody; }
 
 # The quarantine is out of every confined run's reach: a command cannot
 # read it back or put a file back from it.
@@ -335,4 +346,26 @@ traps_case() {
 	[ "$status" -ne 0 ] || fail "--config was accepted"
 	[[ "$output" == *"$OUT_DIR/extra.yml:1: unprotect: refused"* ]] ||
 		fail "the error does not name the file and line"
+}
+
+# The guard must not take the user's own edits for the command's: under
+# bwrap an existing protected path is bound read-only inside, so a change
+# made outside during the run (an IDE rewriting .idea/workspace.xml) stays.
+@test "bwrap: an edit made outside the sandbox during the run is left alone" {
+	require_runner bwrap
+	mkdir -p "$WS/.idea"
+	echo '<a/>' >"$WS/.idea/workspace.xml"
+	"$WARD" run --runner bwrap -m workspace-write -w "$WS" -c \
+		'echo started > started; for i in $(seq 400); do [ -e go ] && exit 0; sleep 0.05; done; exit 1' \
+		>"$E2E_CAP/out" 2>"$E2E_CAP/err" &
+	local w=$!
+	E2E_PIDS+=("$w")
+	for _ in $(seq 400); do [ -e "$WS/started" ] && break; sleep 0.05; done
+	[ -e "$WS/started" ] || fail "the command did not start"
+	echo '<b/>' >"$WS/.idea/workspace.xml"
+	touch "$WS/go"
+	wait "$w" || fail "the command failed: $(cat "$E2E_CAP/err")"
+	[ "$(cat "$WS/.idea/workspace.xml")" = '<b/>' ] ||
+		fail "the user's edit was reverted"
+	! grep -q "ward: protected" "$E2E_CAP/err" || fail "the guard reported the user's edit"
 }

@@ -21,13 +21,22 @@ setup() {
 	e2e_setup
 	RT_HOME=$(mktemp -d /var/tmp/ward-rt-home.XXXXXX)
 	export HOME=$RT_HOME
-	unset XDG_CONFIG_HOME XDG_STATE_HOME XDG_RUNTIME_DIR
+	unset XDG_CONFIG_HOME
+	# ward's state directory where nothing else comes and goes: a
+	# Landlock run hides it by granting read on the entries beside it
+	# from / down, and an entry that vanishes meanwhile (other tests in
+	# /var/tmp) would fail the spawn (docs/RUNNERS.md).
+	mkdir -p "$E2E_ROOT/build/e2e-state"
+	RT_STATE=$(mktemp -d "$E2E_ROOT/build/e2e-state/state.XXXXXX")
+	chmod 0755 "$RT_STATE"
+	export XDG_STATE_HOME=$RT_STATE
+	unset XDG_RUNTIME_DIR
 	RT_DIRS=()
 }
 
 teardown() {
 	e2e_teardown
-	rm -rf "$RT_HOME" "${RT_DIRS[@]}"
+	rm -rf "$RT_HOME" "$RT_STATE" "${RT_DIRS[@]}"
 }
 
 require_runner() {
@@ -46,12 +55,12 @@ require_runner() {
 become() {
 	if [ "$1" = nobody ]; then
 		as_nobody
-		chown -R 65534:65534 "$WS" "$RT_HOME"
+		chown -R 65534:65534 "$WS" "$RT_HOME" "$RT_STATE"
 	fi
 }
 
 as_user() {
-	"${E2E_AS[@]}" env HOME="$HOME" "$@"
+	"${E2E_AS[@]}" env HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" "$@"
 }
 
 # --- the session store ------------------------------------------------------------
@@ -62,7 +71,7 @@ store_case() {
 	command -v "$PY" >/dev/null || skip "no $PY"
 	become "$who"
 	id=$(as_user "$WARD" session new --mode workspace-write --cwd "$WS")
-	state=$HOME/.local/state/ward
+	state=$XDG_STATE_HOME/ward
 	log=$state/sessions/$id.jsonl
 	[ -f "$log" ] || fail "no session log at $log"
 	ward_run "$v" workspace-write -c '
@@ -80,7 +89,7 @@ print(\"LOCKED\")" "$1"
 	# The same run inside the session (its own store is hidden too).
 	local -a flags
 	read -r -a flags <<<"$(runner_flags "$v")"
-	run "${E2E_AS[@]}" env HOME="$HOME" "$WARD" run --session "$id" \
+	run "${E2E_AS[@]}" env HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" "$WARD" run --session "$id" \
 		"${flags[@]}" -c 'cat "$1" && echo READ; echo RAN' sh "$log"
 	printf '# session run: %s\n' "$output"
 	[[ "$output" == *RAN* ]] || fail "the run in the session did not run"
@@ -102,7 +111,7 @@ print(\"LOCKED\")" "$1"
 # Run the bash snippet $1 in a terminal (script), as the test's user; its
 # output in $output.
 in_terminal() {
-	output=$(timeout -k 2 60 "${E2E_AS[@]}" env HOME="$HOME" WARD="$WARD" \
+	output=$(timeout -k 2 60 "${E2E_AS[@]}" env HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" WARD="$WARD" \
 		RFLAGS="$2" WS="$WS" script -qec "bash -c '$1'" /dev/null \
 		</dev/null 2>&1 | tr -d '\r')
 	printf '# %s\n' "$output" | tail -n 20

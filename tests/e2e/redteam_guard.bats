@@ -23,13 +23,21 @@ setup() {
 	e2e_setup
 	RT_HOME=$(mktemp -d /var/tmp/ward-rt-home.XXXXXX)
 	export HOME=$RT_HOME
-	unset XDG_CONFIG_HOME XDG_STATE_HOME
+	unset XDG_CONFIG_HOME
+	# ward's state directory where nothing else comes and goes: a
+	# Landlock run hides it by granting read on the entries beside it
+	# from / down, and an entry that vanishes meanwhile (other tests in
+	# /var/tmp) would fail the spawn (docs/RUNNERS.md).
+	mkdir -p "$E2E_ROOT/build/e2e-state"
+	RT_STATE=$(mktemp -d "$E2E_ROOT/build/e2e-state/state.XXXXXX")
+	chmod 0755 "$RT_STATE"
+	export XDG_STATE_HOME=$RT_STATE
 	RT_PWN=/var/tmp/ward-rt-pwned-$E2E_TAG
 }
 
 teardown() {
 	e2e_teardown
-	rm -rf "$RT_HOME"
+	rm -rf "$RT_HOME" "$RT_STATE"
 	rm -f "$RT_PWN" "$RT_PWN".*
 }
 
@@ -53,13 +61,13 @@ require_runner() {
 become() {
 	if [ "$1" = nobody ]; then
 		as_nobody
-		chown -R 65534:65534 "$WS" "$RT_HOME"
+		chown -R 65534:65534 "$WS" "$RT_HOME" "$RT_STATE"
 	fi
 }
 
 # Run a command as the test's user (root, or nobody after become).
 as_user() {
-	"${E2E_AS[@]}" env HOME="$HOME" "$@"
+	"${E2E_AS[@]}" env HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" "$@"
 }
 
 # A committed repository in $WS, made by the test's user.
@@ -115,7 +123,7 @@ touch $RT_PWN
 	if [[ "$output" == *REWROTE* ]]; then
 		[[ "$stderr" == *"pre-commit changed during the run"* ]] ||
 			fail "the guard said nothing about the rewritten hook"
-		[ -n "$(find "$HOME/.local/state/ward/quarantine" -path '*/.git/hooks/pre-commit' 2>/dev/null)" ] ||
+		[ -n "$(find "$XDG_STATE_HOME/ward/quarantine" -path '*/.git/hooks/pre-commit' 2>/dev/null)" ] ||
 			fail "the rewritten hook is not in the quarantine"
 	fi
 	assert_no_quarantine_in_ws
@@ -198,7 +206,7 @@ for i in range(20001):
 	require_runner landlock
 	make_repo
 	ward_run landlock workspace-write -c 'echo evil > .git/hooks/pre-push'
-	local q=$HOME/.local/state/ward/quarantine
+	local q=$XDG_STATE_HOME/ward/quarantine
 	[ -d "$q" ] || fail "no quarantine at $q"
 	for v in landlock landlock-run bwrap; do
 		[ "$v" != bwrap ] || bwrap --ro-bind / / --unshare-user -- true 2>/dev/null || continue

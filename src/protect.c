@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -1132,9 +1133,33 @@ struct gentry {
 	struct gnode node;
 };
 
-struct ward_protect_guard {
+/* A snapshot: the guarded paths as they were. */
+struct gsnap {
 	struct gentry *v;
 	size_t n;
+};
+
+/*
+ * The snapshot of the guarded paths, shared by every guarded call of this
+ * process that runs at the same time on the same paths. A call that
+ * started while another one ran must not take the other's plant for the
+ * original: it joins the first call's snapshot (the state before any of
+ * them ran), every call's check compares against it, and it is dropped
+ * when the last of them is done. Guarded by epochs_lock, which also
+ * serializes the checks.
+ */
+struct epoch {
+	char *key; /* the runner class and the paths, one per line */
+	unsigned refs;
+	struct gsnap *snap;
+	struct epoch *next;
+};
+
+static pthread_mutex_t epochs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct epoch *epochs;
+
+struct ward_protect_guard {
+	struct epoch *ep;
 };
 
 /* What a snapshot used up; where it stopped. */
@@ -1164,13 +1189,33 @@ static void gentry_clear(struct gentry *e)
 	gnode_clear(&e->node);
 }
 
-void ward_protect_guard_free(struct ward_protect_guard *g)
+static void gsnap_free(struct gsnap *g)
 {
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->n; i++)
 		gentry_clear(&g->v[i]);
 	free(g->v);
+	free(g);
+}
+
+void ward_protect_guard_free(struct ward_protect_guard *g)
+{
+	struct epoch **pp;
+
+	if (!g)
+		return;
+	pthread_mutex_lock(&epochs_lock);
+	if (g->ep && --g->ep->refs == 0) {
+		for (pp = &epochs; *pp && *pp != g->ep; pp = &(*pp)->next)
+			;
+		if (*pp)
+			*pp = g->ep->next;
+		gsnap_free(g->ep->snap);
+		free(g->ep->key);
+		free(g->ep);
+	}
+	pthread_mutex_unlock(&epochs_lock);
 	free(g);
 }
 
@@ -1458,9 +1503,8 @@ static int snap_node(struct budget *b, struct gnode *nd, int pfd,
 }
 
 /* Add @path (a guarded path, canonical up to its last component). */
-static int guard_add(struct ward_protect_guard *g, size_t *cap,
-		     struct budget *b, const char *path, const char *what,
-		     bool deep)
+static int guard_add(struct gsnap *g, size_t *cap, struct budget *b,
+		     const char *path, const char *what, bool deep)
 {
 	const char *slash = strrchr(path, '/');
 	char buf[PATH_MAX];
@@ -1568,18 +1612,67 @@ static bool runner_keeps(enum ward_runner runner,
 	       !S_ISLNK(st.st_mode);
 }
 
+/* One path to snapshot. */
+struct gitem {
+	const char *path;
+	const char *what;
+	bool deep;
+};
+
+/*
+ * Snapshot @items into a new *out (NULL when none of them could be
+ * looked at). Errors as ward_protect_guard_new().
+ */
+static int snapshot(struct gsnap **out, const struct gitem *items,
+		    size_t nitems)
+{
+	struct gsnap *g = calloc(1, sizeof(*g));
+	struct budget *b = calloc(1, sizeof(*b));
+	size_t cap = 0;
+	int err = 0;
+
+	*out = NULL;
+	if (!g || !b) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < nitems && !err; i++)
+		err = guard_add(g, &cap, b, items[i].path, items[i].what,
+				items[i].deep);
+	if (err == WARD_EINVAL && b->over)
+		err = ward_err(
+		    WARD_EINVAL,
+		    "ward cannot check the protected %s after the run: it "
+		    "holds more than %d entries or %zu MiB, so the command "
+		    "was not run; remove what does not belong there, or "
+		    "release it with `unprotect:` in your user "
+		    "configuration (ward-config(5))",
+		    b->where, GUARD_ENTRIES_MAX, GUARD_HASH_MAX >> 20);
+	if (!err && g->n) {
+		*out = g;
+		g = NULL;
+	}
+out_free:
+	free(b);
+	gsnap_free(g);
+	return err;
+}
+
 int ward_protect_guard_new_for(struct ward_protect_guard **out,
 			       const ward_policy *policy,
 			       enum ward_runner runner)
 {
-	struct ward_protect_guard *g = NULL;
 	const struct ward_protected *v = NULL;
 	const char *ws = ward_policy_workspace(policy);
+	struct ward_protect_guard *h = NULL;
+	struct gitem *items = NULL;
 	char *const *roots = NULL;
-	struct budget *b = NULL;
-	char *dotgit = NULL;
-	size_t n = 0, cap = 0;
-	bool repo = false;
+	struct gsnap *snap = NULL;
+	struct epoch *ep;
+	char *dotgit = NULL, *key = NULL;
+	size_t n = 0, nitems = 0, klen = 0;
+	bool repo = false, bound;
+	FILE *m = NULL;
 	int err;
 
 	*out = NULL;
@@ -1590,15 +1683,15 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 		err = ward_policy_roots(&roots, policy);
 	if (err)
 		return err;
-	g = calloc(1, sizeof(*g));
-	b = calloc(1, sizeof(*b));
-	if (!g || !b ||
+	bound = runner == WARD_RUNNER_BWRAP || runner == WARD_RUNNER_CUSTOM;
+	items = calloc(n + 1, sizeof(*items));
+	if (!items ||
 	    asprintf(&dotgit, "%s/.git", strcmp(ws, "/") ? ws : "") < 0) {
 		dotgit = NULL;
 		err = -ENOMEM;
 		goto out_free;
 	}
-	for (size_t i = 0; i < n && !err; i++) {
+	for (size_t i = 0; i < n; i++) {
 		bool inside = false, nested = false;
 
 		if (v[i].kind == WARD_PROTECT_HOME)
@@ -1612,36 +1705,71 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 				 ward_path_within(v[i].path, v[j].path) &&
 				 strcmp(v[i].path, v[j].path) != 0;
 		if (inside && !nested && !runner_keeps(runner, &v[i]))
-			err = guard_add(g, &cap, b, v[i].path, v[i].what, true);
+			items[nitems++] =
+			    (struct gitem){v[i].path, v[i].what, true};
 		repo = repo || (inside && v[i].kind == WARD_PROTECT_GIT);
 	}
 	/* The workspace's .git itself, whatever it is, when there is a
 	 * repository: replacing it replaces everything above. (Without
 	 * one, a repository the command creates is its own.) */
-	if (!err && repo)
-		err = guard_add(g, &cap, b, dotgit,
-				"the workspace's git directory entry", false);
-	if (err == WARD_EINVAL && b->over)
-		err = ward_err(
-		    WARD_EINVAL,
-		    "ward cannot check the protected %s after the run: it "
-		    "holds more than %d entries or %zu MiB, so the command "
-		    "was not run; remove what does not belong there, or "
-		    "release it with `unprotect:` in your user "
-		    "configuration (ward-config(5))",
-		    b->where, GUARD_ENTRIES_MAX, GUARD_HASH_MAX >> 20);
-	if (err)
+	if (repo)
+		items[nitems++] = (struct gitem){
+		    dotgit, "the workspace's git directory entry", false};
+	if (!nitems)
 		goto out_free;
-	if (g->n) {
-		*out = g;
-		g = NULL;
+	m = open_memstream(&key, &klen);
+	if (!m) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	fprintf(m, "%s\n", bound ? "bound" : "all");
+	for (size_t i = 0; i < nitems; i++)
+		fprintf(m, "%c%s\n", items[i].deep ? 'd' : 'i', items[i].path);
+	if (fclose(m) != 0 || !key) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	pthread_mutex_lock(&epochs_lock);
+	for (ep = epochs; ep && strcmp(ep->key, key) != 0; ep = ep->next)
+		;
+	if (ep) {
+		/* Another call on the same paths runs: its snapshot is the
+		 * state before either ran. */
+		ep->refs++;
+	} else {
+		err = snapshot(&snap, items, nitems);
+		ep = !err && snap ? calloc(1, sizeof(*ep)) : NULL;
+		if (ep) {
+			ep->key = key;
+			key = NULL;
+			ep->refs = 1;
+			ep->snap = snap;
+			snap = NULL;
+			ep->next = epochs;
+			epochs = ep;
+		} else if (!err && snap) {
+			err = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&epochs_lock);
+	if (ep) {
+		h->ep = ep;
+		*out = h;
+		h = NULL;
 	}
 out_free:
 	if (err == -ENOMEM)
 		err = ward_err(-ENOMEM, "protected paths: out of memory");
-	free(b);
+	gsnap_free(snap);
+	free(h);
+	free(key);
+	free(items);
 	free(dotgit);
-	ward_protect_guard_free(g);
 	return err;
 }
 
@@ -2372,8 +2500,12 @@ int ward_protect_guard_check(char ***notes, struct ward_protect_guard *g)
 	struct quarantine q = {.fd = -1};
 	struct ward_strv sv = {0};
 
-	for (size_t i = 0; g && i < g->n; i++)
-		check_entry(&q, &g->v[i], &sv);
+	/* One check at a time: two calls sharing a snapshot must not move
+	 * the same entry twice. */
+	pthread_mutex_lock(&epochs_lock);
+	for (size_t i = 0; g && g->ep && i < g->ep->snap->n; i++)
+		check_entry(&q, &g->ep->snap->v[i], &sv);
+	pthread_mutex_unlock(&epochs_lock);
 	if (q.fd >= 0)
 		close(q.fd);
 	if (ward_strv_finish(notes, &sv) != 0)

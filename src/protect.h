@@ -152,7 +152,10 @@ int ward_protect_notes(char ***out, const ward_policy *policy, bool links);
  * directory is moved away and its original restored (a file whose bytes
  * were not kept is reported lost); a removed one is restored; changed
  * permission bits are set back. Entries added in any number are all
- * handled (no cap). Every step works relative to a directory descriptor
+ * handled (no cap). The calls of one process that are guarded at the same
+ * time on the same paths share the snapshot the first of them took (a
+ * later one must not take an earlier one's plant for the original).
+ * Every step works relative to a directory descriptor
  * whose identity (device, inode) matches the snapshot, never through a
  * symlink, so a run that replaced a parent with a link cannot aim the
  * guard elsewhere.

@@ -1816,6 +1816,41 @@ static void t_guard_bwrap(void **state)
 	xwrite(fx->base, "ws/.git/config", "[core]\n");
 }
 
+/*
+ * Two calls at once: the second starts after the first planted a hook.
+ * It must not take the plant for the original — else, when the first
+ * call's check has moved the hook away, the second's would put it back.
+ */
+static void t_guard_concurrent(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_protect_guard *g1 = NULL, *g2 = NULL;
+	char **notes;
+	struct stat st;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	assert_int_equal(ward_protect_guard_new(&g1, fx->policy), 0);
+	xwrite(fx->base, "ws/.git/hooks/pre-commit", "#!/bin/sh\nevil\n");
+	assert_int_equal(ward_protect_guard_new(&g2, fx->policy), 0);
+	notes = guard_run(g1);
+	assert_int_equal(count_lines(notes, "pre-commit", "appeared", NULL), 1);
+	ward_strv_free(notes);
+	ward_protect_guard_free(g1);
+	notes = guard_run(g2);
+	assert_null(notes[0]);
+	ward_strv_free(notes);
+	ward_protect_guard_free(g2);
+	assert_int_equal(lstat(P(fx, "ws/.git/hooks/pre-commit"), &st), -1);
+	/* Once both are done the next call snapshots afresh. */
+	xwrite(fx->base, "ws/.git/hooks/post-merge", "#!/bin/sh\n");
+	assert_int_equal(ward_protect_guard_new(&g1, fx->policy), 0);
+	notes = guard_run(g1);
+	assert_null(notes[0]);
+	ward_strv_free(notes);
+	ward_protect_guard_free(g1);
+	assert_int_equal(lstat(P(fx, "ws/.git/hooks/post-merge"), &st), 0);
+}
+
 /* Without a repository, one the command creates is its own. */
 static void t_guard_no_repo(void **state)
 {
@@ -2065,6 +2100,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_guard_content, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_no_repo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_bwrap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_guard_concurrent, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_flood, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_guard_traps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_protect_gitconfig, setup,

@@ -86,10 +86,19 @@ e2e_setup() {
 }
 
 e2e_teardown() {
-	local pid
+	local pid q d
 	for pid in "${E2E_PIDS[@]}"; do
 		kill -KILL "$pid" 2>/dev/null || true
 	done
+	# What ward's guard moved out of this test's workspace into the
+	# quarantine of ward's state directory (named by absolute path).
+	q=${XDG_STATE_HOME:-$HOME/.local/state}/ward/quarantine
+	for d in "$q"/*; do
+		if [ -e "$d$WS" ] || [ -e "$d$OUT_DIR" ]; then
+			rm -rf "$d"
+		fi
+	done
+	rmdir "$q" 2>/dev/null || true
 	rm -rf "$WS" "$OUT_DIR" "$HOST_TMP" "$HOME_FILE" /dev/shm/ward-e2e-"$E2E_TAG"
 }
 

@@ -229,6 +229,7 @@ demo: all
 
 bench: all
 	@bench/run.sh
+	@bench/calls.sh
 
 # --- install -------------------------------------------------------------
 

@@ -133,7 +133,7 @@ fi
 # --- 3. the other bench programs ---------------------------------------------
 
 for name in "${BENCHES[@]}"; do
-	[ "$name" = bench_spawn ] && continue
+	case $name in bench_spawn | bench_paired) continue ;; esac
 	echo "bench/run.sh: $name"
 	if timeout 900 "$OUT/$name" >"$OUT/$name.out" 2>"$OUT/$name.err"; then
 		echo 0 >"$OUT/$name.rc"

@@ -928,29 +928,43 @@ static int session_alloc(ward_session **out, const char *store, const char *id)
  */
 static int knob_of_text(const char *line, size_t len)
 {
-	static const char head[] = "{\"type\":\"";
-	const size_t hl = sizeof(head) - 1;
 	static const struct {
 		const char *type;
 		enum knob knob;
 	} knobs[] = {{TYPE_MODE, KNOB_MODE}, {TYPE_APPROVAL, KNOB_APPROVAL}};
+	const char *p = line, *end = line + len;
 
-	if (len < hl || memcmp(line, head, hl) != 0)
+	/* {"type":" — spaces allowed where JSON allows them. */
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p++ != '{')
+		return -1;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (end - p < 6 || memcmp(p, "\"type\"", 6) != 0)
+		return -1;
+	p += 6;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p++ != ':')
+		return -1;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p++ != '"')
 		return -1;
 	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
 		size_t tl = strlen(knobs[i].type);
 
-		if (len > hl + tl &&
-		    memcmp(line + hl, knobs[i].type, tl) == 0 &&
-		    line[hl + tl] == '"')
+		if ((size_t)(end - p) > tl &&
+		    memcmp(p, knobs[i].type, tl) == 0 && p[tl] == '"')
 			return (int)knobs[i].knob;
 	}
 	/* Some other type; make sure the string ends (no escapes in a type
 	 * ward writes, so a backslash means: parse). */
-	for (size_t i = hl; i < len; i++) {
-		if (line[i] == '"')
+	for (; p < end; p++) {
+		if (*p == '"')
 			return KNOB_NONE;
-		if (line[i] == '\\')
+		if (*p == '\\')
 			return -1;
 	}
 	return -1;
@@ -1019,6 +1033,52 @@ static int scan_lines(ward_session *s, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Read and fold line 1, the header, of the log open on @fd (s->lines is 0).
+ * A header is written whole when the session is created, so its newline
+ * is within the first LINE_MAX_BYTES.
+ */
+static int read_header(ward_session *s, int fd, const struct stat *st)
+{
+	size_t cap = (size_t)st->st_size < 4096 ? (size_t)st->st_size : 4096;
+	char *buf = NULL;
+	ssize_t r;
+	int err;
+
+	for (;;) {
+		char *grown = realloc(buf, cap + 1);
+
+		if (!grown) {
+			free(buf);
+			return ward_err(-ENOMEM, "out of memory");
+		}
+		buf = grown;
+		do {
+			r = pread(fd, buf, cap, 0);
+		} while (r < 0 && errno == EINTR);
+		if (r < 0) {
+			err = ward_err(-errno, "%s: %s", s->path,
+				       strerror(errno));
+			goto out_free;
+		}
+		if (memchr(buf, '\n', (size_t)r) || (size_t)r < cap ||
+		    cap >= LINE_MAX_BYTES)
+			break;
+		cap *= 2;
+	}
+	if (!memchr(buf, '\n', (size_t)r)) {
+		err = ward_err(-EBADMSG, "session log %s: no session header",
+			       s->path);
+		goto out_free;
+	}
+	/* Only the first line: scan_lines stops at it. */
+	r = (char *)memchr(buf, '\n', (size_t)r) - buf + 1;
+	err = scan_lines(s, buf, (size_t)r);
+out_free:
+	free(buf);
+	return err;
+}
+
 /* Forget what was read (the file was replaced or cut: read it anew). */
 static void forget_read(ward_session *s)
 {
@@ -1033,6 +1093,125 @@ static void forget_read(ward_session *s)
 }
 
 /*
+ * The fold checkpoint: a session that has run thousands of calls must not
+ * make every new call read megabytes of call records. After a read that
+ * scanned a lot, what it folded (how far it read, the knobs, the line
+ * count) is kept in <store>/.<id>.fold — a cache of the log, never a store:
+ * it is used only when it names the same file (device, inode), the log is
+ * at least that long and the bytes just before that point hash to what it
+ * says (a log rewritten or cut is read anew), and only when it belongs to
+ * us and nobody else may write it. The store is a protected path, read-only
+ * inside every confined run, like the log itself.
+ */
+#define FOLD_MAGIC    "ward-fold 1"
+#define FOLD_TAIL     256
+#define FOLD_MIN_SCAN (64 * 1024)
+
+/* FNV-1a of the @n bytes of the log ending at @end (fewer at the start). */
+static int tail_hash(int fd, off_t end, unsigned long long *out)
+{
+	char buf[FOLD_TAIL];
+	off_t from = end > FOLD_TAIL ? end - FOLD_TAIL : 0;
+	unsigned long long h = 0xcbf29ce484222325ULL;
+	ssize_t r;
+
+	do {
+		r = pread(fd, buf, (size_t)(end - from), from);
+	} while (r < 0 && errno == EINTR);
+	if (r != end - from)
+		return -EIO;
+	for (ssize_t i = 0; i < r; i++) {
+		h ^= (unsigned char)buf[i];
+		h *= 0x100000001b3ULL;
+	}
+	*out = h;
+	return 0;
+}
+
+static char *fold_path(const ward_session *s, bool tmp)
+{
+	char name[WARD_SESSION_ID_MAX + 40];
+
+	snprintf(name, sizeof(name), tmp ? ".%s.fold.%ld" : ".%s.fold", s->id,
+		 (long)getpid());
+	return join(s->store, name);
+}
+
+/*
+ * Start from the checkpoint when it is valid for the log open on @fd
+ * (whose header has just been read: s->lines == 1). s->lock held.
+ */
+static void fold_load(ward_session *s, int fd, const struct stat *st)
+{
+	char buf[256], *path = fold_path(s, false);
+	unsigned long long dev, ino, seen, lines, hash, now;
+	int mode, approval, ffd, n;
+	struct stat fst;
+	ssize_t r;
+
+	if (!path)
+		return;
+	ffd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	free(path);
+	if (ffd < 0)
+		return;
+	r = -1;
+	if (fstat(ffd, &fst) == 0 && S_ISREG(fst.st_mode) &&
+	    fst.st_uid == geteuid() && !(fst.st_mode & 022))
+		r = read(ffd, buf, sizeof(buf) - 1);
+	close(ffd);
+	if (r <= 0)
+		return;
+	buf[r] = '\0';
+	n = sscanf(buf, FOLD_MAGIC " %llu %llu %llu %llu %d %d %llx", &dev,
+		   &ino, &seen, &lines, &mode, &approval, &hash);
+	if (n != 7 || dev != (unsigned long long)st->st_dev ||
+	    ino != (unsigned long long)st->st_ino ||
+	    seen > (unsigned long long)st->st_size ||
+	    seen < (unsigned long long)s->seen || lines < 1 || mode < -1 ||
+	    mode > WARD_MODE_DANGER_FULL_ACCESS || approval < -1 ||
+	    approval > WARD_APPROVAL_NEVER)
+		return;
+	if (tail_hash(fd, (off_t)seen, &now) != 0 || now != hash)
+		return;
+	s->seen = (off_t)seen;
+	s->lines = (size_t)lines;
+	s->mode = mode;
+	s->approval = approval;
+}
+
+/* Keep what was folded up to s->seen (best effort). s->lock held. */
+static void fold_store(ward_session *s, int fd)
+{
+	char *tmp = fold_path(s, true), *path = fold_path(s, false);
+	unsigned long long hash;
+	char buf[256];
+	int ffd, n;
+
+	if (!tmp || !path || tail_hash(fd, s->seen, &hash) != 0)
+		goto out_free;
+	n = snprintf(buf, sizeof(buf),
+		     FOLD_MAGIC " %llu %llu %llu %llu %d %d %llx\n",
+		     (unsigned long long)s->dev, (unsigned long long)s->ino,
+		     (unsigned long long)s->seen, (unsigned long long)s->lines,
+		     s->mode, s->approval, hash);
+	ffd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		   0600);
+	if (ffd < 0)
+		goto out_free;
+	if (write(ffd, buf, (size_t)n) != n || close(ffd) != 0 ||
+	    rename(tmp, path) != 0)
+		unlink(tmp);
+	else
+		ffd = -1;
+	if (ffd >= 0)
+		close(ffd);
+out_free:
+	free(tmp);
+	free(path);
+}
+
+/*
  * Bring the folds up to date from the log open (and locked) on @fd: read
  * from where the last read stopped, or from the start when the file is
  * another one or shorter than what was read. s->lock held.
@@ -1040,6 +1219,7 @@ static void forget_read(ward_session *s)
 static int refresh_fd(ward_session *s, int fd)
 {
 	struct stat st;
+	off_t start;
 	size_t cap, len = 0;
 	char *buf = NULL;
 	ssize_t r;
@@ -1064,6 +1244,17 @@ static int refresh_fd(ward_session *s, int fd)
 					   "session log %s: no session "
 					   "header",
 					   s->path);
+	if (s->lines == 0) {
+		/* The header first; then, when a checkpoint holds what the
+		 * rest folds to, only what was appended after it. */
+		err = read_header(s, fd, &st);
+		if (err)
+			return err;
+		fold_load(s, fd, &st);
+		if (st.st_size == s->seen)
+			return 0;
+	}
+	start = s->seen;
 	cap = (size_t)(st.st_size - s->seen);
 	buf = malloc(cap + 1);
 	if (!buf)
@@ -1084,6 +1275,8 @@ static int refresh_fd(ward_session *s, int fd)
 	err = scan_lines(s, buf, len);
 	if (err)
 		forget_read(s); /* read it all again next time */
+	else if (s->seen - start >= FOLD_MIN_SCAN)
+		fold_store(s, fd);
 out_free:
 	free(buf);
 	return err;

@@ -1317,6 +1317,87 @@ static void test_lock_held_forever_fails_bounded(void **state)
 	ward_session_free(s);
 }
 
+/*
+ * A long log is folded once: the checkpoint lets the next open read only
+ * what came after it, and a checkpoint that does not match the log (the
+ * log was cut and rewritten, the file was forged with a wider mode, it is
+ * writable by others) is ignored — the log is read again in full.
+ */
+static void test_fold_checkpoint(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = NULL, *t = NULL;
+	char fold[600], line[200];
+	FILE *f;
+
+	assert_int_equal(ward_session_create(&s, fx->store, fx->ws), 0);
+	/* 2,000 call records: more than the checkpoint's threshold. */
+	for (int i = 0; i < 2000; i++) {
+		snprintf(line, sizeof(line),
+			 "{\"type\":\"call/start\",\"n\":%d,"
+			 "\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}",
+			 i);
+		assert_int_equal(ward_session_append_json(s, line), 0);
+	}
+	assert_int_equal(ward_session_set_mode(
+			     NULL, s, WARD_MODE_WORKSPACE_WRITE, &DEFAULTS),
+			 0);
+	snprintf(fold, sizeof(fold), "%s/.%s.fold", ward_session_store(s),
+		 ward_session_id(s));
+	/* The first full read after the appends writes the checkpoint. */
+	assert_int_equal(ward_session_open(&t, fx->store, ward_session_id(s)),
+			 0);
+	assert_int_equal(access(fold, F_OK), 0);
+	assert_int_equal(ward_session_mode(t, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_WORKSPACE_WRITE);
+	ward_session_free(t);
+	/* A knob after the checkpoint is seen. */
+	assert_int_equal(
+	    ward_session_set_mode(NULL, s, WARD_MODE_READ_ONLY, &DEFAULTS), 0);
+	assert_int_equal(ward_session_open(&t, fx->store, ward_session_id(s)),
+			 0);
+	assert_int_equal(ward_session_mode(t, WARD_MODE_WORKSPACE_WRITE, NULL),
+			 WARD_MODE_READ_ONLY);
+	ward_session_free(t);
+	/* Forged checkpoints: a wider mode with a tail hash that does not
+	 * match the log is ignored; with the right hash, it is ignored when
+	 * anyone else could have written the file. */
+	f = fopen(fold, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	{
+		unsigned long long dev, ino, seen, lines, hash;
+		int mode, approval;
+
+		assert_int_equal(sscanf(line,
+					"ward-fold 1 %llu %llu %llu %llu %d "
+					"%d %llx",
+					&dev, &ino, &seen, &lines, &mode,
+					&approval, &hash),
+				 7);
+		for (int k = 0; k < 2; k++) {
+			f = fopen(fold, "w");
+			assert_non_null(f);
+			fprintf(f,
+				"ward-fold 1 %llu %llu %llu %llu %d %d %llx\n",
+				dev, ino, seen, lines,
+				(int)WARD_MODE_DANGER_FULL_ACCESS, approval,
+				k == 0 ? hash ^ 1 : hash);
+			fclose(f);
+			assert_int_equal(chmod(fold, k == 0 ? 0600 : 0666), 0);
+			assert_int_equal(ward_session_open(&t, fx->store,
+							   ward_session_id(s)),
+					 0);
+			assert_int_equal(
+			    ward_session_mode(t, WARD_MODE_READ_ONLY, NULL),
+			    WARD_MODE_READ_ONLY);
+			ward_session_free(t);
+		}
+	}
+	ward_session_free(s);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1332,6 +1413,7 @@ int main(void)
 	    T(test_concurrent_appends),
 	    T(test_lock_contended_then_released),
 	    T(test_lock_held_forever_fails_bounded),
+	    T(test_fold_checkpoint),
 	    T(test_torn_tail_ignored_and_repaired),
 	    T(test_kill9_during_appends),
 	    T(test_corrupt_middle_line_is_an_error),

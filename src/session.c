@@ -1822,47 +1822,6 @@ int ward_session_check_policy(const ward_session *s, const ward_policy *policy)
 	return check_store(s->store, policy);
 }
 
-int ward_session_resolve(ward_policy **out, enum ward_knob_source *source,
-			 const ward_session *s,
-			 const struct ward_session_defaults *d,
-			 const enum ward_mode *escalated)
-{
-	struct ward_session_defaults dd = WARD_SESSION_DEFAULTS_INIT;
-	enum ward_knob_source src;
-	ward_policy *policy = NULL;
-	enum ward_mode mode;
-	const char *root;
-	int err;
-
-	if (d)
-		dd = *d;
-	mode = ward_session_mode(s, dd.mode, &src);
-	if (escalated) {
-		mode = *escalated;
-		src = WARD_KNOB_ESCALATION;
-	}
-	root = s->cwd ? s->cwd : dd.root;
-	if (!root)
-		return ward_err(WARD_EINVAL,
-				"session %s has no cwd and no workspace root "
-				"is configured",
-				s->id);
-	err = ward_policy_new(&policy, mode, root);
-	if (err)
-		return err;
-	err = ward_policy_set_session(policy, s->id);
-	if (!err)
-		err = ward_session_check_policy(s, policy);
-	if (err) {
-		ward_policy_free(policy);
-		return err;
-	}
-	if (source)
-		*source = src;
-	*out = policy;
-	return 0;
-}
-
 /* --- exported: audit ------------------------------------------------------ */
 
 int ward_session_new_call_id(char *buf, size_t len)

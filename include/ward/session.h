@@ -254,22 +254,12 @@ ward_session_set_approval(bool *changed, ward_session *session,
 WARD_EXTERN int ward_session_check_policy(const ward_session *session,
 					  const ward_policy *policy);
 
-/**
- * ward_session_resolve - the policy of one call in @session:
- *
- *   mode = @escalated (an approved escalation; NULL: none)
- *          ?? the session's last `sandbox/mode` event ?? @d->mode
- *   root = the session's cwd ?? @d->root
- *
- * with the session id attached, checked by ward_session_check_policy().
- * WARD_EINVAL when there is no root at all. *source (may be NULL) says
- * where the mode came from. The caller frees *out with ward_policy_free().
+/*
+ * The policy of one call in a session (the session's mode folded against
+ * the configuration's, its cwd as the workspace, the configuration's rules)
+ * is resolved by ward_call_new() (call.h): there is no other way to make
+ * one, so no caller can forget the access rules.
  */
-WARD_EXTERN int ward_session_resolve(ward_policy **out,
-				     enum ward_knob_source *source,
-				     const ward_session *session,
-				     const struct ward_session_defaults *d,
-				     const enum ward_mode *escalated);
 
 /* --- audit ------------------------------------------------------------ */
 

@@ -456,7 +456,6 @@ static void test_sessions_isolated(void **state)
 	struct fx *fx = *state;
 	ward_session *a = new_session(fx, fx->ws);
 	ward_session *b = new_session(fx, fx->ws2);
-	ward_policy *pa = NULL, *pb = NULL;
 	char real_ws[PATH_MAX], real_ws2[PATH_MAX];
 
 	assert_int_equal(
@@ -475,19 +474,11 @@ static void test_sessions_isolated(void **state)
 			 WARD_APPROVAL_NEVER);
 	assert_int_equal(ward_session_event_count(a), 1);
 	assert_int_equal(ward_session_event_count(b), 1);
-	/* Each resolves its own root and mode. */
-	assert_int_equal(ward_session_resolve(&pa, NULL, a, NULL, NULL), 0);
-	assert_int_equal(ward_session_resolve(&pb, NULL, b, NULL, NULL), 0);
+	/* Each has its own cwd (the workspace of its calls: test_call.c). */
 	assert_non_null(realpath(fx->ws, real_ws));
 	assert_non_null(realpath(fx->ws2, real_ws2));
-	assert_string_equal(ward_policy_workspace(pa), real_ws);
-	assert_string_equal(ward_policy_workspace(pb), real_ws2);
-	assert_int_equal(ward_policy_mode(pa), WARD_MODE_WORKSPACE_WRITE);
-	assert_int_equal(ward_policy_mode(pb), WARD_MODE_READ_ONLY);
-	assert_string_equal(ward_policy_session(pa), ward_session_id(a));
-	assert_string_equal(ward_policy_session(pb), ward_session_id(b));
-	ward_policy_free(pa);
-	ward_policy_free(pb);
+	assert_string_equal(ward_session_cwd(a), real_ws);
+	assert_string_equal(ward_session_cwd(b), real_ws2);
 	ward_session_free(a);
 	ward_session_free(b);
 }
@@ -858,60 +849,6 @@ static void test_records(void **state)
 
 /* --- resolution and the store's protection ---------------------------- */
 
-static void test_resolve_precedence(void **state)
-{
-	struct fx *fx = *state;
-	ward_session *s = new_session(fx, fx->ws);
-	ward_session *nocwd = new_session(fx, NULL);
-	struct ward_session_defaults d = DEFAULTS;
-	enum ward_mode esc = WARD_MODE_DANGER_FULL_ACCESS;
-	enum ward_knob_source src;
-	ward_policy *p = NULL;
-	char real_ws[PATH_MAX], real_ws2[PATH_MAX];
-
-	assert_non_null(realpath(fx->ws, real_ws));
-	assert_non_null(realpath(fx->ws2, real_ws2));
-	d.root = fx->ws2;
-
-	/* Default only. */
-	d.mode = WARD_MODE_WORKSPACE_WRITE;
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_WORKSPACE_WRITE);
-	assert_int_equal(src, WARD_KNOB_DEFAULT);
-	/* The session's cwd beats the configured root. */
-	assert_string_equal(ward_policy_workspace(p), real_ws);
-	ward_policy_free(p);
-
-	/* Session override beats the default. */
-	assert_int_equal(
-	    ward_session_set_mode(NULL, s, WARD_MODE_READ_ONLY, &d), 0);
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_READ_ONLY);
-	assert_int_equal(src, WARD_KNOB_SESSION);
-	ward_policy_free(p);
-
-	/* An approved escalation beats both, for that call only. */
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, &esc), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_DANGER_FULL_ACCESS);
-	assert_int_equal(src, WARD_KNOB_ESCALATION);
-	ward_policy_free(p);
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_READ_ONLY);
-	ward_policy_free(p);
-
-	/* No cwd: the configured root; neither: an error. */
-	assert_int_equal(ward_session_resolve(&p, NULL, nocwd, &d, NULL), 0);
-	assert_string_equal(ward_policy_workspace(p), real_ws2);
-	ward_policy_free(p);
-	d.root = NULL;
-	p = NULL;
-	assert_int_equal(ward_session_resolve(&p, NULL, nocwd, &d, NULL),
-			 WARD_EINVAL);
-	assert_null(p);
-	ward_session_free(nocwd);
-	ward_session_free(s);
-}
-
 static void test_store_never_writable(void **state)
 {
 	struct fx *fx = *state;
@@ -932,15 +869,16 @@ static void test_store_never_writable(void **state)
 	snprintf(tmpstore, sizeof(tmpstore), "/tmp/ward-test-store.%d",
 		 (int)getpid());
 	assert_int_equal(ward_session_create(&s, tmpstore, fx->ws), 0);
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, NULL), 0);
-	ward_policy_free(p);
-	m = WARD_MODE_WORKSPACE_WRITE;
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m),
-			 WARD_EINVAL);
-	assert_non_null(strstr(ward_error_last(), "writable root /tmp"));
-	m = WARD_MODE_DANGER_FULL_ACCESS;
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m), 0);
-	ward_policy_free(p);
+	for (m = WARD_MODE_READ_ONLY; m <= WARD_MODE_DANGER_FULL_ACCESS; m++) {
+		assert_int_equal(ward_policy_new(&p, m, fx->ws), 0);
+		assert_int_equal(ward_session_check_policy(s, p),
+				 m == WARD_MODE_WORKSPACE_WRITE ? WARD_EINVAL
+								: 0);
+		if (m == WARD_MODE_WORKSPACE_WRITE)
+			assert_non_null(
+			    strstr(ward_error_last(), "writable root /tmp"));
+		ward_policy_free(p);
+	}
 	ward_session_free(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpstore);
 	assert_int_equal(system(cmd), 0);
@@ -980,7 +918,8 @@ static void test_protected_store_allowed(void **state)
 	assert_int_equal(ward_session_create(&s, NULL, fx->base), 0);
 	assert_int_equal(ward_session_store_default(&store), 0);
 	assert_true(strncmp(ward_session_path(s), store, strlen(store)) == 0);
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m), 0);
+	assert_int_equal(ward_policy_new(&p, m, fx->base), 0);
+	assert_int_equal(ward_session_check_policy(s, p), 0);
 	/* …because the fence (like the runners) keeps it read-only. */
 	snprintf(target, sizeof(target), "%s/evil.jsonl", store);
 	assert_int_equal(ward_fs_write(&d, p, target, "x", 1, NULL),
@@ -1421,7 +1360,6 @@ int main(void)
 	    T(test_append_json_rules),
 	    T(test_append_json_refusal_names_type),
 	    T(test_records),
-	    T(test_resolve_precedence),
 	    T(test_store_never_writable),
 	    T(test_protected_store_allowed),
 	    cmocka_unit_test(test_presets_table),

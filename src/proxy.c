@@ -1369,6 +1369,8 @@ static void on_accept(struct evconnlistener *lev, evutil_socket_t fd,
 	c->id = ++p->next_id;
 	c->cfd = fd;
 	c->ufd = -1;
+	/* Until the rules decide, the connection named no destination. */
+	c->verdict = WARD_PROXY_INVALID;
 	c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
 	c->next = ep->conns;
 	if (ep->conns)

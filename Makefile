@@ -209,7 +209,18 @@ $(PROXYD): tests/e2e/ward-proxyd.c $(LIBA)
 	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -o $@ $< \
 	    $(LIBA) $(LIB_LIBS)
 
-check: all $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD)
+# The same, static with musl, when ward is: it checks libevent as
+# scripts/musl-deps.sh built it (nothing in ward calls the proxy yet).
+ifeq ($(WARD_MUSL),1)
+PROXYD_MUSL := $(B)/tests/ward-proxyd-musl
+$(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  MUSLLD  $@')
+	$(Q)$(MUSL_CC) -static $(CPPFLAGS) $(MUSL_CFLAGS) -o $@ $< \
+	    $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
+endif
+
+check: all $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) $(PROXYD_MUSL)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 
@@ -243,7 +254,7 @@ demo: all
 
 # --- benchmarks ----------------------------------------------------------
 
-bench: all $(PROXYD)
+bench: all
 	@bench/run.sh
 
 # --- install -------------------------------------------------------------

@@ -347,6 +347,21 @@ make_repo() {
 	[ ! -s "$T/vg.log" ]
 }
 
+@test "proxy: the static musl build (libevent from scripts/musl-deps.sh) serves too" {
+	[ -x "$PROXYD-musl" ] || skip "no musl build (ward is dynamic here)"
+	start_server
+	PROXYD=$PROXYD-musl start_proxy --allow allowed.test
+	run --separate-stderr pcurl "http://127.0.0.1:$PPORT" \
+		"http://allowed.test:$SPORT/hello.txt"
+	[ "$output" = "hello from the allowed server" ]
+	run --separate-stderr pcurl "socks5h://127.0.0.1:$PPORT" \
+		"http://denied.test:$SPORT/hello.txt"
+	[ "$status" = 97 ]
+	stop_proxy
+	run events '[(e["verdict"], e["protocol"], e["host"]) for e in ev]'
+	[ "$output" = "[('allowed', 'http', 'allowed.test'), ('denied', 'socks5', 'denied.test')]" ]
+}
+
 # --- the bridge ------------------------------------------------------------
 
 need_bwrap() {

@@ -115,7 +115,6 @@ struct ward_proxy_endpoint {
 	unsigned port;
 	struct conn *conns; /* doubly linked through conn->prev/next */
 	ward_proxy_endpoint *next;
-	bool listening;
 };
 
 struct conn {
@@ -1508,7 +1507,6 @@ static int endpoint_listen(ward_proxy_endpoint *ep)
 	}
 	ep->next = p->endpoints;
 	p->endpoints = ep;
-	ep->listening = true;
 	return 0;
 }
 

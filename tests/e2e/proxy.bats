@@ -372,12 +372,14 @@ need_bwrap() {
 }
 
 # Run ARG... in a sandbox without network, behind ward-bridge on
-# 127.0.0.1:3128 (as "${AS[@]}").
+# 127.0.0.1:3128 (as "${AS[@]}"), the proxy's socket bound at the fixed
+# path docs/NETWORK.md gives.
 in_sandbox() {
 	"${AS[@]}" bwrap --ro-bind / / --dev /dev --proc /proc \
+		--ro-bind "$PSOCK" /dev/ward-proxy.sock \
 		--unshare-net --unshare-pid --unshare-user --die-with-parent \
 		--new-session --cap-drop ALL -- \
-		"$BRIDGE" --port 3128 --socket "$PSOCK" -- "$@"
+		"$BRIDGE" --port 3128 --socket /dev/ward-proxy.sock -- "$@"
 }
 
 # The checks shared by root and nobody.

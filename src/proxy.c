@@ -1542,6 +1542,11 @@ static void run_cmd_here(ward_proxy *p, struct cmd *cmd, int *ret)
 
 	switch (cmd->kind) {
 	case CMD_OPEN:
+		/* Queued behind a stop: the loop is ending. */
+		if (p->stopping) {
+			*ret = -ESHUTDOWN;
+			break;
+		}
 		*ret = endpoint_listen(cmd->ep);
 		if (*ret) {
 			/* Freed here, on the loop's thread. */

@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -69,9 +70,25 @@ static const char *const lat_label[L_COUNT] = {
 static size_t bulk_bytes = 100u << 20;
 static char bulk_chunk[1 << 20];
 
+/* The scratch directory, removed on the way out (the bridge, started
+ * with PR_SET_PDEATHSIG, ends by itself). */
+static char scratch[] = "/tmp/bench-proxy.XXXXXX";
+
+static void scratch_remove(void)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/proxy.sock", scratch);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/call.sock", scratch);
+	unlink(path);
+	rmdir(scratch);
+}
+
 static void fail(const char *what)
 {
 	fprintf(stderr, "bench_proxy: %s: %s\n", what, strerror(errno));
+	scratch_remove();
 	exit(1);
 }
 
@@ -347,6 +364,8 @@ static pid_t bridge_start(const char *bridge, const char *sock, unsigned *port)
 	if (pid < 0)
 		fail("fork");
 	if (pid == 0) {
+		/* Whatever way the bench ends, the bridge ends with it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		execl(bridge, bridge, "--port", portarg, "--socket", sock, "--",
 		      "sleep", "3600", (char *)NULL);
 		_exit(127);
@@ -430,7 +449,7 @@ int main(int argc, char **argv)
 {
 	int n = 1000, rounds = 9, calls = 200, nvar;
 	const char *bridge = "build/bin/ward-bridge", *json_path = NULL;
-	char dir[] = "/tmp/bench-proxy.XXXXXX", sock[128];
+	char *dir = scratch, sock[128];
 	char *allow[] = {"localhost", NULL};
 	struct ward_proxy_options o = WARD_PROXY_OPTIONS_INIT;
 	struct ports pt = {0};
@@ -544,7 +563,7 @@ int main(int argc, char **argv)
 		waitpid(bpid, NULL, 0);
 	}
 	ward_proxy_free(p);
-	rmdir(dir);
+	scratch_remove();
 
 	printf("connect latency (%d interleaved rounds; median, p10, p90 in "
 	       "µs; socket() to a 1-byte echo)\n",

@@ -1,7 +1,8 @@
 # ward — one non-recursive Makefile.
 #
 #   make              build/bin/ward (static musl when it can be had),
-#                     build/bin/landlock-run (static),
+#                     build/bin/landlock-run and build/bin/ward-bridge
+#                     (static),
 #                     build/lib/libward.a, build/lib/libward.so
 #   make demo         build, then show a denied write and an allowed one
 #   make check        every test; ends with "N passed, N failed, N skipped"
@@ -40,7 +41,9 @@ LIB_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) -fPIC -fvisibility=hidden \
               -DWARD_BUILDING $(CFLAGS)
 APP_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS)
 
-PKGS      := jansson libfyaml
+# libevent: the network proxy's loop (core), its resolver (extra) and
+# its locking (pthreads).
+PKGS      := jansson libfyaml libevent_core libevent_extra libevent_pthreads
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LIB_LIBS   = $(PKG_LIBS) -lpthread
@@ -67,7 +70,10 @@ MUSL_CC     ?= musl-gcc
 MUSL_DIR    := $(B)/musl
 MUSL_PREFIX := $(MUSL_DIR)/prefix
 MUSL_CONF   := $(MUSL_DIR)/ward-musl.mk
-MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a
+MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
+                $(MUSL_PREFIX)/lib/libevent_extra.a \
+                $(MUSL_PREFIX)/lib/libevent_pthreads.a \
+                $(MUSL_PREFIX)/lib/libevent_core.a
 # That libfyaml carries our patches (scripts/patches/libfyaml/): config.c
 # parses in-process with it, and in a child process with any other.
 MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
@@ -92,6 +98,7 @@ HDRS      := $(wildcard include/ward/*.h)
 
 WARD     := $(B)/bin/ward
 LAUNCHER := $(B)/bin/landlock-run
+BRIDGE   := $(B)/bin/ward-bridge
 LIBA     := $(B)/lib/libward.a
 LIBSO    := $(B)/lib/libward.so
 
@@ -104,7 +111,7 @@ ifneq ($(filter-out $(MUSL_SKIP_GOALS),$(or $(MAKECMDGOALS),all)),)
 -include $(MUSL_CONF)
 endif
 
-all: $(WARD) $(LAUNCHER) $(LIBA) $(LIBSO) $(B)/ward.pc
+all: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc
 
 $(DEPS_STAMP): scripts/deps.sh
 	@scripts/deps.sh
@@ -178,6 +185,11 @@ $(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c
 
+# ward-bridge runs inside bwrap's network namespace: static, libc only.
+$(BRIDGE): launcher/ward-bridge.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/ward-bridge.c
+
 $(B)/ward.pc: ward.pc.in Makefile $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
@@ -193,7 +205,27 @@ $(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h)
 
 unit: $(UNIT_BINS)
 
-check: all $(UNIT_BINS) $(FUZZ_BINS)
+# A stand-alone host for the proxy, driven by tests/e2e/proxy.bats and
+# bench/run.sh (not installed).
+PROXYD := $(B)/tests/ward-proxyd
+$(PROXYD): tests/e2e/ward-proxyd.c $(LIBA)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -o $@ $< \
+	    $(LIBA) $(LIB_LIBS)
+
+# The same, static with musl, when ward is: it checks libevent as
+# scripts/musl-deps.sh built it (nothing in ward calls the proxy yet).
+ifeq ($(WARD_MUSL),1)
+PROXYD_MUSL := $(B)/tests/ward-proxyd-musl
+$(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  MUSLLD  $@')
+	$(Q)$(MUSL_CC) -static $(CPPFLAGS) $(MUSL_CFLAGS) -o $@ $< \
+	    $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
+endif
+
+check: all $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) $(PROXYD_MUSL)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 
@@ -239,6 +271,7 @@ install: all
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(WARD) $(DESTDIR)$(BINDIR)/ward
 	install -m 0755 $(LAUNCHER) $(DESTDIR)$(LIBEXECDIR)/landlock-run
+	install -m 0755 $(BRIDGE) $(DESTDIR)$(LIBEXECDIR)/ward-bridge
 	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libward.a
 	install -m 0755 $(LIBSO) $(DESTDIR)$(LIBDIR)/libward.so.0
 	ln -sf libward.so.0 $(DESTDIR)$(LIBDIR)/libward.so
@@ -249,6 +282,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBEXECDIR)/landlock-run \
+	    $(DESTDIR)$(LIBEXECDIR)/ward-bridge \
 	    $(DESTDIR)$(LIBDIR)/libward.a $(DESTDIR)$(LIBDIR)/libward.so \
 	    $(DESTDIR)$(LIBDIR)/libward.so.0 \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc

@@ -15,6 +15,7 @@ musl-tools:/usr/bin/musl-gcc
 libjansson-dev:/usr/include/jansson.h
 libcmocka-dev:/usr/include/cmocka.h
 libfyaml-dev:/usr/include/libfyaml.h
+libevent-dev:/usr/include/event2/event.h
 libseccomp-dev:/usr/include/seccomp.h
 bats:/usr/bin/bats
 pkg-config:/usr/bin/pkg-config

@@ -55,6 +55,21 @@ int ward_render_denial(char **out, enum ward_mode mode,
 	return 0;
 }
 
+int ward_render_network_denied(char **out, const char *host)
+{
+	char *text = NULL;
+
+	if (!host || !*host ||
+	    strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789.-_:") != strlen(host))
+		return ward_err(WARD_EINVAL, "not a host name or address");
+	/* Exact text from the design (round two). */
+	if (asprintf(&text, "[sandbox: network access to %s denied]", host) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int ward_render_verdict(char **out, enum ward_escalation_verdict verdict,
 			enum ward_subject subject, enum ward_mode requested)
 {

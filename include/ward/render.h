@@ -54,6 +54,17 @@ WARD_EXTERN int ward_render_denial(char **out, enum ward_mode mode,
 				   bool escalation_offered);
 
 /**
+ * ward_render_network_denied - the network-denial marker,
+ * "[sandbox: network access to <host> denied]", appended on stderr when
+ * ward's network proxy refused a connection of the command. @host is the
+ * host as the proxy reports it (a normalized name or IP address): a host
+ * with any byte but ASCII letters, digits, '.', '-', '_' and ':' (or an
+ * empty one) is WARD_EINVAL, so nothing else reaches model-facing text.
+ * The caller frees *out. 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_render_network_denied(char **out, const char *host);
+
+/**
  * ward_render_verdict - the text a refused escalation ends with; each
  * verdict has its own (<s> is "command" or "operation", <mode> the mode
  * asked for):

@@ -162,7 +162,8 @@ bool cli_option_applies(const struct cli_option *o, const char *sub);
 extern bool cli_json_mode;
 
 /*
- * CLI_ERR - every code of a JSON error object is written as CLI_ERR("X"):
+ * CLI_ERR - every code of a JSON error object is written as CLI_ERR(code)
+ * with the code a string literal:
  * tests/e2e/docs.bats finds them all this way and checks that man/ward.1
  * documents each.
  */

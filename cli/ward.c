@@ -502,8 +502,7 @@ void cli_print_warnings(char *const *warnings, const char *scope,
 	/* Recorded in either case, so that --quiet after a run without it
 	 * leaves out what that run showed. A store that cannot be read
 	 * leaves seen false: shown again rather than hidden. */
-	if (ward_notice_seen(&seen, scope, workspace, warnings) == -ENOMEM)
-		die(CLI_EXIT_WARD, "out of memory");
+	(void)ward_notice_seen(&seen, scope, workspace, warnings);
 	if (quiet && seen)
 		return;
 	fflush(stdout);

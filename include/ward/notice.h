@@ -31,8 +31,8 @@ WARD_BEGIN_DECL
  * a workspace without warnings costs one read and no write.
  *
  * Sets *out_seen (false when the store cannot be read) and returns 0, or
- * returns -EINVAL (a NULL argument) or -ENOMEM. Failing to record is not
- * an error: it only means the warnings are shown again next time.
+ * returns -EINVAL (a NULL argument). Failing to record is not an error:
+ * it only means the warnings are shown again next time.
  */
 WARD_EXTERN int ward_notice_seen(bool *out_seen, const char *scope,
 				 const char *workspace, char *const *warnings);

@@ -543,19 +543,27 @@ static void print_json(const struct report *r, bool valid)
 
 /* --- check -------------------------------------------------------------- */
 
+const struct cli_option cli_config_cmd_options[] = {
+    CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS,
+    CLI_OPTION_JSON, CLI_OPTION_HELP,	   CLI_OPTION_END,
+};
+
+const struct cli_command cli_config_commands[] = {
+    {"check",
+     NULL,
+     "validate ward.yml and show the effective setup",
+     NULL,
+     NULL,
+     {CLI_VALUE_NONE}},
+    {NULL, NULL, NULL, NULL, NULL, {CLI_VALUE_NONE}},
+};
+
 static int config_check(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"mode", required_argument, NULL, 'm'},
-	    {"workspace", required_argument, NULL, 'w'},
-	    CLI_CONFIG_LONGOPTS,
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct ward_config_options co;
 	struct report r;
+	struct cli_getopt g;
 	char ubuf[PATH_MAX];
 	const char *ws;
 	struct stat st;
@@ -563,10 +571,9 @@ static int config_check(int argc, char **argv)
 	int opt, err;
 
 	memset(&r, 0, sizeof(r));
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:m:w:h", longopts, NULL)) !=
-	       -1) {
+	cli_getopt_init(&g, cli_config_cmd_options, true, "check", config_usage,
+			argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (cli_config_option(&po, opt, optarg, config_usage) ||
 		    cli_policy_option(&po, opt, optarg, config_usage))
 			continue;

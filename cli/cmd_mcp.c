@@ -88,6 +88,13 @@ static void print_help(void)
 	    "landlock\n" CLI_CONFIG_HELP
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
+	    "Advanced:\n"
+	    "      --landlock-via-launcher\n"
+	    "                         with the landlock runner, spawn the "
+	    "landlock-run\n"
+	    "                         launcher instead of confining "
+	    "in-process\n"
+	    "\n"
 	    "Only MCP goes to stdout; logs go to stderr. At end of input every "
 	    "running\n"
 	    "command is stopped and ward exits 0; on SIGTERM, SIGINT or SIGHUP "
@@ -966,17 +973,16 @@ static void server_free(struct mcp_server *srv)
 	pthread_mutex_destroy(&srv->out_lock);
 }
 
+const struct cli_option cli_mcp_options[] = {
+    CLI_POLICY_OPTIONS, CLI_CONFIG_OPTIONS, CLI_OPTION_SESSION,
+    CLI_OPTION_HELP,	CLI_OPTION_END,
+};
+
 int cmd_mcp(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    CLI_POLICY_LONGOPTS,
-	    CLI_CONFIG_LONGOPTS,
-	    {"session", required_argument, NULL, CLI_OPT_SESSION},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	static struct mcp_server srv;
 	struct ward_jr_lines lines;
+	struct cli_getopt g;
 	const char *session_id = NULL;
 	enum ward_mode flag_mode;
 	bool mode_given;
@@ -985,9 +991,8 @@ int cmd_mcp(int argc, char **argv)
 	int opt, err, sfd, sig = 0;
 
 	server_init(&srv);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:m:w:r:h", longopts, NULL)) !=
-	       -1) {
+	cli_getopt_init(&g, cli_mcp_options, true, NULL, mcp_usage, argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (opt == CLI_OPT_SESSION) {
 			if (!ward_session_id_valid(optarg))
 				die_usage(mcp_usage,

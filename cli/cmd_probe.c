@@ -191,14 +191,15 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	printf("landlock-run:  %s\n", launcher ? launcher : "(not found)");
 }
 
+const struct cli_option cli_probe_options[] = {
+    CLI_OPTION_JSON,
+    CLI_OPTION_RUNNER,
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
+
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"runner", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	const struct ward_probe_entry *entries = NULL;
 	enum ward_runner forced = WARD_RUNNER_NONE;
 	enum ward_enforcement enf = WARD_ENFORCEMENT_NONE;
@@ -208,12 +209,14 @@ int cmd_probe(int argc, char **argv)
 	ward_policy *here = NULL;
 	char select_detail[512] = "";
 	struct ll_facts ll;
+	struct cli_getopt g;
 	bool json = false;
 	size_t n = 0;
 	int opt, err, select_err;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:r:h", longopts, NULL)) != -1) {
+	cli_getopt_init(&g, cli_probe_options, true, NULL, probe_usage, argc,
+			argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (opt) {
 		case CLI_OPT_JSON:
 			json = true;

@@ -87,6 +87,12 @@ static void print_help(void)
 	       "                         ask the person at the terminal to "
 	       "let this one\n"
 	       "                         command run under the wider MODE\n"
+	       "  -q, --quiet            say the warnings (rules the runner "
+	       "cannot express)\n"
+	       "                         only when they changed since ward "
+	       "last said them\n"
+	       "                         in this workspace (ward config check "
+	       "shows them all)\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
 	       "Advanced:\n"
@@ -280,11 +286,12 @@ static int find_command(const char *name, const char *ws, char *why,
 static noreturn void fail_command(int status, const char *why, bool json)
 {
 	if (json) {
-		cli_json_error(
-		    status == CLI_EXIT_NOT_FOUND     ? "COMMAND_NOT_FOUND"
-		    : status == CLI_EXIT_CANNOT_EXEC ? "COMMAND_NOT_EXECUTABLE"
-						     : "WARD_FAILED",
-		    why);
+		cli_json_error(status == CLI_EXIT_NOT_FOUND
+				   ? CLI_ERR("COMMAND_NOT_FOUND")
+			       : status == CLI_EXIT_CANNOT_EXEC
+				   ? CLI_ERR("COMMAND_NOT_EXECUTABLE")
+				   : CLI_ERR("WARD_FAILED"),
+			       why);
 		exit(status);
 	}
 	die(status, "%s", why);
@@ -374,32 +381,22 @@ static void print_epilogue(const ward_result *r, const char *timeout_arg,
 	}
 }
 
-/*
- * Say, before the command runs, every access rule or protected path the
- * chosen runner cannot express exactly (invariant: never a silent gap).
- * The call's own plan says it: nothing is planned a second time.
- */
-static void print_runner_warnings(const ward_call *call)
-{
-	char *const *warnings = ward_call_warnings(call);
-
-	for (size_t i = 0; warnings[i]; i++)
-		fprintf(stderr, "ward: warning: %s\n", warnings[i]);
-}
+const struct cli_option cli_run_options[] = {
+    CLI_POLICY_OPTIONS,
+    CLI_CONFIG_OPTIONS,
+    CLI_SESSION_OPTIONS,
+    CLI_OPTION_SHELL,
+    {"timeout", 't', "SECONDS", CLI_VALUE_TEXT, NULL},
+    {"no-stdin", 'n', NULL, CLI_VALUE_NONE, NULL},
+    CLI_OPTION_JSON,
+    {"max-output", CLI_OPT_MAX_OUTPUT, "BYTES", CLI_VALUE_TEXT, NULL},
+    CLI_OPTION_QUIET,
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    CLI_POLICY_LONGOPTS,
-	    CLI_CONFIG_LONGOPTS,
-	    CLI_SESSION_LONGOPTS,
-	    {"timeout", required_argument, NULL, 't'},
-	    {"no-stdin", no_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"max-output", required_argument, NULL, CLI_OPT_MAX_OUTPUT},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct ward_exec_options xo = WARD_EXEC_OPTIONS_INIT;
 	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
@@ -408,15 +405,16 @@ int cmd_run(int argc, char **argv)
 	bool json = false, no_stdin = false;
 	struct cli_setup setup;
 	struct cli_session cs = {.subject = WARD_SUBJECT_COMMAND};
+	struct cli_getopt g;
+	bool quiet = false;
 	ward_call *call = NULL;
 	ward_result *result = NULL;
 	char detail[1024], why[PATH_MAX + 64];
 	char **cmd;
 	int opt, err, status;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:" CLI_POLICY_SHORTOPTS "t:nh",
-				  longopts, NULL)) != -1) {
+	cli_getopt_init(&g, cli_run_options, true, NULL, run_usage, argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (cli_session_option(&cs, opt, optarg, run_usage) ||
 		    cli_config_option(&po, opt, optarg, run_usage) ||
 		    cli_policy_option(&po, opt, optarg, run_usage))
@@ -434,6 +432,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case CLI_OPT_MAX_OUTPUT:
 			max_output = parse_bytes(optarg);
+			break;
+		case 'q':
+			quiet = true;
 			break;
 		case 'h':
 			print_help();
@@ -470,7 +471,7 @@ int cmd_run(int argc, char **argv)
 	if (err) {
 		snprintf(detail, sizeof(detail), "%s", ward_error_last());
 		if (json) {
-			cli_json_error("WARD_FAILED", detail);
+			cli_json_error(CLI_ERR("WARD_FAILED"), detail);
 			exit(CLI_EXIT_WARD);
 		}
 		die(CLI_EXIT_WARD, "%s", detail);
@@ -488,7 +489,7 @@ int cmd_run(int argc, char **argv)
 	if (err) {
 		snprintf(detail, sizeof(detail), "%s", ward_error_last());
 		if (json) {
-			cli_json_error("WARD_FAILED", detail);
+			cli_json_error(CLI_ERR("WARD_FAILED"), detail);
 			exit(CLI_EXIT_WARD);
 		}
 		die(CLI_EXIT_WARD, "%s", detail);
@@ -510,7 +511,11 @@ int cmd_run(int argc, char **argv)
 	 */
 	xo.contain = WARD_CONTAIN_SUBREAPER;
 
-	print_runner_warnings(call);
+	/* Before the command runs, every access rule or protected path the
+	 * chosen runner cannot express exactly (invariant: never a silent
+	 * gap; with --quiet, once per change). The call's plan says it. */
+	cli_print_warnings(ward_call_warnings(call), "command",
+			   ward_call_cwd(call), quiet);
 	if (!json)
 		fflush(stdout);
 	err = ward_call_exec(call, &result, &xo);
@@ -525,7 +530,8 @@ int cmd_run(int argc, char **argv)
 		if (err == WARD_EINVAL) {
 			/* A rule the runner would have to drop. */
 			if (json) {
-				cli_json_error("SANDBOX_REFUSED", detail);
+				cli_json_error(CLI_ERR("SANDBOX_REFUSED"),
+					       detail);
 				exit(CLI_EXIT_WARD);
 			}
 			die(CLI_EXIT_WARD, "%s", detail);

@@ -209,25 +209,21 @@ static json_t *state_json(const ward_session *s, const ward_presets *p,
 	return obj;
 }
 
-/* Parse the options of a `ward session` subcommand: --json and --help,
- * plus @extra. Returns the index of the first operand. */
+/*
+ * Parse the options of `ward session SUB` (argv[0] is SUB) from
+ * cli_session_options: --json where it applies (@json NULL: nowhere),
+ * --help, and the subcommand's own long options, passed to @on_extra.
+ * Returns the index of the first operand.
+ */
 static int parse_simple(int argc, char **argv, bool *json,
-			const struct option *extra,
 			int (*on_extra)(int, void *), void *ctx)
 {
-	struct option longopts[8];
-	size_t n = 0;
+	struct cli_getopt g;
 	int opt;
 
-	longopts[n++] =
-	    (struct option){"json", no_argument, NULL, CLI_OPT_JSON};
-	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	for (; extra && extra->name && n < 7; extra++)
-		longopts[n++] = *extra;
-	longopts[n] = (struct option){NULL, 0, NULL, 0};
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	cli_getopt_init(&g, cli_session_options, false, argv[0], session_usage,
+			argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (opt == CLI_OPT_JSON && json) {
 			*json = true;
 			continue;
@@ -238,9 +234,6 @@ static int parse_simple(int argc, char **argv, bool *json,
 		}
 		if (on_extra && opt >= 500 && on_extra(opt, ctx) == 0)
 			continue;
-		if (opt == CLI_OPT_JSON)
-			die_usage(session_usage,
-				  "option '--json' does not apply here");
 		die_getopt(session_usage, opt, argc, argv);
 	}
 	return optind;
@@ -260,6 +253,52 @@ enum {
 	OPT_CWD = 500,
 	OPT_MODE,
 	OPT_APPROVAL
+};
+
+const struct cli_option cli_session_options[] = {
+    {"json", CLI_OPT_JSON, NULL, CLI_VALUE_NONE, "new list show presets log"},
+    {"cwd", OPT_CWD, "DIR", CLI_VALUE_DIR, "new"},
+    {"mode", OPT_MODE, "MODE", CLI_VALUE_MODE, "new"},
+    {"approval", OPT_APPROVAL, "POLICY", CLI_VALUE_APPROVAL, "new"},
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
+
+const struct cli_command cli_session_commands[] = {
+    {"new",
+     NULL,
+     "create a session and print its id",
+     NULL,
+     NULL,
+     {CLI_VALUE_NONE}},
+    {"list", NULL, "every session", NULL, NULL, {CLI_VALUE_NONE}},
+    {"show",
+     NULL,
+     "a session's mode, approval policy, preset and cwd",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION}},
+    {"mode",
+     NULL,
+     "print or set a session's sandbox mode",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION, CLI_VALUE_MODE}},
+    {"approval",
+     NULL,
+     "print or set a session's approval policy",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION, CLI_VALUE_APPROVAL}},
+    {"preset",
+     NULL,
+     "print or switch a session's permission preset",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION, CLI_VALUE_PRESET}},
+    {"presets", NULL, "the preset table", NULL, NULL, {CLI_VALUE_NONE}},
+    {"log", NULL, "a session's log", NULL, NULL, {CLI_VALUE_SESSION}},
+    {NULL, NULL, NULL, NULL, NULL, {CLI_VALUE_NONE}},
 };
 
 struct new_opts {
@@ -288,12 +327,6 @@ static int new_extra(int opt, void *ctx)
 
 static int do_new(int argc, char **argv)
 {
-	static const struct option extra[] = {
-	    {"cwd", required_argument, NULL, OPT_CWD},
-	    {"mode", required_argument, NULL, OPT_MODE},
-	    {"approval", required_argument, NULL, OPT_APPROVAL},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ward_session_defaults d;
 	struct new_opts o = {".", NULL, NULL};
 	enum ward_approval_policy ap = WARD_APPROVAL_ASK;
@@ -304,7 +337,7 @@ static int do_new(int argc, char **argv)
 	json_t *obj;
 	int first, err;
 
-	first = parse_simple(argc, argv, &json, extra, new_extra, &o);
+	first = parse_simple(argc, argv, &json, new_extra, &o);
 	need_args(argc - first, 0, 0, "");
 	if (o.mode && ward_mode_parse(&mode, o.mode) != 0)
 		die_usage(session_usage,
@@ -352,7 +385,7 @@ static int do_list(int argc, char **argv)
 	json_t *arr = NULL, *st;
 	int first, status = CLI_EXIT_OK;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 0, 0, "");
 	if (ward_session_list(&ids, NULL) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
@@ -409,7 +442,7 @@ static int do_show(int argc, char **argv)
 	json_t *st;
 	int first;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 1, 1, "show needs a session id");
 	s = open_or_die(argv[first], session_usage);
 	cfg = load_config(ward_session_cwd(s), NULL, json);
@@ -458,7 +491,7 @@ static int do_knob(int argc, char **argv, bool mode_knob)
 	ward_config *cfg;
 	int first, err = 0;
 
-	first = parse_simple(argc, argv, NULL, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, NULL, NULL, NULL);
 	need_args(argc - first, 1, 2,
 		  mode_knob ? "mode needs a session id"
 			    : "approval needs a session id");
@@ -503,7 +536,7 @@ static int do_preset(int argc, char **argv)
 	ward_config *cfg;
 	int first, err;
 
-	first = parse_simple(argc, argv, NULL, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, NULL, NULL, NULL);
 	need_args(argc - first, 1, 2, "preset needs a session id");
 	s = open_or_die(argv[first], session_usage);
 	cfg = load_config(ward_session_cwd(s), NULL, false);
@@ -542,7 +575,7 @@ static int do_presets(int argc, char **argv)
 	json_t *arr, *o;
 	int first;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 0, 0, "");
 	cfg = load_config(NULL, NULL, json);
 	p = ward_config_presets(cfg);
@@ -726,7 +759,7 @@ static int do_log(int argc, char **argv)
 	const char *cwd;
 	int first;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 1, 1, "log needs a session id");
 	s = open_or_die(argv[first], session_usage);
 	cwd = ward_session_cwd(s);
@@ -755,9 +788,46 @@ static int do_log(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+static int do_mode(int argc, char **argv)
+{
+	return do_knob(argc, argv, true);
+}
+
+static int do_approval(int argc, char **argv)
+{
+	return do_knob(argc, argv, false);
+}
+
+/* What runs each subcommand, in the order of cli_session_commands[]. */
+static int (*const handlers[])(int, char **) = {
+    do_new,	 do_list,   do_show,	do_mode,
+    do_approval, do_preset, do_presets, do_log,
+};
+
+_Static_assert(sizeof(handlers) / sizeof(handlers[0]) ==
+		   sizeof(cli_session_commands) /
+			   sizeof(cli_session_commands[0]) -
+		       1,
+	       "one handler per subcommand of cli_session_commands");
+
+/* The subcommands' names as "a, b, c" into @buf. */
+static const char *sub_names(char *buf, size_t len)
+{
+	size_t used;
+
+	buf[0] = '\0';
+	for (size_t i = 0; cli_session_commands[i].name; i++) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+			 cli_session_commands[i].name);
+	}
+	return buf;
+}
+
 int cmd_session(int argc, char **argv)
 {
 	static char name[64];
+	char valid[128];
 	const char *sub;
 
 	if (argc < 2)
@@ -767,41 +837,15 @@ int cmd_session(int argc, char **argv)
 		print_help();
 		return CLI_EXIT_OK;
 	}
-	snprintf(name, sizeof(name), "ward session %s", sub);
-	argc--;
-	argv++;
-	if (!strcmp(sub, "new")) {
+	for (size_t i = 0; cli_session_commands[i].name; i++) {
+		if (strcmp(sub, cli_session_commands[i].name) != 0)
+			continue;
+		snprintf(name, sizeof(name), "ward session %s", sub);
 		cli_name = name;
-		return do_new(argc, argv);
+		return handlers[i](argc - 1, argv + 1);
 	}
-	if (!strcmp(sub, "list")) {
-		cli_name = name;
-		return do_list(argc, argv);
-	}
-	if (!strcmp(sub, "show")) {
-		cli_name = name;
-		return do_show(argc, argv);
-	}
-	if (!strcmp(sub, "mode") || !strcmp(sub, "approval")) {
-		cli_name = name;
-		return do_knob(argc, argv, !strcmp(sub, "mode"));
-	}
-	if (!strcmp(sub, "preset")) {
-		cli_name = name;
-		return do_preset(argc, argv);
-	}
-	if (!strcmp(sub, "presets")) {
-		cli_name = name;
-		return do_presets(argc, argv);
-	}
-	if (!strcmp(sub, "log")) {
-		cli_name = name;
-		return do_log(argc, argv);
-	}
-	die_usage(session_usage,
-		  "unknown subcommand '%s' (valid: new, list, show, mode, "
-		  "approval, preset, presets, log)",
-		  sub);
+	die_usage(session_usage, "unknown subcommand '%s' (valid: %s)", sub,
+		  sub_names(valid, sizeof(valid)));
 }
 
 /* --- the terminal approval prompt ------------------------------------------ */
@@ -996,22 +1040,37 @@ void cli_session_begin(struct cli_session *cs, struct cli_policy_opts *po,
 	}
 }
 
+/* The code of a --json error for an escalation that was not granted. */
+static const char *refusal_code(enum ward_escalation_verdict v)
+{
+	switch (v) {
+	case WARD_ESCALATION_NOT_WIDER:
+		return CLI_ERR("ESCALATION_NOT_WIDER");
+	case WARD_ESCALATION_NO_SERVICE:
+		return CLI_ERR("ESCALATION_NO_APPROVAL_SERVICE");
+	case WARD_ESCALATION_POLICY_NEVER:
+		return CLI_ERR("ESCALATION_POLICY_NEVER");
+	case WARD_ESCALATION_REJECTED:
+		return CLI_ERR("ESCALATION_REJECTED");
+	case WARD_ESCALATION_CANCELLED:
+		return CLI_ERR("ESCALATION_CANCELLED");
+	case WARD_ESCALATION_UNAVAILABLE:
+		return CLI_ERR("ESCALATION_UNAVAILABLE");
+	case WARD_ESCALATION_GRANTED:
+		break;
+	}
+	return CLI_ERR("WARD_FAILED");
+}
+
 /* An escalation that was not granted: its text (or JSON), exit 122. */
 noreturn void cli_call_refused(const ward_call *call, bool json)
 {
-	char code[64], *text = NULL, *up;
+	char *text = NULL;
 
 	if (ward_call_render_refusal(&text, call) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	snprintf(code, sizeof(code), "escalation-%s",
-		 ward_escalation_verdict_name(ward_call_verdict(call)));
 	if (json) {
-		/* ESCALATION_REJECTED, ESCALATION_NO_APPROVAL_SERVICE, … */
-		for (up = code; *up; up++)
-			*up = *up == '-'		   ? '_'
-			      : (*up >= 'a' && *up <= 'z') ? (char)(*up - 32)
-							   : *up;
-		cli_json_error(code, text);
+		cli_json_error(refusal_code(ward_call_verdict(call)), text);
 	} else {
 		fflush(stdout);
 		fprintf(stderr, "%s\n", text);

@@ -77,8 +77,8 @@ noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
 				die(CLI_EXIT_WARD, "out of memory");
 		}
 		if (!obj || !arr ||
-		    json_object_set_new(obj, "error",
-					json_string("CONFIG_INVALID")) ||
+		    json_object_set_new(
+			obj, "error", json_string(CLI_ERR("CONFIG_INVALID"))) ||
 		    json_object_set_new(obj, "message",
 					cli_json_text(first, strlen(first))) ||
 		    json_object_set_new(obj, "errors", arr))
@@ -141,22 +141,24 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
 			      ward_config_workspace(s.config, NULL));
 	if (err)
-		fail(CLI_EXIT_WARD, json, "WARD_FAILED", ward_error_last());
+		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
+		     ward_error_last());
 	/* The policy borrows the rules; s.config keeps them alive. */
 	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
 	    ward_policy_set_protect_git(
 		s.policy, ward_config_protect_git(s.config, NULL)))
-		fail(CLI_EXIT_WARD, json, "WARD_FAILED", ward_error_last());
+		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
+		     ward_error_last());
 
 	if (flags & CLI_SETUP_PROVIDER) {
 		/* Rules with a custom runner would silently do nothing. */
 		if (ward_config_check_confine(s.config) != 0)
-			fail(CLI_EXIT_WARD, json, "CONFIG_INVALID",
+			fail(CLI_EXIT_WARD, json, CLI_ERR("CONFIG_INVALID"),
 			     ward_error_last());
 		err = ward_config_provider_new(&s.provider, s.config,
 					       WARD_RUNNER_NONE);
 		if (err)
-			fail(CLI_EXIT_WARD, json, "WARD_FAILED",
+			fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 			     ward_error_last());
 		if (o->runner != WARD_RUNNER_NONE) {
 			err = ward_provider_force(s.provider, o->runner);

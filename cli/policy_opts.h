@@ -4,7 +4,7 @@
  * defaults < user file < project file < --config < flags) are applied the
  * same way by `ward run`, `ward confine`, `ward fs` and `ward config check`.
  *
- * Use: add CLI_CONFIG_LONGOPTS to the command's options; in the getopt
+ * Use: add CLI_CONFIG_OPTIONS to the command's options; in the getopt
  * loop call cli_config_option() BEFORE cli_policy_option(); then
  * cli_setup_build(), and cli_setup_free() at the end.
  */
@@ -18,9 +18,9 @@
 #include "cli.h"
 
 /* clang-format off */
-#define CLI_CONFIG_LONGOPTS                                                   \
-	{"access", required_argument, NULL, CLI_OPT_ACCESS},                  \
-	{"config", required_argument, NULL, CLI_OPT_CONFIG}
+#define CLI_CONFIG_OPTIONS                                                    \
+	{"access", CLI_OPT_ACCESS, "RULE", CLI_VALUE_TEXT, NULL},             \
+	{"config", CLI_OPT_CONFIG, "FILE", CLI_VALUE_FILE, NULL}
 /* clang-format on */
 
 /* Help text lines for the two options, aligned like the others. */

@@ -12,6 +12,7 @@
 #include "exec.h"
 #include "fsfence.h"
 #include "mode.h"
+#include "notice.h"
 #include "plan.h"
 #include "policy.h"
 #include "presets.h"

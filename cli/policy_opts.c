@@ -137,6 +137,11 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err)
 		cli_config_report_errors(s.config, json);
+	/* What the project file asked for and did not get: said once, before
+	 * anything runs (the rest of the warnings: ward config check). */
+	for (size_t i = 0; i < ward_config_ignored_count(s.config); i++)
+		fprintf(stderr, "%s: warning: %s\n", cli_name,
+			ward_config_ignored(s.config, i));
 
 	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
 			      ward_config_workspace(s.config, NULL));

@@ -161,6 +161,10 @@ struct ward_config {
 	size_t nfail;
 	char **warn;
 	size_t nwarn, capwarn;
+	/* Which of @warn are values the project file asked for and that were
+	 * ignored (a project file is a ceiling): their indexes. */
+	size_t *ign;
+	size_t nign;
 	bool oom;
 	bool resolved;
 	char *user_hint; /* the user file path for messages */
@@ -276,6 +280,8 @@ static void cerr(ward_config *cfg, enum ward_config_layer layer,
 	add_error_msg(cfg, layer, file, line, msg);
 }
 
+static void cwarn_msg(ward_config *cfg, char *msg);
+
 static void cwarn(ward_config *cfg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -292,6 +298,12 @@ static void cwarn(ward_config *cfg, const char *fmt, ...)
 		cfg->oom = true;
 		return;
 	}
+	cwarn_msg(cfg, msg);
+}
+
+/* Keep @msg (consumed) as a warning. */
+static void cwarn_msg(ward_config *cfg, char *msg)
+{
 	if (cfg->nwarn == cfg->capwarn) {
 		size_t cap = cfg->capwarn ? cfg->capwarn * 2 : 8;
 		char **v = realloc(cfg->warn, cap * sizeof(*v));
@@ -305,6 +317,44 @@ static void cwarn(ward_config *cfg, const char *fmt, ...)
 		cfg->capwarn = cap;
 	}
 	cfg->warn[cfg->nwarn++] = msg;
+}
+
+/*
+ * A value the project file asked for that would widen the sandbox: it is
+ * ignored (the project file is a ceiling, never a lockout) and reported
+ * once, "FILE:LINE: KEY: ignored: …", as a warning that ward run and ward
+ * mcp print and ward config check lists.
+ */
+static void cignore(ward_config *cfg, const char *file, unsigned line,
+		    const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void cignore(ward_config *cfg, const char *file, unsigned line,
+		    const char *key, const char *fmt, ...)
+{
+	char what[1024];
+	char *msg = NULL;
+	size_t *v;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (asprintf(&msg, "%s:%u: %s: ignored: %s", file ? file : "?", line,
+		     key, what) < 0) {
+		cfg->oom = true;
+		return;
+	}
+	v = realloc(cfg->ign, (cfg->nign + 1) * sizeof(*v));
+	if (!v) {
+		free(msg);
+		cfg->oom = true;
+		return;
+	}
+	cfg->ign = v;
+	cwarn_msg(cfg, msg);
+	if (cfg->nwarn && cfg->warn[cfg->nwarn - 1] == msg)
+		cfg->ign[cfg->nign++] = cfg->nwarn - 1;
 }
 
 /* How many errors have been reported so far: a mark for result(). */
@@ -1285,15 +1335,15 @@ static bool store(ward_config *cfg, char **slot, const char *s)
 	return *slot != NULL;
 }
 
-/* Where to put a key that the project file may not set. */
+/* A key that the project file may not set: ignored, and where to put it. */
 static void refuse_in_project(struct pstate *ps, unsigned line, const char *why)
 {
-	PERR(ps, line,
-	     "refused: a project file may only narrow the sandbox, and %s; "
-	     "put it in your user file (%s) or pass --config FILE",
-	     why,
-	     ps->cfg->user_hint ? ps->cfg->user_hint
-				: "~/.config/ward/config.yml");
+	cignore(ps->cfg, ps->file, line, ps->key,
+		"a project file may only narrow the sandbox, and %s; put it "
+		"in your user file (%s) or pass --config FILE",
+		why,
+		ps->cfg->user_hint ? ps->cfg->user_hint
+				   : "~/.config/ward/config.yml");
 }
 
 static void h_mode(struct pstate *ps, const struct ynode *y)
@@ -1357,6 +1407,14 @@ static void h_workspace(struct pstate *ps, const struct ynode *y)
 		PERR(ps, y->line,
 		     "\"%s\" is relative; write an absolute path or one "
 		     "starting with ~/",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	/* Taken literally, "$HOME/src" would name another directory. */
+	if (strchr(s, '$') || strstr(s, "{{")) {
+		PERR(ps, y->line,
+		     "\"%s\": variables are not expanded here; write the "
+		     "path (~/ is expanded)",
 		     quote(q, sizeof(q), s, strlen(s)));
 		return;
 	}
@@ -1549,8 +1607,9 @@ static bool acc_push(ward_config *cfg, struct layer *L, const char *text,
 }
 
 /*
- * The project file may only narrow: refuse an `rw` entry (the rules module
- * reports every other malformed entry at resolve time).
+ * The project file may only narrow: an `rw` entry there is ignored with a
+ * warning (the rules module reports every other malformed entry at resolve
+ * time). Returns false for an entry to leave out.
  */
 static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
 			     unsigned line)
@@ -1564,13 +1623,13 @@ static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
 	if (ps->layer != WARD_CONFIG_LAYER_PROJECT || n < 2 ||
 	    strncmp(s, "rw", 2) != 0 || (n > 2 && s[2] != ' ' && s[2] != '\t'))
 		return true;
-	PERR(ps, line,
-	     "entry \"%s\" refused: a project file may only narrow the "
-	     "sandbox (r- and -- entries); put rw entries in your user file "
-	     "(%s) or pass --config FILE or --access",
-	     quote(q, sizeof(q), s, n),
-	     ps->cfg->user_hint ? ps->cfg->user_hint
-				: "~/.config/ward/config.yml");
+	cignore(ps->cfg, ps->file, line, ps->key,
+		"entry \"%s\": a project file may only narrow the sandbox "
+		"(r- and -- entries); put rw entries in your user file (%s) "
+		"or pass --config FILE or --access",
+		quote(q, sizeof(q), s, n),
+		ps->cfg->user_hint ? ps->cfg->user_hint
+				   : "~/.config/ward/config.yml");
 	return false;
 }
 
@@ -1591,26 +1650,37 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 			     "(access: |), one entry per line; or use a list");
 			return;
 		}
+		char *text = strdup(y->str);
+
+		if (!text) {
+			ps->cfg->oom = true;
+			return;
+		}
 		if (y->style == FYSS_LITERAL) {
-			/* Check each line; the block starts on y->line. */
-			const char *p = y->str;
+			/* Check each line; the block starts on y->line. An
+			 * ignored line is blanked, so the others keep their
+			 * line numbers. */
+			char *p = text;
 			unsigned line = y->line;
 
 			while (*p) {
-				const char *nl = strchr(p, '\n');
+				char *nl = strchr(p, '\n');
 				size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
-				project_entry_ok(ps, p, n, line);
+				if (!project_entry_ok(ps, p, n, line))
+					memset(p, ' ', n);
 				p += n + (nl ? 1 : 0);
 				line++;
 			}
-		} else {
-			project_entry_ok(ps, y->str, y->len, y->line);
+		} else if (!project_entry_ok(ps, y->str, y->len, y->line)) {
+			free(text);
+			return;
 		}
 		if (ps->cfg->nfail == before &&
-		    acc_push(ps->cfg, L, y->str, y->line,
+		    acc_push(ps->cfg, L, text, y->line,
 			     y->style == FYSS_LITERAL))
 			L->has[K_ACCESS] = true;
+		free(text);
 		return;
 	}
 	if (y->type != Y_SEQ) {
@@ -1622,18 +1692,19 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 	}
 	for (size_t i = 0; i < y->n; i++) {
 		const struct ynode *it = y->kid[i];
-		const char *s =
-		    get_string(ps, it, "an entry (rw, r- or -- and a path)");
 
-		if (s)
-			project_entry_ok(ps, s, strlen(s), it->line);
+		get_string(ps, it, "an entry (rw, r- or -- and a path)");
 	}
 	if (ps->cfg->nfail != before)
 		return;
-	for (size_t i = 0; i < y->n; i++)
-		if (!acc_push(ps->cfg, L, y->kid[i]->str, y->kid[i]->line,
-			      false))
+	for (size_t i = 0; i < y->n; i++) {
+		const struct ynode *it = y->kid[i];
+
+		if (!project_entry_ok(ps, it->str, strlen(it->str), it->line))
+			continue;
+		if (!acc_push(ps->cfg, L, it->str, it->line, false))
 			return;
+	}
 	L->has[K_ACCESS] = true;
 }
 
@@ -1665,7 +1736,7 @@ static void h_approval(struct pstate *ps, const struct ynode *y)
 	    ps->L->approval == WARD_APPROVAL_NEVER) {
 		refuse_in_project(ps, ps->line,
 				  "whether you are asked is your decision "
-				  "(only \"ask\" is accepted there)");
+				  "(only \"ask\" counts there)");
 		return;
 	}
 	ps->L->has[K_APPROVAL] = true;
@@ -1815,12 +1886,12 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
 	}
 	v = strcmp(y->str, "true") == 0;
 	if (!v && ps->layer == WARD_CONFIG_LAYER_PROJECT) {
-		PERR(ps, ps->line,
-		     "refused: a project file may only narrow the sandbox, "
-		     "and turning protect_git off lets a command plant git "
-		     "hooks; put it in your user file (%s)",
-		     ps->cfg->user_hint ? ps->cfg->user_hint
-					: "~/.config/ward/config.yml");
+		cignore(ps->cfg, ps->file, ps->line, ps->key,
+			"a project file may only narrow the sandbox, and "
+			"turning protect_git off lets a command plant git "
+			"hooks; put it in your user file (%s)",
+			ps->cfg->user_hint ? ps->cfg->user_hint
+					   : "~/.config/ward/config.yml");
 		return;
 	}
 	if (!v && ps->layer != WARD_CONFIG_LAYER_USER) {
@@ -2152,16 +2223,19 @@ static void resolve_mode(ward_config *cfg,
 		if (ward_mode_is_wider(P->mode, cfg->mode)) {
 			char o[PATH_MAX + 64];
 
-			cerr(cfg, WARD_CONFIG_LAYER_PROJECT, P->file,
-			     P->line[K_MODE], "mode",
-			     "refused: a project file may only narrow the "
-			     "sandbox, and %s is wider than %s (from %s); put "
-			     "it in your user file (%s), pass --config FILE "
-			     "or --mode",
-			     ward_mode_name(P->mode), ward_mode_name(cfg->mode),
-			     origin_text(o, sizeof(o), &cfg->from[K_MODE]),
-			     cfg->user_hint ? cfg->user_hint
-					    : "~/.config/ward/config.yml");
+			/* A ceiling, not a lockout: the mode below stays. */
+			cignore(
+			    cfg, P->file, P->line[K_MODE], "mode",
+			    "a project file may only narrow the sandbox, "
+			    "and %s is wider than %s (from %s), which "
+			    "stays in force; to run under %s, pass --mode "
+			    "%s, or set it in your user file (%s) or with "
+			    "--config FILE",
+			    ward_mode_name(P->mode), ward_mode_name(cfg->mode),
+			    origin_text(o, sizeof(o), &cfg->from[K_MODE]),
+			    ward_mode_name(P->mode), ward_mode_name(P->mode),
+			    cfg->user_hint ? cfg->user_hint
+					   : "~/.config/ward/config.yml");
 		} else {
 			cfg->mode = P->mode;
 			set_from(cfg, K_MODE, WARD_CONFIG_LAYER_PROJECT, P);
@@ -2603,6 +2677,7 @@ void ward_config_free(ward_config *cfg)
 	for (size_t i = 0; i < cfg->nwarn; i++)
 		free(cfg->warn[i]);
 	free(cfg->warn);
+	free(cfg->ign);
 	free(cfg->user_hint);
 	free(cfg->workspace);
 	free(cfg->presets);
@@ -2651,6 +2726,16 @@ size_t ward_config_warning_count(const ward_config *cfg)
 const char *ward_config_warning(const ward_config *cfg, size_t i)
 {
 	return cfg && i < cfg->nwarn ? cfg->warn[i] : NULL;
+}
+
+size_t ward_config_ignored_count(const ward_config *cfg)
+{
+	return cfg ? cfg->nign : 0;
+}
+
+const char *ward_config_ignored(const ward_config *cfg, size_t i)
+{
+	return cfg && i < cfg->nign ? cfg->warn[cfg->ign[i]] : NULL;
 }
 
 const char *ward_config_file(const ward_config *cfg,

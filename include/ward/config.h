@@ -12,10 +12,12 @@
  *   < --config FILE
  *   < flags          (--mode, --workspace, --access)
  *
- * A cloned repository must not widen its own sandbox: in the project file
- * only `r-`/`--` access entries, a mode no wider than the lower layers
- * give, `approval: ask` and `protect_git: true` are accepted; any other
- * key is refused (a load error that says where to put it instead).
+ * A cloned repository must not widen its own sandbox: the project file is
+ * a ceiling. Only `r-`/`--` access entries, a mode no wider than the lower
+ * layers give, `approval: ask` and `protect_git: true` take effect there;
+ * any value that would widen is ignored and reported once as a warning
+ * (ward_config_ignored) that says where to put it instead — never a
+ * lockout.
  *
  * Keys: mode, workspace, runners, runner_command,
  * runner_failure_signatures, probe_timeout_ms, access, approval, presets,
@@ -172,6 +174,15 @@ WARD_EXTERN const char *ward_config_error(const ward_config *cfg, size_t i,
 WARD_EXTERN size_t ward_config_warning_count(const ward_config *cfg);
 /** ward_config_warning - warning @i or NULL. Owned by @cfg. */
 WARD_EXTERN const char *ward_config_warning(const ward_config *cfg, size_t i);
+/**
+ * The warnings that name a project file's value which would have widened
+ * the sandbox and was ignored ("FILE:LINE: KEY: ignored: …"); each is
+ * also one of the warnings above. Front ends show these before a call
+ * runs: the person should know the repository asked for more.
+ */
+WARD_EXTERN size_t ward_config_ignored_count(const ward_config *cfg);
+/** ward_config_ignored - ignored value @i's warning, or NULL. Owned. */
+WARD_EXTERN const char *ward_config_ignored(const ward_config *cfg, size_t i);
 
 /**
  * ward_config_file - the file read for @layer (USER, PROJECT, EXPLICIT), or

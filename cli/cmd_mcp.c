@@ -822,24 +822,130 @@ static void on_line(void *ctx, const char *line, size_t len)
 
 /* --- set-up and the end ------------------------------------------------ */
 
-/* Open or create the session; dies on failure (before any MCP). */
-static void open_session(struct mcp_server *srv, const char *id,
-			 const char *workspace)
+/* Open the existing session @id; dies on failure (before any MCP). */
+static void open_session(struct mcp_server *srv, const char *id)
 {
-	int err;
+	int err = ward_session_open(&srv->session, NULL, id);
 
-	if (id) {
-		err = ward_session_open(&srv->session, NULL, id);
-		if (err == WARD_EINVAL || err == -ENOENT)
-			die_usage(mcp_usage, "%s", ward_error_last());
-	} else {
-		err = ward_session_create(&srv->session, NULL,
-					  workspace ? workspace : ".");
-		if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
-			die_usage(mcp_usage, "%s", ward_error_last());
-	}
+	if (err == WARD_EINVAL || err == -ENOENT)
+		die_usage(mcp_usage, "%s", ward_error_last());
 	if (err)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
+}
+
+/*
+ * Create the new session in @workspace, recording the mode and approval
+ * policy in force (@mode, ward.yml's approval). Called only once the
+ * configuration is known to be valid: a failed start leaves no session.
+ */
+static void create_session(struct mcp_server *srv, const char *workspace,
+			   enum ward_mode mode)
+{
+	struct ward_session_create_options co =
+	    WARD_SESSION_CREATE_OPTIONS_INIT;
+	int err;
+
+	co.cwd = workspace ? workspace : ".";
+	co.set_mode = true;
+	co.mode = mode;
+	co.set_approval = true;
+	co.approval = srv->defaults.approval;
+	err = ward_session_create_with(&srv->session, &co);
+	if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
+		die_usage(mcp_usage, "%s", ward_error_last());
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+}
+
+/* Whether the canonical @dir is @path or an ancestor of it. */
+static bool is_ancestor(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
+}
+
+/*
+ * Some clients start servers in / or in the home directory. Under
+ * workspace-write that would make the whole tree writable, so a workspace
+ * that is /, $HOME or an ancestor of $HOME is taken only when it was
+ * named (--workspace, ward.yml's workspace, a session), never as the
+ * current directory by default. Dies with exit 2 naming --workspace.
+ */
+static void check_implicit_workspace(const ward_config *cfg,
+				     enum ward_mode mode)
+{
+	struct ward_config_origin from;
+	const char *ws = ward_config_workspace(cfg, &from);
+	const char *home_env = getenv("HOME");
+	char *home = home_env && *home_env ? realpath(home_env, NULL) : NULL;
+	bool wide;
+
+	if (!ws || from.layer != WARD_CONFIG_LAYER_DEFAULT ||
+	    mode != WARD_MODE_WORKSPACE_WRITE) {
+		free(home);
+		return;
+	}
+	wide = strcmp(ws, "/") == 0 || (home && is_ancestor(ws, home));
+	free(home);
+	if (wide)
+		die_usage(mcp_usage,
+			  "refusing to make %s the workspace under "
+			  "workspace-write: it is the current directory, not "
+			  "one you named, and it is %s, so every file under it "
+			  "would be writable (some clients start servers in / "
+			  "or $HOME); pass --workspace DIR with the project's "
+			  "directory (--workspace %s if you mean it)",
+			  ws,
+			  strcmp(ws, "/") == 0 ? "the root directory"
+					       : "your home directory or one "
+						 "that contains it",
+			  ws);
+}
+
+/*
+ * The startup line: the runner, enforcement and reasons a call made now
+ * would actually get — the plan of a call under the session's mode, not
+ * merely what the chain could offer.
+ */
+static void print_startup(struct mcp_server *srv)
+{
+	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
+	char *argv[] = {"true", NULL};
+	const ward_plan *plan;
+	ward_call *wc = NULL;
+
+	co.config = srv->setup.config;
+	co.provider = srv->setup.provider;
+	co.session = srv->session;
+	co.surface = WARD_SURFACE_MCP;
+	co.argv = argv;
+	if (ward_call_new(&wc, &co) != 0) {
+		fprintf(stderr, "ward mcp: session %s: %s\n",
+			ward_session_id(srv->session), ward_error_last());
+		return;
+	}
+	plan = ward_call_plan(wc);
+	fprintf(stderr, "ward mcp: session %s, workspace %s, mode %s, ",
+		ward_session_id(srv->session),
+		ward_policy_workspace(srv->setup.policy),
+		ward_mode_name(ward_call_mode(wc)));
+	if (!plan)
+		fprintf(stderr, "runner none (%s; commands will not run)\n",
+			ward_call_plan_detail(wc));
+	else if (ward_plan_runner(plan) == WARD_RUNNER_NONE)
+		fprintf(stderr, "runner none (danger-full-access: commands "
+				"run unconfined)\n");
+	else
+		fprintf(stderr, "runner %s, enforcement %s\n",
+			ward_runner_name(ward_plan_runner(plan)),
+			ward_enforcement_name(ward_plan_enforcement(plan)));
+	for (char *const *w = plan ? ward_plan_partial(plan) : NULL; w && *w;
+	     w++)
+		fprintf(stderr, "ward mcp: partial enforcement: %s\n", *w);
+	ward_call_free(wc);
 }
 
 static void record_event(struct mcp_server *srv, json_t *event)
@@ -1018,9 +1124,11 @@ int cmd_mcp(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sfd = stop_signal_fd();
 
-	open_session(&srv, session_id, srv.po.workspace);
-	if (ward_session_cwd(srv.session))
-		srv.po.workspace = ward_session_cwd(srv.session);
+	if (session_id) {
+		open_session(&srv, session_id);
+		if (ward_session_cwd(srv.session))
+			srv.po.workspace = ward_session_cwd(srv.session);
+	}
 	/* ward.yml's own mode is the session's default; --mode is recorded
 	 * in the session as a knob event (like `ward session mode`). */
 	flag_mode = srv.po.mode;
@@ -1030,10 +1138,20 @@ int cmd_mcp(int argc, char **argv)
 	srv.defaults.mode = ward_config_mode(srv.setup.config, NULL);
 	srv.defaults.approval = ward_config_approval(srv.setup.config, NULL);
 	srv.defaults.root = ward_config_workspace(srv.setup.config, NULL);
-	if (mode_given && ward_session_set_mode(NULL, srv.session, flag_mode,
-						&srv.defaults) != 0)
+	if (!session_id) {
+		/* A new session: only now that the configuration is valid,
+		 * and with the mode in force recorded in it. */
+		check_implicit_workspace(srv.setup.config,
+					 mode_given ? flag_mode
+						    : srv.defaults.mode);
+		create_session(&srv, srv.po.workspace,
+			       mode_given ? flag_mode : srv.defaults.mode);
+	} else if (mode_given &&
+		   ward_session_set_mode(NULL, srv.session, flag_mode,
+					 &srv.defaults) != 0) {
 		die(CLI_EXIT_WARD, "session %s: %s",
 		    ward_session_id(srv.session), ward_error_last());
+	}
 
 	/* Probe once, now: calls then only read the cached verdict. */
 	err = ward_provider_select(srv.setup.provider, &srv.runner,
@@ -1042,13 +1160,7 @@ int cmd_mcp(int argc, char **argv)
 	if (err)
 		snprintf(srv.select_error, sizeof(srv.select_error), "%s",
 			 ward_error_last());
-	fprintf(stderr, "ward mcp: session %s, workspace %s, runner %s%s%s\n",
-		ward_session_id(srv.session),
-		ward_policy_workspace(srv.setup.policy),
-		srv.confines ? ward_runner_name(srv.runner) : "none",
-		srv.confines ? ", enforcement " : " (",
-		srv.confines ? ward_enforcement_name(srv.enforcement)
-			     : "no runner can confine; commands will not run)");
+	print_startup(&srv);
 	record_event(
 	    &srv,
 	    json_pack("{s:s, s:I, s:s, s:s}", "type", "mcp/start", "pid",

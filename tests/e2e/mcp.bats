@@ -104,6 +104,62 @@ code_of() {
 	"$WARD" help | grep -q '^  mcp '
 }
 
+# The sessions in the test's store (none: no directory or an empty one).
+session_count() {
+	local d=$XDG_STATE_HOME/ward/sessions
+	[ -d "$d" ] || { echo 0; return; }
+	find "$d" -name '*.jsonl' | wc -l
+}
+
+@test "mcp cli: an implicit / or \$HOME workspace under workspace-write is refused, naming --workspace" {
+	local home=$BASE/home
+	mkdir -p "$home/proj"
+	# The current directory as the workspace: /, $HOME, an ancestor.
+	for dir in / "$home" "$BASE"; do
+		(cd "$dir" && HOME=$home "$WARD" mcp --mode workspace-write \
+			</dev/null >"$OUT" 2>"$ERR") && st=0 || st=$?
+		[ "$st" -eq 2 ] || fail "in $dir: exit $st"
+		grep -q -- "--workspace" "$ERR" || fail "in $dir: $(cat "$ERR")"
+		grep -q "refusing to make $dir the workspace" "$ERR" ||
+			fail "in $dir: $(cat "$ERR")"
+	done
+	# ward.yml's mode counts like --mode.
+	mkdir -p "$BASE/config/ward"
+	printf 'mode: workspace-write\n' >"$BASE/config/ward/config.yml"
+	(cd "$home" && HOME=$home "$WARD" mcp </dev/null >"$OUT" 2>"$ERR") &&
+		fail "ward.yml's workspace-write in \$HOME was served"
+	rm "$BASE/config/ward/config.yml"
+	# Nothing was left behind by the refused starts.
+	[ "$(session_count)" -eq 0 ]
+	# A project directory, an explicit --workspace, or read-only: served.
+	(cd "$home/proj" && HOME=$home "$WARD" mcp --mode workspace-write </dev/null)
+	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --workspace "$home" </dev/null)
+	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --workspace / </dev/null)
+	(cd "$home" && HOME=$home "$WARD" mcp </dev/null)
+	[ "$(session_count)" -eq 4 ]
+}
+
+@test "mcp cli: a start that fails on the configuration leaves no session" {
+	mkdir -p "$BASE/config/ward" "$WS/.ward"
+	printf 'mode: sideways\n' >"$BASE/config/ward/config.yml"
+	run -125 --separate-stderr "$WARD" mcp --workspace "$WS" </dev/null
+	rm "$BASE/config/ward/config.yml"
+	printf 'colour: blue\n' >"$WS/.ward/config.yml"
+	run -125 --separate-stderr "$WARD" mcp --workspace "$WS" </dev/null
+	run -2 --separate-stderr "$WARD" mcp --workspace "$BASE/missing" </dev/null
+	[ "$(session_count)" -eq 0 ]
+}
+
+@test "mcp cli: the startup line names the runner the plan uses, and the mode" {
+	require_runner
+	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" </dev/null
+	[[ "$stderr" =~ "ward mcp: session "[0-9a-f]{16}", workspace $WS, mode read-only, runner "(bwrap|landlock)", enforcement full" ]]
+	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" --mode danger-full-access </dev/null
+	[[ "$stderr" == *"mode danger-full-access, runner none (danger-full-access: commands run unconfined)"* ]]
+	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" -r landlock </dev/null
+	[[ "$stderr" == *", runner landlock, enforcement "* ]]
+}
+
 @test "mcp raw: logs on stderr, nothing but MCP on stdout, exit 0 at end of input" {
 	printf '%s\n' "$INIT" >"$IN"
 	mcp_raw

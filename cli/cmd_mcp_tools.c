@@ -577,15 +577,31 @@ static bool hint_offered(struct mcp_server *srv, const ward_call *wc,
 
 /* --- bash ----------------------------------------------------------------- */
 
-/* The `sandbox` object of a result (@runner_name NULL: @runner's). */
+/* The reasons @wc's enforcement is partial, as a JSON array. */
+static json_t *partial_json(const ward_call *wc)
+{
+	const ward_plan *plan = wc ? ward_call_plan(wc) : NULL;
+	char *const *v = plan ? ward_plan_partial(plan) : NULL;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && v && v[i]; i++)
+		json_array_append_new(arr, cli_json_text(v[i], strlen(v[i])));
+	return arr;
+}
+
+/*
+ * The `sandbox` object of a result (@runner_name NULL: @runner's), with
+ * why enforcement is partial (the call's plan; none for the fence).
+ */
 static json_t *sandbox_json(enum ward_mode mode, enum ward_runner runner,
 			    const char *runner_name, enum ward_enforcement enf,
-			    bool denied)
+			    bool denied, const ward_call *wc)
 {
-	return json_pack(
-	    "{s:s, s:s, s:s, s:b}", "mode", ward_mode_name(mode), "runner",
-	    runner_name ? runner_name : ward_runner_name(runner), "enforcement",
-	    ward_enforcement_name(enf), "denied", denied);
+	return json_pack("{s:s, s:s, s:s, s:b, s:o}", "mode",
+			 ward_mode_name(mode), "runner",
+			 runner_name ? runner_name : ward_runner_name(runner),
+			 "enforcement", ward_enforcement_name(enf), "denied",
+			 denied, "partial", partial_json(wc));
 }
 
 /* What a run (or a task read) shows. */
@@ -641,7 +657,7 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	    rr.timed_out, "escalated", ward_call_escalated(v->call), "sandbox",
 	    sandbox_json(mode, res ? ward_result_runner(res) : v->runner, NULL,
 			 res ? ward_result_enforcement(res) : v->enforcement,
-			 denied));
+			 denied, v->call));
 	if (st && v->task_id) {
 		set_new(st, "task_id", json_string(v->task_id));
 		set_new(st, "running", json_boolean(!res));
@@ -794,12 +810,12 @@ static json_t *bg_add(struct mcp_call *call, ward_call *wc,
 	if (ward_render_task_started(&text, t->id, (long)ward_task_pid(task)) !=
 	    0)
 		die(CLI_EXIT_WARD, "out of memory");
-	st =
-	    json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
-		      1, "pid", (json_int_t)ward_task_pid(task), "escalated",
-		      ward_call_escalated(wc), "sandbox",
-		      sandbox_json(ward_task_mode(task), ward_task_runner(task),
-				   NULL, ward_task_enforcement(task), false));
+	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
+		       1, "pid", (json_int_t)ward_task_pid(task), "escalated",
+		       ward_call_escalated(wc), "sandbox",
+		       sandbox_json(ward_task_mode(task),
+				    ward_task_runner(task), NULL,
+				    ward_task_enforcement(task), false, wc));
 	r = result_text(srv, text, false, st);
 	free(text);
 	return r;
@@ -1084,7 +1100,7 @@ static json_t *fs_failed(struct mcp_server *srv, const struct fs_call *fc,
 		      ward_fs_op_name(denial->op), "reason",
 		      ward_fs_reason_name(denial->reason), "sandbox",
 		      sandbox_json(mode, WARD_RUNNER_NONE, "fsfence",
-				   WARD_ENFORCEMENT_FULL, true)));
+				   WARD_ENFORCEMENT_FULL, true, NULL)));
 	free(text);
 	return r;
 }
@@ -1094,7 +1110,7 @@ static json_t *fs_structured(const struct fs_call *fc)
 	return json_pack(
 	    "{s:b, s:o}", "escalated", ward_call_escalated(fc->wc), "sandbox",
 	    sandbox_json(ward_policy_mode(fc->policy), WARD_RUNNER_NONE,
-			 "fsfence", WARD_ENFORCEMENT_FULL, false));
+			 "fsfence", WARD_ENFORCEMENT_FULL, false, NULL));
 }
 
 static json_t *run_read_file(struct mcp_call *call, json_t *args)

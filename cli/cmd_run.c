@@ -74,7 +74,8 @@ static void print_help(void)
 	       "                         stdout_truncated_bytes, "
 	       "stderr_truncated_bytes,\n"
 	       "                         sandbox {mode, runner, enforcement, "
-	       "denied}\n"
+	       "denied, partial},\n"
+	       "                         env_dropped\n"
 	       "      --max-output BYTES with --json: keep at most BYTES of "
 	       "each stream\n"
 	       "                         (suffix K, M or G; default 1M); the "
@@ -302,8 +303,23 @@ static int result_status(const ward_result *r)
 	return ward_result_exit_code(r);
 }
 
-static void print_json(const ward_result *r)
+/* A JSON array of the strings of @v. */
+static json_t *strv_json(char *const *v)
 {
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && v && v[i]; i++)
+		if (json_array_append_new(arr,
+					  cli_json_text(v[i], strlen(v[i]))))
+			die(CLI_EXIT_WARD, "out of memory");
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	return arr;
+}
+
+static void print_json(const ward_result *r, const ward_call *call)
+{
+	const ward_plan *plan = ward_call_plan(call);
 	const char *out, *err;
 	size_t out_len = 0, err_len = 0;
 	json_t *obj = json_object();
@@ -339,7 +355,12 @@ static void print_json(const ward_result *r)
 				    ward_result_enforcement(r)))) ||
 	    json_object_set_new(sb, "denied",
 				json_boolean(ward_result_denied(r))) ||
-	    json_object_set_new(obj, "sandbox", sb))
+	    json_object_set_new(
+		sb, "partial",
+		strv_json(plan ? ward_plan_partial(plan) : NULL)) ||
+	    json_object_set_new(obj, "sandbox", sb) ||
+	    json_object_set_new(obj, "env_dropped",
+				strv_json(ward_call_env_dropped(call))))
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
 }
@@ -546,7 +567,7 @@ int cmd_run(int argc, char **argv)
 
 	status = result_status(result);
 	if (json)
-		print_json(result);
+		print_json(result, call);
 	else
 		print_epilogue(
 		    result, timeout_arg,

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ward/env.h"
+
 #include "policy_opts.h"
 
 bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
@@ -36,6 +38,19 @@ bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 			die_usage(usage, "option '--config' needs a file");
 		o->config_file = arg;
 		return true;
+	case CLI_OPT_ENV_KEEP:
+		if (!ward_env_pattern_valid(arg))
+			die_usage(usage,
+				  "option '--env-keep' needs a variable name "
+				  "(letters, digits, _; or a pattern with * ? "
+				  "[ ]), not '%s'",
+				  arg);
+		v = realloc(o->env_keep, (o->nenv_keep + 1) * sizeof(*v));
+		if (!v)
+			die(CLI_EXIT_WARD, "out of memory");
+		v[o->nenv_keep++] = arg;
+		o->env_keep = v;
+		return true;
 	}
 	return false;
 }
@@ -51,6 +66,8 @@ void cli_config_options(struct ward_config_options *out,
 	out->workspace = o->workspace;
 	out->access = o->access;
 	out->access_len = o->naccess;
+	out->env_keep = o->env_keep;
+	out->env_keep_len = o->nenv_keep;
 }
 
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
@@ -188,5 +205,8 @@ void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 		free(o->access);
 		o->access = NULL;
 		o->naccess = 0;
+		free(o->env_keep);
+		o->env_keep = NULL;
+		o->nenv_keep = 0;
 	}
 }

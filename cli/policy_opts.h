@@ -20,7 +20,8 @@
 /* clang-format off */
 #define CLI_CONFIG_LONGOPTS                                                   \
 	{"access", required_argument, NULL, CLI_OPT_ACCESS},                  \
-	{"config", required_argument, NULL, CLI_OPT_CONFIG}
+	{"config", required_argument, NULL, CLI_OPT_CONFIG},                  \
+	{"env-keep", required_argument, NULL, CLI_OPT_ENV_KEEP}
 /* clang-format on */
 
 /* Help text lines for the two options, aligned like the others. */
@@ -31,10 +32,15 @@
 	"ward.yml's)\n"                                                        \
 	"      --config FILE      read FILE after the user and project "       \
 	"files\n"                                                              \
-	"                         (see ward-config(5))\n"
+	"                         (see ward-config(5))\n"                      \
+	"      --env-keep NAME    keep variable NAME in the command's "        \
+	"environment\n"                                                        \
+	"                         although it looks like a secret "            \
+	"(repeatable)\n"
 
 /*
- * cli_config_option - handle --access and --config (true), and note that
+ * cli_config_option - handle --access, --config and --env-keep (true), and
+ * note that
  * --mode was given (o->mode_given) while returning false for it, so that
  * cli_policy_option() still parses the value. Call it first.
  */

@@ -56,6 +56,10 @@ struct ward_call {
 	bool escalated;
 	bool recorded; /* call/result is in the log */
 	ward_task *task;
+	/* The command's environment, scrubbed of secrets (env.h), and the
+	 * names dropped from it; NULL until the command is prepared. */
+	char **env;
+	char **env_dropped;
 };
 
 static char *const empty_strv[] = {NULL};
@@ -483,6 +487,8 @@ void ward_call_free(ward_call *call)
 		ward_task_free(call->task);
 	}
 	ward_plan_free(call->plan);
+	ward_strv_free(call->env);
+	ward_strv_free(call->env_dropped);
 	if (call->policy != call->base)
 		ward_policy_free(call->policy);
 	ward_policy_free(call->base);
@@ -619,6 +625,16 @@ static int prepare_run(ward_call *c, ward_confined **conf,
 		return not_run(c, err);
 	if (!o->cwd)
 		o->cwd = c->cwd;
+	/* The command never sees what looks like a secret, whoever calls
+	 * (the caller's own envp is scrubbed as well). */
+	ward_strv_free(c->env);
+	ward_strv_free(c->env_dropped);
+	c->env = c->env_dropped = NULL;
+	err =
+	    ward_config_env_scrub(&c->env, &c->env_dropped, c->config, o->envp);
+	if (err)
+		return not_run(c, err);
+	o->envp = c->env;
 	err = ward_confined_from_plan(conf, c->plan, c->argv, o->cwd);
 	if (err)
 		return not_run(c, err);
@@ -783,6 +799,11 @@ bool ward_call_escalated(const ward_call *call)
 enum ward_escalation_verdict ward_call_verdict(const ward_call *call)
 {
 	return call ? call->verdict : WARD_ESCALATION_NO_SERVICE;
+}
+
+char *const *ward_call_env_dropped(const ward_call *call)
+{
+	return call && call->env_dropped ? call->env_dropped : empty_strv;
 }
 
 char *const *ward_call_warnings(const ward_call *call)

@@ -51,6 +51,7 @@
 
 #include "internal.h"
 #include "ward/config.h"
+#include "ward/env.h"
 
 #define MAX_DEPTH	     16
 #define MAX_NODES	     200000
@@ -70,6 +71,7 @@ enum key {
 	K_APPROVAL,
 	K_PRESETS,
 	K_PROTECT_GIT,
+	K_ENV,
 	K_COUNT
 };
 
@@ -84,6 +86,7 @@ static const char *const key_names[K_COUNT] = {
     [K_APPROVAL] = "approval",
     [K_PRESETS] = "presets",
     [K_PROTECT_GIT] = "protect_git",
+    [K_ENV] = "env",
 };
 
 /* --- the YAML tree ------------------------------------------------------ */
@@ -140,6 +143,7 @@ struct layer {
 	size_t nacc, capacc;
 	struct preset *presets;
 	size_t npresets, cappresets;
+	char **env_drop, **env_keep; /* NULL-terminated, or NULL */
 };
 
 struct cerror {
@@ -183,6 +187,9 @@ struct ward_config {
 	size_t npresets;
 	ward_presets *table; /* built-in presets + the configured ones */
 	ward_rules *rules;
+	/* The env policy: built-in drop patterns plus every layer's; keep
+	 * patterns of the user file, --config and the flags. */
+	char **env_drop, **env_keep;
 };
 
 static char *const empty_strv[] = {NULL};
@@ -1906,6 +1913,99 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
 	ps->L->has[K_PROTECT_GIT] = true;
 }
 
+/* A list of variable name patterns, into *out (NULL-terminated). */
+static void env_patterns(struct pstate *ps, const struct ynode *y,
+			 const char *what, char ***out)
+{
+	size_t before = ps->cfg->nfail;
+	char **v;
+	char q[128];
+
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line,
+		     "%s: expected a list of variable names, got %s", what,
+		     type_name(y));
+		return;
+	}
+	v = calloc(y->n + 1, sizeof(*v));
+	if (!v) {
+		ps->cfg->oom = true;
+		return;
+	}
+	for (size_t i = 0, n = 0; i < y->n; i++) {
+		const char *s = get_string(ps, y->kid[i], "a variable name");
+
+		if (!s)
+			continue;
+		if (!ward_env_pattern_valid(s)) {
+			PERR(ps, y->kid[i]->line,
+			     "%s: \"%s\" is not a variable name or pattern "
+			     "(letters, digits, _ and the globs * ? [ ])",
+			     what, quote(q, sizeof(q), s, strlen(s)));
+			continue;
+		}
+		if (!store(ps->cfg, &v[n++], s))
+			break;
+	}
+	if (ps->cfg->nfail != before || ps->cfg->oom) {
+		ward_strv_free(v);
+		return;
+	}
+	ward_strv_free(*out);
+	*out = v;
+}
+
+/* env: {drop: [PATTERN…], keep: [PATTERN…]} */
+static void h_env(struct pstate *ps, const struct ynode *y)
+{
+	size_t before = ps->cfg->nfail;
+	bool seen_drop = false, seen_keep = false;
+
+	if (y->type != Y_MAP) {
+		PERR(ps, y->line,
+		     "expected a mapping {drop: [...], keep: [...]}, got %s",
+		     type_name(y));
+		return;
+	}
+	for (size_t i = 0; i + 1 < y->n; i += 2) {
+		const struct ynode *k = y->kid[i], *v = y->kid[i + 1];
+		const char *name = k->type == Y_SCALAR ? k->str : "";
+		char q[128];
+
+		if (strcmp(name, "drop") == 0 && !seen_drop) {
+			seen_drop = true;
+			env_patterns(ps, v, "drop", &ps->L->env_drop);
+		} else if (strcmp(name, "keep") == 0 && !seen_keep) {
+			seen_keep = true;
+			/* Keeping a variable a pattern drops widens what a
+			 * command sees: the user's choice, not the
+			 * repository's. */
+			if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+				cignore(
+				    ps->cfg, ps->file, k->line, "env.keep",
+				    "a project file may only narrow the "
+				    "sandbox, and keeping a variable ward "
+				    "drops hands a secret to every command; "
+				    "put it in your user file (%s) or pass "
+				    "--env-keep NAME",
+				    ps->cfg->user_hint
+					? ps->cfg->user_hint
+					: "~/.config/ward/config.yml");
+				continue;
+			}
+			env_patterns(ps, v, "keep", &ps->L->env_keep);
+		} else {
+			PERR(ps, k->line,
+			     "%s key \"%s\" (valid: drop, keep, each once)",
+			     seen_drop || seen_keep ? "unknown or repeated"
+						    : "unknown",
+			     quote(q, sizeof(q), name, strlen(name)));
+		}
+	}
+	if (ps->cfg->nfail == before)
+		ps->L->has[K_ENV] = true;
+}
+
 static void (*const handlers[K_COUNT])(struct pstate *,
 				       const struct ynode *) = {
     [K_MODE] = h_mode,
@@ -1918,6 +2018,7 @@ static void (*const handlers[K_COUNT])(struct pstate *,
     [K_APPROVAL] = h_approval,
     [K_PRESETS] = h_presets,
     [K_PROTECT_GIT] = h_protect_git,
+    [K_ENV] = h_env,
 };
 
 /* Walk the top-level mapping. */
@@ -1957,7 +2058,7 @@ static void walk_root(ward_config *cfg, struct layer *L,
 			     "unknown key (valid: mode, workspace, runners, "
 			     "runner_command, runner_failure_signatures, "
 			     "probe_timeout_ms, access, approval, presets, "
-			     "protect_git)");
+			     "protect_git, env)");
 			continue;
 		}
 		if (seen[key]) {
@@ -1994,6 +2095,8 @@ static void layer_clear(struct layer *L)
 	for (size_t i = 0; i < L->npresets; i++)
 		free(L->presets[i].name);
 	free(L->presets);
+	ward_strv_free(L->env_drop);
+	ward_strv_free(L->env_keep);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -2522,6 +2625,46 @@ static void resolve_rules(ward_config *cfg,
 	}
 }
 
+/* The env policy: drop patterns accumulate over the built-in ones and
+ * every layer; keep patterns over the user file, --config and flags. */
+static void resolve_env(ward_config *cfg,
+			const struct ward_config_options *opts)
+{
+	static const enum ward_config_layer order[] = {
+	    WARD_CONFIG_LAYER_USER, WARD_CONFIG_LAYER_PROJECT,
+	    WARD_CONFIG_LAYER_EXPLICIT};
+	struct ward_strv drop = {0}, keep = {0};
+
+	ward_strv_push_all(&drop, ward_env_default_drop());
+	for (size_t o = 0; o < 3; o++) {
+		struct layer *L = &cfg->L[order[o]];
+
+		if (!L->present || !L->has[K_ENV])
+			continue;
+		ward_strv_push_all(&drop, L->env_drop);
+		ward_strv_push_all(&keep, L->env_keep);
+		set_from(cfg, K_ENV, order[o], L);
+	}
+	for (size_t i = 0; opts && opts->version >= 2 && i < opts->env_keep_len;
+	     i++) {
+		char q[128];
+
+		if (!ward_env_pattern_valid(opts->env_keep[i])) {
+			cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0, "env-keep",
+			     "\"%s\" is not a variable name or pattern "
+			     "(letters, digits, _ and the globs * ? [ ])",
+			     quote(q, sizeof(q), opts->env_keep[i],
+				   strlen(opts->env_keep[i])));
+			continue;
+		}
+		ward_strv_push(&keep, opts->env_keep[i]);
+		set_from(cfg, K_ENV, WARD_CONFIG_LAYER_FLAGS, NULL);
+	}
+	if (ward_strv_finish(&cfg->env_drop, &drop) != 0 ||
+	    ward_strv_finish(&cfg->env_keep, &keep) != 0)
+		cfg->oom = true;
+}
+
 static void resolve_warnings(ward_config *cfg)
 {
 	char o[PATH_MAX + 64];
@@ -2572,6 +2715,7 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_presets(cfg);
 	resolve_preset_table(cfg);
 	resolve_rules(cfg, opts);
+	resolve_env(cfg, opts);
 	resolve_warnings(cfg);
 	return result(cfg, before);
 }
@@ -2678,6 +2822,8 @@ void ward_config_free(ward_config *cfg)
 		free(cfg->warn[i]);
 	free(cfg->warn);
 	free(cfg->ign);
+	ward_strv_free(cfg->env_drop);
+	ward_strv_free(cfg->env_keep);
 	free(cfg->user_hint);
 	free(cfg->workspace);
 	free(cfg->presets);
@@ -2726,6 +2872,28 @@ size_t ward_config_warning_count(const ward_config *cfg)
 const char *ward_config_warning(const ward_config *cfg, size_t i)
 {
 	return cfg && i < cfg->nwarn ? cfg->warn[i] : NULL;
+}
+
+char *const *ward_config_env_drop(const ward_config *cfg,
+				  struct ward_config_origin *from)
+{
+	if (from)
+		*from = cfg ? cfg->from[K_ENV]
+			    : (struct ward_config_origin){0, NULL, 0};
+	return cfg && cfg->env_drop ? cfg->env_drop : ward_env_default_drop();
+}
+
+char *const *ward_config_env_keep(const ward_config *cfg)
+{
+	return cfg && cfg->env_keep ? cfg->env_keep : empty_strv;
+}
+
+int ward_config_env_scrub(char ***out, char ***dropped, const ward_config *cfg,
+			  char *const *envp)
+{
+	return ward_env_scrub(out, dropped, envp,
+			      ward_config_env_drop(cfg, NULL),
+			      ward_config_env_keep(cfg));
 }
 
 size_t ward_config_ignored_count(const ward_config *cfg)
@@ -2915,6 +3083,13 @@ int ward_config_options_init(struct ward_config_options *opts, unsigned version)
 
 	if (!opts)
 		return ward_err(WARD_EINVAL, "config options: NULL");
+	if (version == 1) {
+		/* A version-1 struct ends before env_keep. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_config_options, env_keep));
+		opts->version = 1;
+		return 0;
+	}
 	if (version != WARD_CONFIG_OPTIONS_VERSION)
 		return ward_bad_version("config options", version,
 					WARD_CONFIG_OPTIONS_VERSION);

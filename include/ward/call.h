@@ -18,7 +18,8 @@
  *                 approved by a person through the approval callback),
  *                 then check and plan the granted policy again;
  *   5. run        the command (foreground or as a task) or the file
- *                 operation under the plan;
+ *                 operation under the plan, with an environment scrubbed
+ *                 of secrets (the configuration's `env` policy, env.h);
  *   6. record     `call/result` (a task's when it is seen to end);
  *   7. render     the model-facing text (render.h), by the call's facts.
  *
@@ -226,6 +227,14 @@ ward_call_verdict(const ward_call *call);
  * Owned by the call, NULL-terminated, possibly empty.
  */
 WARD_EXTERN char *const *ward_call_warnings(const ward_call *call);
+/**
+ * ward_call_env_dropped - the names of the variables dropped from the
+ * command's environment (ward_config_env_scrub: the configuration's `env`
+ * policy applies to every command a call runs, whatever environment the
+ * caller passed). Empty before the command was prepared. Owned by the
+ * call, NULL-terminated.
+ */
+WARD_EXTERN char *const *ward_call_env_dropped(const ward_call *call);
 /**
  * ward_call_hint_offered - whether a denial under @mode in this call
  * carries the escalation hint: an approval service exists, the approval

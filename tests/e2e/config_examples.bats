@@ -203,6 +203,14 @@ text_examples() {
 		case "$text" in
 		"FILE:LINE: KEY: message"*) continue ;;       # the format
 		"ward config check ["*) continue ;;            # the synopsis
+		"*_TOKEN "*)                                   # the drop patterns
+			rm -f "$HOME/.config/ward/config.yml"
+			run -0 --separate-stderr "$WARD" config check --json -w "$APP"
+			[ "$(jq -r '.env.drop | join(" ")' <<<"$output")" = "${text%$'\n'}" ] ||
+				fail "the built-in drop patterns are not: $text"
+			checked=$((checked + 1))
+			continue
+			;;
 		esac
 		while IFS= read -r line; do
 			[ -n "$line" ] || continue

@@ -1,0 +1,152 @@
+#!/usr/bin/env bats
+# shellcheck shell=bats
+#
+# What ward reports about a call, on the CLI: partial enforcement with its
+# reasons (probe, run --json, confine, config check), the environment a
+# command gets (secrets dropped, --env-keep), and the denial report
+# (--json `denials`, --explain).
+#
+# Each test has its own state and config directories and a workspace under
+# /var/tmp (not /tmp: a writable root of workspace-write).
+
+bats_require_minimum_version 1.5.0
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+WARD=${WARD:-$ROOT/build/bin/ward}
+
+setup() {
+	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	BASE=$(mktemp -d /var/tmp/ward-report.XXXXXX)
+	WS=$BASE/ws
+	mkdir -p "$WS" "$BASE/config/ward"
+	export XDG_STATE_HOME=$BASE/state
+	export XDG_CONFIG_HOME=$BASE/config
+	unset TMPDIR
+	cd "$WS" || return 1
+}
+
+teardown() {
+	cd / && rm -rf "${BASE:-/nonexistent}"
+}
+
+fail() {
+	printf 'FAIL: %s\n' "$*"
+	return 1
+}
+
+usable() {
+	"$WARD" probe --json -r "$1" 2>/dev/null |
+		jq -e '.chain[0].usable' >/dev/null ||
+		skip "runner $1 is not usable here (ward probe)"
+}
+
+# --- item: partial enforcement is said, with its reasons ---------------------
+
+@test "a rule Landlock cannot enforce: probe, run --json, confine and config check say partial, with the reason" {
+	usable landlock
+	mkdir -p "$WS/secret"
+	printf 'mode: workspace-write\naccess: ["-- secret"]\n' \
+		>"$BASE/config/ward/config.yml"
+	want='landlock: rule "-- secret"'
+	run -0 --separate-stderr "$WARD" probe --json -r landlock
+	jq -e --arg w "$want" '.enforcement == "partial" and
+		(.partial | length == 1) and (.partial[0] | startswith($w)) and
+		.call.mode == "workspace-write"' <<<"$output" >/dev/null ||
+		fail "probe: $output"
+	run -0 --separate-stderr "$WARD" probe -r landlock
+	[[ "$output" == *"chosen:        landlock (enforcement: partial)"* ]]
+	[[ "$output" == *"  partial: $want"* ]]
+	run -0 --separate-stderr "$WARD" run --json -r landlock -- true
+	jq -e --arg w "$want" '.sandbox.enforcement == "partial" and
+		(.sandbox.partial[0] | startswith($w))' <<<"$output" >/dev/null ||
+		fail "run: $output"
+	run -0 --separate-stderr "$WARD" confine --json -r landlock -- true
+	jq -e '.enforcement == "partial" and (.partial | length == 1)' \
+		<<<"$output" >/dev/null
+	run -0 --separate-stderr "$WARD" config check --json
+	jq -e --arg w "$want" '[.runners[] | select(.runner == "landlock")][0] |
+		(.partial[0] | startswith($w))' <<<"$output" >/dev/null ||
+		fail "config check: $output"
+	jq -e '[.runners[] | select(.runner == "bwrap")][0].partial == []' \
+		<<<"$output" >/dev/null
+	run -0 --separate-stderr "$WARD" config check
+	[[ "$output" == *"as the landlock runner applies them (enforcement: partial):"* ]]
+	[[ "$output" == *"  partial: $want"* ]]
+}
+
+@test "without an unenforced rule everything says full, with no reasons" {
+	usable bwrap
+	mkdir -p "$WS/secret"
+	printf 'mode: workspace-write\naccess: ["-- secret"]\n' \
+		>"$BASE/config/ward/config.yml"
+	run -0 --separate-stderr "$WARD" probe --json -r bwrap
+	jq -e '.enforcement == "full" and .partial == []' <<<"$output" >/dev/null
+	run -0 --separate-stderr "$WARD" run --json -r bwrap -- true
+	jq -e '.sandbox.enforcement == "full" and .sandbox.partial == []' \
+		<<<"$output" >/dev/null
+}
+
+@test "probe with an invalid ward.yml still probes, and says why it cannot tell" {
+	printf 'mode: sideways\n' >"$BASE/config/ward/config.yml"
+	run -0 --separate-stderr "$WARD" probe --json
+	jq -e '.call == null and (.config_error | test("invalid mode"))' \
+		<<<"$output" >/dev/null
+	run -0 --separate-stderr "$WARD" probe
+	[[ "$output" == *"for a call:    unknown: ward.yml is invalid here"* ]]
+}
+
+# --- item: the environment a command gets -----------------------------------
+
+@test "secrets are dropped from a command's environment; --env-keep and env.keep keep one" {
+	usable bwrap
+	export GITHUB_TOKEN=ghp_x AWS_SECRET_ACCESS_KEY=a DB_PASSWORD=p \
+		OPENAI_API_KEY=o my_token=lower PLAIN=ok PATH
+	run -0 --separate-stderr "$WARD" run --json -- env
+	out=$(jq -r .stdout <<<"$output")
+	for v in GITHUB_TOKEN AWS_SECRET_ACCESS_KEY DB_PASSWORD OPENAI_API_KEY my_token; do
+		! grep -q "^$v=" <<<"$out" || fail "$v reached the command"
+		jq -e --arg v "$v" '.env_dropped | index($v)' <<<"$output" >/dev/null ||
+			fail "$v is not reported as dropped"
+	done
+	grep -q '^PLAIN=ok$' <<<"$out"
+	grep -q '^HOME=' <<<"$out"
+	# Values are never reported, only names.
+	[[ "$output" != *ghp_x* ]]
+	run -0 --separate-stderr "$WARD" run --env-keep GITHUB_TOKEN -- \
+		sh -c 'echo "$GITHUB_TOKEN/${DB_PASSWORD:-gone}"'
+	[ "$output" = "ghp_x/gone" ]
+	# ward.yml: drop more, keep some (patterns, any case).
+	printf 'env:\n  drop: ["PLAIN"]\n  keep: ["db_*"]\n' \
+		>"$BASE/config/ward/config.yml"
+	run -0 --separate-stderr "$WARD" run -- \
+		sh -c 'echo "${PLAIN:-gone}/${DB_PASSWORD:-gone}"'
+	[ "$output" = "gone/p" ]
+	# Streaming mode too (no --json), and under danger-full-access.
+	run -0 --separate-stderr "$WARD" run --mode danger-full-access -- \
+		sh -c 'echo "${OPENAI_API_KEY:-gone}"'
+	[ "$output" = "gone" ]
+	run -2 --separate-stderr "$WARD" run --env-keep 'A=B' -- true
+}
+
+@test "config check reports the env policy and what it drops here; a project file cannot keep" {
+	export STRIPE_SECRET_KEY=s PLAIN=ok
+	mkdir -p "$WS/.ward"
+	printf 'env:\n  keep: ["STRIPE_*"]\n  drop: ["PLAIN"]\n' >"$WS/.ward/config.yml"
+	run -0 --separate-stderr "$WARD" config check
+	[[ "$output" == *"environment (what a command does not get):"* ]]
+	[[ "$output" == *"dropped  "*"PLAIN"* ]]
+	[[ "$output" == *"STRIPE_SECRET_KEY"* ]]
+	[[ "$output" == *"config.yml:2: env.keep: ignored: a project file may only narrow"* ]]
+	run -0 --separate-stderr "$WARD" config check --json --env-keep STRIPE_SECRET_KEY
+	jq -e '(.env.keep == ["STRIPE_SECRET_KEY"]) and
+		(.env.dropped | index("PLAIN")) and
+		(.env.dropped | index("STRIPE_SECRET_KEY") | not) and
+		(.env.drop | index("*_KEY"))' <<<"$output" >/dev/null ||
+		fail "$output"
+	printf 'env:\n  drop: ["A=B"]\n' >"$WS/.ward/config.yml"
+	run -1 --separate-stderr "$WARD" config check
+	[[ "$output" == *"config.yml:2: env: drop: \"A=B\" is not a variable name"* ]]
+	printf 'env:\n  color: []\n' >"$WS/.ward/config.yml"
+	run -1 --separate-stderr "$WARD" config check
+	[[ "$output" == *"unknown key \"color\""* ]]
+}

@@ -5,6 +5,7 @@
 #                     build/lib/libward.a, build/lib/libward.so
 #   make demo         build, then show a denied write and an allowed one
 #   make check        every test; ends with "N passed, N failed, N skipped"
+#   make check-slow   the tests too slow for check (a 70 s MCP call, …)
 #   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
 #   make install      honours PREFIX and DESTDIR
 #   make format-check / make format
@@ -95,7 +96,7 @@ LAUNCHER := $(B)/bin/landlock-run
 LIBA     := $(B)/lib/libward.a
 LIBSO    := $(B)/lib/libward.so
 
-.PHONY: all deps demo check unit e2e bench install uninstall clean \
+.PHONY: all deps demo check check-slow unit e2e bench install uninstall clean \
         format format-check fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
@@ -196,6 +197,10 @@ unit: $(UNIT_BINS)
 check: all $(UNIT_BINS) $(FUZZ_BINS)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
+
+# The tests `check` skips for their length (each says so when skipped).
+check-slow: all
+	@WARD_SLOW=1 bats --tap tests/e2e/mcp.bats -f '\(slow\)'
 
 # --- fuzzing (libFuzzer) ------------------------------------------------
 # Every tests/fuzz/fuzz_<name>.c is a libFuzzer target linked with the

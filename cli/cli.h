@@ -43,6 +43,8 @@ enum cli_long_opt {
 	CLI_OPT_ACCESS,	  /* --access RULE (cli/policy_opts.h) */
 	CLI_OPT_CONFIG,	  /* --config FILE (cli/policy_opts.h) */
 	CLI_OPT_ENV_KEEP, /* --env-keep NAME (cli/policy_opts.h) */
+	CLI_OPT_EXPLAIN,  /* ward run --explain */
+	CLI_OPT_DRAIN,	  /* ward mcp --drain-timeout */
 };
 
 /* One subcommand: `ward NAME …` calls fn(argc, argv) with argv[0] = NAME. */

@@ -32,8 +32,6 @@
 #define MCP_MAX_WORKERS 64
 /* Stack of a worker thread (musl's default is too small for the fence). */
 #define MCP_WORKER_STACK (1024u * 1024u)
-/* How often a waiting approval sends a progress notification. */
-#define MCP_PROGRESS_EVERY_MS 5000
 
 static const char mcp_usage[] =
     "ward mcp [--workspace DIR | --session ID] [--mode MODE] "
@@ -88,11 +86,21 @@ static void print_help(void)
 	    "landlock\n" CLI_CONFIG_HELP
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
-	    "Only MCP goes to stdout; logs go to stderr. At end of input every "
+	    "      --drain-timeout SECONDS\n"
+	    "                         at end of input, let calls in progress "
+	    "finish for\n"
+	    "                         up to SECONDS (default 120; 0: stop "
+	    "them at once)\n"
+	    "\n"
+	    "Only MCP goes to stdout; logs go to stderr. At end of input the "
+	    "calls in\n"
+	    "progress are answered when they finish (within --drain-timeout, "
+	    "while the\n"
+	    "client still reads), then every command and background task still "
 	    "running\n"
-	    "command is stopped and ward exits 0; on SIGTERM, SIGINT or SIGHUP "
-	    "too, and\n"
-	    "then ward dies of that signal.\n"
+	    "is stopped and ward exits 0. On SIGTERM, SIGINT or SIGHUP "
+	    "everything is\n"
+	    "stopped at once, and then ward dies of that signal.\n"
 	    "\n"
 	    "Client configuration (e.g. .mcp.json):\n"
 	    "  {\"mcpServers\": {\"ward\": {\"command\": \"ward\",\n"
@@ -101,6 +109,23 @@ static void print_help(void)
 	    "\n"
 	    "See ward-mcp(1).\n",
 	    mcp_usage);
+}
+
+/* --drain-timeout SECONDS: a whole number from 0 to 3600. */
+static unsigned long parse_drain(const char *arg)
+{
+	unsigned long v;
+	char *end = NULL;
+
+	errno = 0;
+	if (*arg >= '0' && *arg <= '9')
+		v = strtoul(arg, &end, 10);
+	if (!end || *end || errno || v > MCP_TIMEOUT_MAX_MS / 1000)
+		die_usage(mcp_usage,
+			  "invalid --drain-timeout '%s' (expected a whole "
+			  "number of seconds from 0 to %lu)",
+			  arg, MCP_TIMEOUT_MAX_MS / 1000);
+	return v * 1000;
 }
 
 /* --- writing --------------------------------------------------------- */
@@ -190,13 +215,25 @@ void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
 
 /* --- per-call state ---------------------------------------------------- */
 
-bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
+bool mcp_elicits(struct mcp_server *srv)
+{
+	bool e;
+
+	pthread_mutex_lock(&srv->lock);
+	e = srv->elicitation;
+	pthread_mutex_unlock(&srv->lock);
+	return e;
+}
+
+bool mcp_escalation_fields(struct mcp_server *srv, enum ward_mode mode,
 			   enum ward_approval_policy approval)
 {
 	enum ward_mode targets[2];
 
+	/* Without elicitation nobody can be asked: the fields would only
+	 * lead to a retry that must fail. */
 	return srv->confines && approval == WARD_APPROVAL_ASK &&
-	       ward_escalation_targets(targets, mode) > 0;
+	       ward_escalation_targets(targets, mode) > 0 && mcp_elicits(srv);
 }
 
 int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
@@ -234,17 +271,18 @@ void mcp_knobs_seen(struct mcp_server *srv, enum ward_mode mode,
 				  "notifications/tools/list_changed", NULL));
 }
 
-bool mcp_call_attach(struct mcp_call *call, ward_task *task)
+bool mcp_call_attach(struct mcp_call *call, ward_call *wc)
 {
 	struct mcp_server *srv = call->srv;
 	bool ok = true;
 
 	pthread_mutex_lock(&srv->lock);
-	if (task && (call->cancelled || srv->eof)) {
-		ward_task_kill(task, SIGKILL);
+	if (wc && (call->cancelled || srv->eof)) {
+		ward_call_stop(wc, call->cancelled ? WARD_STOP_CANCELLED
+						   : WARD_STOP_SHUTDOWN);
 		ok = false;
 	}
-	call->task = task;
+	call->wc = wc;
 	pthread_mutex_unlock(&srv->lock);
 	return ok;
 }
@@ -304,16 +342,24 @@ static char *approval_message(const struct ward_approval_request *req)
 	return text;
 }
 
-static void send_progress(struct mcp_call *call, const char *message)
+void mcp_progress(struct mcp_call *call, double value, const char *message)
 {
 	if (!call->progress_token)
 		return;
-	call->progress += 1;
+	/* The protocol wants it to increase with every notification. */
+	if (value <= call->progress)
+		value = call->progress + 1;
+	call->progress = value;
 	mcp_send(call->srv, ward_jr_notification(
 				"notifications/progress",
 				json_pack("{s:O, s:f, s:s}", "progressToken",
 					  call->progress_token, "progress",
 					  call->progress, "message", message)));
+}
+
+static void send_progress(struct mcp_call *call, const char *message)
+{
+	mcp_progress(call, call->progress + 1, message);
 }
 
 /* Wait (srv->lock held) until @p is answered, the call is cancelled or
@@ -323,12 +369,13 @@ static void wait_answer(struct mcp_call *call, struct mcp_pending *p)
 	struct mcp_server *srv = call->srv;
 	struct timespec until;
 
-	while (!p->done && !call->cancelled && !srv->eof) {
+	while (!p->done && !call->cancelled && !srv->eof && !srv->draining) {
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += MCP_PROGRESS_EVERY_MS / 1000;
 		if (pthread_cond_timedwait(&srv->cond, &srv->lock, &until) ==
 			ETIMEDOUT &&
-		    !p->done && !call->cancelled && !srv->eof) {
+		    !p->done && !call->cancelled && !srv->eof &&
+		    !srv->draining) {
 			pthread_mutex_unlock(&srv->lock);
 			send_progress(call, "waiting for the user to approve "
 					    "or decline");
@@ -383,7 +430,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 
 	pthread_mutex_lock(&srv->lock);
 	elicit = srv->elicitation;
-	stop = call->cancelled || srv->eof;
+	stop = call->cancelled || srv->eof || srv->draining;
 	snprintf(rid, sizeof(rid), "ward-%lu", ++srv->next_request);
 	pthread_mutex_unlock(&srv->lock);
 	if (!elicit) {
@@ -507,7 +554,9 @@ static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
 	pthread_mutex_unlock(&srv->lock);
 
 	mcp_session_knobs(srv, &mode, &src, &approval);
-	instructions = ward_render_policy(approval);
+	/* The declaration names sandbox_permissions: only for a client
+	 * that is offered it (one that can elicit). */
+	instructions = srv->elicitation ? ward_render_policy(approval) : "";
 	result =
 	    json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
 		      "protocolVersion", version, "capabilities", "tools",
@@ -737,8 +786,8 @@ static void do_cancelled(struct mcp_server *srv, struct ward_jr_msg *m)
 		if (!json_equal(c->id, id))
 			continue;
 		c->cancelled = true;
-		if (c->task)
-			ward_task_kill(c->task, SIGKILL);
+		if (c->wc)
+			ward_call_stop(c->wc, WARD_STOP_CANCELLED);
 		found = true;
 	}
 	pthread_cond_broadcast(&srv->cond);
@@ -959,17 +1008,76 @@ static void record_event(struct mcp_server *srv, json_t *event)
 	json_decref(event);
 }
 
+/* Whether nobody reads our answers any more (the client closed its end). */
+static bool client_gone(struct mcp_server *srv)
+{
+	struct pollfd p = {srv->out_fd, POLLOUT, 0};
+	bool dead;
+
+	pthread_mutex_lock(&srv->out_lock);
+	dead = srv->out_dead;
+	pthread_mutex_unlock(&srv->out_lock);
+	return dead ||
+	       (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)));
+}
+
 /*
- * End of input or a stop signal: stop everything, wait for the workers
- * (each records its call's result), record the end and @why.
+ * End of input: the calls in progress may finish and be answered (a
+ * script piping requests into ward mcp closes its input right after
+ * them), for at most @drain_ms, and only while the client still reads
+ * our output. The caller holds no lock.
+ */
+static void drain(struct mcp_server *srv, unsigned long drain_ms)
+{
+	struct timespec start, now, until;
+	long waited;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	pthread_mutex_lock(&srv->lock);
+	srv->draining = true;
+	/* A question to the user can no longer be answered. */
+	pthread_cond_broadcast(&srv->cond);
+	while (srv->active > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (long)(now.tv_sec - start.tv_sec) * 1000L +
+			 (now.tv_nsec - start.tv_nsec) / 1000000L;
+		if ((unsigned long)waited >= drain_ms)
+			break;
+		pthread_mutex_unlock(&srv->lock);
+		if (client_gone(srv)) {
+			pthread_mutex_lock(&srv->lock);
+			break;
+		}
+		pthread_mutex_lock(&srv->lock);
+		until = now;
+		until.tv_nsec += 250 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &until);
+	}
+	if (srv->active > 0)
+		fprintf(stderr,
+			"ward mcp: %u call%s still running after end of "
+			"input; stopping %s\n",
+			srv->active, srv->active == 1 ? "" : "s",
+			srv->active == 1 ? "it" : "them");
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/*
+ * End of input (after draining) or a stop signal: stop everything, wait
+ * for the workers (each records its call's result and answers that it
+ * was stopped by the shutdown), record the end and @why.
  */
 static void shut_down(struct mcp_server *srv, const char *why)
 {
 	pthread_mutex_lock(&srv->lock);
 	srv->eof = true;
 	for (struct mcp_call *c = srv->calls; c; c = c->next)
-		if (c->task)
-			ward_task_kill(c->task, SIGKILL);
+		if (c->wc)
+			ward_call_stop(c->wc, WARD_STOP_SHUTDOWN);
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 
@@ -1054,6 +1162,7 @@ static void server_init(struct mcp_server *srv)
 	srv->po = (struct cli_policy_opts)CLI_POLICY_OPTS_INIT;
 	srv->out_fd = STDOUT_FILENO;
 	srv->log_level = -1;
+	srv->drain_ms = MCP_DRAIN_DEFAULT_MS;
 	snprintf(srv->protocol, sizeof(srv->protocol), "%s", protocols[0]);
 	pthread_mutex_init(&srv->out_lock, NULL);
 	pthread_mutex_init(&srv->lock, NULL);
@@ -1078,6 +1187,7 @@ int cmd_mcp(int argc, char **argv)
 	    CLI_POLICY_LONGOPTS,
 	    CLI_CONFIG_LONGOPTS,
 	    {"session", required_argument, NULL, CLI_OPT_SESSION},
+	    {"drain-timeout", required_argument, NULL, CLI_OPT_DRAIN},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -1094,6 +1204,10 @@ int cmd_mcp(int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:m:w:r:h", longopts, NULL)) !=
 	       -1) {
+		if (opt == CLI_OPT_DRAIN) {
+			srv.drain_ms = parse_drain(optarg);
+			continue;
+		}
 		if (opt == CLI_OPT_SESSION) {
 			if (!ward_session_id_valid(optarg))
 				die_usage(mcp_usage,
@@ -1206,6 +1320,8 @@ int cmd_mcp(int argc, char **argv)
 	}
 	ward_jr_lines_free(&lines);
 
+	if (!sig && srv.drain_ms)
+		drain(&srv, srv.drain_ms);
 	shut_down(&srv, sig ? why : "end of input");
 	server_free(&srv);
 	if (sfd >= 0)

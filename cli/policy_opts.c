@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ward/call.h"
 #include "ward/env.h"
 
 #include "policy_opts.h"
@@ -189,6 +190,35 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		}
 	}
 	*out = s;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? cli_json_text(s, strlen(s)) : json_null();
+}
+
+json_t *cli_denials_json(const ward_call *call)
+{
+	json_t *arr = json_array();
+
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < ward_call_denial_count(call); i++) {
+		const struct ward_denial *d = ward_call_denial(call, i);
+		json_t *o = json_pack(
+		    "{s:o, s:s, s:s, s:o, s:s, s:o, s:s}", "path",
+		    str_or_null(d->path), "operation",
+		    d->operation ? d->operation : "access", "cause",
+		    ward_denial_cause_name(d->cause), "rule",
+		    str_or_null(d->cause == WARD_DENIAL_MODE ? NULL : d->rule),
+		    "mode", ward_mode_name(d->mode), "source",
+		    str_or_null(d->source), "how",
+		    ward_denial_how_name(d->how));
+
+		if (!o || json_array_append_new(arr, o) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+	}
+	return arr;
 }
 
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)

@@ -1199,6 +1199,53 @@ int ward_rules_get(struct ward_rule_info *out, const ward_rules *rules,
 	return 0;
 }
 
+/* Whether entry @r covers the normal absolute @path. */
+static bool covers(const struct rule *r, const char *path)
+{
+	size_t n;
+
+	if (r->is_glob)
+		return r->compiled && regexec(&r->re, path, 0, NULL, 0) == 0;
+	n = strlen(r->pattern);
+	if (strcmp(r->pattern, "/") == 0)
+		return true;
+	return strncmp(path, r->pattern, n) == 0 &&
+	       (path[n] == '/' || path[n] == '\0');
+}
+
+int ward_rules_find(size_t *index, const ward_rules *rules, const char *path)
+{
+	char buf[PATH_MAX];
+	enum ward_access want = ward_rules_match(rules, path);
+	size_t plen;
+	locale_t old;
+	int err = -ENOENT;
+
+	if (!index || !rules || !path || path[0] != '/')
+		return ward_err(WARD_EINVAL, "rules: invalid argument");
+	if (want == WARD_ACCESS_DEFAULT)
+		return -ENOENT;
+	plen = strlen(path);
+	if (!is_normal(path)) {
+		if (plen >= sizeof(buf))
+			return -ENOENT;
+		normalise(buf, NULL, path, NULL, plen);
+		path = buf;
+	}
+	/* The first entry of the kind that decided (load order: the one
+	 * `ward config check` lists first). */
+	old = uselocale(rules->c_loc);
+	for (size_t i = 0; i < rules->n; i++) {
+		if (rules->v[i]->access == want && covers(rules->v[i], path)) {
+			*index = i;
+			err = 0;
+			break;
+		}
+	}
+	uselocale(old);
+	return err;
+}
+
 /*
  * A path that is not absolute is a caller bug; answer `--` so a bug fails
  * closed. A path that is not normalised is normalised first (a lexical

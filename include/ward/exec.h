@@ -195,6 +195,36 @@ WARD_EXTERN int ward_task_read(char **out_stdout, size_t *out_stdout_len,
 			       char **out_stderr, size_t *out_stderr_len,
 			       ward_task *task);
 /**
+ * What a task wrote since the last read (ward_task_read_output): each
+ * stream as ward_task_read() returns it, and where its middle was dropped
+ * when more came in between two reads than its bound keeps (the first
+ * @out_head bytes of @out were written before the @out_dropped bytes that
+ * are missing; likewise for stderr).
+ */
+struct ward_task_output {
+	char *out; /* NUL-terminated; owned, freed by ward_task_output_clear */
+	size_t out_len, out_head, out_dropped;
+	char *err;
+	size_t err_len, err_head, err_dropped;
+};
+
+/**
+ * ward_task_read_output - ward_task_read() that also says what it dropped
+ * from the middle of each stream since the last read. Release *out with
+ * ward_task_output_clear(). Returns 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_task_read_output(struct ward_task_output *out,
+				      ward_task *task);
+/** ward_task_output_clear - free the buffers of @o and zero it. NULL ok. */
+WARD_EXTERN void ward_task_output_clear(struct ward_task_output *o);
+/**
+ * ward_task_bytes - the bytes the task has written to stdout and stderr
+ * so far (all of them, whether kept, read or dropped). Either pointer may
+ * be NULL. For progress reports.
+ */
+WARD_EXTERN void ward_task_bytes(ward_task *task, unsigned long long *out,
+				 unsigned long long *err);
+/**
  * ward_task_wait - wait up to @timeout_ms (0: forever) for the task.
  * Returns 0 and a result (the caller frees it) when it ended, -ETIMEDOUT
  * when it is still running, and WARD_ERUNNER when it turns out the runner

@@ -16,8 +16,9 @@ ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 WARD=${WARD:-$ROOT/build/bin/ward}
 PY=/usr/bin/python3
 
-HINT='retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user'
-HINT_OP='retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user'
+# The CLI's hints name the CLI's own flags, never sandbox_permissions.
+HINT='retry this exact command once with ward run --escalate MODE --justification TEXT (the narrowest wider MODE that suffices); the approval prompt asks the user'
+HINT_OP='retry this exact operation once with ward fs OPERATION … --escalate MODE --justification TEXT (the narrowest wider MODE that suffices); the approval prompt asks the user'
 
 setup_file() {
 	[ -x "$WARD" ] || return 0
@@ -317,8 +318,10 @@ assert c["call/start"] == 16 and c["call/result"] == 16, c'
 	cd "$BASE"
 	run -1 --separate-stderr "$WARD" run --session "$SID" -- touch f
 	[ ! -e "$WS/f" ]
-	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(printf '%s\n' "$stderr" | tail -n 3 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" == "[sandbox: "*" of $WS/f refused: not writable under read-only mode (session $SID); inferred from the error output]" ]]
 	[ "$(last_line)" = "$HINT" ]
+	[[ "$stderr" != *sandbox_permissions* ]]
 	"$WARD" session mode "$SID" workspace-write >/dev/null
 	run -0 --separate-stderr "$WARD" run --session "$SID" -- touch f
 	[ -e "$WS/f" ]
@@ -404,7 +407,7 @@ assert "nothing was run" in d["message"], d'
 	for m in read-only workspace-write; do
 		run -122 --separate-stderr "$WARD" run --session "$SID" \
 			--escalate "$m" --justification "x" -- touch "$WS/f"
-		[ "$(last_line)" = "sandbox_permissions \"$m\" is not wider than the mode this command already runs under; nothing was run and nobody was asked; retry without sandbox_permissions" ]
+		[ "$(last_line)" = "--escalate \"$m\" is not wider than the mode this command already runs under; nothing was run and nobody was asked; run it without --escalate" ]
 	done
 	[ ! -e "$WS/f" ]
 	[[ "$(log_types)" != *approval/asked* ]]
@@ -416,7 +419,7 @@ assert "nothing was run" in d["message"], d'
 	[ "$(last_line)" = 'approval for escalating this command to "workspace-write" is unavailable: nobody could be asked; nothing was run' ]
 	run -122 --separate-stderr "$WARD" run -w "$WS" --mode danger-full-access \
 		--escalate workspace-write --justification "x" -- touch "$WS/f"
-	[[ "$(last_line)" == 'sandbox_permissions "workspace-write" is not wider'* ]]
+	[[ "$(last_line)" == '--escalate "workspace-write" is not wider'* ]]
 	[ ! -e "$WS/f" ]
 	[ ! -e "$XDG_STATE_HOME/ward/sessions" ] || [ -z "$(ls "$XDG_STATE_HOME/ward/sessions")" ]
 }
@@ -434,7 +437,9 @@ assert "nothing was run" in d["message"], d'
 @test "ward fs --session: denial marker and operation hint; escalation texts say operation" {
 	new_session
 	run -3 --separate-stderr "$WARD" fs write --session "$SID" --text hi notes.txt
-	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(printf '%s\n' "$stderr" | tail -n 3 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	# The fence knows exactly: no "inferred".
+	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: write of $WS/notes.txt refused: not writable under read-only mode (session $SID)]" ]
 	[ "$(last_line)" = "$HINT_OP" ]
 	[ ! -e "$WS/notes.txt" ]
 	[ "$(last_field call/start operation)" = write ]
@@ -445,7 +450,8 @@ assert "nothing was run" in d["message"], d'
 	[ ! -e "$WS/notes.txt" ]
 	# Without a session: no hint (nothing offers escalation).
 	run -3 --separate-stderr "$WARD" fs write -w "$WS" --text hi notes.txt
-	[ "$(last_line)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(last_line)" = "[sandbox: write of $WS/notes.txt refused: not writable under read-only mode (built-in default)]" ]
 }
 
 # --- the approval prompt on a real terminal ---------------------------------

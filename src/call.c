@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit.h"
 #include "denial.h"
 #include "exec_internal.h"
 #include "internal.h"
@@ -64,6 +65,9 @@ struct ward_call {
 	struct ward_denial_set denials;
 	bool denied;
 	bool gathered;
+	/* The kernel's Landlock records of the run, when ward may read
+	 * them (audit.h); NULL otherwise. */
+	struct ward_audit *audit;
 	/* The command's environment, scrubbed of secrets (env.h), and the
 	 * names dropped from it; NULL until the command is prepared. */
 	char **env;
@@ -441,6 +445,20 @@ static void gather_command(ward_call *c, const ward_result *res)
 	ctx.policy = c->policy;
 	ctx.cwd = c->cwd;
 	ctx.mode_source = src;
+	/* The kernel's own records first: when there are any, they are
+	 * the report (exact), the error output is not needed. */
+	if (c->audit) {
+		struct ward_denial_set exact = {0};
+
+		if (ward_audit_collect(c->audit, ward_result_pid(res), &exact,
+				       &ctx) > 0) {
+			ward_denial_set_clear(&c->denials);
+			c->denials = exact;
+			c->denied = true;
+			return;
+		}
+		ward_denial_set_clear(&exact);
+	}
 	err = ward_result_stderr(res, &len);
 	if (err && len)
 		ward_denials_from_output(&c->denials, &ctx, err, len);
@@ -616,6 +634,7 @@ void ward_call_free(ward_call *call)
 	ward_strv_free(call->env);
 	ward_strv_free(call->env_dropped);
 	ward_denial_set_clear(&call->denials);
+	ward_audit_close(call->audit);
 	if (call->policy != call->base)
 		ward_policy_free(call->policy);
 	ward_policy_free(call->base);
@@ -766,6 +785,12 @@ static int prepare_run(ward_call *c, ward_confined **conf,
 	if (err)
 		return not_run(c, err);
 	o->envp = c->env;
+	/* Listen before the command starts: under Landlock the kernel can
+	 * say exactly what it refused (root, audit enabled; else the report
+	 * is derived and nothing is lost). */
+	if (!c->audit && ward_plan_runner(c->plan) == WARD_RUNNER_LANDLOCK &&
+	    ward_audit_open(&c->audit) != 0)
+		c->audit = NULL;
 	err = ward_confined_from_plan(conf, c->plan, c->argv, o->cwd);
 	if (err)
 		return not_run(c, err);

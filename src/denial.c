@@ -261,6 +261,22 @@ static const struct {
     {"No such file or directory", WARD_DENIAL_ENOENT},
 };
 
+/* Tools that only read what they name ("cat: F: Permission denied"). */
+static bool reader(const char *line)
+{
+	static const char *const progs[] = {
+	    "cat: ",	"head: ",    "tail: ",	    "less: ",	  "more: ",
+	    "grep: ",	"wc: ",	     "sort: ",	    "uniq: ",	  "diff: ",
+	    "cmp: ",	"od: ",	     "xxd: ",	    "stat: ",	  "file: ",
+	    "md5sum: ", "sha1sum: ", "sha256sum: ", "readlink: ",
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++)
+		if (strncmp(line, progs[i], strlen(progs[i])) == 0)
+			return true;
+	return false;
+}
+
 /* The operation a line of error output names, or NULL. */
 static const char *operation_of(const char *line, enum ward_denial_errno why)
 {
@@ -288,7 +304,9 @@ static const char *operation_of(const char *line, enum ward_denial_errno why)
 	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
 		if (strstr(line, ops[i].needle))
 			return ops[i].op;
-	return why == WARD_DENIAL_EROFS ? "write" : NULL;
+	if (why == WARD_DENIAL_EROFS)
+		return "write";
+	return reader(line) ? "read" : NULL;
 }
 
 /* Take the text between quotes starting at @p (one of ' " ` ‘): the

@@ -152,6 +152,8 @@ WARD_EXTERN int ward_exec_shell(ward_result **out, ward_provider *provider,
 				const struct ward_exec_options *opts);
 
 WARD_EXTERN void ward_result_free(ward_result *result);
+/** The pid the command ran as (gone by now; for matching audit records). */
+WARD_EXTERN pid_t ward_result_pid(const ward_result *r);
 /** Exit status, or -1 when killed by a signal. */
 WARD_EXTERN int ward_result_exit_code(const ward_result *r);
 /** The terminating signal, or 0. */

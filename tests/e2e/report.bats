@@ -150,3 +150,124 @@ usable() {
 	run -1 --separate-stderr "$WARD" config check
 	[[ "$output" == *"unknown key \"color\""* ]]
 }
+
+# --- item: the denial report ----------------------------------------------------
+
+@test "a -- rule under bwrap that surfaces as 'No such file' is a denial naming the rule" {
+	usable bwrap
+	mkdir -p "$WS/secret" && echo s >"$WS/secret/key"
+	printf 'access:\n  - "-- secret"\n' >"$BASE/config/ward/config.yml"
+	run -1 --separate-stderr "$WARD" run -r bwrap -- cat secret/key
+	[[ "$stderr" == *"No such file or directory"* ]]
+	[[ "$stderr" == *"[sandbox: file access denied under read-only mode]"* ]]
+	[[ "$stderr" == *"[sandbox: read of $WS/secret/key refused by rule \"-- secret\" ($BASE/config/ward/config.yml:2); inferred from the error output]"* ]]
+	# No wider mode lifts a rule: no hint, no advice.
+	[[ "$stderr" != *"retry"* && "$stderr" != *"ward session mode"* ]]
+	run -1 --separate-stderr "$WARD" run -r bwrap --json -- cat secret/key
+	jq -e --arg p "$WS/secret/key" --arg src "$BASE/config/ward/config.yml:2" \
+		'.sandbox.denied == true and (.denials | length == 1) and
+		.denials[0] == {"path": $p, "operation": "read", "cause": "rule",
+		"rule": "-- secret", "mode": "read-only", "source": $src,
+		"how": "derived"}' <<<"$output" >/dev/null || fail "$output"
+	# A file that is really missing is no denial.
+	run -1 --separate-stderr "$WARD" run -r bwrap --json -- cat nothing-here
+	jq -e '.sandbox.denied == false and .denials == []' <<<"$output" >/dev/null
+}
+
+@test "a -- rule under Landlock ('Permission denied') is a denial naming the rule" {
+	usable landlock
+	mkdir -p "$BASE/private" && echo s >"$BASE/private/key"
+	run -1 --separate-stderr "$WARD" run -r landlock --json \
+		--access "-- $BASE/private" -- cat "$BASE/private/key"
+	jq -e --arg p "$BASE/private/key" --arg r "-- $BASE/private" \
+		'.denials[0].path == $p and .denials[0].cause == "rule" and
+		.denials[0].rule == $r and .denials[0].source == "--access"' \
+		<<<"$output" >/dev/null || fail "$output"
+}
+
+@test "denials name the mode and where it was set, r- rules and protected paths" {
+	usable bwrap
+	printf 'mode: workspace-write\naccess: ["r- docs"]\n' >"$BASE/config/ward/config.yml"
+	mkdir -p "$WS/docs"
+	git -C "$WS" init -q || skip "git is not installed"
+	# bwrap enforces all three (Landlock cannot express r- or the
+	# protected paths inside the workspace: partial, see above).
+	run --separate-stderr "$WARD" run -r bwrap --json -- \
+		sh -c 'touch /usr/ward-x; touch docs/x; touch .git/hooks/x'
+	jq -e --arg ws "$WS" --arg cfg "$BASE/config/ward/config.yml" '
+		([.denials[] | select(.path == "/usr/ward-x")][0] |
+			.cause == "mode" and .mode == "workspace-write" and
+			.source == ($cfg + ":1")) and
+		([.denials[] | select(.path == ($ws + "/docs/x"))][0] |
+			.cause == "rule" and .rule == "r- docs" and
+			.source == ($cfg + ":2")) and
+		([.denials[] | select(.path == ($ws + "/.git/hooks/x"))][0] |
+			.cause == "protected" and .rule == "git hooks")' \
+		<<<"$output" >/dev/null || fail "$output"
+	# Under a session the mode's source is the session.
+	id=$("$WARD" session new --cwd "$WS" --mode read-only)
+	run --separate-stderr "$WARD" run --session "$id" --json -- touch y
+	jq -e --arg id "$id" '.denials[0].source == ("session " + $id)' \
+		<<<"$output" >/dev/null || fail "$output"
+}
+
+@test "--explain prints the report for people; nothing when nothing was refused" {
+	usable bwrap
+	run -1 --separate-stderr "$WARD" run --explain -- touch /etc/ward-explain-x
+	[[ "$stderr" == *"ward: explain: denied: create of /etc/ward-explain-x"* ]]
+	[[ "$stderr" == *"  by:     the read-only mode (not inside any writable root)"* ]]
+	[[ "$stderr" == *"  set in: built-in default"* ]]
+	[[ "$stderr" == *"  how:    derived"* ]]
+	run -0 --separate-stderr "$WARD" run --explain -- true
+	[ "$stderr" = "ward: explain: no file access was refused" ]
+	run -2 --separate-stderr "$WARD" run --explain --json -- true
+}
+
+@test "a plain permission error inside a writable root is not a denial" {
+	usable bwrap
+	command -v setpriv >/dev/null || skip "setpriv not installed"
+	[ "$(id -u)" = 0 ] || skip "needs root to switch to nobody"
+	chmod 0777 "$WS" "$BASE" "$BASE/state" 2>/dev/null || true
+	mkdir -p "$WS/locked" && chmod 0555 "$WS/locked"
+	chmod 0755 "$BASE/config" "$BASE/config/ward"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env XDG_STATE_HOME="$BASE/state" XDG_CONFIG_HOME="$BASE/config" \
+		"$WARD" run -w "$WS" --mode workspace-write --json -- touch locked/x
+	[ "$status" -eq 1 ]
+	jq -e '.sandbox.denied == false and .denials == []' <<<"$output" >/dev/null ||
+		fail "$output"
+}
+
+@test "the fence's denials are exact: ward fs names the path and the rule" {
+	printf 'access: ["-- .env"]\n' >"$BASE/config/ward/config.yml"
+	echo k=v >"$WS/.env"
+	run -3 --separate-stderr "$WARD" fs read .env --json
+	jq -e --arg p "$WS/.env" '.denials == [{"path": $p, "operation": "read",
+		"cause": "rule", "rule": "-- .env", "mode": "read-only",
+		"source": ($ENV.XDG_CONFIG_HOME + "/ward/config.yml:1"),
+		"how": "exact"}]' <<<"$output" >/dev/null || fail "$output"
+}
+
+@test "Landlock's audit records make the report exact (root, audit enabled for the test)" {
+	usable landlock
+	[ "$(id -u)" = 0 ] || skip "reading the kernel's audit records needs root"
+	local ctl="/usr/bin/python3 $BATS_TEST_DIRNAME/audit_ctl.py" prev
+	prev=$($ctl set 1) || skip "the audit netlink cannot be used here ($($ctl status 2>&1))"
+	mkdir -p "$WS/secret" && echo s >"$WS/secret/k"
+	run --separate-stderr "$WARD" run -r landlock --json \
+		--access "-- $WS/secret" -- sh -c 'touch /etc/ward-audit-x; cat secret/k'
+	$ctl set "$prev" >/dev/null
+	jq -e --arg ws "$WS" '
+		([.denials[] | select(.path == "/etc")][0] |
+			.operation == "create" and .cause == "mode" and .how == "exact") and
+		([.denials[] | select(.path == ($ws + "/secret/k"))][0] |
+			.operation == "read" and .cause == "rule" and .how == "exact") and
+		all(.denials[]; .how == "exact")' <<<"$output" >/dev/null || fail "$output"
+	# With audit off (as this machine keeps it) the same run is derived.
+	run --separate-stderr "$WARD" run -r landlock --json \
+		--access "-- $WS/secret" -- sh -c 'touch /etc/ward-audit-x; cat secret/k'
+	if [ "$prev" = 0 ]; then
+		jq -e 'all(.denials[]; .how == "derived") and (.denials | length >= 2)' \
+			<<<"$output" >/dev/null || fail "$output"
+	fi
+}

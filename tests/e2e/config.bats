@@ -205,6 +205,32 @@ project_file() {
 	[ "$(json_get "$output" 'd["mode"]')" = read-only ]
 }
 
+@test "\$HOME and \${HOME} in a rule are expanded; an unset variable is an error naming the line" {
+	export HOME=$OUTSIDE/home
+	mkdir -p "$HOME"
+	cat >"$USER_FILE" <<-'EOF'
+	access:
+	  - "-- $HOME/.ward-test-ssh"
+	  - "-- ${HOME}/.ward-test-aws"
+	  - "r- /srv/$$literal"
+	EOF
+	run -0 --separate-stderr "$WARD" config check -w "$WS"
+	[[ "$output" == *"-- $HOME/.ward-test-ssh  "* ]]
+	[[ "$output" == *"-- $HOME/.ward-test-aws  "* ]]
+	[[ "$output" == *"r- /srv/\$literal  "* ]]
+	# It protects the real path (not a directory named "$HOME" in the
+	# workspace): the fence refuses to read it.
+	mkdir -p "$HOME/.ward-test-ssh" && echo k >"$HOME/.ward-test-ssh/id"
+	run -3 --separate-stderr "$WARD" fs read -w "$WS" "$HOME/.ward-test-ssh/id"
+	printf 'access:\n  - "-- $WARD_SURELY_UNSET/x"\n' >"$USER_FILE"
+	run -1 --separate-stderr "$WARD" config check -w "$WS"
+	[[ "$output" == *"$USER_FILE:2: access: "*"\$WARD_SURELY_UNSET: WARD_SURELY_UNSET is not set"* ]]
+	run -125 --separate-stderr "$WARD" run -w "$WS" -- true
+	printf 'access:\n  - "-- /a/$/b"\n' >"$USER_FILE"
+	run -1 --separate-stderr "$WARD" config check -w "$WS"
+	[[ "$output" == *'write "$$" for a literal'* ]]
+}
+
 @test "a project file narrows: its mode wins over a wider user mode" {
 	printf 'mode: workspace-write\n' >"$USER_FILE"
 	printf 'mode: read-only\n' | project_file

@@ -500,6 +500,7 @@ node_test() {
 @test "mcp sdk: read_file and list_directory are bounded, with a truncated line" { node_test sdk.test.mjs bounded-files; }
 @test "mcp sdk: task_output says when it dropped the middle of the output" { node_test sdk.test.mjs task-omitted; }
 @test "mcp sdk: read_file of a binary file names only what exists in MCP" { node_test sdk.test.mjs not-text; }
+@test "mcp sdk: a secret in the server's environment does not reach a command" { node_test sdk.test.mjs env; }
 @test "mcp inspector: tools/list" { node_test inspector.test.mjs inspector-list; }
 @test "mcp inspector: tools/call bash" { node_test inspector.test.mjs inspector-call; }
 @test "mcp inspector: tools/call bash, a write denied in read-only" { node_test inspector.test.mjs inspector-denied; }

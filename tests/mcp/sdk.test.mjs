@@ -790,6 +790,19 @@ test("not-text: read_file of a binary file names what exists in MCP", async (t) 
   assert.doesNotMatch(r.text, /as bytes/);
 });
 
+test("env: a secret in the server's environment does not reach a command", { skip: NO_RUNNER }, async (t) => {
+  const s = scratch();
+  t.after(() => s.cleanup());
+  s.env.GITHUB_TOKEN = "ghp_secret";
+  s.env.AWS_SECRET_ACCESS_KEY = "aws";
+  s.env.PLAIN_VAR = "kept";
+  const ctx = await connect(t, { scratch: s });
+  const r = await call(ctx, "bash", {
+    command: 'echo "${GITHUB_TOKEN:-gone} ${AWS_SECRET_ACCESS_KEY:-gone} $PLAIN_VAR"',
+  });
+  assert.equal(r.text, "gone gone kept\nexit code: 0");
+});
+
 test("resume: --session serves an existing session", { skip: NO_RUNNER }, async (t) => {
   const s = scratch();
   t.after(() => s.cleanup());

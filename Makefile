@@ -6,6 +6,7 @@
 #                     build/lib/libward.a, build/lib/libward.so
 #   make demo         build, then show a denied write and an allowed one
 #   make check        every test; ends with "N passed, N failed, N skipped"
+#   make check-slow   the tests too slow for check (a 70 s MCP call, …)
 #   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
 #   make install      honours PREFIX and DESTDIR; make uninstall undoes it
 #   make deb          build/deb/ward_<version>_<arch>.deb (debian/), linted
@@ -119,8 +120,8 @@ LIBSO    := $(B)/lib/libward.so
 
 COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
-.PHONY: all deps deps-test deps-bench deps-deb demo check unit e2e bench \
-        install uninstall deb clean format format-check fuzz fuzz-smoke
+.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow unit e2e \
+        bench install uninstall deb clean format format-check fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 # Sets WARD_MUSL; make builds it first (and restarts) when it is missing.
@@ -267,6 +268,10 @@ check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
        $(PROXYD_MUSL)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
+
+# The tests `check` skips for their length (each says so when skipped).
+check-slow: all
+	@WARD_SLOW=1 bats --tap tests/e2e/mcp.bats -f '\(slow\)'
 
 # --- fuzzing (libFuzzer) ------------------------------------------------
 # Every tests/fuzz/fuzz_<name>.c is a libFuzzer target linked with the

@@ -40,8 +40,11 @@ enum cli_long_opt {
 	CLI_OPT_JSON = 256,
 	CLI_OPT_MAX_OUTPUT,
 	CLI_OPT_LL_LAUNCHER,
-	CLI_OPT_ACCESS, /* --access RULE (cli/policy_opts.h) */
-	CLI_OPT_CONFIG, /* --config FILE (cli/policy_opts.h) */
+	CLI_OPT_ACCESS,	  /* --access RULE (cli/policy_opts.h) */
+	CLI_OPT_CONFIG,	  /* --config FILE (cli/policy_opts.h) */
+	CLI_OPT_ENV_KEEP, /* --env-keep NAME (cli/policy_opts.h) */
+	CLI_OPT_EXPLAIN,  /* ward run --explain */
+	CLI_OPT_DRAIN,	  /* ward mcp --drain-timeout */
 };
 
 /*
@@ -225,12 +228,14 @@ struct cli_policy_opts {
 	const char *config_file; /* --config FILE, or NULL */
 	const char **access;	 /* --access RULE…, malloc'd vector */
 	size_t naccess;
+	const char **env_keep; /* --env-keep NAME…, malloc'd vector */
+	size_t nenv_keep;
 };
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
 	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
-	  NULL, NULL, 0 }
+	  NULL, NULL, 0, NULL, 0 }
 
 #define CLI_POLICY_OPTIONS                                                    \
 	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER,             \

@@ -43,6 +43,8 @@ enum fs_long_opt {
 
 /* A denial gets the escalation hint (set for session calls that offer it). */
 static bool escalation_offered;
+/* The call the operation runs in: a denial is reported through it. */
+static ward_call *fs_call;
 
 static const char fs_usage[] =
     "ward fs read|write|edit|rm|mv|mkdir|ls|stat [OPTIONS] PATH...";
@@ -287,9 +289,19 @@ static int report_failure(int err, const struct ward_fs_denial *d,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err == -ENOMEM)
 		die(CLI_EXIT_WARD, "%s", detail);
-	if (err == WARD_EDENIED &&
-	    ward_fs_render_denial(&marker, d, escalation_offered) != 0)
+	/* The call records the denial (gathering its report: the path and
+	 * the rule or mode) and says it for the CLI: its hint names
+	 * --escalate, never sandbox_permissions. */
+	if (err == WARD_EDENIED && fs_call) {
+		if (ward_call_fs_end(fs_call, err, d) != 0)
+			fprintf(stderr, "%s: warning: %s\n", cli_name,
+				ward_error_last());
+		if (ward_call_render_denial(&marker, fs_call) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+	} else if (err == WARD_EDENIED &&
+		   ward_fs_render_denial(&marker, d, escalation_offered) != 0) {
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	}
 	if (!json) {
 		fflush(stdout);
 		fprintf(stderr, "%s: %s\n", cli_name, detail);
@@ -316,6 +328,8 @@ static int report_failure(int err, const struct ward_fs_denial *d,
 			   cli_json_text(d->resolved, strlen(d->resolved)));
 		set_or_die(obj, "denial", den);
 		set_or_die(obj, "marker", json_string(marker));
+		if (fs_call)
+			set_or_die(obj, "denials", cli_denials_json(fs_call));
 	}
 	cli_json_print(obj);
 out:
@@ -843,7 +857,9 @@ int cmd_fs(int argc, char **argv)
 			   ward_policy_workspace(policy), quiet);
 	o.mode = ward_policy_mode(policy);
 	o.workspace = ward_policy_workspace(policy);
+	fs_call = call;
 	status = sub->fn(policy, &o, argv + optind);
+	fs_call = NULL;
 	err = ward_call_fs_end(call,
 			       status == 0		      ? 0
 			       : status == CMD_FS_EXIT_DENIED ? WARD_EDENIED

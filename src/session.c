@@ -1384,8 +1384,43 @@ out_free:
 	return err;
 }
 
-/* Write the header of a new session @id to a temporary file, link it. */
-static int create_file(const char *store, const char *id, const char *cwd)
+/*
+ * The line of a knob event @type ("mode" or "policy" = @value) appended to
+ * @buf (malloc'd, grown); false on ENOMEM.
+ */
+static bool add_knob_line(char **buf, size_t *len, const char *type,
+			  const char *key, const char *value)
+{
+	json_t *ev = event_new(type);
+	size_t n = 0;
+	char *line, *grown;
+
+	if (!ev || !put(ev, key, json_string(value))) {
+		json_decref(ev);
+		return false;
+	}
+	line = event_line(ev, &n);
+	json_decref(ev);
+	if (!line)
+		return false;
+	grown = realloc(*buf, *len + n + 1);
+	if (!grown) {
+		free(line);
+		return false;
+	}
+	memcpy(grown + *len, line, n + 1);
+	*buf = grown;
+	*len += n;
+	free(line);
+	return true;
+}
+
+/*
+ * Write the header of a new session @id, and its initial knob events, to a
+ * temporary file, then link it: the session never exists without them.
+ */
+static int create_file(const char *store, const char *id, const char *cwd,
+		       const struct ward_session_create_options *o)
 {
 	char when[40], tmpname[WARD_SESSION_ID_MAX + 40];
 	char name[WARD_SESSION_ID_MAX + 8];
@@ -1406,6 +1441,18 @@ static int create_file(const char *store, const char *id, const char *cwd)
 	}
 	line = event_line(hdr, &len);
 	json_decref(hdr);
+	if (line && o->set_mode &&
+	    !add_knob_line(&line, &len, TYPE_MODE, "mode",
+			   ward_mode_name(o->mode))) {
+		free(line);
+		line = NULL;
+	}
+	if (line && o->set_approval &&
+	    !add_knob_line(&line, &len, TYPE_APPROVAL, "policy",
+			   ward_approval_policy_name(o->approval))) {
+		free(line);
+		line = NULL;
+	}
 	snprintf(tmpname, sizeof(tmpname), ".%s.%ld.tmp", id, (long)getpid());
 	snprintf(name, sizeof(name), "%s.jsonl", id);
 	tmp = join(store, tmpname);
@@ -1476,12 +1523,49 @@ static int check_home_base(void)
 
 int ward_session_create(ward_session **out, const char *store, const char *cwd)
 {
+	struct ward_session_create_options o = WARD_SESSION_CREATE_OPTIONS_INIT;
+
+	o.store = store;
+	o.cwd = cwd;
+	return ward_session_create_with(out, &o);
+}
+
+int ward_session_create_options_init(struct ward_session_create_options *o,
+				     unsigned version)
+{
+	const struct ward_session_create_options init =
+	    WARD_SESSION_CREATE_OPTIONS_INIT;
+
+	if (!o)
+		return ward_err(WARD_EINVAL, "session options: NULL");
+	if (version != WARD_SESSION_CREATE_OPTIONS_VERSION)
+		return ward_bad_version("session create options", version,
+					WARD_SESSION_CREATE_OPTIONS_VERSION);
+	*o = init;
+	return 0;
+}
+
+int ward_session_create_with(ward_session **out,
+			     const struct ward_session_create_options *o)
+{
 	char *dir = NULL, *real_store = NULL, *real_cwd = NULL;
+	const char *store, *cwd;
 	ward_policy *probe = NULL;
 	char id[17];
 	struct stat st;
 	int err, tries = 0;
 
+	if (!out || !o)
+		return ward_err(WARD_EINVAL, "session: missing argument");
+	if (o->version != WARD_SESSION_CREATE_OPTIONS_VERSION)
+		return ward_bad_version("session create options", o->version,
+					WARD_SESSION_CREATE_OPTIONS_VERSION);
+	if ((o->set_mode && (unsigned)o->mode > WARD_MODE_DANGER_FULL_ACCESS) ||
+	    (o->set_approval && (unsigned)o->approval > WARD_APPROVAL_NEVER))
+		return ward_err(WARD_EINVAL,
+				"session: unknown initial mode or approval");
+	store = o->store;
+	cwd = o->cwd;
 	err = store_path(&dir, store);
 	if (err)
 		return err;
@@ -1530,7 +1614,7 @@ int ward_session_create(ward_session **out, const char *store, const char *cwd)
 		err = random_hex(id, 8);
 		if (err)
 			goto out_free;
-		err = create_file(real_store, id, real_cwd);
+		err = create_file(real_store, id, real_cwd, o);
 	} while (err == -EEXIST && ++tries < 8);
 	if (err == -EEXIST)
 		err = ward_err(-EEXIST, "cannot find a free session id");
@@ -1602,6 +1686,161 @@ int ward_session_list(char ***out, const char *store)
 	*out = v;
 out_free:
 	free(dir);
+	return err;
+}
+
+/*
+ * Remove the log @id of @store (canonical) under its exclusive lock, so no
+ * append is cut in half. Returns 0, -ENOENT, -EAGAIN (the lock is held by
+ * another process: see lock_fd) or another error.
+ */
+static int remove_locked(const char *store, const char *id)
+{
+	char name[WARD_SESSION_ID_MAX + 8];
+	char *path;
+	int fd, dfd, err = 0;
+
+	snprintf(name, sizeof(name), "%s.jsonl", id);
+	path = join(store, name);
+	if (!path)
+		return ward_err(-ENOMEM, "out of memory");
+	do {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		err = errno == ENOENT
+			  ? ward_err(-ENOENT, "no session %s in %s", id, store)
+			  : ward_err(-errno, "%s: %s", path, strerror(errno));
+		goto out_free;
+	}
+	err = lock_fd(fd, LOCK_EX, path);
+	if (!err && unlink(path) != 0)
+		err = ward_err(-errno, "cannot remove %s: %s", path,
+			       strerror(errno));
+	close(fd);
+	if (!err) {
+		dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
+out_free:
+	free(path);
+	return err;
+}
+
+/* The canonical store (@store, or the default one) into *out. */
+static int real_store_path(char **out, const char *store)
+{
+	char *dir = NULL;
+	int err = store_path(&dir, store);
+
+	if (err)
+		return err;
+	*out = realpath(dir, NULL);
+	if (!*out)
+		err = errno == ENOENT
+			  ? ward_err(-ENOENT, "no session store %s", dir)
+			  : ward_err(-errno, "session store %s: %s", dir,
+				     strerror(errno));
+	free(dir);
+	return err;
+}
+
+int ward_session_remove(const char *store, const char *id)
+{
+	char *real = NULL;
+	int err;
+
+	if (!ward_session_id_valid(id))
+		return ward_err(WARD_EINVAL,
+				"invalid session id '%s' (expected 1 to %d "
+				"letters, digits or '-')",
+				id ? id : "(null)", WARD_SESSION_ID_MAX);
+	err = real_store_path(&real, store);
+	if (err == -ENOENT)
+		return ward_err(-ENOENT, "no session %s (%s)", id,
+				ward_error_last());
+	if (err)
+		return err;
+	err = remove_locked(real, id);
+	free(real);
+	return err;
+}
+
+int ward_session_prune(char ***removed, char ***busy, const char *store,
+		       unsigned long long older_than_s)
+{
+	struct ward_strv rm = {0}, skipped = {0};
+	char **ids = NULL, *real = NULL, **r = NULL, **b = NULL;
+	struct timespec now;
+	int err;
+
+	if (!removed)
+		return ward_err(WARD_EINVAL, "session prune: missing argument");
+	err = ward_session_list(&ids, store);
+	if (err)
+		return err;
+	if (!ids[0])
+		goto out_finish;
+	err = real_store_path(&real, store);
+	if (err)
+		goto out_free;
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (size_t i = 0; ids[i]; i++) {
+		char name[WARD_SESSION_ID_MAX + 8];
+		struct stat st;
+		char *path;
+		int rc;
+
+		snprintf(name, sizeof(name), "%s.jsonl", ids[i]);
+		path = join(real, name);
+		if (!path) {
+			err = ward_err(-ENOMEM, "out of memory");
+			goto out_free;
+		}
+		/* The last append is the last activity (lstat: a log is
+		 * never a symlink; one is left alone). */
+		rc = lstat(path, &st);
+		free(path);
+		if (rc != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_mtim.tv_sec > now.tv_sec ||
+		    (unsigned long long)(now.tv_sec - st.st_mtim.tv_sec) <
+			older_than_s)
+			continue;
+		rc = remove_locked(real, ids[i]);
+		if (rc == 0)
+			ward_strv_push(&rm, ids[i]);
+		else if (rc == -EAGAIN)
+			ward_strv_push(&skipped, ids[i]);
+		else if (rc != -ENOENT) {
+			err = rc;
+			goto out_free;
+		}
+	}
+out_finish:
+	err = ward_strv_finish(&r, &rm);
+	if (!err && busy) {
+		err = ward_strv_finish(&b, &skipped);
+		if (err)
+			ward_strv_free(r);
+	} else {
+		ward_strv_discard(&skipped);
+	}
+	ward_strv_free(ids);
+	free(real);
+	if (err)
+		return ward_err(err, "out of memory");
+	*removed = r;
+	if (busy)
+		*busy = b;
+	return 0;
+out_free:
+	ward_strv_discard(&rm);
+	ward_strv_discard(&skipped);
+	ward_strv_free(ids);
+	free(real);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 #include "classify.h"
 #include "common.h"
 #include "config.h"
+#include "env.h"
 #include "escalation.h"
 #include "exec.h"
 #include "fsfence.h"

@@ -31,6 +31,7 @@ tree_make() {
 	local expected=(
 		"$p/bin/ward"
 		"$p/libexec/ward/landlock-run"
+		"$p/libexec/ward/ward-bridge"
 		"$p/lib/libward.a"
 		"$p/lib/libward.so.0"
 		"$p/lib/libward.so"

@@ -1337,6 +1337,148 @@ static void test_fold_checkpoint(void **state)
 	ward_session_free(s);
 }
 
+/*
+ * A session made with its initial knobs has them from its first line on:
+ * the mode in force when it was made, whatever the default says later.
+ */
+static void test_create_with_knobs(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_session_create_options o;
+	enum ward_knob_source src;
+	ward_session *s = NULL, *r;
+
+	assert_int_equal(ward_session_create_options_init(
+			     &o, WARD_SESSION_CREATE_OPTIONS_VERSION),
+			 0);
+	o.store = fx->store;
+	o.cwd = fx->ws;
+	o.set_mode = true;
+	o.mode = WARD_MODE_READ_ONLY;
+	o.set_approval = true;
+	o.approval = WARD_APPROVAL_NEVER;
+	assert_int_equal(ward_session_create_with(&s, &o), 0);
+	/* Header, sandbox/mode, approval/policy: one atomic file. */
+	assert_int_equal(count_lines(ward_session_path(s)), 3);
+	r = reopen(fx, s);
+	/* A later default of workspace-write does not move it. */
+	assert_int_equal(ward_session_mode(r, WARD_MODE_WORKSPACE_WRITE, &src),
+			 WARD_MODE_READ_ONLY);
+	assert_int_equal(src, WARD_KNOB_SESSION);
+	assert_int_equal(ward_session_approval(r, WARD_APPROVAL_ASK, NULL),
+			 WARD_APPROVAL_NEVER);
+	ward_session_free(r);
+	ward_session_free(s);
+
+	/* Bad options are refused and create nothing. */
+	o.mode = (enum ward_mode)42;
+	assert_int_equal(ward_session_create_with(&s, &o), WARD_EINVAL);
+	o.mode = WARD_MODE_READ_ONLY;
+	o.version = 99;
+	assert_int_equal(ward_session_create_with(&s, &o), WARD_EINVAL);
+	{
+		char **ids = NULL;
+
+		assert_int_equal(ward_session_list(&ids, fx->store), 0);
+		assert_int_equal(ward_strv_len(ids), 1);
+		ward_strv_free(ids);
+	}
+}
+
+/* rm: the log goes, under its lock; unknown and bad ids are errors. */
+static void test_remove(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *a = new_session(fx, fx->ws);
+	ward_session *b = new_session(fx, fx->ws2);
+	char **ids = NULL;
+	char id[WARD_SESSION_ID_MAX + 1];
+	int fd;
+	pid_t pid;
+	int st;
+
+	snprintf(id, sizeof(id), "%s", ward_session_id(a));
+	assert_int_equal(ward_session_remove(fx->store, id), 0);
+	assert_int_equal(access(ward_session_path(a), F_OK), -1);
+	assert_int_equal(ward_session_list(&ids, fx->store), 0);
+	assert_int_equal(ward_strv_len(ids), 1);
+	assert_string_equal(ids[0], ward_session_id(b));
+	ward_strv_free(ids);
+	assert_int_equal(ward_session_remove(fx->store, id), -ENOENT);
+	assert_int_equal(ward_session_remove(fx->store, "../x"), WARD_EINVAL);
+
+	/* Another process holding the lock all along: -EAGAIN, bounded,
+	 * and the session stays. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(ward_session_path(b), O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_SH) != 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	/* Wait until the child holds it. */
+	fd = open(ward_session_path(b), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	while (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		usleep(1000);
+	}
+	close(fd);
+	assert_int_equal(ward_session_remove(fx->store, ward_session_id(b)),
+			 -EAGAIN);
+	assert_int_equal(access(ward_session_path(b), F_OK), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	assert_int_equal(ward_session_remove(fx->store, ward_session_id(b)), 0);
+	ward_session_free(a);
+	ward_session_free(b);
+}
+
+/* prune: by the age of the last event; fresh sessions stay. */
+static void test_prune(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *old = new_session(fx, fx->ws);
+	ward_session *fresh = new_session(fx, fx->ws2);
+	struct timespec t[2];
+	char **removed = NULL, **busy = NULL, **ids = NULL;
+
+	/* The old one was last written two days ago. */
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 2 * 86400;
+	t[1] = t[0];
+	assert_int_equal(utimensat(AT_FDCWD, ward_session_path(old), t, 0), 0);
+	assert_int_equal(ward_session_prune(&removed, &busy, fx->store, 86400),
+			 0);
+	assert_int_equal(ward_strv_len(removed), 1);
+	assert_string_equal(removed[0], ward_session_id(old));
+	assert_int_equal(ward_strv_len(busy), 0);
+	ward_strv_free(removed);
+	ward_strv_free(busy);
+	assert_int_equal(ward_session_list(&ids, fx->store), 0);
+	assert_int_equal(ward_strv_len(ids), 1);
+	assert_string_equal(ids[0], ward_session_id(fresh));
+	ward_strv_free(ids);
+	/* Appending makes a session fresh again: nothing older than 1 h. */
+	assert_int_equal(ward_session_set_mode(
+			     NULL, fresh, WARD_MODE_WORKSPACE_WRITE, &DEFAULTS),
+			 0);
+	assert_int_equal(ward_session_prune(&removed, NULL, fx->store, 3600),
+			 0);
+	assert_int_equal(ward_strv_len(removed), 0);
+	ward_strv_free(removed);
+	/* A missing store prunes nothing. */
+	assert_int_equal(ward_session_prune(&removed, NULL,
+					    "/var/tmp/ward-no-such-store", 0),
+			 0);
+	assert_int_equal(ward_strv_len(removed), 0);
+	ward_strv_free(removed);
+	ward_session_free(old);
+	ward_session_free(fresh);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1344,6 +1486,9 @@ int main(void)
 	    T(test_create_and_header),
 	    T(test_ids_validated),
 	    T(test_list_empty_store),
+	    T(test_create_with_knobs),
+	    T(test_remove),
+	    T(test_prune),
 	    cmocka_unit_test(test_store_default),
 	    T(test_folds_and_setters),
 	    T(test_setter_sees_other_writers),

@@ -256,12 +256,8 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 }
 
 const struct cli_option cli_probe_options[] = {
-    CLI_OPTION_JSON,
-    CLI_OPTION_RUNNER,
-    CLI_OPTION_WORKSPACE,
-    CLI_OPTION_MODE,
-    CLI_CONFIG_OPTIONS,
-    CLI_OPTION_HELP,
+    CLI_OPTION_JSON, CLI_OPTION_RUNNER,	 CLI_OPTION_WORKSPACE,
+    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_OPTION_HELP,
     CLI_OPTION_END,
 };
 

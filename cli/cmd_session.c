@@ -1032,9 +1032,8 @@ static int do_approval(int argc, char **argv)
 
 /* What runs each subcommand, in the order of cli_session_commands[]. */
 static int (*const handlers[])(int, char **) = {
-    do_new,	 do_list,   do_show,	do_mode,
-    do_approval, do_preset, do_presets, do_log,
-    do_rm,	 do_prune,
+    do_new,    do_list,	   do_show, do_mode, do_approval,
+    do_preset, do_presets, do_log,  do_rm,   do_prune,
 };
 
 _Static_assert(sizeof(handlers) / sizeof(handlers[0]) ==

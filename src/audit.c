@@ -55,66 +55,27 @@ struct record {
 
 struct ward_audit {
 	int fd;
+	/* Whether audit is enabled, from the reply to the AUDIT_GET sent at
+	 * open: AUDIT_UNKNOWN until it is read (the kernel answers from a
+	 * thread of its own, ~1 ms later: nobody waits for it before the
+	 * command starts). */
+	enum {
+		AUDIT_UNKNOWN,
+		AUDIT_OFF,
+		AUDIT_ON
+	} status;
 	/* Records kept until collect: a small ring is enough, a command
 	 * that is refused thousands of times is reported in part. */
 	struct record *rec;
 	size_t n, cap;
 };
 
-/* Send AUDIT_GET and read the status: whether audit is enabled. */
-static int audit_enabled(int fd, bool *enabled)
-{
-	struct nl_hdr req = {sizeof(req), AUDIT_GET_STATUS, NL_REQUEST, 1, 0};
-	struct nl_addr kernel = {AF_NETLINK, 0, 0, 0};
-	char buf[8192];
-	struct pollfd p = {fd, POLLIN, 0};
-	ssize_t n;
-
-	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel,
-		   sizeof(kernel)) < 0)
-		return -errno;
-	for (int tries = 0; tries < 16; tries++) {
-		if (poll(&p, 1, 1000) != 1)
-			return -ETIMEDOUT;
-		n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < (ssize_t)sizeof(struct nl_hdr))
-			return n < 0 ? -errno : -EPROTO;
-		for (size_t off = 0;
-		     off + sizeof(struct nl_hdr) <= (size_t)n;) {
-			struct nl_hdr h;
-			uint32_t st[2];
-
-			memcpy(&h, buf + off, sizeof(h));
-			if (h.len < sizeof(h) || off + h.len > (size_t)n)
-				break;
-			if (h.type == NL_ERROR && h.seq == 1) {
-				int32_t e = 0;
-
-				if (h.len >= sizeof(h) + sizeof(e))
-					memcpy(&e, buf + off + sizeof(h),
-					       sizeof(e));
-				if (e)
-					return e;
-			} else if (h.type == AUDIT_GET_STATUS &&
-				   h.len >= sizeof(h) + sizeof(st)) {
-				/* struct audit_status: mask, enabled, … */
-				memcpy(st, buf + off + sizeof(h), sizeof(st));
-				*enabled = st[1] != 0;
-				return 0;
-			}
-			off += NL_ALIGN(h.len);
-		}
-	}
-	return -EPROTO;
-}
-
 int ward_audit_open(struct ward_audit **out)
 {
 	struct nl_addr me = {AF_NETLINK, 0, 0, 1u << (AUDIT_GROUP_READLOG - 1)};
+	struct nl_hdr req = {sizeof(req), AUDIT_GET_STATUS, NL_REQUEST, 1, 0};
+	struct nl_addr kernel = {AF_NETLINK, 0, 0, 0};
 	struct ward_audit *a;
-	bool enabled = false;
 	int fd, err;
 
 	if (geteuid() != 0)
@@ -129,16 +90,12 @@ int ward_audit_open(struct ward_audit **out)
 			       strerror(errno));
 		goto out_close;
 	}
-	err = audit_enabled(fd, &enabled);
-	if (err) {
-		err = ward_err(err, "cannot ask whether audit is enabled: %s",
-			       strerror(-err));
-		goto out_close;
-	}
-	if (!enabled) {
-		err = ward_err(-ENODATA, "audit is disabled (auditctl -e 1 "
-					 "enables it), so the kernel writes no "
-					 "Landlock records");
+	/* Ask whether audit is enabled; the answer is read at collect. */
+	if (sendto(fd, &req, sizeof(req), MSG_DONTWAIT,
+		   (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+		err =
+		    ward_err(-errno, "cannot ask whether audit is enabled: %s",
+			     strerror(errno));
 		goto out_close;
 	}
 	a = calloc(1, sizeof(*a));
@@ -163,63 +120,114 @@ void ward_audit_close(struct ward_audit *a)
 	free(a);
 }
 
-/* Keep the Landlock records of one datagram. */
+/* Keep one Landlock record. */
+static void keep_record(struct ward_audit *a, const struct nl_hdr *h,
+			const char *body)
+{
+	struct record *r;
+	size_t len;
+
+	if (a->n >= 256)
+		return;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+
+		r = realloc(a->rec, cap * sizeof(*r));
+		if (!r)
+			return;
+		a->rec = r;
+		a->cap = cap;
+	}
+	r = &a->rec[a->n++];
+	r->type = h->type;
+	len = h->len - sizeof(*h);
+	if (len >= sizeof(r->text))
+		len = sizeof(r->text) - 1;
+	memcpy(r->text, body, len);
+	r->text[len] = '\0';
+}
+
+/* Take in one datagram: the status reply and the Landlock records. */
 static void keep(struct ward_audit *a, const char *buf, size_t n)
 {
 	for (size_t off = 0; off + sizeof(struct nl_hdr) <= n;) {
 		struct nl_hdr h;
-		struct record *r;
-		size_t len;
+		const char *body = buf + off + sizeof(h);
 
 		memcpy(&h, buf + off, sizeof(h));
 		if (h.len < sizeof(h) || off + h.len > n)
 			return;
-		if ((h.type == AUDIT_LL_ACCESS || h.type == AUDIT_LL_DOMAIN) &&
-		    a->n < 256) {
-			if (a->n == a->cap) {
-				size_t cap = a->cap ? a->cap * 2 : 16;
+		if (h.type == AUDIT_LL_ACCESS || h.type == AUDIT_LL_DOMAIN) {
+			keep_record(a, &h, body);
+		} else if (h.type == NL_ERROR && h.seq == 1) {
+			int32_t e = 0;
 
-				r = realloc(a->rec, cap * sizeof(*r));
-				if (!r)
-					return;
-				a->rec = r;
-				a->cap = cap;
-			}
-			r = &a->rec[a->n++];
-			r->type = h.type;
-			len = h.len - sizeof(h);
-			if (len >= sizeof(r->text))
-				len = sizeof(r->text) - 1;
-			memcpy(r->text, buf + off + sizeof(h), len);
-			r->text[len] = '\0';
+			/* An acknowledgement is 0; an error means no answer
+			 * is coming (not allowed to ask): count it as off. */
+			if (h.len >= sizeof(h) + sizeof(e))
+				memcpy(&e, body, sizeof(e));
+			if (e)
+				a->status = AUDIT_OFF;
+		} else if (h.type == AUDIT_GET_STATUS &&
+			   h.len >= sizeof(h) + 2 * sizeof(uint32_t)) {
+			uint32_t st[2];
+
+			/* struct audit_status: mask, enabled, … */
+			memcpy(st, body, sizeof(st));
+			a->status = st[1] ? AUDIT_ON : AUDIT_OFF;
 		}
 		off += NL_ALIGN(h.len);
 	}
 }
 
-/* Read what arrives within the grace period (longer while it flows). */
-static void drain(struct ward_audit *a)
+/*
+ * Read what has arrived; with @timeout_ms > 0, wait that long for more
+ * (0: only what is queued). Returns false when nothing more came.
+ */
+static bool take(struct ward_audit *a, int timeout_ms)
 {
 	char buf[16384];
 	struct pollfd p = {a->fd, POLLIN, 0};
-	int waited = 0;
+	bool any = false;
 	ssize_t n;
 
-	while (waited < AUDIT_MAX_MS) {
-		int rc = poll(&p, 1, AUDIT_GRACE_MS);
-
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc != 1)
-			return;
+	for (;;) {
 		n = recv(a->fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0 && errno != EINTR && errno != EAGAIN &&
-		    errno != ENOBUFS)
-			return;
-		if (n > 0)
+		if (n > 0) {
 			keep(a, buf, (size_t)n);
-		waited += 5;
+			any = true;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == ENOBUFS) /* some were lost: go on */
+			continue;
+		if (any || timeout_ms <= 0)
+			return any;
+		if (poll(&p, 1, timeout_ms) != 1)
+			return false;
+		timeout_ms = 0;
 	}
+}
+
+/*
+ * Read the run's records. Without @wait only what is already queued;
+ * with it, the status reply first (at most a second), then, when audit is
+ * on, what arrives within the grace period (longer while it flows).
+ */
+static void drain(struct ward_audit *a, bool wait)
+{
+	int waited = 0;
+
+	take(a, 0);
+	if (!wait)
+		return;
+	while (a->status == AUDIT_UNKNOWN && waited < 1000)
+		waited += take(a, 100) ? 5 : 100;
+	if (a->status != AUDIT_ON)
+		return;
+	while (waited < AUDIT_MAX_MS && take(a, AUDIT_GRACE_MS))
+		waited += 5;
 }
 
 /* The value of @key= in a record (quoted, hex-encoded or bare). */
@@ -284,7 +292,7 @@ static const char *operation_of(const char *blockers)
 	return NULL;
 }
 
-size_t ward_audit_collect(struct ward_audit *a, pid_t pid,
+size_t ward_audit_collect(struct ward_audit *a, pid_t pid, bool wait,
 			  struct ward_denial_set *set,
 			  const struct ward_denial_ctx *ctx)
 {
@@ -293,7 +301,7 @@ size_t ward_audit_collect(struct ward_audit *a, pid_t pid,
 
 	if (!a || pid <= 0)
 		return 0;
-	drain(a);
+	drain(a, wait);
 	/* The domains the command's pid created. */
 	for (size_t i = 0; i < a->n && nd < 16; i++) {
 		if (a->rec[i].type != AUDIT_LL_DOMAIN ||

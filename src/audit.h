@@ -18,6 +18,7 @@
 #ifndef WARD_AUDIT_H
 #define WARD_AUDIT_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "denial.h"
@@ -26,18 +27,23 @@ struct ward_audit;
 
 /*
  * ward_audit_open - listen to the kernel's audit records. Returns 0 and
- * *out, or -errno with a detail saying why not (not root, audit disabled,
- * no audit in this kernel): then the denial report is derived.
+ * *out, or -errno with a detail saying why not (not root, no audit in
+ * this kernel): then the denial report is derived. Whether audit is
+ * enabled is asked here and answered at collect: nothing waits for the
+ * kernel before the command starts.
  */
 int ward_audit_open(struct ward_audit **out);
 
 /*
  * ward_audit_collect - after the run of @pid ended: read the records that
- * arrived (waiting briefly: the kernel delivers them from a thread of its
- * own) and add an exact entry, judged by @ctx, for every access the
- * domain @pid created refused. Returns the number of entries added.
+ * arrived and add an exact entry, judged by @ctx, for every access the
+ * domain @pid created refused. With @wait (the command failed: a denial
+ * is likely), wait briefly for late records when audit is enabled — the
+ * kernel delivers them from a thread of its own; without it, a command
+ * that succeeded is not held up, and only what already arrived counts.
+ * Returns the number of entries added.
  */
-size_t ward_audit_collect(struct ward_audit *a, pid_t pid,
+size_t ward_audit_collect(struct ward_audit *a, pid_t pid, bool wait,
 			  struct ward_denial_set *set,
 			  const struct ward_denial_ctx *ctx);
 

@@ -450,8 +450,11 @@ static void gather_command(ward_call *c, const ward_result *res)
 	if (c->audit) {
 		struct ward_denial_set exact = {0};
 
-		if (ward_audit_collect(c->audit, ward_result_pid(res), &exact,
-				       &ctx) > 0) {
+		bool failed = ward_result_exit_code(res) != 0 ||
+			      ward_result_signal(res) != 0 || c->denied;
+
+		if (ward_audit_collect(c->audit, ward_result_pid(res), failed,
+				       &exact, &ctx) > 0) {
 			ward_denial_set_clear(&c->denials);
 			c->denials = exact;
 			c->denied = true;

@@ -3,6 +3,7 @@
  * configuration's `env` key and --env-keep flag layer.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,6 +79,53 @@ static void test_default_patterns(void **state)
 			fail_msg("%s is dropped", plain[i]);
 	for (size_t i = 0; d[i]; i++)
 		assert_true(ward_env_pattern_valid(d[i]));
+}
+
+/*
+ * Patterns of literals and '*' are matched without fnmatch: every shape
+ * agrees with fnmatch(FNM_CASEFOLD), which still judges '?' and brackets.
+ */
+static void test_pattern_shapes(void **state)
+{
+	static const struct {
+		const char *pat, *name;
+	} cases[] = {
+	    {"*_TOKEN", "gh_token"},
+	    {"*_TOKEN", "_TOKEN"},
+	    {"*_TOKEN", "TOKEN"},
+	    {"*_TOKEN", "GH_TOKENS"},
+	    {"AWS_*", "aws_"},
+	    {"AWS_*", "AWS"},
+	    {"A*B*C", "AXBYC"},
+	    {"A*B*C", "ABC"},
+	    {"A*B*C", "ACB"},
+	    {"*AB*AB", "ABAB"},
+	    {"*AB*AB", "AB"},
+	    {"*AB*AB", "XABYYAB"},
+	    {"**", ""},
+	    {"*", "ANY"},
+	    {"TOKEN", "token"},
+	    {"TOKEN", "TOKENS"},
+	    {"*PASS*WORD*", "MY_PASSWORD"},
+	    {"*PASS*WORD*", "PASSWOR"},
+	    {"X?Z", "xyz"},
+	    {"X?Z", "XZ"},
+	    {"[AB]_KEY", "b_key"},
+	    {"[!AB]_KEY", "a_key"},
+	    {"[A-C]*", "Charlie"},
+	    {"A**B", "AB"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *const pats[] = {(char *)cases[i].pat, NULL};
+		bool want =
+		    fnmatch(cases[i].pat, cases[i].name, FNM_CASEFOLD) == 0;
+
+		if (ward_env_matches(cases[i].name, pats) != want)
+			fail_msg("'%s' against '%s': want %s", cases[i].pat,
+				 cases[i].name, want ? "a match" : "none");
+	}
 }
 
 static void test_scrub(void **state)
@@ -221,6 +269,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_default_patterns),
+	    cmocka_unit_test(test_pattern_shapes),
 	    cmocka_unit_test(test_scrub),
 	    cmocka_unit_test(test_pattern_valid),
 	    cmocka_unit_test(test_config_env),

@@ -1,16 +1,22 @@
 # ward — one non-recursive Makefile.
 #
 #   make              build/bin/ward (static musl when it can be had),
-#                     build/bin/landlock-run (static),
+#                     build/bin/landlock-run and build/bin/ward-bridge
+#                     (static),
 #                     build/lib/libward.a, build/lib/libward.so
 #   make demo         build, then show a denied write and an allowed one
 #   make check        every test; ends with "N passed, N failed, N skipped"
+#   make check-slow   the tests too slow for check (a 70 s MCP call, …)
 #   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
-#   make install      honours PREFIX and DESTDIR
+#   make install      honours PREFIX and DESTDIR; make uninstall undoes it
+#   make deb          build/deb/ward_<version>_<arch>.deb (debian/), linted
 #   make format-check / make format
 #
 # Missing Debian packages are installed by scripts/deps.sh (as root) or
-# named with the exact command to run (otherwise).
+# named with the exact command to run (otherwise), one set per goal: a
+# plain `make` needs only the build set; `make check` the test set, `make
+# bench` the bench set, `make deb` the deb set. DEPS_FLAGS=--check only
+# checks (the package build uses it: it never installs anything).
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -18,7 +24,14 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 LIBEXECDIR ?= $(PREFIX)/libexec/ward
 MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR    ?=
+
+# The one version: include/ward/common.h's WARD_VERSION (ward.pc, the
+# package and `ward --version` all say it).
+VERSION  := $(shell sed -n 's/^\#define WARD_VERSION "\(.*\)"/\1/p' \
+              include/ward/common.h)
 
 CC       ?= cc
 B        := build
@@ -40,7 +53,9 @@ LIB_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) -fPIC -fvisibility=hidden \
               -DWARD_BUILDING $(CFLAGS)
 APP_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS)
 
-PKGS      := jansson libfyaml
+# libevent: the network proxy's loop (core), its resolver (extra) and
+# its locking (pthreads).
+PKGS      := jansson libfyaml libevent_core libevent_extra libevent_pthreads
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LIB_LIBS   = $(PKG_LIBS) -lpthread
@@ -50,7 +65,9 @@ MUSL_GCC  := $(shell command -v musl-gcc 2>/dev/null)
 LAUNCH_CC := $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
 LAUNCH_CFLAGS := $(CSTD) $(WARNINGS) -Os -static -Isrc
 
-DEPS_STAMP := $(B)/.deps-ok
+DEPS_FLAGS ?=
+DEPS_STAMP := $(B)/.deps-build-ok
+DEPS_TEST_STAMP := $(B)/.deps-test-ok
 # Objects that compile in an installation path are rebuilt when it changes
 # (`make install PREFIX=/usr` after a plain `make` must not ship a ward that
 # looks for landlock-run under /usr/local).
@@ -64,10 +81,15 @@ PATHS_STAMP := $(B)/paths-$(shell printf '%s' '$(LIBEXECDIR)' | cksum | cut -d' 
 # warning. `make WARD_MUSL=` forces the dynamic build; rm $(MUSL_CONF) to
 # retry. libward.a, libward.so and the unit tests are always glibc.
 MUSL_CC     ?= musl-gcc
-MUSL_DIR    := $(B)/musl
+# WARD_MUSL_DIR shares one musl build between trees (`make deb` hands the
+# package build this tree's, so the libraries are not fetched twice).
+MUSL_DIR    := $(or $(WARD_MUSL_DIR),$(B)/musl)
 MUSL_PREFIX := $(MUSL_DIR)/prefix
 MUSL_CONF   := $(MUSL_DIR)/ward-musl.mk
-MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a
+MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
+                $(MUSL_PREFIX)/lib/libevent_extra.a \
+                $(MUSL_PREFIX)/lib/libevent_pthreads.a \
+                $(MUSL_PREFIX)/lib/libevent_core.a
 # That libfyaml carries our patches (scripts/patches/libfyaml/): config.c
 # parses in-process with it, and in a child process with any other.
 MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
@@ -75,7 +97,7 @@ MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
 DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be slower
 # Goals that never link ward need not build the musl libraries.
 MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
-                   fuzz-smoke
+                   fuzz-smoke deps-test deps-bench deps-deb
 
 LIB_SRCS  := $(wildcard src/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
@@ -92,11 +114,14 @@ HDRS      := $(wildcard include/ward/*.h)
 
 WARD     := $(B)/bin/ward
 LAUNCHER := $(B)/bin/landlock-run
+BRIDGE   := $(B)/bin/ward-bridge
 LIBA     := $(B)/lib/libward.a
 LIBSO    := $(B)/lib/libward.so
 
-.PHONY: all deps demo check unit e2e bench install uninstall clean \
-        format format-check fuzz fuzz-smoke
+COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
+
+.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow unit e2e \
+        bench install uninstall deb clean format format-check fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 # Sets WARD_MUSL; make builds it first (and restarts) when it is missing.
@@ -104,13 +129,23 @@ ifneq ($(filter-out $(MUSL_SKIP_GOALS),$(or $(MAKECMDGOALS),all)),)
 -include $(MUSL_CONF)
 endif
 
-all: $(WARD) $(LAUNCHER) $(LIBA) $(LIBSO) $(B)/ward.pc
+all: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc $(COMPLETIONS)
 
 $(DEPS_STAMP): scripts/deps.sh
-	@scripts/deps.sh
+	@scripts/deps.sh $(DEPS_FLAGS) build
+	@mkdir -p $(B) && touch $@
+
+$(DEPS_TEST_STAMP): scripts/deps.sh
+	@scripts/deps.sh $(DEPS_FLAGS) test
 	@mkdir -p $(B) && touch $@
 
 deps: $(DEPS_STAMP)
+deps-test: $(DEPS_TEST_STAMP)
+# Checked every time (no stamp): they are run rarely, and cheaply checked.
+deps-bench:
+	@scripts/deps.sh $(DEPS_FLAGS) bench
+deps-deb:
+	@scripts/deps.sh $(DEPS_FLAGS) deb
 
 $(B)/obj/lib/%.o: src/%.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
@@ -133,14 +168,15 @@ $(LIBA): $(LIB_OBJS)
 
 $(LIBSO): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
 
 LIB_PATCHES := $(wildcard scripts/patches/*/*.patch)
 
 $(MUSL_CONF): scripts/musl-deps.sh $(LIB_PATCHES) $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@if command -v $(MUSL_CC) >/dev/null && \
-	    MUSL_CC=$(MUSL_CC) scripts/musl-deps.sh; then \
+	    MUSL_CC=$(MUSL_CC) WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
+	    scripts/musl-deps.sh; then \
 	    echo 'WARD_MUSL := 1' > $@; \
 	else \
 	    echo 'WARD_MUSL :=' > $@; \
@@ -169,7 +205,7 @@ else
 $(WARD): $(CLI_OBJS) $(LIBA)
 	@mkdir -p $(@D)
 	@echo '$(DYNAMIC_WARNING)' >&2
-	$(CC) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
 endif
 
 # landlock-run shares src/landlock.c with libward: one copy of the kernel
@@ -178,14 +214,29 @@ $(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c
 
+# ward-bridge runs inside bwrap's network namespace: static, libc only.
+$(BRIDGE): launcher/ward-bridge.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/ward-bridge.c
+
 $(B)/ward.pc: ward.pc.in Makefile $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|0.1.0|' $< > $@
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# The completion scripts, generated by ward from its own command table.
+$(B)/completion/ward.bash: $(WARD)
+	@mkdir -p $(@D)
+	$(WARD) completion bash > $@.tmp && mv $@.tmp $@
+
+$(B)/completion/_ward: $(WARD)
+	@mkdir -p $(@D)
+	$(WARD) completion zsh > $@.tmp && mv $@.tmp $@
 
 # --- tests ---------------------------------------------------------------
 
-$(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h)
+$(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h) \
+                   $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CCLD    $@')
 	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
@@ -193,9 +244,34 @@ $(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h)
 
 unit: $(UNIT_BINS)
 
-check: all $(UNIT_BINS) $(FUZZ_BINS)
+# A stand-alone host for the proxy, driven by tests/e2e/proxy.bats and
+# bench/run.sh (not installed).
+PROXYD := $(B)/tests/ward-proxyd
+$(PROXYD): tests/e2e/ward-proxyd.c $(LIBA)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -o $@ $< \
+	    $(LIBA) $(LIB_LIBS)
+
+# The same, static with musl, when ward is: it checks libevent as
+# scripts/musl-deps.sh built it (nothing in ward calls the proxy yet).
+ifeq ($(WARD_MUSL),1)
+PROXYD_MUSL := $(B)/tests/ward-proxyd-musl
+$(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  MUSLLD  $@')
+	$(Q)$(MUSL_CC) -static $(CPPFLAGS) $(MUSL_CFLAGS) -o $@ $< \
+	    $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
+endif
+
+check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
+       $(PROXYD_MUSL)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
+
+# The tests `check` skips for their length (each says so when skipped).
+check-slow: all
+	@WARD_SLOW=1 bats --tap tests/e2e/mcp.bats -f '\(slow\)'
 
 # --- fuzzing (libFuzzer) ------------------------------------------------
 # Every tests/fuzz/fuzz_<name>.c is a libFuzzer target linked with the
@@ -209,7 +285,7 @@ FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(DEPS_STAMP)
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  FUZZ    $@')
 	$(Q)clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(LIB_LIBS)
@@ -227,31 +303,68 @@ demo: all
 
 # --- benchmarks ----------------------------------------------------------
 
-bench: all
+bench: all deps-bench
 	@bench/run.sh
+	@bench/calls.sh
 
 # --- install -------------------------------------------------------------
+
+MAN1 := $(wildcard man/*.1)
+MAN5 := $(wildcard man/*.5)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(INCLUDEDIR)/ward $(DESTDIR)$(LIBEXECDIR) \
-	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 $(WARD) $(DESTDIR)$(BINDIR)/ward
 	install -m 0755 $(LAUNCHER) $(DESTDIR)$(LIBEXECDIR)/landlock-run
+	install -m 0755 $(BRIDGE) $(DESTDIR)$(LIBEXECDIR)/ward-bridge
 	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libward.a
-	install -m 0755 $(LIBSO) $(DESTDIR)$(LIBDIR)/libward.so.0
+	install -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/libward.so.0
 	ln -sf libward.so.0 $(DESTDIR)$(LIBDIR)/libward.so
 	install -m 0644 $(HDRS) $(DESTDIR)$(INCLUDEDIR)/ward/
 	install -m 0644 $(B)/ward.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
-	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(B)/completion/ward.bash $(DESTDIR)$(BASHCOMPDIR)/ward
+	install -m 0644 $(B)/completion/_ward $(DESTDIR)$(ZSHCOMPDIR)/_ward
 
+# Everything install put in, and ward's own directories; the shared ones
+# (bin, lib, share/man/man1, ...) stay. tests/e2e/install.bats checks it.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBEXECDIR)/landlock-run \
+	    $(DESTDIR)$(LIBEXECDIR)/ward-bridge \
 	    $(DESTDIR)$(LIBDIR)/libward.a $(DESTDIR)$(LIBDIR)/libward.so \
 	    $(DESTDIR)$(LIBDIR)/libward.so.0 \
-	    $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5))) \
+	    $(DESTDIR)$(BASHCOMPDIR)/ward $(DESTDIR)$(ZSHCOMPDIR)/_ward
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward
+	rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
+
+# --- Debian package --------------------------------------------------------
+#
+# The tree (without build/ and .git) is copied to build/deb/ward-VERSION and
+# built there by dpkg-buildpackage (debian/rules runs this Makefile with
+# PREFIX=/usr), with this tree's musl libraries (WARD_MUSL_DIR); then
+# lintian must find no error and no warning. The package:
+# build/deb/ward_VERSION_ARCH.deb; tests/deb/check.sh checks its contents.
+
+DEB_DIR := $(B)/deb
+DEB_SRC := $(DEB_DIR)/ward-$(VERSION)
+LINTIAN ?= lintian
+
+deb: deps-deb $(MUSL_CONF)
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	tar -C . --exclude=./build --exclude=./.git \
+	    --exclude=./tests/mcp/node_modules -cf - . | tar -C $(DEB_SRC) -xf -
+	cd $(DEB_SRC) && WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
+	    dpkg-buildpackage -us -uc --no-sign
+	$(LINTIAN) --fail-on error,warning $(DEB_DIR)/ward_$(VERSION)_*.changes
+	@ls $(DEB_DIR)/ward_$(VERSION)_*.deb
 
 # --- format --------------------------------------------------------------
 

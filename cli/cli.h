@@ -40,20 +40,157 @@ enum cli_long_opt {
 	CLI_OPT_JSON = 256,
 	CLI_OPT_MAX_OUTPUT,
 	CLI_OPT_LL_LAUNCHER,
-	CLI_OPT_ACCESS, /* --access RULE (cli/policy_opts.h) */
-	CLI_OPT_CONFIG, /* --config FILE (cli/policy_opts.h) */
+	CLI_OPT_ACCESS,	  /* --access RULE (cli/policy_opts.h) */
+	CLI_OPT_CONFIG,	  /* --config FILE (cli/policy_opts.h) */
+	CLI_OPT_ENV_KEEP, /* --env-keep NAME (cli/policy_opts.h) */
+	CLI_OPT_EXPLAIN,  /* ward run --explain */
+	CLI_OPT_DRAIN,	  /* ward mcp --drain-timeout */
 };
 
-/* One subcommand: `ward NAME …` calls fn(argc, argv) with argv[0] = NAME. */
+/*
+ * What an option's value, or an operand, is. getopt needs only whether
+ * there is a value; the completion scripts (`ward completion`) offer the
+ * candidates of its kind.
+ */
+enum cli_value {
+	CLI_VALUE_NONE = 0, /* no value: a flag (or no operand) */
+	CLI_VALUE_TEXT,	    /* free text or a number: nothing to offer */
+	CLI_VALUE_FILE,	    /* a path */
+	CLI_VALUE_DIR,	    /* a directory */
+	CLI_VALUE_MODE,	    /* read-only, workspace-write, ... */
+	CLI_VALUE_RUNNER,   /* auto, bwrap, landlock */
+	CLI_VALUE_SESSION,  /* a session id (from the session store) */
+	CLI_VALUE_APPROVAL, /* ask, never */
+	CLI_VALUE_PRESET,   /* a permission preset (ward session presets) */
+	CLI_VALUE_COMMAND,  /* a command line to run, then its arguments */
+	CLI_VALUE_TOPIC,    /* a ward command (ward help) */
+	CLI_VALUE_SHELL,    /* bash, zsh (ward completion) */
+};
+
+/*
+ * One option of a command, declared once: getopt_long()'s option string
+ * and table (cli_getopt_init) and the completion scripts are made from
+ * these rows. @val is what getopt_long() returns: the short option
+ * character when there is one (< 256), else a long-only value (>= 256).
+ * A row with a NULL @name is a short option only (-c, -R).
+ */
+struct cli_option {
+	const char *name;     /* long name without "--", or NULL */
+	int val;	      /* getopt's value (see above) */
+	const char *arg;      /* the value's name in help ("MODE"), or NULL */
+	enum cli_value value; /* what the value is (NONE for a flag) */
+	const char *only;     /* the subcommands it applies to, separated by
+				 spaces ("write mkdir"); NULL: all */
+};
+
+/*
+ * One command (or subcommand) of the command table: `ward NAME …` calls
+ * fn(argc, argv) with argv[0] = NAME. Subcommands are dispatched by their
+ * command and have no fn here. @options ends with a row whose name and val
+ * are 0; @operands says what the first operands are (the last kind given
+ * repeats for CLI_VALUE_COMMAND and CLI_VALUE_FILE).
+ */
 struct cli_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	const struct cli_option *options; /* NULL: only --help */
+	const struct cli_command *subs;	  /* ends with a NULL name */
+	enum cli_value operands[3];	  /* what the operands are */
 };
+
+/* The command table (cli/ward.c), ending with a NULL name. */
+extern const struct cli_command cli_commands[];
+
+/* The option rows every command shares; a table ends with CLI_OPTION_END. */
+/* clang-format off */
+#define CLI_OPTION_HELP      {"help", 'h', NULL, CLI_VALUE_NONE, NULL}
+#define CLI_OPTION_JSON      {"json", CLI_OPT_JSON, NULL, CLI_VALUE_NONE, NULL}
+#define CLI_OPTION_QUIET     {"quiet", 'q', NULL, CLI_VALUE_NONE, NULL}
+#define CLI_OPTION_MODE      {"mode", 'm', "MODE", CLI_VALUE_MODE, NULL}
+#define CLI_OPTION_WORKSPACE {"workspace", 'w', "DIR", CLI_VALUE_DIR, NULL}
+#define CLI_OPTION_RUNNER    {"runner", 'r', "RUNNER", CLI_VALUE_RUNNER, NULL}
+#define CLI_OPTION_LL_LAUNCHER                                                \
+	{"landlock-via-launcher", CLI_OPT_LL_LAUNCHER, NULL, CLI_VALUE_NONE,  \
+	 NULL}
+#define CLI_OPTION_SHELL     {NULL, 'c', "STRING", CLI_VALUE_TEXT, NULL}
+#define CLI_OPTION_END       {NULL, 0, NULL, CLI_VALUE_NONE, NULL}
+/* clang-format on */
+
+/* The most rows one option table may have. */
+#define CLI_MAX_OPTIONS 40
+
+/* getopt_long() over a table of cli_option rows (cli/options.c). */
+struct cli_getopt {
+	const struct cli_option *opts;
+	const char *sub;   /* the subcommand being parsed, or NULL */
+	const char *usage; /* for the usage errors */
+	char shortopts[2 * CLI_MAX_OPTIONS + 3];
+	struct option longopts[CLI_MAX_OPTIONS + 1];
+};
+
+/*
+ * cli_getopt_init - make getopt_long()'s option string and table from
+ * @opts and reset getopt (optind = 1, opterr = 0). @in_order: options end
+ * at the first operand ("+"), else GNU permutation. @sub names the
+ * subcommand, so that an option whose `only` leaves it out is a usage
+ * error. When @opts has --json and @argv carries it (as getopt will see
+ * it), cli_json_mode is set before any option is parsed, so that even a
+ * usage error is reported as a JSON object.
+ */
+void cli_getopt_init(struct cli_getopt *g, const struct cli_option *opts,
+		     bool in_order, const char *sub, const char *usage,
+		     int argc, char **argv);
+
+/*
+ * cli_getopt_next - the next option, as getopt_long() returns it (-1 at
+ * the end; the value in optarg). An unknown option, a missing value and an
+ * option that does not apply to the subcommand die with exit 2.
+ */
+int cli_getopt_next(struct cli_getopt *g, int argc, char **argv);
+
+/*
+ * cli_option_applies - whether @o applies to subcommand @sub (NULL: the
+ * command itself, to which every option applies).
+ */
+bool cli_option_applies(const struct cli_option *o, const char *sub);
+
+/*
+ * With --json, every failure is one JSON object on stdout,
+ * {"error": CODE, "message": TEXT, ...}: die() and die_errno() print it
+ * (CODE from the exit status) besides the message on stderr, die_usage()
+ * prints {"error": "USAGE", ...}. Set by cli_getopt_init() and by the
+ * commands once --json is parsed.
+ */
+extern bool cli_json_mode;
+
+/*
+ * CLI_ERR - every code of a JSON error object is written as CLI_ERR(code)
+ * with the code a string literal:
+ * tests/e2e/docs.bats finds them all this way and checks that man/ward.1
+ * documents each.
+ */
+#define CLI_ERR(code) (code)
 
 int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_confine(int argc, char **argv);
+/* `ward completion bash|zsh` (cli/cmd_completion.c). */
+int cmd_completion(int argc, char **argv);
+
+/* The option tables of ward itself and of the commands (their .c files). */
+extern const struct cli_option cli_ward_options[];
+extern const struct cli_option cli_run_options[];
+extern const struct cli_option cli_probe_options[];
+extern const struct cli_option cli_confine_options[];
+extern const struct cli_option cli_fs_options[];
+extern const struct cli_command cli_fs_commands[];
+extern const struct cli_option cli_session_options[];
+extern const struct cli_command cli_session_commands[];
+extern const struct cli_option cli_config_cmd_options[];
+extern const struct cli_command cli_config_commands[];
+extern const struct cli_option cli_mcp_options[];
+extern const struct cli_option cli_completion_options[];
 
 /*
  * The name messages start with: "ward" or "ward SUBCOMMAND". Set by the
@@ -91,19 +228,18 @@ struct cli_policy_opts {
 	const char *config_file; /* --config FILE, or NULL */
 	const char **access;	 /* --access RULE…, malloc'd vector */
 	size_t naccess;
+	const char **env_keep; /* --env-keep NAME…, malloc'd vector */
+	size_t nenv_keep;
 };
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
 	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
-	  NULL, NULL, 0 }
+	  NULL, NULL, 0, NULL, 0 }
 
-#define CLI_POLICY_SHORTOPTS "m:w:r:c:"
-#define CLI_POLICY_LONGOPTS                                                   \
-	{"mode", required_argument, NULL, 'm'},                               \
-	{"workspace", required_argument, NULL, 'w'},                          \
-	{"runner", required_argument, NULL, 'r'},                             \
-	{"landlock-via-launcher", no_argument, NULL, CLI_OPT_LL_LAUNCHER}
+#define CLI_POLICY_OPTIONS                                                    \
+	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER,             \
+	CLI_OPTION_LL_LAUNCHER
 /* clang-format on */
 
 /*
@@ -160,6 +296,16 @@ void cli_json_print(json_t *value);
 
 /* cli_json_error - print {"error": CODE, "message": MESSAGE}. */
 void cli_json_error(const char *code, const char *message);
+
+/*
+ * cli_print_warnings - say @warnings (NULL-terminated) before a call, one
+ * "ward: warning: " line each on stderr, and remember them as shown for
+ * @scope ("command" or "operation") in @workspace (ward/notice.h). With
+ * @quiet, warnings identical to the last ones shown there are left out:
+ * they are said once per change of the configuration.
+ */
+void cli_print_warnings(char *const *warnings, const char *scope,
+			const char *workspace, bool quiet);
 
 /*
  * cli_shell_quote - append @s to @out (a FILE) quoted for a POSIX shell:

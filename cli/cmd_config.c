@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "ward/config.h"
+#include "ward/env.h"
 #include "ward/translate.h"
 
 #include "cli.h"
@@ -22,7 +23,7 @@
 
 static const char config_usage[] =
     "ward config check [--json] [--workspace DIR] [--config FILE] "
-    "[--access RULE]... [--mode MODE]";
+    "[--access RULE]... [--env-keep NAME]... [--mode MODE]";
 
 static void print_help(void)
 {
@@ -34,7 +35,11 @@ static void print_help(void)
 	       "(default, user\n"
 	       "file, project file, --config, flag), the presets, the access "
 	       "rules as\n"
-	       "each runner of the chain applies them, and every warning.\n"
+	       "each runner of the chain applies them (and which it does not "
+	       "enforce:\n"
+	       "partial enforcement), the environment variables a command "
+	       "would not get,\n"
+	       "and every warning.\n"
 	       "\n"
 	       "Layers, lowest first: built-in defaults < user file\n"
 	       "($XDG_CONFIG_HOME/ward/config.yml) < project file\n"
@@ -46,7 +51,7 @@ static void print_help(void)
 	       "  -w, --workspace DIR    the workspace whose project file is "
 	       "read\n"
 	       "                         (default: ward.yml's, else "
-	       ".)\n" CLI_CONFIG_HELP
+	       ".)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
 	       "      --json             print one JSON object\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -135,6 +140,19 @@ static void push_or_die(json_t *arr, json_t *value)
 		die(CLI_EXIT_WARD, "out of memory");
 }
 
+static json_t *strv_json(char *const *v)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && v && v[i]; i++)
+		if (json_array_append_new(arr,
+					  cli_json_text(v[i], strlen(v[i]))))
+			die(CLI_EXIT_WARD, "out of memory");
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	return arr;
+}
+
 static json_t *jstr(const char *s)
 {
 	return s ? cli_json_text(s, strlen(s)) : json_null();
@@ -153,6 +171,9 @@ struct report {
 	size_t nrunners;
 	char **describe[8];
 	char **warnings[8];
+	char **partial[8]; /* what each runner does not enforce at all */
+	/* The variables of ward's own environment a command would not get. */
+	char **env_dropped;
 	/* Errors besides the configuration's own (e.g. rules + command). */
 	const char *extra_error;
 	char extra_buf[2048];
@@ -190,6 +211,10 @@ static void describe_runners(struct report *r)
 		if (ward_policy_warnings(&r->warnings[i], r->policy,
 					 r->runners[i]) != 0)
 			die(CLI_EXIT_WARD, "the %s runner's warnings: %s",
+			    ward_runner_name(r->runners[i]), ward_error_last());
+		if (ward_policy_partial(&r->partial[i], r->policy,
+					r->runners[i]) != 0)
+			die(CLI_EXIT_WARD, "the %s runner's gaps: %s",
 			    ward_runner_name(r->runners[i]), ward_error_last());
 	}
 }
@@ -246,6 +271,34 @@ static void print_settings_text(const struct report *r)
 		snprintf(val + strlen(val), sizeof(val) - strlen(val), "%s%s",
 			 i ? ", " : "", un[i]);
 	row("unprotect", un[0] ? val : "(none)", &o);
+}
+
+/* The env policy and what it would drop from ward's own environment. */
+static void print_env_text(const struct report *r)
+{
+	struct ward_config_origin o;
+	char *const *drop = ward_config_env_drop(r->cfg, &o);
+	char *const *keep = ward_config_env_keep(r->cfg);
+	char src[PATH_MAX + 64];
+
+	printf("environment (what a command does not get):\n");
+	printf("  drop     ");
+	for (size_t i = 0; drop[i]; i++)
+		printf("%s%s", i ? " " : "", drop[i]);
+	printf("  (%s)\n",
+	       source_text(src, sizeof(src), &o,
+			   o.layer == WARD_CONFIG_LAYER_FLAGS ? "env-keep"
+							      : "env"));
+	printf("  keep     ");
+	for (size_t i = 0; keep[i]; i++)
+		printf("%s%s", i ? " " : "", keep[i]);
+	printf("%s\n", keep[0] ? "" : "(none)");
+	printf("  dropped  ");
+	for (size_t i = 0; r->env_dropped && r->env_dropped[i]; i++)
+		printf("%s%s", i ? " " : "", r->env_dropped[i]);
+	printf("%s\n", r->env_dropped && r->env_dropped[0]
+			   ? "  (from this environment)"
+			   : "(nothing in this environment)");
 }
 
 static void print_text(const struct report *r, bool valid)
@@ -328,17 +381,23 @@ static void print_text(const struct report *r, bool valid)
 			       source_text(src, sizeof(src), &o, "access"));
 		}
 		for (size_t i = 0; i < r->nrunners; i++) {
-			printf("as the %s runner applies them%s:\n",
+			bool partial = r->partial[i] && r->partial[i][0];
+
+			printf("as the %s runner applies them%s%s:\n",
 			       ward_runner_name(r->runners[i]),
 			       r->runners[i] == WARD_RUNNER_NONE
 				   ? " (danger-full-access: not confined)"
-				   : "");
+				   : "",
+			       partial ? " (enforcement: partial)" : "");
 			for (size_t j = 0; r->describe[i] && r->describe[i][j];
 			     j++)
 				printf("  %s\n", r->describe[i][j]);
 			if (!r->describe[i] || !r->describe[i][0])
 				printf("  (nothing to apply)\n");
+			for (size_t j = 0; partial && r->partial[i][j]; j++)
+				printf("  partial: %s\n", r->partial[i][j]);
 		}
+		print_env_text(r);
 	}
 	printf("warnings:\n");
 	for (size_t i = 0; i < nwarn; i++, shown++)
@@ -548,38 +607,61 @@ static void print_json(const struct report *r, bool valid)
 			   json_string(ward_runner_name(r->runners[i])));
 		set_or_die(f, "applies", lines);
 		set_or_die(f, "warnings", warns);
+		set_or_die(f, "partial", strv_json(r->partial[i]));
 		push_or_die(arr, f);
 	}
 	set_or_die(obj, "runners", arr);
+	{
+		struct ward_config_origin o;
+		json_t *env = json_object();
+
+		if (!env)
+			die(CLI_EXIT_WARD, "out of memory");
+		set_or_die(env, "drop",
+			   strv_json(ward_config_env_drop(r->cfg, &o)));
+		set_or_die(env, "keep",
+			   strv_json(ward_config_env_keep(r->cfg)));
+		set_or_die(env, "dropped", strv_json(r->env_dropped));
+		set_or_die(env, "source", source_json(&o));
+		set_or_die(obj, "env", env);
+	}
 	cli_json_print(obj);
 }
 
 /* --- check -------------------------------------------------------------- */
 
+const struct cli_option cli_config_cmd_options[] = {
+    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS,
+    CLI_OPTION_ENV_KEEP, CLI_OPTION_JSON,      CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
+
+const struct cli_command cli_config_commands[] = {
+    {"check",
+     NULL,
+     "validate ward.yml and show the effective setup",
+     NULL,
+     NULL,
+     {CLI_VALUE_NONE}},
+    {NULL, NULL, NULL, NULL, NULL, {CLI_VALUE_NONE}},
+};
+
 static int config_check(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"mode", required_argument, NULL, 'm'},
-	    {"workspace", required_argument, NULL, 'w'},
-	    CLI_CONFIG_LONGOPTS,
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct ward_config_options co;
 	struct report r;
-	char ubuf[PATH_MAX];
+	struct cli_getopt g;
+	char ubuf[PATH_MAX], **scrubbed = NULL;
 	const char *ws;
 	struct stat st;
 	bool json = false, valid;
 	int opt, err;
 
 	memset(&r, 0, sizeof(r));
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:m:w:h", longopts, NULL)) !=
-	       -1) {
+	cli_getopt_init(&g, cli_config_cmd_options, true, "check", config_usage,
+			argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (cli_config_option(&po, opt, optarg, config_usage) ||
 		    cli_policy_option(&po, opt, optarg, config_usage))
 			continue;
@@ -641,6 +723,10 @@ static int config_check(int argc, char **argv)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
 		pick_runners(&r);
 		describe_runners(&r);
+		if (ward_config_env_scrub(&scrubbed, &r.env_dropped, r.cfg,
+					  NULL) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+		ward_strv_free(scrubbed);
 	}
 
 	if (json)
@@ -651,7 +737,9 @@ static int config_check(int argc, char **argv)
 	for (size_t i = 0; i < r.nrunners; i++) {
 		ward_strv_free(r.describe[i]);
 		ward_strv_free(r.warnings[i]);
+		ward_strv_free(r.partial[i]);
 	}
+	ward_strv_free(r.env_dropped);
 	ward_policy_free(r.policy);
 	ward_config_free(r.cfg);
 	cli_setup_free(NULL, &po);

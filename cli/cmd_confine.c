@@ -47,10 +47,22 @@ static void print_help(void)
 	       "      --config FILE     read FILE after the user and project "
 	       "files\n"
 	       "  -c STRING             confine 'bash -c STRING'\n"
-	       "      --json            print one JSON object: argv, runner, "
-	       "enforcement,\n"
-	       "                        mode, denial_signature, env\n"
+	       "      --json            print one JSON object: argv, cwd, "
+	       "runner,\n"
+	       "                        enforcement, partial, mode, "
+	       "denial_signature,\n"
+	       "                        warnings, env\n"
+	       "  -q, --quiet           say the warnings (rules the runner "
+	       "cannot express)\n"
+	       "                        only when they changed since ward "
+	       "last said them\n"
 	       "  -h, --help            show this help and exit\n"
+	       "\n"
+	       "Advanced:\n"
+	       "      --landlock-via-launcher\n"
+	       "                        accepted for symmetry with ward run: "
+	       "the landlock\n"
+	       "                        argv is always the launcher's\n"
 	       "\n"
 	       "Exit status:\n"
 	       "  0    printed          2    usage error\n"
@@ -115,34 +127,36 @@ static void print_json(const ward_call *call, char *const *argv)
 	cli_json_print(obj);
 }
 
+const struct cli_option cli_confine_options[] = {
+    CLI_POLICY_OPTIONS, CLI_CONFIG_OPTIONS, CLI_OPTION_SHELL, CLI_OPTION_JSON,
+    CLI_OPTION_QUIET,	CLI_OPTION_HELP,    CLI_OPTION_END,
+};
+
 int cmd_confine(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    CLI_POLICY_LONGOPTS,
-	    CLI_CONFIG_LONGOPTS,
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
 	struct cli_setup setup;
 	ward_call *call = NULL;
 	char **wrapped = NULL;
 	char detail[1024];
-	bool json = false;
+	struct cli_getopt g;
+	bool json = false, quiet = false;
 	char **cmd;
 	int opt, err;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:" CLI_POLICY_SHORTOPTS "h",
-				  longopts, NULL)) != -1) {
+	cli_getopt_init(&g, cli_confine_options, true, NULL, confine_usage,
+			argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (cli_config_option(&po, opt, optarg, confine_usage) ||
 		    cli_policy_option(&po, opt, optarg, confine_usage))
 			continue;
 		switch (opt) {
 		case CLI_OPT_JSON:
 			json = true;
+			break;
+		case 'q':
+			quiet = true;
 			break;
 		case 'h':
 			print_help();
@@ -180,7 +194,7 @@ int cmd_confine(int argc, char **argv)
 			cli_sandbox_unavailable(err, detail, setup.provider,
 						po.runner, json);
 		if (json) {
-			cli_json_error("WARD_FAILED", detail);
+			cli_json_error(CLI_ERR("WARD_FAILED"), detail);
 			exit(CLI_EXIT_WARD);
 		}
 		die(CLI_EXIT_WARD, "%s", *detail ? detail : ward_strerror(err));
@@ -189,6 +203,10 @@ int cmd_confine(int argc, char **argv)
 	if (json) {
 		print_json(call, wrapped);
 	} else {
+		/* As `ward run` says them before it runs the same argv; the
+		 * JSON form carries them as "warnings" instead. */
+		cli_print_warnings(ward_call_warnings(call), "command",
+				   ward_call_cwd(call), quiet);
 		for (size_t i = 0; wrapped[i]; i++) {
 			if (i)
 				putchar(' ');

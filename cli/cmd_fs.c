@@ -43,6 +43,8 @@ enum fs_long_opt {
 
 /* A denial gets the escalation hint (set for session calls that offer it). */
 static bool escalation_offered;
+/* The call the operation runs in: a denial is reported through it. */
+static ward_call *fs_call;
 
 static const char fs_usage[] =
     "ward fs read|write|edit|rm|mv|mkdir|ls|stat [OPTIONS] PATH...";
@@ -122,6 +124,9 @@ static void print_help(void)
 	       "      --overwrite        mv: replace an existing "
 	       "destination\n"
 	       "  -L, --follow           stat: describe a symlink's target\n"
+	       "  -q, --quiet            say warnings only when they changed "
+	       "since ward last\n"
+	       "                         said them (the fence has none today)\n"
 	       "      --session ID       take the mode and workspace from "
 	       "session ID and\n"
 	       "                         record the operation in its log\n"
@@ -218,34 +223,34 @@ static const char *error_code(int err)
 {
 	switch (err) {
 	case WARD_EDENIED:
-		return "FS_SANDBOX_DENIED";
+		return CLI_ERR("FS_SANDBOX_DENIED");
 	case WARD_ENOTTEXT:
-		return "NOT_TEXT";
+		return CLI_ERR("NOT_TEXT");
 	case WARD_ENOTUNIQUE:
-		return "NOT_UNIQUE";
+		return CLI_ERR("NOT_UNIQUE");
 	case WARD_ENOMATCH:
-		return "NO_MATCH";
+		return CLI_ERR("NO_MATCH");
 	case WARD_EINVAL:
-		return "INVALID";
+		return CLI_ERR("INVALID");
 	case -ENOENT:
-		return "NOT_FOUND";
+		return CLI_ERR("NOT_FOUND");
 	case -ENOTDIR:
-		return "NOT_A_DIRECTORY";
+		return CLI_ERR("NOT_A_DIRECTORY");
 	case -EISDIR:
-		return "IS_A_DIRECTORY";
+		return CLI_ERR("IS_A_DIRECTORY");
 	case -EEXIST:
-		return "EXISTS";
+		return CLI_ERR("EXISTS");
 	case -EFBIG:
-		return "TOO_LARGE";
+		return CLI_ERR("TOO_LARGE");
 	case -EXDEV:
-		return "CROSS_DEVICE";
+		return CLI_ERR("CROSS_DEVICE");
 	case -EAGAIN:
-		return "CHANGED";
+		return CLI_ERR("CHANGED");
 	case -EACCES:
 	case -EPERM:
-		return "PERMISSION_DENIED";
+		return CLI_ERR("PERMISSION_DENIED");
 	default:
-		return "ERROR";
+		return CLI_ERR("ERROR");
 	}
 }
 
@@ -284,9 +289,19 @@ static int report_failure(int err, const struct ward_fs_denial *d,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err == -ENOMEM)
 		die(CLI_EXIT_WARD, "%s", detail);
-	if (err == WARD_EDENIED &&
-	    ward_fs_render_denial(&marker, d, escalation_offered) != 0)
+	/* The call records the denial (gathering its report: the path and
+	 * the rule or mode) and says it for the CLI: its hint names
+	 * --escalate, never sandbox_permissions. */
+	if (err == WARD_EDENIED && fs_call) {
+		if (ward_call_fs_end(fs_call, err, d) != 0)
+			fprintf(stderr, "%s: warning: %s\n", cli_name,
+				ward_error_last());
+		if (ward_call_render_denial(&marker, fs_call) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+	} else if (err == WARD_EDENIED &&
+		   ward_fs_render_denial(&marker, d, escalation_offered) != 0) {
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	}
 	if (!json) {
 		fflush(stdout);
 		fprintf(stderr, "%s: %s\n", cli_name, detail);
@@ -313,6 +328,8 @@ static int report_failure(int err, const struct ward_fs_denial *d,
 			   cli_json_text(d->resolved, strlen(d->resolved)));
 		set_or_die(obj, "denial", den);
 		set_or_die(obj, "marker", json_string(marker));
+		if (fs_call)
+			set_or_die(obj, "denials", cli_denials_json(fs_call));
 	}
 	cli_json_print(obj);
 out:
@@ -614,47 +631,83 @@ static int do_stat(const ward_policy *policy, const struct fs_opts *o,
 	return CLI_EXIT_OK;
 }
 
+const struct cli_option cli_fs_options[] = {
+    CLI_OPTION_MODE,
+    CLI_OPTION_WORKSPACE,
+    CLI_CONFIG_OPTIONS,
+    CLI_SESSION_OPTIONS,
+    CLI_OPTION_JSON,
+    {"text", FS_OPT_TEXT, "TEXT", CLI_VALUE_TEXT, "write"},
+    {"old", FS_OPT_OLD, "TEXT", CLI_VALUE_TEXT, "edit"},
+    {"new", FS_OPT_NEW, "TEXT", CLI_VALUE_TEXT, "edit"},
+    {"all", FS_OPT_ALL, NULL, CLI_VALUE_NONE, "edit"},
+    {"bytes", FS_OPT_BYTES, NULL, CLI_VALUE_NONE, "read"},
+    {"offset", FS_OPT_OFFSET, "N", CLI_VALUE_TEXT, "read"},
+    {"limit", FS_OPT_LIMIT, "N", CLI_VALUE_TEXT, "read"},
+    {"max-bytes", FS_OPT_MAX_BYTES, "N", CLI_VALUE_TEXT, "read edit"},
+    {"max-depth", FS_OPT_MAX_DEPTH, "N", CLI_VALUE_TEXT, "ls"},
+    {"max-entries", FS_OPT_MAX_ENTRIES, "N", CLI_VALUE_TEXT, "ls"},
+    {"parents", 'p', NULL, CLI_VALUE_NONE, "write mkdir"},
+    {"exclusive", FS_OPT_EXCLUSIVE, NULL, CLI_VALUE_NONE, "write"},
+    {"recursive", 'r', NULL, CLI_VALUE_NONE, "rm ls"},
+    {NULL, 'R', NULL, CLI_VALUE_NONE, "rm ls"},
+    {"overwrite", FS_OPT_OVERWRITE, NULL, CLI_VALUE_NONE, "mv"},
+    {"follow", 'L', NULL, CLI_VALUE_NONE, "stat"},
+    CLI_OPTION_QUIET,
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
+
+/* The subcommands, as the command table and the completion see them. */
+const struct cli_command cli_fs_commands[] = {
+    {"read", NULL, "print a file", NULL, NULL, {CLI_VALUE_FILE}},
+    {"write", NULL, "replace or create a file", NULL, NULL, {CLI_VALUE_FILE}},
+    {"edit", NULL, "replace text in a file", NULL, NULL, {CLI_VALUE_FILE}},
+    {"rm",
+     NULL,
+     "remove a file, symlink or tree",
+     NULL,
+     NULL,
+     {CLI_VALUE_FILE}},
+    {"mv", NULL, "rename", NULL, NULL, {CLI_VALUE_FILE, CLI_VALUE_FILE}},
+    {"mkdir", NULL, "make a directory", NULL, NULL, {CLI_VALUE_DIR}},
+    {"ls", NULL, "list a directory", NULL, NULL, {CLI_VALUE_DIR}},
+    {"stat", NULL, "describe an entry", NULL, NULL, {CLI_VALUE_FILE}},
+    {NULL, NULL, NULL, NULL, NULL, {CLI_VALUE_NONE}},
+};
+
+/* What runs each subcommand, in the order of cli_fs_commands[]. */
 struct fs_sub {
-	const char *name;
 	int (*fn)(const ward_policy *policy, const struct fs_opts *o,
 		  char **args);
 	int min_args, max_args;
-	const char *shortopts; /* which short options apply */
 };
 
 static const struct fs_sub subs[] = {
-    {"read", do_read, 1, 1, ""}, {"write", do_write, 1, 1, "p"},
-    {"edit", do_edit, 1, 1, ""}, {"rm", do_rm, 1, 1, "rR"},
-    {"mv", do_mv, 2, 2, ""},	 {"mkdir", do_mkdir, 1, 1, "p"},
-    {"ls", do_ls, 0, 1, "rR"},	 {"stat", do_stat, 1, 1, "L"},
+    {do_read, 1, 1}, {do_write, 1, 1}, {do_edit, 1, 1}, {do_rm, 1, 1},
+    {do_mv, 2, 2},   {do_mkdir, 1, 1}, {do_ls, 0, 1},	{do_stat, 1, 1},
 };
+
+_Static_assert(sizeof(subs) / sizeof(subs[0]) ==
+		   sizeof(cli_fs_commands) / sizeof(cli_fs_commands[0]) - 1,
+	       "one handler per subcommand of cli_fs_commands");
+
+/* The subcommands' names as "a, b, c" into @buf. */
+static const char *sub_names(char *buf, size_t len)
+{
+	size_t used;
+
+	buf[0] = '\0';
+	for (size_t i = 0; cli_fs_commands[i].name; i++) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+			 cli_fs_commands[i].name);
+	}
+	return buf;
+}
 
 int cmd_fs(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"mode", required_argument, NULL, 'm'},
-	    {"workspace", required_argument, NULL, 'w'},
-	    CLI_CONFIG_LONGOPTS,
-	    CLI_SESSION_LONGOPTS,
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"text", required_argument, NULL, FS_OPT_TEXT},
-	    {"old", required_argument, NULL, FS_OPT_OLD},
-	    {"new", required_argument, NULL, FS_OPT_NEW},
-	    {"all", no_argument, NULL, FS_OPT_ALL},
-	    {"bytes", no_argument, NULL, FS_OPT_BYTES},
-	    {"offset", required_argument, NULL, FS_OPT_OFFSET},
-	    {"limit", required_argument, NULL, FS_OPT_LIMIT},
-	    {"max-bytes", required_argument, NULL, FS_OPT_MAX_BYTES},
-	    {"max-depth", required_argument, NULL, FS_OPT_MAX_DEPTH},
-	    {"max-entries", required_argument, NULL, FS_OPT_MAX_ENTRIES},
-	    {"parents", no_argument, NULL, 'p'},
-	    {"exclusive", no_argument, NULL, FS_OPT_EXCLUSIVE},
-	    {"recursive", no_argument, NULL, 'r'},
-	    {"overwrite", no_argument, NULL, FS_OPT_OVERWRITE},
-	    {"follow", no_argument, NULL, 'L'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	static char name[64];
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct fs_opts o = {0};
@@ -663,6 +716,10 @@ int cmd_fs(int argc, char **argv)
 	struct cli_session cs = {.subject = WARD_SUBJECT_OPERATION};
 	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
 	const ward_policy *policy = NULL;
+	const char *sub_name = NULL;
+	struct cli_getopt g;
+	char valid[128];
+	bool quiet = false;
 	ward_call *call = NULL;
 	int opt, nargs, status, err;
 
@@ -672,33 +729,30 @@ int cmd_fs(int argc, char **argv)
 		print_help();
 		return CLI_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-		if (!strcmp(argv[1], subs[i].name))
+	for (size_t i = 0; cli_fs_commands[i].name; i++)
+		if (!strcmp(argv[1], cli_fs_commands[i].name)) {
 			sub = &subs[i];
+			sub_name = cli_fs_commands[i].name;
+		}
 	if (!sub)
-		die_usage(fs_usage,
-			  "unknown subcommand '%s' (valid: read, write, edit, "
-			  "rm, mv, mkdir, ls, stat)",
-			  argv[1]);
-	snprintf(name, sizeof(name), "ward fs %s", sub->name);
+		die_usage(fs_usage, "unknown subcommand '%s' (valid: %s)",
+			  argv[1], sub_names(valid, sizeof(valid)));
+	snprintf(name, sizeof(name), "ward fs %s", sub_name);
 	cli_name = name;
 	argc--;
 	argv++;
-	optind = 1;
-	opterr = 0;
-	/* Options may follow the paths (GNU permutation); "--" ends them. */
-	while ((opt = getopt_long(argc, argv, ":m:w:prRLh", longopts, NULL)) !=
-	       -1) {
+	/* Options may follow the paths (GNU permutation); "--" ends them.
+	 * An option of another subcommand is a usage error. */
+	cli_getopt_init(&g, cli_fs_options, false, sub_name, fs_usage, argc,
+			argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (cli_session_option(&cs, opt, optarg, fs_usage) ||
 		    cli_config_option(&po, opt, optarg, fs_usage))
 			continue;
+		/* -r is --recursive here, not --runner. */
 		if ((opt == 'm' || opt == 'w') &&
 		    cli_policy_option(&po, opt, optarg, fs_usage))
 			continue;
-		if (opt < 256 && strchr("prRL", opt) &&
-		    !strchr(sub->shortopts, opt == 'R' ? 'r' : opt))
-			die_usage(fs_usage, "option '-%c' does not apply to %s",
-				  opt, sub->name);
 		switch (opt) {
 		case CLI_OPT_JSON:
 			o.json = true;
@@ -751,6 +805,9 @@ int cmd_fs(int argc, char **argv)
 		case 'L':
 			o.follow = true;
 			break;
+		case 'q':
+			quiet = true;
+			break;
 		case 'h':
 			print_help();
 			return CLI_EXIT_OK;
@@ -760,7 +817,7 @@ int cmd_fs(int argc, char **argv)
 	}
 	nargs = argc - optind;
 	if (nargs < sub->min_args || nargs > sub->max_args)
-		die_usage(fs_usage, "%s takes %s%d path%s, not %d", sub->name,
+		die_usage(fs_usage, "%s takes %s%d path%s, not %d", sub_name,
 			  sub->min_args != sub->max_args ? "at most " : "",
 			  sub->max_args, sub->max_args == 1 ? "" : "s", nargs);
 	for (int i = optind; i < argc; i++)
@@ -776,7 +833,7 @@ int cmd_fs(int argc, char **argv)
 	co.subject = WARD_SUBJECT_OPERATION;
 	co.surface = WARD_SURFACE_CLI;
 	co.tool = "fs";
-	co.operation = sub->name;
+	co.operation = sub_name;
 	co.paths = argv + optind;
 	co.escalate = cs.escalate;
 	co.escalate_to = cs.requested;
@@ -793,9 +850,16 @@ int cmd_fs(int argc, char **argv)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 	escalation_offered =
 	    ward_call_hint_offered(call, ward_policy_mode(policy));
+	/* The fence enforces every rule exactly, so an operation has no
+	 * runner warnings today; whatever the call has to say is said the
+	 * way `ward run` says it. */
+	cli_print_warnings(ward_call_warnings(call), "operation",
+			   ward_policy_workspace(policy), quiet);
 	o.mode = ward_policy_mode(policy);
 	o.workspace = ward_policy_workspace(policy);
+	fs_call = call;
 	status = sub->fn(policy, &o, argv + optind);
+	fs_call = NULL;
 	err = ward_call_fs_end(call,
 			       status == 0		      ? 0
 			       : status == CMD_FS_EXIT_DENIED ? WARD_EDENIED

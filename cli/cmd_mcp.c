@@ -32,8 +32,6 @@
 #define MCP_MAX_WORKERS 64
 /* Stack of a worker thread (musl's default is too small for the fence). */
 #define MCP_WORKER_STACK (1024u * 1024u)
-/* How often a waiting approval sends a progress notification. */
-#define MCP_PROGRESS_EVERY_MS 5000
 
 static const char mcp_usage[] =
     "ward mcp [--workspace DIR | --session ID] [--mode MODE] "
@@ -85,14 +83,30 @@ static void print_help(void)
 	    "                         danger-full-access (default: ward.yml's, "
 	    "else read-only)\n"
 	    "  -r, --runner RUNNER    auto (default), bwrap or "
-	    "landlock\n" CLI_CONFIG_HELP
+	    "landlock\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
-	    "Only MCP goes to stdout; logs go to stderr. At end of input every "
+	    "Advanced:\n"
+	    "      --drain-timeout SECONDS\n"
+	    "                         at end of input, let calls in progress "
+	    "finish for\n"
+	    "                         up to SECONDS (default 120; 0: stop "
+	    "them at once)\n"
+	    "      --landlock-via-launcher\n"
+	    "                         with the landlock runner, spawn the "
+	    "landlock-run\n"
+	    "                         launcher instead of confining "
+	    "in-process\n"
+	    "\n"
+	    "Only MCP goes to stdout; logs go to stderr. At end of input the "
+	    "calls in\n"
+	    "progress are answered when they finish (within --drain-timeout, "
+	    "while the\n"
+	    "client still reads), then every command and background task still "
 	    "running\n"
-	    "command is stopped and ward exits 0; on SIGTERM, SIGINT or SIGHUP "
-	    "too, and\n"
-	    "then ward dies of that signal.\n"
+	    "is stopped and ward exits 0. On SIGTERM, SIGINT or SIGHUP "
+	    "everything is\n"
+	    "stopped at once, and then ward dies of that signal.\n"
 	    "\n"
 	    "Client configuration (e.g. .mcp.json):\n"
 	    "  {\"mcpServers\": {\"ward\": {\"command\": \"ward\",\n"
@@ -101,6 +115,23 @@ static void print_help(void)
 	    "\n"
 	    "See ward-mcp(1).\n",
 	    mcp_usage);
+}
+
+/* --drain-timeout SECONDS: a whole number from 0 to 3600. */
+static unsigned long parse_drain(const char *arg)
+{
+	unsigned long v;
+	char *end = NULL;
+
+	errno = 0;
+	if (*arg >= '0' && *arg <= '9')
+		v = strtoul(arg, &end, 10);
+	if (!end || *end || errno || v > MCP_TIMEOUT_MAX_MS / 1000)
+		die_usage(mcp_usage,
+			  "invalid --drain-timeout '%s' (expected a whole "
+			  "number of seconds from 0 to %lu)",
+			  arg, MCP_TIMEOUT_MAX_MS / 1000);
+	return v * 1000;
 }
 
 /* --- writing --------------------------------------------------------- */
@@ -190,13 +221,25 @@ void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
 
 /* --- per-call state ---------------------------------------------------- */
 
-bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
+bool mcp_elicits(struct mcp_server *srv)
+{
+	bool e;
+
+	pthread_mutex_lock(&srv->lock);
+	e = srv->elicitation;
+	pthread_mutex_unlock(&srv->lock);
+	return e;
+}
+
+bool mcp_escalation_fields(struct mcp_server *srv, enum ward_mode mode,
 			   enum ward_approval_policy approval)
 {
 	enum ward_mode targets[2];
 
+	/* Without elicitation nobody can be asked: the fields would only
+	 * lead to a retry that must fail. */
 	return srv->confines && approval == WARD_APPROVAL_ASK &&
-	       ward_escalation_targets(targets, mode) > 0;
+	       ward_escalation_targets(targets, mode) > 0 && mcp_elicits(srv);
 }
 
 int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
@@ -234,17 +277,18 @@ void mcp_knobs_seen(struct mcp_server *srv, enum ward_mode mode,
 				  "notifications/tools/list_changed", NULL));
 }
 
-bool mcp_call_attach(struct mcp_call *call, ward_task *task)
+bool mcp_call_attach(struct mcp_call *call, ward_call *wc)
 {
 	struct mcp_server *srv = call->srv;
 	bool ok = true;
 
 	pthread_mutex_lock(&srv->lock);
-	if (task && (call->cancelled || srv->eof)) {
-		ward_task_kill(task, SIGKILL);
+	if (wc && (call->cancelled || srv->eof)) {
+		ward_call_stop(wc, call->cancelled ? WARD_STOP_CANCELLED
+						   : WARD_STOP_SHUTDOWN);
 		ok = false;
 	}
-	call->task = task;
+	call->wc = wc;
 	pthread_mutex_unlock(&srv->lock);
 	return ok;
 }
@@ -304,16 +348,24 @@ static char *approval_message(const struct ward_approval_request *req)
 	return text;
 }
 
-static void send_progress(struct mcp_call *call, const char *message)
+void mcp_progress(struct mcp_call *call, double value, const char *message)
 {
 	if (!call->progress_token)
 		return;
-	call->progress += 1;
+	/* The protocol wants it to increase with every notification. */
+	if (value <= call->progress)
+		value = call->progress + 1;
+	call->progress = value;
 	mcp_send(call->srv, ward_jr_notification(
 				"notifications/progress",
 				json_pack("{s:O, s:f, s:s}", "progressToken",
 					  call->progress_token, "progress",
 					  call->progress, "message", message)));
+}
+
+static void send_progress(struct mcp_call *call, const char *message)
+{
+	mcp_progress(call, call->progress + 1, message);
 }
 
 /* Wait (srv->lock held) until @p is answered, the call is cancelled or
@@ -323,12 +375,13 @@ static void wait_answer(struct mcp_call *call, struct mcp_pending *p)
 	struct mcp_server *srv = call->srv;
 	struct timespec until;
 
-	while (!p->done && !call->cancelled && !srv->eof) {
+	while (!p->done && !call->cancelled && !srv->eof && !srv->draining) {
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += MCP_PROGRESS_EVERY_MS / 1000;
 		if (pthread_cond_timedwait(&srv->cond, &srv->lock, &until) ==
 			ETIMEDOUT &&
-		    !p->done && !call->cancelled && !srv->eof) {
+		    !p->done && !call->cancelled && !srv->eof &&
+		    !srv->draining) {
 			pthread_mutex_unlock(&srv->lock);
 			send_progress(call, "waiting for the user to approve "
 					    "or decline");
@@ -383,7 +436,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 
 	pthread_mutex_lock(&srv->lock);
 	elicit = srv->elicitation;
-	stop = call->cancelled || srv->eof;
+	stop = call->cancelled || srv->eof || srv->draining;
 	snprintf(rid, sizeof(rid), "ward-%lu", ++srv->next_request);
 	pthread_mutex_unlock(&srv->lock);
 	if (!elicit) {
@@ -507,7 +560,9 @@ static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
 	pthread_mutex_unlock(&srv->lock);
 
 	mcp_session_knobs(srv, &mode, &src, &approval);
-	instructions = ward_render_policy(approval);
+	/* The declaration names sandbox_permissions: only for a client
+	 * that is offered it (one that can elicit). */
+	instructions = srv->elicitation ? ward_render_policy(approval) : "";
 	result =
 	    json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
 		      "protocolVersion", version, "capabilities", "tools",
@@ -737,8 +792,8 @@ static void do_cancelled(struct mcp_server *srv, struct ward_jr_msg *m)
 		if (!json_equal(c->id, id))
 			continue;
 		c->cancelled = true;
-		if (c->task)
-			ward_task_kill(c->task, SIGKILL);
+		if (c->wc)
+			ward_call_stop(c->wc, WARD_STOP_CANCELLED);
 		found = true;
 	}
 	pthread_cond_broadcast(&srv->cond);
@@ -822,24 +877,130 @@ static void on_line(void *ctx, const char *line, size_t len)
 
 /* --- set-up and the end ------------------------------------------------ */
 
-/* Open or create the session; dies on failure (before any MCP). */
-static void open_session(struct mcp_server *srv, const char *id,
-			 const char *workspace)
+/* Open the existing session @id; dies on failure (before any MCP). */
+static void open_session(struct mcp_server *srv, const char *id)
 {
-	int err;
+	int err = ward_session_open(&srv->session, NULL, id);
 
-	if (id) {
-		err = ward_session_open(&srv->session, NULL, id);
-		if (err == WARD_EINVAL || err == -ENOENT)
-			die_usage(mcp_usage, "%s", ward_error_last());
-	} else {
-		err = ward_session_create(&srv->session, NULL,
-					  workspace ? workspace : ".");
-		if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
-			die_usage(mcp_usage, "%s", ward_error_last());
-	}
+	if (err == WARD_EINVAL || err == -ENOENT)
+		die_usage(mcp_usage, "%s", ward_error_last());
 	if (err)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
+}
+
+/*
+ * Create the new session in @workspace, recording the mode and approval
+ * policy in force (@mode, ward.yml's approval). Called only once the
+ * configuration is known to be valid: a failed start leaves no session.
+ */
+static void create_session(struct mcp_server *srv, const char *workspace,
+			   enum ward_mode mode)
+{
+	struct ward_session_create_options co =
+	    WARD_SESSION_CREATE_OPTIONS_INIT;
+	int err;
+
+	co.cwd = workspace ? workspace : ".";
+	co.set_mode = true;
+	co.mode = mode;
+	co.set_approval = true;
+	co.approval = srv->defaults.approval;
+	err = ward_session_create_with(&srv->session, &co);
+	if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
+		die_usage(mcp_usage, "%s", ward_error_last());
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+}
+
+/* Whether the canonical @dir is @path or an ancestor of it. */
+static bool is_ancestor(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
+}
+
+/*
+ * Some clients start servers in / or in the home directory. Under
+ * workspace-write that would make the whole tree writable, so a workspace
+ * that is /, $HOME or an ancestor of $HOME is taken only when it was
+ * named (--workspace, ward.yml's workspace, a session), never as the
+ * current directory by default. Dies with exit 2 naming --workspace.
+ */
+static void check_implicit_workspace(const ward_config *cfg,
+				     enum ward_mode mode)
+{
+	struct ward_config_origin from;
+	const char *ws = ward_config_workspace(cfg, &from);
+	const char *home_env = getenv("HOME");
+	char *home = home_env && *home_env ? realpath(home_env, NULL) : NULL;
+	bool wide;
+
+	if (!ws || from.layer != WARD_CONFIG_LAYER_DEFAULT ||
+	    mode != WARD_MODE_WORKSPACE_WRITE) {
+		free(home);
+		return;
+	}
+	wide = strcmp(ws, "/") == 0 || (home && is_ancestor(ws, home));
+	free(home);
+	if (wide)
+		die_usage(mcp_usage,
+			  "refusing to make %s the workspace under "
+			  "workspace-write: it is the current directory, not "
+			  "one you named, and it is %s, so every file under it "
+			  "would be writable (some clients start servers in / "
+			  "or $HOME); pass --workspace DIR with the project's "
+			  "directory (--workspace %s if you mean it)",
+			  ws,
+			  strcmp(ws, "/") == 0 ? "the root directory"
+					       : "your home directory or one "
+						 "that contains it",
+			  ws);
+}
+
+/*
+ * The startup line: the runner, enforcement and reasons a call made now
+ * would actually get — the plan of a call under the session's mode, not
+ * merely what the chain could offer.
+ */
+static void print_startup(struct mcp_server *srv)
+{
+	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
+	char *argv[] = {"true", NULL};
+	const ward_plan *plan;
+	ward_call *wc = NULL;
+
+	co.config = srv->setup.config;
+	co.provider = srv->setup.provider;
+	co.session = srv->session;
+	co.surface = WARD_SURFACE_MCP;
+	co.argv = argv;
+	if (ward_call_new(&wc, &co) != 0) {
+		fprintf(stderr, "ward mcp: session %s: %s\n",
+			ward_session_id(srv->session), ward_error_last());
+		return;
+	}
+	plan = ward_call_plan(wc);
+	fprintf(stderr, "ward mcp: session %s, workspace %s, mode %s, ",
+		ward_session_id(srv->session),
+		ward_policy_workspace(srv->setup.policy),
+		ward_mode_name(ward_call_mode(wc)));
+	if (!plan)
+		fprintf(stderr, "runner none (%s; commands will not run)\n",
+			ward_call_plan_detail(wc));
+	else if (ward_plan_runner(plan) == WARD_RUNNER_NONE)
+		fprintf(stderr, "runner none (danger-full-access: commands "
+				"run unconfined)\n");
+	else
+		fprintf(stderr, "runner %s, enforcement %s\n",
+			ward_runner_name(ward_plan_runner(plan)),
+			ward_enforcement_name(ward_plan_enforcement(plan)));
+	for (char *const *w = plan ? ward_plan_partial(plan) : NULL; w && *w;
+	     w++)
+		fprintf(stderr, "ward mcp: partial enforcement: %s\n", *w);
+	ward_call_free(wc);
 }
 
 static void record_event(struct mcp_server *srv, json_t *event)
@@ -853,17 +1014,76 @@ static void record_event(struct mcp_server *srv, json_t *event)
 	json_decref(event);
 }
 
+/* Whether nobody reads our answers any more (the client closed its end). */
+static bool client_gone(struct mcp_server *srv)
+{
+	struct pollfd p = {srv->out_fd, POLLOUT, 0};
+	bool dead;
+
+	pthread_mutex_lock(&srv->out_lock);
+	dead = srv->out_dead;
+	pthread_mutex_unlock(&srv->out_lock);
+	return dead ||
+	       (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)));
+}
+
 /*
- * End of input or a stop signal: stop everything, wait for the workers
- * (each records its call's result), record the end and @why.
+ * End of input: the calls in progress may finish and be answered (a
+ * script piping requests into ward mcp closes its input right after
+ * them), for at most @drain_ms, and only while the client still reads
+ * our output. The caller holds no lock.
+ */
+static void drain(struct mcp_server *srv, unsigned long drain_ms)
+{
+	struct timespec start, now, until;
+	long waited;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	pthread_mutex_lock(&srv->lock);
+	srv->draining = true;
+	/* A question to the user can no longer be answered. */
+	pthread_cond_broadcast(&srv->cond);
+	while (srv->active > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (long)(now.tv_sec - start.tv_sec) * 1000L +
+			 (now.tv_nsec - start.tv_nsec) / 1000000L;
+		if ((unsigned long)waited >= drain_ms)
+			break;
+		pthread_mutex_unlock(&srv->lock);
+		if (client_gone(srv)) {
+			pthread_mutex_lock(&srv->lock);
+			break;
+		}
+		pthread_mutex_lock(&srv->lock);
+		until = now;
+		until.tv_nsec += 250 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &until);
+	}
+	if (srv->active > 0)
+		fprintf(stderr,
+			"ward mcp: %u call%s still running after end of "
+			"input; stopping %s\n",
+			srv->active, srv->active == 1 ? "" : "s",
+			srv->active == 1 ? "it" : "them");
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/*
+ * End of input (after draining) or a stop signal: stop everything, wait
+ * for the workers (each records its call's result and answers that it
+ * was stopped by the shutdown), record the end and @why.
  */
 static void shut_down(struct mcp_server *srv, const char *why)
 {
 	pthread_mutex_lock(&srv->lock);
 	srv->eof = true;
 	for (struct mcp_call *c = srv->calls; c; c = c->next)
-		if (c->task)
-			ward_task_kill(c->task, SIGKILL);
+		if (c->wc)
+			ward_call_stop(c->wc, WARD_STOP_SHUTDOWN);
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 
@@ -948,6 +1168,7 @@ static void server_init(struct mcp_server *srv)
 	srv->po = (struct cli_policy_opts)CLI_POLICY_OPTS_INIT;
 	srv->out_fd = STDOUT_FILENO;
 	srv->log_level = -1;
+	srv->drain_ms = MCP_DRAIN_DEFAULT_MS;
 	snprintf(srv->protocol, sizeof(srv->protocol), "%s", protocols[0]);
 	pthread_mutex_init(&srv->out_lock, NULL);
 	pthread_mutex_init(&srv->lock, NULL);
@@ -966,17 +1187,21 @@ static void server_free(struct mcp_server *srv)
 	pthread_mutex_destroy(&srv->out_lock);
 }
 
+const struct cli_option cli_mcp_options[] = {
+    CLI_POLICY_OPTIONS,
+    CLI_CONFIG_OPTIONS,
+    CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_SESSION,
+    {"drain-timeout", CLI_OPT_DRAIN, "SECONDS", CLI_VALUE_TEXT, NULL},
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
+
 int cmd_mcp(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    CLI_POLICY_LONGOPTS,
-	    CLI_CONFIG_LONGOPTS,
-	    {"session", required_argument, NULL, CLI_OPT_SESSION},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	static struct mcp_server srv;
 	struct ward_jr_lines lines;
+	struct cli_getopt g;
 	const char *session_id = NULL;
 	enum ward_mode flag_mode;
 	bool mode_given;
@@ -985,9 +1210,12 @@ int cmd_mcp(int argc, char **argv)
 	int opt, err, sfd, sig = 0;
 
 	server_init(&srv);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:m:w:r:h", longopts, NULL)) !=
-	       -1) {
+	cli_getopt_init(&g, cli_mcp_options, true, NULL, mcp_usage, argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
+		if (opt == CLI_OPT_DRAIN) {
+			srv.drain_ms = parse_drain(optarg);
+			continue;
+		}
 		if (opt == CLI_OPT_SESSION) {
 			if (!ward_session_id_valid(optarg))
 				die_usage(mcp_usage,
@@ -1018,9 +1246,11 @@ int cmd_mcp(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sfd = stop_signal_fd();
 
-	open_session(&srv, session_id, srv.po.workspace);
-	if (ward_session_cwd(srv.session))
-		srv.po.workspace = ward_session_cwd(srv.session);
+	if (session_id) {
+		open_session(&srv, session_id);
+		if (ward_session_cwd(srv.session))
+			srv.po.workspace = ward_session_cwd(srv.session);
+	}
 	/* ward.yml's own mode is the session's default; --mode is recorded
 	 * in the session as a knob event (like `ward session mode`). */
 	flag_mode = srv.po.mode;
@@ -1030,10 +1260,20 @@ int cmd_mcp(int argc, char **argv)
 	srv.defaults.mode = ward_config_mode(srv.setup.config, NULL);
 	srv.defaults.approval = ward_config_approval(srv.setup.config, NULL);
 	srv.defaults.root = ward_config_workspace(srv.setup.config, NULL);
-	if (mode_given && ward_session_set_mode(NULL, srv.session, flag_mode,
-						&srv.defaults) != 0)
+	if (!session_id) {
+		/* A new session: only now that the configuration is valid,
+		 * and with the mode in force recorded in it. */
+		check_implicit_workspace(srv.setup.config,
+					 mode_given ? flag_mode
+						    : srv.defaults.mode);
+		create_session(&srv, srv.po.workspace,
+			       mode_given ? flag_mode : srv.defaults.mode);
+	} else if (mode_given &&
+		   ward_session_set_mode(NULL, srv.session, flag_mode,
+					 &srv.defaults) != 0) {
 		die(CLI_EXIT_WARD, "session %s: %s",
 		    ward_session_id(srv.session), ward_error_last());
+	}
 
 	/* Probe once, now: calls then only read the cached verdict. */
 	err = ward_provider_select(srv.setup.provider, &srv.runner,
@@ -1042,13 +1282,7 @@ int cmd_mcp(int argc, char **argv)
 	if (err)
 		snprintf(srv.select_error, sizeof(srv.select_error), "%s",
 			 ward_error_last());
-	fprintf(stderr, "ward mcp: session %s, workspace %s, runner %s%s%s\n",
-		ward_session_id(srv.session),
-		ward_policy_workspace(srv.setup.policy),
-		srv.confines ? ward_runner_name(srv.runner) : "none",
-		srv.confines ? ", enforcement " : " (",
-		srv.confines ? ward_enforcement_name(srv.enforcement)
-			     : "no runner can confine; commands will not run)");
+	print_startup(&srv);
 	record_event(
 	    &srv,
 	    json_pack("{s:s, s:I, s:s, s:s}", "type", "mcp/start", "pid",
@@ -1094,6 +1328,8 @@ int cmd_mcp(int argc, char **argv)
 	}
 	ward_jr_lines_free(&lines);
 
+	if (!sig && srv.drain_ms)
+		drain(&srv, srv.drain_ms);
 	shut_down(&srv, sig ? why : "end of input");
 	server_free(&srv);
 	if (sfd >= 0)

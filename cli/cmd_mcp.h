@@ -38,8 +38,20 @@ int cmd_mcp(int argc, char **argv);
 #define MCP_WAIT_MAX_MS	       600000UL
 /* Captured output per stream: the first and the last half are kept. */
 #define MCP_CAPTURE_LIMIT (64u * 1024u)
+/* The most read_file and list_directory return at once. */
+#define MCP_FILE_LIMIT (64u * 1024u)
+/* list_directory's default and largest entry bound. */
+#define MCP_LIST_DEFAULT 1000
+#define MCP_LIST_MAX	 10000
 /* Background tasks kept at once. */
 #define MCP_MAX_TASKS 32
+/* How often a call that carries a progress token hears from us while it
+ * waits (for a command, a task or the user's approval). */
+#define MCP_PROGRESS_EVERY_MS 2000
+/* How long end of input waits for calls in progress to finish (default of
+ * --drain-timeout): the default timeout of a foreground command, so a call
+ * made with the defaults is never cut short. */
+#define MCP_DRAIN_DEFAULT_MS MCP_TIMEOUT_DEFAULT_MS
 
 /* A background task started by the bash tool. */
 struct mcp_bgtask {
@@ -62,8 +74,8 @@ struct mcp_call {
 	double progress;	/* the last progress value sent */
 	bool no_elicitation;	/* approval failed: client cannot elicit */
 	/* Guarded by the server's lock: */
-	bool cancelled;	 /* notifications/cancelled named this call */
-	ward_task *task; /* its running foreground command, or NULL */
+	bool cancelled; /* notifications/cancelled named this call */
+	ward_call *wc;	/* its running foreground command's call, or NULL */
 	struct mcp_call *next;
 };
 
@@ -100,8 +112,10 @@ struct mcp_server {
 	int log_level;		/* index into the syslog levels; -1: none */
 	bool listed_escalation; /* what the last tools/list offered */
 	bool listed;
-	bool eof;
-	unsigned active; /* worker threads alive */
+	bool draining;		/* input ended: calls in progress may finish */
+	bool eof;		/* stopping: calls in progress are stopped */
+	unsigned long drain_ms; /* --drain-timeout */
+	unsigned active;	/* worker threads alive */
 	struct mcp_call *calls;
 	struct mcp_pending *pending;
 	unsigned long next_request;
@@ -136,8 +150,12 @@ void mcp_knobs_seen(struct mcp_server *srv, enum ward_mode mode,
 		    enum ward_approval_policy approval);
 
 /* Whether tools offer the escalation fields under @mode and @approval. */
-bool mcp_escalation_fields(const struct mcp_server *srv, enum ward_mode mode,
+bool mcp_escalation_fields(struct mcp_server *srv, enum ward_mode mode,
 			   enum ward_approval_policy approval);
+
+/* mcp_elicits - whether the client declared form elicitation (then a
+ * person can be asked to approve an escalation). */
+bool mcp_elicits(struct mcp_server *srv);
 
 /*
  * mcp_approve - the approval service: asks the client's user with an
@@ -148,11 +166,19 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 				       const struct ward_approval_request *req);
 
 /*
- * mcp_call_attach - make @task the call's running command (NULL: none),
- * so notifications/cancelled can kill it. Returns false when the call was
- * already cancelled (then the task has been killed).
+ * mcp_call_attach - make @wc (started as a task) the call's running
+ * command (NULL: none), so notifications/cancelled and the end of the
+ * server can stop it (ward_call_stop). Returns false when the call was
+ * already cancelled or the server is stopping (then it has been stopped).
  */
-bool mcp_call_attach(struct mcp_call *call, ward_task *task);
+bool mcp_call_attach(struct mcp_call *call, ward_call *wc);
+
+/*
+ * mcp_progress - send notifications/progress for @call when its request
+ * carried a progress token: @value (raised when needed, so it always
+ * increases) and @message.
+ */
+void mcp_progress(struct mcp_call *call, double value, const char *message);
 
 /* mcp_call_cancelled - whether notifications/cancelled named the call. */
 bool mcp_call_cancelled(struct mcp_call *call);

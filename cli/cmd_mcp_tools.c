@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ward/fsfence.h"
@@ -104,6 +105,8 @@ static const struct field edit_file_fields[] = {
 static const struct field list_directory_fields[] = {
     {"path", F_STRING, false, 0, 0},
     {"recursive", F_BOOL, false, 0, 0},
+    {"depth", F_INT, false, 1, 16},
+    {"limit", F_INT, false, 1, MCP_LIST_MAX},
     F_END,
 };
 
@@ -165,6 +168,16 @@ static bool is_escalation_field(const char *name)
 	       strcmp(name, "justification") == 0;
 }
 
+/* The number of fields of @d (the index of its terminator). */
+static size_t field_count(const struct tool_def *d)
+{
+	size_t n = 0;
+
+	while (d->fields[n].name)
+		n++;
+	return n;
+}
+
 /* --- tools/list ------------------------------------------------------- */
 
 static void set_new(json_t *obj, const char *key, json_t *value)
@@ -209,18 +222,32 @@ static json_t *field_schema(const struct tool_def *d, const struct field *f,
 /* The structuredContent of bash, as a schema. */
 static json_t *bash_output_schema(void)
 {
-	return json_pack(
+	json_t *str = json_pack("{s:s}", "type", "string");
+	json_t *strs = json_pack("{s:s, s:o}", "type", "array", "items",
+				 json_deep_copy(str));
+	json_t *denial = json_pack(
+	    "{s:s, s:{s:{s:[s,s]}, s:O, s:O, s:{s:[s,s]}, s:O, s:{s:[s,s]}, "
+	    "s:{s:s, s:[s,s]}}}",
+	    "type", "object", "properties", "path", "type", "string", "null",
+	    "operation", str, "cause", str, "rule", "type", "string", "null",
+	    "mode", str, "source", "type", "string", "null", "how", "type",
+	    "string", "enum", "exact", "derived");
+	json_t *schema = json_pack(
 	    "{s:s, s:{s:{s:[s,s]}, s:{s:[s,s]}, s:{s:s}, s:{s:s}, s:{s:s}, "
-	    "s:{s:s}, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, "
-	    "s:[s,s,s,s]}}, s:[s]}",
+	    "s:{s:s}, s:{s:s, s:{s:O, s:O, s:O, s:{s:s}, s:O}, s:[s,s,s,s]}, "
+	    "s:{s:s, s:o}}, s:[s]}",
 	    "type", "object", "properties", "exit_code", "type", "integer",
 	    "null", "signal", "type", "integer", "null", "timed_out", "type",
 	    "boolean", "task_id", "type", "string", "running", "type",
 	    "boolean", "escalated", "type", "boolean", "sandbox", "type",
-	    "object", "properties", "mode", "type", "string", "runner", "type",
-	    "string", "enforcement", "type", "string", "denied", "type",
-	    "boolean", "required", "mode", "runner", "enforcement", "denied",
-	    "required", "sandbox");
+	    "object", "properties", "mode", str, "runner", str, "enforcement",
+	    str, "denied", "type", "boolean", "partial", strs, "required",
+	    "mode", "runner", "enforcement", "denied", "denials", "type",
+	    "array", "items", denial, "required", "sandbox");
+
+	json_decref(str);
+	json_decref(strs);
+	return schema;
 }
 
 static json_t *tool_json(struct mcp_server *srv, const struct tool_def *d,
@@ -248,8 +275,11 @@ static json_t *tool_json(struct mcp_server *srv, const struct tool_def *d,
 	set_new(schema, "additionalProperties", json_false());
 
 	set_new(t, "name", json_string(d->name));
-	/* Only `never` is declared, with the tools it concerns. */
-	if (d->escalates && approval == WARD_APPROVAL_NEVER) {
+	/* Only `never` is declared, with the tools it concerns — and only
+	 * to a client that could ask (else the field it names is not
+	 * offered at all). */
+	if (d->escalates && approval == WARD_APPROVAL_NEVER &&
+	    mcp_elicits(srv)) {
 		if (asprintf(&full, "%s\n\n%s", desc,
 			     ward_render_policy(approval)) < 0)
 			die(CLI_EXIT_WARD, "out of memory");
@@ -357,9 +387,12 @@ static json_t *check_args(struct mcp_server *srv, const struct tool_def *d,
 	char names[512];
 	json_t *v;
 	size_t used = 0;
+	bool elicits = mcp_elicits(srv);
 
 	names[0] = '\0';
 	for (const struct field *f = d->fields; f->name; f++) {
+		if (is_escalation_field(f->name) && !elicits)
+			continue;
 		used = strlen(names);
 		snprintf(names + used, sizeof(names) - used, "%s%s",
 			 used ? ", " : "", f->name);
@@ -370,6 +403,9 @@ static json_t *check_args(struct mcp_server *srv, const struct tool_def *d,
 
 		while (f->name && strcmp(f->name, key) != 0)
 			f++;
+		/* A client that cannot elicit is not offered them. */
+		if (f->name && is_escalation_field(f->name) && !elicits)
+			f = &d->fields[field_count(d)];
 		if (!f->name)
 			return tool_error(srv,
 					  "invalid arguments: unknown argument "
@@ -517,7 +553,10 @@ static ward_call *call_new(struct mcp_call *call, json_t *args,
 	co.escalate = asked;
 	co.escalate_to = requested;
 	co.justification = arg_str(args, "justification");
-	co.approve = mcp_approve;
+	/* Without elicitation there is no approval service: no denial
+	 * offers a retry, and the texts say how a person can widen the
+	 * session's mode instead. */
+	co.approve = mcp_elicits(srv) ? mcp_approve : NULL;
 	co.approve_ctx = call;
 	err = ward_call_new(&wc, &co);
 	if (err) {
@@ -568,30 +607,42 @@ static json_t *call_begin(struct mcp_call *call, ward_call *wc,
 	return r;
 }
 
-/* Whether a denial under @mode in @wc offers the escalation hint. */
-static bool hint_offered(struct mcp_server *srv, const ward_call *wc,
-			 enum ward_mode mode)
-{
-	return srv->confines && ward_call_hint_offered(wc, mode);
-}
-
 /* --- bash ----------------------------------------------------------------- */
 
-/* The `sandbox` object of a result (@runner_name NULL: @runner's). */
+/* The reasons @wc's enforcement is partial, as a JSON array. */
+static json_t *partial_json(const ward_call *wc)
+{
+	const ward_plan *plan = wc ? ward_call_plan(wc) : NULL;
+	char *const *v = plan ? ward_plan_partial(plan) : NULL;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && v && v[i]; i++)
+		json_array_append_new(arr, cli_json_text(v[i], strlen(v[i])));
+	return arr;
+}
+
+/*
+ * The `sandbox` object of a result (@runner_name NULL: @runner's), with
+ * why enforcement is partial (the call's plan; none for the fence).
+ */
 static json_t *sandbox_json(enum ward_mode mode, enum ward_runner runner,
 			    const char *runner_name, enum ward_enforcement enf,
-			    bool denied)
+			    bool denied, const ward_call *wc)
 {
-	return json_pack(
-	    "{s:s, s:s, s:s, s:b}", "mode", ward_mode_name(mode), "runner",
-	    runner_name ? runner_name : ward_runner_name(runner), "enforcement",
-	    ward_enforcement_name(enf), "denied", denied);
+	return json_pack("{s:s, s:s, s:s, s:b, s:o}", "mode",
+			 ward_mode_name(mode), "runner",
+			 runner_name ? runner_name : ward_runner_name(runner),
+			 "enforcement", ward_enforcement_name(enf), "denied",
+			 denied, "partial", partial_json(wc));
 }
 
 /* What a run (or a task read) shows. */
 struct run_view {
 	const char *out, *err;
 	size_t out_len, err_len, out_dropped, err_dropped;
+	/* Where the middle was cut (when @heads; else half the bound). */
+	size_t out_head, err_head;
+	bool heads;
 	const ward_result *res; /* NULL: a task still running */
 	const char *task_id;
 	enum ward_mode mode;
@@ -606,7 +657,7 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	struct ward_render_run rr;
 	size_t head = MCP_CAPTURE_LIMIT - MCP_CAPTURE_LIMIT / 2;
 	const ward_result *res = v->res;
-	bool denied = res && ward_result_denied(res);
+	bool denied = res && ward_call_denied(v->call);
 	enum ward_mode mode = res ? ward_result_mode(res) : v->mode;
 	int code = res ? ward_result_exit_code(res) : -1;
 	int sig = res ? ward_result_signal(res) : 0;
@@ -616,11 +667,11 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	memset(&rr, 0, sizeof(rr));
 	rr.out = v->out;
 	rr.out_len = v->out_len;
-	rr.out_head = head;
+	rr.out_head = v->heads ? v->out_head : head;
 	rr.out_dropped = v->out_dropped;
 	rr.err = v->err;
 	rr.err_len = v->err_len;
-	rr.err_head = head;
+	rr.err_head = v->heads ? v->err_head : head;
 	rr.err_dropped = v->err_dropped;
 	rr.running = !res;
 	rr.task_id = v->task_id;
@@ -628,11 +679,35 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	rr.signal = sig;
 	rr.timed_out = res && ward_result_timed_out(res);
 	rr.timeout_ms = v->timeout_ms;
-	rr.denied = denied;
+	/* The denial text is the call's (what was refused, by which rule or
+	 * mode, and the hint or advice for this client). */
+	rr.denied = false;
 	rr.mode = mode;
-	rr.escalation_offered = hint_offered(srv, v->call, mode);
 	if (ward_render_run(&text, &rr) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
+	if (denied) {
+		char *dt = NULL, *both = NULL;
+
+		if (ward_call_render_denial(&dt, v->call) != 0 ||
+		    asprintf(&both, "%s\n%s", text, dt) < 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		free(text);
+		free(dt);
+		text = both;
+	}
+	if (res && ward_call_stopped(v->call)) {
+		char *stop = NULL, *both = NULL;
+
+		if (ward_render_stopped(&stop, WARD_SUBJECT_COMMAND,
+					ward_call_stopped(v->call) ==
+					    WARD_STOP_SHUTDOWN,
+					true) != 0 ||
+		    asprintf(&both, "%s\n%s", text, stop) < 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		free(text);
+		free(stop);
+		text = both;
+	}
 
 	st = json_pack(
 	    "{s:o, s:o, s:b, s:b, s:o}", "exit_code",
@@ -641,7 +716,10 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	    rr.timed_out, "escalated", ward_call_escalated(v->call), "sandbox",
 	    sandbox_json(mode, res ? ward_result_runner(res) : v->runner, NULL,
 			 res ? ward_result_enforcement(res) : v->enforcement,
-			 denied));
+			 denied, v->call));
+	if (st)
+		set_new(st, "denials",
+			res ? cli_denials_json(v->call) : json_array());
 	if (st && v->task_id) {
 		set_new(st, "task_id", json_string(v->task_id));
 		set_new(st, "running", json_boolean(!res));
@@ -656,12 +734,26 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 
 /*
  * The command did not run: the sandbox is unavailable or broke, or the
- * executor failed (the call has recorded it). An isError result.
+ * executor failed, or the call was stopped before it started (the call
+ * has recorded it). An isError result.
  */
-static json_t *not_run(struct mcp_server *srv, int err, const char *detail)
+static json_t *not_run(struct mcp_server *srv, int err, const char *detail,
+		       const ward_call *wc)
 {
 	char *text = NULL;
 	json_t *r;
+
+	if (err == WARD_ESTOPPED) {
+		/* Stopped, never "the sandbox is unavailable". */
+		if (ward_render_stopped(&text, WARD_SUBJECT_COMMAND,
+					ward_call_stopped(wc) !=
+					    WARD_STOP_CANCELLED,
+					false) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		r = result_text(srv, text, true, NULL);
+		free(text);
+		return r;
+	}
 
 	if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER) {
 		if (ward_render_unavailable(&text, WARD_SUBJECT_COMMAND,
@@ -672,6 +764,58 @@ static json_t *not_run(struct mcp_server *srv, int err, const char *detail)
 		return r;
 	}
 	return tool_error(srv, "the command could not be started: %s", detail);
+}
+
+/* Milliseconds since @t0 (CLOCK_MONOTONIC). */
+static unsigned long since_ms(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (unsigned long)((now.tv_sec - t0->tv_sec) * 1000L +
+			       (now.tv_nsec - t0->tv_nsec) / 1000000L);
+}
+
+/*
+ * Wait for @wc's task to end, for at most @max_ms (0: until it ends; the
+ * command's own timeout bounds that). While the request carries a
+ * progress token, every MCP_PROGRESS_EVERY_MS it gets
+ * notifications/progress with the time elapsed and the bytes of output so
+ * far — clients reset their request timeout on it, so a long command or a
+ * long wait is not cut short by the client's 60 s default. Returns as
+ * ward_call_wait().
+ */
+static int wait_progress(struct mcp_call *call, ward_call *wc,
+			 ward_result **res, unsigned long max_ms)
+{
+	unsigned long slice, el;
+	unsigned long long out = 0, err_bytes = 0;
+	struct timespec t0;
+	char msg[160];
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		el = since_ms(&t0);
+		slice = call->progress_token ? MCP_PROGRESS_EVERY_MS : 0;
+		if (max_ms) {
+			if (el >= max_ms)
+				return ward_call_wait(wc, res, 1);
+			if (!slice || max_ms - el < slice)
+				slice = max_ms - el;
+		}
+		err = ward_call_wait(wc, res, slice);
+		if (err != -ETIMEDOUT)
+			return err;
+		el = since_ms(&t0);
+		if (max_ms && el >= max_ms)
+			return err;
+		ward_task_bytes(ward_call_task(wc), &out, &err_bytes);
+		snprintf(msg, sizeof(msg),
+			 "running for %lu s; %llu bytes of output so far",
+			 el / 1000, out + err_bytes);
+		mcp_progress(call, (double)el / 1000.0, msg);
+	}
 }
 
 /* --- background tasks --------------------------------------------------- */
@@ -794,12 +938,12 @@ static json_t *bg_add(struct mcp_call *call, ward_call *wc,
 	if (ward_render_task_started(&text, t->id, (long)ward_task_pid(task)) !=
 	    0)
 		die(CLI_EXIT_WARD, "out of memory");
-	st =
-	    json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
-		      1, "pid", (json_int_t)ward_task_pid(task), "escalated",
-		      ward_call_escalated(wc), "sandbox",
-		      sandbox_json(ward_task_mode(task), ward_task_runner(task),
-				   NULL, ward_task_enforcement(task), false));
+	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
+		       1, "pid", (json_int_t)ward_task_pid(task), "escalated",
+		       ward_call_escalated(wc), "sandbox",
+		       sandbox_json(ward_task_mode(task),
+				    ward_task_runner(task), NULL,
+				    ward_task_enforcement(task), false, wc));
 	r = result_text(srv, text, false, st);
 	free(text);
 	return r;
@@ -816,6 +960,8 @@ void mcp_tasks_stop_all(struct mcp_server *srv)
 	for (t = list; t; t = next) {
 		next = t->next;
 		t->unlinked = true;
+		/* Recorded as stopped by the shutdown, not as a plain kill. */
+		ward_call_stop(t->call, WARD_STOP_SHUTDOWN);
 		/* A worker still using it frees it (bg_put). */
 		if (t->refs == 0) {
 			t->next = mine;
@@ -880,7 +1026,8 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 	}
 	err = ward_call_start(wc, &xo);
 	if (err) {
-		r = not_run(srv, err, detail_of(err, detail, sizeof(detail)));
+		r = not_run(srv, err, detail_of(err, detail, sizeof(detail)),
+			    wc);
 		goto out_call;
 	}
 	if (bg) {
@@ -890,13 +1037,13 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 		goto out_release;
 	}
 
-	mcp_call_attach(call, ward_call_task(wc));
-	err = ward_call_wait(wc, &res, 0);
+	mcp_call_attach(call, wc);
+	err = wait_progress(call, wc, &res, 0);
 	if (err)
 		detail_of(err, detail, sizeof(detail));
 	mcp_call_attach(call, NULL);
 	if (err) {
-		r = not_run(srv, err, detail);
+		r = not_run(srv, err, detail, wc);
 		goto out_call;
 	}
 	{
@@ -937,15 +1084,24 @@ static json_t *task_view(struct mcp_server *srv, struct mcp_bgtask *t,
 			 const ward_result *res)
 {
 	ward_task *task = ward_call_task(t->call);
+	struct ward_task_output o;
 	struct run_view v;
-	char *o = NULL, *e = NULL;
 	json_t *r;
 
 	memset(&v, 0, sizeof(v));
-	if (ward_task_read(&o, &v.out_len, &e, &v.err_len, task) != 0)
+	/* What came since the last read, and what of it was dropped from
+	 * the middle ("[… N bytes omitted …]"). */
+	if (ward_task_read_output(&o, task) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	v.out = o;
-	v.err = e;
+	v.out = o.out;
+	v.out_len = o.out_len;
+	v.out_head = o.out_head;
+	v.out_dropped = o.out_dropped;
+	v.err = o.err;
+	v.err_len = o.err_len;
+	v.err_head = o.err_head;
+	v.err_dropped = o.err_dropped;
+	v.heads = true;
 	v.res = res;
 	v.task_id = t->id;
 	v.mode = ward_task_mode(task);
@@ -954,8 +1110,7 @@ static json_t *task_view(struct mcp_server *srv, struct mcp_bgtask *t,
 	v.timeout_ms = t->timeout_ms;
 	v.call = t->call;
 	r = run_result(srv, &v);
-	free(o);
-	free(e);
+	ward_task_output_clear(&o);
 	return r;
 }
 
@@ -973,12 +1128,16 @@ static json_t *run_task_output(struct mcp_call *call, json_t *args)
 	if (!t)
 		return no_task(srv, id);
 	/* wait_ms 0 means "now": the shortest wait there is. The call
-	 * records the task's end the first time it is seen. */
-	err = ward_call_wait(t->call, &res,
-			     wait_ms > 0 ? (unsigned long)wait_ms : 1);
+	 * records the task's end the first time it is seen. A long wait
+	 * reports progress like a foreground command. */
+	if (wait_ms > 0)
+		err =
+		    wait_progress(call, t->call, &res, (unsigned long)wait_ms);
+	else
+		err = ward_call_wait(t->call, &res, 1);
 	if (err && err != -ETIMEDOUT) {
 		detail_of(err, detail, sizeof(detail));
-		r = not_run(srv, err, detail);
+		r = not_run(srv, err, detail, t->call);
 	} else {
 		if (res) {
 			pthread_mutex_lock(&srv->lock);
@@ -1013,7 +1172,7 @@ static json_t *run_task_kill(struct mcp_call *call, json_t *args)
 	}
 	if (err) {
 		detail_of(err, detail, sizeof(detail));
-		r = not_run(srv, err, detail);
+		r = not_run(srv, err, detail, t->call);
 	} else {
 		r = task_view(srv, t, res);
 	}
@@ -1031,6 +1190,7 @@ static json_t *run_task_kill(struct mcp_call *call, json_t *args)
 struct fs_call {
 	ward_call *wc;
 	const ward_policy *policy;
+	bool recorded; /* its end is recorded (fs_record) */
 };
 
 /*
@@ -1054,37 +1214,57 @@ static json_t *fs_begin(struct mcp_call *call, struct fs_call *fc, json_t *args,
 	return r;
 }
 
-/* The end of a file call: recorded (a failure to record is logged). */
+/* Record how the file call ended, once (a failure to record is logged):
+ * this also gathers its denial report. */
+static void fs_record(struct mcp_server *srv, struct fs_call *fc, int err,
+		      const struct ward_fs_denial *denial)
+{
+	if (fc->recorded || !fc->wc || !fc->policy)
+		return;
+	fc->recorded = true;
+	if (ward_call_fs_end(fc->wc, err, denial) != 0)
+		mcp_log(srv, "warning", "%s", ward_error_last());
+}
+
+/* The end of a file call: recorded, then freed. */
 static void fs_end(struct mcp_server *srv, struct fs_call *fc, int err,
 		   const struct ward_fs_denial *denial)
 {
-	if (fc->wc && fc->policy && ward_call_fs_end(fc->wc, err, denial) != 0)
-		mcp_log(srv, "warning", "%s", ward_error_last());
+	fs_record(srv, fc, err, denial);
 	ward_call_free(fc->wc);
 	fc->wc = NULL;
 }
 
-/* How a fence call ended badly: the denial text or the error. */
-static json_t *fs_failed(struct mcp_server *srv, const struct fs_call *fc,
-			 int err, const struct ward_fs_denial *denial)
+/* How a fence call ended badly: the call's denial text, or the error. */
+static json_t *fs_failed(struct mcp_server *srv, struct fs_call *fc, int err,
+			 const struct ward_fs_denial *denial, const char *path)
 {
 	enum ward_mode mode = ward_policy_mode(fc->policy);
 	char detail[1024], *text = NULL;
 	json_t *r;
 
+	if (err == WARD_ENOTTEXT) {
+		/* The fence's own text names a CLI option. */
+		if (ward_render_not_text(&text, WARD_SURFACE_MCP, path) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		r = result_text(srv, text, true, NULL);
+		free(text);
+		return r;
+	}
 	if (err != WARD_EDENIED)
 		return tool_error(srv, "%s",
 				  detail_of(err, detail, sizeof(detail)));
-	if (ward_fs_render_denial(&text, denial,
-				  hint_offered(srv, fc->wc, mode)) != 0)
+	fs_record(srv, fc, err, denial);
+	if (ward_call_render_denial(&text, fc->wc) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
 	r = result_text(
 	    srv, text, true,
-	    json_pack("{s:s, s:s, s:o}", "operation",
+	    json_pack("{s:s, s:s, s:o, s:o}", "operation",
 		      ward_fs_op_name(denial->op), "reason",
 		      ward_fs_reason_name(denial->reason), "sandbox",
 		      sandbox_json(mode, WARD_RUNNER_NONE, "fsfence",
-				   WARD_ENFORCEMENT_FULL, true)));
+				   WARD_ENFORCEMENT_FULL, true, NULL),
+		      "denials", cli_denials_json(fc->wc)));
 	free(text);
 	return r;
 }
@@ -1094,7 +1274,39 @@ static json_t *fs_structured(const struct fs_call *fc)
 	return json_pack(
 	    "{s:b, s:o}", "escalated", ward_call_escalated(fc->wc), "sandbox",
 	    sandbox_json(ward_policy_mode(fc->policy), WARD_RUNNER_NONE,
-			 "fsfence", WARD_ENFORCEMENT_FULL, false));
+			 "fsfence", WARD_ENFORCEMENT_FULL, false, NULL));
+}
+
+/* The number of lines of @p[0..n): newlines, plus a last line without. */
+static unsigned long long count_lines(const char *p, size_t n)
+{
+	unsigned long long lines = 0;
+
+	for (size_t i = 0; i < n; i++)
+		lines += p[i] == '\n';
+	if (n && p[n - 1] != '\n')
+		lines++;
+	return lines;
+}
+
+/*
+ * Where to cut @len bytes of text to at most @cap: after the last newline
+ * that fits, else (one long line) at a UTF-8 character boundary.
+ */
+static size_t cut_at(const char *data, size_t len, size_t cap)
+{
+	size_t n = cap;
+
+	if (len <= cap)
+		return len;
+	while (n > 0 && data[n - 1] != '\n')
+		n--;
+	if (n > 0)
+		return n;
+	n = cap;
+	while (n > 0 && ((unsigned char)data[n] & 0xc0) == 0x80)
+		n--;
+	return n;
 }
 
 static json_t *run_read_file(struct mcp_call *call, json_t *args)
@@ -1105,9 +1317,11 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	struct ward_fs_denial denial;
 	struct fs_call fc;
 	const char *path = arg_str(args, "path");
+	unsigned long long shown_lines, more_lines = 0, more_bytes = 0;
 	char *more = NULL, *text = NULL;
+	bool cut, continues;
+	size_t shown;
 	json_t *r, *st;
-	size_t lines = 0;
 	int err = 0;
 
 	r = fs_begin(call, &fc, args, "read", path);
@@ -1116,24 +1330,40 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	ro.offset = (uint64_t)arg_int(args, "offset", 0);
 	ro.limit = (uint64_t)arg_int(args, "limit", 0);
 	err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	if (err == -EFBIG && !ro.limit) {
+		/* Too big to hold whole: a first part, counted in lines. */
+		ro.limit = 1000;
+		err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	}
 	if (err) {
-		r = fs_failed(srv, &fc, err, &denial);
+		r = fs_failed(srv, &fc, err, &denial, path);
 		goto out;
+	}
+	/* The same discipline as bash: at most 64 KiB, cut on a line. */
+	shown = cut_at(c.data, c.len, MCP_FILE_LIMIT);
+	cut = shown < c.len;
+	continues = cut || c.truncated;
+	shown_lines = count_lines(c.data, shown);
+	if (cut && !c.truncated) {
+		/* Everything after the cut was read: it can be counted. */
+		more_lines = count_lines(c.data + shown, c.len - shown);
+		more_bytes = c.len - shown;
 	}
 	st = fs_structured(&fc);
 	set_new(st, "file_size", json_integer((json_int_t)c.file_size));
-	set_new(st, "truncated", json_boolean(c.truncated));
-	if (!c.truncated) {
+	set_new(st, "truncated", json_boolean(continues));
+	set_new(st, "lines", json_integer((json_int_t)shown_lines));
+	if (continues)
+		set_new(st, "next_offset",
+			json_integer((json_int_t)(ro.offset + shown_lines)));
+	if (!continues) {
 		r = result_n(srv, c.data, c.len, false, st);
 		goto out;
 	}
-	for (size_t i = 0; i < c.len; i++)
-		lines += c.data[i] == '\n';
-	if (c.len && c.data[c.len - 1] != '\n')
-		lines++;
-	if (ward_render_read_more(&more, ro.offset + lines) != 0 ||
-	    asprintf(&text, "%.*s%s%s", (int)c.len, c.data,
-		     c.len && c.data[c.len - 1] != '\n' ? "\n" : "", more) < 0)
+	if (ward_render_read_truncated(&more, ro.offset + shown_lines,
+				       more_lines, more_bytes) != 0 ||
+	    asprintf(&text, "%.*s%s%s", (int)shown, c.data,
+		     shown && c.data[shown - 1] != '\n' ? "\n" : "", more) < 0)
 		die(CLI_EXIT_WARD, "out of memory");
 	r = result_text(srv, text, false, st);
 	free(more);
@@ -1164,7 +1394,7 @@ static json_t *run_write_file(struct mcp_call *call, json_t *args)
 	err = ward_fs_write(&denial, fc.policy, path,
 			    json_string_value(content), len, &wo);
 	if (err) {
-		r = fs_failed(srv, &fc, err, &denial);
+		r = fs_failed(srv, &fc, err, &denial, path);
 		goto out;
 	}
 	if (ward_render_fs_done(&text, WARD_FS_OP_WRITE, path, len) != 0)
@@ -1196,7 +1426,7 @@ static json_t *run_edit_file(struct mcp_call *call, json_t *args)
 			   arg_str(args, "old_text"), arg_str(args, "new_text"),
 			   &eo);
 	if (err) {
-		r = fs_failed(srv, &fc, err, &denial);
+		r = fs_failed(srv, &fc, err, &denial, path);
 		goto out;
 	}
 	if (ward_render_fs_done(&text, WARD_FS_OP_EDIT, path, n) != 0)
@@ -1212,12 +1442,15 @@ static json_t *run_list_directory(struct mcp_call *call, json_t *args)
 {
 	struct mcp_server *srv = call->srv;
 	struct ward_fs_list_options lo = WARD_FS_LIST_OPTIONS_INIT;
-	struct ward_fs_listing l = {NULL, 0, false};
+	struct ward_fs_listing l = {NULL, 0, false}, part;
 	struct ward_fs_denial denial;
 	struct fs_call fc;
 	const char *path = arg_str(args, "path");
-	char *text = NULL;
+	long long depth = arg_int(args, "depth", 0);
+	size_t limit = (size_t)arg_int(args, "limit", MCP_LIST_DEFAULT);
+	char *text = NULL, *more = NULL, *both = NULL;
 	json_t *r, *st;
+	size_t k;
 	int err = 0;
 
 	if (!path || !*path)
@@ -1225,20 +1458,49 @@ static json_t *run_list_directory(struct mcp_call *call, json_t *args)
 	r = fs_begin(call, &fc, args, "list", path);
 	if (r)
 		goto out;
-	lo.recursive = arg_bool(args, "recursive", false);
+	lo.recursive = arg_bool(args, "recursive", false) || depth > 1;
+	lo.max_depth = depth > 0 ? (unsigned)depth : 0;
+	/* The fence lists up to its own bound, so the entries past ours
+	 * can be counted. */
+	lo.max_entries = MCP_LIST_MAX;
 	err = ward_fs_list(&l, &denial, fc.policy, path, &lo);
 	if (err) {
-		r = fs_failed(srv, &fc, err, &denial);
+		r = fs_failed(srv, &fc, err, &denial, path);
 		goto out;
 	}
-	if (ward_render_listing(&text, &l) != 0)
-		die(CLI_EXIT_WARD, "out of memory");
+	/* At most @limit entries and 64 KiB of text. */
+	k = l.count < limit ? l.count : limit;
+	for (;;) {
+		part = l;
+		part.count = k;
+		part.truncated = false;
+		free(text);
+		text = NULL;
+		if (ward_render_listing(&text, &part) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		if (strlen(text) <= MCP_FILE_LIMIT - 256 || k == 0)
+			break;
+		k = k * (MCP_FILE_LIMIT - 256) / strlen(text) * 9 / 10;
+	}
+	if (k < l.count || l.truncated) {
+		if (ward_render_list_truncated(&more, l.count - k,
+					       l.truncated) != 0 ||
+		    asprintf(&both, "%s%s%s", k ? text : "", k ? "\n" : "",
+			     more) < 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		free(text);
+		text = both;
+	}
 	st = fs_structured(&fc);
-	set_new(st, "entries", json_integer((json_int_t)l.count));
-	set_new(st, "truncated", json_boolean(l.truncated));
+	set_new(st, "entries", json_integer((json_int_t)k));
+	set_new(st, "truncated", json_boolean(k < l.count || l.truncated));
+	if (k < l.count || l.truncated)
+		set_new(st, "more_entries",
+			json_integer((json_int_t)(l.count - k)));
 	r = result_text(srv, text, false, st);
-	free(text);
 out:
+	free(text);
+	free(more);
 	fs_end(srv, &fc, err, &denial);
 	ward_fs_listing_clear(&l);
 	return r;

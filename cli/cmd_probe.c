@@ -1,16 +1,26 @@
 /*
  * ward probe — which runners of the chain can confine on this machine, and
  * why; the chosen one, its enforcement, and the kernel's Landlock facts.
+ *
+ * With a valid ward.yml, what a call here would get is its plan's: the
+ * runner, and an enforcement that is partial (with the reasons) when the
+ * runner cannot enforce one of the configuration's rules — not merely
+ * what the kernel offers.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ward/call.h"
 #include "ward/probe.h"
 
 #include "cli.h"
+#include "policy_opts.h"
 
-static const char probe_usage[] = "ward probe [--json] [--runner RUNNER]";
+static const char probe_usage[] =
+    "ward probe [--json] [--runner RUNNER] [--workspace DIR] [--mode MODE] "
+    "[--config FILE] [--access RULE]...";
 
 static void print_help(void)
 {
@@ -24,10 +34,20 @@ static void print_help(void)
 	       "Landlock ABI\n"
 	       "and errata, and the bwrap and landlock-run paths.\n"
 	       "\n"
+	       "With a valid ward.yml, 'chosen' and 'enforcement' are those of "
+	       "a call made\n"
+	       "here (its plan): enforcement is partial, with every reason, "
+	       "when the runner\n"
+	       "cannot enforce one of the configured rules.\n"
+	       "\n"
 	       "Options:\n"
 	       "      --json           print one JSON object\n"
 	       "  -r, --runner RUNNER  auto (default: the whole chain), bwrap "
 	       "or landlock\n"
+	       "  -w, --workspace DIR  the workspace of that call (default: "
+	       ".)\n"
+	       "  -m, --mode MODE      its mode (default: "
+	       "ward.yml's)\n" CLI_CONFIG_HELP
 	       "  -h, --help           show this help and exit\n"
 	       "\n"
 	       "Exit status:\n"
@@ -82,10 +102,32 @@ static json_t *json_str_or_null(const char *s)
 	return s ? cli_json_text(s, strlen(s)) : json_null();
 }
 
+/* What a call here would get (its plan), when ward.yml is valid. */
+struct call_facts {
+	bool have;		 /* a call could be planned */
+	char config_error[1024]; /* why not: ward.yml is invalid */
+	const char *workspace;
+	enum ward_mode mode;
+	char *const *partial;
+};
+
+static json_t *strv_json(char *const *v)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && v && v[i]; i++)
+		if (json_array_append_new(arr,
+					  cli_json_text(v[i], strlen(v[i]))))
+			die(CLI_EXIT_WARD, "out of memory");
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	return arr;
+}
+
 static void print_json(const struct ward_probe_entry *e, size_t n,
 		       int select_err, enum ward_runner chosen,
 		       enum ward_enforcement enf, const struct ll_facts *ll,
-		       ward_provider *provider)
+		       ward_provider *provider, const struct call_facts *cf)
 {
 	json_t *obj = json_object();
 	json_t *chain = json_array();
@@ -142,7 +184,19 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	      json_object_set_new(
 		  paths, "landlock_run",
 		  json_str_or_null(ward_provider_launcher_path(provider))) ||
-	      json_object_set_new(obj, "paths", paths);
+	      json_object_set_new(obj, "paths", paths) ||
+	      json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
+	      json_object_set_new(
+		  obj, "call",
+		  cf->have ? json_pack("{s:o, s:s}", "workspace",
+				       cli_json_text(cf->workspace,
+						     strlen(cf->workspace)),
+				       "mode", ward_mode_name(cf->mode))
+			   : json_null()) ||
+	      json_object_set_new(obj, "config_error",
+				  cf->config_error[0]
+				      ? json_str_or_null(cf->config_error)
+				      : json_null());
 	if (bad)
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
@@ -151,7 +205,8 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 static void print_text(const struct ward_probe_entry *e, size_t n,
 		       int select_err, const char *select_detail,
 		       enum ward_runner chosen, enum ward_enforcement enf,
-		       const struct ll_facts *ll, ward_provider *provider)
+		       const struct ll_facts *ll, ward_provider *provider,
+		       const struct call_facts *cf)
 {
 	const char *bwrap = ward_provider_bwrap_path(provider);
 	const char *launcher = ward_provider_launcher_path(provider);
@@ -178,6 +233,15 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	else
 		printf("chosen:        %s (enforcement: %s)\n",
 		       ward_runner_name(chosen), ward_enforcement_name(enf));
+	if (cf->have)
+		printf("for a call:    in %s under %s (ward.yml and flags)\n",
+		       cf->workspace, ward_mode_name(cf->mode));
+	else if (cf->config_error[0])
+		printf("for a call:    unknown: ward.yml is invalid here (%s); "
+		       "'ward config check' lists every error\n",
+		       cf->config_error);
+	for (size_t i = 0; cf->partial && cf->partial[i]; i++)
+		printf("  partial: %s\n", cf->partial[i]);
 	if (ll->abi > 0)
 		printf("landlock ABI:  %d\n", ll->abi);
 	else
@@ -191,29 +255,41 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	printf("landlock-run:  %s\n", launcher ? launcher : "(not found)");
 }
 
+const struct cli_option cli_probe_options[] = {
+    CLI_OPTION_JSON, CLI_OPTION_RUNNER,	 CLI_OPTION_WORKSPACE,
+    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
+
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"runner", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	const struct ward_probe_entry *entries = NULL;
 	enum ward_runner forced = WARD_RUNNER_NONE;
 	enum ward_enforcement enf = WARD_ENFORCEMENT_NONE;
 	enum ward_runner chosen = WARD_RUNNER_NONE;
 	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	struct cli_policy_opts pol = CLI_POLICY_OPTS_INIT;
+	struct ward_config_options co;
+	struct call_facts cf;
 	ward_provider *provider = NULL;
+	ward_config *cfg = NULL;
 	ward_policy *here = NULL;
+	ward_call *call = NULL;
 	char select_detail[512] = "";
 	struct ll_facts ll;
+	struct cli_getopt g;
 	bool json = false;
 	size_t n = 0;
 	int opt, err, select_err;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:r:h", longopts, NULL)) != -1) {
+	memset(&cf, 0, sizeof(cf));
+	cli_getopt_init(&g, cli_probe_options, true, NULL, probe_usage, argc,
+			argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
+		if (opt != 'r' &&
+		    (cli_config_option(&pol, opt, optarg, probe_usage) ||
+		     cli_policy_option(&pol, opt, optarg, probe_usage)))
+			continue;
 		switch (opt) {
 		case CLI_OPT_JSON:
 			json = true;
@@ -232,6 +308,24 @@ int cmd_probe(int argc, char **argv)
 		die_usage(probe_usage, "unexpected argument '%s'",
 			  argv[optind]);
 
+	/* ward.yml as a call here sees it; invalid, it is only noted (probe
+	 * is what people run to see what is wrong). */
+	if (ward_config_new(&cfg) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	cli_config_options(&co, &pol);
+	err = ward_config_load(cfg, &co);
+	if (err == -ENOMEM)
+		die(CLI_EXIT_WARD, "out of memory");
+	if (err) {
+		snprintf(cf.config_error, sizeof(cf.config_error), "%s",
+			 ward_config_error_count(cfg)
+			     ? ward_config_error(cfg, 0, NULL)
+			     : ward_error_last());
+		ward_config_free(cfg);
+		cfg = NULL;
+	} else {
+		ward_config_provider_options(&po, cfg);
+	}
 	/* Probe afresh (the verdicts kept across processes are refreshed,
 	 * not read): this is the command people run to see why. */
 	po.no_probe_cache = true;
@@ -262,13 +356,34 @@ int cmd_probe(int argc, char **argv)
 		snprintf(select_detail, sizeof(select_detail), "%s",
 			 *ward_error_last() ? ward_error_last()
 					    : ward_strerror(select_err));
+	/* A call here: its plan decides the runner and the enforcement. */
+	if (cfg && !select_err) {
+		struct ward_call_options wo = WARD_CALL_OPTIONS_INIT;
+		char *argv0[] = {"true", NULL};
+		const ward_plan *plan;
+
+		wo.config = cfg;
+		wo.provider = provider;
+		wo.argv = argv0;
+		wo.surface = WARD_SURFACE_CLI;
+		if (ward_call_new(&call, &wo) == 0 &&
+		    (plan = ward_call_plan(call)) != NULL) {
+			cf.have = true;
+			cf.workspace = ward_config_workspace(cfg, NULL);
+			cf.mode = ward_call_mode(call);
+			cf.partial = ward_plan_partial(plan);
+			chosen = ward_plan_runner(plan);
+			enf = ward_plan_enforcement(plan);
+		}
+	}
 	get_ll_facts(&ll);
 
 	if (json)
-		print_json(entries, n, select_err, chosen, enf, &ll, provider);
+		print_json(entries, n, select_err, chosen, enf, &ll, provider,
+			   &cf);
 	else
 		print_text(entries, n, select_err, select_detail, chosen, enf,
-			   &ll, provider);
+			   &ll, provider, &cf);
 
 	if (select_err && !json) {
 		char hint[512];
@@ -283,6 +398,9 @@ int cmd_probe(int argc, char **argv)
 							entries[i].runner,
 							provider));
 	}
+	ward_call_free(call);
 	ward_provider_free(provider);
+	ward_config_free(cfg);
+	cli_setup_free(NULL, &pol);
 	return select_err ? CLI_EXIT_WARD : CLI_EXIT_OK;
 }

@@ -34,85 +34,98 @@ static const char run_usage[] =
 
 static void print_help(void)
 {
-	printf("Usage: %s\n"
-	       "\n"
-	       "Run COMMAND under a kernel-enforced file sandbox and exit "
-	       "with its status.\n"
-	       "Its output passes through live; after a denied file access "
-	       "the line\n"
-	       "  [sandbox: file access denied under MODE mode]\n"
-	       "follows it on stderr. ward never runs the command unconfined: "
-	       "when no\n"
-	       "runner can confine it, ward exits 125.\n"
-	       "\n"
-	       "Options:\n"
-	       "  -m, --mode MODE        read-only, workspace-write or "
-	       "danger-full-access\n"
-	       "                         (not confined); default: ward.yml's "
-	       "mode, else\n"
-	       "                         read-only\n"
-	       "  -w, --workspace DIR    workspace root, writable under "
-	       "workspace-write and\n"
-	       "                         the command's working directory "
-	       "(default: .)\n"
-	       "  -r, --runner RUNNER    auto (default: the chain bwrap, "
-	       "landlock), bwrap\n"
-	       "                         or landlock (that runner only, no "
-	       "probe)\n" CLI_CONFIG_HELP
-	       "  -t, --timeout SECONDS  kill the command's process group "
-	       "after SECONDS\n"
-	       "                         (suffix s, m, h or d; fractions "
-	       "allowed)\n"
-	       "  -c STRING              run 'bash -c STRING'; further "
-	       "arguments become\n"
-	       "                         $0, $1, ...\n"
-	       "  -n, --no-stdin         give the command /dev/null as stdin "
-	       "(default:\n"
-	       "                         ward's own stdin)\n"
-	       "      --json             capture the output and print one JSON "
-	       "object:\n"
-	       "                         exit_code, signal, timed_out, stdout, "
-	       "stderr,\n"
-	       "                         stdout_truncated_bytes, "
-	       "stderr_truncated_bytes,\n"
-	       "                         sandbox {mode, runner, enforcement, "
-	       "denied}\n"
-	       "      --max-output BYTES with --json: keep at most BYTES of "
-	       "each stream\n"
-	       "                         (suffix K, M or G; default 1M); the "
-	       "middle is dropped\n"
-	       "      --session ID       take the mode and workspace from "
-	       "session ID and\n"
-	       "                         record the call in its log (see "
-	       "ward-session(1))\n"
-	       "      --escalate MODE --justification TEXT\n"
-	       "                         ask the person at the terminal to "
-	       "let this one\n"
-	       "                         command run under the wider MODE\n"
-	       "  -h, --help             show this help and exit\n"
-	       "\n"
-	       "Advanced:\n"
-	       "      --landlock-via-launcher\n"
-	       "                         with the landlock runner, spawn the "
-	       "landlock-run\n"
-	       "                         launcher instead of confining "
-	       "in-process\n"
-	       "\n"
-	       "Exit status:\n"
-	       "  the command's own status (128+N when killed by signal N)\n"
-	       "  2    usage error        124  the command timed out\n"
-	       "  122  --escalate was not granted: the command did not run\n"
-	       "  125  ward failed or the sandbox is unavailable\n"
-	       "  126  command not executable   127  command not found\n"
-	       "\n"
-	       "Examples:\n"
-	       "  ward run -- ls -la\n"
-	       "  ward run --mode workspace-write -- make\n"
-	       "  ward run -w ~/src/app --mode workspace-write -c 'npm test "
-	       "> log.txt'\n"
-	       "  ward run --timeout 30 --json -- pytest -q\n"
-	       "  echo hello | ward run -- cat\n",
-	       run_usage);
+	printf(
+	    "Usage: %s\n"
+	    "\n"
+	    "Run COMMAND under a kernel-enforced file sandbox and exit "
+	    "with its status.\n"
+	    "Its output passes through live; after a denied file access "
+	    "the line\n"
+	    "  [sandbox: file access denied under MODE mode]\n"
+	    "follows it on stderr. ward never runs the command unconfined: "
+	    "when no\n"
+	    "runner can confine it, ward exits 125.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -m, --mode MODE        read-only, workspace-write or "
+	    "danger-full-access\n"
+	    "                         (not confined); default: ward.yml's "
+	    "mode, else\n"
+	    "                         read-only\n"
+	    "  -w, --workspace DIR    workspace root, writable under "
+	    "workspace-write and\n"
+	    "                         the command's working directory "
+	    "(default: .)\n"
+	    "  -r, --runner RUNNER    auto (default: the chain bwrap, "
+	    "landlock), bwrap\n"
+	    "                         or landlock (that runner only, no "
+	    "probe)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	    "  -t, --timeout SECONDS  kill the command's process group "
+	    "after SECONDS\n"
+	    "                         (suffix s, m, h or d; fractions "
+	    "allowed)\n"
+	    "  -c STRING              run 'bash -c STRING'; further "
+	    "arguments become\n"
+	    "                         $0, $1, ...\n"
+	    "  -n, --no-stdin         give the command /dev/null as stdin "
+	    "(default:\n"
+	    "                         ward's own stdin)\n"
+	    "      --json             capture the output and print one JSON "
+	    "object:\n"
+	    "                         exit_code, signal, timed_out, stdout, "
+	    "stderr,\n"
+	    "                         stdout_truncated_bytes, "
+	    "stderr_truncated_bytes,\n"
+	    "                         sandbox {mode, runner, enforcement, "
+	    "denied, partial},\n"
+	    "                         denials, env_dropped\n"
+	    "      --explain          after the command, say on stderr which "
+	    "file accesses\n"
+	    "                         the sandbox refused: the path, the "
+	    "rule or mode,\n"
+	    "                         where it was set, exact or derived\n"
+	    "      --max-output BYTES with --json: keep at most BYTES of "
+	    "each stream\n"
+	    "                         (suffix K, M or G; default 1M); the "
+	    "middle is dropped\n"
+	    "      --session ID       take the mode and workspace from "
+	    "session ID and\n"
+	    "                         record the call in its log (see "
+	    "ward-session(1))\n"
+	    "      --escalate MODE --justification TEXT\n"
+	    "                         ask the person at the terminal to "
+	    "let this one\n"
+	    "                         command run under the wider MODE\n"
+	    "  -q, --quiet            say the warnings (rules the runner "
+	    "cannot express)\n"
+	    "                         only when they changed since ward "
+	    "last said them\n"
+	    "                         in this workspace (ward config check "
+	    "shows them all)\n"
+	    "  -h, --help             show this help and exit\n"
+	    "\n"
+	    "Advanced:\n"
+	    "      --landlock-via-launcher\n"
+	    "                         with the landlock runner, spawn the "
+	    "landlock-run\n"
+	    "                         launcher instead of confining "
+	    "in-process\n"
+	    "\n"
+	    "Exit status:\n"
+	    "  the command's own status (128+N when killed by signal N)\n"
+	    "  2    usage error        124  the command timed out\n"
+	    "  122  --escalate was not granted: the command did not run\n"
+	    "  125  ward failed or the sandbox is unavailable\n"
+	    "  126  command not executable   127  command not found\n"
+	    "\n"
+	    "Examples:\n"
+	    "  ward run -- ls -la\n"
+	    "  ward run --mode workspace-write -- make\n"
+	    "  ward run -w ~/src/app --mode workspace-write -c 'npm test "
+	    "> log.txt'\n"
+	    "  ward run --timeout 30 --json -- pytest -q\n"
+	    "  echo hello | ward run -- cat\n",
+	    run_usage);
 }
 
 /*
@@ -282,11 +295,12 @@ static int find_command(const char *name, const char *ws, char *why,
 static noreturn void fail_command(int status, const char *why, bool json)
 {
 	if (json) {
-		cli_json_error(
-		    status == CLI_EXIT_NOT_FOUND     ? "COMMAND_NOT_FOUND"
-		    : status == CLI_EXIT_CANNOT_EXEC ? "COMMAND_NOT_EXECUTABLE"
-						     : "WARD_FAILED",
-		    why);
+		cli_json_error(status == CLI_EXIT_NOT_FOUND
+				   ? CLI_ERR("COMMAND_NOT_FOUND")
+			       : status == CLI_EXIT_CANNOT_EXEC
+				   ? CLI_ERR("COMMAND_NOT_EXECUTABLE")
+				   : CLI_ERR("WARD_FAILED"),
+			       why);
 		exit(status);
 	}
 	die(status, "%s", why);
@@ -304,8 +318,23 @@ static int result_status(const ward_result *r)
 	return ward_result_exit_code(r);
 }
 
-static void print_json(const ward_result *r)
+/* A JSON array of the strings of @v. */
+static json_t *strv_json(char *const *v)
 {
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && v && v[i]; i++)
+		if (json_array_append_new(arr,
+					  cli_json_text(v[i], strlen(v[i]))))
+			die(CLI_EXIT_WARD, "out of memory");
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	return arr;
+}
+
+static void print_json(const ward_result *r, const ward_call *call)
+{
+	const ward_plan *plan = ward_call_plan(call);
 	const char *out, *err;
 	size_t out_len = 0, err_len = 0;
 	json_t *obj = json_object();
@@ -340,19 +369,28 @@ static void print_json(const ward_result *r)
 				json_string(ward_enforcement_name(
 				    ward_result_enforcement(r)))) ||
 	    json_object_set_new(sb, "denied",
-				json_boolean(ward_result_denied(r))) ||
-	    json_object_set_new(obj, "sandbox", sb))
+				json_boolean(ward_call_denied(call))) ||
+	    json_object_set_new(
+		sb, "partial",
+		strv_json(plan ? ward_plan_partial(plan) : NULL)) ||
+	    json_object_set_new(obj, "sandbox", sb) ||
+	    json_object_set_new(obj, "denials", cli_denials_json(call)) ||
+	    json_object_set_new(obj, "env_dropped",
+				strv_json(ward_call_env_dropped(call))))
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
 }
 
 /*
- * Stream mode: what follows the command's own output on stderr. @hint:
- * escalation is offered (a session call), so the hint follows the marker.
+ * Stream mode: what follows the command's own output on stderr: after a
+ * denial the call's denial text (the marker, what was refused by which rule
+ * or mode, and the hint when escalation is offered); with --explain the
+ * report for a person.
  */
-static void print_epilogue(const ward_result *r, const char *timeout_arg,
-			   bool hint)
+static void print_epilogue(const ward_result *r, const ward_call *call,
+			   const char *timeout_arg, bool explain)
 {
+	char *text = NULL;
 	size_t len = 0;
 	const char *tail = ward_result_stderr(r, &len);
 	size_t alen = timeout_arg ? strlen(timeout_arg) : 0;
@@ -367,12 +405,18 @@ static void print_epilogue(const ward_result *r, const char *timeout_arg,
 			"ward run: timed out after %s%s; the command's "
 			"process group was killed\n",
 			timeout_arg ? timeout_arg : "?", bare ? "s" : "");
-	if (ward_result_denied(r)) {
-		fprintf(stderr, "%s\n",
-			ward_render_marker(ward_result_mode(r)));
-		if (hint)
-			fprintf(stderr, "%s\n",
-				ward_render_hint(WARD_SUBJECT_COMMAND));
+	if (ward_call_denied(call)) {
+		if (ward_call_render_denial(&text, call) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+		fprintf(stderr, "%s\n", text);
+		free(text);
+		text = NULL;
+	}
+	if (explain) {
+		if (ward_call_render_explain(&text, call) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+		fprintf(stderr, "%s\n", text);
+		free(text);
 	}
 }
 
@@ -414,49 +458,42 @@ static void keep_terminal(void)
 	}
 }
 
-/*
- * Say, before the command runs, every access rule or protected path the
- * chosen runner cannot express exactly (invariant: never a silent gap).
- * The call's own plan says it: nothing is planned a second time.
- */
-static void print_runner_warnings(const ward_call *call)
-{
-	char *const *warnings = ward_call_warnings(call);
-
-	for (size_t i = 0; warnings[i]; i++)
-		fprintf(stderr, "ward: warning: %s\n", warnings[i]);
-}
+const struct cli_option cli_run_options[] = {
+    CLI_POLICY_OPTIONS,
+    CLI_CONFIG_OPTIONS,
+    CLI_OPTION_ENV_KEEP,
+    CLI_SESSION_OPTIONS,
+    CLI_OPTION_SHELL,
+    {"timeout", 't', "SECONDS", CLI_VALUE_TEXT, NULL},
+    {"no-stdin", 'n', NULL, CLI_VALUE_NONE, NULL},
+    CLI_OPTION_JSON,
+    {"max-output", CLI_OPT_MAX_OUTPUT, "BYTES", CLI_VALUE_TEXT, NULL},
+    {"explain", CLI_OPT_EXPLAIN, NULL, CLI_VALUE_NONE, NULL},
+    CLI_OPTION_QUIET,
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    CLI_POLICY_LONGOPTS,
-	    CLI_CONFIG_LONGOPTS,
-	    CLI_SESSION_LONGOPTS,
-	    {"timeout", required_argument, NULL, 't'},
-	    {"no-stdin", no_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, CLI_OPT_JSON},
-	    {"max-output", required_argument, NULL, CLI_OPT_MAX_OUTPUT},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct ward_exec_options xo = WARD_EXEC_OPTIONS_INIT;
 	struct ward_call_options co = WARD_CALL_OPTIONS_INIT;
 	const char *timeout_arg = NULL;
 	size_t max_output = 0;
-	bool json = false, no_stdin = false;
+	bool json = false, no_stdin = false, explain = false;
 	struct cli_setup setup;
 	struct cli_session cs = {.subject = WARD_SUBJECT_COMMAND};
+	struct cli_getopt g;
+	bool quiet = false;
 	ward_call *call = NULL;
 	ward_result *result = NULL;
 	char detail[1024], why[PATH_MAX + 64];
 	char **cmd;
 	int opt, err, status;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:" CLI_POLICY_SHORTOPTS "t:nh",
-				  longopts, NULL)) != -1) {
+	cli_getopt_init(&g, cli_run_options, true, NULL, run_usage, argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (cli_session_option(&cs, opt, optarg, run_usage) ||
 		    cli_config_option(&po, opt, optarg, run_usage) ||
 		    cli_policy_option(&po, opt, optarg, run_usage))
@@ -475,6 +512,12 @@ int cmd_run(int argc, char **argv)
 		case CLI_OPT_MAX_OUTPUT:
 			max_output = parse_bytes(optarg);
 			break;
+		case CLI_OPT_EXPLAIN:
+			explain = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
 		case 'h':
 			print_help();
 			return CLI_EXIT_OK;
@@ -484,6 +527,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (max_output && !json)
 		die_usage(run_usage, "option '--max-output' needs '--json'");
+	if (explain && json)
+		die_usage(run_usage,
+			  "option '--explain' is for people; with '--json' the "
+			  "object's \"denials\" say the same");
 	cmd = cli_command_argv(&po, argc - optind, argv + optind, run_usage);
 	cli_session_begin(&cs, &po, run_usage, json);
 	cli_setup_build(&setup, &po, run_usage,
@@ -510,7 +557,7 @@ int cmd_run(int argc, char **argv)
 	if (err) {
 		snprintf(detail, sizeof(detail), "%s", ward_error_last());
 		if (json) {
-			cli_json_error("WARD_FAILED", detail);
+			cli_json_error(CLI_ERR("WARD_FAILED"), detail);
 			exit(CLI_EXIT_WARD);
 		}
 		die(CLI_EXIT_WARD, "%s", detail);
@@ -528,7 +575,7 @@ int cmd_run(int argc, char **argv)
 	if (err) {
 		snprintf(detail, sizeof(detail), "%s", ward_error_last());
 		if (json) {
-			cli_json_error("WARD_FAILED", detail);
+			cli_json_error(CLI_ERR("WARD_FAILED"), detail);
 			exit(CLI_EXIT_WARD);
 		}
 		die(CLI_EXIT_WARD, "%s", detail);
@@ -550,7 +597,11 @@ int cmd_run(int argc, char **argv)
 	 */
 	xo.contain = WARD_CONTAIN_SUBREAPER;
 
-	print_runner_warnings(call);
+	/* Before the command runs, every access rule or protected path the
+	 * chosen runner cannot express exactly (invariant: never a silent
+	 * gap; with --quiet, once per change). The call's plan says it. */
+	cli_print_warnings(ward_call_warnings(call), "command",
+			   ward_call_cwd(call), quiet);
 	if (!json)
 		fflush(stdout);
 	keep_terminal();
@@ -566,7 +617,8 @@ int cmd_run(int argc, char **argv)
 		if (err == WARD_EINVAL) {
 			/* A rule the runner would have to drop. */
 			if (json) {
-				cli_json_error("SANDBOX_REFUSED", detail);
+				cli_json_error(CLI_ERR("SANDBOX_REFUSED"),
+					       detail);
 				exit(CLI_EXIT_WARD);
 			}
 			die(CLI_EXIT_WARD, "%s", detail);
@@ -587,11 +639,9 @@ int cmd_run(int argc, char **argv)
 
 	status = result_status(result);
 	if (json)
-		print_json(result);
+		print_json(result, call);
 	else
-		print_epilogue(
-		    result, timeout_arg,
-		    ward_call_hint_offered(call, ward_result_mode(result)));
+		print_epilogue(result, call, timeout_arg, explain);
 
 	ward_result_free(result);
 	ward_call_free(call);

@@ -11,16 +11,20 @@
  *   ward session preset ID [NAME]
  *   ward session presets [--json]
  *   ward session log ID [--json]
+ *   ward session rm ID...
+ *   ward session prune --older-than DURATION [--json]
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -35,7 +39,7 @@
 #include "policy_opts.h"
 
 static const char session_usage[] =
-    "ward session new|list|show|mode|approval|preset|presets|log "
+    "ward session new|list|show|mode|approval|preset|presets|log|rm|prune "
     "[OPTIONS] [ARG...]";
 
 static void print_help(void)
@@ -68,12 +72,23 @@ static void print_help(void)
 	    "  presets            the preset table\n"
 	    "  log ID             the session's log, readably (--json: as "
 	    "stored)\n"
+	    "  rm ID...           delete sessions (their logs)\n"
+	    "  prune --older-than DURATION\n"
+	    "                     delete every session whose last event is "
+	    "older than\n"
+	    "                     DURATION (a number with s, m, h, d or w, "
+	    "e.g. 30d)\n"
 	    "\n"
 	    "Options:\n"
 	    "      --json         machine-readable output (list, show, "
-	    "presets, log, new)\n"
+	    "presets, log, new,\n"
+	    "                     prune)\n"
 	    "  -h, --help         show this help and exit\n"
 	    "\n"
+	    "A new session records the mode and approval policy in force when "
+	    "it is made\n"
+	    "(--mode, else ward.yml's); later changes to ward.yml do not "
+	    "change it.\n"
 	    "Setting a value already in force records nothing. 'custom' "
 	    "(a combination\n"
 	    "matching no preset) can be switched away from, not to.\n"
@@ -87,7 +102,9 @@ static void print_help(void)
 	    "  ward run --session $id --escalate workspace-write \\\n"
 	    "      --justification 'make writes build/' -- make\n"
 	    "  ward session preset $id workspace-write\n"
-	    "  ward session log $id\n",
+	    "  ward session log $id\n"
+	    "  ward session rm $id\n"
+	    "  ward session prune --older-than 30d\n",
 	    session_usage);
 }
 
@@ -120,6 +137,57 @@ static ward_config *load_config(const char *workspace,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err)
 		cli_config_report_errors(cfg, json);
+	return cfg;
+}
+
+/*
+ * ward.yml for a session whose cwd may be gone: its layers for @workspace
+ * when that still loads; when @workspace no longer exists, the user file
+ * alone (no project file, the root as the workspace). NULL when that is
+ * invalid too, or @workspace exists and its configuration is invalid
+ * (ward_error_last() says why); *cwd_ok says whether the first one loaded.
+ * The caller frees it.
+ */
+static ward_config *load_config_lenient(const char *workspace, bool *cwd_ok)
+{
+	struct ward_config_options co = WARD_CONFIG_OPTIONS_INIT;
+	ward_config *cfg = NULL;
+
+	*cwd_ok = true;
+	co.workspace = workspace;
+	if (ward_config_new(&cfg) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (ward_config_load(cfg, &co) == 0)
+		return cfg;
+	ward_config_free(cfg);
+	/* Only a directory that is gone falls back: an invalid project
+	 * file of an existing one is an error like everywhere else. */
+	if (!workspace || access(workspace, F_OK) == 0)
+		return NULL;
+	*cwd_ok = false;
+	co.workspace = "/";
+	co.no_project_file = true;
+	if (ward_config_new(&cfg) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (ward_config_load(cfg, &co) == 0)
+		return cfg;
+	ward_config_free(cfg);
+	return NULL;
+}
+
+/*
+ * ward.yml for session @s (load_config_lenient): dies only when even the
+ * user file alone is invalid. The caller frees it.
+ */
+static ward_config *session_config(const ward_session *s)
+{
+	ward_config *cfg;
+	bool cwd_ok;
+
+	cfg = load_config_lenient(ward_session_cwd(s), &cwd_ok);
+	if (!cfg)
+		die(CLI_EXIT_WARD, "session %s: %s", ward_session_id(s),
+		    ward_error_last());
 	return cfg;
 }
 
@@ -209,25 +277,21 @@ static json_t *state_json(const ward_session *s, const ward_presets *p,
 	return obj;
 }
 
-/* Parse the options of a `ward session` subcommand: --json and --help,
- * plus @extra. Returns the index of the first operand. */
+/*
+ * Parse the options of `ward session SUB` (argv[0] is SUB) from
+ * cli_session_options: --json where it applies (@json NULL: nowhere),
+ * --help, and the subcommand's own long options, passed to @on_extra.
+ * Returns the index of the first operand.
+ */
 static int parse_simple(int argc, char **argv, bool *json,
-			const struct option *extra,
 			int (*on_extra)(int, void *), void *ctx)
 {
-	struct option longopts[8];
-	size_t n = 0;
+	struct cli_getopt g;
 	int opt;
 
-	longopts[n++] =
-	    (struct option){"json", no_argument, NULL, CLI_OPT_JSON};
-	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	for (; extra && extra->name && n < 7; extra++)
-		longopts[n++] = *extra;
-	longopts[n] = (struct option){NULL, 0, NULL, 0};
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	cli_getopt_init(&g, cli_session_options, false, argv[0], session_usage,
+			argc, argv);
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		if (opt == CLI_OPT_JSON && json) {
 			*json = true;
 			continue;
@@ -238,9 +302,6 @@ static int parse_simple(int argc, char **argv, bool *json,
 		}
 		if (on_extra && opt >= 500 && on_extra(opt, ctx) == 0)
 			continue;
-		if (opt == CLI_OPT_JSON)
-			die_usage(session_usage,
-				  "option '--json' does not apply here");
 		die_getopt(session_usage, opt, argc, argv);
 	}
 	return optind;
@@ -259,7 +320,63 @@ static void need_args(int have, int min, int max, const char *what)
 enum {
 	OPT_CWD = 500,
 	OPT_MODE,
-	OPT_APPROVAL
+	OPT_APPROVAL,
+	OPT_OLDER_THAN,
+};
+
+const struct cli_option cli_session_options[] = {
+    {"json", CLI_OPT_JSON, NULL, CLI_VALUE_NONE,
+     "new list show presets log prune"},
+    {"cwd", OPT_CWD, "DIR", CLI_VALUE_DIR, "new"},
+    {"mode", OPT_MODE, "MODE", CLI_VALUE_MODE, "new"},
+    {"approval", OPT_APPROVAL, "POLICY", CLI_VALUE_APPROVAL, "new"},
+    {"older-than", OPT_OLDER_THAN, "DURATION", CLI_VALUE_TEXT, "prune"},
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
+};
+
+const struct cli_command cli_session_commands[] = {
+    {"new",
+     NULL,
+     "create a session and print its id",
+     NULL,
+     NULL,
+     {CLI_VALUE_NONE}},
+    {"list", NULL, "every session", NULL, NULL, {CLI_VALUE_NONE}},
+    {"show",
+     NULL,
+     "a session's mode, approval policy, preset and cwd",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION}},
+    {"mode",
+     NULL,
+     "print or set a session's sandbox mode",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION, CLI_VALUE_MODE}},
+    {"approval",
+     NULL,
+     "print or set a session's approval policy",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION, CLI_VALUE_APPROVAL}},
+    {"preset",
+     NULL,
+     "print or switch a session's permission preset",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION, CLI_VALUE_PRESET}},
+    {"presets", NULL, "the preset table", NULL, NULL, {CLI_VALUE_NONE}},
+    {"log", NULL, "a session's log", NULL, NULL, {CLI_VALUE_SESSION}},
+    {"rm", NULL, "remove sessions", NULL, NULL, {CLI_VALUE_SESSION}},
+    {"prune",
+     NULL,
+     "remove the sessions untouched for longer than a duration",
+     NULL,
+     NULL,
+     {CLI_VALUE_NONE}},
+    {NULL, NULL, NULL, NULL, NULL, {CLI_VALUE_NONE}},
 };
 
 struct new_opts {
@@ -288,14 +405,11 @@ static int new_extra(int opt, void *ctx)
 
 static int do_new(int argc, char **argv)
 {
-	static const struct option extra[] = {
-	    {"cwd", required_argument, NULL, OPT_CWD},
-	    {"mode", required_argument, NULL, OPT_MODE},
-	    {"approval", required_argument, NULL, OPT_APPROVAL},
-	    {NULL, 0, NULL, 0},
-	};
+	struct ward_session_create_options co =
+	    WARD_SESSION_CREATE_OPTIONS_INIT;
 	struct ward_session_defaults d;
 	struct new_opts o = {".", NULL, NULL};
+	struct stat st;
 	enum ward_approval_policy ap = WARD_APPROVAL_ASK;
 	enum ward_mode mode = WARD_MODE_DEFAULT;
 	ward_session *s = NULL;
@@ -304,7 +418,7 @@ static int do_new(int argc, char **argv)
 	json_t *obj;
 	int first, err;
 
-	first = parse_simple(argc, argv, &json, extra, new_extra, &o);
+	first = parse_simple(argc, argv, &json, new_extra, &o);
 	need_args(argc - first, 0, 0, "");
 	if (o.mode && ward_mode_parse(&mode, o.mode) != 0)
 		die_usage(session_usage,
@@ -317,17 +431,23 @@ static int do_new(int argc, char **argv)
 			  o.approval);
 	if (!*o.cwd)
 		die_usage(session_usage, "cwd '' is not a directory");
-	err = ward_session_create(&s, NULL, o.cwd);
+	if (stat(o.cwd, &st) != 0 || !S_ISDIR(st.st_mode))
+		die_usage(session_usage, "cwd '%s' is not a directory", o.cwd);
+	/* The configuration first: a start that fails leaves no session. */
+	cfg = load_config(o.cwd, NULL, json);
+	config_defaults(&d, cfg);
+	/* The mode and approval policy in force now are recorded with the
+	 * header: a later change of ward.yml's default does not move the
+	 * session. */
+	co.cwd = o.cwd;
+	co.set_mode = true;
+	co.mode = o.mode ? mode : d.mode;
+	co.set_approval = true;
+	co.approval = o.approval ? ap : d.approval;
+	err = ward_session_create_with(&s, &co);
 	if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
 		die_usage(session_usage, "%s", ward_error_last());
 	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	/* Knob events only where they differ from ward.yml's defaults. */
-	cfg = load_config(ward_session_cwd(s), NULL, json);
-	config_defaults(&d, cfg);
-	if (o.mode && ward_session_set_mode(NULL, s, mode, &d) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	if (o.approval && ward_session_set_approval(NULL, s, ap, &d) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 	if (json) {
 		obj = new_object();
@@ -352,7 +472,7 @@ static int do_list(int argc, char **argv)
 	json_t *arr = NULL, *st;
 	int first, status = CLI_EXIT_OK;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 0, 0, "");
 	if (ward_session_list(&ids, NULL) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
@@ -367,6 +487,8 @@ static int do_list(int argc, char **argv)
 	for (size_t i = 0; ids[i]; i++) {
 		ward_session *s = NULL;
 		ward_config *cfg;
+		const char *cwd;
+		bool cwd_ok;
 
 		if (ward_session_open(&s, NULL, ids[i]) != 0) {
 			fflush(stdout);
@@ -375,20 +497,37 @@ static int do_list(int argc, char **argv)
 			status = CLI_EXIT_WARD;
 			continue;
 		}
-		cfg = load_config(ward_session_cwd(s), NULL, json);
+		/* A session whose directory was deleted is listed all the
+		 * same (with the user file's defaults), so it can be seen
+		 * and removed. */
+		cwd = ward_session_cwd(s);
+		cfg = load_config_lenient(cwd, &cwd_ok);
+		if (!cfg) {
+			fflush(stdout);
+			fprintf(stderr, "%s: session %s: %s\n", cli_name,
+				ids[i], ward_error_last());
+			status = CLI_EXIT_WARD;
+			ward_session_free(s);
+			continue;
+		}
 		config_defaults(&d, cfg);
 		st = state_json(s, ward_config_presets(cfg), &d);
+		set_or_die(st, "cwd_exists",
+			   json_boolean(!cwd || access(cwd, F_OK) == 0));
 		if (json) {
 			if (json_array_append_new(arr, st) != 0)
 				die(CLI_EXIT_WARD, "out of memory");
 		} else {
 			printf(
-			    "%-16s  %-24s  %-18s  %-8s  %-18s  %s\n",
+			    "%-16s  %-24s  %-18s  %-8s  %-18s  %s%s\n",
 			    ward_session_id(s), ward_session_created(s),
 			    json_string_value(json_object_get(st, "mode")),
 			    json_string_value(json_object_get(st, "approval")),
 			    json_string_value(json_object_get(st, "preset")),
-			    ward_session_cwd(s) ? ward_session_cwd(s) : "-");
+			    cwd ? cwd : "-",
+			    json_is_true(json_object_get(st, "cwd_exists"))
+				? ""
+				: " (missing)");
 			json_decref(st);
 		}
 		ward_config_free(cfg);
@@ -409,10 +548,10 @@ static int do_show(int argc, char **argv)
 	json_t *st;
 	int first;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 1, 1, "show needs a session id");
 	s = open_or_die(argv[first], session_usage);
-	cfg = load_config(ward_session_cwd(s), NULL, json);
+	cfg = session_config(s);
 	config_defaults(&d, cfg);
 	st = state_json(s, ward_config_presets(cfg), &d);
 	if (json) {
@@ -458,7 +597,7 @@ static int do_knob(int argc, char **argv, bool mode_knob)
 	ward_config *cfg;
 	int first, err = 0;
 
-	first = parse_simple(argc, argv, NULL, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, NULL, NULL, NULL);
 	need_args(argc - first, 1, 2,
 		  mode_knob ? "mode needs a session id"
 			    : "approval needs a session id");
@@ -476,7 +615,7 @@ static int do_knob(int argc, char **argv, bool mode_knob)
 				  argv[first + 1]);
 	}
 	s = open_or_die(argv[first], session_usage);
-	cfg = load_config(ward_session_cwd(s), NULL, false);
+	cfg = session_config(s);
 	config_defaults(&d, cfg);
 	if (argc - first == 2)
 		err = mode_knob ? ward_session_set_mode(NULL, s, mode, &d)
@@ -503,10 +642,10 @@ static int do_preset(int argc, char **argv)
 	ward_config *cfg;
 	int first, err;
 
-	first = parse_simple(argc, argv, NULL, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, NULL, NULL, NULL);
 	need_args(argc - first, 1, 2, "preset needs a session id");
 	s = open_or_die(argv[first], session_usage);
-	cfg = load_config(ward_session_cwd(s), NULL, false);
+	cfg = session_config(s);
 	config_defaults(&d, cfg);
 	p = ward_config_presets(cfg);
 	if (argc - first == 2) {
@@ -542,7 +681,7 @@ static int do_presets(int argc, char **argv)
 	json_t *arr, *o;
 	int first;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 0, 0, "");
 	cfg = load_config(NULL, NULL, json);
 	p = ward_config_presets(cfg);
@@ -569,6 +708,132 @@ static int do_presets(int argc, char **argv)
 	else
 		json_decref(arr);
 	ward_config_free(cfg);
+	return CLI_EXIT_OK;
+}
+
+/* --- rm, prune ----------------------------------------------------------- */
+
+static int do_rm(int argc, char **argv)
+{
+	int first, status = CLI_EXIT_OK, err;
+
+	first = parse_simple(argc, argv, NULL, NULL, NULL);
+	need_args(argc - first, 1, INT32_MAX, "rm needs a session id");
+	for (int i = first; i < argc; i++)
+		if (!ward_session_id_valid(argv[i]))
+			die_usage(session_usage,
+				  "invalid session id '%s' (letters, digits "
+				  "and '-')",
+				  argv[i]);
+	for (int i = first; i < argc; i++) {
+		err = ward_session_remove(NULL, argv[i]);
+		if (err == 0)
+			continue;
+		fflush(stdout);
+		fprintf(stderr, "%s: %s\n", cli_name, ward_error_last());
+		/* An unknown session is a usage error, as for the other
+		 * subcommands; the rest are still removed. */
+		if (status == CLI_EXIT_OK || err != -ENOENT)
+			status =
+			    err == -ENOENT ? CLI_EXIT_USAGE : CLI_EXIT_WARD;
+	}
+	return status;
+}
+
+/*
+ * A duration: a positive whole number followed by s, m, h, d or w
+ * (seconds without a suffix). Dies with exit 2 otherwise.
+ */
+static unsigned long long parse_duration(const char *arg)
+{
+	unsigned long long n, mult = 1;
+	char *end = NULL;
+
+	errno = 0;
+	if (*arg < '0' || *arg > '9')
+		goto bad;
+	n = strtoull(arg, &end, 10);
+	if (errno == ERANGE)
+		goto bad;
+	switch (*end) {
+	case '\0':
+	case 's':
+		break;
+	case 'm':
+		mult = 60;
+		break;
+	case 'h':
+		mult = 3600;
+		break;
+	case 'd':
+		mult = 86400;
+		break;
+	case 'w':
+		mult = 7 * 86400ULL;
+		break;
+	default:
+		goto bad;
+	}
+	if (*end && end[1])
+		goto bad;
+	if (n > ULLONG_MAX / mult)
+		goto bad;
+	return n * mult;
+bad:
+	die_usage(session_usage,
+		  "invalid duration '%s' (expected a number with s, m, h, d or "
+		  "w, e.g. 30d)",
+		  arg);
+}
+
+static int prune_extra(int opt, void *ctx)
+{
+	const char **older = ctx;
+
+	if (opt != OPT_OLDER_THAN)
+		return -1;
+	*older = optarg;
+	return 0;
+}
+
+static int do_prune(int argc, char **argv)
+{
+	const char *older = NULL;
+	char **removed = NULL, **busy = NULL;
+	bool json = false;
+	json_t *obj, *arr;
+	int first;
+
+	first = parse_simple(argc, argv, &json, prune_extra, &older);
+	need_args(argc - first, 0, 0, "");
+	if (!older)
+		die_usage(session_usage,
+			  "prune needs --older-than DURATION (e.g. 30d)");
+	if (ward_session_prune(&removed, &busy, NULL, parse_duration(older)) !=
+	    0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	for (size_t i = 0; busy[i]; i++)
+		fprintf(stderr,
+			"%s: session %s was left alone: another process holds "
+			"its log's lock\n",
+			cli_name, busy[i]);
+	if (json) {
+		obj = new_object();
+		arr = json_array();
+		for (size_t i = 0; arr && removed[i]; i++)
+			json_array_append_new(arr, json_string(removed[i]));
+		set_or_die(obj, "removed", arr);
+		arr = json_array();
+		for (size_t i = 0; arr && busy[i]; i++)
+			json_array_append_new(arr, json_string(busy[i]));
+		set_or_die(obj, "busy", arr);
+		cli_json_print(obj);
+	} else {
+		for (size_t i = 0; removed[i]; i++)
+			printf("removed %s\n", removed[i]);
+	}
+	ward_strv_free(removed);
+	ward_strv_free(busy);
 	return CLI_EXIT_OK;
 }
 
@@ -726,7 +991,7 @@ static int do_log(int argc, char **argv)
 	const char *cwd;
 	int first;
 
-	first = parse_simple(argc, argv, &json, NULL, NULL, NULL);
+	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 1, 1, "log needs a session id");
 	s = open_or_die(argv[first], session_usage);
 	cwd = ward_session_cwd(s);
@@ -755,9 +1020,46 @@ static int do_log(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+static int do_mode(int argc, char **argv)
+{
+	return do_knob(argc, argv, true);
+}
+
+static int do_approval(int argc, char **argv)
+{
+	return do_knob(argc, argv, false);
+}
+
+/* What runs each subcommand, in the order of cli_session_commands[]. */
+static int (*const handlers[])(int, char **) = {
+    do_new,    do_list,	   do_show, do_mode, do_approval,
+    do_preset, do_presets, do_log,  do_rm,   do_prune,
+};
+
+_Static_assert(sizeof(handlers) / sizeof(handlers[0]) ==
+		   sizeof(cli_session_commands) /
+			   sizeof(cli_session_commands[0]) -
+		       1,
+	       "one handler per subcommand of cli_session_commands");
+
+/* The subcommands' names as "a, b, c" into @buf. */
+static const char *sub_names(char *buf, size_t len)
+{
+	size_t used;
+
+	buf[0] = '\0';
+	for (size_t i = 0; cli_session_commands[i].name; i++) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+			 cli_session_commands[i].name);
+	}
+	return buf;
+}
+
 int cmd_session(int argc, char **argv)
 {
 	static char name[64];
+	char valid[128];
 	const char *sub;
 
 	if (argc < 2)
@@ -767,41 +1069,15 @@ int cmd_session(int argc, char **argv)
 		print_help();
 		return CLI_EXIT_OK;
 	}
-	snprintf(name, sizeof(name), "ward session %s", sub);
-	argc--;
-	argv++;
-	if (!strcmp(sub, "new")) {
+	for (size_t i = 0; cli_session_commands[i].name; i++) {
+		if (strcmp(sub, cli_session_commands[i].name) != 0)
+			continue;
+		snprintf(name, sizeof(name), "ward session %s", sub);
 		cli_name = name;
-		return do_new(argc, argv);
+		return handlers[i](argc - 1, argv + 1);
 	}
-	if (!strcmp(sub, "list")) {
-		cli_name = name;
-		return do_list(argc, argv);
-	}
-	if (!strcmp(sub, "show")) {
-		cli_name = name;
-		return do_show(argc, argv);
-	}
-	if (!strcmp(sub, "mode") || !strcmp(sub, "approval")) {
-		cli_name = name;
-		return do_knob(argc, argv, !strcmp(sub, "mode"));
-	}
-	if (!strcmp(sub, "preset")) {
-		cli_name = name;
-		return do_preset(argc, argv);
-	}
-	if (!strcmp(sub, "presets")) {
-		cli_name = name;
-		return do_presets(argc, argv);
-	}
-	if (!strcmp(sub, "log")) {
-		cli_name = name;
-		return do_log(argc, argv);
-	}
-	die_usage(session_usage,
-		  "unknown subcommand '%s' (valid: new, list, show, mode, "
-		  "approval, preset, presets, log)",
-		  sub);
+	die_usage(session_usage, "unknown subcommand '%s' (valid: %s)", sub,
+		  sub_names(valid, sizeof(valid)));
 }
 
 /* --- the terminal approval prompt ------------------------------------------ */
@@ -996,22 +1272,37 @@ void cli_session_begin(struct cli_session *cs, struct cli_policy_opts *po,
 	}
 }
 
+/* The code of a --json error for an escalation that was not granted. */
+static const char *refusal_code(enum ward_escalation_verdict v)
+{
+	switch (v) {
+	case WARD_ESCALATION_NOT_WIDER:
+		return CLI_ERR("ESCALATION_NOT_WIDER");
+	case WARD_ESCALATION_NO_SERVICE:
+		return CLI_ERR("ESCALATION_NO_APPROVAL_SERVICE");
+	case WARD_ESCALATION_POLICY_NEVER:
+		return CLI_ERR("ESCALATION_POLICY_NEVER");
+	case WARD_ESCALATION_REJECTED:
+		return CLI_ERR("ESCALATION_REJECTED");
+	case WARD_ESCALATION_CANCELLED:
+		return CLI_ERR("ESCALATION_CANCELLED");
+	case WARD_ESCALATION_UNAVAILABLE:
+		return CLI_ERR("ESCALATION_UNAVAILABLE");
+	case WARD_ESCALATION_GRANTED:
+		break;
+	}
+	return CLI_ERR("WARD_FAILED");
+}
+
 /* An escalation that was not granted: its text (or JSON), exit 122. */
 noreturn void cli_call_refused(const ward_call *call, bool json)
 {
-	char code[64], *text = NULL, *up;
+	char *text = NULL;
 
 	if (ward_call_render_refusal(&text, call) != 0)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	snprintf(code, sizeof(code), "escalation-%s",
-		 ward_escalation_verdict_name(ward_call_verdict(call)));
 	if (json) {
-		/* ESCALATION_REJECTED, ESCALATION_NO_APPROVAL_SERVICE, … */
-		for (up = code; *up; up++)
-			*up = *up == '-'		   ? '_'
-			      : (*up >= 'a' && *up <= 'z') ? (char)(*up - 32)
-							   : *up;
-		cli_json_error(code, text);
+		cli_json_error(refusal_code(ward_call_verdict(call)), text);
 	} else {
 		fflush(stdout);
 		fprintf(stderr, "%s\n", text);

@@ -35,10 +35,12 @@ enum cli_session_long_opt {
 };
 
 /* clang-format off */
-#define CLI_SESSION_LONGOPTS                                                  \
-	{"session", required_argument, NULL, CLI_OPT_SESSION},                \
-	{"escalate", required_argument, NULL, CLI_OPT_ESCALATE},              \
-	{"justification", required_argument, NULL, CLI_OPT_JUSTIFICATION}
+#define CLI_OPTION_SESSION                                                    \
+	{"session", CLI_OPT_SESSION, "ID", CLI_VALUE_SESSION, NULL}
+#define CLI_SESSION_OPTIONS                                                   \
+	CLI_OPTION_SESSION,                                                   \
+	{"escalate", CLI_OPT_ESCALATE, "MODE", CLI_VALUE_MODE, NULL},         \
+	{"justification", CLI_OPT_JUSTIFICATION, "TEXT", CLI_VALUE_TEXT, NULL}
 /* clang-format on */
 
 /* The state of one `ward run` / `ward fs` call with these options. */

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ward/call.h"
+#include "ward/env.h"
+
 #include "policy_opts.h"
 
 bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
@@ -36,6 +39,19 @@ bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 			die_usage(usage, "option '--config' needs a file");
 		o->config_file = arg;
 		return true;
+	case CLI_OPT_ENV_KEEP:
+		if (!ward_env_pattern_valid(arg))
+			die_usage(usage,
+				  "option '--env-keep' needs a variable name "
+				  "(letters, digits, _; or a pattern with * ? "
+				  "[ ]), not '%s'",
+				  arg);
+		v = realloc(o->env_keep, (o->nenv_keep + 1) * sizeof(*v));
+		if (!v)
+			die(CLI_EXIT_WARD, "out of memory");
+		v[o->nenv_keep++] = arg;
+		o->env_keep = v;
+		return true;
 	}
 	return false;
 }
@@ -51,6 +67,8 @@ void cli_config_options(struct ward_config_options *out,
 	out->workspace = o->workspace;
 	out->access = o->access;
 	out->access_len = o->naccess;
+	out->env_keep = o->env_keep;
+	out->env_keep_len = o->nenv_keep;
 }
 
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
@@ -77,8 +95,8 @@ noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
 				die(CLI_EXIT_WARD, "out of memory");
 		}
 		if (!obj || !arr ||
-		    json_object_set_new(obj, "error",
-					json_string("CONFIG_INVALID")) ||
+		    json_object_set_new(
+			obj, "error", json_string(CLI_ERR("CONFIG_INVALID"))) ||
 		    json_object_set_new(obj, "message",
 					cli_json_text(first, strlen(first))) ||
 		    json_object_set_new(obj, "errors", arr))
@@ -137,28 +155,35 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err)
 		cli_config_report_errors(s.config, json);
+	/* What the project file asked for and did not get: said once, before
+	 * anything runs (the rest of the warnings: ward config check). */
+	for (size_t i = 0; i < ward_config_ignored_count(s.config); i++)
+		fprintf(stderr, "%s: warning: %s\n", cli_name,
+			ward_config_ignored(s.config, i));
 
 	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
 			      ward_config_workspace(s.config, NULL));
 	if (err)
-		fail(CLI_EXIT_WARD, json, "WARD_FAILED", ward_error_last());
+		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
+		     ward_error_last());
 	/* The policy borrows the rules; s.config keeps them alive. */
 	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
 	    ward_policy_set_protect_git(
 		s.policy, ward_config_protect_git(s.config, NULL)) ||
 	    ward_policy_set_unprotected(s.policy,
 					ward_config_unprotect(s.config, NULL)))
-		fail(CLI_EXIT_WARD, json, "WARD_FAILED", ward_error_last());
+		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
+		     ward_error_last());
 
 	if (flags & CLI_SETUP_PROVIDER) {
 		/* Rules with a custom runner would silently do nothing. */
 		if (ward_config_check_confine(s.config) != 0)
-			fail(CLI_EXIT_WARD, json, "CONFIG_INVALID",
+			fail(CLI_EXIT_WARD, json, CLI_ERR("CONFIG_INVALID"),
 			     ward_error_last());
 		err = ward_config_provider_new(&s.provider, s.config,
 					       WARD_RUNNER_NONE);
 		if (err)
-			fail(CLI_EXIT_WARD, json, "WARD_FAILED",
+			fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 			     ward_error_last());
 		if (o->runner != WARD_RUNNER_NONE) {
 			err = ward_provider_force(s.provider, o->runner);
@@ -169,6 +194,35 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		}
 	}
 	*out = s;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? cli_json_text(s, strlen(s)) : json_null();
+}
+
+json_t *cli_denials_json(const ward_call *call)
+{
+	json_t *arr = json_array();
+
+	if (!arr)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < ward_call_denial_count(call); i++) {
+		const struct ward_denial *d = ward_call_denial(call, i);
+		json_t *o = json_pack(
+		    "{s:o, s:s, s:s, s:o, s:s, s:o, s:s}", "path",
+		    str_or_null(d->path), "operation",
+		    d->operation ? d->operation : "access", "cause",
+		    ward_denial_cause_name(d->cause), "rule",
+		    str_or_null(d->cause == WARD_DENIAL_MODE ? NULL : d->rule),
+		    "mode", ward_mode_name(d->mode), "source",
+		    str_or_null(d->source), "how",
+		    ward_denial_how_name(d->how));
+
+		if (!o || json_array_append_new(arr, o) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+	}
+	return arr;
 }
 
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
@@ -185,5 +239,8 @@ void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 		free(o->access);
 		o->access = NULL;
 		o->naccess = 0;
+		free(o->env_keep);
+		o->env_keep = NULL;
+		o->nenv_keep = 0;
 	}
 }

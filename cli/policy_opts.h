@@ -4,7 +4,7 @@
  * defaults < user file < project file < --config < flags) are applied the
  * same way by `ward run`, `ward confine`, `ward fs` and `ward config check`.
  *
- * Use: add CLI_CONFIG_LONGOPTS to the command's options; in the getopt
+ * Use: add CLI_CONFIG_OPTIONS to the command's options; in the getopt
  * loop call cli_config_option() BEFORE cli_policy_option(); then
  * cli_setup_build(), and cli_setup_free() at the end.
  */
@@ -18,9 +18,12 @@
 #include "cli.h"
 
 /* clang-format off */
-#define CLI_CONFIG_LONGOPTS                                                   \
-	{"access", required_argument, NULL, CLI_OPT_ACCESS},                  \
-	{"config", required_argument, NULL, CLI_OPT_CONFIG}
+#define CLI_CONFIG_OPTIONS                                                    \
+	{"access", CLI_OPT_ACCESS, "RULE", CLI_VALUE_TEXT, NULL},             \
+	{"config", CLI_OPT_CONFIG, "FILE", CLI_VALUE_FILE, NULL}
+/* --env-keep, for the commands that start a command (run, mcp, config). */
+#define CLI_OPTION_ENV_KEEP                                                   \
+	{"env-keep", CLI_OPT_ENV_KEEP, "NAME", CLI_VALUE_TEXT, NULL}
 /* clang-format on */
 
 /* Help text lines for the two options, aligned like the others. */
@@ -32,9 +35,15 @@
 	"      --config FILE      read FILE after the user and project "       \
 	"files\n"                                                              \
 	"                         (see ward-config(5))\n"
+#define CLI_ENV_KEEP_HELP                                                      \
+	"      --env-keep NAME    keep variable NAME in the command's "        \
+	"environment\n"                                                        \
+	"                         although it looks like a secret "            \
+	"(repeatable)\n"
 
 /*
- * cli_config_option - handle --access and --config (true), and note that
+ * cli_config_option - handle --access, --config and --env-keep (true), and
+ * note that
  * --mode was given (o->mode_given) while returning false for it, so that
  * cli_policy_option() still parses the value. Call it first.
  */
@@ -79,6 +88,16 @@ void cli_config_options(struct ward_config_options *out,
  * 125.
  */
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json);
+
+/*
+ * cli_denials_json - the call's denial report as a JSON array, one object
+ * per entry: {path, operation, cause ("mode", "rule" or "protected"), rule
+ * (the rule as written, or what is protected; null for the mode), mode,
+ * source ("FILE:LINE", "--mode", "session ID", …), how ("exact" or
+ * "derived")}. Dies with exit 125 when out of memory.
+ */
+struct ward_call;
+json_t *cli_denials_json(const struct ward_call *call);
 
 /* cli_setup_free - free what cli_setup_build() made and @o's vector. */
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o);

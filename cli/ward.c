@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ward/notice.h"
 #include "ward/probe.h"
 #include "ward/render.h"
 
@@ -26,21 +27,85 @@
 
 static int cmd_help(int argc, char **argv);
 
-static const struct cli_command commands[] = {
-    {"run", cmd_run, "run a command under the file sandbox"},
-    {"probe", cmd_probe, "show which runners can confine on this machine"},
-    {"confine", cmd_confine,
-     "print the confined argv for a command, without running it"},
-    {"fs", cmd_fs, "file operations through the in-process file fence"},
-    {"session", cmd_session, "sessions: per-session mode, approval and log"},
-    {"config", cmd_config, "check ward.yml and show the effective setup"},
-    {"mcp", cmd_mcp, "serve sandboxed bash and file tools over MCP (stdio)"},
-    {"help", cmd_help, "show the help of a command"},
+static const struct cli_option help_options[] = {
+    CLI_OPTION_HELP,
+    CLI_OPTION_END,
 };
 
-#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+/*
+ * The command table: `ward --help`, the dispatcher and the completion
+ * scripts (`ward completion`) read it, with each command's option table.
+ */
+const struct cli_command cli_commands[] = {
+    {"run",
+     cmd_run,
+     "run a command under the file sandbox",
+     cli_run_options,
+     NULL,
+     {CLI_VALUE_COMMAND}},
+    {"probe",
+     cmd_probe,
+     "show which runners can confine on this machine",
+     cli_probe_options,
+     NULL,
+     {CLI_VALUE_NONE}},
+    {"confine",
+     cmd_confine,
+     "print the confined argv for a command, without running it",
+     cli_confine_options,
+     NULL,
+     {CLI_VALUE_COMMAND}},
+    {"fs",
+     cmd_fs,
+     "file operations through the in-process file fence",
+     cli_fs_options,
+     cli_fs_commands,
+     {CLI_VALUE_NONE}},
+    {"session",
+     cmd_session,
+     "sessions: per-session mode, approval and log",
+     cli_session_options,
+     cli_session_commands,
+     {CLI_VALUE_NONE}},
+    {"config",
+     cmd_config,
+     "check ward.yml and show the effective setup",
+     cli_config_cmd_options,
+     cli_config_commands,
+     {CLI_VALUE_NONE}},
+    {"mcp",
+     cmd_mcp,
+     "serve sandboxed bash and file tools over MCP (stdio)",
+     cli_mcp_options,
+     NULL,
+     {CLI_VALUE_NONE}},
+    {"completion",
+     cmd_completion,
+     "print the bash or zsh completion script",
+     cli_completion_options,
+     NULL,
+     {CLI_VALUE_SHELL}},
+    {"help",
+     cmd_help,
+     "show the help of a command",
+     help_options,
+     NULL,
+     {CLI_VALUE_TOPIC}},
+    {NULL, NULL, NULL, NULL, NULL, {CLI_VALUE_NONE}},
+};
+
+/* ward's own options, before a command (parsed by main()). */
+const struct cli_option cli_ward_options[] = {
+    CLI_OPTION_HELP,
+    {"version", 'V', NULL, CLI_VALUE_NONE, NULL},
+    CLI_OPTION_END,
+};
 
 static const char ward_usage[] = "ward COMMAND [OPTIONS] [ARG...]";
+
+bool cli_json_mode;
+/* A JSON object is on stdout already: a later failure adds none. */
+static bool json_printed;
 
 const char *cli_name = "ward";
 
@@ -56,10 +121,43 @@ static void vreport(const char *fmt, va_list ap, int errnum)
 	fputc('\n', stderr);
 }
 
+/* The code of a JSON error object for a death with @status. */
+static const char *status_code(int status)
+{
+	switch (status) {
+	case CLI_EXIT_USAGE:
+		return CLI_ERR("USAGE");
+	case CLI_EXIT_NOT_FOUND:
+		return CLI_ERR("COMMAND_NOT_FOUND");
+	case CLI_EXIT_CANNOT_EXEC:
+		return CLI_ERR("COMMAND_NOT_EXECUTABLE");
+	default:
+		return CLI_ERR("WARD_FAILED");
+	}
+}
+
+/* With --json, the JSON form of a death (see cli_json_mode). */
+static void json_report(int status, const char *fmt, va_list ap, int errnum)
+{
+	char msg[2048];
+	int n;
+
+	if (!cli_json_mode || json_printed)
+		return;
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n >= 0 && errnum && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
+			 strerror(errnum));
+	cli_json_error(status_code(status), msg);
+}
+
 noreturn void die(int status, const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	json_report(status, fmt, ap, 0);
+	va_end(ap);
 	va_start(ap, fmt);
 	vreport(fmt, ap, 0);
 	va_end(ap);
@@ -72,6 +170,9 @@ noreturn void die_errno(int status, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
+	json_report(status, fmt, ap, saved);
+	va_end(ap);
+	va_start(ap, fmt);
 	vreport(fmt, ap, saved);
 	va_end(ap);
 	exit(status);
@@ -81,6 +182,9 @@ noreturn void die_usage(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	json_report(CLI_EXIT_USAGE, fmt, ap, 0);
+	va_end(ap);
 	va_start(ap, fmt);
 	vreport(fmt, ap, 0);
 	va_end(ap);
@@ -276,8 +380,9 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 		for (size_t i = 0; h && i < nhints; i++)
 			json_array_append_new(h, json_string(hints[i]));
 		if (!obj || !h ||
-		    json_object_set_new(obj, "error",
-					json_string("SANDBOX_UNAVAILABLE")) ||
+		    json_object_set_new(
+			obj, "error",
+			json_string(CLI_ERR("SANDBOX_UNAVAILABLE"))) ||
 		    json_object_set_new(obj, "message",
 					cli_json_text(msg, strlen(msg))) ||
 		    json_object_set_new(obj, "hints", h))
@@ -368,6 +473,8 @@ void cli_json_print(json_t *value)
 {
 	if (!value)
 		die(CLI_EXIT_WARD, "out of memory");
+	/* Whatever happens next, no second object follows this one. */
+	json_printed = true;
 	if (json_dumpf(value, stdout, JSON_COMPACT) != 0 ||
 	    fputc('\n', stdout) == EOF || fflush(stdout) != 0)
 		die_errno(CLI_EXIT_WARD, "cannot write the JSON output");
@@ -383,6 +490,24 @@ void cli_json_error(const char *code, const char *message)
 				cli_json_text(message, strlen(message))))
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
+}
+
+/* --- warnings before a call ------------------------------------------ */
+
+void cli_print_warnings(char *const *warnings, const char *scope,
+			const char *workspace, bool quiet)
+{
+	bool seen = false;
+
+	/* Recorded in either case, so that --quiet after a run without it
+	 * leaves out what that run showed. A store that cannot be read
+	 * leaves seen false: shown again rather than hidden. */
+	(void)ward_notice_seen(&seen, scope, workspace, warnings);
+	if (quiet && seen)
+		return;
+	fflush(stdout);
+	for (size_t i = 0; warnings[i]; i++)
+		fprintf(stderr, "ward: warning: %s\n", warnings[i]);
 }
 
 /* --- shell quoting --------------------------------------------------- */
@@ -420,9 +545,9 @@ static void print_help(FILE *out)
 		"\n"
 		"Commands:\n",
 		ward_usage);
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(out, "  %-9s %s\n", commands[i].name,
-			commands[i].summary);
+	for (size_t i = 0; cli_commands[i].name; i++)
+		fprintf(out, "  %-10s %s\n", cli_commands[i].name,
+			cli_commands[i].summary);
 	fprintf(out,
 		"\n"
 		"Options:\n"
@@ -446,9 +571,9 @@ static void print_help(FILE *out)
 
 static const struct cli_command *find_command(const char *name)
 {
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
+	for (size_t i = 0; cli_commands[i].name; i++)
+		if (strcmp(cli_commands[i].name, name) == 0)
+			return &cli_commands[i];
 	return NULL;
 }
 

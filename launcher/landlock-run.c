@@ -71,7 +71,7 @@ static const char usage_text[] =
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\"\n"
-    "  --help      show this help\n"
+    "  -h, --help  show this help\n"
     "  --version   show the version\n"
     "\n"
     "The command runs without capabilities, with no_new_privs, and without\n"

@@ -1,7 +1,12 @@
 #!/bin/sh
-# Install what ward needs to build and test, from Debian's packages.
+# Install what ward needs, from Debian's packages, one set at a time.
 #
-# Usage: scripts/deps.sh [--check]
+# Usage: scripts/deps.sh [--check] [SET...]
+#   SET       build (the default): what `make` needs to build ward;
+#             test: what `make check` needs besides (runners, test tools);
+#             bench: what `make bench` needs besides;
+#             deb: what `make deb` needs besides (the package tools).
+#             Each set includes build.
 #   --check   only report; exit 1 when something is missing.
 #
 # As root it runs apt-get itself; otherwise it prints the exact command to
@@ -9,38 +14,107 @@
 set -eu
 
 # Packages and a file each one provides, so the check needs no dpkg query.
-PKGS="
-bubblewrap:/usr/bin/bwrap
+#
+# build: the compiler for the static launcher and ward (musl-gcc), the two
+# libraries and pkg-config, and what scripts/musl-deps.sh needs to build
+# them for musl from Debian's source packages (it would install these
+# itself, but a build should say up front what it needs).
+BUILD="
 musl-tools:/usr/bin/musl-gcc
 libjansson-dev:/usr/include/jansson.h
-libcmocka-dev:/usr/include/cmocka.h
 libfyaml-dev:/usr/include/libfyaml.h
-libseccomp-dev:/usr/include/seccomp.h
-bats:/usr/bin/bats
+libevent-dev:/usr/include/event2/event.h
 pkg-config:/usr/bin/pkg-config
-hyperfine:/usr/bin/hyperfine
+cmake:/usr/bin/cmake
+m4:/usr/bin/m4
+patch:/usr/bin/patch
+dpkg-dev:/usr/bin/dpkg-source
+"
+
+# test: the runners the e2e tests confine with, the test frameworks, the
+# fuzzing compiler and runtime, the tools the tests drive ward with (git
+# repositories, a terminal under tmux or script, capsh, strace, python3),
+# clang-format (format-check), zsh (the completion test), libseccomp's
+# headers (kept for test programs; no build step needs them), and the real
+# clients and tools the network and MCP tests drive (curl, openssl for a
+# local TLS server, valgrind, file, jq).
+TEST="
+bubblewrap:/usr/bin/bwrap
+libcmocka-dev:/usr/include/cmocka.h
+bats:/usr/bin/bats
 clang:/usr/bin/clang
 clang-format:/usr/bin/clang-format
 libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+libseccomp-dev:/usr/include/seccomp.h
 git:/usr/bin/git
 tmux:/usr/bin/tmux
 util-linux:/usr/bin/script
 libcap2-bin:/usr/sbin/capsh
 strace:/usr/bin/strace
 python3:/usr/bin/python3
+zsh:/usr/bin/zsh
+curl:/usr/bin/curl
+openssl:/usr/bin/openssl
+valgrind:/usr/bin/valgrind
+file:/usr/bin/file
+jq:/usr/bin/jq
 "
 
+# bench: the command-line benchmark tool (bench/run.sh), and bwrap, which
+# the benchmarks measure.
+BENCH="
+hyperfine:/usr/bin/hyperfine
+bubblewrap:/usr/bin/bwrap
+"
+
+# deb: dpkg-buildpackage's helpers and checkers (debian/control's
+# Build-Depends are the build set plus debhelper), and bwrap, which the
+# package depends on and tests/deb/check.sh runs ward under.
+DEB="
+debhelper:/usr/bin/dh
+devscripts:/usr/bin/debuild
+lintian:/usr/bin/lintian
+fakeroot:/usr/bin/fakeroot
+bubblewrap:/usr/bin/bwrap
+"
+
+check=
+sets=
+for arg in "$@"; do
+	case $arg in
+	--check) check=1 ;;
+	build | test | bench | deb) sets="$sets $arg" ;;
+	*)
+		echo "ward: deps.sh: unknown set '$arg' (valid: build, test," \
+			"bench, deb)" >&2
+		exit 2
+		;;
+	esac
+done
+[ -n "$sets" ] || sets=build
+
+want=$BUILD
+for set in $sets; do
+	case $set in
+	test) want="$want $TEST" ;;
+	bench) want="$want $BENCH" ;;
+	deb) want="$want $DEB" ;;
+	esac
+done
+
 missing=""
-for entry in $PKGS; do
+for entry in $want; do
 	pkg=${entry%%:*}
 	file=${entry#*:}
+	case " $missing " in *" $pkg "*) continue ;; esac
 	[ -e "$file" ] || missing="$missing $pkg"
 done
 
 [ -z "$missing" ] && exit 0
 
-if [ "${1:-}" = "--check" ]; then
+if [ -n "$check" ]; then
 	echo "ward: missing packages:$missing" >&2
+	echo "Hint: run as root: scripts/deps.sh$sets" >&2
 	exit 1
 fi
 

@@ -1,11 +1,12 @@
 #!/bin/sh
-# Build ward's two library dependencies, jansson and libfyaml, as static musl
-# libraries, so that build/bin/ward can be a static musl binary (a glibc
+# Build ward's library dependencies, jansson, libfyaml and libevent, as static
+# musl libraries, so that build/bin/ward can be a static musl binary (a glibc
 # process start costs ~0.5 ms more, which `ward run` pays on every command).
 #
 # Usage: scripts/musl-deps.sh
 #
-# Debian ships jansson and libfyaml built for glibc only, so this fetches
+# Debian ships jansson, libfyaml and libevent built for glibc only, so this
+# fetches
 # Debian's own source packages (with apt-get source, through a private apt
 # state under build/musl/: the system's sources and lists are not touched),
 # unpacks them with dpkg-source (which applies Debian's patches), applies
@@ -14,8 +15,8 @@
 # each with musl-gcc into build/musl/prefix/{include,lib}. None of their
 # source is part of ward's tree; everything lives under build/musl/.
 #
-# Idempotent: does nothing when build/musl/prefix/lib/libjansson.a and
-# libfyaml.a exist and were built with the current patches (their checksums
+# Idempotent: does nothing when build/musl/prefix/lib/libjansson.a,
+# libfyaml.a and libevent's libraries exist and were built with the current patches (their checksums
 # are kept in prefix/PATCHES). Sources already downloaded are reused. Any
 # failure exits non-zero with a message on stderr (the Makefile then builds
 # a dynamic glibc ward instead). As root, missing build tools (musl-tools,
@@ -76,6 +77,7 @@ if [ -n "$HOST" ]; then
 		exit 0
 	fi
 elif up_to_date "$PREFIX" lib/libjansson.a lib/libfyaml.a \
+	lib/libevent_core.a lib/libevent_extra.a include/event2/event.h \
 	include/jansson.h include/libfyaml.h; then
 	say "up to date ($PREFIX)"
 	exit 0
@@ -169,15 +171,16 @@ set -- -o "Dir::Etc::SourceList=$LIST" \
 # Root apt downloads as _apt, who cannot write into a private build tree.
 [ "$(id -u)" = 0 ] && set -- "$@" -o APT::Sandbox::User=root
 
-if ls "$SRC"/jansson_*.dsc "$SRC"/libfyaml_*.dsc >/dev/null 2>&1; then
+if ls "$SRC"/jansson_*.dsc "$SRC"/libfyaml_*.dsc "$SRC"/libevent_*.dsc \
+	>/dev/null 2>&1; then
 	# dpkg-source checks them against their .dsc below.
 	say "reusing the downloaded sources ($SRC)"
 else
 	step apt-update apt-get "$@" update
-	say "apt-get source jansson libfyaml"
+	say "apt-get source jansson libfyaml libevent"
 	rm -f "$SRC"/*.dsc "$SRC"/*.tar.* "$SRC"/*.diff.gz
 	if ! (cd "$SRC" && apt-get "$@" source --download-only jansson \
-		libfyaml) >"$LOG/apt-source.log" 2>&1; then
+		libfyaml libevent) >"$LOG/apt-source.log" 2>&1; then
 		tail -n 25 "$LOG/apt-source.log" >&2
 		die "cannot download the source packages" \
 			"(log: $LOG/apt-source.log)"
@@ -257,8 +260,26 @@ step libfyaml-build make -C "$M/build/libfyaml/src" -j "$JOBS" libfyaml.la
 step libfyaml-install make -C "$M/build/libfyaml/src" \
 	install-libLTLIBRARIES install-includeHEADERS
 
+# libevent: the core (event loop, bufferevents, listeners) and extra (evdns)
+# libraries only, built with its CMake files (Debian's patches touch the
+# autotools inputs, which would want autoreconf). No OpenSSL, no mbedTLS, no
+# tests, samples or benchmarks; thread support stays in (ward does not use
+# libevent's locking, but the pthreads glue costs nothing unused).
+unpack libevent
+step libevent-configure cmake -S "$dir" -B "$M/build/libevent" \
+	-DCMAKE_C_COMPILER="$MUSL_CC" -DCMAKE_BUILD_TYPE=Release \
+	-DCMAKE_C_FLAGS_RELEASE="$CFLAGS_MUSL" \
+	-DCMAKE_INSTALL_PREFIX="$STAGE" -DCMAKE_INSTALL_LIBDIR=lib \
+	-DEVENT__LIBRARY_TYPE=STATIC -DEVENT__DISABLE_OPENSSL=ON \
+	-DEVENT__DISABLE_MBEDTLS=ON -DEVENT__DISABLE_TESTS=ON \
+	-DEVENT__DISABLE_REGRESS=ON -DEVENT__DISABLE_SAMPLES=ON \
+	-DEVENT__DISABLE_BENCHMARK=ON -DEVENT__DISABLE_DEBUG_MODE=ON
+step libevent-build cmake --build "$M/build/libevent" -j "$JOBS"
+step libevent-install cmake --install "$M/build/libevent"
+
 for f in lib/libjansson.a lib/libfyaml.a include/jansson.h \
-	include/jansson_config.h include/libfyaml.h; do
+	include/jansson_config.h include/libfyaml.h lib/libevent_core.a \
+	lib/libevent_extra.a include/event2/event.h include/event2/dns.h; do
 	[ -s "$STAGE/$f" ] || die "the build left no $f"
 done
 for f in "$SRC"/*.dsc; do

@@ -11,11 +11,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit.h"
+#include "denial.h"
 #include "exec_internal.h"
 #include "internal.h"
 #include "protect.h"
@@ -60,6 +63,19 @@ struct ward_call {
 	bool escalated;
 	bool recorded; /* call/result is in the log */
 	ward_task *task;
+	/* enum ward_call_stop; set by ward_call_stop from any thread. */
+	atomic_int stop;
+	/* The denial report, gathered when the call ended. */
+	struct ward_denial_set denials;
+	bool denied;
+	bool gathered;
+	/* The kernel's Landlock records of the run, when ward may read
+	 * them (audit.h); NULL otherwise. */
+	struct ward_audit *audit;
+	/* The command's environment, scrubbed of secrets (env.h), and the
+	 * names dropped from it; NULL until the command is prepared. */
+	char **env;
+	char **env_dropped;
 };
 
 static char *const empty_strv[] = {NULL};
@@ -477,20 +493,151 @@ static int record_not_run(ward_call *c, const char *code, const char *text)
 	return record_result(c, &r);
 }
 
+/* Where the mode in force came from, for the denial report. */
+static void mode_source(char *buf, size_t len, const ward_call *c)
+{
+	struct ward_config_origin o;
+
+	switch (c->source) {
+	case WARD_KNOB_SESSION:
+		snprintf(buf, len, "session %s", ward_session_id(c->session));
+		return;
+	case WARD_KNOB_ESCALATION:
+		snprintf(buf, len, "an escalation approved for this call");
+		return;
+	case WARD_KNOB_DEFAULT:
+		break;
+	}
+	ward_config_mode(c->config, &o);
+	if (o.layer == WARD_CONFIG_LAYER_FLAGS)
+		snprintf(buf, len, "--mode");
+	else if (o.layer == WARD_CONFIG_LAYER_DEFAULT || !o.file)
+		snprintf(buf, len, "built-in default");
+	else
+		snprintf(buf, len, "%s:%u", o.file, o.line);
+}
+
+/*
+ * The denial report of a command that ran (@res): derived from its error
+ * output and the plan (exact entries are added by the audit reader when
+ * the kernel gives them). An unconfined run (runner none) has none: its
+ * errors are the system's.
+ */
+static void gather_command(ward_call *c, const ward_result *res)
+{
+	struct ward_denial_ctx ctx;
+	char src[PATH_MAX + 32];
+	const char *err;
+	size_t len = 0;
+
+	if (c->gathered)
+		return;
+	c->gathered = true;
+	c->denied = ward_result_denied(res);
+	if (ward_result_runner(res) == WARD_RUNNER_NONE)
+		return;
+	mode_source(src, sizeof(src), c);
+	ctx.policy = c->policy;
+	ctx.cwd = c->cwd;
+	ctx.mode_source = src;
+	/* The kernel's own records first: when there are any, they are
+	 * the report (exact), the error output is not needed. */
+	if (c->audit) {
+		struct ward_denial_set exact = {0};
+
+		bool failed = ward_result_exit_code(res) != 0 ||
+			      ward_result_signal(res) != 0 || c->denied;
+
+		if (ward_audit_collect(c->audit, ward_result_pid(res), failed,
+				       &exact, &ctx) > 0) {
+			ward_denial_set_clear(&c->denials);
+			c->denials = exact;
+			c->denied = true;
+			return;
+		}
+		ward_denial_set_clear(&exact);
+	}
+	err = ward_result_stderr(res, &len);
+	if (err && len)
+		ward_denials_from_output(&c->denials, &ctx, err, len);
+	if (c->denied && c->denials.n == 0)
+		ward_denial_add_unknown(&c->denials, &ctx);
+	c->denied |= c->denials.n > 0;
+}
+
+/* The denial report of a file operation: the fence knows it exactly. */
+static void gather_fence(ward_call *c, const struct ward_fs_denial *d)
+{
+	struct ward_denial_ctx ctx;
+	char src[PATH_MAX + 32];
+	const char *path;
+
+	if (c->gathered)
+		return;
+	c->gathered = true;
+	c->denied = true;
+	mode_source(src, sizeof(src), c);
+	ctx.policy = c->policy;
+	ctx.cwd = c->cwd;
+	ctx.mode_source = src;
+	path = d && d->resolved[0] ? d->resolved : d ? d->path : NULL;
+	if (!path ||
+	    !ward_denial_judge(&c->denials, &ctx, path, ward_fs_op_name(d->op),
+			       WARD_DENIAL_EKNOWN, WARD_DENIAL_EXACT))
+		ward_denial_add_unknown(&c->denials, &ctx);
+}
+
+/* The denial text recorded in the log: marker and entries, no hint. */
+static char *recorded_denial(const ward_call *c, enum ward_mode mode)
+{
+	struct ward_render_denials r = WARD_RENDER_DENIALS_INIT;
+	char *text = NULL;
+
+	r.subject = c->subject;
+	r.mode = mode;
+	r.denials = c->denials.v;
+	r.count = c->denials.n;
+	r.more = c->denials.more;
+	if (ward_render_denials(&text, &r) != 0)
+		return NULL;
+	return text;
+}
+
+/* The session-log code of a stopped call's end, or NULL. */
+static const char *stop_code(const ward_call *c)
+{
+	switch (atomic_load(&((ward_call *)c)->stop)) {
+	case WARD_STOP_CANCELLED:
+		return "stopped-cancelled";
+	case WARD_STOP_SHUTDOWN:
+		return "stopped-shutdown";
+	default:
+		return NULL;
+	}
+}
+
 static int record_ran(ward_call *c, const ward_result *res)
 {
 	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
+	char *text = NULL;
+	int err;
 
+	gather_command(c, res);
 	r.ran = true;
 	r.mode = ward_result_mode(res);
 	r.exit_code = ward_result_exit_code(res);
 	r.signal = ward_result_signal(res);
 	r.timed_out = ward_result_timed_out(res);
-	r.denied = ward_result_denied(res);
+	r.denied = c->denied;
 	r.runner = ward_result_runner(res);
 	r.enforcement = ward_result_enforcement(res);
-	r.text = r.denied ? ward_render_marker(r.mode) : NULL;
-	return record_result(c, &r);
+	r.error = stop_code(c);
+	if (r.denied)
+		text = recorded_denial(c, r.mode);
+	r.text = r.denied ? (text ? text : ward_render_marker(r.mode)) : NULL;
+	err = record_result(c, &r);
+	free(text);
+	return err;
 }
 
 /*
@@ -503,7 +650,11 @@ static int not_run(ward_call *c, int err)
 	char *text = NULL;
 
 	save_error(&se, err);
-	if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER) {
+	if (stop_code(c)) {
+		/* Killed by ward_call_stop before the command started: not
+		 * the sandbox's failure. */
+		record_not_run(c, stop_code(c), se.text);
+	} else if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER) {
 		if (ward_render_unavailable(&text, c->subject, se.text) != 0)
 			text = NULL;
 		record_not_run(c, "sandbox-unavailable", text ? text : se.text);
@@ -582,6 +733,10 @@ void ward_call_free(ward_call *call)
 		ward_task_free(call->task);
 	}
 	ward_plan_free(call->plan);
+	ward_strv_free(call->env);
+	ward_strv_free(call->env_dropped);
+	ward_denial_set_clear(&call->denials);
+	ward_audit_close(call->audit);
 	if (call->policy != call->base)
 		ward_policy_free(call->policy);
 	ward_policy_free(call->base);
@@ -628,8 +783,8 @@ static int authorize(ward_call *c)
 	if (c->verdict != WARD_ESCALATION_GRANTED) {
 		snprintf(code, sizeof(code), "escalation-%s",
 			 ward_escalation_verdict_name(c->verdict));
-		if (ward_render_verdict(&text, c->verdict, c->subject,
-					c->escalate_to) != 0)
+		if (ward_render_verdict_for(&text, c->surface, c->verdict,
+					    c->subject, c->escalate_to) != 0)
 			text = NULL;
 		record_not_run(c, code, text);
 		free(text);
@@ -717,6 +872,10 @@ static int prepare_run(ward_call *c, ward_confined **conf,
 	err = ward_call_begin(c);
 	if (err)
 		return err;
+	if (atomic_load(&c->stop))
+		return not_run(c, ward_err(WARD_ESTOPPED,
+					   "the call was stopped before it "
+					   "started"));
 	if (c->plan_err)
 		return not_run(c,
 			       ward_err(c->plan_err, "%s",
@@ -726,6 +885,22 @@ static int prepare_run(ward_call *c, ward_confined **conf,
 		return not_run(c, err);
 	if (!o->cwd)
 		o->cwd = c->cwd;
+	/* The command never sees what looks like a secret, whoever calls
+	 * (the caller's own envp is scrubbed as well). */
+	ward_strv_free(c->env);
+	ward_strv_free(c->env_dropped);
+	c->env = c->env_dropped = NULL;
+	err =
+	    ward_config_env_scrub(&c->env, &c->env_dropped, c->config, o->envp);
+	if (err)
+		return not_run(c, err);
+	o->envp = c->env;
+	/* Listen before the command starts: under Landlock the kernel can
+	 * say exactly what it refused (root, audit enabled; else the report
+	 * is derived and nothing is lost). */
+	if (!c->audit && ward_plan_runner(c->plan) == WARD_RUNNER_LANDLOCK &&
+	    ward_audit_open(&c->audit) != 0)
+		c->audit = NULL;
 	err = ward_confined_from_plan(conf, c->plan, c->argv, o->cwd);
 	if (err)
 		return not_run(c, err);
@@ -780,7 +955,32 @@ int ward_call_start(ward_call *call, const struct ward_exec_options *opts)
 	ward_confined_free(conf);
 	if (err)
 		return not_run(call, err);
+	/* A stop that came while it started. */
+	if (atomic_load(&call->stop))
+		ward_task_kill(call->task, SIGKILL);
 	return 0;
+}
+
+int ward_call_stop(ward_call *call, enum ward_call_stop why)
+{
+	int none = WARD_STOP_NONE;
+
+	if (!call || why == WARD_STOP_NONE ||
+	    (unsigned)why > WARD_STOP_SHUTDOWN)
+		return ward_err(WARD_EINVAL, "call: invalid stop");
+	atomic_compare_exchange_strong(&call->stop, &none, (int)why);
+	/* The task pointer is set before the call is shared for stopping
+	 * (ward_call_start returned); ward_task_kill is thread-safe. */
+	if (call->task)
+		ward_task_kill(call->task, SIGKILL);
+	return 0;
+}
+
+enum ward_call_stop ward_call_stopped(const ward_call *call)
+{
+	return call ? (enum ward_call_stop)atomic_load(
+			  &((ward_call *)call)->stop)
+		    : WARD_STOP_NONE;
 }
 
 ward_task *ward_call_task(const ward_call *call)
@@ -799,6 +999,12 @@ int ward_call_wait(ward_call *call, ward_result **out, unsigned long timeout_ms)
 	err = ward_task_wait(out, call->task, timeout_ms);
 	if (err == -ETIMEDOUT)
 		return err;
+	/* A runner that died of ward_call_stop's kill before the command
+	 * started did not fail: the call was stopped. */
+	if (err == WARD_ERUNNER && atomic_load(&call->stop))
+		err = ward_err(WARD_ESTOPPED,
+			       "the call was stopped before the command "
+			       "started");
 	if (err)
 		return not_run(call, err);
 	record_ran(call, *out);
@@ -825,10 +1031,14 @@ int ward_call_fs_end(ward_call *call, int err,
 {
 	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
 	enum ward_mode mode;
+	char *text = NULL;
+	int rc;
 
 	if (!call)
 		return ward_err(WARD_EINVAL, "call: invalid argument");
 	mode = ward_policy_mode(call->policy);
+	if (err == WARD_EDENIED)
+		gather_fence(call, denial);
 	r.ran = true;
 	r.mode = mode;
 	r.denied = err == WARD_EDENIED;
@@ -837,9 +1047,15 @@ int ward_call_fs_end(ward_call *call, int err,
 	r.runner_name = "fsfence";
 	r.enforcement = WARD_ENFORCEMENT_FULL;
 	r.error = err && !r.denied ? "failed" : NULL;
-	r.text =
-	    r.denied ? ward_render_marker(denial ? denial->mode : mode) : NULL;
-	return record_result(call, &r);
+	if (r.denied)
+		text = recorded_denial(call, denial ? denial->mode : mode);
+	r.text = r.denied
+		     ? (text ? text
+			     : ward_render_marker(denial ? denial->mode : mode))
+		     : NULL;
+	rc = record_result(call, &r);
+	free(text);
+	return rc;
 }
 
 /* --- exported: facts ------------------------------------------------------- */
@@ -899,6 +1115,60 @@ enum ward_escalation_verdict ward_call_verdict(const ward_call *call)
 	return call ? call->verdict : WARD_ESCALATION_NO_SERVICE;
 }
 
+bool ward_call_denied(const ward_call *call)
+{
+	return call && call->denied;
+}
+
+size_t ward_call_denial_count(const ward_call *call)
+{
+	return call ? call->denials.n : 0;
+}
+
+const struct ward_denial *ward_call_denial(const ward_call *call, size_t i)
+{
+	return call && i < call->denials.n ? &call->denials.v[i] : NULL;
+}
+
+size_t ward_call_denials_omitted(const ward_call *call)
+{
+	return call ? call->denials.more : 0;
+}
+
+int ward_call_render_denial(char **out, const ward_call *call)
+{
+	struct ward_render_denials r = WARD_RENDER_DENIALS_INIT;
+	enum ward_mode mode;
+
+	if (!out || !call)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	mode = ward_policy_mode(call->policy);
+	r.surface = call->surface;
+	r.subject = call->subject;
+	r.mode = mode;
+	r.denials = call->denials.v;
+	r.count = call->denials.n;
+	r.more = call->denials.more;
+	r.escalation_offered = ward_call_hint_offered(call, mode);
+	r.session_id = call->session && !call->escalated
+			   ? ward_session_id(call->session)
+			   : NULL;
+	return ward_render_denials(out, &r);
+}
+
+int ward_call_render_explain(char **out, const ward_call *call)
+{
+	if (!out || !call)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	return ward_render_explain(out, call->denials.v, call->denials.n,
+				   call->denials.more);
+}
+
+char *const *ward_call_env_dropped(const ward_call *call)
+{
+	return call && call->env_dropped ? call->env_dropped : empty_strv;
+}
+
 char *const *ward_call_warnings(const ward_call *call)
 {
 	return call && call->plan ? ward_plan_warnings(call->plan) : empty_strv;
@@ -918,8 +1188,8 @@ int ward_call_render_refusal(char **out, const ward_call *call)
 	if (!out || !call || !call->escalate ||
 	    call->verdict == WARD_ESCALATION_GRANTED)
 		return ward_err(WARD_EINVAL, "call: no refused escalation");
-	return ward_render_verdict(out, call->verdict, call->subject,
-				   call->escalate_to);
+	return ward_render_verdict_for(out, call->surface, call->verdict,
+				       call->subject, call->escalate_to);
 }
 
 int ward_call_render_not_run(char **out, const ward_call *call)

@@ -52,6 +52,7 @@
 #include "internal.h"
 #include "protect.h"
 #include "ward/config.h"
+#include "ward/env.h"
 
 #define MAX_DEPTH	     16
 #define MAX_NODES	     200000
@@ -72,6 +73,7 @@ enum key {
 	K_PRESETS,
 	K_PROTECT_GIT,
 	K_UNPROTECT,
+	K_ENV,
 	K_COUNT
 };
 
@@ -87,6 +89,7 @@ static const char *const key_names[K_COUNT] = {
     [K_PRESETS] = "presets",
     [K_PROTECT_GIT] = "protect_git",
     [K_UNPROTECT] = "unprotect",
+    [K_ENV] = "env",
 };
 
 /* --- the YAML tree ------------------------------------------------------ */
@@ -145,6 +148,7 @@ struct layer {
 	size_t nacc, capacc;
 	struct preset *presets;
 	size_t npresets, cappresets;
+	char **env_drop, **env_keep; /* NULL-terminated, or NULL */
 };
 
 struct cerror {
@@ -166,6 +170,10 @@ struct ward_config {
 	size_t nfail;
 	char **warn;
 	size_t nwarn, capwarn;
+	/* Which of @warn are values the project file asked for and that were
+	 * ignored (a project file is a ceiling): their indexes. */
+	size_t *ign;
+	size_t nign;
 	bool oom;
 	bool resolved;
 	char *user_hint; /* the user file path for messages */
@@ -185,6 +193,9 @@ struct ward_config {
 	size_t npresets;
 	ward_presets *table; /* built-in presets + the configured ones */
 	ward_rules *rules;
+	/* The env policy: built-in drop patterns plus every layer's; keep
+	 * patterns of the user file, --config and the flags. */
+	char **env_drop, **env_keep;
 };
 
 static char *const empty_strv[] = {NULL};
@@ -282,6 +293,8 @@ static void cerr(ward_config *cfg, enum ward_config_layer layer,
 	add_error_msg(cfg, layer, file, line, msg);
 }
 
+static void cwarn_msg(ward_config *cfg, char *msg);
+
 static void cwarn(ward_config *cfg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -298,6 +311,12 @@ static void cwarn(ward_config *cfg, const char *fmt, ...)
 		cfg->oom = true;
 		return;
 	}
+	cwarn_msg(cfg, msg);
+}
+
+/* Keep @msg (consumed) as a warning. */
+static void cwarn_msg(ward_config *cfg, char *msg)
+{
 	if (cfg->nwarn == cfg->capwarn) {
 		size_t cap = cfg->capwarn ? cfg->capwarn * 2 : 8;
 		char **v = realloc(cfg->warn, cap * sizeof(*v));
@@ -311,6 +330,44 @@ static void cwarn(ward_config *cfg, const char *fmt, ...)
 		cfg->capwarn = cap;
 	}
 	cfg->warn[cfg->nwarn++] = msg;
+}
+
+/*
+ * A value the project file asked for that would widen the sandbox: it is
+ * ignored (the project file is a ceiling, never a lockout) and reported
+ * once, "FILE:LINE: KEY: ignored: …", as a warning that ward run and ward
+ * mcp print and ward config check lists.
+ */
+static void cignore(ward_config *cfg, const char *file, unsigned line,
+		    const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void cignore(ward_config *cfg, const char *file, unsigned line,
+		    const char *key, const char *fmt, ...)
+{
+	char what[1024];
+	char *msg = NULL;
+	size_t *v;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (asprintf(&msg, "%s:%u: %s: ignored: %s", file ? file : "?", line,
+		     key, what) < 0) {
+		cfg->oom = true;
+		return;
+	}
+	v = realloc(cfg->ign, (cfg->nign + 1) * sizeof(*v));
+	if (!v) {
+		free(msg);
+		cfg->oom = true;
+		return;
+	}
+	cfg->ign = v;
+	cwarn_msg(cfg, msg);
+	if (cfg->nwarn && cfg->warn[cfg->nwarn - 1] == msg)
+		cfg->ign[cfg->nign++] = cfg->nwarn - 1;
 }
 
 /* How many errors have been reported so far: a mark for result(). */
@@ -1291,15 +1348,15 @@ static bool store(ward_config *cfg, char **slot, const char *s)
 	return *slot != NULL;
 }
 
-/* Where to put a key that the project file may not set. */
+/* A key that the project file may not set: ignored, and where to put it. */
 static void refuse_in_project(struct pstate *ps, unsigned line, const char *why)
 {
-	PERR(ps, line,
-	     "refused: a project file may only narrow the sandbox, and %s; "
-	     "put it in your user file (%s) or pass --config FILE",
-	     why,
-	     ps->cfg->user_hint ? ps->cfg->user_hint
-				: "~/.config/ward/config.yml");
+	cignore(ps->cfg, ps->file, line, ps->key,
+		"a project file may only narrow the sandbox, and %s; put it "
+		"in your user file (%s) or pass --config FILE",
+		why,
+		ps->cfg->user_hint ? ps->cfg->user_hint
+				   : "~/.config/ward/config.yml");
 }
 
 static void h_mode(struct pstate *ps, const struct ynode *y)
@@ -1363,6 +1420,14 @@ static void h_workspace(struct pstate *ps, const struct ynode *y)
 		PERR(ps, y->line,
 		     "\"%s\" is relative; write an absolute path or one "
 		     "starting with ~/",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	/* Taken literally, "$HOME/src" would name another directory. */
+	if (strchr(s, '$') || strstr(s, "{{")) {
+		PERR(ps, y->line,
+		     "\"%s\": variables are not expanded here; write the "
+		     "path (~/ is expanded)",
 		     quote(q, sizeof(q), s, strlen(s)));
 		return;
 	}
@@ -1555,8 +1620,9 @@ static bool acc_push(ward_config *cfg, struct layer *L, const char *text,
 }
 
 /*
- * The project file may only narrow: refuse an `rw` entry (the rules module
- * reports every other malformed entry at resolve time).
+ * The project file may only narrow: an `rw` entry there is ignored with a
+ * warning (the rules module reports every other malformed entry at resolve
+ * time). Returns false for an entry to leave out.
  */
 static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
 			     unsigned line)
@@ -1570,13 +1636,13 @@ static bool project_entry_ok(struct pstate *ps, const char *s, size_t n,
 	if (ps->layer != WARD_CONFIG_LAYER_PROJECT || n < 2 ||
 	    strncmp(s, "rw", 2) != 0 || (n > 2 && s[2] != ' ' && s[2] != '\t'))
 		return true;
-	PERR(ps, line,
-	     "entry \"%s\" refused: a project file may only narrow the "
-	     "sandbox (r- and -- entries); put rw entries in your user file "
-	     "(%s) or pass --config FILE or --access",
-	     quote(q, sizeof(q), s, n),
-	     ps->cfg->user_hint ? ps->cfg->user_hint
-				: "~/.config/ward/config.yml");
+	cignore(ps->cfg, ps->file, line, ps->key,
+		"entry \"%s\": a project file may only narrow the sandbox "
+		"(r- and -- entries); put rw entries in your user file (%s) "
+		"or pass --config FILE or --access",
+		quote(q, sizeof(q), s, n),
+		ps->cfg->user_hint ? ps->cfg->user_hint
+				   : "~/.config/ward/config.yml");
 	return false;
 }
 
@@ -1597,26 +1663,37 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 			     "(access: |), one entry per line; or use a list");
 			return;
 		}
+		char *text = strdup(y->str);
+
+		if (!text) {
+			ps->cfg->oom = true;
+			return;
+		}
 		if (y->style == FYSS_LITERAL) {
-			/* Check each line; the block starts on y->line. */
-			const char *p = y->str;
+			/* Check each line; the block starts on y->line. An
+			 * ignored line is blanked, so the others keep their
+			 * line numbers. */
+			char *p = text;
 			unsigned line = y->line;
 
 			while (*p) {
-				const char *nl = strchr(p, '\n');
+				char *nl = strchr(p, '\n');
 				size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
-				project_entry_ok(ps, p, n, line);
+				if (!project_entry_ok(ps, p, n, line))
+					memset(p, ' ', n);
 				p += n + (nl ? 1 : 0);
 				line++;
 			}
-		} else {
-			project_entry_ok(ps, y->str, y->len, y->line);
+		} else if (!project_entry_ok(ps, y->str, y->len, y->line)) {
+			free(text);
+			return;
 		}
 		if (ps->cfg->nfail == before &&
-		    acc_push(ps->cfg, L, y->str, y->line,
+		    acc_push(ps->cfg, L, text, y->line,
 			     y->style == FYSS_LITERAL))
 			L->has[K_ACCESS] = true;
+		free(text);
 		return;
 	}
 	if (y->type != Y_SEQ) {
@@ -1628,18 +1705,19 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 	}
 	for (size_t i = 0; i < y->n; i++) {
 		const struct ynode *it = y->kid[i];
-		const char *s =
-		    get_string(ps, it, "an entry (rw, r- or -- and a path)");
 
-		if (s)
-			project_entry_ok(ps, s, strlen(s), it->line);
+		get_string(ps, it, "an entry (rw, r- or -- and a path)");
 	}
 	if (ps->cfg->nfail != before)
 		return;
-	for (size_t i = 0; i < y->n; i++)
-		if (!acc_push(ps->cfg, L, y->kid[i]->str, y->kid[i]->line,
-			      false))
+	for (size_t i = 0; i < y->n; i++) {
+		const struct ynode *it = y->kid[i];
+
+		if (!project_entry_ok(ps, it->str, strlen(it->str), it->line))
+			continue;
+		if (!acc_push(ps->cfg, L, it->str, it->line, false))
 			return;
+	}
 	L->has[K_ACCESS] = true;
 }
 
@@ -1671,7 +1749,7 @@ static void h_approval(struct pstate *ps, const struct ynode *y)
 	    ps->L->approval == WARD_APPROVAL_NEVER) {
 		refuse_in_project(ps, ps->line,
 				  "whether you are asked is your decision "
-				  "(only \"ask\" is accepted there)");
+				  "(only \"ask\" counts there)");
 		return;
 	}
 	ps->L->has[K_APPROVAL] = true;
@@ -1821,12 +1899,12 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
 	}
 	v = strcmp(y->str, "true") == 0;
 	if (!v && ps->layer == WARD_CONFIG_LAYER_PROJECT) {
-		PERR(ps, ps->line,
-		     "refused: a project file may only narrow the sandbox, "
-		     "and turning protect_git off lets a command plant git "
-		     "hooks; put it in your user file (%s)",
-		     ps->cfg->user_hint ? ps->cfg->user_hint
-					: "~/.config/ward/config.yml");
+		cignore(ps->cfg, ps->file, ps->line, ps->key,
+			"a project file may only narrow the sandbox, and "
+			"turning protect_git off lets a command plant git "
+			"hooks; put it in your user file (%s)",
+			ps->cfg->user_hint ? ps->cfg->user_hint
+					   : "~/.config/ward/config.yml");
 		return;
 	}
 	if (!v && ps->layer != WARD_CONFIG_LAYER_USER) {
@@ -1854,13 +1932,16 @@ static void h_unprotect(struct pstate *ps, const struct ynode *y)
 	unsigned *lines;
 	char **v;
 
+	/* Like every widening value of a project file: ignored with a
+	 * warning (a ceiling, never a lockout), so the paths stay protected
+	 * and the commands still run. */
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
-		PERR(ps, ps->line,
-		     "refused: a project file may only narrow the sandbox, "
-		     "and releasing a protected path lets a command plant "
-		     "code that git or your editor runs later; put it in "
-		     "your user file (%s)",
-		     hint);
+		cignore(ps->cfg, ps->file, ps->line, ps->key,
+			"a project file may only narrow the sandbox, and "
+			"releasing a protected path lets a command plant code "
+			"that git or your editor runs later; put it in your "
+			"user file (%s)",
+			hint);
 		return;
 	}
 	if (ps->layer != WARD_CONFIG_LAYER_USER) {
@@ -1910,6 +1991,99 @@ static void h_unprotect(struct pstate *ps, const struct ynode *y)
 	ps->L->has[K_UNPROTECT] = true;
 }
 
+/* A list of variable name patterns, into *out (NULL-terminated). */
+static void env_patterns(struct pstate *ps, const struct ynode *y,
+			 const char *what, char ***out)
+{
+	size_t before = ps->cfg->nfail;
+	char **v;
+	char q[128];
+
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line,
+		     "%s: expected a list of variable names, got %s", what,
+		     type_name(y));
+		return;
+	}
+	v = calloc(y->n + 1, sizeof(*v));
+	if (!v) {
+		ps->cfg->oom = true;
+		return;
+	}
+	for (size_t i = 0, n = 0; i < y->n; i++) {
+		const char *s = get_string(ps, y->kid[i], "a variable name");
+
+		if (!s)
+			continue;
+		if (!ward_env_pattern_valid(s)) {
+			PERR(ps, y->kid[i]->line,
+			     "%s: \"%s\" is not a variable name or pattern "
+			     "(letters, digits, _ and the globs * ? [ ])",
+			     what, quote(q, sizeof(q), s, strlen(s)));
+			continue;
+		}
+		if (!store(ps->cfg, &v[n++], s))
+			break;
+	}
+	if (ps->cfg->nfail != before || ps->cfg->oom) {
+		ward_strv_free(v);
+		return;
+	}
+	ward_strv_free(*out);
+	*out = v;
+}
+
+/* env: {drop: [PATTERN…], keep: [PATTERN…]} */
+static void h_env(struct pstate *ps, const struct ynode *y)
+{
+	size_t before = ps->cfg->nfail;
+	bool seen_drop = false, seen_keep = false;
+
+	if (y->type != Y_MAP) {
+		PERR(ps, y->line,
+		     "expected a mapping {drop: [...], keep: [...]}, got %s",
+		     type_name(y));
+		return;
+	}
+	for (size_t i = 0; i + 1 < y->n; i += 2) {
+		const struct ynode *k = y->kid[i], *v = y->kid[i + 1];
+		const char *name = k->type == Y_SCALAR ? k->str : "";
+		char q[128];
+
+		if (strcmp(name, "drop") == 0 && !seen_drop) {
+			seen_drop = true;
+			env_patterns(ps, v, "drop", &ps->L->env_drop);
+		} else if (strcmp(name, "keep") == 0 && !seen_keep) {
+			seen_keep = true;
+			/* Keeping a variable a pattern drops widens what a
+			 * command sees: the user's choice, not the
+			 * repository's. */
+			if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+				cignore(
+				    ps->cfg, ps->file, k->line, "env.keep",
+				    "a project file may only narrow the "
+				    "sandbox, and keeping a variable ward "
+				    "drops hands a secret to every command; "
+				    "put it in your user file (%s) or pass "
+				    "--env-keep NAME",
+				    ps->cfg->user_hint
+					? ps->cfg->user_hint
+					: "~/.config/ward/config.yml");
+				continue;
+			}
+			env_patterns(ps, v, "keep", &ps->L->env_keep);
+		} else {
+			PERR(ps, k->line,
+			     "%s key \"%s\" (valid: drop, keep, each once)",
+			     seen_drop || seen_keep ? "unknown or repeated"
+						    : "unknown",
+			     quote(q, sizeof(q), name, strlen(name)));
+		}
+	}
+	if (ps->cfg->nfail == before)
+		ps->L->has[K_ENV] = true;
+}
+
 static void (*const handlers[K_COUNT])(struct pstate *,
 				       const struct ynode *) = {
     [K_MODE] = h_mode,
@@ -1923,6 +2097,7 @@ static void (*const handlers[K_COUNT])(struct pstate *,
     [K_PRESETS] = h_presets,
     [K_PROTECT_GIT] = h_protect_git,
     [K_UNPROTECT] = h_unprotect,
+    [K_ENV] = h_env,
 };
 
 /* Walk the top-level mapping. */
@@ -1962,7 +2137,7 @@ static void walk_root(ward_config *cfg, struct layer *L,
 			     "unknown key (valid: mode, workspace, runners, "
 			     "runner_command, runner_failure_signatures, "
 			     "probe_timeout_ms, access, approval, presets, "
-			     "protect_git, unprotect)");
+			     "protect_git, unprotect, env)");
 			continue;
 		}
 		if (seen[key]) {
@@ -2001,6 +2176,8 @@ static void layer_clear(struct layer *L)
 	for (size_t i = 0; i < L->npresets; i++)
 		free(L->presets[i].name);
 	free(L->presets);
+	ward_strv_free(L->env_drop);
+	ward_strv_free(L->env_keep);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -2230,16 +2407,19 @@ static void resolve_mode(ward_config *cfg,
 		if (ward_mode_is_wider(P->mode, cfg->mode)) {
 			char o[PATH_MAX + 64];
 
-			cerr(cfg, WARD_CONFIG_LAYER_PROJECT, P->file,
-			     P->line[K_MODE], "mode",
-			     "refused: a project file may only narrow the "
-			     "sandbox, and %s is wider than %s (from %s); put "
-			     "it in your user file (%s), pass --config FILE "
-			     "or --mode",
-			     ward_mode_name(P->mode), ward_mode_name(cfg->mode),
-			     origin_text(o, sizeof(o), &cfg->from[K_MODE]),
-			     cfg->user_hint ? cfg->user_hint
-					    : "~/.config/ward/config.yml");
+			/* A ceiling, not a lockout: the mode below stays. */
+			cignore(
+			    cfg, P->file, P->line[K_MODE], "mode",
+			    "a project file may only narrow the sandbox, "
+			    "and %s is wider than %s (from %s), which "
+			    "stays in force; to run under %s, pass --mode "
+			    "%s, or set it in your user file (%s) or with "
+			    "--config FILE",
+			    ward_mode_name(P->mode), ward_mode_name(cfg->mode),
+			    origin_text(o, sizeof(o), &cfg->from[K_MODE]),
+			    ward_mode_name(P->mode), ward_mode_name(P->mode),
+			    cfg->user_hint ? cfg->user_hint
+					   : "~/.config/ward/config.yml");
 		} else {
 			cfg->mode = P->mode;
 			set_from(cfg, K_MODE, WARD_CONFIG_LAYER_PROJECT, P);
@@ -2590,6 +2770,46 @@ static void resolve_rules(ward_config *cfg,
 	}
 }
 
+/* The env policy: drop patterns accumulate over the built-in ones and
+ * every layer; keep patterns over the user file, --config and flags. */
+static void resolve_env(ward_config *cfg,
+			const struct ward_config_options *opts)
+{
+	static const enum ward_config_layer order[] = {
+	    WARD_CONFIG_LAYER_USER, WARD_CONFIG_LAYER_PROJECT,
+	    WARD_CONFIG_LAYER_EXPLICIT};
+	struct ward_strv drop = {0}, keep = {0};
+
+	ward_strv_push_all(&drop, ward_env_default_drop());
+	for (size_t o = 0; o < 3; o++) {
+		struct layer *L = &cfg->L[order[o]];
+
+		if (!L->present || !L->has[K_ENV])
+			continue;
+		ward_strv_push_all(&drop, L->env_drop);
+		ward_strv_push_all(&keep, L->env_keep);
+		set_from(cfg, K_ENV, order[o], L);
+	}
+	for (size_t i = 0; opts && opts->version >= 2 && i < opts->env_keep_len;
+	     i++) {
+		char q[128];
+
+		if (!ward_env_pattern_valid(opts->env_keep[i])) {
+			cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0, "env-keep",
+			     "\"%s\" is not a variable name or pattern "
+			     "(letters, digits, _ and the globs * ? [ ])",
+			     quote(q, sizeof(q), opts->env_keep[i],
+				   strlen(opts->env_keep[i])));
+			continue;
+		}
+		ward_strv_push(&keep, opts->env_keep[i]);
+		set_from(cfg, K_ENV, WARD_CONFIG_LAYER_FLAGS, NULL);
+	}
+	if (ward_strv_finish(&cfg->env_drop, &drop) != 0 ||
+	    ward_strv_finish(&cfg->env_keep, &keep) != 0)
+		cfg->oom = true;
+}
+
 static void resolve_warnings(ward_config *cfg)
 {
 	char o[PATH_MAX + 64];
@@ -2641,6 +2861,7 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_preset_table(cfg);
 	resolve_rules(cfg, opts);
 	resolve_unprotect(cfg, opts);
+	resolve_env(cfg, opts);
 	resolve_warnings(cfg);
 	return result(cfg, before);
 }
@@ -2746,6 +2967,9 @@ void ward_config_free(ward_config *cfg)
 	for (size_t i = 0; i < cfg->nwarn; i++)
 		free(cfg->warn[i]);
 	free(cfg->warn);
+	free(cfg->ign);
+	ward_strv_free(cfg->env_drop);
+	ward_strv_free(cfg->env_keep);
 	free(cfg->user_hint);
 	free(cfg->workspace);
 	ward_strv_free(cfg->unprotect);
@@ -2795,6 +3019,38 @@ size_t ward_config_warning_count(const ward_config *cfg)
 const char *ward_config_warning(const ward_config *cfg, size_t i)
 {
 	return cfg && i < cfg->nwarn ? cfg->warn[i] : NULL;
+}
+
+char *const *ward_config_env_drop(const ward_config *cfg,
+				  struct ward_config_origin *from)
+{
+	if (from)
+		*from = cfg ? cfg->from[K_ENV]
+			    : (struct ward_config_origin){0, NULL, 0};
+	return cfg && cfg->env_drop ? cfg->env_drop : ward_env_default_drop();
+}
+
+char *const *ward_config_env_keep(const ward_config *cfg)
+{
+	return cfg && cfg->env_keep ? cfg->env_keep : empty_strv;
+}
+
+int ward_config_env_scrub(char ***out, char ***dropped, const ward_config *cfg,
+			  char *const *envp)
+{
+	return ward_env_scrub(out, dropped, envp,
+			      ward_config_env_drop(cfg, NULL),
+			      ward_config_env_keep(cfg));
+}
+
+size_t ward_config_ignored_count(const ward_config *cfg)
+{
+	return cfg ? cfg->nign : 0;
+}
+
+const char *ward_config_ignored(const ward_config *cfg, size_t i)
+{
+	return cfg && i < cfg->nign ? cfg->warn[cfg->ign[i]] : NULL;
 }
 
 const char *ward_config_file(const ward_config *cfg,
@@ -2981,6 +3237,13 @@ int ward_config_options_init(struct ward_config_options *opts, unsigned version)
 
 	if (!opts)
 		return ward_err(WARD_EINVAL, "config options: NULL");
+	if (version == 1) {
+		/* A version-1 struct ends before env_keep. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_config_options, env_keep));
+		opts->version = 1;
+		return 0;
+	}
 	if (version != WARD_CONFIG_OPTIONS_VERSION)
 		return ward_bad_version("config options", version,
 					WARD_CONFIG_OPTIONS_VERSION);

@@ -63,6 +63,8 @@ const char *ward_strerror(int err)
 		return "sandbox runner failed";
 	case WARD_EREFUSED:
 		return "escalation not granted";
+	case WARD_ESTOPPED:
+		return "stopped before it ended";
 	case WARD_EDENIED:
 		return "denied by the sandbox";
 	case WARD_ENOTUNIQUE:

@@ -262,34 +262,6 @@ int ward_escalation_authorize(ward_policy **granted,
 	return 0;
 }
 
-int ward_escalation_exec(ward_result **out,
-			 enum ward_escalation_verdict *verdict,
-			 ward_provider *provider, const ward_policy *base,
-			 char *const argv[],
-			 const struct ward_exec_options *opts,
-			 const struct ward_escalation *e)
-{
-	enum ward_escalation_verdict v;
-	ward_policy *granted = NULL;
-	ward_result *r = NULL;
-	int err;
-
-	if (!out || !verdict)
-		return ward_err(WARD_EINVAL, "escalation: missing argument");
-	err = ward_escalation_authorize(&granted, &v, base, e);
-	if (err)
-		return err;
-	if (v == WARD_ESCALATION_GRANTED) {
-		err = ward_exec_run(&r, provider, granted, argv, opts);
-		ward_policy_free(granted);
-		if (err)
-			return err;
-		*out = r;
-	}
-	*verdict = v;
-	return 0;
-}
-
 int ward_escalation_init(struct ward_escalation *e, unsigned version)
 {
 	const struct ward_escalation init = WARD_ESCALATION_INIT;

@@ -144,6 +144,7 @@ struct ward_result {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	enum ward_contain contain;
+	pid_t pid; /* the child's (for the audit records of its run) */
 	char *out; /* NULL in stream mode */
 	size_t out_len, out_dropped;
 	char *err;
@@ -1934,6 +1935,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	r->runner = sp->runner;
 	r->enforcement = sp->enforcement;
 	r->contain = (enum ward_contain)sp->contain;
+	r->pid = sp->pid;
 	r->timed_out = sp->timed_out;
 	if (WIFSIGNALED(sp->status)) {
 		r->exit_code = -1;
@@ -2103,6 +2105,11 @@ void ward_result_free(ward_result *result)
 	free(result->out);
 	free(result->err);
 	free(result);
+}
+
+pid_t ward_result_pid(const ward_result *r)
+{
+	return r ? r->pid : 0;
 }
 
 int ward_result_exit_code(const ward_result *r)

@@ -45,9 +45,8 @@ const char *ward_roots_tmpdir_refused(char *buf, size_t len,
 				      const ward_policy *policy);
 
 /*
- * The session store a policy runs for (set by ward_call and
- * ward_session_resolve): hidden from confined runs like ward's state
- * directory (protect.h). NULL: none.
+ * The session store a policy runs for (set by ward_call): hidden from
+ * confined runs like ward's state directory (protect.h). NULL: none.
  */
 int ward_policy_set_store(ward_policy *policy, const char *store);
 const char *ward_policy_store(const ward_policy *policy);

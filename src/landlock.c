@@ -60,11 +60,18 @@ struct landlock_path_beneath_attr {
 } __attribute__((packed));
 
 /*
- * ABI 7 adds only audit-logging flags for landlock_restrict_self()
- * (LANDLOCK_RESTRICT_SELF_LOG_*); ward passes 0 (the kernel's default
- * logging), so none are defined here. Flags of a later ABI must be guarded
- * by the downgrade switch before use.
+ * ABI 7 adds audit-logging flags for landlock_restrict_self(). By default
+ * the kernel logs the denials of the restricting program only until its
+ * next execve; ward restricts itself (or landlock-run does) and then execs
+ * the command, so without LOG_NEW_EXEC_ON none of the command's denials
+ * would ever reach the audit log. With it they do — only when audit is
+ * enabled at all (nothing is logged, and nothing costs, otherwise) — and
+ * ward's denial report can say exactly what the kernel refused. Only
+ * passed on ABI >= 7 (older kernels reject unknown flags).
  */
+#ifndef LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
+#define LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
+#endif
 
 /* Every filesystem right ward wants handled (all of ABI 1..7). */
 #define LL_FS_WANTED                                                           \
@@ -357,8 +364,8 @@ void ward_ll_access_for_abi(int abi, uint64_t *fs, uint64_t *scoped)
 		__attribute__((fallthrough));
 	case 6:
 		/*
-		 * ABI 7 adds only restrict_self() logging flags, which ward
-		 * does not pass: nothing to remove.
+		 * ABI 7 adds only restrict_self() logging flags (see
+		 * ward_ll_enforce): no access right to remove.
 		 */
 		__attribute__((fallthrough));
 	case WARD_LL_ABI_MAX:
@@ -807,7 +814,9 @@ int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 	if (ret)
 		return set_err(err, err_len,
 			       "cannot install the metadata filter", -ret);
-	if (syscall(__NR_landlock_restrict_self, rs->fd, 0) != 0)
+	if (syscall(__NR_landlock_restrict_self, rs->fd,
+		    rs->abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
+				 : 0) != 0)
 		return set_err(err, err_len, "landlock_restrict_self", errno);
 	return 0;
 }

@@ -42,6 +42,249 @@ const char *ward_render_hint(enum ward_subject subject)
 						 : HINT("command");
 }
 
+/* clang-format off */
+#define CLI_HINT(s, how)                                                      \
+	"retry this exact " s " once with " how " --escalate MODE "            \
+	"--justification TEXT (the narrowest wider MODE that suffices); the "  \
+	"approval prompt asks the user"
+/* clang-format on */
+
+const char *ward_render_hint_for(enum ward_surface surface,
+				 enum ward_subject subject)
+{
+	if (surface != WARD_SURFACE_CLI)
+		return ward_render_hint(subject);
+	return subject == WARD_SUBJECT_OPERATION
+		   ? CLI_HINT("operation", "ward fs OPERATION …")
+		   : CLI_HINT("command", "ward run");
+}
+
+/* The narrowest mode wider than @m (itself when there is none). */
+static enum ward_mode next_wider(enum ward_mode m)
+{
+	return m == WARD_MODE_READ_ONLY ? WARD_MODE_WORKSPACE_WRITE
+					: WARD_MODE_DANGER_FULL_ACCESS;
+}
+
+#define DENIAL_LINES 5
+
+/* One entry as a marker-like line. */
+static void put_denial(FILE *m, const struct ward_denial *d)
+{
+	const char *op = d->operation ? d->operation : "access";
+
+	fprintf(m, "\n[sandbox: %s of %s ", op, d->path);
+	switch (d->cause) {
+	case WARD_DENIAL_RULE:
+		fprintf(m, "refused by rule \"%s\"", d->rule ? d->rule : "?");
+		break;
+	case WARD_DENIAL_PROTECTED:
+		fprintf(m, "refused: a protected path (%s)",
+			d->rule ? d->rule : "?");
+		break;
+	case WARD_DENIAL_MODE:
+		fprintf(m, "refused: not writable under %s mode",
+			ward_mode_name(d->mode));
+		break;
+	}
+	if (d->source && d->cause != WARD_DENIAL_PROTECTED)
+		fprintf(m, " (%s)", d->source);
+	if (d->how == WARD_DENIAL_DERIVED)
+		fputs("; inferred from the error output", m);
+	fputc(']', m);
+}
+
+int ward_render_denials(char **out, const struct ward_render_denials *r)
+{
+	size_t shown = 0, len = 0, with_path = 0;
+	bool only_rules = r && r->count > 0;
+	char *text = NULL;
+	FILE *m;
+
+	if (!out || !r)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (r->version != WARD_RENDER_DENIALS_VERSION)
+		return ward_err(WARD_EINVAL,
+				"render: unknown version %u (expected %u)",
+				r->version, WARD_RENDER_DENIALS_VERSION);
+	m = open_memstream(&text, &len);
+	if (!m)
+		return ward_err(-ENOMEM, "out of memory");
+	fputs(ward_render_marker(r->mode), m);
+	for (size_t i = 0; r->denials && i < r->count; i++) {
+		const struct ward_denial *d = &r->denials[i];
+
+		only_rules &= d->cause == WARD_DENIAL_RULE;
+		if (!d->path)
+			continue;
+		with_path++;
+		if (shown < DENIAL_LINES) {
+			put_denial(m, d);
+			shown++;
+		}
+	}
+	if (with_path - shown + r->more)
+		fprintf(m, "\n[sandbox: … and %zu more refused]",
+			with_path - shown + r->more);
+	/* A rule holds in every mode: no wider mode would help. */
+	if (!only_rules && r->mode != WARD_MODE_DANGER_FULL_ACCESS) {
+		if (r->escalation_offered)
+			fprintf(m, "\n%s",
+				ward_render_hint_for(r->surface, r->subject));
+		else if (r->session_id && r->surface != WARD_SURFACE_API)
+			fprintf(m,
+				"\na person can allow this by widening the "
+				"session's mode: ward session mode %s %s",
+				r->session_id,
+				ward_mode_name(next_wider(r->mode)));
+	}
+	if (fclose(m) != 0 || !text) {
+		free(text);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = text;
+	return 0;
+}
+
+int ward_render_explain(char **out, const struct ward_denial *d, size_t count,
+			size_t more)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	m = open_memstream(&text, &len);
+	if (!m)
+		return ward_err(-ENOMEM, "out of memory");
+	if (count == 0)
+		fputs("ward: explain: no file access was refused", m);
+	for (size_t i = 0; d && i < count; i++) {
+		fprintf(m, "%sward: explain: denied: %s of %s\n", i ? "\n" : "",
+			d[i].operation ? d[i].operation : "access",
+			d[i].path ? d[i].path
+				  : "(a path the error output does not name)");
+		switch (d[i].cause) {
+		case WARD_DENIAL_RULE:
+			fprintf(m, "  by:     rule \"%s\"\n",
+				d[i].rule ? d[i].rule : "?");
+			break;
+		case WARD_DENIAL_PROTECTED:
+			fprintf(m, "  by:     a protected path (%s)\n",
+				d[i].rule ? d[i].rule : "?");
+			break;
+		case WARD_DENIAL_MODE:
+			fprintf(m,
+				"  by:     the %s mode (not inside any "
+				"writable root)\n",
+				ward_mode_name(d[i].mode));
+			break;
+		}
+		fprintf(m, "  set in: %s\n",
+			d[i].source ? d[i].source : "(unknown)");
+		fprintf(m, "  how:    %s",
+			d[i].how == WARD_DENIAL_EXACT
+			    ? "exact (reported by the kernel or the fs fence)"
+			    : "derived (inferred from the command's error "
+			      "output and the plan; a good guess, not a fact)");
+	}
+	if (more)
+		fprintf(m, "\nward: explain: and %zu more", more);
+	if (fclose(m) != 0 || !text) {
+		free(text);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = text;
+	return 0;
+}
+
+int ward_render_stopped(char **out, enum ward_subject subject, bool shutdown,
+			bool started)
+{
+	const char *s = ward_subject_name(subject);
+	char *text = NULL;
+	int n;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (started)
+		n = asprintf(&text,
+			     "[stopped: %s before this %s finished; it was "
+			     "killed, and the output above is what it wrote "
+			     "until then]",
+			     shutdown ? "the server shut down" : "cancelled",
+			     s);
+	else
+		n = asprintf(&text,
+			     "stopped: %s before this %s started; nothing was "
+			     "run",
+			     shutdown ? "the server shut down" : "cancelled",
+			     s);
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_not_text(char **out, enum ward_surface surface,
+			 const char *path)
+{
+	char *text = NULL;
+	int n;
+
+	if (!out || !path)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (surface == WARD_SURFACE_MCP)
+		n = asprintf(&text,
+			     "%s is not text (it holds NUL bytes or invalid "
+			     "UTF-8), and read_file returns text only; look at "
+			     "it with bash (e.g. file, or xxd | head)",
+			     path);
+	else if (surface == WARD_SURFACE_CLI)
+		n = asprintf(&text,
+			     "%s is not text (it holds NUL bytes or invalid "
+			     "UTF-8); read it with ward fs read --bytes",
+			     path);
+	else
+		n = asprintf(&text,
+			     "%s is not text (it holds NUL bytes or invalid "
+			     "UTF-8)",
+			     path);
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_read_truncated(char **out, unsigned long long next_offset,
+			       unsigned long long more_lines,
+			       unsigned long long more_bytes)
+{
+	char *text = NULL;
+	int n;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (more_lines)
+		n = asprintf(&text,
+			     "[truncated: %llu more line%s (%llu bytes) not "
+			     "shown; read on with offset %llu, or pick a part "
+			     "with offset/limit]",
+			     more_lines, more_lines == 1 ? "" : "s", more_bytes,
+			     next_offset);
+	else
+		n = asprintf(&text,
+			     "[truncated: the file continues after line %llu; "
+			     "read on with offset %llu, or pick a part with "
+			     "offset/limit]",
+			     next_offset, next_offset);
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int ward_render_denial(char **out, enum ward_mode mode,
 		       enum ward_subject subject, bool escalation_offered)
 {
@@ -55,8 +298,31 @@ int ward_render_denial(char **out, enum ward_mode mode,
 	return 0;
 }
 
+int ward_render_network_denied(char **out, const char *host)
+{
+	char *text = NULL;
+
+	if (!host || !*host ||
+	    strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789.-_:") != strlen(host))
+		return ward_err(WARD_EINVAL, "not a host name or address");
+	/* Exact text from the design (round two). */
+	if (asprintf(&text, "[sandbox: network access to %s denied]", host) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int ward_render_verdict(char **out, enum ward_escalation_verdict verdict,
 			enum ward_subject subject, enum ward_mode requested)
+{
+	return ward_render_verdict_for(out, WARD_SURFACE_API, verdict, subject,
+				       requested);
+}
+
+int ward_render_verdict_for(char **out, enum ward_surface surface,
+			    enum ward_escalation_verdict verdict,
+			    enum ward_subject subject, enum ward_mode requested)
 {
 	const char *s = ward_subject_name(subject);
 	const char *m = ward_mode_name(requested);
@@ -65,12 +331,21 @@ int ward_render_verdict(char **out, enum ward_escalation_verdict verdict,
 
 	switch (verdict) {
 	case WARD_ESCALATION_NOT_WIDER:
-		n = asprintf(&text,
-			     "sandbox_permissions \"%s\" is not wider than "
-			     "the mode this %s already runs under; nothing "
-			     "was run and nobody was asked; retry without "
-			     "sandbox_permissions",
-			     m, s);
+		if (surface == WARD_SURFACE_CLI)
+			n = asprintf(&text,
+				     "--escalate \"%s\" is not wider than the "
+				     "mode this %s already runs under; nothing "
+				     "was run and nobody was asked; run it "
+				     "without --escalate",
+				     m, s);
+		else
+			n = asprintf(
+			    &text,
+			    "sandbox_permissions \"%s\" is not wider "
+			    "than the mode this %s already runs under; "
+			    "nothing was run and nobody was asked; "
+			    "retry without sandbox_permissions",
+			    m, s);
 		break;
 	case WARD_ESCALATION_NO_SERVICE:
 		n = asprintf(&text,
@@ -343,7 +618,9 @@ static const struct field_text field_texts[] = {
     {T(WARD_TOOL_READ_FILE), "offset",
      "Lines to skip from the start of the file (default 0)."},
     {T(WARD_TOOL_READ_FILE), "limit",
-     "At most this many lines (default: to the end)."},
+     "At most this many lines (default: to the end). At most 64 KiB are "
+     "returned either way; a longer part ends with a \"truncated\" line "
+     "saying how much more there is and the offset to read on from."},
     {T(WARD_TOOL_WRITE_FILE), "content", "The complete new content."},
     {T(WARD_TOOL_WRITE_FILE), "create_parents",
      "Create missing parent directories (default true)."},
@@ -355,6 +632,12 @@ static const struct field_text field_texts[] = {
      "Replace every occurrence of old_text (default false)."},
     {T(WARD_TOOL_LIST_DIRECTORY), "recursive",
      "List subdirectories too, never following symlinks (default false)."},
+    {T(WARD_TOOL_LIST_DIRECTORY), "depth",
+     "With recursive: how many levels to list (1 to 16; default 16)."},
+    {T(WARD_TOOL_LIST_DIRECTORY), "limit",
+     "At most this many entries (1 to 10000; default 1000). At most 64 KiB "
+     "are returned either way; a longer listing ends with a \"truncated\" "
+     "line saying how many more entries there are."},
 };
 
 const char *ward_render_field_description(enum ward_tool tool,
@@ -531,6 +814,22 @@ int ward_render_fs_done(char **out, enum ward_fs_op op, const char *path,
 		return ward_err(WARD_EINVAL, "no text for operation %s",
 				ward_fs_op_name(op));
 	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_list_truncated(char **out, size_t more, bool at_least)
+{
+	char *text = NULL;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "[truncated: %s%zu more entr%s not shown; list a "
+		     "subdirectory, or use depth/limit]",
+		     at_least ? "at least " : "", more,
+		     more == 1 ? "y" : "ies") < 0)
 		return ward_err(-ENOMEM, "out of memory");
 	*out = text;
 	return 0;

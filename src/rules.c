@@ -296,12 +296,55 @@ static bool is_name_char(char c, bool first)
 	return !first && c >= '0' && c <= '9';
 }
 
-static const char *lookup_env(const struct ward_rules_env *env,
+static const char *lookup_raw(const struct ward_rules_env *env,
 			      const char *name)
 {
 	if (env && env->getenv)
 		return env->getenv(env->getenv_ctx, name);
 	return getenv(name);
+}
+
+/*
+ * The XDG base directories with a default in the XDG Base Directory
+ * specification, as a suffix of $HOME. The spec says an unset, empty or
+ * relative value means the default: stock Debian sets none of them, and a
+ * rule such as "rw {{ env.XDG_CACHE_HOME }}" must work there.
+ */
+static const struct {
+	const char *name, *suffix;
+} xdg_defaults[] = {
+    {"XDG_CONFIG_HOME", "/.config"},
+    {"XDG_CACHE_HOME", "/.cache"},
+    {"XDG_DATA_HOME", "/.local/share"},
+    {"XDG_STATE_HOME", "/.local/state"},
+};
+
+/*
+ * A variable's value for a rule: the environment's, or for an XDG base
+ * directory without a usable value its default under the home directory
+ * (written into @buf). NULL: unset (and no default).
+ */
+static const char *lookup_env_buf(const struct ward_rules_env *env,
+				  const char *name, char *buf, size_t len)
+{
+	const char *v = lookup_raw(env, name), *home;
+
+	for (size_t i = 0; i < sizeof(xdg_defaults) / sizeof(*xdg_defaults);
+	     i++) {
+		if (strcmp(name, xdg_defaults[i].name) != 0)
+			continue;
+		if (v && v[0] == '/')
+			return v;
+		home = env && env->home ? env->home : lookup_raw(env, "HOME");
+		if (!home || home[0] != '/')
+			return v && *v ? v : NULL;
+		if ((size_t)snprintf(buf, len, "%s%s",
+				     strcmp(home, "/") ? home : "",
+				     xdg_defaults[i].suffix) >= len)
+			return NULL;
+		return buf;
+	}
+	return v;
 }
 
 static bool has_control(const char *s)
@@ -314,8 +357,71 @@ static bool has_control(const char *s)
 }
 
 /*
- * Expand `{{ env.NAME }}` in @p[0..n) into @xb (values literal). Returns 0
- * or an error (detail set).
+ * Put the value of variable @name, referred to as @how ("{{ env.X }}",
+ * "$X", "${X}"), into @xb (literal). Unset or empty is an error naming the
+ * entry's file and line: a rule that silently named another path would
+ * protect nothing.
+ */
+static int put_var(struct xbuf *xb, const struct pctx *pc, const char *name,
+		   const char *how, const struct ward_rules_env *env)
+{
+	char buf[PATH_MAX];
+	const char *val = lookup_env_buf(env, name, buf, sizeof(buf));
+
+	if (!val)
+		return perr(pc, WARD_EINVAL, "%s: %s is not set", how, name);
+	if (!*val)
+		return perr(pc, WARD_EINVAL, "%s: %s is empty", how, name);
+	if (has_control(val))
+		return perr(pc, WARD_EINVAL,
+			    "%s: the value of %s holds a control character",
+			    how, name);
+	xb_put(xb, val, strlen(val), true);
+	return 0;
+}
+
+/*
+ * A shell-style reference at @p[i] (p[i] == '$'): "$NAME" or "${NAME}"
+ * expands like "{{ env.NAME }}"; "$$" is one literal '$'. Anything else
+ * after a '$' is an error with a hint, never a literal path: "-- $HOME/x"
+ * taken literally would protect a directory named "$HOME" in the
+ * workspace. Returns the bytes consumed (> 0), or an error (< 0).
+ */
+static long expand_dollar(struct xbuf *xb, const struct pctx *pc, const char *p,
+			  size_t n, size_t i, const struct ward_rules_env *env)
+{
+	char name[256], how[300];
+	size_t a = i + 1, b;
+	bool braced;
+	int err;
+
+	if (a < n && p[a] == '$') {
+		xb_put(xb, "$", 1, true);
+		return 2;
+	}
+	braced = a < n && p[a] == '{';
+	if (braced)
+		a++;
+	for (b = a; b < n && is_name_char(p[b], b == a); b++)
+		;
+	if (b == a || b - a >= sizeof(name) ||
+	    (braced && (b >= n || p[b] != '}')))
+		return perr(pc, WARD_EINVAL,
+			    "\"$\" must start a variable ($NAME, ${NAME} or "
+			    "{{ env.NAME }}); write \"$$\" for a literal "
+			    "\"$\"");
+	memcpy(name, p + a, b - a);
+	name[b - a] = '\0';
+	snprintf(how, sizeof(how), braced ? "${%s}" : "$%s", name);
+	err = put_var(xb, pc, name, how, env);
+	if (err)
+		return err;
+	return (long)(b + (braced ? 1 : 0) - i);
+}
+
+/*
+ * Expand `{{ env.NAME }}`, `$NAME` and `${NAME}` in @p[0..n) into @xb
+ * (values literal). Returns 0 or an error (detail set).
  */
 static int expand_templates(struct xbuf *xb, const struct pctx *pc,
 			    const char *p, size_t n,
@@ -325,9 +431,18 @@ static int expand_templates(struct xbuf *xb, const struct pctx *pc,
 
 	while (i < n) {
 		size_t a, b, e, name_at, name_len;
-		const char *val, *close = NULL;
-		char name[256];
+		const char *close = NULL;
+		char name[256], how[300];
+		long used;
+		int err;
 
+		if (p[i] == '$') {
+			used = expand_dollar(xb, pc, p, n, i, env);
+			if (used < 0)
+				return (int)used;
+			i += (size_t)used;
+			continue;
+		}
 		if (!(p[i] == '{' && i + 1 < n && p[i + 1] == '{')) {
 			xb_put(xb, p + i, 1, false);
 			i++;
@@ -362,19 +477,10 @@ static int expand_templates(struct xbuf *xb, const struct pctx *pc,
 		}
 		memcpy(name, p + name_at, name_len);
 		name[name_len] = '\0';
-		val = lookup_env(env, name);
-		if (!val)
-			return perr(pc, WARD_EINVAL,
-				    "{{ env.%s }}: %s is not set", name, name);
-		if (!*val)
-			return perr(pc, WARD_EINVAL,
-				    "{{ env.%s }}: %s is empty", name, name);
-		if (has_control(val))
-			return perr(pc, WARD_EINVAL,
-				    "{{ env.%s }}: the value of %s holds a "
-				    "control character",
-				    name, name);
-		xb_put(xb, val, strlen(val), true);
+		snprintf(how, sizeof(how), "{{ env.%s }}", name);
+		err = put_var(xb, pc, name, how, env);
+		if (err)
+			return err;
 		i = e + 2;
 		continue;
 	bad_template:
@@ -503,7 +609,8 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 		access = WARD_ACCESS_RO;
 	else if (tok == 2 && memcmp(e, "--", 2) == 0)
 		access = WARD_ACCESS_NONE;
-	else if (e[0] == '/' || e[0] == '~' || e[0] == '.' || e[0] == '{')
+	else if (e[0] == '/' || e[0] == '~' || e[0] == '.' || e[0] == '{' ||
+		 e[0] == '$')
 		return perr(pc, WARD_EINVAL,
 			    "missing prefix (expected rw, r- or -- before "
 			    "the path)");
@@ -522,7 +629,7 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 	/* ~/ first (only at the start), then templates, then the workspace. */
 	if (path[0] == '~') {
 		const char *home =
-		    env && env->home ? env->home : lookup_env(env, "HOME");
+		    env && env->home ? env->home : lookup_raw(env, "HOME");
 
 		if (plen > 1 && path[1] != '/')
 			return perr(pc, WARD_EINVAL,
@@ -1094,6 +1201,53 @@ int ward_rules_get(struct ward_rule_info *out, const ward_rules *rules,
 	out->origin.file = r->file;
 	out->origin.line = r->line;
 	return 0;
+}
+
+/* Whether entry @r covers the normal absolute @path. */
+static bool covers(const struct rule *r, const char *path)
+{
+	size_t n;
+
+	if (r->is_glob)
+		return r->compiled && regexec(&r->re, path, 0, NULL, 0) == 0;
+	n = strlen(r->pattern);
+	if (strcmp(r->pattern, "/") == 0)
+		return true;
+	return strncmp(path, r->pattern, n) == 0 &&
+	       (path[n] == '/' || path[n] == '\0');
+}
+
+int ward_rules_find(size_t *index, const ward_rules *rules, const char *path)
+{
+	char buf[PATH_MAX];
+	enum ward_access want = ward_rules_match(rules, path);
+	size_t plen;
+	locale_t old;
+	int err = -ENOENT;
+
+	if (!index || !rules || !path || path[0] != '/')
+		return ward_err(WARD_EINVAL, "rules: invalid argument");
+	if (want == WARD_ACCESS_DEFAULT)
+		return -ENOENT;
+	plen = strlen(path);
+	if (!is_normal(path)) {
+		if (plen >= sizeof(buf))
+			return -ENOENT;
+		normalise(buf, NULL, path, NULL, plen);
+		path = buf;
+	}
+	/* The first entry of the kind that decided (load order: the one
+	 * `ward config check` lists first). */
+	old = uselocale(rules->c_loc);
+	for (size_t i = 0; i < rules->n; i++) {
+		if (rules->v[i]->access == want && covers(rules->v[i], path)) {
+			*index = i;
+			err = 0;
+			break;
+		}
+	}
+	uselocale(old);
+	return err;
 }
 
 /*

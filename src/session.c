@@ -928,29 +928,43 @@ static int session_alloc(ward_session **out, const char *store, const char *id)
  */
 static int knob_of_text(const char *line, size_t len)
 {
-	static const char head[] = "{\"type\":\"";
-	const size_t hl = sizeof(head) - 1;
 	static const struct {
 		const char *type;
 		enum knob knob;
 	} knobs[] = {{TYPE_MODE, KNOB_MODE}, {TYPE_APPROVAL, KNOB_APPROVAL}};
+	const char *p = line, *end = line + len;
 
-	if (len < hl || memcmp(line, head, hl) != 0)
+	/* {"type":" — spaces allowed where JSON allows them. */
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p++ != '{')
+		return -1;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (end - p < 6 || memcmp(p, "\"type\"", 6) != 0)
+		return -1;
+	p += 6;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p++ != ':')
+		return -1;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p++ != '"')
 		return -1;
 	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
 		size_t tl = strlen(knobs[i].type);
 
-		if (len > hl + tl &&
-		    memcmp(line + hl, knobs[i].type, tl) == 0 &&
-		    line[hl + tl] == '"')
+		if ((size_t)(end - p) > tl &&
+		    memcmp(p, knobs[i].type, tl) == 0 && p[tl] == '"')
 			return (int)knobs[i].knob;
 	}
 	/* Some other type; make sure the string ends (no escapes in a type
 	 * ward writes, so a backslash means: parse). */
-	for (size_t i = hl; i < len; i++) {
-		if (line[i] == '"')
+	for (; p < end; p++) {
+		if (*p == '"')
 			return KNOB_NONE;
-		if (line[i] == '\\')
+		if (*p == '\\')
 			return -1;
 	}
 	return -1;
@@ -1019,6 +1033,52 @@ static int scan_lines(ward_session *s, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Read and fold line 1, the header, of the log open on @fd (s->lines is 0).
+ * A header is written whole when the session is created, so its newline
+ * is within the first LINE_MAX_BYTES.
+ */
+static int read_header(ward_session *s, int fd, const struct stat *st)
+{
+	size_t cap = (size_t)st->st_size < 4096 ? (size_t)st->st_size : 4096;
+	char *buf = NULL;
+	ssize_t r;
+	int err;
+
+	for (;;) {
+		char *grown = realloc(buf, cap + 1);
+
+		if (!grown) {
+			free(buf);
+			return ward_err(-ENOMEM, "out of memory");
+		}
+		buf = grown;
+		do {
+			r = pread(fd, buf, cap, 0);
+		} while (r < 0 && errno == EINTR);
+		if (r < 0) {
+			err = ward_err(-errno, "%s: %s", s->path,
+				       strerror(errno));
+			goto out_free;
+		}
+		if (memchr(buf, '\n', (size_t)r) || (size_t)r < cap ||
+		    cap >= LINE_MAX_BYTES)
+			break;
+		cap *= 2;
+	}
+	if (!memchr(buf, '\n', (size_t)r)) {
+		err = ward_err(-EBADMSG, "session log %s: no session header",
+			       s->path);
+		goto out_free;
+	}
+	/* Only the first line: scan_lines stops at it. */
+	r = (char *)memchr(buf, '\n', (size_t)r) - buf + 1;
+	err = scan_lines(s, buf, (size_t)r);
+out_free:
+	free(buf);
+	return err;
+}
+
 /* Forget what was read (the file was replaced or cut: read it anew). */
 static void forget_read(ward_session *s)
 {
@@ -1033,6 +1093,125 @@ static void forget_read(ward_session *s)
 }
 
 /*
+ * The fold checkpoint: a session that has run thousands of calls must not
+ * make every new call read megabytes of call records. After a read that
+ * scanned a lot, what it folded (how far it read, the knobs, the line
+ * count) is kept in <store>/.<id>.fold — a cache of the log, never a store:
+ * it is used only when it names the same file (device, inode), the log is
+ * at least that long and the bytes just before that point hash to what it
+ * says (a log rewritten or cut is read anew), and only when it belongs to
+ * us and nobody else may write it. The store is a protected path, read-only
+ * inside every confined run, like the log itself.
+ */
+#define FOLD_MAGIC    "ward-fold 1"
+#define FOLD_TAIL     256
+#define FOLD_MIN_SCAN (64 * 1024)
+
+/* FNV-1a of the @n bytes of the log ending at @end (fewer at the start). */
+static int tail_hash(int fd, off_t end, unsigned long long *out)
+{
+	char buf[FOLD_TAIL];
+	off_t from = end > FOLD_TAIL ? end - FOLD_TAIL : 0;
+	unsigned long long h = 0xcbf29ce484222325ULL;
+	ssize_t r;
+
+	do {
+		r = pread(fd, buf, (size_t)(end - from), from);
+	} while (r < 0 && errno == EINTR);
+	if (r != end - from)
+		return -EIO;
+	for (ssize_t i = 0; i < r; i++) {
+		h ^= (unsigned char)buf[i];
+		h *= 0x100000001b3ULL;
+	}
+	*out = h;
+	return 0;
+}
+
+static char *fold_path(const ward_session *s, bool tmp)
+{
+	char name[WARD_SESSION_ID_MAX + 40];
+
+	snprintf(name, sizeof(name), tmp ? ".%s.fold.%ld" : ".%s.fold", s->id,
+		 (long)getpid());
+	return join(s->store, name);
+}
+
+/*
+ * Start from the checkpoint when it is valid for the log open on @fd
+ * (whose header has just been read: s->lines == 1). s->lock held.
+ */
+static void fold_load(ward_session *s, int fd, const struct stat *st)
+{
+	char buf[256], *path = fold_path(s, false);
+	unsigned long long dev, ino, seen, lines, hash, now;
+	int mode, approval, ffd, n;
+	struct stat fst;
+	ssize_t r;
+
+	if (!path)
+		return;
+	ffd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	free(path);
+	if (ffd < 0)
+		return;
+	r = -1;
+	if (fstat(ffd, &fst) == 0 && S_ISREG(fst.st_mode) &&
+	    fst.st_uid == geteuid() && !(fst.st_mode & 022))
+		r = read(ffd, buf, sizeof(buf) - 1);
+	close(ffd);
+	if (r <= 0)
+		return;
+	buf[r] = '\0';
+	n = sscanf(buf, FOLD_MAGIC " %llu %llu %llu %llu %d %d %llx", &dev,
+		   &ino, &seen, &lines, &mode, &approval, &hash);
+	if (n != 7 || dev != (unsigned long long)st->st_dev ||
+	    ino != (unsigned long long)st->st_ino ||
+	    seen > (unsigned long long)st->st_size ||
+	    seen < (unsigned long long)s->seen || lines < 1 || mode < -1 ||
+	    mode > WARD_MODE_DANGER_FULL_ACCESS || approval < -1 ||
+	    approval > WARD_APPROVAL_NEVER)
+		return;
+	if (tail_hash(fd, (off_t)seen, &now) != 0 || now != hash)
+		return;
+	s->seen = (off_t)seen;
+	s->lines = (size_t)lines;
+	s->mode = mode;
+	s->approval = approval;
+}
+
+/* Keep what was folded up to s->seen (best effort). s->lock held. */
+static void fold_store(ward_session *s, int fd)
+{
+	char *tmp = fold_path(s, true), *path = fold_path(s, false);
+	unsigned long long hash;
+	char buf[256];
+	int ffd, n;
+
+	if (!tmp || !path || tail_hash(fd, s->seen, &hash) != 0)
+		goto out_free;
+	n = snprintf(buf, sizeof(buf),
+		     FOLD_MAGIC " %llu %llu %llu %llu %d %d %llx\n",
+		     (unsigned long long)s->dev, (unsigned long long)s->ino,
+		     (unsigned long long)s->seen, (unsigned long long)s->lines,
+		     s->mode, s->approval, hash);
+	ffd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		   0600);
+	if (ffd < 0)
+		goto out_free;
+	if (write(ffd, buf, (size_t)n) != n || close(ffd) != 0 ||
+	    rename(tmp, path) != 0)
+		unlink(tmp);
+	else
+		ffd = -1;
+	if (ffd >= 0)
+		close(ffd);
+out_free:
+	free(tmp);
+	free(path);
+}
+
+/*
  * Bring the folds up to date from the log open (and locked) on @fd: read
  * from where the last read stopped, or from the start when the file is
  * another one or shorter than what was read. s->lock held.
@@ -1040,6 +1219,7 @@ static void forget_read(ward_session *s)
 static int refresh_fd(ward_session *s, int fd)
 {
 	struct stat st;
+	off_t start;
 	size_t cap, len = 0;
 	char *buf = NULL;
 	ssize_t r;
@@ -1064,6 +1244,17 @@ static int refresh_fd(ward_session *s, int fd)
 					   "session log %s: no session "
 					   "header",
 					   s->path);
+	if (s->lines == 0) {
+		/* The header first; then, when a checkpoint holds what the
+		 * rest folds to, only what was appended after it. */
+		err = read_header(s, fd, &st);
+		if (err)
+			return err;
+		fold_load(s, fd, &st);
+		if (st.st_size == s->seen)
+			return 0;
+	}
+	start = s->seen;
 	cap = (size_t)(st.st_size - s->seen);
 	buf = malloc(cap + 1);
 	if (!buf)
@@ -1084,6 +1275,8 @@ static int refresh_fd(ward_session *s, int fd)
 	err = scan_lines(s, buf, len);
 	if (err)
 		forget_read(s); /* read it all again next time */
+	else if (s->seen - start >= FOLD_MIN_SCAN)
+		fold_store(s, fd);
 out_free:
 	free(buf);
 	return err;
@@ -1191,8 +1384,43 @@ out_free:
 	return err;
 }
 
-/* Write the header of a new session @id to a temporary file, link it. */
-static int create_file(const char *store, const char *id, const char *cwd)
+/*
+ * The line of a knob event @type ("mode" or "policy" = @value) appended to
+ * @buf (malloc'd, grown); false on ENOMEM.
+ */
+static bool add_knob_line(char **buf, size_t *len, const char *type,
+			  const char *key, const char *value)
+{
+	json_t *ev = event_new(type);
+	size_t n = 0;
+	char *line, *grown;
+
+	if (!ev || !put(ev, key, json_string(value))) {
+		json_decref(ev);
+		return false;
+	}
+	line = event_line(ev, &n);
+	json_decref(ev);
+	if (!line)
+		return false;
+	grown = realloc(*buf, *len + n + 1);
+	if (!grown) {
+		free(line);
+		return false;
+	}
+	memcpy(grown + *len, line, n + 1);
+	*buf = grown;
+	*len += n;
+	free(line);
+	return true;
+}
+
+/*
+ * Write the header of a new session @id, and its initial knob events, to a
+ * temporary file, then link it: the session never exists without them.
+ */
+static int create_file(const char *store, const char *id, const char *cwd,
+		       const struct ward_session_create_options *o)
 {
 	char when[40], tmpname[WARD_SESSION_ID_MAX + 40];
 	char name[WARD_SESSION_ID_MAX + 8];
@@ -1213,6 +1441,18 @@ static int create_file(const char *store, const char *id, const char *cwd)
 	}
 	line = event_line(hdr, &len);
 	json_decref(hdr);
+	if (line && o->set_mode &&
+	    !add_knob_line(&line, &len, TYPE_MODE, "mode",
+			   ward_mode_name(o->mode))) {
+		free(line);
+		line = NULL;
+	}
+	if (line && o->set_approval &&
+	    !add_knob_line(&line, &len, TYPE_APPROVAL, "policy",
+			   ward_approval_policy_name(o->approval))) {
+		free(line);
+		line = NULL;
+	}
 	snprintf(tmpname, sizeof(tmpname), ".%s.%ld.tmp", id, (long)getpid());
 	snprintf(name, sizeof(name), "%s.jsonl", id);
 	tmp = join(store, tmpname);
@@ -1283,12 +1523,49 @@ static int check_home_base(void)
 
 int ward_session_create(ward_session **out, const char *store, const char *cwd)
 {
+	struct ward_session_create_options o = WARD_SESSION_CREATE_OPTIONS_INIT;
+
+	o.store = store;
+	o.cwd = cwd;
+	return ward_session_create_with(out, &o);
+}
+
+int ward_session_create_options_init(struct ward_session_create_options *o,
+				     unsigned version)
+{
+	const struct ward_session_create_options init =
+	    WARD_SESSION_CREATE_OPTIONS_INIT;
+
+	if (!o)
+		return ward_err(WARD_EINVAL, "session options: NULL");
+	if (version != WARD_SESSION_CREATE_OPTIONS_VERSION)
+		return ward_bad_version("session create options", version,
+					WARD_SESSION_CREATE_OPTIONS_VERSION);
+	*o = init;
+	return 0;
+}
+
+int ward_session_create_with(ward_session **out,
+			     const struct ward_session_create_options *o)
+{
 	char *dir = NULL, *real_store = NULL, *real_cwd = NULL;
+	const char *store, *cwd;
 	ward_policy *probe = NULL;
 	char id[17];
 	struct stat st;
 	int err, tries = 0;
 
+	if (!out || !o)
+		return ward_err(WARD_EINVAL, "session: missing argument");
+	if (o->version != WARD_SESSION_CREATE_OPTIONS_VERSION)
+		return ward_bad_version("session create options", o->version,
+					WARD_SESSION_CREATE_OPTIONS_VERSION);
+	if ((o->set_mode && (unsigned)o->mode > WARD_MODE_DANGER_FULL_ACCESS) ||
+	    (o->set_approval && (unsigned)o->approval > WARD_APPROVAL_NEVER))
+		return ward_err(WARD_EINVAL,
+				"session: unknown initial mode or approval");
+	store = o->store;
+	cwd = o->cwd;
 	err = store_path(&dir, store);
 	if (err)
 		return err;
@@ -1337,7 +1614,7 @@ int ward_session_create(ward_session **out, const char *store, const char *cwd)
 		err = random_hex(id, 8);
 		if (err)
 			goto out_free;
-		err = create_file(real_store, id, real_cwd);
+		err = create_file(real_store, id, real_cwd, o);
 	} while (err == -EEXIST && ++tries < 8);
 	if (err == -EEXIST)
 		err = ward_err(-EEXIST, "cannot find a free session id");
@@ -1409,6 +1686,161 @@ int ward_session_list(char ***out, const char *store)
 	*out = v;
 out_free:
 	free(dir);
+	return err;
+}
+
+/*
+ * Remove the log @id of @store (canonical) under its exclusive lock, so no
+ * append is cut in half. Returns 0, -ENOENT, -EAGAIN (the lock is held by
+ * another process: see lock_fd) or another error.
+ */
+static int remove_locked(const char *store, const char *id)
+{
+	char name[WARD_SESSION_ID_MAX + 8];
+	char *path;
+	int fd, dfd, err = 0;
+
+	snprintf(name, sizeof(name), "%s.jsonl", id);
+	path = join(store, name);
+	if (!path)
+		return ward_err(-ENOMEM, "out of memory");
+	do {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		err = errno == ENOENT
+			  ? ward_err(-ENOENT, "no session %s in %s", id, store)
+			  : ward_err(-errno, "%s: %s", path, strerror(errno));
+		goto out_free;
+	}
+	err = lock_fd(fd, LOCK_EX, path);
+	if (!err && unlink(path) != 0)
+		err = ward_err(-errno, "cannot remove %s: %s", path,
+			       strerror(errno));
+	close(fd);
+	if (!err) {
+		dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
+out_free:
+	free(path);
+	return err;
+}
+
+/* The canonical store (@store, or the default one) into *out. */
+static int real_store_path(char **out, const char *store)
+{
+	char *dir = NULL;
+	int err = store_path(&dir, store);
+
+	if (err)
+		return err;
+	*out = realpath(dir, NULL);
+	if (!*out)
+		err = errno == ENOENT
+			  ? ward_err(-ENOENT, "no session store %s", dir)
+			  : ward_err(-errno, "session store %s: %s", dir,
+				     strerror(errno));
+	free(dir);
+	return err;
+}
+
+int ward_session_remove(const char *store, const char *id)
+{
+	char *real = NULL;
+	int err;
+
+	if (!ward_session_id_valid(id))
+		return ward_err(WARD_EINVAL,
+				"invalid session id '%s' (expected 1 to %d "
+				"letters, digits or '-')",
+				id ? id : "(null)", WARD_SESSION_ID_MAX);
+	err = real_store_path(&real, store);
+	if (err == -ENOENT)
+		return ward_err(-ENOENT, "no session %s (%s)", id,
+				ward_error_last());
+	if (err)
+		return err;
+	err = remove_locked(real, id);
+	free(real);
+	return err;
+}
+
+int ward_session_prune(char ***removed, char ***busy, const char *store,
+		       unsigned long long older_than_s)
+{
+	struct ward_strv rm = {0}, skipped = {0};
+	char **ids = NULL, *real = NULL, **r = NULL, **b = NULL;
+	struct timespec now;
+	int err;
+
+	if (!removed)
+		return ward_err(WARD_EINVAL, "session prune: missing argument");
+	err = ward_session_list(&ids, store);
+	if (err)
+		return err;
+	if (!ids[0])
+		goto out_finish;
+	err = real_store_path(&real, store);
+	if (err)
+		goto out_free;
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (size_t i = 0; ids[i]; i++) {
+		char name[WARD_SESSION_ID_MAX + 8];
+		struct stat st;
+		char *path;
+		int rc;
+
+		snprintf(name, sizeof(name), "%s.jsonl", ids[i]);
+		path = join(real, name);
+		if (!path) {
+			err = ward_err(-ENOMEM, "out of memory");
+			goto out_free;
+		}
+		/* The last append is the last activity (lstat: a log is
+		 * never a symlink; one is left alone). */
+		rc = lstat(path, &st);
+		free(path);
+		if (rc != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_mtim.tv_sec > now.tv_sec ||
+		    (unsigned long long)(now.tv_sec - st.st_mtim.tv_sec) <
+			older_than_s)
+			continue;
+		rc = remove_locked(real, ids[i]);
+		if (rc == 0)
+			ward_strv_push(&rm, ids[i]);
+		else if (rc == -EAGAIN)
+			ward_strv_push(&skipped, ids[i]);
+		else if (rc != -ENOENT) {
+			err = rc;
+			goto out_free;
+		}
+	}
+out_finish:
+	err = ward_strv_finish(&r, &rm);
+	if (!err && busy) {
+		err = ward_strv_finish(&b, &skipped);
+		if (err)
+			ward_strv_free(r);
+	} else {
+		ward_strv_discard(&skipped);
+	}
+	ward_strv_free(ids);
+	free(real);
+	if (err)
+		return ward_err(err, "out of memory");
+	*removed = r;
+	if (busy)
+		*busy = b;
+	return 0;
+out_free:
+	ward_strv_discard(&rm);
+	ward_strv_discard(&skipped);
+	ward_strv_free(ids);
+	free(real);
 	return err;
 }
 
@@ -1627,50 +2059,6 @@ int ward_session_set_approval(bool *changed, ward_session *s,
 int ward_session_check_policy(const ward_session *s, const ward_policy *policy)
 {
 	return check_store(s->store, policy);
-}
-
-int ward_session_resolve(ward_policy **out, enum ward_knob_source *source,
-			 const ward_session *s,
-			 const struct ward_session_defaults *d,
-			 const enum ward_mode *escalated)
-{
-	struct ward_session_defaults dd = WARD_SESSION_DEFAULTS_INIT;
-	enum ward_knob_source src;
-	ward_policy *policy = NULL;
-	enum ward_mode mode;
-	const char *root;
-	int err;
-
-	if (d)
-		dd = *d;
-	mode = ward_session_mode(s, dd.mode, &src);
-	if (escalated) {
-		mode = *escalated;
-		src = WARD_KNOB_ESCALATION;
-	}
-	root = s->cwd ? s->cwd : dd.root;
-	if (!root)
-		return ward_err(WARD_EINVAL,
-				"session %s has no cwd and no workspace root "
-				"is configured",
-				s->id);
-	err = ward_policy_new(&policy, mode, root);
-	if (err)
-		return err;
-	err = ward_policy_set_session(policy, s->id);
-	/* The store is hidden from the runs this policy confines. */
-	if (!err)
-		err = ward_policy_set_store(policy, s->store);
-	if (!err)
-		err = ward_session_check_policy(s, policy);
-	if (err) {
-		ward_policy_free(policy);
-		return err;
-	}
-	if (source)
-		*source = src;
-	*out = policy;
-	return 0;
 }
 
 /* --- exported: audit ------------------------------------------------------ */

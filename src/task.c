@@ -252,6 +252,63 @@ int ward_task_read(char **out_stdout, size_t *out_stdout_len, char **out_stderr,
 	return 0;
 }
 
+int ward_task_read_output(struct ward_task_output *out, ward_task *task)
+{
+	struct ward_task_output o = {0};
+	int err;
+
+	if (!out || !task)
+		return ward_err(WARD_EINVAL, "task: invalid argument");
+	pthread_mutex_lock(&task->lock);
+	/* ward_capbuf_dup puts the head first: what came before the cut. */
+	o.out_head = task->out_new.head_len;
+	o.out_dropped = task->out_new.dropped;
+	o.err_head = task->err_new.head_len;
+	o.err_dropped = task->err_new.dropped;
+	err = ward_capbuf_dup(&o.out, &o.out_len, &task->out_new);
+	if (!err)
+		err = ward_capbuf_dup(&o.err, &o.err_len, &task->err_new);
+	if (!err) {
+		ward_capbuf_reset(&task->out_new);
+		ward_capbuf_reset(&task->err_new);
+	}
+	pthread_mutex_unlock(&task->lock);
+	if (err) {
+		ward_task_output_clear(&o);
+		return err;
+	}
+	*out = o;
+	return 0;
+}
+
+void ward_task_output_clear(struct ward_task_output *o)
+{
+	if (!o)
+		return;
+	free(o->out);
+	free(o->err);
+	memset(o, 0, sizeof(*o));
+}
+
+void ward_task_bytes(ward_task *task, unsigned long long *out,
+		     unsigned long long *err)
+{
+	const struct ward_capbuf *a, *b;
+
+	if (!task)
+		return;
+	pthread_mutex_lock(&task->lock);
+	a = &task->out_all;
+	b = &task->err_all;
+	if (out)
+		*out =
+		    (unsigned long long)a->head_len + a->tail_len + a->dropped;
+	if (err)
+		*err =
+		    (unsigned long long)b->head_len + b->tail_len + b->dropped;
+	pthread_mutex_unlock(&task->lock);
+}
+
 int ward_task_wait(ward_result **out, ward_task *task, unsigned long timeout_ms)
 {
 	struct timespec until;

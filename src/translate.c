@@ -2107,8 +2107,14 @@ char *const *ward_xlate_describe(const struct ward_xlate *plan)
 
 /* --- exported ----------------------------------------------------------- */
 
+enum export_what {
+	EXPORT_WARNINGS,
+	EXPORT_DESCRIBE,
+	EXPORT_PARTIAL
+};
+
 static int export_lines(char ***out, const ward_policy *policy,
-			enum ward_runner runner, bool warnings)
+			enum ward_runner runner, enum export_what what)
 {
 	struct ward_xlate *p = NULL;
 	char **v;
@@ -2119,8 +2125,9 @@ static int export_lines(char ***out, const ward_policy *policy,
 	err = ward_xlate_new(&p, policy, runner);
 	if (err)
 		return err;
-	v = ward_strv_dup(warnings ? ward_xlate_warnings(p)
-				   : ward_xlate_describe(p));
+	v = ward_strv_dup(what == EXPORT_WARNINGS   ? ward_xlate_warnings(p)
+			  : what == EXPORT_DESCRIBE ? ward_xlate_describe(p)
+						    : ward_xlate_partial(p));
 	ward_xlate_free(p);
 	if (!v)
 		return ward_err(-ENOMEM, "out of memory");
@@ -2131,11 +2138,17 @@ static int export_lines(char ***out, const ward_policy *policy,
 int ward_policy_warnings(char ***out, const ward_policy *policy,
 			 enum ward_runner runner)
 {
-	return export_lines(out, policy, runner, true);
+	return export_lines(out, policy, runner, EXPORT_WARNINGS);
 }
 
 int ward_policy_describe(char ***out, const ward_policy *policy,
 			 enum ward_runner runner)
 {
-	return export_lines(out, policy, runner, false);
+	return export_lines(out, policy, runner, EXPORT_DESCRIBE);
+}
+
+int ward_policy_partial(char ***out, const ward_policy *policy,
+			enum ward_runner runner)
+{
+	return export_lines(out, policy, runner, EXPORT_PARTIAL);
 }

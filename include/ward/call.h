@@ -18,7 +18,8 @@
  *                 approved by a person through the approval callback),
  *                 then check and plan the granted policy again;
  *   5. run        the command (foreground or as a task) or the file
- *                 operation under the plan;
+ *                 operation under the plan, with an environment scrubbed
+ *                 of secrets (the configuration's `env` policy, env.h);
  *   6. record     `call/result` (a task's when it is seen to end);
  *   7. render     the model-facing text (render.h), by the call's facts.
  *
@@ -37,23 +38,25 @@
 
 #include "common.h"
 #include "config.h"
+#include "denial.h"
 #include "escalation.h"
 #include "exec.h"
 #include "fsfence.h"
 #include "plan.h"
 #include "policy.h"
 #include "provider.h"
+#include "render.h"
 #include "session.h"
 
 WARD_BEGIN_DECL
 
 typedef struct ward_call ward_call;
 
-/** Where the call's model-facing texts are shown. */
-enum ward_surface {
-	WARD_SURFACE_API = 0, /* a harness embedding libward */
-	WARD_SURFACE_CLI,     /* `ward run`, `ward fs` */
-	WARD_SURFACE_MCP,     /* `ward mcp` */
+/** Why a call was stopped before it could end on its own. */
+enum ward_call_stop {
+	WARD_STOP_NONE = 0,
+	WARD_STOP_CANCELLED, /* whoever asked for the call withdrew it */
+	WARD_STOP_SHUTDOWN,  /* the front end is shutting down */
 };
 
 #define WARD_CALL_OPTIONS_VERSION 1
@@ -177,11 +180,30 @@ WARD_EXTERN ward_task *ward_call_task(const ward_call *call);
 /**
  * ward_call_wait - wait up to @timeout_ms (0: forever) for the call's task
  * to end. Returns 0 with *out (the caller frees it) when it ended, and
- * records its end the first time; -ETIMEDOUT when it still runs;
- * WARD_ERUNNER when the runner itself failed (recorded as not run).
+ * records its end the first time (after ward_call_stop, with the reason);
+ * -ETIMEDOUT when it still runs; WARD_ERUNNER when the runner itself
+ * failed (recorded as not run); WARD_ESTOPPED when it was stopped before
+ * the command started.
  */
 WARD_EXTERN int ward_call_wait(ward_call *call, ward_result **out,
 			       unsigned long timeout_ms);
+
+/**
+ * ward_call_stop - stop the call for @why: a task it runs is killed
+ * (SIGKILL to its process group; ward_call_wait() then returns its end
+ * with ward_call_stopped() set, or WARD_ESTOPPED when it ended before the
+ * command even started — never a runner failure), and a call not yet
+ * started never starts (WARD_ESTOPPED, recorded as not run). The first
+ * reason given is kept. A foreground ward_call_exec() already running is
+ * not interrupted: use a task for a call that may be stopped.
+ *
+ * Unlike the rest of the API this may be called from another thread while
+ * a thread uses the call (that is its purpose). Returns 0 or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_call_stop(ward_call *call, enum ward_call_stop why);
+
+/** ward_call_stopped - why the call was stopped, or WARD_STOP_NONE. */
+WARD_EXTERN enum ward_call_stop ward_call_stopped(const ward_call *call);
 
 /**
  * ward_call_fs_begin - for a file operation: begin the call
@@ -231,6 +253,14 @@ ward_call_verdict(const ward_call *call);
  */
 WARD_EXTERN char *const *ward_call_warnings(const ward_call *call);
 /**
+ * ward_call_env_dropped - the names of the variables dropped from the
+ * command's environment (ward_config_env_scrub: the configuration's `env`
+ * policy applies to every command a call runs, whatever environment the
+ * caller passed). Empty before the command was prepared. Owned by the
+ * call, NULL-terminated.
+ */
+WARD_EXTERN char *const *ward_call_env_dropped(const ward_call *call);
+/**
  * ward_call_hint_offered - whether a denial under @mode in this call
  * carries the escalation hint: an approval service exists, the approval
  * policy is `ask`, a wider mode exists, and this call was not itself the
@@ -238,6 +268,41 @@ WARD_EXTERN char *const *ward_call_warnings(const ward_call *call);
  */
 WARD_EXTERN bool ward_call_hint_offered(const ward_call *call,
 					enum ward_mode mode);
+
+/* --- the denial report ----------------------------------------------------- */
+
+/**
+ * ward_call_denied - whether the sandbox refused a file access of the call:
+ * the runner's denial signature matched, the fence refused the operation,
+ * or the denial report (below) found an entry (a `--` rule under bwrap
+ * surfaces as "No such file or directory": no signature, but a denial).
+ * Known once the call ended (ward_call_exec, ward_call_wait,
+ * ward_call_fs_end).
+ */
+WARD_EXTERN bool ward_call_denied(const ward_call *call);
+/**
+ * The denial report (denial.h): every refused access the call could tell,
+ * exact (the fence, the kernel's audit records) or derived (the command's
+ * error output judged against the plan). ward_call_denial() returns entry
+ * @i (owned by the call) or NULL; at most WARD's bound are kept, the rest
+ * counted by ward_call_denials_omitted().
+ */
+WARD_EXTERN size_t ward_call_denial_count(const ward_call *call);
+WARD_EXTERN const struct ward_denial *ward_call_denial(const ward_call *call,
+						       size_t i);
+WARD_EXTERN size_t ward_call_denials_omitted(const ward_call *call);
+/**
+ * ward_call_render_denial - the model-facing denial text for the call's
+ * surface (ward_render_denials): the marker, what was refused by which rule
+ * or mode, then the hint when escalation is offered, or how a person can
+ * widen the session's mode. The caller frees *out with ward_free().
+ */
+WARD_EXTERN int ward_call_render_denial(char **out, const ward_call *call);
+/**
+ * ward_call_render_explain - the denial report for a person
+ * (ward_render_explain). The caller frees *out with ward_free().
+ */
+WARD_EXTERN int ward_call_render_explain(char **out, const ward_call *call);
 
 /* --- texts ------------------------------------------------------------- */
 

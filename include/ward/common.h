@@ -44,6 +44,9 @@ enum ward_error {
 	WARD_EDENIED = -10004,
 	/** An escalation was not granted: the call did not run (call.h). */
 	WARD_EREFUSED = -10005,
+	/** The call was stopped (cancelled, or its front end shut down)
+	 *  before it could end on its own (call.h, ward_call_stop). */
+	WARD_ESTOPPED = -10006,
 	/* fsfence (-101xx), beside -ENOENT, -ENOTDIR, -EISDIR and -EFBIG: */
 	/** An edit's old text occurs more than once (and replace_all is off). */
 	WARD_ENOTUNIQUE = -10101,

@@ -12,16 +12,19 @@
  *   < --config FILE
  *   < flags          (--mode, --workspace, --access)
  *
- * A cloned repository must not widen its own sandbox: in the project file
- * only `r-`/`--` access entries, a mode no wider than the lower layers
- * give, `approval: ask` and `protect_git: true` are accepted; any other
- * key is refused (a load error that says where to put it instead).
+ * A cloned repository must not widen its own sandbox: the project file is
+ * a ceiling. Only `r-`/`--` access entries, a mode no wider than the lower
+ * layers give, `approval: ask` and `protect_git: true` take effect there;
+ * any value that would widen is ignored and reported once as a warning
+ * (ward_config_ignored) that says where to put it instead — never a
+ * lockout.
  *
  * Keys: mode, workspace, runners, runner_command,
  * runner_failure_signatures, probe_timeout_ms, access, approval, presets,
- * protect_git, unprotect (user file only). Unknown keys, wrong types, aliases, tags and several YAML
- * documents in one file are errors. Every error names the file, the line
- * and the key ("FILE:LINE: KEY: message"). See ward-config(5).
+ * protect_git, unprotect (user file only), env. Unknown keys, wrong types,
+ * aliases, tags and several YAML documents in one file are errors. Every
+ * error names the file, the line and the key ("FILE:LINE: KEY: message").
+ * See ward-config(5).
  *
  * Loading collects every error instead of stopping at the first one, so
  * `ward config check` can list them all; the accessors below are only
@@ -67,7 +70,7 @@ struct ward_config_origin {
 	unsigned line;	  /* 1-based; 0: none */
 };
 
-#define WARD_CONFIG_OPTIONS_VERSION 1
+#define WARD_CONFIG_OPTIONS_VERSION 2
 
 /** What ward_config_load() reads, and the flag layer. */
 struct ward_config_options {
@@ -95,17 +98,23 @@ struct ward_config_options {
 	 * getenv(). Borrowed for the duration of the call.
 	 */
 	const struct ward_rules_env *env;
+	/* --- version 2 --- */
+	/** Flag layer: variable names (or patterns) to keep in a command's
+	 * environment although a drop pattern matches (--env-keep). */
+	const char *const *env_keep;
+	size_t env_keep_len;
 };
 
 #define WARD_CONFIG_OPTIONS_INIT                                               \
 	{                                                                      \
 		WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL,    \
-		    NULL, 0, NULL                                              \
+		    NULL, 0, NULL, NULL, 0                                     \
 	}
 
 /**
- * ward_config_options_init - set @opts to the defaults of @version (which
- * must be WARD_CONFIG_OPTIONS_VERSION). Returns 0 or WARD_EINVAL.
+ * ward_config_options_init - set @opts to the defaults of @version (1 or
+ * WARD_CONFIG_OPTIONS_VERSION; only the fields that version has are
+ * written). Returns 0 or WARD_EINVAL.
  */
 WARD_EXTERN int ward_config_options_init(struct ward_config_options *opts,
 					 unsigned version);
@@ -172,6 +181,15 @@ WARD_EXTERN const char *ward_config_error(const ward_config *cfg, size_t i,
 WARD_EXTERN size_t ward_config_warning_count(const ward_config *cfg);
 /** ward_config_warning - warning @i or NULL. Owned by @cfg. */
 WARD_EXTERN const char *ward_config_warning(const ward_config *cfg, size_t i);
+/**
+ * The warnings that name a project file's value which would have widened
+ * the sandbox and was ignored ("FILE:LINE: KEY: ignored: …"); each is
+ * also one of the warnings above. Front ends show these before a call
+ * runs: the person should know the repository asked for more.
+ */
+WARD_EXTERN size_t ward_config_ignored_count(const ward_config *cfg);
+/** ward_config_ignored - ignored value @i's warning, or NULL. Owned. */
+WARD_EXTERN const char *ward_config_ignored(const ward_config *cfg, size_t i);
 
 /**
  * ward_config_file - the file read for @layer (USER, PROJECT, EXPLICIT), or
@@ -233,11 +251,33 @@ WARD_EXTERN bool ward_config_protect_git(const ward_config *cfg,
 /**
  * ward_config_unprotect - the protected paths the user's own file releases
  * (key `unprotect`; ward_policy_set_unprotected()): absolute paths,
- * NULL-terminated, possibly empty, owned by @cfg. A project file or
- * --config that sets the key is a load error.
+ * NULL-terminated, possibly empty, owned by @cfg. A project file's key
+ * is ignored with a warning (ward_config_ignored); --config that sets it
+ * is a load error.
  */
 WARD_EXTERN char *const *ward_config_unprotect(const ward_config *cfg,
 					       struct ward_config_origin *from);
+/**
+ * ward_config_env_drop - the patterns of variable names dropped from a
+ * command's environment (env.h): the built-in ones, then each layer's
+ * `env.drop`. Owned by @cfg (the built-in ones before a load).
+ */
+WARD_EXTERN char *const *ward_config_env_drop(const ward_config *cfg,
+					      struct ward_config_origin *from);
+/**
+ * ward_config_env_keep - the patterns kept although a drop pattern
+ * matches: `env.keep` of the user file and --config, then --env-keep.
+ * Owned by @cfg; possibly empty.
+ */
+WARD_EXTERN char *const *ward_config_env_keep(const ward_config *cfg);
+/**
+ * ward_config_env_scrub - ward_env_scrub() of @envp (NULL: the process
+ * environment) with the configuration's patterns. ward_call applies it to
+ * every command it runs.
+ */
+WARD_EXTERN int ward_config_env_scrub(char ***out, char ***dropped,
+				      const ward_config *cfg,
+				      char *const *envp);
 
 /** One configured preset: a named (mode, approval) pair. */
 struct ward_config_preset {

@@ -211,19 +211,6 @@ WARD_EXTERN int ward_escalation_authorize(ward_policy **granted,
 					  const ward_policy *base,
 					  const struct ward_escalation *e);
 
-/**
- * ward_escalation_exec - authorize, then, only when granted, confine and
- * run @argv under the granted policy (ward_exec_run). Returns 0 with
- * *verdict set; *out is set (and must be freed) only when the verdict is
- * GRANTED and the command ran. Errors as ward_escalation_authorize() and
- * ward_exec_run(); a runner failure after a grant still runs nothing.
- */
-WARD_EXTERN int
-ward_escalation_exec(ward_result **out, enum ward_escalation_verdict *verdict,
-		     ward_provider *provider, const ward_policy *base,
-		     char *const argv[], const struct ward_exec_options *opts,
-		     const struct ward_escalation *e);
-
 WARD_END_DECL
 
 #endif

@@ -152,6 +152,8 @@ WARD_EXTERN int ward_exec_shell(ward_result **out, ward_provider *provider,
 				const struct ward_exec_options *opts);
 
 WARD_EXTERN void ward_result_free(ward_result *result);
+/** The pid the command ran as (gone by now; for matching audit records). */
+WARD_EXTERN pid_t ward_result_pid(const ward_result *r);
 /** Exit status, or -1 when killed by a signal. */
 WARD_EXTERN int ward_result_exit_code(const ward_result *r);
 /** The terminating signal, or 0. */
@@ -194,6 +196,36 @@ WARD_EXTERN int ward_task_start(ward_task **out, ward_provider *provider,
 WARD_EXTERN int ward_task_read(char **out_stdout, size_t *out_stdout_len,
 			       char **out_stderr, size_t *out_stderr_len,
 			       ward_task *task);
+/**
+ * What a task wrote since the last read (ward_task_read_output): each
+ * stream as ward_task_read() returns it, and where its middle was dropped
+ * when more came in between two reads than its bound keeps (the first
+ * @out_head bytes of @out were written before the @out_dropped bytes that
+ * are missing; likewise for stderr).
+ */
+struct ward_task_output {
+	char *out; /* NUL-terminated; owned, freed by ward_task_output_clear */
+	size_t out_len, out_head, out_dropped;
+	char *err;
+	size_t err_len, err_head, err_dropped;
+};
+
+/**
+ * ward_task_read_output - ward_task_read() that also says what it dropped
+ * from the middle of each stream since the last read. Release *out with
+ * ward_task_output_clear(). Returns 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_task_read_output(struct ward_task_output *out,
+				      ward_task *task);
+/** ward_task_output_clear - free the buffers of @o and zero it. NULL ok. */
+WARD_EXTERN void ward_task_output_clear(struct ward_task_output *o);
+/**
+ * ward_task_bytes - the bytes the task has written to stdout and stderr
+ * so far (all of them, whether kept, read or dropped). Either pointer may
+ * be NULL. For progress reports.
+ */
+WARD_EXTERN void ward_task_bytes(ward_task *task, unsigned long long *out,
+				 unsigned long long *err);
 /**
  * ward_task_wait - wait up to @timeout_ms (0: forever) for the task.
  * Returns 0 and a result (the caller frees it) when it ended, -ETIMEDOUT

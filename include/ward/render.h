@@ -19,6 +19,7 @@
 #include <stdbool.h>
 
 #include "common.h"
+#include "denial.h"
 #include "escalation.h"
 #include "fsfence.h"
 #include "mode.h"
@@ -26,6 +27,19 @@
 #include "session.h"
 
 WARD_BEGIN_DECL
+
+/**
+ * Where a text is shown. A model-facing text names only options that
+ * exist there: the MCP tools' sandbox_permissions and justification
+ * fields, or `ward run`/`ward fs`'s --escalate and --justification flags.
+ * A harness embedding libward (API) gets the design's texts, which name
+ * the sandbox_permissions field its tools are expected to offer.
+ */
+enum ward_surface {
+	WARD_SURFACE_API = 0, /* a harness embedding libward */
+	WARD_SURFACE_CLI,     /* `ward run`, `ward fs` */
+	WARD_SURFACE_MCP,     /* `ward mcp` */
+};
 
 /**
  * ward_render_marker - "[sandbox: file access denied under <mode> mode]".
@@ -46,12 +60,134 @@ WARD_EXTERN const char *ward_render_marker(enum ward_mode mode);
 WARD_EXTERN const char *ward_render_hint(enum ward_subject subject);
 
 /**
+ * ward_render_hint_for - the escalation hint as @surface offers it: the
+ * design's text (above) for MCP and the API; for the CLI
+ *
+ *   retry this exact command once with ward run --escalate MODE
+ *   --justification TEXT (the narrowest wider MODE that suffices); the
+ *   approval prompt asks the user
+ *
+ * (ward fs … for an operation). One line. Static storage.
+ */
+WARD_EXTERN const char *ward_render_hint_for(enum ward_surface surface,
+					     enum ward_subject subject);
+
+#define WARD_RENDER_DENIALS_VERSION 1
+
+/** What a denial report is rendered from (ward_render_denials). */
+struct ward_render_denials {
+	unsigned version;
+	enum ward_surface surface;
+	enum ward_subject subject;
+	/** The mode the call ran under (the marker names it). */
+	enum ward_mode mode;
+	/** The entries (may be empty) and how many more were left out. */
+	const struct ward_denial *denials;
+	size_t count, more;
+	/** Whether the escalation hint follows (ward_call_hint_offered). */
+	bool escalation_offered;
+	/** Without the hint: the session whose mode a person could widen
+	 *  (`ward session mode ID MODE`); NULL: no such advice. */
+	const char *session_id;
+};
+
+#define WARD_RENDER_DENIALS_INIT                                               \
+	{                                                                      \
+		WARD_RENDER_DENIALS_VERSION, WARD_SURFACE_API,                 \
+		    WARD_SUBJECT_COMMAND, WARD_MODE_READ_ONLY, NULL, 0, 0,     \
+		    false, NULL                                                \
+	}
+
+/**
+ * ward_render_denials - the model-facing text of a denial: the marker,
+ * one line per entry (at most 5, then how many more) saying what was
+ * refused where and by which rule or mode,
+ *
+ *   [sandbox: read of /ws/.env refused by rule "-- .env" (/ws/.ward/config.yml:3); inferred from the error output]
+ *   [sandbox: write of /etc/x refused: not writable under read-only mode (session 3b5a7dbac490a8c3)]
+ *
+ * then, unless every entry is a rule's (a rule holds in every mode), the
+ * escalation hint for the surface when offered, or else, with a session,
+ * how a person can widen its mode:
+ *
+ *   a person can allow this by widening the session's mode: ward session mode ID MODE
+ *
+ * The caller frees *out with ward_free().
+ */
+WARD_EXTERN int ward_render_denials(char **out,
+				    const struct ward_render_denials *r);
+
+/**
+ * ward_render_explain - the denial report for a person (`ward run
+ * --explain`): one paragraph per entry with the path, the operation,
+ * the rule or mode, where it was set, and whether the kernel or the fence
+ * reported it (exact) or it was inferred from the error output (derived);
+ * "no file access was refused" when @count is 0. The caller frees *out.
+ */
+WARD_EXTERN int ward_render_explain(char **out, const struct ward_denial *d,
+				    size_t count, size_t more);
+
+/**
+ * ward_render_verdict_for - ward_render_verdict() as @surface says it
+ * (the not-wider text names --escalate on the CLI, sandbox_permissions
+ * elsewhere).
+ */
+WARD_EXTERN int ward_render_verdict_for(char **out, enum ward_surface surface,
+					enum ward_escalation_verdict verdict,
+					enum ward_subject subject,
+					enum ward_mode requested);
+
+/**
+ * ward_render_stopped - why a call ended early: the server (or its
+ * client) went away, or the call was cancelled; @started: the command
+ * had started (its output so far comes before this line). Never the
+ * sandbox-unavailable text: nothing failed to confine. The caller frees
+ * *out.
+ */
+WARD_EXTERN int ward_render_stopped(char **out, enum ward_subject subject,
+				    bool shutdown, bool started);
+
+/**
+ * ward_render_not_text - a file that is not text (NUL bytes or invalid
+ * UTF-8) asked for as text, with what to do on @surface (MCP: look at it
+ * with bash; CLI: ward fs read --bytes). The caller frees *out.
+ */
+WARD_EXTERN int ward_render_not_text(char **out, enum ward_surface surface,
+				     const char *path);
+
+/**
+ * ward_render_read_truncated - the line after a read_file result cut to
+ * its bound: how much more there is and how to read on
+ *
+ *   [truncated: 81234 more lines (4912345 bytes) not shown; read on with
+ *   offset 1234, or pick a part with offset/limit]
+ *
+ * (@more_lines 0: the count is unknown; @next_offset: the first line not
+ * shown). The caller frees *out.
+ */
+WARD_EXTERN int ward_render_read_truncated(char **out,
+					   unsigned long long next_offset,
+					   unsigned long long more_lines,
+					   unsigned long long more_bytes);
+
+/**
  * ward_render_denial - the marker, followed by a newline and the hint when
  * @escalation_offered. The caller frees *out with ward_free(). 0 or -ENOMEM.
  */
 WARD_EXTERN int ward_render_denial(char **out, enum ward_mode mode,
 				   enum ward_subject subject,
 				   bool escalation_offered);
+
+/**
+ * ward_render_network_denied - the network-denial marker,
+ * "[sandbox: network access to <host> denied]", appended on stderr when
+ * ward's network proxy refused a connection of the command. @host is the
+ * host as the proxy reports it (a normalized name or IP address): a host
+ * with any byte but ASCII letters, digits, '.', '-', '_' and ':' (or an
+ * empty one) is WARD_EINVAL, so nothing else reaches model-facing text.
+ * The caller frees *out. 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_render_network_denied(char **out, const char *host);
 
 /**
  * ward_render_verdict - the text a refused escalation ends with; each
@@ -203,6 +339,18 @@ WARD_EXTERN int ward_render_widen_advice(char **out, enum ward_subject subject,
  */
 WARD_EXTERN int ward_render_fs_done(char **out, enum ward_fs_op op,
 				    const char *path, unsigned long long count);
+
+/**
+ * ward_render_list_truncated - the line after a listing cut to its bound:
+ *
+ *   [truncated: 1234 more entries not shown; list a subdirectory, or use
+ *   depth/limit]
+ *
+ * ("at least" when @at_least: the listing itself stopped at its bound).
+ * The caller frees *out.
+ */
+WARD_EXTERN int ward_render_list_truncated(char **out, size_t more,
+					   bool at_least);
 
 /**
  * ward_render_read_more - the line that follows a read stopped by its

@@ -127,6 +127,16 @@ WARD_EXTERN enum ward_access ward_rules_match(const ward_rules *rules,
 					      const char *path);
 
 /**
+ * ward_rules_find - which entry decides @path (absolute): the first entry,
+ * in load order, of the kind ward_rules_match() answers that covers it.
+ * For reports ("denied by rule \"-- .env\" (ward.yml:3)"); slower than
+ * ward_rules_match (a scan of every entry). Returns 0 and *index, -ENOENT
+ * when no entry matches, or WARD_EINVAL.
+ */
+WARD_EXTERN int ward_rules_find(size_t *index, const ward_rules *rules,
+				const char *path);
+
+/**
  * ward_glob_to_regex - compile a glob into an anchored POSIX ERE that both
  * regcomp(REG_EXTENDED) and Seatbelt's (regex #"…") accept: `*` and `?` do
  * not cross `/`, `**` does, `**\/` also matches zero levels, `[ab]`,

@@ -143,6 +143,73 @@ WARD_EXTERN int ward_session_store_default(char **out);
 WARD_EXTERN int ward_session_create(ward_session **out, const char *store,
 				    const char *cwd);
 
+#define WARD_SESSION_CREATE_OPTIONS_VERSION 1
+
+/** What a new session starts with (ward_session_create_with). */
+struct ward_session_create_options {
+	unsigned version;
+	/** The store (NULL: the default one); as ward_session_create. */
+	const char *store;
+	/** The session's cwd (NULL: none); as ward_session_create. */
+	const char *cwd;
+	/**
+	 * Record this mode / approval policy in the new log, in the same
+	 * atomic write as its header: the session then keeps the value in
+	 * force when it was made, whatever the configured default later
+	 * says (a session without the event follows the default).
+	 */
+	bool set_mode;
+	enum ward_mode mode;
+	bool set_approval;
+	enum ward_approval_policy approval;
+};
+
+#define WARD_SESSION_CREATE_OPTIONS_INIT                                       \
+	{                                                                      \
+		WARD_SESSION_CREATE_OPTIONS_VERSION, NULL, NULL, false,        \
+		    WARD_MODE_DEFAULT, false, WARD_APPROVAL_ASK                \
+	}
+
+/** ward_session_create_options_init - @o to the defaults of @version. */
+WARD_EXTERN int
+ward_session_create_options_init(struct ward_session_create_options *o,
+				 unsigned version);
+
+/**
+ * ward_session_create_with - ward_session_create() with initial knob
+ * events. Create a session only once everything it depends on (the
+ * configuration) is known to be valid: a failed start must leave no
+ * session behind. Errors as ward_session_create(), and WARD_EINVAL for a
+ * bad option. The caller frees *out with ward_session_free().
+ */
+WARD_EXTERN int
+ward_session_create_with(ward_session **out,
+			 const struct ward_session_create_options *opts);
+
+/**
+ * ward_session_remove - delete session @id from @store (NULL: default).
+ * The log is unlinked under its exclusive lock (taken as an append takes
+ * it, with the same bounded wait), so no append is cut in half; a process
+ * that still has the session open keeps writing to the removed file and
+ * nobody sees it again. Returns 0, WARD_EINVAL (a bad id), -ENOENT (no
+ * such session), -EAGAIN (another process held the lock all along) or
+ * another -errno; the detail names the log.
+ */
+WARD_EXTERN int ward_session_remove(const char *store, const char *id);
+
+/**
+ * ward_session_prune - remove every session of @store (NULL: default)
+ * whose log was last written (its last event) at least @older_than_s
+ * seconds ago, each as ward_session_remove() does. *removed gets the ids
+ * removed, *busy (may be NULL) those skipped because another process held
+ * their lock; both sorted, possibly empty, freed with ward_strv_free().
+ * A missing store prunes nothing. Returns 0 or the first error that
+ * stopped it (sessions removed before it stay removed).
+ */
+WARD_EXTERN int ward_session_prune(char ***removed, char ***busy,
+				   const char *store,
+				   unsigned long long older_than_s);
+
 /**
  * ward_session_open - open and read an existing session. Returns -ENOENT
  * when there is no such session, WARD_EINVAL for an invalid id, -EBADMSG
@@ -254,22 +321,12 @@ ward_session_set_approval(bool *changed, ward_session *session,
 WARD_EXTERN int ward_session_check_policy(const ward_session *session,
 					  const ward_policy *policy);
 
-/**
- * ward_session_resolve - the policy of one call in @session:
- *
- *   mode = @escalated (an approved escalation; NULL: none)
- *          ?? the session's last `sandbox/mode` event ?? @d->mode
- *   root = the session's cwd ?? @d->root
- *
- * with the session id attached, checked by ward_session_check_policy().
- * WARD_EINVAL when there is no root at all. *source (may be NULL) says
- * where the mode came from. The caller frees *out with ward_policy_free().
+/*
+ * The policy of one call in a session (the session's mode folded against
+ * the configuration's, its cwd as the workspace, the configuration's rules)
+ * is resolved by ward_call_new() (call.h): there is no other way to make
+ * one, so no caller can forget the access rules.
  */
-WARD_EXTERN int ward_session_resolve(ward_policy **out,
-				     enum ward_knob_source *source,
-				     const ward_session *session,
-				     const struct ward_session_defaults *d,
-				     const enum ward_mode *escalated);
 
 /* --- audit ------------------------------------------------------------ */
 

@@ -58,6 +58,16 @@ WARD_EXTERN int ward_policy_warnings(char ***out, const ward_policy *policy,
 WARD_EXTERN int ward_policy_describe(char ***out, const ward_policy *policy,
 				     enum ward_runner runner);
 
+/**
+ * ward_policy_partial - the rules and protected paths of @policy that
+ * @runner does not enforce at all, one sentence each (a subset of
+ * ward_policy_warnings): when it is not empty, a call under @policy on
+ * @runner has enforcement `partial` (ward_plan_partial says the same for
+ * one call's plan). The caller frees *out with ward_strv_free().
+ */
+WARD_EXTERN int ward_policy_partial(char ***out, const ward_policy *policy,
+				    enum ward_runner runner);
+
 WARD_END_DECL
 
 #endif

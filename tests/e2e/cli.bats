@@ -304,9 +304,13 @@ check_denied() {
 	[ "$status" -ne 0 ]
 	[ "$output" = before ]
 	[ "${stderr_lines[0]}" = before-err ]
-	[ "${stderr_lines[-1]}" = "$(marker "$mode")" ]
+	# The marker, then what was refused: the path, by the mode, from
+	# where the mode came (the flag here), inferred from the error.
+	[ "${stderr_lines[-2]}" = "$(marker "$mode")" ]
+	[[ "${stderr_lines[-1]}" =~ ^\[sandbox:\ (write|create)\ of\ $target\ refused:\ not\ writable\ under\ $mode\ mode\ \(--mode\)\;\ inferred\ from\ the\ error\ output\]$ ]] ||
+		fail "detail line: ${stderr_lines[-1]}"
 	# The command's own complaint comes before the marker.
-	[ "${#stderr_lines[@]}" -ge 3 ]
+	[ "${#stderr_lines[@]}" -ge 4 ]
 	[ ! -e "$target" ]
 }
 
@@ -339,8 +343,8 @@ check_denied() {
 	run --separate-stderr "$WARD" run -w "$WS" \
 		-c 'touch f; printf partial >&2; exit 1'
 	[ "$status" -eq 1 ]
-	[ "${stderr_lines[-1]}" = "$(marker read-only)" ]
-	[ "${stderr_lines[-2]}" = partial ]
+	[ "${stderr_lines[-2]}" = "$(marker read-only)" ]
+	[ "${stderr_lines[-3]}" = partial ]
 }
 
 # --- run --json -----------------------------------------------------------------
@@ -352,8 +356,9 @@ check_denied() {
 			-c 'echo out; echo err >&2; touch f; exit 4'
 		[ "$stderr" = "" ]
 		[ "${#lines[@]}" -eq 1 ]
-		[ "$(json 'sorted(d)')" = "['exit_code', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
-		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'runner']" ]
+		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
+		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'partial', 'runner']" ]
+		[ "$(json '[(x["path"], x["cause"], x["mode"], x["source"], x["how"]) for x in d["denials"]]')" = "[('$WS/f', 'mode', 'read-only', 'built-in default', 'derived')]" ]
 		[ "$(json 'd["exit_code"]')" = 4 ]
 		[ "$(json 'd["signal"]')" = None ]
 		[ "$(json 'd["timed_out"]')" = False ]
@@ -471,7 +476,7 @@ check_denied() {
 	[ "$status" -eq 0 ] || [ "$status" -eq 125 ]
 	[ "$(json '[c["runner"] for c in d["chain"]]')" = "['bwrap', 'landlock']" ]
 	[ "$(json 'sorted(d["chain"][0])')" = "['probed', 'runner', 'usable', 'verdict', 'why']" ]
-	[ "$(json 'sorted(d)')" = "['chain', 'chosen', 'enforcement', 'landlock', 'paths', 'platform']" ]
+	[ "$(json 'sorted(d)')" = "['call', 'chain', 'chosen', 'config_error', 'enforcement', 'landlock', 'partial', 'paths', 'platform']" ]
 	[ "$(json 'd["paths"]["landlock_run"]')" = "$LAUNCHER" ]
 	[ "$(json 'd["platform"]')" = linux ]
 	if [ "$status" -eq 0 ]; then

@@ -85,7 +85,8 @@ json_get() { # json_get EXPR  (reads $output)
 	run --separate-stderr wfs write --text new f
 	[ "$status" -eq 3 ]
 	[[ "$stderr" == *"write f"*"read-only"* ]]
-	[[ "$(printf '%s\n' "$stderr" | tail -1)" =~ $MARKER_RE ]]
+	[[ "$(printf '%s\n' "$stderr" | tail -2 | head -1)" =~ $MARKER_RE ]]
+	[[ "$(printf '%s\n' "$stderr" | tail -1)" == "[sandbox: write of "*"/f refused: not writable under read-only mode (built-in default)]" ]]
 	[ "$(cat "$WS/f")" = old ]
 	# Reading is allowed.
 	run --separate-stderr wfs read f
@@ -186,7 +187,8 @@ json_get() { # json_get EXPR  (reads $output)
 	[ "$(json_get 'd["error"]')" = FS_SANDBOX_DENIED ]
 	[ "$(json_get 'd["denial"]["mode"]')" = read-only ]
 	[ "$(json_get 'd["denial"]["operation"]')" = write ]
-	[[ "$(json_get 'd["marker"]')" =~ $MARKER_RE ]]
+	[[ "$(json_get 'd["marker"]')" =~ ^\[sandbox:\ file\ access\ denied\ under\ read-only\ mode\] ]]
+	[ "$(json_get '[(x["operation"], x["cause"], x["how"]) for x in d["denials"]]')" = "[('write', 'mode', 'exact')]" ]
 }
 
 # The runners and the fence take the writable set from the same function:

@@ -159,8 +159,16 @@ err_name() {
 	esac
 }
 
+# The marker's line: the last stderr line that is not one of the denial
+# report's lines that follow it ("[sandbox: OP of PATH refused …]", "[sandbox:
+# … and N more refused]").
+marker_line() {
+	grep -v '^\[sandbox: .* refused\|^\[sandbox: … and ' "$E2E_CAP/stderr" |
+		tail -n 1
+}
+
 has_marker() {
-	[ "$last_err" = "$(marker "$1")" ]
+	[ "$(marker_line)" = "$(marker "$1")" ]
 }
 
 # Outcome of an attempt to create or change PATH. $2 (optional) is a check
@@ -208,7 +216,7 @@ assert_failed() {
 
 assert_marker() {
 	has_marker "$1" ||
-		fail "last stderr line is '$last_err', expected '$(marker "$1")'"
+		fail "the marker's line is '$(marker_line)', expected '$(marker "$1")'"
 }
 
 assert_no_marker() {

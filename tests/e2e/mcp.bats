@@ -104,6 +104,62 @@ code_of() {
 	"$WARD" help | grep -q '^  mcp '
 }
 
+# The sessions in the test's store (none: no directory or an empty one).
+session_count() {
+	local d=$XDG_STATE_HOME/ward/sessions
+	[ -d "$d" ] || { echo 0; return; }
+	find "$d" -name '*.jsonl' | wc -l
+}
+
+@test "mcp cli: an implicit / or \$HOME workspace under workspace-write is refused, naming --workspace" {
+	local home=$BASE/home
+	mkdir -p "$home/proj"
+	# The current directory as the workspace: /, $HOME, an ancestor.
+	for dir in / "$home" "$BASE"; do
+		(cd "$dir" && HOME=$home "$WARD" mcp --mode workspace-write \
+			</dev/null >"$OUT" 2>"$ERR") && st=0 || st=$?
+		[ "$st" -eq 2 ] || fail "in $dir: exit $st"
+		grep -q -- "--workspace" "$ERR" || fail "in $dir: $(cat "$ERR")"
+		grep -q "refusing to make $dir the workspace" "$ERR" ||
+			fail "in $dir: $(cat "$ERR")"
+	done
+	# ward.yml's mode counts like --mode.
+	mkdir -p "$BASE/config/ward"
+	printf 'mode: workspace-write\n' >"$BASE/config/ward/config.yml"
+	(cd "$home" && HOME=$home "$WARD" mcp </dev/null >"$OUT" 2>"$ERR") &&
+		fail "ward.yml's workspace-write in \$HOME was served"
+	rm "$BASE/config/ward/config.yml"
+	# Nothing was left behind by the refused starts.
+	[ "$(session_count)" -eq 0 ]
+	# A project directory, an explicit --workspace, or read-only: served.
+	(cd "$home/proj" && HOME=$home "$WARD" mcp --mode workspace-write </dev/null)
+	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --workspace "$home" </dev/null)
+	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --workspace / </dev/null)
+	(cd "$home" && HOME=$home "$WARD" mcp </dev/null)
+	[ "$(session_count)" -eq 4 ]
+}
+
+@test "mcp cli: a start that fails on the configuration leaves no session" {
+	mkdir -p "$BASE/config/ward" "$WS/.ward"
+	printf 'mode: sideways\n' >"$BASE/config/ward/config.yml"
+	run -125 --separate-stderr "$WARD" mcp --workspace "$WS" </dev/null
+	rm "$BASE/config/ward/config.yml"
+	printf 'colour: blue\n' >"$WS/.ward/config.yml"
+	run -125 --separate-stderr "$WARD" mcp --workspace "$WS" </dev/null
+	run -2 --separate-stderr "$WARD" mcp --workspace "$BASE/missing" </dev/null
+	[ "$(session_count)" -eq 0 ]
+}
+
+@test "mcp cli: the startup line names the runner the plan uses, and the mode" {
+	require_runner
+	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" </dev/null
+	[[ "$stderr" =~ "ward mcp: session "[0-9a-f]{16}", workspace $WS, mode read-only, runner "(bwrap|landlock)", enforcement full" ]]
+	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" --mode danger-full-access </dev/null
+	[[ "$stderr" == *"mode danger-full-access, runner none (danger-full-access: commands run unconfined)"* ]]
+	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" -r landlock </dev/null
+	[[ "$stderr" == *", runner landlock, enforcement "* ]]
+}
+
 @test "mcp raw: logs on stderr, nothing but MCP on stdout, exit 0 at end of input" {
 	printf '%s\n' "$INIT" >"$IN"
 	mcp_raw
@@ -261,15 +317,35 @@ code_of() {
 	[ "${#text}" -lt 70000 ]
 }
 
-@test "mcp raw: end of input stops a running command and exits 0 promptly" {
+@test "mcp raw: end of input stops a running command at --drain-timeout, answered as stopped" {
 	require_runner
 	printf '%s\n' "$INIT" \
 		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 71.2345"}}}' >"$IN"
 	start=$SECONDS
-	mcp_raw
+	mcp_raw --drain-timeout 1
 	[ "$status" -eq 0 ]
 	[ $((SECONDS - start)) -lt 10 ]
 	! pgrep -f 'sleep 71.2345'
+	[[ "$(resp 1)" == *"stopped: the server shut down before this command"* ]]
+	[[ "$(resp 1)" != *unavailable* ]]
+	run -2 --separate-stderr "$WARD" mcp --drain-timeout soon </dev/null
+}
+
+@test "mcp raw: the ward-mcp(1) example works as printed" {
+	require_runner
+	local example
+	# The example, from the man page itself (roff escapes undone).
+	example=$(sed -n '/^# What a client does, by hand:/,/^  ward mcp /p' \
+		"$ROOT/man/ward-mcp.1" | sed -e 's/\\-/-/g' -e 's/\\\\/\\/g')
+	[[ "$example" == *"printf"*"ward mcp"* ]] || fail "no example found"
+	echo "# $example"
+	mkdir -p "$WS/sub" && touch "$WS/sub/visible.txt"
+	cd "$WS/sub"
+	PATH=$(dirname "$WARD"):$PATH timeout -k 5 60 bash -c "$example" >"$OUT" 2>"$ERR"
+	cat "$ERR" | sed 's/^/# /'
+	jq -e -s 'all(.jsonrpc == "2.0")' "$OUT" >/dev/null
+	[ "$(jq -r 'select(.id == 2) | .result.isError' "$OUT")" = false ]
+	[ "$(jq -r 'select(.id == 2) | .result.content[0].text' "$OUT")" = $'visible.txt\nexit code: 0' ]
 }
 
 @test "mcp raw: a cancelled call is not answered and its command dies" {
@@ -375,14 +451,15 @@ wait_until() {
 
 # --- real clients from npm ---------------------------------------------------
 
-# node_test FILE ID: run the scenario "ID: …" of tests/mcp/FILE.
+# node_test FILE ID [SECONDS]: run the scenario "ID: …" of tests/mcp/FILE
+# (bounded by SECONDS, default 120).
 node_test() {
-	local file=$1 id=$2 out
+	local file=$1 id=$2 limit=${3:-120} out
 	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ] ||
 		fail "the npm clients are not installed: 'npm ci --prefix tests/mcp' failed (see its log: $BATS_FILE_TMPDIR/npm-ci.log)"
 	status=0
-	out=$(WARD=$WARD timeout -k 5 120 node --test --test-reporter=tap \
+	out=$(WARD=$WARD timeout -k 5 "$limit" node --test --test-reporter=tap \
 		--test-name-pattern="^$id: " "$MCP_DIR/$file" 2>&1) || status=$?
 	printf '%s\n' "$out" | grep -v '^ *at \|^ *\.\.\.$\|^ *---$' | head -n 60 |
 		sed 's/^/# /'
@@ -413,9 +490,21 @@ node_test() {
 @test "mcp sdk: file tools through the fence" { node_test sdk.test.mjs files; }
 @test "mcp sdk: bad tool input gets isError results" { node_test sdk.test.mjs bad-input; }
 @test "mcp sdk: logging/setLevel" { node_test sdk.test.mjs logging; }
-@test "mcp sdk: end of input stops commands and tasks, exit 0" { node_test sdk.test.mjs eof; }
+@test "mcp sdk: end of input lets calls in progress finish and answers them" { node_test sdk.test.mjs eof; }
+@test "mcp sdk: calls still running at --drain-timeout are stopped, answered as stopped by the shutdown" { node_test sdk.test.mjs eof-bound; }
+@test "mcp sdk: a call stopped before its command started says so, not 'unavailable'" { node_test sdk.test.mjs eof-stopped-early; }
 @test "mcp sdk: --session resumes a session" { node_test sdk.test.mjs resume; }
+@test "mcp sdk: a command longer than the client's timeout succeeds with progress (resetTimeoutOnProgress)" { node_test sdk.test.mjs progress; }
+@test "mcp sdk: a task_output wait longer than the client's timeout succeeds with progress" { node_test sdk.test.mjs progress-task; }
+@test "mcp sdk: a 70 s command and task_output wait pass the SDK's 60 s default (slow)" { node_test sdk.test.mjs progress-slow 240; }
+@test "mcp sdk: read_file and list_directory are bounded, with a truncated line" { node_test sdk.test.mjs bounded-files; }
+@test "mcp sdk: task_output says when it dropped the middle of the output" { node_test sdk.test.mjs task-omitted; }
+@test "mcp sdk: read_file of a binary file names only what exists in MCP" { node_test sdk.test.mjs not-text; }
+@test "mcp sdk: a secret in the server's environment does not reach a command" { node_test sdk.test.mjs env; }
 @test "mcp inspector: tools/list" { node_test inspector.test.mjs inspector-list; }
 @test "mcp inspector: tools/call bash" { node_test inspector.test.mjs inspector-call; }
 @test "mcp inspector: tools/call bash, a write denied in read-only" { node_test inspector.test.mjs inspector-denied; }
 @test "mcp inspector: tools/call write_file" { node_test inspector.test.mjs inspector-write; }
+@test "mcp inspector: no escalation fields for a client that cannot elicit" { node_test inspector.test.mjs inspector-fields; }
+@test "mcp inspector: read_file of a 5 MB file is bounded" { node_test inspector.test.mjs inspector-read; }
+@test "mcp inspector: partial enforcement is reported with its reason" { node_test inspector.test.mjs inspector-partial; }

@@ -341,13 +341,22 @@ traps_case() {
 	[[ "$output" == *"unprotect"*"$WS/.vscode"* ]] || fail "config check does not show it"
 }
 
-@test "unprotect in a project file or --config is an error naming file and line" {
+# A project file is a ceiling (config.c, cignore): its unprotect is ignored
+# with a warning naming the file and line, never a lockout, and the paths
+# stay protected; --config may not release a path either (an error).
+@test "unprotect in a project file is ignored (the path stays protected); in --config an error" {
+	require_runner landlock
 	mkdir -p "$WS/.ward"
-	printf 'mode: read-only\nunprotect:\n  - .git/hooks\n' >"$WS/.ward/config.yml"
+	printf '# the repository asks\nunprotect:\n  - .vscode\n' >"$WS/.ward/config.yml"
 	run "$WARD" config check -w "$WS"
-	[ "$status" -ne 0 ] || fail "the project file was accepted"
-	[[ "$output" == *"$WS/.ward/config.yml:2: unprotect: refused"* ]] ||
-		fail "the error does not name the file and line"
+	[ "$status" -eq 0 ] || fail "the project file locked the user out: $output"
+	[[ "$output" == *"$WS/.ward/config.yml:2: unprotect: ignored"* ]] ||
+		fail "the warning does not name the file and line: $output"
+	ward_run landlock workspace-write -c \
+		'mkdir -p .vscode && echo "{}" > .vscode/tasks.json'
+	[[ "$stderr" == *"config.yml:2: unprotect: ignored"* ]] ||
+		fail "ward run did not say what it ignored: $stderr"
+	[ ! -e "$WS/.vscode/tasks.json" ] || fail "the project file released .vscode"
 	rm -rf "$WS/.ward"
 	printf 'unprotect: [.envrc]\n' >"$OUT_DIR/extra.yml"
 	run "$WARD" config check -w "$WS" --config "$OUT_DIR/extra.yml"

@@ -86,6 +86,14 @@ print(\"LOCKED\")" "$1"
 	[[ "$output" != *sessions* && "$output" != *probe-cache* ]] ||
 		fail "a confined run listed the state directory"
 	[[ "$output" != *LOCKED* ]] || fail "a confined run locked the session log"
+	# The denial report names it: a read refused there is the sandbox's
+	# (under bwrap it reads as missing), not a plain missing file.
+	ward_run "$v" workspace-write --json -c 'cat "$1"' sh "$log"
+	jq -e --arg p "$log" '[.denials[] | select(.path == $p and
+		.cause == "protected" and .operation == "read" and
+		(.rule | test("state directory")))] | length == 1' \
+		<<<"$output" >/dev/null ||
+		fail "the denial report does not name the hidden session log"
 	# The same run inside the session (its own store is hidden too).
 	local -a flags
 	read -r -a flags <<<"$(runner_flags "$v")"

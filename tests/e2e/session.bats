@@ -16,8 +16,9 @@ ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 WARD=${WARD:-$ROOT/build/bin/ward}
 PY=/usr/bin/python3
 
-HINT='retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user'
-HINT_OP='retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user'
+# The CLI's hints name the CLI's own flags, never sandbox_permissions.
+HINT='retry this exact command once with ward run --escalate MODE --justification TEXT (the narrowest wider MODE that suffices); the approval prompt asks the user'
+HINT_OP='retry this exact operation once with ward fs OPERATION … --escalate MODE --justification TEXT (the narrowest wider MODE that suffices); the approval prompt asks the user'
 
 setup_file() {
 	[ -x "$WARD" ] || return 0
@@ -90,6 +91,9 @@ for l in sys.stdin:
 print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2"
 }
 
+# What `ward session new` writes: the header and the knobs in force.
+NEW_LOG="session/header sandbox/mode approval/policy"
+
 last_line() { # the last line of $stderr
 	printf '%s\n' "$stderr" | tail -n 1
 }
@@ -100,8 +104,8 @@ last_line() { # the last line of $stderr
 	new_session
 	run -0 --separate-stderr "$WARD" session show "$SID"
 	[[ "$output" == *"cwd:       $WS"* ]]
-	[[ "$output" == *"mode:      read-only (default)"* ]]
-	[[ "$output" == *"approval:  ask (default)"* ]]
+	[[ "$output" == *"mode:      read-only (session)"* ]]
+	[[ "$output" == *"approval:  ask (session)"* ]]
 	[[ "$output" == *"preset:    read-only"* ]]
 	run -0 --separate-stderr "$WARD" session show "$SID" --json
 	printf '%s' "$output" | "$PY" -c '
@@ -109,10 +113,10 @@ import json, sys
 d = json.load(sys.stdin)
 assert d["id"] == sys.argv[1] and d["cwd"] == sys.argv[2], d
 assert (d["mode"], d["approval"], d["preset"]) == ("read-only", "ask", "read-only"), d
-assert d["events"] == 0' "$SID" "$WS"
-	# The log file: 0600, one header line.
+assert d["events"] == 2' "$SID" "$WS"
+	# The log file: 0600, the header and the knobs in force.
 	[ "$(stat -c %a "$LOG")" = 600 ]
-	[ "$(wc -l <"$LOG")" = 1 ]
+	[ "$(wc -l <"$LOG")" = 3 ]
 	local other=$SID
 	new_session
 	[ "$SID" != "$other" ]
@@ -120,15 +124,99 @@ assert d["events"] == 0' "$SID" "$WS"
 	[[ "$output" == *"$SID"* && "$output" == *"$other"* ]]
 }
 
-@test "session new --mode/--approval records only what differs from the defaults" {
+@test "session new records the mode and approval in force, not a reference to the default" {
 	new_session --mode read-only --approval ask
-	[ "$(log_types)" = "session/header" ]
+	[ "$(log_types)" = "$NEW_LOG" ]
 	new_session --mode workspace-write --approval never
-	[ "$(log_types)" = "session/header sandbox/mode approval/policy" ]
+	[ "$(log_types)" = "$NEW_LOG" ]
 	run -0 "$WARD" session show "$SID"
 	[[ "$output" == *"mode:      workspace-write (session)"* ]]
 	[[ "$output" == *"approval:  never (session)"* ]]
 	[[ "$output" == *"preset:    custom"* ]]
+	# Without --mode: ward.yml's mode in force now is recorded, and a later
+	# change of the user default does not move the session.
+	mkdir -p "$XDG_CONFIG_HOME/ward"
+	printf 'mode: workspace-write\n' >"$XDG_CONFIG_HOME/ward/config.yml"
+	new_session
+	[ "$(last_field sandbox/mode mode)" = workspace-write ]
+	printf 'mode: read-only\n' >"$XDG_CONFIG_HOME/ward/config.yml"
+	run -0 "$WARD" session mode "$SID"
+	[ "$output" = workspace-write ]
+}
+
+@test "a failed session new leaves no session behind" {
+	mkdir -p "$XDG_CONFIG_HOME/ward"
+	printf 'mode: sideways\n' >"$XDG_CONFIG_HOME/ward/config.yml"
+	run -125 --separate-stderr "$WARD" session new --cwd "$WS"
+	[[ "$stderr" == *"invalid mode"* ]]
+	mkdir -p "$WS/.ward"
+	rm "$XDG_CONFIG_HOME/ward/config.yml"
+	printf 'colour: blue\n' >"$WS/.ward/config.yml"
+	run -125 --separate-stderr "$WARD" session new --cwd "$WS"
+	run -2 --separate-stderr "$WARD" session new --cwd "$BASE/missing"
+	[ ! -e "$XDG_STATE_HOME/ward/sessions" ] ||
+		[ -z "$(ls -A "$XDG_STATE_HOME/ward/sessions")" ]
+	run -0 "$WARD" session list
+	[ -z "$output" ]
+}
+
+@test "session list survives a session whose directory was deleted" {
+	local gone=$BASE/gone
+	mkdir -p "$gone"
+	new_session
+	local keep=$SID
+	SID=$("$WARD" session new --cwd "$gone" --mode workspace-write)
+	rmdir "$gone"
+	run -0 --separate-stderr "$WARD" session list
+	[[ "$output" == *"$keep"*"$WS"* ]]
+	[[ "$output" == *"$SID"*"workspace-write"*"$gone (missing)"* ]]
+	run -0 --separate-stderr "$WARD" session list --json
+	printf '%s' "$output" | "$PY" -c '
+import json, sys
+d = {s["id"]: s for s in json.load(sys.stdin)}
+assert d[sys.argv[1]]["cwd_exists"] is False and d[sys.argv[1]]["mode"] == "workspace-write", d
+assert d[sys.argv[2]]["cwd_exists"] is True, d' "$SID" "$keep"
+	run -0 --separate-stderr "$WARD" session show "$SID"
+}
+
+@test "session rm removes sessions; unknown ids are usage errors" {
+	new_session
+	local a=$SID a_log=$LOG
+	new_session
+	run -0 --separate-stderr "$WARD" session rm "$a"
+	[ ! -e "$a_log" ] && [ -e "$LOG" ]
+	run -2 --separate-stderr "$WARD" session show "$a"
+	run -2 --separate-stderr "$WARD" session rm "$a"
+	[[ "$stderr" == *"no session $a"* ]]
+	run -2 --separate-stderr "$WARD" session rm ../x
+	run -2 --separate-stderr "$WARD" session rm
+	run -0 "$WARD" session list
+	[[ "$output" == *"$SID"* && "$output" != *"$a"* ]]
+	# Several at once; an unknown one does not stop the others.
+	new_session
+	local b=$SID
+	run -2 --separate-stderr "$WARD" session rm "$a" "$b"
+	[ ! -e "$XDG_STATE_HOME/ward/sessions/$b.jsonl" ]
+	"$WARD" session --help | grep -q '^  rm ID'
+}
+
+@test "session prune --older-than removes idle sessions only" {
+	new_session
+	local old=$SID old_log=$LOG
+	new_session
+	touch -d '3 days ago' "$old_log"
+	run -0 --separate-stderr "$WARD" session prune --older-than 2d
+	[ "$output" = "removed $old" ]
+	[ ! -e "$old_log" ] && [ -e "$LOG" ]
+	run -0 --separate-stderr "$WARD" session prune --older-than 1h --json
+	[ "$output" = '{"removed":[],"busy":[]}' ]
+	run -2 --separate-stderr "$WARD" session prune
+	[[ "$stderr" == *"--older-than"* ]]
+	for bad in 3x -1d 2dd ''; do
+		run -2 --separate-stderr "$WARD" session prune --older-than "$bad"
+	done
+	[ -e "$LOG" ]
+	"$WARD" session --help | grep -q 'prune --older-than DURATION'
 }
 
 @test "session ids are validated and unknown sessions are usage errors" {
@@ -148,14 +236,14 @@ assert d["events"] == 0' "$SID" "$WS"
 	run -0 "$WARD" session mode "$SID"
 	[ "$output" = read-only ]
 	run -0 "$WARD" session mode "$SID" read-only
-	[ "$(wc -l <"$LOG")" = 1 ]
+	[ "$(wc -l <"$LOG")" = 3 ]
 	run -0 "$WARD" session mode "$SID" workspace-write
 	[ "$output" = workspace-write ]
 	run -0 "$WARD" session mode "$SID" workspace-write
-	[ "$(wc -l <"$LOG")" = 2 ]
+	[ "$(wc -l <"$LOG")" = 4 ]
 	run -0 "$WARD" session approval "$SID" never
 	run -0 "$WARD" session approval "$SID" never
-	[ "$(wc -l <"$LOG")" = 3 ]
+	[ "$(wc -l <"$LOG")" = 5 ]
 	# A new process reads the same state from the log alone.
 	run -0 "$WARD" session approval "$SID"
 	[ "$output" = never ]
@@ -163,7 +251,7 @@ assert d["events"] == 0' "$SID" "$WS"
 	[ "$output" = workspace-write ]
 	run -2 --separate-stderr "$WARD" session mode "$SID" root
 	run -2 --separate-stderr "$WARD" session approval "$SID" sometimes
-	[ "$(wc -l <"$LOG")" = 3 ]
+	[ "$(wc -l <"$LOG")" = 5 ]
 }
 
 @test "session preset: switch, custom, and only changed knobs appended" {
@@ -172,9 +260,9 @@ assert d["events"] == 0' "$SID" "$WS"
 	[ "$output" = read-only ]
 	run -0 "$WARD" session preset "$SID" workspace-write
 	[ "$output" = workspace-write ]
-	[ "$(log_types)" = "session/header sandbox/mode" ]
+	[ "$(log_types)" = "$NEW_LOG sandbox/mode" ]
 	run -0 "$WARD" session preset "$SID" danger-full-access
-	[ "$(log_types)" = "session/header sandbox/mode sandbox/mode approval/policy" ]
+	[ "$(log_types)" = "$NEW_LOG sandbox/mode sandbox/mode approval/policy" ]
 	run -0 "$WARD" session mode "$SID" read-only
 	run -0 "$WARD" session preset "$SID"
 	[ "$output" = custom ]
@@ -198,11 +286,11 @@ assert d["events"] == 0' "$SID" "$WS"
 	[[ "$output" == *"mode:      workspace-write (session)"* ]]
 	[[ "$output" == *"torn last line"* ]]
 	run -0 "$WARD" session approval "$SID" never
-	[ "$(log_types)" = "session/header sandbox/mode log/repaired approval/policy" ]
+	[ "$(log_types)" = "$NEW_LOG sandbox/mode log/repaired approval/policy" ]
 	[ "$(tail -c 1 "$LOG" | od -An -c | tr -d ' ')" = '\n' ]
 	printf 'garbage\n{"type":"note"}\n' >>"$LOG"
 	run -125 --separate-stderr "$WARD" session show "$SID"
-	[[ "$stderr" == *"line 5"* ]]
+	[[ "$stderr" == *"line 7"* ]]
 	run -125 --separate-stderr "$WARD" run --session "$SID" -- true
 }
 
@@ -230,8 +318,10 @@ assert c["call/start"] == 16 and c["call/result"] == 16, c'
 	cd "$BASE"
 	run -1 --separate-stderr "$WARD" run --session "$SID" -- touch f
 	[ ! -e "$WS/f" ]
-	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(printf '%s\n' "$stderr" | tail -n 3 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" == "[sandbox: "*" of $WS/f refused: not writable under read-only mode (session $SID); inferred from the error output]" ]]
 	[ "$(last_line)" = "$HINT" ]
+	[[ "$stderr" != *sandbox_permissions* ]]
 	"$WARD" session mode "$SID" workspace-write >/dev/null
 	run -0 --separate-stderr "$WARD" run --session "$SID" -- touch f
 	[ -e "$WS/f" ]
@@ -256,9 +346,9 @@ assert c["call/start"] == 16 and c["call/result"] == 16, c'
 	run -1 --separate-stderr "$WARD" run --session "$a" -- touch "$ws2/a"
 	[ -e "$WS/a" ] && [ ! -e "$ws2/b" ] && [ ! -e "$ws2/a" ]
 	SID=$a
-	[ "$(log_types)" = "session/header sandbox/mode call/start call/result call/start call/result" ]
+	[ "$(log_types)" = "$NEW_LOG call/start call/result call/start call/result" ]
 	SID=$b
-	[ "$(log_types)" = "session/header call/start call/result" ]
+	[ "$(log_types)" = "$NEW_LOG call/start call/result" ]
 	[ "$(last_field call/result denied)" = true ]
 }
 
@@ -288,7 +378,7 @@ assert c["call/start"] == 16 and c["call/result"] == 16, c'
 		--escalate workspace-write --justification "create f" -- touch "$WS/f" </dev/null
 	[ "$(last_line)" = 'approval for escalating this command to "workspace-write" is unavailable: nobody could be asked; nothing was run' ]
 	[ ! -e "$WS/f" ]
-	[ "$(log_types)" = "session/header call/start escalation/request approval/asked approval/decision escalation/verdict call/result" ]
+	[ "$(log_types)" = "$NEW_LOG call/start escalation/request approval/asked approval/decision escalation/verdict call/result" ]
 	[ "$(last_field approval/decision outcome)" = unavailable ]
 	[ "$(last_field escalation/request justification)" = "create f" ]
 	[ "$(last_field call/result ran)" = false ]
@@ -317,7 +407,7 @@ assert "nothing was run" in d["message"], d'
 	for m in read-only workspace-write; do
 		run -122 --separate-stderr "$WARD" run --session "$SID" \
 			--escalate "$m" --justification "x" -- touch "$WS/f"
-		[ "$(last_line)" = "sandbox_permissions \"$m\" is not wider than the mode this command already runs under; nothing was run and nobody was asked; retry without sandbox_permissions" ]
+		[ "$(last_line)" = "--escalate \"$m\" is not wider than the mode this command already runs under; nothing was run and nobody was asked; run it without --escalate" ]
 	done
 	[ ! -e "$WS/f" ]
 	[[ "$(log_types)" != *approval/asked* ]]
@@ -329,7 +419,7 @@ assert "nothing was run" in d["message"], d'
 	[ "$(last_line)" = 'approval for escalating this command to "workspace-write" is unavailable: nobody could be asked; nothing was run' ]
 	run -122 --separate-stderr "$WARD" run -w "$WS" --mode danger-full-access \
 		--escalate workspace-write --justification "x" -- touch "$WS/f"
-	[[ "$(last_line)" == 'sandbox_permissions "workspace-write" is not wider'* ]]
+	[[ "$(last_line)" == '--escalate "workspace-write" is not wider'* ]]
 	[ ! -e "$WS/f" ]
 	[ ! -e "$XDG_STATE_HOME/ward/sessions" ] || [ -z "$(ls "$XDG_STATE_HOME/ward/sessions")" ]
 }
@@ -341,13 +431,15 @@ assert "nothing was run" in d["message"], d'
 	run -2 --separate-stderr "$WARD" run --session "$SID" --escalate workspace-write --justification '  ' -- true
 	run -2 --separate-stderr "$WARD" run --session "$SID" --justification why -- true
 	run -2 --separate-stderr "$WARD" run --session "$SID" --escalate root --justification why -- true
-	[ "$(log_types)" = "session/header" ]
+	[ "$(log_types)" = "$NEW_LOG" ]
 }
 
 @test "ward fs --session: denial marker and operation hint; escalation texts say operation" {
 	new_session
 	run -3 --separate-stderr "$WARD" fs write --session "$SID" --text hi notes.txt
-	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(printf '%s\n' "$stderr" | tail -n 3 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	# The fence knows exactly: no "inferred".
+	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: write of $WS/notes.txt refused: not writable under read-only mode (session $SID)]" ]
 	[ "$(last_line)" = "$HINT_OP" ]
 	[ ! -e "$WS/notes.txt" ]
 	[ "$(last_field call/start operation)" = write ]
@@ -358,7 +450,8 @@ assert "nothing was run" in d["message"], d'
 	[ ! -e "$WS/notes.txt" ]
 	# Without a session: no hint (nothing offers escalation).
 	run -3 --separate-stderr "$WARD" fs write -w "$WS" --text hi notes.txt
-	[ "$(last_line)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(printf '%s\n' "$stderr" | tail -n 2 | head -n 1)" = "[sandbox: file access denied under read-only mode]" ]
+	[ "$(last_line)" = "[sandbox: write of $WS/notes.txt refused: not writable under read-only mode (built-in default)]" ]
 }
 
 # --- the approval prompt on a real terminal ---------------------------------
@@ -428,7 +521,7 @@ tmux_done() { # wait for the command, then set $status and $stderr
 	run -1 --separate-stderr "$WARD" run --session "$SID" -- touch "$WS/g"
 	[ ! -e "$WS/g" ]
 	[ "$(last_field call/result mode)" = read-only ]
-	[[ "$(log_types)" != *sandbox/mode* ]]
+	[ "$(log_types | grep -o sandbox/mode | wc -l)" -eq 1 ] # only new's
 	run -0 "$WARD" session mode "$SID"
 	[ "$output" = read-only ]
 }

@@ -7,7 +7,7 @@
 // Run: node --test tests/mcp/sdk.test.mjs   (tests/e2e/mcp.bats does)
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
@@ -63,7 +63,7 @@ const NO_RUNNER = runnerUsable()
 const accept = async () => ({ action: "accept", content: { allow: true } });
 
 test("tools-list: every tool, honest annotations, escalation fields", async (t) => {
-  const ctx = await connect(t, { mode: "read-only" });
+  const ctx = await connect(t, { mode: "read-only", elicit: accept });
   const { tools } = await ctx.client.listTools();
   assert.deepEqual(tools.map((x) => x.name).sort(), TOOLS);
   const by = Object.fromEntries(tools.map((x) => [x.name, x]));
@@ -112,16 +112,22 @@ test("ping: answered", async (t) => {
 });
 
 test("denied-write: a write in read-only shows the marker", { skip: NO_RUNNER }, async (t) => {
-  const ctx = await connect(t, { mode: "read-only" });
+  const ctx = await connect(t, { mode: "read-only", elicit: accept });
   const { text, result } = await call(ctx, "bash", {
     command: "echo before; echo data > out.txt",
   });
   assert.equal(exists(path.join(ctx.ws, "out.txt")), false);
   assert.match(text, /^before\n/);
   const lines = text.split("\n");
-  // The marker, then the hint (a session with approval `ask`).
-  assert.equal(lines.at(-2), MARKER("read-only"));
+  // The marker, what was refused, then the hint (a session with approval
+  // `ask`, a client that can ask its user).
+  assert.equal(lines.at(-3), MARKER("read-only"));
+  assert.match(lines.at(-2), /^\[sandbox: (write|create) of \/.*\/out\.txt refused: not writable under read-only mode \(session [0-9a-f]{16}\); inferred from the error output\]$/);
   assert.equal(lines.at(-1), HINT);
+  assert.equal(result.structuredContent.denials.length, 1);
+  assert.equal(result.structuredContent.denials[0].path, path.join(ctx.ws, "out.txt"));
+  assert.equal(result.structuredContent.denials[0].how, "derived");
+  assert.equal(result.structuredContent.denials[0].cause, "mode");
   assert.match(text, /exit code: 1\n/);
   assert.equal(result.isError, false);
   assert.equal(result.structuredContent.exit_code, 1);
@@ -258,27 +264,46 @@ test("escalation-cancel: nothing runs", { skip: NO_RUNNER }, async (t) => {
   assert.equal(exists(path.join(ctx.ws, "cancelled.txt")), false);
 });
 
-test("escalation-unavailable: a client without elicitation is told", { skip: NO_RUNNER }, async (t) => {
+test("escalation-unavailable: a client without elicitation is offered no escalation, and told how a person widens the mode", { skip: NO_RUNNER }, async (t) => {
   const ctx = await connect(t, { mode: "read-only" });
   const id = sessionId(ctx.scratch);
-  const r = await call(ctx, "bash", {
-    command: "touch unavailable.txt",
-    sandbox_permissions: "workspace-write",
-    justification: "needs to write",
-  });
-  assert.equal(r.result.isError, true);
+  // No sandbox_permissions/justification fields, no mention of them.
+  const { tools } = await ctx.client.listTools();
+  for (const x of tools) {
+    assert.equal(x.inputSchema.properties.sandbox_permissions, undefined, x.name);
+    assert.equal(x.inputSchema.properties.justification, undefined, x.name);
+    assert.doesNotMatch(x.description, /sandbox_permissions/, x.name);
+  }
+  // The denial carries no retry hint, but the advice for a person.
+  const r = await call(ctx, "bash", { command: "touch unavailable.txt" });
+  assert.equal(r.result.isError, false);
+  assert.doesNotMatch(r.text, /sandbox_permissions/);
+  assert.doesNotMatch(r.text, /retry/);
   const lines = r.text.split("\n");
+  assert.ok(lines.includes(MARKER("read-only")));
   assert.equal(
-    lines[0],
-    'approval for escalating this command to "workspace-write" is ' +
-      "unavailable: nobody could be asked; nothing was run",
+    lines.at(-1),
+    `a person can allow this by widening the session's mode: ward session mode ${id} workspace-write`,
   );
-  assert.match(r.text, /do not retry this command with sandbox_permissions/);
-  assert.ok(
-    r.text.includes(`ward session mode ${id} workspace-write`),
-    "tells the person how to widen the mode",
-  );
-  assert.equal(exists(path.join(ctx.ws, "unavailable.txt")), false);
+  // The advice works: the person runs it, the same command succeeds.
+  wardCli(ctx.scratch, ["session", "mode", id, "workspace-write"]);
+  const again = await call(ctx, "bash", { command: "touch unavailable.txt && echo ok" });
+  assert.equal(again.text, "ok\nexit code: 0");
+  // The fields are unknown arguments here.
+  const bad = await call(ctx, "bash", {
+    command: "true",
+    sandbox_permissions: "danger-full-access",
+    justification: "x",
+  });
+  assert.equal(bad.result.isError, true);
+  assert.match(bad.text, /unknown argument "sandbox_permissions" \(bash takes: command, workdir, timeout_ms, run_in_background\)/);
+  // A file tool's denial: likewise.
+  wardCli(ctx.scratch, ["session", "mode", id, "read-only"]);
+  const w = await call(ctx, "write_file", { path: "w.txt", content: "x" });
+  assert.equal(w.result.isError, true);
+  assert.doesNotMatch(w.text, /sandbox_permissions|retry/);
+  assert.match(w.text, new RegExp(`ward session mode ${id} workspace-write$`));
+  assert.equal(w.result.structuredContent.denials[0].how, "exact");
 });
 
 test("escalation-not-wider: refused without asking", { skip: NO_RUNNER }, async (t) => {
@@ -372,7 +397,7 @@ test("timeout: the process group is killed", { skip: NO_RUNNER }, async (t) => {
 });
 
 test("session-mode: a mode switched from another terminal applies to the next call", { skip: NO_RUNNER }, async (t) => {
-  const ctx = await connect(t, { mode: "read-only" });
+  const ctx = await connect(t, { mode: "read-only", elicit: accept });
   let listChanged = 0;
   ctx.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     listChanged++;
@@ -399,7 +424,7 @@ test("session-mode: a mode switched from another terminal applies to the next ca
 });
 
 test("background: output, the denial shown when read, kill", { skip: NO_RUNNER }, async (t) => {
-  const ctx = await connect(t, { mode: "read-only" });
+  const ctx = await connect(t, { mode: "read-only", elicit: accept });
   const started = await call(ctx, "bash", {
     command: "echo start; touch bg.txt; s=$?; echo end; exit $s",
     run_in_background: true,
@@ -413,7 +438,8 @@ test("background: output, the denial shown when read, kill", { skip: NO_RUNNER }
   assert.equal(lines[0], "start");
   assert.ok(lines.includes("end"));
   assert.ok(lines.includes("exit code: 1"));
-  assert.equal(lines.at(-2), MARKER("read-only"));
+  assert.equal(lines.at(-3), MARKER("read-only"));
+  assert.match(lines.at(-2), /bg\.txt refused: not writable under read-only mode/);
   assert.equal(lines.at(-1), HINT);
   assert.equal(out.result.structuredContent.running, false);
   assert.equal(out.result.structuredContent.sandbox.denied, true);
@@ -445,7 +471,11 @@ test("files: write, read, edit, list through the fence", { skip: NO_RUNNER }, as
   r = await call(ctx, "read_file", { path: "dir/a.txt" });
   assert.equal(r.text, "one\ntwo\nthree\n");
   r = await call(ctx, "read_file", { path: "dir/a.txt", offset: 1, limit: 1 });
-  assert.equal(r.text, "two\n[… the file continues: read on with offset 2]");
+  assert.equal(
+    r.text,
+    "two\n[truncated: the file continues after line 2; read on with offset 2, or pick a part with offset/limit]",
+  );
+  assert.equal(r.result.structuredContent.next_offset, 2);
   r = await call(ctx, "edit_file", { path: "dir/a.txt", old_text: "two", new_text: "2" });
   assert.equal(r.text, "replaced 1 occurrence in dir/a.txt");
   assert.equal(readFileSync(path.join(ctx.ws, "dir/a.txt"), "utf8"), "one\n2\nthree\n");
@@ -462,7 +492,7 @@ test("files: write, read, edit, list through the fence", { skip: NO_RUNNER }, as
 });
 
 test("bad-input: isError results, not protocol errors", async (t) => {
-  const ctx = await connect(t);
+  const ctx = await connect(t, { elicit: accept });
   for (const [name, args, re] of [
     ["bash", {}, /"command" is required/],
     ["bash", { command: 5 }, /"command" must be a string/],
@@ -500,42 +530,277 @@ test("logging: logging/setLevel is honoured", { skip: NO_RUNNER }, async (t) => 
   assert.ok(logs.every((l) => l.logger === "ward"));
 });
 
-test("eof: end of input stops running commands and exits 0", { skip: NO_RUNNER }, async () => {
+// A raw client (the SDK's transport cannot close stdin and keep reading).
+function rawServer(s, extra = []) {
+  const child = spawn(WARD, ["mcp", "--workspace", s.ws, "--mode", "workspace-write", ...extra], {
+    env: s.env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const st = { out: "", err: "" };
+  child.stdout.on("data", (d) => (st.out += d));
+  child.stderr.on("data", (d) => (st.err += d));
+  const send = (m) => child.stdin.write(JSON.stringify(m) + "\n");
+  send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const exited = new Promise((r) => child.on("exit", (code, sig) => r({ code, sig })));
+  const answers = () =>
+    Object.fromEntries(
+      st.out.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.id !== undefined).map((m) => [m.id, m]),
+    );
+  return { child, st, send, exited, answers };
+}
+
+function sessionEvents(s) {
+  const id = sessionId(s);
+  return readFileSync(path.join(s.env.XDG_STATE_HOME, "ward/sessions", `${id}.jsonl`), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+
+test("eof: end of input lets the calls in progress finish and answers them", { skip: NO_RUNNER }, async () => {
   const s = scratch();
   try {
-    const child = spawn(WARD, ["mcp", "--workspace", s.ws, "--mode", "workspace-write"], {
-      env: s.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    const send = (m) => child.stdin.write(JSON.stringify(m) + "\n");
-    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    const fg = ["sleep", "63.2345"];
-    const bg = ["sleep", "64.2345"];
-    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "bash", arguments: { command: fg.join(" ") } } });
-    send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "bash", arguments: { command: bg.join(" "), run_in_background: true } } });
-    assert.ok(await waitFor(() => pidsOf(fg).length === 1 && pidsOf(bg).length === 1));
-    const pids = [...pidsOf(fg), ...pidsOf(bg)];
-    const t0 = Date.now();
-    const exited = new Promise((r) => child.on("exit", (code, sig) => r({ code, sig })));
-    child.stdin.end();
-    const { code, sig } = await exited;
-    assert.equal(code, 0, `exit ${code} ${sig}`);
-    assert.ok(Date.now() - t0 < 5000, "exited promptly");
-    for (const pid of pids) assert.equal(alive(pid), false);
-    // Only JSON-RPC on stdout.
-    for (const line of out.trim().split("\n")) assert.equal(JSON.parse(line).jsonrpc, "2.0");
-    const id = sessionId(s);
-    const log = readFileSync(path.join(s.env.XDG_STATE_HOME, "ward/sessions", `${id}.jsonl`), "utf8");
-    const events = log.trim().split("\n").map((l) => JSON.parse(l));
+    const srv = rawServer(s);
+    srv.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "bash", arguments: { command: "sleep 1; echo done > done.txt; echo done" } } });
+    srv.child.stdin.end();
+    const { code } = await srv.exited;
+    assert.equal(code, 0);
+    const a = srv.answers();
+    assert.equal(a[2].result.content[0].text, "done\nexit code: 0");
+    assert.equal(exists(path.join(s.ws, "done.txt")), true);
+    for (const line of srv.st.out.trim().split("\n")) assert.equal(JSON.parse(line).jsonrpc, "2.0");
+    const events = sessionEvents(s);
     assert.equal(events.at(-1).type, "mcp/end");
-    // Both calls' ends are recorded.
-    assert.equal(events.filter((e) => e.type === "call/result").length, 2);
+    const result = events.find((e) => e.type === "call/result");
+    assert.equal(result.exit_code, 0);
+    assert.equal(result.error, undefined);
   } finally {
     s.cleanup();
   }
+});
+
+test("eof-bound: calls still running at --drain-timeout are stopped, answered as stopped by the shutdown", { skip: NO_RUNNER }, async () => {
+  const s = scratch();
+  try {
+    const srv = rawServer(s, ["--drain-timeout", "1"]);
+    const fg = ["sleep", "63.2345"];
+    const bg = ["sleep", "64.2345"];
+    srv.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "bash", arguments: { command: `echo begun; ${fg.join(" ")}` } } });
+    srv.send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "bash", arguments: { command: bg.join(" "), run_in_background: true } } });
+    assert.ok(await waitFor(() => pidsOf(fg).length === 1 && pidsOf(bg).length === 1));
+    const pids = [...pidsOf(fg), ...pidsOf(bg)];
+    const t0 = Date.now();
+    srv.child.stdin.end();
+    const { code, sig } = await srv.exited;
+    assert.equal(code, 0, `exit ${code} ${sig}`);
+    assert.ok(Date.now() - t0 < 10000, "exited within the bound");
+    for (const pid of pids) assert.equal(alive(pid), false);
+    // The answer says the server shut down, never that the sandbox is
+    // unavailable.
+    const text = srv.answers()[2].result.content[0].text;
+    assert.match(text, /^begun\n/);
+    assert.match(text, /\[stopped: the server shut down before this command finished/);
+    assert.doesNotMatch(text, /unavailable/);
+    assert.match(srv.st.err, /1 call still running after end of input; stopping it/);
+    const events = sessionEvents(s);
+    assert.equal(events.at(-1).type, "mcp/end");
+    const results = events.filter((e) => e.type === "call/result");
+    assert.equal(results.length, 2);
+    for (const r of results) assert.equal(r.error, "stopped-shutdown");
+  } finally {
+    s.cleanup();
+  }
+});
+
+test("eof-stopped-early: a call stopped before its command started says so", { skip: NO_RUNNER }, async () => {
+  const s = scratch();
+  try {
+    // --drain-timeout 0: stopped at once, possibly before bwrap started
+    // the command; either way the answer names the shutdown.
+    const srv = rawServer(s, ["--drain-timeout", "0"]);
+    srv.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "bash", arguments: { command: "sleep 65.2345" } } });
+    srv.child.stdin.end();
+    const { code } = await srv.exited;
+    assert.equal(code, 0);
+    const a = srv.answers()[2];
+    const text = a ? a.result.content[0].text : "";
+    assert.match(text, /stopped: the server shut down before this command (finished|started)/);
+    assert.doesNotMatch(text, /unavailable/);
+    const r = sessionEvents(s).find((e) => e.type === "call/result");
+    assert.equal(r.error, "stopped-shutdown");
+  } finally {
+    s.cleanup();
+  }
+});
+
+// --- progress: long commands and waits outlive the client's timeout ----------
+
+const SLOW = process.env.WARD_SLOW === "1"
+  ? false
+  : "a 70 s test: run it with make check-slow (WARD_SLOW=1)";
+
+/*
+ * bash running @seconds with the client's request timeout @timeoutMs:
+ * with an onprogress handler the SDK sends a progressToken, and with
+ * resetTimeoutOnProgress each notifications/progress restarts the timeout.
+ */
+async function longBash(ctx, seconds, timeoutMs, withProgress) {
+  const progress = [];
+  const options = { timeout: timeoutMs };
+  if (withProgress) {
+    options.onprogress = (p) => progress.push(p);
+    options.resetTimeoutOnProgress = true;
+  }
+  const r = await call(
+    ctx,
+    "bash",
+    { command: `for i in $(seq ${seconds}); do echo tick $i; sleep 1; done; echo done`, timeout_ms: (seconds + 60) * 1000 },
+    options,
+  );
+  return { r, progress };
+}
+
+function checkProgress(progress, minCount) {
+  assert.ok(progress.length >= minCount, `${progress.length} progress notifications`);
+  for (let i = 1; i < progress.length; i++)
+    assert.ok(progress[i].progress > progress[i - 1].progress, "progress increases");
+  for (const p of progress)
+    assert.match(p.message, /^running for \d+ s; \d+ bytes of output so far$/);
+  const bytes = progress.map((p) => Number(/; (\d+) bytes/.exec(p.message)[1]));
+  assert.ok(bytes.at(-1) > bytes[0], "the output count grows");
+}
+
+test("progress: a command longer than the client's timeout succeeds with resetTimeoutOnProgress", { skip: NO_RUNNER }, async (t) => {
+  const ctx = await connect(t);
+  // Without progress the client gives up after its timeout (the test can
+  // fail: this is what happened to every long command).
+  await assert.rejects(longBash(ctx, 7, 3000, false), /timed out|Request timed out/i);
+  // With it, a 7 s command outlives a 3 s timeout.
+  const { r, progress } = await longBash(ctx, 7, 3000, true);
+  assert.match(r.text, /tick 7\ndone\nexit code: 0$/);
+  checkProgress(progress, 2);
+});
+
+test("progress-task: a task_output wait longer than the client's timeout succeeds", { skip: NO_RUNNER }, async (t) => {
+  const ctx = await connect(t);
+  const started = await call(ctx, "bash", {
+    command: "for i in $(seq 7); do echo tick $i; sleep 1; done; echo done",
+    run_in_background: true,
+  });
+  const id = started.result.structuredContent.task_id;
+  const progress = [];
+  const out = await call(ctx, "task_output", { task_id: id, wait_ms: 60000 }, {
+    timeout: 3000,
+    onprogress: (p) => progress.push(p),
+    resetTimeoutOnProgress: true,
+  });
+  assert.match(out.text, /done\nexit code: 0$/);
+  assert.equal(out.result.structuredContent.running, false);
+  checkProgress(progress, 2);
+});
+
+test("progress-slow: a 70 s command and a 70 s task_output wait pass the SDK's 60 s default", { skip: NO_RUNNER || SLOW }, async (t) => {
+  const ctx = await connect(t);
+  // The SDK's default request timeout (60 s), reset by progress.
+  const { r, progress } = await longBash(ctx, 70, undefined, true);
+  assert.match(r.text, /tick 70\ndone\nexit code: 0$/);
+  checkProgress(progress, 30);
+  const started = await call(ctx, "bash", {
+    command: "for i in $(seq 70); do echo tick $i; sleep 1; done; echo done",
+    run_in_background: true,
+  });
+  const id = started.result.structuredContent.task_id;
+  const wp = [];
+  const out = await call(ctx, "task_output", { task_id: id, wait_ms: 80000 }, {
+    onprogress: (p) => wp.push(p),
+    resetTimeoutOnProgress: true,
+  });
+  assert.match(out.text, /done\nexit code: 0$/);
+  checkProgress(wp, 30);
+});
+
+// --- bounded file output -----------------------------------------------------
+
+test("bounded-files: read_file and list_directory stop at 64 KiB and say how to go on", async (t) => {
+  const ctx = await connect(t, { mode: "workspace-write" });
+  // A 5 MB file of 100-byte lines.
+  const line = "x".repeat(99) + "\n";
+  writeFileSync(path.join(ctx.ws, "big.txt"), line.repeat(50000));
+  let r = await call(ctx, "read_file", { path: "big.txt" });
+  assert.ok(r.text.length <= 64 * 1024 + 200, `${r.text.length} characters`);
+  const last = r.text.split("\n").at(-1);
+  const m = /^\[truncated: (\d+) more lines \((\d+) bytes\) not shown; read on with offset (\d+), or pick a part with offset\/limit\]$/.exec(last);
+  assert.ok(m, last);
+  const shown = Number(m[3]);
+  assert.equal(Number(m[1]) + shown, 50000);
+  assert.equal(Number(m[2]), (50000 - shown) * 100);
+  assert.equal(r.result.structuredContent.truncated, true);
+  assert.equal(r.result.structuredContent.next_offset, shown);
+  // Reading on from the offset given continues where it stopped.
+  r = await call(ctx, "read_file", { path: "big.txt", offset: shown, limit: 3 });
+  assert.equal(r.text.split("\n").slice(0, 3).join("\n"), [line, line, line].join("").trimEnd());
+  // A small file is returned whole, without a truncated line.
+  writeFileSync(path.join(ctx.ws, "small.txt"), "a\nb\n");
+  r = await call(ctx, "read_file", { path: "small.txt" });
+  assert.equal(r.text, "a\nb\n");
+  assert.equal(r.result.structuredContent.truncated, false);
+
+  // A directory tree of 3000 entries, listed recursively.
+  for (let d = 0; d < 30; d++) {
+    const dir = path.join(ctx.ws, "tree", `d${d}`);
+    mkdirSync(dir, { recursive: true });
+    for (let f = 0; f < 99; f++) writeFileSync(path.join(dir, `file-${f}`), "");
+  }
+  r = await call(ctx, "list_directory", { path: "tree", recursive: true });
+  assert.ok(r.text.length <= 64 * 1024, `${r.text.length} characters`);
+  assert.equal(r.result.structuredContent.entries, 1000);
+  assert.equal(r.result.structuredContent.more_entries, 2000);
+  assert.match(r.text.split("\n").at(-1), /^\[truncated: 2000 more entries not shown; list a subdirectory, or use depth\/limit\]$/);
+  r = await call(ctx, "list_directory", { path: "tree", recursive: true, depth: 1 });
+  assert.equal(r.result.structuredContent.entries, 30);
+  assert.equal(r.result.structuredContent.truncated, false);
+  r = await call(ctx, "list_directory", { path: "tree", recursive: true, limit: 10 });
+  assert.equal(r.result.structuredContent.entries, 10);
+  assert.match(r.text, /\[truncated: 2990 more entries/);
+});
+
+test("task-omitted: task_output says when it dropped the middle of the output", { skip: NO_RUNNER }, async (t) => {
+  const ctx = await connect(t);
+  const started = await call(ctx, "bash", {
+    command: "echo FIRST; head -c 300000 /dev/zero | tr '\\0' a; echo; echo LAST",
+    run_in_background: true,
+  });
+  const id = started.result.structuredContent.task_id;
+  const out = await call(ctx, "task_output", { task_id: id, wait_ms: 20000 });
+  assert.match(out.text, /^FIRST\n/);
+  const m = /\[… (\d+) bytes omitted …\]/.exec(out.text);
+  assert.ok(m, "the omission is said");
+  assert.ok(Number(m[1]) > 200000);
+  assert.match(out.text, /LAST\nexit code: 0$/);
+  assert.ok(out.text.length < 70000);
+});
+
+test("not-text: read_file of a binary file names what exists in MCP", async (t) => {
+  const ctx = await connect(t);
+  writeFileSync(path.join(ctx.ws, "bin"), Buffer.from([0, 1, 2, 0xff]));
+  const r = await call(ctx, "read_file", { path: "bin" });
+  assert.equal(r.result.isError, true);
+  assert.match(r.text, /read_file returns text only; look at it with bash/);
+  assert.doesNotMatch(r.text, /as bytes/);
+});
+
+test("env: a secret in the server's environment does not reach a command", { skip: NO_RUNNER }, async (t) => {
+  const s = scratch();
+  t.after(() => s.cleanup());
+  s.env.GITHUB_TOKEN = "ghp_secret";
+  s.env.AWS_SECRET_ACCESS_KEY = "aws";
+  s.env.PLAIN_VAR = "kept";
+  const ctx = await connect(t, { scratch: s });
+  const r = await call(ctx, "bash", {
+    command: 'echo "${GITHUB_TOKEN:-gone} ${AWS_SECRET_ACCESS_KEY:-gone} $PLAIN_VAR"',
+  });
+  assert.equal(r.text, "gone gone kept\nexit code: 0");
 });
 
 test("resume: --session serves an existing session", { skip: NO_RUNNER }, async (t) => {

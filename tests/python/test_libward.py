@@ -22,6 +22,7 @@ LIB = os.environ.get("WARD_LIBWARD", os.path.join(ROOT, "build", "lib", "libward
 MODE_READ_ONLY, MODE_WORKSPACE_WRITE, MODE_DANGER = 0, 1, 2
 RUNNER_NONE = 0
 SUBJECT_COMMAND, SURFACE_API = 0, 0
+CAUSE_MODE, HOW_DERIVED = 0, 0  # enum ward_denial_cause, enum ward_denial_how
 WARD_EREFUSED = -10005
 
 APPROVE_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p)
@@ -91,6 +92,9 @@ def load():
         "ward_result_denied": (C.c_bool, [C.c_void_p]),
         "ward_result_stdout": (C.c_void_p, [C.c_void_p, C.POINTER(C.c_size_t)]),
         "ward_result_free": (None, [C.c_void_p]),
+        "ward_call_denied": (C.c_bool, [C.c_void_p]),
+        "ward_call_denial_count": (C.c_size_t, [C.c_void_p]),
+        "ward_call_denial": (C.POINTER(Denial), [C.c_void_p, C.c_size_t]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)
@@ -124,6 +128,19 @@ class Env:
             else:
                 os.environ[k] = v
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+class Denial(C.Structure):
+    """struct ward_denial (include/ward/denial.h)."""
+    _fields_ = [
+        ("path", C.c_char_p),
+        ("operation", C.c_char_p),
+        ("cause", C.c_int),
+        ("mode", C.c_int),
+        ("rule", C.c_char_p),
+        ("source", C.c_char_p),
+        ("how", C.c_int),
+    ]
 
 
 def argv_array(words):
@@ -171,6 +188,13 @@ def run(lib, words, mode_yml=None, session=None):
         "stdout": out,
         "mode": lib.ward_call_mode(call),
         "call_id": lib.ward_call_id(call).decode(),
+        "call_denied": bool(lib.ward_call_denied(call)),
+        "denials": [
+            (d.path.decode() if d.path else None, d.operation.decode(), d.cause,
+             d.source.decode() if d.source else None, d.how)
+            for d in (lib.ward_call_denial(call, i).contents
+                      for i in range(lib.ward_call_denial_count(call)))
+        ],
     }
     lib.ward_result_free(res)
     lib.ward_call_free(call)
@@ -214,11 +238,34 @@ def t_session_records(lib, env):
     assert kinds.index(("call/result", f["call_id"])) > start
 
 
+def t_env_scrubbed(lib, env):
+    """The harness's secrets do not reach the command: libward scrubs the
+    environment in the call itself, whatever front end."""
+    os.environ["WARD_PY_TEST_TOKEN"] = "s3cret"
+    os.environ["WARD_PY_PLAIN"] = "kept"
+    try:
+        f = run(lib, ["sh", "-c", 'echo "${WARD_PY_TEST_TOKEN:-gone} $WARD_PY_PLAIN"'])
+    finally:
+        del os.environ["WARD_PY_TEST_TOKEN"]
+        del os.environ["WARD_PY_PLAIN"]
+    assert f["stdout"] == "gone kept\n", f
+
+
+def t_denial_report(lib, env):
+    """The call's denial report names the path and the mode's source."""
+    target = os.path.join(env.base, "outside-py")
+    f = run(lib, ["touch", target])
+    assert f["call_denied"], f
+    assert (target, "create", CAUSE_MODE, "built-in default", HOW_DERIVED) in f["denials"], f
+
+
 TESTS = [
     ("ward_version() answers", t_version),
     ("a read-only call through ward_call is denied by the kernel", t_read_only_denies),
     ("ward.yml's mode reaches a ward_call; a write outside the roots is denied", t_config_mode_applies),
     ("a ward_call in a session records call/start, then call/result", t_session_records),
+    ("a secret in the harness's environment does not reach a ward_call's command", t_env_scrubbed),
+    ("a ward_call's denial report names the path, the mode and its source", t_denial_report),
 ]
 
 

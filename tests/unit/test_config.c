@@ -159,6 +159,20 @@ static bool has_error(const ward_config *cfg, const char *prefix,
 	return false;
 }
 
+/* An ignored project value's warning starting with @prefix, with @needle. */
+static bool has_ignored(const ward_config *cfg, const char *prefix,
+			const char *needle)
+{
+	for (size_t i = 0; i < ward_config_ignored_count(cfg); i++) {
+		const char *e = ward_config_ignored(cfg, i);
+
+		if (strncmp(e, prefix, strlen(prefix)) == 0 &&
+		    strstr(e, ": ignored: ") && (!needle || strstr(e, needle)))
+			return true;
+	}
+	return false;
+}
+
 static void expect_error(ward_config *cfg, int err, const char *prefix,
 			 const char *needle)
 {
@@ -509,65 +523,81 @@ static void test_flag_errors(void **state)
 	ward_config_free(cfg);
 }
 
-/* --- the project file may only narrow ------------------------------------ */
+/* --- the project file may only narrow: a ceiling, never a lockout ------- */
 
 struct refuse_case {
 	const char *user; /* NULL: none */
 	const char *project;
 	const char *prefix;
+	const char *where; /* what the warning says to do instead */
 };
 
 static const struct refuse_case refuse_cases[] = {
-    {NULL, "mode: workspace-write\n", "project.yml:1: mode: "},
-    {NULL, "mode: danger-full-access\n", "project.yml:1: mode: "},
+    {NULL, "mode: workspace-write\n",
+     "project.yml:1: mode: ", "pass --mode workspace-write"},
+    {NULL, "mode: danger-full-access\n",
+     "project.yml:1: mode: ", "pass --mode danger-full-access"},
     {"mode: workspace-write\n", "mode: danger-full-access\n",
-     "project.yml:1: mode: "},
-    {NULL, "workspace: /\n", "project.yml:1: workspace: "},
-    {NULL, "runners: [landlock]\n", "project.yml:1: runners: "},
-    {NULL, "runner_command: /bin/true\n", "project.yml:1: runner_command: "},
+     "project.yml:1: mode: ", "user file"},
+    {NULL, "workspace: /\n", "project.yml:1: workspace: ", "user file"},
+    {NULL, "runners: [landlock]\n", "project.yml:1: runners: ", "user file"},
+    {NULL, "runner_command: /bin/true\n",
+     "project.yml:1: runner_command: ", "user file"},
     {NULL, "runner_failure_signatures: [x]\n",
-     "project.yml:1: runner_failure_signatures: "},
-    {NULL, "probe_timeout_ms: 1\n", "project.yml:1: probe_timeout_ms: "},
-    {NULL, "approval: never\n", "project.yml:1: approval: "},
+     "project.yml:1: runner_failure_signatures: ", "user file"},
+    {NULL, "probe_timeout_ms: 1\n",
+     "project.yml:1: probe_timeout_ms: ", "user file"},
+    {NULL, "approval: never\n", "project.yml:1: approval: ", "user file"},
     {NULL, "presets:\n  x: {mode: danger-full-access, approval: ask}\n",
-     "project.yml:1: presets: "},
-    {NULL, "protect_git: false\n", "project.yml:1: protect_git: "},
-    {NULL, "access:\n  - r- /a\n  - rw /\n", "project.yml:3: access: "},
-    {NULL, "access: [\"rw\t/home\"]\n", "project.yml:1: access: "},
-    {NULL, "access: |\n  -- /a\n  rw /\n", "project.yml:3: access: "},
-    {NULL, "access: \"  rw /srv\"\n", "project.yml:1: access: "},
+     "project.yml:1: presets: ", "user file"},
+    {NULL, "protect_git: false\n", "project.yml:1: protect_git: ", "user file"},
+    {NULL, "unprotect: [.vscode]\n", "project.yml:1: unprotect: ", "user file"},
+    {NULL, "access:\n  - r- /a\n  - rw /\n",
+     "project.yml:3: access: ", "user file"},
+    {NULL, "access: [\"rw\t/home\"]\n", "project.yml:1: access: ", "--access"},
+    {NULL, "access: |\n  -- /a\n  rw /\n",
+     "project.yml:3: access: ", "user file"},
+    {NULL, "access: \"  rw /srv\"\n", "project.yml:1: access: ", "user file"},
 };
 
+/*
+ * A project value that would widen is ignored with one warning naming the
+ * file, line and key and where to put it instead; the configuration stays
+ * valid (a cloned repository never locks its user out) and nothing the
+ * project said widened anything.
+ */
 static void test_project_refusals(void **state)
 {
 	(void)state;
 
 	for (size_t i = 0; i < N(refuse_cases); i++) {
 		const struct refuse_case *c = &refuse_cases[i];
-		struct ward_config_origin o;
 		struct ward_rule_info in;
 		ward_config *cfg;
 		int err;
 
 		cfg = load3(&err, c->user, c->project, NULL, NULL);
-		if (err != WARD_EINVAL ||
-		    !has_error(cfg, c->prefix, "refused") ||
-		    !has_error(cfg, c->prefix, "user file")) {
+		if (err != 0 || ward_config_ignored_count(cfg) != 1 ||
+		    !has_ignored(cfg, c->prefix, c->where)) {
 			for (size_t j = 0; j < ward_config_error_count(cfg);
 			     j++)
 				print_message("error: %s\n",
 					      ward_config_error(cfg, j, NULL));
-			fail_msg("case %zu (%s): expected a refusal \"%s\"", i,
-				 c->project, c->prefix);
+			for (size_t j = 0; j < ward_config_warning_count(cfg);
+			     j++)
+				print_message("warning: %s\n",
+					      ward_config_warning(cfg, j));
+			fail_msg("case %zu (%s): expected one ignored value "
+				 "\"%s\" … \"%s\"",
+				 i, c->project, c->prefix, c->where);
 		}
-		ward_config_error(cfg, 0, &o);
-		assert_int_equal(o.layer, WARD_CONFIG_LAYER_PROJECT);
 		/* Nothing the project said widened anything. */
 		assert_false(ward_mode_is_wider(
 		    ward_config_mode(cfg, NULL),
 		    c->user ? WARD_MODE_WORKSPACE_WRITE : WARD_MODE_READ_ONLY));
 		assert_null(ward_config_runner_command(cfg, NULL));
 		assert_true(ward_config_protect_git(cfg, NULL));
+		assert_null(ward_config_unprotect(cfg, NULL)[0]);
 		assert_int_equal(ward_config_approval(cfg, NULL),
 				 WARD_APPROVAL_ASK);
 		for (size_t j = 0; j < ward_rules_count(ward_config_rules(cfg));
@@ -938,13 +968,14 @@ static void test_load_files(void **state)
 	expect_error(cfg, err, expl, "No such file");
 	ward_config_free(cfg);
 
-	/* The project file refusing rw names where to put it: the user file
-	 * actually in use. */
-	write_file(proj, "access: [\"rw /\"]\n");
+	/* The project file's rw entry is ignored, and the warning names
+	 * where to put it: the user file actually in use. */
+	write_file(proj, "access: [\"rw /\", \"-- secret\"]\n");
 	o.config_file = NULL;
 	assert_int_equal(ward_config_new(&cfg), 0);
-	err = ward_config_load(cfg, &o);
-	expect_error(cfg, err, proj, user);
+	expect_valid(cfg, ward_config_load(cfg, &o));
+	assert_true(has_ignored(cfg, proj, user));
+	assert_int_equal(ward_rules_count(ward_config_rules(cfg)), 1);
 	ward_config_free(cfg);
 	unlink(proj);
 	rmdir(proj_dir);

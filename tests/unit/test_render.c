@@ -303,6 +303,28 @@ static void test_tool_descriptions(void **state)
 	    strstr(ward_render_field_justification(), "what was denied"));
 }
 
+static void test_network_denied(void **state)
+{
+	char *text = NULL;
+
+	(void)state;
+	assert_int_equal(ward_render_network_denied(&text, "evil.example"), 0);
+	assert_string_equal(text,
+			    "[sandbox: network access to evil.example denied]");
+	free(text);
+	assert_int_equal(ward_render_network_denied(&text, "::1"), 0);
+	assert_string_equal(text, "[sandbox: network access to ::1 denied]");
+	free(text);
+	text = NULL;
+	assert_int_equal(ward_render_network_denied(&text, "a\nb"),
+			 WARD_EINVAL);
+	assert_int_equal(ward_render_network_denied(&text, "a b"), WARD_EINVAL);
+	assert_int_equal(ward_render_network_denied(&text, "a]"), WARD_EINVAL);
+	assert_int_equal(ward_render_network_denied(&text, ""), WARD_EINVAL);
+	assert_int_equal(ward_render_network_denied(&text, NULL), WARD_EINVAL);
+	assert_null(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +333,7 @@ int main(void)
 	    cmocka_unit_test(test_fsfence_uses_render),
 	    cmocka_unit_test(test_verdict_texts_exact),
 	    cmocka_unit_test(test_verdict_texts_distinct),
+	    cmocka_unit_test(test_network_denied),
 	    cmocka_unit_test(test_unavailable),
 	    cmocka_unit_test(test_policy_text),
 	    cmocka_unit_test(test_tool_descriptions),

@@ -486,6 +486,121 @@ static void test_env_expansion(void **state)
 	}
 }
 
+/*
+ * $NAME and ${NAME} expand like {{ env.NAME }}; "$$" is a literal '$';
+ * anything else after a '$' is an error naming the entry, never a literal
+ * path ("-- $HOME/.ssh" taken literally protected nothing).
+ */
+static void test_dollar_expansion(void **state)
+{
+	static const struct {
+		const char *entry, *pattern;
+	} ok[] = {
+	    {"-- $HOME/.ssh", "/home/fromvar/.ssh"},
+	    {"-- ${HOME}/.ssh", "/home/fromvar/.ssh"},
+	    {"-- ${HOME}", "/home/fromvar"},
+	    {"rw $XDG_CACHE_HOME", "/home/u/.cache"},
+	    {"r- $REL/x", "/ws/sub/dir/x"},
+	    {"r- /a/$${HOME}", "/a/${HOME}"},
+	    {"r- /a/b$$", "/a/b$"},
+	    {"-- ${GLOBBY}", "/g[1]*"},
+	};
+	static const struct {
+		const char *entry, *why;
+	} bad[] = {
+	    {"-- $UNSET_WARD_VAR/x",
+	     "$UNSET_WARD_VAR: UNSET_WARD_VAR is not set"},
+	    {"-- ${UNSET_WARD_VAR}",
+	     "${UNSET_WARD_VAR}: UNSET_WARD_VAR is not set"},
+	    {"-- $EMPTY/x", "$EMPTY: EMPTY is empty"},
+	    {"-- ${HOME", "must start a variable"},
+	    {"-- /a/$", "must start a variable"},
+	    {"-- /a/$/b", "must start a variable"},
+	    {"-- ${}", "must start a variable"},
+	    {"-- $1", "must start a variable"},
+	    {"-- $CTRL", "control character"},
+	};
+	struct ward_rule_origin origin = {"/etc/ward.yml", 7};
+	struct ward_rule_info in;
+	ward_rules *r;
+
+	(void)state;
+	for (size_t i = 0; i < N(ok); i++) {
+		in = one(&r, ok[i].entry, &ENV);
+		if (strcmp(in.pattern, ok[i].pattern) != 0)
+			fail_msg("%s: got %s, want %s", ok[i].entry, in.pattern,
+				 ok[i].pattern);
+		ward_rules_free(r);
+	}
+	for (size_t i = 0; i < N(bad); i++) {
+		assert_int_equal(ward_rules_new(&r), 0);
+		assert_int_equal(ward_rules_add(r, bad[i].entry, &ENV, &origin),
+				 WARD_EINVAL);
+		if (!strstr(ward_error_last(), bad[i].why) ||
+		    !strstr(ward_error_last(), "/etc/ward.yml:7"))
+			fail_msg("%s: %s", bad[i].entry, ward_error_last());
+		assert_int_equal(ward_rules_count(r), 0);
+		ward_rules_free(r);
+	}
+	/* A $ starting an entry is a missing prefix, like a path. */
+	assert_int_equal(ward_rules_new(&r), 0);
+	assert_int_equal(ward_rules_add(r, "$HOME/.ssh", &ENV, NULL),
+			 WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "missing prefix"));
+	ward_rules_free(r);
+}
+
+/* Lookup for XDG defaults: only HOME is set (stock Debian). */
+static const char *home_only_getenv(void *ctx, const char *name)
+{
+	(void)ctx;
+	if (strcmp(name, "HOME") == 0)
+		return "/home/deb";
+	if (strcmp(name, "XDG_DATA_HOME") == 0)
+		return "relative/ignored"; /* the spec: relative is invalid */
+	if (strcmp(name, "XDG_STATE_HOME") == 0)
+		return "";
+	return NULL;
+}
+
+/* XDG base directories get the spec's defaults under the home directory. */
+static void test_xdg_defaults(void **state)
+{
+	static const struct {
+		const char *entry, *pattern;
+	} t[] = {
+	    {"rw {{ env.XDG_CACHE_HOME }}", "/home/deb/.cache"},
+	    {"r- {{ env.XDG_CONFIG_HOME }}/x", "/home/deb/.config/x"},
+	    {"r- $XDG_DATA_HOME", "/home/deb/.local/share"},
+	    {"r- ${XDG_STATE_HOME}/ward", "/home/deb/.local/state/ward"},
+	};
+	struct ward_rules_env env = {.workspace = "/ws",
+				     .getenv = home_only_getenv};
+	struct ward_rule_info in;
+	ward_rules *r;
+
+	(void)state;
+	for (size_t i = 0; i < N(t); i++) {
+		in = one(&r, t[i].entry, &env);
+		if (strcmp(in.pattern, t[i].pattern) != 0)
+			fail_msg("%s: got %s, want %s", t[i].entry, in.pattern,
+				 t[i].pattern);
+		ward_rules_free(r);
+	}
+	/* The rules' own home decides the default when given. */
+	env.home = "/h2";
+	in = one(&r, "rw {{ env.XDG_CACHE_HOME }}", &env);
+	assert_string_equal(in.pattern, "/h2/.cache");
+	ward_rules_free(r);
+	/* A variable without a default is still an error. */
+	assert_int_equal(ward_rules_new(&r), 0);
+	assert_int_equal(
+	    ward_rules_add(r, "rw {{ env.XDG_RUNTIME_DIR }}", &env, NULL),
+	    WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "is not set"));
+	ward_rules_free(r);
+}
+
 static void test_home(void **state)
 {
 	struct ward_rules_env env = ENV;
@@ -758,7 +873,7 @@ static void test_regex_metachar_paths(void **state)
 	};
 	ward_rules *r = load("-- /a/b+c(1).txt\n"
 			     "r- /x/a.b\n"
-			     "r- /p/$^{}|\\\n"
+			     "r- /p/$$^{}|\\\n"
 			     "-- /m/(x)+/*.y\n"
 			     "r- /q/a]b\n",
 			     &ENV);
@@ -1160,6 +1275,8 @@ int main(void)
 	    cmocka_unit_test(test_parse_ok),
 	    cmocka_unit_test(test_info_and_origin),
 	    cmocka_unit_test(test_env_expansion),
+	    cmocka_unit_test(test_dollar_expansion),
+	    cmocka_unit_test(test_xdg_defaults),
 	    cmocka_unit_test(test_home),
 	    cmocka_unit_test(test_relative),
 	    cmocka_unit_test(test_normalisation),

@@ -456,7 +456,6 @@ static void test_sessions_isolated(void **state)
 	struct fx *fx = *state;
 	ward_session *a = new_session(fx, fx->ws);
 	ward_session *b = new_session(fx, fx->ws2);
-	ward_policy *pa = NULL, *pb = NULL;
 	char real_ws[PATH_MAX], real_ws2[PATH_MAX];
 
 	assert_int_equal(
@@ -475,19 +474,11 @@ static void test_sessions_isolated(void **state)
 			 WARD_APPROVAL_NEVER);
 	assert_int_equal(ward_session_event_count(a), 1);
 	assert_int_equal(ward_session_event_count(b), 1);
-	/* Each resolves its own root and mode. */
-	assert_int_equal(ward_session_resolve(&pa, NULL, a, NULL, NULL), 0);
-	assert_int_equal(ward_session_resolve(&pb, NULL, b, NULL, NULL), 0);
+	/* Each has its own cwd (the workspace of its calls: test_call.c). */
 	assert_non_null(realpath(fx->ws, real_ws));
 	assert_non_null(realpath(fx->ws2, real_ws2));
-	assert_string_equal(ward_policy_workspace(pa), real_ws);
-	assert_string_equal(ward_policy_workspace(pb), real_ws2);
-	assert_int_equal(ward_policy_mode(pa), WARD_MODE_WORKSPACE_WRITE);
-	assert_int_equal(ward_policy_mode(pb), WARD_MODE_READ_ONLY);
-	assert_string_equal(ward_policy_session(pa), ward_session_id(a));
-	assert_string_equal(ward_policy_session(pb), ward_session_id(b));
-	ward_policy_free(pa);
-	ward_policy_free(pb);
+	assert_string_equal(ward_session_cwd(a), real_ws);
+	assert_string_equal(ward_session_cwd(b), real_ws2);
 	ward_session_free(a);
 	ward_session_free(b);
 }
@@ -858,60 +849,6 @@ static void test_records(void **state)
 
 /* --- resolution and the store's protection ---------------------------- */
 
-static void test_resolve_precedence(void **state)
-{
-	struct fx *fx = *state;
-	ward_session *s = new_session(fx, fx->ws);
-	ward_session *nocwd = new_session(fx, NULL);
-	struct ward_session_defaults d = DEFAULTS;
-	enum ward_mode esc = WARD_MODE_DANGER_FULL_ACCESS;
-	enum ward_knob_source src;
-	ward_policy *p = NULL;
-	char real_ws[PATH_MAX], real_ws2[PATH_MAX];
-
-	assert_non_null(realpath(fx->ws, real_ws));
-	assert_non_null(realpath(fx->ws2, real_ws2));
-	d.root = fx->ws2;
-
-	/* Default only. */
-	d.mode = WARD_MODE_WORKSPACE_WRITE;
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_WORKSPACE_WRITE);
-	assert_int_equal(src, WARD_KNOB_DEFAULT);
-	/* The session's cwd beats the configured root. */
-	assert_string_equal(ward_policy_workspace(p), real_ws);
-	ward_policy_free(p);
-
-	/* Session override beats the default. */
-	assert_int_equal(
-	    ward_session_set_mode(NULL, s, WARD_MODE_READ_ONLY, &d), 0);
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_READ_ONLY);
-	assert_int_equal(src, WARD_KNOB_SESSION);
-	ward_policy_free(p);
-
-	/* An approved escalation beats both, for that call only. */
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, &esc), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_DANGER_FULL_ACCESS);
-	assert_int_equal(src, WARD_KNOB_ESCALATION);
-	ward_policy_free(p);
-	assert_int_equal(ward_session_resolve(&p, &src, s, &d, NULL), 0);
-	assert_int_equal(ward_policy_mode(p), WARD_MODE_READ_ONLY);
-	ward_policy_free(p);
-
-	/* No cwd: the configured root; neither: an error. */
-	assert_int_equal(ward_session_resolve(&p, NULL, nocwd, &d, NULL), 0);
-	assert_string_equal(ward_policy_workspace(p), real_ws2);
-	ward_policy_free(p);
-	d.root = NULL;
-	p = NULL;
-	assert_int_equal(ward_session_resolve(&p, NULL, nocwd, &d, NULL),
-			 WARD_EINVAL);
-	assert_null(p);
-	ward_session_free(nocwd);
-	ward_session_free(s);
-}
-
 static void test_store_never_writable(void **state)
 {
 	struct fx *fx = *state;
@@ -932,15 +869,16 @@ static void test_store_never_writable(void **state)
 	snprintf(tmpstore, sizeof(tmpstore), "/tmp/ward-test-store.%d",
 		 (int)getpid());
 	assert_int_equal(ward_session_create(&s, tmpstore, fx->ws), 0);
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, NULL), 0);
-	ward_policy_free(p);
-	m = WARD_MODE_WORKSPACE_WRITE;
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m),
-			 WARD_EINVAL);
-	assert_non_null(strstr(ward_error_last(), "writable root /tmp"));
-	m = WARD_MODE_DANGER_FULL_ACCESS;
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m), 0);
-	ward_policy_free(p);
+	for (m = WARD_MODE_READ_ONLY; m <= WARD_MODE_DANGER_FULL_ACCESS; m++) {
+		assert_int_equal(ward_policy_new(&p, m, fx->ws), 0);
+		assert_int_equal(ward_session_check_policy(s, p),
+				 m == WARD_MODE_WORKSPACE_WRITE ? WARD_EINVAL
+								: 0);
+		if (m == WARD_MODE_WORKSPACE_WRITE)
+			assert_non_null(
+			    strstr(ward_error_last(), "writable root /tmp"));
+		ward_policy_free(p);
+	}
 	ward_session_free(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpstore);
 	assert_int_equal(system(cmd), 0);
@@ -980,7 +918,8 @@ static void test_protected_store_allowed(void **state)
 	assert_int_equal(ward_session_create(&s, NULL, fx->base), 0);
 	assert_int_equal(ward_session_store_default(&store), 0);
 	assert_true(strncmp(ward_session_path(s), store, strlen(store)) == 0);
-	assert_int_equal(ward_session_resolve(&p, NULL, s, NULL, &m), 0);
+	assert_int_equal(ward_policy_new(&p, m, fx->base), 0);
+	assert_int_equal(ward_session_check_policy(s, p), 0);
 	/* …because the fence (like the runners) keeps it read-only. */
 	snprintf(target, sizeof(target), "%s/evil.jsonl", store);
 	assert_int_equal(ward_fs_write(&d, p, target, "x", 1, NULL),
@@ -1317,6 +1256,229 @@ static void test_lock_held_forever_fails_bounded(void **state)
 	ward_session_free(s);
 }
 
+/*
+ * A long log is folded once: the checkpoint lets the next open read only
+ * what came after it, and a checkpoint that does not match the log (the
+ * log was cut and rewritten, the file was forged with a wider mode, it is
+ * writable by others) is ignored — the log is read again in full.
+ */
+static void test_fold_checkpoint(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *s = NULL, *t = NULL;
+	char fold[600], line[200];
+	FILE *f;
+
+	assert_int_equal(ward_session_create(&s, fx->store, fx->ws), 0);
+	/* 2,000 call records: more than the checkpoint's threshold. */
+	for (int i = 0; i < 2000; i++) {
+		snprintf(line, sizeof(line),
+			 "{\"type\":\"call/start\",\"n\":%d,"
+			 "\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}",
+			 i);
+		assert_int_equal(ward_session_append_json(s, line), 0);
+	}
+	assert_int_equal(ward_session_set_mode(
+			     NULL, s, WARD_MODE_WORKSPACE_WRITE, &DEFAULTS),
+			 0);
+	snprintf(fold, sizeof(fold), "%s/.%s.fold", ward_session_store(s),
+		 ward_session_id(s));
+	/* The first full read after the appends writes the checkpoint. */
+	assert_int_equal(ward_session_open(&t, fx->store, ward_session_id(s)),
+			 0);
+	assert_int_equal(access(fold, F_OK), 0);
+	assert_int_equal(ward_session_mode(t, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_WORKSPACE_WRITE);
+	ward_session_free(t);
+	/* A knob after the checkpoint is seen. */
+	assert_int_equal(
+	    ward_session_set_mode(NULL, s, WARD_MODE_READ_ONLY, &DEFAULTS), 0);
+	assert_int_equal(ward_session_open(&t, fx->store, ward_session_id(s)),
+			 0);
+	assert_int_equal(ward_session_mode(t, WARD_MODE_WORKSPACE_WRITE, NULL),
+			 WARD_MODE_READ_ONLY);
+	ward_session_free(t);
+	/* Forged checkpoints: a wider mode with a tail hash that does not
+	 * match the log is ignored; with the right hash, it is ignored when
+	 * anyone else could have written the file. */
+	f = fopen(fold, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	{
+		unsigned long long dev, ino, seen, lines, hash;
+		int mode, approval;
+
+		assert_int_equal(sscanf(line,
+					"ward-fold 1 %llu %llu %llu %llu %d "
+					"%d %llx",
+					&dev, &ino, &seen, &lines, &mode,
+					&approval, &hash),
+				 7);
+		for (int k = 0; k < 2; k++) {
+			f = fopen(fold, "w");
+			assert_non_null(f);
+			fprintf(f,
+				"ward-fold 1 %llu %llu %llu %llu %d %d %llx\n",
+				dev, ino, seen, lines,
+				(int)WARD_MODE_DANGER_FULL_ACCESS, approval,
+				k == 0 ? hash ^ 1 : hash);
+			fclose(f);
+			assert_int_equal(chmod(fold, k == 0 ? 0600 : 0666), 0);
+			assert_int_equal(ward_session_open(&t, fx->store,
+							   ward_session_id(s)),
+					 0);
+			assert_int_equal(
+			    ward_session_mode(t, WARD_MODE_READ_ONLY, NULL),
+			    WARD_MODE_READ_ONLY);
+			ward_session_free(t);
+		}
+	}
+	ward_session_free(s);
+}
+
+/*
+ * A session made with its initial knobs has them from its first line on:
+ * the mode in force when it was made, whatever the default says later.
+ */
+static void test_create_with_knobs(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_session_create_options o;
+	enum ward_knob_source src;
+	ward_session *s = NULL, *r;
+
+	assert_int_equal(ward_session_create_options_init(
+			     &o, WARD_SESSION_CREATE_OPTIONS_VERSION),
+			 0);
+	o.store = fx->store;
+	o.cwd = fx->ws;
+	o.set_mode = true;
+	o.mode = WARD_MODE_READ_ONLY;
+	o.set_approval = true;
+	o.approval = WARD_APPROVAL_NEVER;
+	assert_int_equal(ward_session_create_with(&s, &o), 0);
+	/* Header, sandbox/mode, approval/policy: one atomic file. */
+	assert_int_equal(count_lines(ward_session_path(s)), 3);
+	r = reopen(fx, s);
+	/* A later default of workspace-write does not move it. */
+	assert_int_equal(ward_session_mode(r, WARD_MODE_WORKSPACE_WRITE, &src),
+			 WARD_MODE_READ_ONLY);
+	assert_int_equal(src, WARD_KNOB_SESSION);
+	assert_int_equal(ward_session_approval(r, WARD_APPROVAL_ASK, NULL),
+			 WARD_APPROVAL_NEVER);
+	ward_session_free(r);
+	ward_session_free(s);
+
+	/* Bad options are refused and create nothing. */
+	o.mode = (enum ward_mode)42;
+	assert_int_equal(ward_session_create_with(&s, &o), WARD_EINVAL);
+	o.mode = WARD_MODE_READ_ONLY;
+	o.version = 99;
+	assert_int_equal(ward_session_create_with(&s, &o), WARD_EINVAL);
+	{
+		char **ids = NULL;
+
+		assert_int_equal(ward_session_list(&ids, fx->store), 0);
+		assert_int_equal(ward_strv_len(ids), 1);
+		ward_strv_free(ids);
+	}
+}
+
+/* rm: the log goes, under its lock; unknown and bad ids are errors. */
+static void test_remove(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *a = new_session(fx, fx->ws);
+	ward_session *b = new_session(fx, fx->ws2);
+	char **ids = NULL;
+	char id[WARD_SESSION_ID_MAX + 1];
+	int fd;
+	pid_t pid;
+	int st;
+
+	snprintf(id, sizeof(id), "%s", ward_session_id(a));
+	assert_int_equal(ward_session_remove(fx->store, id), 0);
+	assert_int_equal(access(ward_session_path(a), F_OK), -1);
+	assert_int_equal(ward_session_list(&ids, fx->store), 0);
+	assert_int_equal(ward_strv_len(ids), 1);
+	assert_string_equal(ids[0], ward_session_id(b));
+	ward_strv_free(ids);
+	assert_int_equal(ward_session_remove(fx->store, id), -ENOENT);
+	assert_int_equal(ward_session_remove(fx->store, "../x"), WARD_EINVAL);
+
+	/* Another process holding the lock all along: -EAGAIN, bounded,
+	 * and the session stays. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(ward_session_path(b), O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_SH) != 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	/* Wait until the child holds it. */
+	fd = open(ward_session_path(b), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	while (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		usleep(1000);
+	}
+	close(fd);
+	assert_int_equal(ward_session_remove(fx->store, ward_session_id(b)),
+			 -EAGAIN);
+	assert_int_equal(access(ward_session_path(b), F_OK), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	assert_int_equal(ward_session_remove(fx->store, ward_session_id(b)), 0);
+	ward_session_free(a);
+	ward_session_free(b);
+}
+
+/* prune: by the age of the last event; fresh sessions stay. */
+static void test_prune(void **state)
+{
+	struct fx *fx = *state;
+	ward_session *old = new_session(fx, fx->ws);
+	ward_session *fresh = new_session(fx, fx->ws2);
+	struct timespec t[2];
+	char **removed = NULL, **busy = NULL, **ids = NULL;
+
+	/* The old one was last written two days ago. */
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 2 * 86400;
+	t[1] = t[0];
+	assert_int_equal(utimensat(AT_FDCWD, ward_session_path(old), t, 0), 0);
+	assert_int_equal(ward_session_prune(&removed, &busy, fx->store, 86400),
+			 0);
+	assert_int_equal(ward_strv_len(removed), 1);
+	assert_string_equal(removed[0], ward_session_id(old));
+	assert_int_equal(ward_strv_len(busy), 0);
+	ward_strv_free(removed);
+	ward_strv_free(busy);
+	assert_int_equal(ward_session_list(&ids, fx->store), 0);
+	assert_int_equal(ward_strv_len(ids), 1);
+	assert_string_equal(ids[0], ward_session_id(fresh));
+	ward_strv_free(ids);
+	/* Appending makes a session fresh again: nothing older than 1 h. */
+	assert_int_equal(ward_session_set_mode(
+			     NULL, fresh, WARD_MODE_WORKSPACE_WRITE, &DEFAULTS),
+			 0);
+	assert_int_equal(ward_session_prune(&removed, NULL, fx->store, 3600),
+			 0);
+	assert_int_equal(ward_strv_len(removed), 0);
+	ward_strv_free(removed);
+	/* A missing store prunes nothing. */
+	assert_int_equal(ward_session_prune(&removed, NULL,
+					    "/var/tmp/ward-no-such-store", 0),
+			 0);
+	assert_int_equal(ward_strv_len(removed), 0);
+	ward_strv_free(removed);
+	ward_session_free(old);
+	ward_session_free(fresh);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1324,6 +1486,9 @@ int main(void)
 	    T(test_create_and_header),
 	    T(test_ids_validated),
 	    T(test_list_empty_store),
+	    T(test_create_with_knobs),
+	    T(test_remove),
+	    T(test_prune),
 	    cmocka_unit_test(test_store_default),
 	    T(test_folds_and_setters),
 	    T(test_setter_sees_other_writers),
@@ -1332,6 +1497,7 @@ int main(void)
 	    T(test_concurrent_appends),
 	    T(test_lock_contended_then_released),
 	    T(test_lock_held_forever_fails_bounded),
+	    T(test_fold_checkpoint),
 	    T(test_torn_tail_ignored_and_repaired),
 	    T(test_kill9_during_appends),
 	    T(test_corrupt_middle_line_is_an_error),
@@ -1339,7 +1505,6 @@ int main(void)
 	    T(test_append_json_rules),
 	    T(test_append_json_refusal_names_type),
 	    T(test_records),
-	    T(test_resolve_precedence),
 	    T(test_store_never_writable),
 	    T(test_protected_store_allowed),
 	    cmocka_unit_test(test_presets_table),

@@ -1,0 +1,189 @@
+#!/bin/bash
+# bench/calls.sh — the per-call targets, measured side by side (`make bench`
+# runs it after bench/run.sh; it can run alone on a built tree).
+#
+# Every comparison is one bench_paired invocation: the commands run in
+# interleaved rounds (A B C, B C A, …) so that a load that comes and goes
+# hits them alike, under `chrt -f 50` when the kernel allows it. Ratios of
+# medians are reported and written between the "calls:begin" and
+# "calls:end" markers of docs/BENCHMARKS.md.
+#
+#   1. ward run --runner landlock -- true   vs  sh -c true
+#      (read-only, workspace-write, and in a git workspace)
+#   2. ward run --runner bwrap -- true      vs  its own raw argv
+#      (ward confine --json's argv, minus nothing: the same vector)
+#   3. ward run -- true (auto)              vs  ward run --runner bwrap
+#   4. ward run --session at 50,000 events  vs  a new session
+#   5. five --/r- globs over a 100,000-file workspace (750 matches): the
+#      whole call on each runner (target: 100 ms), and 1,000 rules planned
+#      for Landlock (target: 5 ms)
+#
+# Knobs: CALLS_ROUNDS (default 300), CALLS_DOC (docs/BENCHMARKS.md; empty:
+# do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+WARD=$ROOT/build/bin/ward
+OUT=$ROOT/build/bench/calls
+ROUNDS=${CALLS_ROUNDS:-300}
+DOC=${CALLS_DOC-docs/BENCHMARKS.md}
+BIG=${CALLS_BIG:-1}
+mkdir -p "$OUT"
+rm -f "$OUT"/*.json
+
+PAIRED=$OUT/bench_paired
+cc -O2 -std=c11 -D_GNU_SOURCE -o "$PAIRED" bench/bench_paired.c
+
+# Real-time priority when allowed (root, or RLIMIT_RTPRIO).
+RT=()
+if chrt -f 50 true 2>/dev/null; then
+	RT=(chrt -f 50)
+fi
+
+WORK=$(mktemp -d /var/tmp/ward-bench-calls.XXXXXX)
+cleanup() { rm -rf "$WORK"; }
+trap cleanup EXIT
+
+# A private HOME: sessions and the probe cache are throwaway.
+export HOME=$WORK/home
+unset XDG_CONFIG_HOME XDG_STATE_HOME TMPDIR
+mkdir -p "$HOME" "$WORK/ws" "$WORK/git"
+git -C "$WORK/git" init -q . && echo a >"$WORK/git/a" &&
+	git -C "$WORK/git" add a &&
+	git -C "$WORK/git" -c user.email=b@x -c user.name=b commit -qm a
+
+paired() { # NAME ROUNDS CMD...
+	local name=$1 rounds=$2
+	shift 2
+	echo "bench/calls.sh: $name"
+	"${RT[@]}" "$PAIRED" -n "$rounds" -w 10 --json "$OUT/$name.json" "$@"
+}
+
+raw_bwrap() { # WS MODE -> the raw argv of `ward confine`, space-joined
+	"$WARD" confine --json -w "$1" --mode "$2" --runner bwrap -- true |
+		python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["argv"]))'
+}
+
+# 1 and 2: per mode and workspace.
+for ws in ws git; do
+	for mode in read-only workspace-write; do
+		cd "$WORK/$ws"
+		paired "landlock-$ws-$mode" "$ROUNDS" \
+			"sh=sh -c true" \
+			"ward=$WARD run --mode $mode --runner landlock -- true"
+		paired "bwrap-$ws-$mode" "$ROUNDS" \
+			"raw=$(raw_bwrap "$WORK/$ws" "$mode")" \
+			"ward=$WARD run --mode $mode --runner bwrap -- true"
+	done
+done
+cd "$WORK/ws"
+
+# 3: the chain with its probe verdict kept across processes.
+"$WARD" run -- true
+paired auto "$ROUNDS" \
+	"forced=$WARD run --runner bwrap -- true" \
+	"auto=$WARD run -- true"
+
+# 4: a session with 50,000 events against a new one.
+NEW=$("$WARD" session new --cwd "$WORK/ws")
+BIG_ID=$("$WARD" session new --cwd "$WORK/ws")
+python3 - "$HOME/.local/state/ward/sessions/$BIG_ID.jsonl" <<'EOF'
+import json, sys
+with open(sys.argv[1], "a") as f:
+    for i in range(25000):
+        cid = "%012x" % i
+        f.write(json.dumps({"type": "call/start", "time": "2026-01-01T00:00:00.000Z", "call": cid, "tool": "run", "argv": ["make", "test"], "cwd": "/w", "mode": "read-only", "mode_source": "default", "pid": 1}, separators=(",", ":")) + "\n")
+        f.write(json.dumps({"type": "call/result", "time": "2026-01-01T00:00:00.000Z", "call": cid, "ran": True, "mode": "read-only", "exit_code": 0, "signal": None, "timed_out": False, "denied": False, "runner": "bwrap", "enforcement": "full"}, separators=(",", ":")) + "\n")
+EOF
+paired session "$((ROUNDS / 3))" \
+	"new=$WARD run --session $NEW --runner landlock -- true" \
+	"big=$WARD run --session $BIG_ID --runner landlock -- true"
+
+# 5: rules over a big tree.
+if [ "$BIG" = 1 ]; then
+	python3 - "$WORK/tree" <<'EOF'
+import os, sys
+root = sys.argv[1]
+n = 0
+for d in range(1000):
+    dd = os.path.join(root, "src", "m%03d" % (d // 50), "p%04d" % d)
+    os.makedirs(dd, exist_ok=True)
+    for f in range(100):
+        ext = ".c"
+        if d % 4 == 0 and f < 3:
+            ext = ".pem"          # 750 matches of **/*.pem
+        open(os.path.join(dd, "f%03d%s" % (f, ext)), "w").close()
+        n += 1
+print(n, "files")
+EOF
+	cd "$WORK/tree"
+	RULES=(--access '-- **/*.pem' --access '-- **/*.key' --access 'r- **/*.lock'
+		--access '-- **/id_rsa*' --access 'r- src/**/*.env')
+	paired globs 15 \
+		"bwrap=$WARD run --mode workspace-write --runner bwrap ${RULES[*]} -- true" \
+		"landlock=$WARD run --mode workspace-write --runner landlock ${RULES[*]} -- true" \
+		|| echo "bench/calls.sh: the glob call failed (see above)" >&2
+	cd "$WORK/ws"
+fi
+
+python3 - "$OUT" "$DOC" "${RT[*]:-none}" <<'EOF'
+import json, os, re, sys
+out, doc, rt = sys.argv[1], sys.argv[2], sys.argv[3]
+
+def load(name):
+    p = os.path.join(out, name + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+
+rows = []
+def ratio(what, name, a, b, limit):
+    d = load(name)
+    if not d:
+        rows.append((what, "not measured", "-", f"<= {limit}", "MISS"))
+        return
+    x, y = d[a]["median_us"], d[b]["median_us"]
+    r = x / y
+    rows.append((what, f"{a} {x / 1000:.3f} / {b} {y / 1000:.3f}",
+                 f"{r:.3f}", f"<= {limit}", "PASS" if r <= limit else "MISS"))
+
+def absolute(what, name, a, limit_ms):
+    d = load(name)
+    if not d:
+        rows.append((what, "not measured", "-", f"<= {limit_ms} ms", "MISS"))
+        return
+    x = d[a]["median_us"] / 1000
+    rows.append((what, f"{x:.1f} ms", "-", f"<= {limit_ms} ms",
+                 "PASS" if x <= limit_ms else "MISS"))
+
+for ws in ("ws", "git"):
+    for mode in ("read-only", "workspace-write"):
+        label = "git workspace" if ws == "git" else "workspace"
+        ratio(f"`ward run --runner landlock -- true` vs `sh -c true` ({mode}, {label})",
+              f"landlock-{ws}-{mode}", "ward", "sh", 1.3)
+        ratio(f"`ward run --runner bwrap -- true` vs its raw argv ({mode}, {label})",
+              f"bwrap-{ws}-{mode}", "ward", "raw", 1.05)
+ratio("`ward run -- true` (auto) vs `--runner bwrap`", "auto", "auto", "forced", 1.10)
+ratio("`ward run --session` at 50,000 events vs a new session", "session", "big", "new", 1.2)
+absolute("5 globs, 100k files, 750 matches: whole call, bwrap", "globs", "bwrap", 100)
+absolute("5 globs, 100k files, 750 matches: whole call, landlock", "globs", "landlock", 100)
+
+print()
+for r in rows:
+    print(f"  {r[4]:<4} {r[2]:>6}  {r[3]:<10} {r[0]}  ({r[1]})")
+if not doc:
+    sys.exit(0)
+L = ["<!-- calls:begin (generated by bench/calls.sh; edits here are overwritten) -->",
+     "", "## Per-call targets (generated)", "",
+     f"Interleaved paired rounds (bench/bench_paired.c), real-time priority: {rt}.", "",
+     "| target | medians (ms) | ratio | limit | verdict |", "| --- | --- | --- | --- | --- |"]
+for what, m, r, lim, v in rows:
+    L.append(f"| {what} | {m} | {r} | {lim} | **{v}** |")
+L += ["", "<!-- calls:end -->", ""]
+section = "\n".join(L)
+text = open(doc).read() if os.path.exists(doc) else "# ward — benchmarks\n\n"
+m = re.search(r"<!-- calls:begin.*?<!-- calls:end -->\n?", text, re.S)
+text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
+open(doc + ".tmp", "w").write(text)
+os.replace(doc + ".tmp", doc)
+print(f"bench/calls.sh: wrote {doc}")
+EOF

@@ -168,7 +168,16 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	sort_parents_first(roots);
 
 	ward_strv_push(&sv, bwrap_path);
+#ifdef WARD_TEST_WEAK_BWRAP
+	/*
+	 * Test builds only (tests/e2e/weak_bwrap.bats): a deliberately
+	 * broken profile with the whole host writable, to show that the
+	 * Landlock layer inside still holds every must-vector.
+	 */
+	ward_strv_push(&sv, "--bind");
+#else
 	ward_strv_push(&sv, "--ro-bind");
+#endif
 	ward_strv_push(&sv, "/");
 	ward_strv_push(&sv, "/");
 	/*

@@ -64,8 +64,9 @@ int ward_sv_spawn(struct ward_sv *sv, const char *const *rw, size_t nrw,
 
 /**
  * ward_sv_arm - install the notifying filter in the calling process
- * (no_new_privs must be set: call after ward_ll_enforce()) and hand its
- * listener to the supervisor. Closes sv->sock. Async-signal-safe. Returns 0
+ * (no_new_privs must be set and every capability dropped: call after
+ * ward_ll_enforce(); the supervisor, which holds none, takes the listener
+ * with pidfd_getfd()) and hand its listener to the supervisor. Closes sv->sock. Async-signal-safe. Returns 0
  * or -errno with a message in @err (nothing may be exec'd then).
  */
 int ward_sv_arm(struct ward_sv *sv, char *err, size_t err_len);

@@ -646,6 +646,23 @@ static void child_confine(const struct child_args *a,
 {
 	struct ward_sv sv = WARD_SV_INIT;
 	char err[200];
+	int keep[2] = {st < rs->fd ? st : rs->fd, st < rs->fd ? rs->fd : st};
+	unsigned int from = 3;
+
+	/*
+	 * The caller's descriptors would go at exec anyway (close-on-exec);
+	 * close them now, so that the supervisor's socketpair fits under a
+	 * low RLIMIT_NOFILE. Kept: 0-2, the status pipe, the ruleset.
+	 */
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if (keep[i] > (int)from)
+			(void)syscall(__NR_close_range, from,
+				      (unsigned int)keep[i] - 1, 0U);
+		from = (unsigned int)keep[i] + 1;
+	}
+	(void)syscall(__NR_close_range, from, ~0U, 0U);
 
 	if (ward_sv_spawn(&sv, (const char *const *)a->sv_rw,
 			  ward_strv_len(a->sv_rw),

@@ -927,6 +927,7 @@ static int sv_err(char *err, size_t len, const char *what, int e)
 			: e == ENOMEM	? "Out of memory"
 			: e == EAGAIN	? "Resource temporarily unavailable"
 			: e == ESRCH	? "No such process"
+			: e == EMFILE	? "Too many open files"
 					: "error";
 
 	if (err && len) {

@@ -66,6 +66,8 @@
 #define SV_IOCTL_NOTIF_RECV		   0xc0502100UL
 #define SV_IOCTL_NOTIF_SEND		   0xc0182101UL
 #define SV_IOCTL_NOTIF_ID_VALID		   0x40082102UL
+#define SV_IOCTL_NOTIF_SET_FLAGS	   0x40082104UL
+#define SV_USER_NOTIF_FD_SYNC_WAKE_UP	   1ULL
 
 #define SV_RESOLVE_NO_MAGICLINKS 0x02ULL
 #define SV_STATX_BTIME		 0x0800U
@@ -883,10 +885,6 @@ static void sv_main(int sock, pid_t target, const char *const *rw,
 	if (ward_ll_drop_caps(err, sizeof(err)) != 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		_exit(1);
-	msg[0] = (int)getpid();
-	if (sv_write(sock, &msg[0], sizeof(msg[0])) != 0)
-		_exit(1);
-
 	/* The target installs the filter, then names the listener. */
 	if (sv_read(sock, msg, sizeof(msg)) != 0)
 		_exit(0); /* never armed */
@@ -900,6 +898,14 @@ static void sv_main(int sock, pid_t target, const char *const *rw,
 		_exit(1);
 	}
 	close(pidfd);
+	/* Linux 6.6: wake the supervisor on the caller's CPU and switch to
+	 * it at once (a judged call then costs a context switch, not a trip
+	 * through the scheduler). Older kernels: EINVAL, harmless. */
+	{
+		uint64_t fl = SV_USER_NOTIF_FD_SYNC_WAKE_UP;
+
+		(void)ioctl(lfd, SV_IOCTL_NOTIF_SET_FLAGS, fl);
+	}
 	msg[1] = 0;
 	if (sv_write(sock, &msg[1], sizeof(msg[1])) != 0)
 		_exit(1);
@@ -970,12 +976,19 @@ int ward_sv_spawn(struct ward_sv *sv, const char *const *rw, size_t nrw,
 			close(sp[0]);
 			sv_main(sp[1], target, rw, nrw, unix_ok, nunix);
 		}
-		_exit(sup < 0 ? 1 : 0);
+		/* The caller learns the supervisor's pid first (for Yama),
+		 * and does not wait for it to start: it snapshots the grants
+		 * while the caller builds its ruleset, and says so only when
+		 * armed (ward_sv_arm). */
+		pid = (int)sup;
+		_exit(sup < 0 || sv_write(sp[1], &pid, sizeof(pid)) != 0 ? 1
+									 : 0);
 	}
 	close(sp[1]);
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (sv_read(sp[0], &pid, sizeof(pid)) != 0 || pid <= 0) {
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    sv_read(sp[0], &pid, sizeof(pid)) != 0 || pid <= 0) {
 		close(sp[0]);
 		return sv_err(err, err_len,
 			      "supervisor: did not start (fork failed or "

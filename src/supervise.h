@@ -55,7 +55,8 @@ struct ward_sv {
  *
  * Call before ward_ll_enforce() (the supervisor must be outside the
  * domain). The strings are only read, in the supervisor's copy of memory.
- * Waits until the supervisor has taken its snapshot of the grants. Returns
+ * Does not wait for the supervisor to start (it snapshots the grants while
+ * the caller builds its ruleset); ward_sv_arm() waits until it has. Returns
  * 0, or -errno with a message in @err.
  */
 int ward_sv_spawn(struct ward_sv *sv, const char *const *rw, size_t nrw,

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,6 +284,8 @@ static void parse(struct plan *p, int argc, char **argv)
  */
 static int probe_child(const struct ward_ll_ruleset *rs)
 {
+	static const char *const rw[] = {"/dev/null"};
+	struct ward_sv sv = WARD_SV_INIT;
 	char err[256];
 	bool scope_signal = (rs->scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
 	pid_t parent = getppid();
@@ -307,8 +310,28 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 		return 1;
 	}
 
+	/* Every run has a supervisor: one that cannot start or arm here
+	 * (seccomp without user notification, a listener already installed
+	 * by an outer sandbox) would fail every run. */
+	if (ward_sv_spawn(&sv, rw, 1, NULL, 0, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
 	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	if (ward_sv_arm(&sv, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
+	/* A judged call the supervisor must refuse: a device node. */
+	fd = chmod("/dev/null", 0666);
+	if (fd == 0 || errno != EACCES) {
+		fprintf(stderr,
+			PROG ": probe: the supervisor did not refuse chmod of "
+			     "/dev/null (%s)\n",
+			fd == 0 ? "it succeeded" : strerror(errno));
 		return 1;
 	}
 

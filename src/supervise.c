@@ -175,63 +175,80 @@ enum sv_kind {
 	SV_REFUSE,   /* io_uring: refused by the filter itself (ENOSYS) */
 };
 
+/*
+ * What the supervisor does itself for a path-named call it allows, so that
+ * the object it checked is the one changed (no race with a rename or a
+ * re-pointed symlink; see docs/RUNNERS.md). Other calls continue in the
+ * kernel.
+ */
+enum sv_op {
+	SV_OP_NONE,
+	SV_OP_CHMOD,	 /* args[val]: mode */
+	SV_OP_CHOWN,	 /* args[val], args[val + 1]: uid, gid */
+	SV_OP_UTIME,	 /* args[val]: struct utimbuf * (NULL: now) */
+	SV_OP_UTIMES,	 /* args[val]: struct timeval[2] (NULL: now) */
+	SV_OP_UTIMENSAT, /* args[val]: struct timespec[2] (NULL: now) */
+};
+
 struct sv_call {
 	int nr;
 	uint8_t kind;
 	int8_t flags_arg; /* SV_AT: index of the AT_* flags, -1 none */
+	uint8_t op;	  /* enum sv_op */
+	uint8_t val;	  /* index of op's first value argument */
 };
 
 #ifdef SV_AUDIT_ARCH
 /* Sorted by number (the filter's fast path tests the smallest first). */
 static const struct sv_call sv_calls[] = {
 #if defined(__x86_64__)
-    {16, SV_IOCTL, -1},
-    {42, SV_CONNECT, -1},
-    {44, SV_SENDTO, -1},
-    {46, SV_SENDMSG, -1},
-    {90, SV_PATH, -1},	 /* chmod */
-    {91, SV_FD, -1},	 /* fchmod */
-    {92, SV_PATH, -1},	 /* chown */
-    {93, SV_FD, -1},	 /* fchown */
-    {94, SV_LPATH, -1},	 /* lchown */
-    {132, SV_PATH, -1},	 /* utime */
-    {188, SV_PATH, -1},	 /* setxattr (ACLs too) */
-    {189, SV_LPATH, -1}, /* lsetxattr */
-    {190, SV_FD, -1},	 /* fsetxattr */
-    {197, SV_PATH, -1},	 /* removexattr */
-    {198, SV_LPATH, -1}, /* lremovexattr */
-    {199, SV_FD, -1},	 /* fremovexattr */
-    {235, SV_PATH, -1},	 /* utimes */
-    {260, SV_AT, 4},	 /* fchownat */
-    {261, SV_AT, -1},	 /* futimesat */
-    {268, SV_AT, -1},	 /* fchmodat */
-    {280, SV_AT, 3},	 /* utimensat */
-    {307, SV_SENDMMSG, -1},
+    {16, SV_IOCTL, -1, SV_OP_NONE, 0},
+    {42, SV_CONNECT, -1, SV_OP_NONE, 0},
+    {44, SV_SENDTO, -1, SV_OP_NONE, 0},
+    {46, SV_SENDMSG, -1, SV_OP_NONE, 0},
+    {90, SV_PATH, -1, SV_OP_CHMOD, 1},	    /* chmod */
+    {91, SV_FD, -1, SV_OP_NONE, 0},	 /* fchmod */
+    {92, SV_PATH, -1, SV_OP_CHOWN, 1},	    /* chown */
+    {93, SV_FD, -1, SV_OP_NONE, 0},	 /* fchown */
+    {94, SV_LPATH, -1, SV_OP_CHOWN, 1},    /* lchown */
+    {132, SV_PATH, -1, SV_OP_UTIME, 1},    /* utime */
+    {188, SV_PATH, -1, SV_OP_NONE, 0},	 /* setxattr (ACLs too) */
+    {189, SV_LPATH, -1, SV_OP_NONE, 0}, /* lsetxattr */
+    {190, SV_FD, -1, SV_OP_NONE, 0},	 /* fsetxattr */
+    {197, SV_PATH, -1, SV_OP_NONE, 0},	 /* removexattr */
+    {198, SV_LPATH, -1, SV_OP_NONE, 0}, /* lremovexattr */
+    {199, SV_FD, -1, SV_OP_NONE, 0},	 /* fremovexattr */
+    {235, SV_PATH, -1, SV_OP_UTIMES, 1},   /* utimes */
+    {260, SV_AT, 4, SV_OP_CHOWN, 2},	    /* fchownat */
+    {261, SV_AT, -1, SV_OP_UTIMES, 2},	    /* futimesat */
+    {268, SV_AT, -1, SV_OP_CHMOD, 2},	    /* fchmodat */
+    {280, SV_AT, 3, SV_OP_UTIMENSAT, 2},   /* utimensat */
+    {307, SV_SENDMMSG, -1, SV_OP_NONE, 0},
 #else
-    {5, SV_PATH, -1},	/* setxattr */
-    {6, SV_LPATH, -1},	/* lsetxattr */
-    {7, SV_FD, -1},	/* fsetxattr */
-    {14, SV_PATH, -1},	/* removexattr */
-    {15, SV_LPATH, -1}, /* lremovexattr */
-    {16, SV_FD, -1},	/* fremovexattr */
-    {29, SV_IOCTL, -1},
-    {52, SV_FD, -1}, /* fchmod */
-    {53, SV_AT, -1}, /* fchmodat */
-    {54, SV_AT, 4},  /* fchownat */
-    {55, SV_FD, -1}, /* fchown */
-    {88, SV_AT, 3},  /* utimensat */
-    {203, SV_CONNECT, -1},
-    {206, SV_SENDTO, -1},
-    {211, SV_SENDMSG, -1},
-    {269, SV_SENDMMSG, -1},
+    {5, SV_PATH, -1, SV_OP_NONE, 0},	/* setxattr */
+    {6, SV_LPATH, -1, SV_OP_NONE, 0},	/* lsetxattr */
+    {7, SV_FD, -1, SV_OP_NONE, 0},	/* fsetxattr */
+    {14, SV_PATH, -1, SV_OP_NONE, 0},	/* removexattr */
+    {15, SV_LPATH, -1, SV_OP_NONE, 0}, /* lremovexattr */
+    {16, SV_FD, -1, SV_OP_NONE, 0},	/* fremovexattr */
+    {29, SV_IOCTL, -1, SV_OP_NONE, 0},
+    {52, SV_FD, -1, SV_OP_NONE, 0}, /* fchmod */
+    {53, SV_AT, -1, SV_OP_CHMOD, 2},	/* fchmodat */
+    {54, SV_AT, 4, SV_OP_CHOWN, 2},	/* fchownat */
+    {55, SV_FD, -1, SV_OP_NONE, 0}, /* fchown */
+    {88, SV_AT, 3, SV_OP_UTIMENSAT, 2}, /* utimensat */
+    {203, SV_CONNECT, -1, SV_OP_NONE, 0},
+    {206, SV_SENDTO, -1, SV_OP_NONE, 0},
+    {211, SV_SENDMSG, -1, SV_OP_NONE, 0},
+    {269, SV_SENDMMSG, -1, SV_OP_NONE, 0},
 #endif
-    {425, SV_REFUSE, -1}, /* io_uring_setup: its ops bypass seccomp */
-    {426, SV_REFUSE, -1}, /* io_uring_enter */
-    {427, SV_REFUSE, -1}, /* io_uring_register */
-    {452, SV_AT, 3},	  /* fchmodat2 */
-    {463, SV_AT, 2},	  /* setxattrat */
-    {466, SV_AT, 2},	  /* removexattrat */
-    {469, SV_AT, 4},	  /* file_setattr (6.17) */
+    {425, SV_REFUSE, -1, SV_OP_NONE, 0}, /* io_uring_setup: its ops bypass seccomp */
+    {426, SV_REFUSE, -1, SV_OP_NONE, 0}, /* io_uring_enter */
+    {427, SV_REFUSE, -1, SV_OP_NONE, 0}, /* io_uring_register */
+    {452, SV_AT, 3, SV_OP_CHMOD, 2},	  /* fchmodat2 */
+    {463, SV_AT, 2, SV_OP_NONE, 0},	  /* setxattrat */
+    {466, SV_AT, 2, SV_OP_NONE, 0},	  /* removexattrat */
+    {469, SV_AT, 4, SV_OP_NONE, 0},	  /* file_setattr (6.17) */
 };
 
 /*
@@ -318,6 +335,7 @@ struct sv_state {
 	uint32_t start_nsec;
 	dev_t root_dev;
 	ino_t root_ino;
+	int lfd; /* the listener */
 	char pool[SV_POOL];
 	char path[4096];   /* scratch: a path read from the target */
 	char canon[4096];  /* scratch: an object's canonical path */
@@ -694,7 +712,105 @@ static const struct sv_call *sv_find(int nr)
 	return NULL;
 }
 
-/* Judge one notification: 0 (continue) or -errno (fail the call). */
+/* The verdict "let the kernel perform the call" (continue). */
+#define SV_CONT 1
+
+struct sv_timespec {
+	int64_t sec;
+	int64_t nsec;
+};
+
+/*
+ * Read the times of a utime-family call at @addr (NULL: now) into @ts as
+ * two timespecs; @op says the layout. Returns 1 (times read), 0 (now) or
+ * -errno (-EINVAL for a timeval the kernel would refuse).
+ */
+static int sv_peek_times(uint32_t pid, uint64_t addr, int op,
+			 struct sv_timespec ts[2])
+{
+	int64_t v[4];
+	size_t len = op == SV_OP_UTIME ? 16 : 32;
+
+	if (!addr)
+		return 0;
+	if (sv_peek(pid, addr, v, len) != (ssize_t)len)
+		return -EFAULT;
+	if (op == SV_OP_UTIME) {
+		ts[0].sec = v[0];
+		ts[0].nsec = 0;
+		ts[1].sec = v[1];
+		ts[1].nsec = 0;
+		return 1;
+	}
+	ts[0].sec = v[0];
+	ts[1].sec = v[2];
+	if (op == SV_OP_UTIMES) {
+		if (v[1] < 0 || v[1] >= 1000000 || v[3] < 0 || v[3] >= 1000000)
+			return -EINVAL;
+		ts[0].nsec = v[1] * 1000;
+		ts[1].nsec = v[3] * 1000;
+	} else {
+		ts[0].nsec = v[1];
+		ts[1].nsec = v[3];
+	}
+	return 1;
+}
+
+/*
+ * Perform an allowed path-named call on @obj, the O_PATH descriptor of the
+ * object the supervisor checked, with the caller's arguments: 0 or -errno
+ * (the call's result), or SV_CONT when this kernel cannot do it on a
+ * descriptor (the kernel then performs it, with the residual race).
+ * The supervisor has the caller's uid and groups and no capability, so
+ * the kernel's permission checks give the caller's answer; metadata is not
+ * a Landlock right, so being outside the domain changes nothing.
+ */
+static int sv_emulate(uint32_t pid, const struct sv_call *c,
+		      const uint64_t *a, int obj)
+{
+	struct sv_timespec ts[2];
+	struct stat st;
+	char link[64];
+	int ret;
+
+	switch (c->op) {
+	case SV_OP_CHMOD:
+		if (fstat(obj, &st) != 0)
+			return -errno;
+		if (S_ISLNK(st.st_mode))
+			return -EOPNOTSUPP; /* Linux has no mode on links */
+		/* The magic link reaches exactly @obj; it is not a link. */
+		sv_proc_path(link, sizeof(link), (uint32_t)getpid(), "fd",
+			     obj);
+		return fchmodat(AT_FDCWD, link, (mode_t)a[c->val], 0) == 0
+			   ? 0
+			   : -errno;
+	case SV_OP_CHOWN:
+		return fchownat(obj, "", (uid_t)a[c->val],
+				(gid_t)a[c->val + 1], SV_AT_EMPTY_PATH) == 0
+			   ? 0
+			   : -errno;
+	case SV_OP_UTIME:
+	case SV_OP_UTIMES:
+	case SV_OP_UTIMENSAT:
+		ret = sv_peek_times(pid, a[c->val], c->op, ts);
+		if (ret < 0)
+			return ret;
+		if (syscall(SYS_utimensat, obj, "", ret ? (void *)ts : NULL,
+			    SV_AT_EMPTY_PATH) == 0)
+			return 0;
+		/* EINVAL: a kernel without AT_EMPTY_PATH here (before
+		 * 5.8), or times it refuses: let it answer itself. */
+		return errno == EINVAL ? SV_CONT : -errno;
+	default:
+		return SV_CONT;
+	}
+}
+
+/*
+ * Judge one notification: SV_CONT (continue in the kernel), 0 (performed
+ * here, succeeded) or -errno (refused, or performed here and failed).
+ */
 static int sv_judge(struct sv_state *s, const struct sv_notif *req)
 {
 	const struct sv_call *c = sv_find(req->data.nr);
@@ -707,13 +823,17 @@ static int sv_judge(struct sv_state *s, const struct sv_notif *req)
 		return -EACCES;
 	switch (c->kind) {
 	case SV_CONNECT:
-		return sv_judge_sockaddr(s, pid, a[1], a[2] & 0xffffffffU);
+		ret = sv_judge_sockaddr(s, pid, a[1], a[2] & 0xffffffffU);
+		return ret ? ret : SV_CONT;
 	case SV_SENDTO:
-		return sv_judge_sockaddr(s, pid, a[4], a[5] & 0xffffffffU);
+		ret = sv_judge_sockaddr(s, pid, a[4], a[5] & 0xffffffffU);
+		return ret ? ret : SV_CONT;
 	case SV_SENDMSG:
-		return sv_judge_msgs(s, pid, a[1], 1, 56);
+		ret = sv_judge_msgs(s, pid, a[1], 1, 56);
+		return ret ? ret : SV_CONT;
 	case SV_SENDMMSG:
-		return sv_judge_msgs(s, pid, a[1], a[2] & 0xffffffffU, 64);
+		ret = sv_judge_msgs(s, pid, a[1], a[2] & 0xffffffffU, 64);
+		return ret ? ret : SV_CONT;
 	case SV_PATH:
 	case SV_LPATH:
 		ret = sv_peek_path(s, pid, a[0]);
@@ -769,6 +889,20 @@ static int sv_judge(struct sv_state *s, const struct sv_notif *req)
 			   ? obj
 			   : -EACCES;
 	ret = sv_judge_meta(s, obj, via_fd);
+	if (ret == 0) {
+		uint64_t id = req->id;
+
+		/* A descriptor cannot change under us: the kernel may do
+		 * it. A path could: do it here, on what was checked — once
+		 * the call is known to be still the same (the pid read in
+		 * /proc may have been reused). */
+		if (via_fd)
+			ret = SV_CONT;
+		else if (ioctl(s->lfd, SV_IOCTL_NOTIF_ID_VALID, &id) != 0)
+			ret = -ESRCH;
+		else
+			ret = sv_emulate(pid, c, a, obj);
+	}
 	close(obj);
 	return ret;
 }
@@ -801,14 +935,15 @@ static void sv_serve(struct sv_state *s, int lfd)
 		/* The pid may have died and been reused while we looked at
 		 * /proc/PID: only answer "continue" for the same call. */
 		id = req.id;
-		if (ret == 0 && ioctl(lfd, SV_IOCTL_NOTIF_ID_VALID, &id) != 0)
+		if (ret == SV_CONT &&
+		    ioctl(lfd, SV_IOCTL_NOTIF_ID_VALID, &id) != 0)
 			continue;
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
-		if (ret == 0)
+		if (ret == SV_CONT)
 			resp.flags = SV_NOTIF_FLAG_CONTINUE;
 		else
-			resp.error = ret;
+			resp.error = ret; /* 0: performed here, succeeded */
 		(void)ioctl(lfd, SV_IOCTL_NOTIF_SEND, &resp);
 	}
 }
@@ -910,6 +1045,7 @@ static void sv_main(int sock, pid_t target, const char *const *rw,
 	if (sv_write(sock, &msg[1], sizeof(msg[1])) != 0)
 		_exit(1);
 	close(sock);
+	s->lfd = lfd;
 	sv_serve(s, lfd);
 	_exit(0);
 }

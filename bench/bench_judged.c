@@ -43,8 +43,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], "connect") != 0)
 			(void)chmod("bench-judged.tmp", 0644);
 		if (strcmp(argv[1], "chmod") != 0)
-			(void)connect(fd, (struct sockaddr *)&sin,
-				      sizeof(sin));
+			(void)connect(fd, (struct sockaddr *)&sin, sizeof(sin));
 		close(fd);
 	}
 	unlink("bench-judged.tmp");

@@ -631,9 +631,9 @@ static void print_json(const struct report *r, bool valid)
 /* --- check -------------------------------------------------------------- */
 
 const struct cli_option cli_config_cmd_options[] = {
-    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS,
-    CLI_OPTION_ENV_KEEP, CLI_OPTION_ALLOW_UNIX, CLI_OPTION_JSON,      CLI_OPTION_HELP,
-    CLI_OPTION_END,
+    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE,	CLI_CONFIG_OPTIONS,
+    CLI_OPTION_ENV_KEEP, CLI_OPTION_ALLOW_UNIX, CLI_OPTION_JSON,
+    CLI_OPTION_HELP,	 CLI_OPTION_END,
 };
 
 const struct cli_command cli_config_commands[] = {

@@ -133,8 +133,8 @@ static void print_json(const ward_call *call, char *const *argv)
 
 const struct cli_option cli_confine_options[] = {
     CLI_POLICY_OPTIONS, CLI_CONFIG_OPTIONS, CLI_OPTION_ALLOW_UNIX,
-    CLI_OPTION_SHELL, CLI_OPTION_JSON,
-    CLI_OPTION_QUIET,	CLI_OPTION_HELP,    CLI_OPTION_END,
+    CLI_OPTION_SHELL,	CLI_OPTION_JSON,    CLI_OPTION_QUIET,
+    CLI_OPTION_HELP,	CLI_OPTION_END,
 };
 
 int cmd_confine(int argc, char **argv)

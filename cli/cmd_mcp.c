@@ -1190,7 +1190,8 @@ static void server_free(struct mcp_server *srv)
 const struct cli_option cli_mcp_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
-    CLI_OPTION_ENV_KEEP, CLI_OPTION_ALLOW_UNIX,
+    CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_ALLOW_UNIX,
     CLI_OPTION_SESSION,
     {"drain-timeout", CLI_OPT_DRAIN, "SECONDS", CLI_VALUE_TEXT, NULL},
     CLI_OPTION_HELP,

@@ -461,7 +461,8 @@ static void keep_terminal(void)
 const struct cli_option cli_run_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
-    CLI_OPTION_ENV_KEEP, CLI_OPTION_ALLOW_UNIX,
+    CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_ALLOW_UNIX,
     CLI_SESSION_OPTIONS,
     CLI_OPTION_SHELL,
     {"timeout", 't', "SECONDS", CLI_VALUE_TEXT, NULL},

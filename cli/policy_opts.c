@@ -185,8 +185,8 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
 	    ward_policy_set_protect_git(
 		s.policy, ward_config_protect_git(s.config, NULL)) ||
-	    ward_policy_set_unprotected(s.policy,
-					ward_config_unprotect(s.config, NULL)) ||
+	    ward_policy_set_unprotected(
+		s.policy, ward_config_unprotect(s.config, NULL)) ||
 	    ward_policy_set_allow_unix(s.policy,
 				       ward_config_allow_unix(s.config, NULL)))
 		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),

@@ -39,7 +39,7 @@
 	"files\n"                                                              \
 	"                         (see ward-config(5))\n"
 #define CLI_ALLOW_UNIX_HELP                                                    \
-	"      --allow-unix PATH  let the command connect to the unix socket "  \
+	"      --allow-unix PATH  let the command connect to the unix socket " \
 	"PATH\n"                                                               \
 	"                         (or any beneath the directory PATH; "        \
 	"repeatable)\n"

@@ -242,8 +242,8 @@ static void parse(struct plan *p, int argc, char **argv)
 		} else if (is_opt(a, "--rw")) {
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
 		} else if (is_opt(a, "--allow-unix")) {
-			const char *v = opt_value(argc, argv, &i,
-						  "--allow-unix");
+			const char *v =
+			    opt_value(argc, argv, &i, "--allow-unix");
 
 			if (v[0] != '/')
 				die_usage("--allow-unix needs an absolute "

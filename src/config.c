@@ -192,7 +192,7 @@ struct ward_config {
 	unsigned probe_timeout_ms;
 	enum ward_approval_policy approval;
 	bool protect_git;
-	char **unprotect; /* absolute, NULL-terminated (never NULL) */
+	char **unprotect;  /* absolute, NULL-terminated (never NULL) */
 	char **allow_unix; /* absolute, NULL-terminated, or NULL */
 	struct ward_config_preset *presets;
 	size_t npresets;
@@ -1949,8 +1949,7 @@ static void h_allow_unix(struct pstate *ps, const struct ynode *y)
 
 /* A list of paths only the user's own file may set (unprotect,
  * allow_unix). */
-static void h_user_paths(struct pstate *ps, const struct ynode *y,
-			 enum key key)
+static void h_user_paths(struct pstate *ps, const struct ynode *y, enum key key)
 {
 	size_t before = ps->cfg->nfail;
 	const char *hint = ps->cfg->user_hint ? ps->cfg->user_hint
@@ -2693,8 +2692,7 @@ static void resolve_allow_unix(ward_config *cfg,
 	for (size_t i = 0; flags && i < opts->allow_unix_len; i++) {
 		if (!opts->allow_unix[i] || opts->allow_unix[i][0] != '/') {
 			cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
-			     "allow-unix",
-			     "'%s' is not an absolute path",
+			     "allow-unix", "'%s' is not an absolute path",
 			     opts->allow_unix[i] ? opts->allow_unix[i] : "");
 			continue;
 		}

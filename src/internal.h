@@ -114,10 +114,10 @@ struct ward_confined {
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
-	char **argv;  /* what to spawn (wrapped, or bare for NONE) */
-	char **cmd;   /* the command itself, unwrapped */
-	char **ll_ro; /* Landlock read-only grants (runner LANDLOCK) */
-	char **ll_rw; /* Landlock writable grants (runner LANDLOCK) */
+	char **argv;	/* what to spawn (wrapped, or bare for NONE) */
+	char **cmd;	/* the command itself, unwrapped */
+	char **ll_ro;	/* Landlock read-only grants (runner LANDLOCK) */
+	char **ll_rw;	/* Landlock writable grants (runner LANDLOCK) */
 	char **ll_unix; /* sockets the supervisor lets through (allow_unix) */
 	/*
 	 * BWRAP: the Landlock layer run inside bwrap, between the prefix and

@@ -33,8 +33,8 @@ struct ward_plan {
 	/* bwrap: LAUNCHER --ro / --rw … [--allow-unix …] --, run inside
 	 * bwrap before the command (the Landlock layer), or NULL. */
 	char **inner;
-	char **partial;	       /* why enforcement is partial */
-	pthread_mutex_t lock;  /* apply */
+	char **partial;	      /* why enforcement is partial */
+	pthread_mutex_t lock; /* apply */
 	bool applied;
 };
 
@@ -118,8 +118,8 @@ static int landlock_prefix(ward_plan *p)
 	size_t i;
 	int err;
 
-	err = ward_landlock_argv(&base, p->ll_ro, p->ll_rw, p->runner_path,
-				 NULL);
+	err =
+	    ward_landlock_argv(&base, p->ll_ro, p->ll_rw, p->runner_path, NULL);
 	if (err)
 		return err;
 	ward_strv_push_all(&sv, base);
@@ -387,7 +387,8 @@ int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 	if (plan->ll_ro) {
 		c->ll_ro = ward_strv_dup(plan->ll_ro);
 		c->ll_rw = ward_strv_dup(plan->ll_rw);
-		c->ll_unix = ward_strv_dup(ward_policy_allow_unix(plan->policy));
+		c->ll_unix =
+		    ward_strv_dup(ward_policy_allow_unix(plan->policy));
 		if (!c->ll_ro || !c->ll_rw || !c->ll_unix)
 			goto out_free;
 	}

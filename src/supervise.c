@@ -57,17 +57,17 @@
 #endif
 #endif
 
-#define SV_SECCOMP_SET_MODE_FILTER	   1U
+#define SV_SECCOMP_SET_MODE_FILTER	    1U
 #define SV_SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
-#define SV_RET_ALLOW			   0x7fff0000U
-#define SV_RET_ERRNO			   0x00050000U
-#define SV_RET_USER_NOTIF		   0x7fc00000U
-#define SV_NOTIF_FLAG_CONTINUE		   (1U << 0)
-#define SV_IOCTL_NOTIF_RECV		   0xc0502100UL
-#define SV_IOCTL_NOTIF_SEND		   0xc0182101UL
-#define SV_IOCTL_NOTIF_ID_VALID		   0x40082102UL
-#define SV_IOCTL_NOTIF_SET_FLAGS	   0x40082104UL
-#define SV_USER_NOTIF_FD_SYNC_WAKE_UP	   1ULL
+#define SV_RET_ALLOW			    0x7fff0000U
+#define SV_RET_ERRNO			    0x00050000U
+#define SV_RET_USER_NOTIF		    0x7fc00000U
+#define SV_NOTIF_FLAG_CONTINUE		    (1U << 0)
+#define SV_IOCTL_NOTIF_RECV		    0xc0502100UL
+#define SV_IOCTL_NOTIF_SEND		    0xc0182101UL
+#define SV_IOCTL_NOTIF_ID_VALID		    0x40082102UL
+#define SV_IOCTL_NOTIF_SET_FLAGS	    0x40082104UL
+#define SV_USER_NOTIF_FD_SYNC_WAKE_UP	    1ULL
 
 #define SV_RESOLVE_NO_MAGICLINKS 0x02ULL
 #define SV_STATX_BTIME		 0x0800U
@@ -142,15 +142,15 @@ struct sv_fprog {
 	struct sv_filter *filter;
 };
 
-#define SV_LD	0x20 /* BPF_LD | BPF_W | BPF_ABS */
-#define SV_JEQ	0x15 /* BPF_JMP | BPF_JEQ | BPF_K */
-#define SV_JGE	0x35 /* BPF_JMP | BPF_JGE | BPF_K */
-#define SV_RET	0x06 /* BPF_RET | BPF_K */
-#define SV_STMT(c, kk) ((struct sv_filter){(c), 0, 0, (kk)})
+#define SV_LD		     0x20 /* BPF_LD | BPF_W | BPF_ABS */
+#define SV_JEQ		     0x15 /* BPF_JMP | BPF_JEQ | BPF_K */
+#define SV_JGE		     0x35 /* BPF_JMP | BPF_JGE | BPF_K */
+#define SV_RET		     0x06 /* BPF_RET | BPF_K */
+#define SV_STMT(c, kk)	     ((struct sv_filter){(c), 0, 0, (kk)})
 #define SV_JUMP(c, kk, t, f) ((struct sv_filter){(c), (t), (f), (kk)})
 
-#define SV_OFF_NR   0U
-#define SV_OFF_ARCH 4U
+#define SV_OFF_NR     0U
+#define SV_OFF_ARCH   4U
 #define SV_OFF_ARG(i) (16U + 8U * (i))
 
 #if defined(__x86_64__)
@@ -202,40 +202,38 @@ struct sv_call {
 /* Sorted by number (the filter's fast path tests the smallest first). */
 static const struct sv_call sv_calls[] = {
 #if defined(__x86_64__)
-    {16, SV_IOCTL, -1, SV_OP_NONE, 0},
-    {42, SV_CONNECT, -1, SV_OP_NONE, 0},
-    {44, SV_SENDTO, -1, SV_OP_NONE, 0},
-    {46, SV_SENDMSG, -1, SV_OP_NONE, 0},
-    {90, SV_PATH, -1, SV_OP_CHMOD, 1},	    /* chmod */
+    {16, SV_IOCTL, -1, SV_OP_NONE, 0},	   {42, SV_CONNECT, -1, SV_OP_NONE, 0},
+    {44, SV_SENDTO, -1, SV_OP_NONE, 0},	   {46, SV_SENDMSG, -1, SV_OP_NONE, 0},
+    {90, SV_PATH, -1, SV_OP_CHMOD, 1},	 /* chmod */
     {91, SV_FD, -1, SV_OP_NONE, 0},	 /* fchmod */
-    {92, SV_PATH, -1, SV_OP_CHOWN, 1},	    /* chown */
+    {92, SV_PATH, -1, SV_OP_CHOWN, 1},	 /* chown */
     {93, SV_FD, -1, SV_OP_NONE, 0},	 /* fchown */
-    {94, SV_LPATH, -1, SV_OP_CHOWN, 1},    /* lchown */
-    {132, SV_PATH, -1, SV_OP_UTIME, 1},    /* utime */
+    {94, SV_LPATH, -1, SV_OP_CHOWN, 1},	 /* lchown */
+    {132, SV_PATH, -1, SV_OP_UTIME, 1},	 /* utime */
     {188, SV_PATH, -1, SV_OP_NONE, 0},	 /* setxattr (ACLs too) */
-    {189, SV_LPATH, -1, SV_OP_NONE, 0}, /* lsetxattr */
+    {189, SV_LPATH, -1, SV_OP_NONE, 0},	 /* lsetxattr */
     {190, SV_FD, -1, SV_OP_NONE, 0},	 /* fsetxattr */
     {197, SV_PATH, -1, SV_OP_NONE, 0},	 /* removexattr */
-    {198, SV_LPATH, -1, SV_OP_NONE, 0}, /* lremovexattr */
+    {198, SV_LPATH, -1, SV_OP_NONE, 0},	 /* lremovexattr */
     {199, SV_FD, -1, SV_OP_NONE, 0},	 /* fremovexattr */
-    {235, SV_PATH, -1, SV_OP_UTIMES, 1},   /* utimes */
-    {260, SV_AT, 4, SV_OP_CHOWN, 2},	    /* fchownat */
-    {261, SV_AT, -1, SV_OP_UTIMES, 2},	    /* futimesat */
-    {268, SV_AT, -1, SV_OP_CHMOD, 2},	    /* fchmodat */
-    {280, SV_AT, 3, SV_OP_UTIMENSAT, 2},   /* utimensat */
+    {235, SV_PATH, -1, SV_OP_UTIMES, 1}, /* utimes */
+    {260, SV_AT, 4, SV_OP_CHOWN, 2},	 /* fchownat */
+    {261, SV_AT, -1, SV_OP_UTIMES, 2},	 /* futimesat */
+    {268, SV_AT, -1, SV_OP_CHMOD, 2},	 /* fchmodat */
+    {280, SV_AT, 3, SV_OP_UTIMENSAT, 2}, /* utimensat */
     {307, SV_SENDMMSG, -1, SV_OP_NONE, 0},
 #else
-    {5, SV_PATH, -1, SV_OP_NONE, 0},	/* setxattr */
-    {6, SV_LPATH, -1, SV_OP_NONE, 0},	/* lsetxattr */
-    {7, SV_FD, -1, SV_OP_NONE, 0},	/* fsetxattr */
-    {14, SV_PATH, -1, SV_OP_NONE, 0},	/* removexattr */
+    {5, SV_PATH, -1, SV_OP_NONE, 0},   /* setxattr */
+    {6, SV_LPATH, -1, SV_OP_NONE, 0},  /* lsetxattr */
+    {7, SV_FD, -1, SV_OP_NONE, 0},     /* fsetxattr */
+    {14, SV_PATH, -1, SV_OP_NONE, 0},  /* removexattr */
     {15, SV_LPATH, -1, SV_OP_NONE, 0}, /* lremovexattr */
-    {16, SV_FD, -1, SV_OP_NONE, 0},	/* fremovexattr */
+    {16, SV_FD, -1, SV_OP_NONE, 0},    /* fremovexattr */
     {29, SV_IOCTL, -1, SV_OP_NONE, 0},
-    {52, SV_FD, -1, SV_OP_NONE, 0}, /* fchmod */
+    {52, SV_FD, -1, SV_OP_NONE, 0},	/* fchmod */
     {53, SV_AT, -1, SV_OP_CHMOD, 2},	/* fchmodat */
     {54, SV_AT, 4, SV_OP_CHOWN, 2},	/* fchownat */
-    {55, SV_FD, -1, SV_OP_NONE, 0}, /* fchown */
+    {55, SV_FD, -1, SV_OP_NONE, 0},	/* fchown */
     {88, SV_AT, 3, SV_OP_UTIMENSAT, 2}, /* utimensat */
     {203, SV_CONNECT, -1, SV_OP_NONE, 0},
     {206, SV_SENDTO, -1, SV_OP_NONE, 0},
@@ -245,10 +243,10 @@ static const struct sv_call sv_calls[] = {
     {425, SV_REFUSE, -1, SV_OP_NONE, 0}, /* io_uring_setup: its ops bypass seccomp */
     {426, SV_REFUSE, -1, SV_OP_NONE, 0}, /* io_uring_enter */
     {427, SV_REFUSE, -1, SV_OP_NONE, 0}, /* io_uring_register */
-    {452, SV_AT, 3, SV_OP_CHMOD, 2},	  /* fchmodat2 */
-    {463, SV_AT, 2, SV_OP_NONE, 0},	  /* setxattrat */
-    {466, SV_AT, 2, SV_OP_NONE, 0},	  /* removexattrat */
-    {469, SV_AT, 4, SV_OP_NONE, 0},	  /* file_setattr (6.17) */
+    {452, SV_AT, 3, SV_OP_CHMOD, 2},	 /* fchmodat2 */
+    {463, SV_AT, 2, SV_OP_NONE, 0},	 /* setxattrat */
+    {466, SV_AT, 2, SV_OP_NONE, 0},	 /* removexattrat */
+    {469, SV_AT, 4, SV_OP_NONE, 0},	 /* file_setattr (6.17) */
 };
 
 /*
@@ -337,8 +335,8 @@ struct sv_state {
 	ino_t root_ino;
 	int lfd; /* the listener */
 	char pool[SV_POOL];
-	char path[4096];   /* scratch: a path read from the target */
-	char canon[4096];  /* scratch: an object's canonical path */
+	char path[4096];	      /* scratch: a path read from the target */
+	char canon[4096];	      /* scratch: an object's canonical path */
 	unsigned char mem[64 * 1024]; /* scratch: msghdr arrays, sockaddrs */
 };
 
@@ -356,8 +354,8 @@ static int sv_readlink(const char *link, char *buf, size_t len)
 }
 
 /* "/proc/<pid>/<what>[/<fd>]" into @buf, without snprintf. */
-static void sv_proc_path(char *buf, size_t len, uint32_t pid,
-			 const char *what, long fd)
+static void sv_proc_path(char *buf, size_t len, uint32_t pid, const char *what,
+			 long fd)
 {
 	char num[24];
 	size_t pos = 0, i;
@@ -445,8 +443,8 @@ static ssize_t sv_peek(uint32_t pid, uint64_t addr, void *buf, size_t len)
 	struct iovec remote = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
 
-	n = syscall(SYS_process_vm_readv, (pid_t)pid, &local, 1UL, &remote,
-		    1UL, 0UL);
+	n = syscall(SYS_process_vm_readv, (pid_t)pid, &local, 1UL, &remote, 1UL,
+		    0UL);
 	if (n < 0)
 		return -errno;
 	return n;
@@ -553,8 +551,8 @@ static int sv_canon(struct sv_state *s, int obj, const struct stat *st)
 }
 
 /* Does the object (@st, canonical s->canon) lie in a grant of @g? */
-static bool sv_in(const struct sv_state *s, const struct sv_grant *g,
-		  size_t n, const struct stat *st, bool exact_dirs)
+static bool sv_in(const struct sv_state *s, const struct sv_grant *g, size_t n,
+		  const struct stat *st, bool exact_dirs)
 {
 	size_t i;
 
@@ -629,8 +627,8 @@ static bool sv_born_in_call(const struct sv_state *s, int obj)
  * tmux's, X11's, an ssh-agent's in /tmp, docker.sock — belongs to a
  * server outside the sandbox and is refused. 0 or -errno.
  */
-static int sv_judge_sockaddr(struct sv_state *s, uint32_t pid,
-			     uint64_t addr, uint64_t len)
+static int sv_judge_sockaddr(struct sv_state *s, uint32_t pid, uint64_t addr,
+			     uint64_t len)
 {
 	struct stat st;
 	ssize_t n;
@@ -765,8 +763,8 @@ static int sv_peek_times(uint32_t pid, uint64_t addr, int op,
  * the kernel's permission checks give the caller's answer; metadata is not
  * a Landlock right, so being outside the domain changes nothing.
  */
-static int sv_emulate(uint32_t pid, const struct sv_call *c,
-		      const uint64_t *a, int obj)
+static int sv_emulate(uint32_t pid, const struct sv_call *c, const uint64_t *a,
+		      int obj)
 {
 	struct sv_timespec ts[2];
 	struct stat st;
@@ -780,14 +778,13 @@ static int sv_emulate(uint32_t pid, const struct sv_call *c,
 		if (S_ISLNK(st.st_mode))
 			return -EOPNOTSUPP; /* Linux has no mode on links */
 		/* The magic link reaches exactly @obj; it is not a link. */
-		sv_proc_path(link, sizeof(link), (uint32_t)getpid(), "fd",
-			     obj);
+		sv_proc_path(link, sizeof(link), (uint32_t)getpid(), "fd", obj);
 		return fchmodat(AT_FDCWD, link, (mode_t)a[c->val], 0) == 0
 			   ? 0
 			   : -errno;
 	case SV_OP_CHOWN:
-		return fchownat(obj, "", (uid_t)a[c->val],
-				(gid_t)a[c->val + 1], SV_AT_EMPTY_PATH) == 0
+		return fchownat(obj, "", (uid_t)a[c->val], (gid_t)a[c->val + 1],
+				SV_AT_EMPTY_PATH) == 0
 			   ? 0
 			   : -errno;
 	case SV_OP_UTIME:
@@ -973,8 +970,8 @@ static int sv_read(int fd, void *buf, size_t len)
  * The supervisor: snapshot the grants, drop everything, say ready, take
  * the listener from @target (pidfd_getfd), serve. Never returns.
  */
-static void sv_main(int sock, pid_t target, const char *const *rw,
-		    size_t nrw, const char *const *unix_ok, size_t nunix)
+static void sv_main(int sock, pid_t target, const char *const *rw, size_t nrw,
+		    const char *const *unix_ok, size_t nunix)
 {
 	struct sv_state *s;
 	struct timespec now;
@@ -1024,8 +1021,8 @@ static void sv_main(int sock, pid_t target, const char *const *rw,
 	if (sv_read(sock, msg, sizeof(msg)) != 0)
 		_exit(0); /* never armed */
 	pidfd = (int)syscall(__NR_pidfd_open, target, 0U);
-	lfd = pidfd < 0 ? -1
-			: (int)syscall(__NR_pidfd_getfd, pidfd, msg[0], 0U);
+	lfd =
+	    pidfd < 0 ? -1 : (int)syscall(__NR_pidfd_getfd, pidfd, msg[0], 0U);
 	if (lfd < 0) {
 		int e = errno;
 
@@ -1054,23 +1051,23 @@ static void sv_main(int sock, pid_t target, const char *const *rw,
  * multi-threaded process, between fork and exec). */
 static pid_t sv_fork(void)
 {
-	return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL,
-			      0UL, 0UL);
+	return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL,
+			      0UL);
 }
 
 static int sv_err(char *err, size_t len, const char *what, int e)
 {
 	size_t pos = 0, i;
-	const char *t = e == ENOSYS	? "Function not implemented"
-			: e == EPERM	? "Operation not permitted"
-			: e == EACCES	? "Permission denied"
-			: e == EBUSY	? "Device or resource busy"
-			: e == EINVAL	? "Invalid argument"
-			: e == ENOMEM	? "Out of memory"
-			: e == EAGAIN	? "Resource temporarily unavailable"
-			: e == ESRCH	? "No such process"
-			: e == EMFILE	? "Too many open files"
-					: "error";
+	const char *t = e == ENOSYS   ? "Function not implemented"
+			: e == EPERM  ? "Operation not permitted"
+			: e == EACCES ? "Permission denied"
+			: e == EBUSY  ? "Device or resource busy"
+			: e == EINVAL ? "Invalid argument"
+			: e == ENOMEM ? "Out of memory"
+			: e == EAGAIN ? "Resource temporarily unavailable"
+			: e == ESRCH  ? "No such process"
+			: e == EMFILE ? "Too many open files"
+				      : "error";
 
 	if (err && len) {
 		for (i = 0; what[i] && pos + 1 < len; i++)
@@ -1172,9 +1169,9 @@ static int sv_install(void)
 					 (uint8_t)(SV_N(sv_ioctls) + 3));
 			f[n++] = SV_STMT(SV_LD, SV_OFF_ARG(1));
 			for (j = 0; j < SV_N(sv_ioctls); j++)
-				f[n++] = SV_JUMP(
-				    SV_JEQ, sv_ioctls[j],
-				    (uint8_t)(SV_N(sv_ioctls) - j), 0);
+				f[n++] =
+				    SV_JUMP(SV_JEQ, sv_ioctls[j],
+					    (uint8_t)(SV_N(sv_ioctls) - j), 0);
 			f[n++] = SV_STMT(SV_RET, SV_RET_ALLOW);
 			f[n++] = SV_STMT(SV_RET, notify);
 			break;

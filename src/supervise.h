@@ -43,7 +43,10 @@ struct ward_sv {
 	pid_t pid; /* the supervisor */
 };
 
-#define WARD_SV_INIT {.sock = -1, .pid = 0}
+#define WARD_SV_INIT                                                           \
+	{                                                                      \
+		.sock = -1, .pid = 0                                           \
+	}
 
 /**
  * ward_sv_spawn - start the supervisor for a command about to be confined.

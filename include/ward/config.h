@@ -271,8 +271,8 @@ WARD_EXTERN char *const *ward_config_unprotect(const ward_config *cfg,
  * project file's key is ignored with a warning; --config that sets it is a
  * load error.
  */
-WARD_EXTERN char *const *ward_config_allow_unix(const ward_config *cfg,
-						struct ward_config_origin *from);
+WARD_EXTERN char *const *
+ward_config_allow_unix(const ward_config *cfg, struct ward_config_origin *from);
 /**
  * ward_config_env_drop - the patterns of variable names dropped from a
  * command's environment (env.h): the built-in ones, then each layer's

@@ -144,8 +144,8 @@ static const struct row rows[] = {
     {"bw_inner_launcher_failed", BW, 125, 0, 1, LL_FATAL "\n", 0, RFAIL,
      LL_FATAL},
     {"bw_inner_info_alone_not_failure", BW, 125, 0, 1, LL_INFO, 0, OK, ""},
-    {"bw_inner_fatal_text_exit1_not_failure", BW, 1, 0, 1, LL_FATAL "\n", 0,
-     OK, ""},
+    {"bw_inner_fatal_text_exit1_not_failure", BW, 1, 0, 1, LL_FATAL "\n", 0, OK,
+     ""},
     /* --- none and windows-acl ---------------------------------------- */
     {"none_never_denies", NO, 1, 0, -1,
      "Permission denied\nRead-only file system\nOperation not "

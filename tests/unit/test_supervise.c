@@ -35,11 +35,11 @@ static void t_beneath(void **state)
 	assert_true(ward_sv_beneath("/a/b/c", "/a"));
 	assert_true(ward_sv_beneath("/a/b", "/a/"));
 	assert_true(ward_sv_beneath("/x", "/"));
-	assert_false(ward_sv_beneath("/a", "/a"));	 /* the root itself */
-	assert_false(ward_sv_beneath("/a/", "/a"));	 /* still the root */
-	assert_false(ward_sv_beneath("/ab", "/a"));	 /* a sibling */
+	assert_false(ward_sv_beneath("/a", "/a"));  /* the root itself */
+	assert_false(ward_sv_beneath("/a/", "/a")); /* still the root */
+	assert_false(ward_sv_beneath("/ab", "/a")); /* a sibling */
 	assert_false(ward_sv_beneath("/", "/"));
-	assert_false(ward_sv_beneath("a/b", "/a"));	 /* relative */
+	assert_false(ward_sv_beneath("a/b", "/a")); /* relative */
 	assert_false(ward_sv_beneath("/a/b", "a"));
 	assert_false(ward_sv_beneath(NULL, "/a"));
 	assert_false(ward_sv_beneath("/a/b", NULL));
@@ -56,41 +56,36 @@ static void t_sockaddr(void **state)
 	(void)state;
 	memset(&in4, 0, sizeof(in4));
 	in4.sin_family = AF_INET;
-	assert_int_equal(ward_sv_sockaddr_path(&in4, sizeof(in4), out,
-					       sizeof(out)),
-			 0);
+	assert_int_equal(
+	    ward_sv_sockaddr_path(&in4, sizeof(in4), out, sizeof(out)), 0);
 	memset(&un, 0, sizeof(un));
 	un.sun_family = AF_UNIX;
 	/* unnamed (autobind) */
-	assert_int_equal(ward_sv_sockaddr_path(&un, base, out, sizeof(out)),
-			 0);
+	assert_int_equal(ward_sv_sockaddr_path(&un, base, out, sizeof(out)), 0);
 	/* abstract */
 	memcpy(un.sun_path, "\0abs", 4);
-	assert_int_equal(
-	    ward_sv_sockaddr_path(&un, base + 4, out, sizeof(out)), 0);
+	assert_int_equal(ward_sv_sockaddr_path(&un, base + 4, out, sizeof(out)),
+			 0);
 	/* a pathname, NUL-terminated */
 	strcpy(un.sun_path, "/run/docker.sock");
-	assert_int_equal(ward_sv_sockaddr_path(&un, sizeof(un), out,
-					       sizeof(out)),
-			 1);
+	assert_int_equal(
+	    ward_sv_sockaddr_path(&un, sizeof(un), out, sizeof(out)), 1);
 	assert_string_equal(out, "/run/docker.sock");
 	/* a pathname cut by the length, without a NUL (the kernel's way) */
-	assert_int_equal(
-	    ward_sv_sockaddr_path(&un, base + 4, out, sizeof(out)), 1);
+	assert_int_equal(ward_sv_sockaddr_path(&un, base + 4, out, sizeof(out)),
+			 1);
 	assert_string_equal(out, "/run");
 	/* all 108 bytes, no NUL */
 	memset(un.sun_path, 'a', sizeof(un.sun_path));
-	assert_int_equal(ward_sv_sockaddr_path(&un, sizeof(un), out,
-					       sizeof(out)),
-			 1);
+	assert_int_equal(
+	    ward_sv_sockaddr_path(&un, sizeof(un), out, sizeof(out)), 1);
 	assert_int_equal(strlen(out), sizeof(un.sun_path));
 	/* no room */
 	assert_int_equal(ward_sv_sockaddr_path(&un, sizeof(un), out, 8),
 			 -EINVAL);
 	/* too short for a family */
 	assert_int_equal(ward_sv_sockaddr_path(&un, 1, out, sizeof(out)), 0);
-	assert_int_equal(ward_sv_sockaddr_path(NULL, 10, out, sizeof(out)),
-			 0);
+	assert_int_equal(ward_sv_sockaddr_path(NULL, 10, out, sizeof(out)), 0);
 }
 
 /* errno of @ret (-1: errno), 0 when it succeeded. */

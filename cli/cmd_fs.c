@@ -126,7 +126,7 @@ static void print_help(void)
 	       "  -L, --follow           stat: describe a symlink's target\n"
 	       "  -q, --quiet            say warnings only when they changed "
 	       "since ward last\n"
-	       "                         said them (the fence has none today)\n"
+	       "                         said them (project values ignored)\n"
 	       "      --session ID       take the mode and workspace from "
 	       "session ID and\n"
 	       "                         record the operation in its log\n"
@@ -824,7 +824,9 @@ int cmd_fs(int argc, char **argv)
 		if (!*argv[i])
 			die_usage(fs_usage, "empty path");
 	cli_session_begin(&cs, &po, fs_usage, o.json);
-	cli_setup_build(&setup, &po, fs_usage, o.json ? CLI_SETUP_JSON : 0);
+	cli_setup_build(&setup, &po, fs_usage,
+			(o.json ? CLI_SETUP_JSON : 0) |
+			    (quiet ? CLI_SETUP_QUIET : 0));
 
 	/* One call: --session / --escalate record and ask (exits 122 when
 	 * not granted); a grant replaces the policy for this one operation. */

@@ -1350,8 +1350,8 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 		const char *rest = c.data + shown;
 		const char *nl = memchr(rest, '\n', c.len - shown);
 
-		more_bytes = nl ? (unsigned long long)(nl - rest)
-				: c.len - shown;
+		more_bytes =
+		    nl ? (unsigned long long)(nl - rest) : c.len - shown;
 		/* The next line exists when something follows the newline. */
 		continues = c.truncated || (nl && nl + 1 < c.data + c.len);
 	} else if (cut && !c.truncated) {
@@ -1367,9 +1367,9 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 		set_new(st, "next_offset",
 			json_integer((json_int_t)(ro.offset + shown_lines)));
 	if (long_line) {
-		err = ward_render_read_long_line(
-		    &more, ro.offset + 1, shown, more_bytes,
-		    continues ? ro.offset + 1 : 0);
+		err = ward_render_read_long_line(&more, ro.offset + 1, shown,
+						 more_bytes,
+						 continues ? ro.offset + 1 : 0);
 	} else if (!continues && (c.len || !ro.offset || !c.file_size)) {
 		r = result_n(srv, c.data, c.len, false, st);
 		goto out;

@@ -296,7 +296,8 @@ int ward_render_read_long_line(char **out, unsigned long long line,
 	if (!out || !line)
 		return ward_err(WARD_EINVAL, "render: missing argument");
 	if (next_offset)
-		n = asprintf(&then, "read on from the next line with offset %llu",
+		n = asprintf(&then,
+			     "read on from the next line with offset %llu",
 			     next_offset);
 	else
 		n = asprintf(&then, "it is the file's last line");

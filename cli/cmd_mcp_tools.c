@@ -1330,10 +1330,26 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	ro.offset = (uint64_t)arg_int(args, "offset", 0);
 	ro.limit = (uint64_t)arg_int(args, "limit", 0);
 	err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
-	if (err == -EFBIG && !ro.limit) {
+	if (err == -EFBIG && (!ro.limit || ro.limit > 1000)) {
 		/* Too big to hold whole: a first part, counted in lines. */
 		ro.limit = 1000;
 		err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	}
+	if (err == -EFBIG && ro.limit > 1) {
+		/* Still too big: long lines; the first one at least. */
+		ro.limit = 1;
+		err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	}
+	if (err == -EFBIG) {
+		/* One line beyond the fence's bound: no offset/limit helps. */
+		if (ward_render_read_line_too_large(&text, path,
+						    ro.offset + 1) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		r = result_text(srv, text, true, NULL);
+		free(text);
+		text = NULL;
+		err = 0;
+		goto out;
 	}
 	if (err) {
 		r = fs_failed(srv, &fc, err, &denial, path);

@@ -329,6 +329,22 @@ int ward_render_read_past_end(char **out, unsigned long long offset)
 	return 0;
 }
 
+int ward_render_read_line_too_large(char **out, const char *path,
+				    unsigned long long line)
+{
+	char *text = NULL;
+
+	if (!out || !path || !line)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "%s: line %llu alone is larger than read_file can hold "
+		     "(10 MiB); look at it with bash (e.g. head -c or cut -c)",
+		     path, line) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int ward_render_denial(char **out, enum ward_mode mode,
 		       enum ward_subject subject, bool escalation_offered)
 {

@@ -200,6 +200,19 @@ WARD_EXTERN int ward_render_read_past_end(char **out,
 					  unsigned long long offset);
 
 /**
+ * ward_render_read_line_too_large - the error of a read_file whose line
+ * @line (from 1) alone is too large for the fence to hold (10 MiB): no
+ * offset/limit can help, bash can.
+ *
+ *   huge.js: line 1 alone is larger than read_file can hold (10 MiB);
+ *   look at it with bash (e.g. head -c or cut -c)
+ *
+ * The caller frees *out.
+ */
+WARD_EXTERN int ward_render_read_line_too_large(char **out, const char *path,
+						unsigned long long line);
+
+/**
  * ward_render_denial - the marker, followed by a newline and the hint when
  * @escalation_offered. The caller frees *out with ward_free(). 0 or -ENOMEM.
  */

@@ -386,6 +386,11 @@ static void test_surface_texts(void **state)
 	assert_int_equal(ward_render_read_long_line(&t, 1, 65536, 10, 0), 0);
 	assert_non_null(strstr(t, "; it is the file's last line]"));
 	free(t);
+	assert_int_equal(ward_render_read_line_too_large(&t, "a.js", 4), 0);
+	assert_string_equal(t, "a.js: line 4 alone is larger than read_file "
+			       "can hold (10 MiB); look at it with bash (e.g. "
+			       "head -c or cut -c)");
+	free(t);
 	assert_int_equal(ward_render_read_past_end(&t, 9), 0);
 	assert_string_equal(t, "[nothing at offset 9: the file ends before "
 			       "line 10]");

@@ -410,9 +410,17 @@ static void sv_add_grant(struct sv_state *s, struct sv_grant *g,
 	size_t n;
 	int fd;
 
+	bool optional = path[0] == WARD_LL_OPTIONAL;
+
 	memset(g, 0, sizeof(*g));
 	g->type = 's';
+	if (optional) /* "?PATH" (landlock.h): granted only if it exists */
+		p = ++path;
 	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0 && optional) {
+		g->type = 'x'; /* gone since the plan: grants nothing */
+		return;
+	}
 	if (fd >= 0 && fstat(fd, &st) == 0) {
 		g->type = S_ISDIR(st.st_mode)	? 'd'
 			  : S_ISREG(st.st_mode) ? 'f'

@@ -183,8 +183,11 @@ mcp_servers() {
 		"$BASE/example.c" "$ROOT/build/lib/libward.a" \
 		$(pkg-config --libs jansson libfyaml libevent_core libevent_extra libevent_pthreads) \
 		-lpthread
-	# make test under read-only: the write of its cache is denied.
-	run -0 --separate-stderr "$BASE/example"
+	# make test under read-only: the write of its cache is denied. (Not
+	# the flags of a `make check` around us: make -w would print
+	# "Entering directory".)
+	run -0 --separate-stderr env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		"$BASE/example"
 	[ "$output" = "exit 2, denied 1" ] || fail "printed: $output"
 }
 

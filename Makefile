@@ -264,8 +264,15 @@ $(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
 	    $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
 endif
 
+# Escapes for tests/e2e/redteam_box.bats (not installed).
+BOXHELPER := $(B)/tests/boxhelper
+$(BOXHELPER): tests/e2e/boxhelper.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $<
+
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL)
+       $(PROXYD_MUSL) $(BOXHELPER)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 

@@ -4,12 +4,27 @@
  *   landlock-run [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]
  *   landlock-run --probe
  *
- * Landlock can only restrict the calling process, so the launcher restricts
- * itself and then execs: the ruleset is inherited across execve by the
- * command and everything it spawns, while whoever started the launcher stays
- * unconfined. Plan, then apply: every argument is parsed before the kernel
- * is touched; then build the ruleset, drop capabilities, set no_new_privs,
- * landlock_restrict_self(), close inherited descriptors, exec.
+ * Landlock can only restrict the calling process, so the command's side
+ * restricts itself and then execs: the ruleset is inherited across execve by
+ * the command and everything it spawns. Plan, then apply: every argument is
+ * parsed before the kernel is touched; then build the ruleset, start the
+ * keeper (below), and in the child drop capabilities, set no_new_privs,
+ * landlock_restrict_self(), exec.
+ *
+ * The keeper: the launcher itself stays, unconfined, as the parent of the
+ * command, so that when the command ends every process it started ends too
+ * (setsid'd daemons, double forks, a zombie held by a tracer). With
+ * CAP_SYS_ADMIN (root) the command runs in a new pid namespace whose init
+ * is a tiny child of the keeper: when the command exits, init exits and the
+ * kernel kills everything left in the namespace; init dies with the keeper
+ * (PR_SET_PDEATHSIG). Without it the keeper is a child subreaper and, when
+ * the command has exited, kills and reaps every descendant left, until none
+ * is (no time budget: a tracer is killed like the rest, which frees the
+ * zombie it held). The keeper forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+ * SIGUSR1, SIGUSR2 and SIGWINCH to the command's process group, ends the
+ * whole tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal,
+ * so a killed caller takes the tree down), and exits with the command's
+ * status (a signal is raised again on itself). See docs/RUNNERS.md.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -28,9 +43,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "landlock.h"
@@ -352,6 +371,290 @@ static int probe(void)
 	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE;
 }
 
+/* --- the keeper ---------------------------------------------------------- */
+
+#ifndef PR_SET_CHILD_SUBREAPER
+#define PR_SET_CHILD_SUBREAPER 36
+#endif
+
+/* Sent by the executor (or anyone allowed to signal the launcher) to end
+ * the command and everything it started, at once. Also the keeper's
+ * parent-death signal. */
+#define KEEPER_KILL_SIGNAL SIGRTMAX
+
+/* The signals the keeper passes on to the command's process group. */
+static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT, SIGTERM,
+				SIGUSR1, SIGUSR2, SIGWINCH};
+
+struct keeper {
+	pid_t child;   /* the pid namespace's init, or the command itself */
+	bool pidns;    /* child is init of a new pid namespace */
+	int status_fd; /* pidns: init writes the command's wait status here */
+	pid_t parent;  /* who started the launcher */
+	sigset_t old;  /* the signal mask to give the command */
+};
+
+/* Kill @pid's every child listed in /proc/self/task/@pid/children ("1 2 "),
+ * or, without that file, every process of /proc whose parent is @pid.
+ * Returns how many live children were signalled (zombies count 0). */
+static int kill_children(pid_t self)
+{
+	char path[64], buf[4096];
+	long cur = -1;
+	ssize_t n;
+	int fd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)self);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* No CONFIG_PROC_CHILDREN: the ppid of every process. */
+		struct dirent *de;
+		DIR *d = opendir("/proc");
+
+		while (d && (de = readdir(d)) != NULL) {
+			char stat[1024], *p;
+			long pid = strtol(de->d_name, &p, 10);
+			int sfd;
+
+			if (pid <= 0 || *p)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+			sfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (sfd < 0)
+				continue;
+			n = read(sfd, stat, sizeof(stat) - 1);
+			close(sfd);
+			if (n <= 0)
+				continue;
+			stat[n] = '\0';
+			/* "pid (comm) S ppid …": the fields after the
+			 * last ')' (comm may hold anything). */
+			p = strrchr(stat, ')');
+			if (p && p[1] == ' ' && p[2] && p[2] != 'Z' &&
+			    p[3] == ' ' && strtol(p + 4, NULL, 10) == self &&
+			    kill((pid_t)pid, SIGKILL) == 0)
+				found++;
+		}
+		if (d)
+			closedir(d);
+		return found;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i <= n; i++) {
+			if (i < n && buf[i] >= '0' && buf[i] <= '9') {
+				cur = (cur < 0 ? 0 : cur * 10) + (buf[i] - '0');
+				continue;
+			}
+			/* A child cannot be reaped by anyone but us: its
+			 * pid is not reused while we look at it. */
+			if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+				found++;
+			if (i < n)
+				cur = -1;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/*
+ * Subreaper sweep: kill and reap every descendant until none is left.
+ * Killing a process reparents its children to us, so go round again; a
+ * zombie held by a live tracer cannot be reaped until the tracer dies, and
+ * the tracer is one of ours too. No time budget: what was killed dies.
+ */
+static void sweep(void)
+{
+	pid_t self = getpid();
+
+	for (;;) {
+		struct timespec ms = {0, 1000000};
+		pid_t pid;
+
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return;
+		if (kill_children(self) == 0)
+			nanosleep(&ms, NULL); /* only zombies: wait for them */
+		else
+			waitpid(-1, NULL, 0);
+	}
+}
+
+/* Exit the way the command did: its code, or the same signal. */
+static void __attribute__((noreturn)) exit_like(int status)
+{
+	struct rlimit none = {0, 0};
+	sigset_t set;
+	int sig;
+
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	setrlimit(RLIMIT_CORE, &none); /* the command dumped, not us */
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/*
+ * The pid namespace's init (pid 1): die with the keeper, start the command,
+ * reap whatever is reparented to us, and when the command exits hand its
+ * status to the keeper and exit — the kernel then kills the rest of the
+ * namespace. Returns only in the command's process.
+ */
+static void init_main(struct keeper *k, int alive_fd)
+{
+	struct pollfd p = {.fd = alive_fd, .events = POLLIN};
+	pid_t cmd, pid;
+	int status;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	/* The keeper holds the other end: EOF means it is already gone. */
+	if (poll(&p, 1, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	cmd = fork();
+	if (cmd < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (cmd == 0) {
+		close(k->status_fd);
+		close(alive_fd);
+		return;
+	}
+	for (;;) {
+		pid = waitpid(-1, &status, 0);
+		if (pid == cmd)
+			break;
+		if (pid < 0 && errno != EINTR)
+			_exit(EXIT_LAUNCHER_FAILURE);
+	}
+	while (write(k->status_fd, &status, sizeof(status)) < 0 &&
+	       errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Ask the kernel for a pid namespace for our next child: root (or
+ * CAP_SYS_ADMIN over our user namespace) only. */
+static bool new_pidns(void)
+{
+	return unshare(CLONE_NEWPID) == 0;
+}
+
+/*
+ * Start the keeper. Returns in the process that goes on to confine itself
+ * and exec the command (with the original signal mask back); the keeper
+ * itself never returns: it waits, forwards, sweeps and exits like the
+ * command.
+ */
+static void keep(void)
+{
+	struct keeper k = {.status_fd = -1, .parent = getppid()};
+	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
+	sigset_t wait_set;
+	int status = 0;
+	bool have_status = false, killing = false;
+
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGCHLD);
+	sigaddset(&wait_set, KEEPER_KILL_SIGNAL);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&wait_set, forwarded[i]);
+	/* Blocked before the child exists: nothing is lost in between. */
+	sigprocmask(SIG_BLOCK, &wait_set, &k.old);
+
+	k.pidns = new_pidns();
+	if (k.pidns &&
+	    (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(alive_p, O_CLOEXEC) != 0))
+		die("cannot create a pipe: %s", strerror(errno));
+	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		die("cannot become a child subreaper: %s", strerror(errno));
+
+	fflush(NULL);
+	k.child = fork();
+	if (k.child < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (k.child == 0) {
+		/* Its own process group: the keeper forwards to it. */
+		setpgid(0, 0);
+		if (k.pidns) {
+			close(st_p[0]);
+			close(alive_p[1]);
+			k.status_fd = st_p[1];
+			init_main(&k, alive_p[0]);
+		}
+		sigprocmask(SIG_SETMASK, &k.old, NULL);
+		return;
+	}
+	setpgid(k.child, k.child); /* whoever runs first, it is done */
+	if (k.pidns) {
+		close(st_p[1]);
+		close(alive_p[0]);
+		k.status_fd = st_p[0];
+	}
+	/* The command cannot ptrace or read us (Landlock forbids a domain
+	 * to reach out too; this also covers kernels that only log). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* A caller that dies takes the tree with it; it may already be
+	 * gone (then the parent changed). */
+	prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0);
+	if (getppid() != k.parent)
+		killing = true;
+
+	while (!have_status) {
+		siginfo_t si;
+		int sig = 0;
+
+		if (killing) {
+			/* init's death empties the namespace; without one,
+			 * the command's group goes now, the rest below. */
+			kill(k.pidns ? k.child : -k.child, SIGKILL);
+			kill(k.child, SIGKILL);
+		} else {
+			sig = sigwaitinfo(&wait_set, &si);
+		}
+		if (sig == KEEPER_KILL_SIGNAL) {
+			killing = true;
+			continue;
+		}
+		if (sig > 0 && sig != SIGCHLD) {
+			/* The namespace's init ignores what it has no handler
+			 * for: the group reaches the command. */
+			kill(-k.child, sig);
+			continue;
+		}
+		for (;;) {
+			pid_t pid = waitpid(-1, &status,
+					    killing ? 0 : WNOHANG);
+
+			if (pid == k.child) {
+				have_status = true;
+				break;
+			}
+			if (pid == 0 || (pid < 0 && errno != EINTR))
+				break;
+		}
+	}
+	if (k.pidns) {
+		/* init passed on the command's status; without it init
+		 * itself died (killed): report that. */
+		int cmd_status;
+		ssize_t n = read(k.status_fd, &cmd_status, sizeof(cmd_status));
+
+		if (n == (ssize_t)sizeof(cmd_status))
+			status = cmd_status;
+	} else {
+		sweep();
+	}
+	exit_like(status);
+}
+
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
@@ -372,6 +675,8 @@ int main(int argc, char **argv)
 	if (ret)
 		die_prepare(ret, err);
 	report_partial(&rs);
+
+	keep(); /* from here on: the command's process */
 
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)

@@ -111,7 +111,7 @@
  * that finds it; what is not empty yet is left for the next one). */
 #define CGROUP_EMPTY_MS 2000
 #define STALE_EMPTY_MS	200
-/* Subreaper: how long kill-and-reap rounds may go on. */
+/* Subreaper: how long kill-and-reap rounds go on without reaping one. */
 #define SWEEP_MS 2000
 
 /*
@@ -1241,19 +1241,21 @@ static void list_children(struct pidlist *l)
 }
 
 /*
- * Kill and reap @pid, a child of this process, unless it started before
- * @since (it predates the call: not ours to kill). A pidfd pins the
- * process, so a pid that is reaped and reused meanwhile is never
- * signalled. Waits at most until @until (ms, now_ms clock). Returns
- * whether @pid was one of the call's.
+ * Kill @pid, a child of this process, unless it started before @since (it
+ * predates the call: not ours to kill), and reap it if it can be. A pidfd
+ * pins the process, so a pid reaped and reused meanwhile is never
+ * signalled. Never waits: a zombie held by a live tracer (the tracer
+ * reaps it first) is left for a later round, once its tracer — one of the
+ * call's processes too — has been killed. Returns 1 when @pid was one of
+ * the call's, 2 when it was also reaped, 0 otherwise.
  */
-static bool sweep_one(pid_t pid, unsigned long long since, uint64_t until)
+static int sweep_one(pid_t pid, unsigned long long since)
 {
 	int fd = (int)syscall(__NR_pidfd_open, pid, 0);
 	unsigned long long start;
-	bool ours = false;
 	pid_t ppid = 0;
 	siginfo_t si;
+	int ours = 0;
 
 	if (!proc_stat(pid, &ppid, &start) || start < since)
 		goto out_close;
@@ -1261,29 +1263,20 @@ static bool sweep_one(pid_t pid, unsigned long long since, uint64_t until)
 		/* Before Linux 5.3: the pid it is. */
 		if (errno != ENOSYS || kill(pid, SIGKILL) != 0)
 			goto out_close;
-		ours = true;
-		while (waitpid(pid, NULL, WNOHANG) == 0 && now_ms() < until)
-			usleep(1000);
+		ours = waitpid(pid, NULL, WNOHANG) == pid ? 2 : 1;
 		goto out_close;
 	}
-	/* Still our child (else ECHILD): then signal and reap it. */
+	/* Still our child (else ECHILD): then signal it, reap if dead. */
 	memset(&si, 0, sizeof(si));
 	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si,
 		   WEXITED | WNOHANG | WNOWAIT) != 0)
 		goto out_close;
-	ours = true;
+	ours = 1;
 	syscall(__NR_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t now = now_ms();
-
-		memset(&si, 0, sizeof(si));
-		if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si,
-			   WEXITED | WNOHANG) != 0 ||
-		    si.si_pid != 0 || now >= until)
-			break;
-		poll(&p, 1, (int)(until - now));
-	}
+	memset(&si, 0, sizeof(si));
+	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG) == 0 &&
+	    si.si_pid != 0)
+		ours = 2;
 out_close:
 	if (fd >= 0)
 		close(fd);
@@ -1293,8 +1286,12 @@ out_close:
 /*
  * Subreaper: kill and reap every child of this process started since
  * @since. Killing one reparents its own children to us, so repeat until
- * no round finds one, at most SWEEP_MS. The common case, nothing left
- * behind, is one waitid() that finds no child at all: /proc is not read.
+ * no round finds one. No budget shared by the children: each round kills
+ * every live one before waiting for any, so a zombie held by a tracer
+ * cannot hold up the rest (its tracer is killed too, which frees it).
+ * Only when SWEEP_MS pass without a single child reaped does it give up
+ * (a process stuck in the kernel). The common case, nothing left behind,
+ * is one waitid() that finds no child at all: /proc is not read.
  */
 static void sweep_children(unsigned long long since)
 {
@@ -1307,14 +1304,23 @@ static void sweep_children(unsigned long long since)
 	    errno == ECHILD)
 		return;
 	while (now_ms() < until) {
-		bool found = false;
+		struct timespec ms = {0, 1000000};
+		bool found = false, reaped = false;
 
 		l.n = 0;
 		list_children(&l);
-		for (size_t i = 0; i < l.n; i++)
-			found |= sweep_one(l.v[i], since, until);
+		for (size_t i = 0; i < l.n; i++) {
+			int r = sweep_one(l.v[i], since);
+
+			found |= r > 0;
+			reaped |= r == 2;
+		}
 		if (!found)
 			break;
+		if (reaped)
+			until = now_ms() + SWEEP_MS;
+		else
+			nanosleep(&ms, NULL); /* killed: let them die */
 	}
 	free(l.v);
 }
@@ -1322,13 +1328,16 @@ static void sweep_children(unsigned long long since)
 /*
  * Decide the containment of a call about to start under @runner, from
  * @want (WARD_CONTAIN_* flags): the cgroup when asked for and it can be
- * had, else the subreaper when asked for. bwrap's pid namespace needs
- * none; runner none (unconfined) gets none.
+ * had, else the subreaper when asked for. Runner none (unconfined) gets
+ * none. bwrap gets it too: its pid namespace ends with the sandbox's
+ * pid 1, but a bwrap killed in its first milliseconds leaves that pid 1
+ * running (see "Bwrap caveat" above) — the cgroup or the subreaper ends
+ * it with the call.
  */
 static void contain_begin(struct ward_spawn *sp, enum ward_runner runner,
 			  unsigned want)
 {
-	if (runner != WARD_RUNNER_LANDLOCK)
+	if (runner == WARD_RUNNER_NONE || runner == WARD_RUNNER_SEATBELT)
 		return;
 	if ((want & WARD_CONTAIN_CGROUP) && cg_create(sp)) {
 		sp->contain = WARD_CONTAIN_CGROUP;
@@ -1485,7 +1494,56 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->json_fd = -1;
 	sp->started = -1;
 	sp->cg_fd = -1;
+	sp->bwrap_pidfd = -1;
 	copy_signatures(sp, c->failure_signatures);
+}
+
+/*
+ * Landlock: how the child confines the command. In-process (the child
+ * restricts itself and execs the command) only when @in_process and this
+ * process contains the call's descendants itself (a cgroup or the
+ * subreaper is in force); otherwise through landlock-run, whose keeper
+ * stays the command's parent and ends everything it started (and which a
+ * killed caller takes down). Fills @a's argv, ruleset and candidates.
+ */
+static int landlock_plan(struct child_args *a, struct ward_ll_ruleset *rs,
+			 char ***cands, struct ward_spawn *sp,
+			 const ward_confined *c, bool in_process)
+{
+	char errbuf[256];
+	int err;
+
+	ward_ll_close(rs);
+	free(*cands);
+	*cands = NULL;
+	a->rs = NULL;
+	if (!in_process || !sp->contain) {
+		a->argv = c->argv;
+		a->shell_like = false;
+		sp->keeper = true;
+		sp->started = -1;
+	} else {
+		a->argv = c->cmd;
+		a->shell_like = true;
+		sp->keeper = false;
+		err = ward_ll_prepare(rs, (const char *const *)c->ll_ro,
+				      ward_strv_len(c->ll_ro),
+				      (const char *const *)c->ll_rw,
+				      ward_strv_len(c->ll_rw), errbuf,
+				      sizeof(errbuf));
+		if (err)
+			return ward_err(WARD_ERUNNER, "landlock: %s", errbuf);
+		if (rs->partial)
+			sp->enforcement = WARD_ENFORCEMENT_PARTIAL;
+		a->rs = rs;
+	}
+	if (!a->argv || !a->argv[0])
+		return ward_err(WARD_EINVAL, "no command to run");
+	*cands = build_candidates(a->argv[0], a->envp);
+	if (!*cands)
+		return ward_err(-ENOMEM, "out of memory");
+	a->cands = *cands;
+	return 0;
 }
 
 int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
@@ -1498,8 +1556,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
-	char errbuf[256];
-	bool in_process = false;
+	bool landlock = c->runner == WARD_RUNNER_LANDLOCK;
 	pid_t pid;
 	ssize_t got;
 	int err = 0;
@@ -1522,24 +1579,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		a.shell_like = true;
 		break;
 	case WARD_RUNNER_LANDLOCK:
-		if (o->landlock_via_launcher) {
-			a.argv = c->argv;
-			break;
-		}
-		/* In-process: the child confines itself, then execs the bare
-		 * command; the launcher argv is not used. */
-		in_process = true;
-		a.argv = c->cmd;
-		a.shell_like = true;
-		err = ward_ll_prepare(
-		    &rs, (const char *const *)c->ll_ro, ward_strv_len(c->ll_ro),
-		    (const char *const *)c->ll_rw, ward_strv_len(c->ll_rw),
-		    errbuf, sizeof(errbuf));
-		if (err)
-			return ward_err(WARD_ERUNNER, "landlock: %s", errbuf);
-		if (rs.partial)
-			sp->enforcement = WARD_ENFORCEMENT_PARTIAL;
-		a.rs = &rs;
+		a.argv = c->argv; /* decided below, with the containment */
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
@@ -1557,12 +1597,12 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		goto out_free_plan;
 	}
 	envp = build_envp(o->envp ? o->envp : environ, sandbox_var(c->runner));
-	cands = envp ? build_candidates(a.argv[0], envp) : NULL;
-	if (!cands) {
+	a.envp = envp;
+	cands = envp && !landlock ? build_candidates(a.argv[0], envp) : NULL;
+	if (!envp || (!landlock && !cands)) {
 		err = ward_err(-ENOMEM, "out of memory");
 		goto out_free_plan;
 	}
-	a.envp = envp;
 	a.cands = cands;
 
 	if (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 ||
@@ -1578,9 +1618,21 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.fd3 = json_p[1];
 
 	contain_begin(sp, c->runner, o->contain);
+	if (landlock) {
+		err = landlock_plan(&a, &rs, &cands, sp, c,
+				    !o->landlock_via_launcher);
+		if (err)
+			goto out_uncontain;
+	}
 	pid = spawn_child(&a, sp->cg_fd);
 	if (pid < 0 && sp->contain == WARD_CONTAIN_CGROUP) {
 		contain_fallback(sp, o->contain, errno);
+		/* Without containment here, the keeper takes over. */
+		if (landlock && !sp->contain && a.rs) {
+			err = landlock_plan(&a, &rs, &cands, sp, c, false);
+			if (err)
+				goto out_uncontain;
+		}
 		pid = spawn_child(&a, -1);
 	}
 	if (pid < 0) {
@@ -1617,7 +1669,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	 * started. bwrap's JSON status decides later. A wrapper's start says
 	 * nothing about the command (-1: classify by the runner's text).
 	 */
-	if (c->runner == WARD_RUNNER_NONE || in_process)
+	if (c->runner == WARD_RUNNER_NONE || (landlock && !sp->keeper))
 		sp->started = 1;
 	else if (wrapped)
 		sp->started = 0;
@@ -1697,6 +1749,9 @@ static void sink_put(struct ward_sink *s, pthread_mutex_t *lock,
 		pthread_mutex_unlock(lock);
 }
 
+static pid_t json_child_pid(const char *buf, size_t len);
+static void bwrap_note_child(struct ward_spawn *sp);
+
 /* One read from a ready pipe; closes it at EOF or on error. */
 static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
 		      pthread_mutex_t *lock, char *buf, size_t size)
@@ -1722,17 +1777,104 @@ static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
 		memcpy(sp->json + sp->json_len, buf, k);
 		sp->json_len += k;
 	}
+	if (lock)
+		pthread_mutex_lock(lock);
+	bwrap_note_child(sp);
+	if (lock)
+		pthread_mutex_unlock(lock);
 }
 
 /*
- * Signal the child's process group (its session: setsid made pgid == pid).
- * Should the group be gone while the unreaped leader is not (it cannot be,
- * short of a bug), the leader still gets the signal.
+ * bwrap: once its JSON status names the sandbox's pid 1 (bwrap's child),
+ * hold a pidfd on it. bwrap is not reaped yet when this runs (the loop
+ * reaps it last), so the pid is still its child's or its zombie's.
  */
-static void kill_group(const struct ward_spawn *sp, int sig)
+static void bwrap_note_child(struct ward_spawn *sp)
 {
-	if (kill(-sp->pid, sig) != 0 && errno == ESRCH)
-		kill(sp->pid, sig);
+	pid_t pid;
+
+	if (sp->bwrap_child)
+		return;
+	pid = json_child_pid(sp->json, sp->json_len);
+	if (pid <= 0)
+		return;
+	sp->bwrap_child = pid;
+	sp->bwrap_pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+}
+
+/* Signals whose default action does not end a process: bwrap survives
+ * them, and so does its sandbox. */
+static bool sig_ends(int sig)
+{
+	switch (sig) {
+	case 0:
+	case SIGCHLD:
+	case SIGCONT:
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+	case SIGURG:
+	case SIGWINCH:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* bwrap: end the sandbox's pid 1, and so its whole pid namespace, when
+ * its pid is known (bwrap_note_child, under the loop's lock). */
+static void bwrap_kill_child(struct ward_spawn *sp)
+{
+	if (sp->bwrap_pidfd >= 0)
+		syscall(__NR_pidfd_send_signal, sp->bwrap_pidfd, SIGKILL, NULL,
+			0);
+}
+
+/* bwrap has exited: so must its sandbox (it has, unless bwrap was killed
+ * before its child armed its parent-death signal). The pidfd names that
+ * very process, so a reused pid is never signalled. */
+static void bwrap_ended(struct ward_spawn *sp, pthread_mutex_t *lock)
+{
+	if (sp->runner != WARD_RUNNER_BWRAP && sp->runner != WARD_RUNNER_CUSTOM)
+		return;
+	if (lock)
+		pthread_mutex_lock(lock);
+	bwrap_note_child(sp);
+	bwrap_kill_child(sp);
+	if (lock)
+		pthread_mutex_unlock(lock);
+}
+
+int ward_spawn_signal(struct ward_spawn *sp, int sig)
+{
+	int ret;
+
+	if (sp->pid <= 0 || sp->reaped)
+		return -ESRCH;
+	/*
+	 * bwrap's child arms its parent-death signal a few milliseconds
+	 * after it starts: killed earlier, bwrap would leave it running.
+	 * Its pid 1 goes first (it ignores every other signal from here;
+	 * bwrap would pass on SIGKILL anyway once armed).
+	 */
+	if ((sp->runner == WARD_RUNNER_BWRAP ||
+	     sp->runner == WARD_RUNNER_CUSTOM) &&
+	    sig_ends(sig))
+		bwrap_kill_child(sp);
+	if (sp->keeper) {
+		/* The keeper passes catchable signals on to the command's
+		 * group and turns its own kill signal into the end of every
+		 * process of the call (SIGKILL would end only the keeper). */
+		ret = kill(sp->pid, sig == SIGKILL ? SIGRTMAX : sig);
+		return ret == 0 ? 0 : -errno;
+	}
+	/* The session: setsid made pgid == pid. Should the group be gone
+	 * while the unreaped leader is not, the leader still gets it. */
+	ret = kill(-sp->pid, sig);
+	if (ret != 0 && errno == ESRCH)
+		ret = kill(sp->pid, sig);
+	return ret == 0 ? 0 : -errno;
 }
 
 /* @now + @ms without wrapping; 0 (none) when @ms is 0. */
@@ -1827,6 +1969,8 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 		}
 		/* Containment: the call ends with its leader; what it left
 		 * goes now (its pipes then close, and the drain ends). */
+		if (exited && !drain_until)
+			bwrap_ended(sp, lp->lock);
 		if (exited && sp->contain && !sp->contained) {
 			contain_kill(sp, lp->lock);
 			if (sp->reaped)
@@ -1843,11 +1987,11 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 		 */
 		if (deadline && !exited && !sp->timed_out && now >= deadline) {
 			sp->timed_out = true;
-			kill_group(sp, SIGTERM);
+			ward_spawn_signal(sp, SIGTERM);
 			kill_at = deadline_after(now, grace);
 		}
 		if (kill_at && now >= kill_at) {
-			kill_group(sp, SIGKILL);
+			ward_spawn_signal(sp, SIGKILL);
 			kill_at = 0;
 		}
 		if (drain_until && now >= drain_until)
@@ -1855,7 +1999,9 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 	}
 	/* Timed out: whatever of the group outlived the grace goes now. */
 	if (sp->timed_out && kill_at && !sp->reaped)
-		kill_group(sp, SIGKILL);
+		ward_spawn_signal(sp, SIGKILL);
+	bwrap_ended(sp, lp->lock);
+
 	if (lp->lock)
 		pthread_mutex_lock(lp->lock);
 	if (!sp->reaped)
@@ -1870,7 +2016,7 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 void ward_spawn_close(struct ward_spawn *sp)
 {
 	if (sp->pid > 0 && !sp->reaped) {
-		kill_group(sp, SIGKILL);
+		ward_spawn_signal(sp, SIGKILL);
 		reap(sp->pid, &sp->status);
 		sp->reaped = true;
 	}
@@ -1881,15 +2027,16 @@ void ward_spawn_close(struct ward_spawn *sp)
 	close_fd(&sp->err_fd);
 	close_fd(&sp->json_fd);
 	close_fd(&sp->pidfd);
+	close_fd(&sp->bwrap_pidfd);
 }
 
 /* --- classification and results ------------------------------------------- */
 
 /*
  * bwrap's --json-status-fd: one JSON object per line; {"child-pid": N}
- * means the sandboxed child was created. 1 when seen, else 0.
+ * means the sandboxed child was created. N when seen, else 0.
  */
-static int json_child_started(const char *buf, size_t len)
+static pid_t json_child_pid(const char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -1907,11 +2054,12 @@ static int json_child_started(const char *buf, size_t len)
 			       &jerr);
 		if (!v)
 			break;
-		found = json_is_object(v) &&
-			json_is_integer(json_object_get(v, "child-pid"));
+		found = json_is_object(v) ? (int)json_integer_value(
+						json_object_get(v, "child-pid"))
+					  : 0;
 		json_decref(v);
-		if (found)
-			return 1;
+		if (found > 0)
+			return (pid_t)found;
 		if (jerr.position <= 0)
 			break;
 		off += (size_t)jerr.position;
@@ -1961,7 +2109,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	facts.child_started = sp->started;
 	if (sp->runner == WARD_RUNNER_BWRAP || sp->runner == WARD_RUNNER_CUSTOM)
 		facts.child_started =
-		    json_child_started(sp->json, sp->json_len);
+		    json_child_pid(sp->json, sp->json_len) > 0;
 	facts.stderr_text = r->err;
 	facts.stderr_len = r->err_len;
 	facts.failure_signatures = (const char *const *)sp->sigs;

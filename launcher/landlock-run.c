@@ -75,6 +75,7 @@ struct plan {
 	size_t nrw;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
+	bool shell_status; /* --shell-status */
 };
 
 static const char usage_text[] =
@@ -87,6 +88,10 @@ static const char usage_text[] =
     "  --ro PATH   read and execute beneath PATH\n"
     "  --rw PATH   read, write, create, remove, rename beneath PATH\n"
     "              (never device nodes)\n"
+    "  --shell-status\n"
+    "              a COMMAND that cannot be executed is the command's\n"
+    "              failure, reported like a shell: exit 127 (not found)\n"
+    "              or 126, not 125\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\"\n"
@@ -246,6 +251,8 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
+		} else if (strcmp(a, "--shell-status") == 0) {
+			p->shell_status = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			exit(fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE);
@@ -685,6 +692,16 @@ int main(int argc, char **argv)
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;
+	if (p.shell_status) {
+		/* Confined already: the command's own failure, like sh's. */
+		if (e == ENOENT && !strchr(p.cmd[0], '/'))
+			fprintf(stderr, PROG ": %s: command not found\n",
+				p.cmd[0]);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", p.cmd[0],
+				strerror(e));
+		exit(e == ENOENT ? 127 : 126);
+	}
 	if (e == ENOENT && !strchr(p.cmd[0], '/'))
 		die("%s: command not found", p.cmd[0]);
 	die("cannot execute %s: %s", p.cmd[0], strerror(e));

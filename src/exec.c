@@ -1499,16 +1499,39 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 }
 
 /*
+ * The launcher argv: the plan's, with --shell-status after the binary (a
+ * command that cannot be executed is its own failure, 127 or 126, as
+ * in-process). Nothing is planned again.
+ */
+static int launcher_argv(char ***out, const ward_confined *c)
+{
+	struct ward_strv sv = {0};
+
+	if (!c->argv || !c->argv[0])
+		return ward_err(WARD_ERUNNER, "landlock: no launcher argv "
+					      "planned");
+	ward_strv_free(*out);
+	*out = NULL;
+	ward_strv_push(&sv, c->argv[0]);
+	ward_strv_push(&sv, "--shell-status");
+	ward_strv_push_all(&sv, c->argv + 1);
+	return ward_strv_finish(out, &sv);
+}
+
+/*
  * Landlock: how the child confines the command. In-process (the child
- * restricts itself and execs the command) only when @in_process and this
- * process contains the call's descendants itself (a cgroup or the
- * subreaper is in force); otherwise through landlock-run, whose keeper
- * stays the command's parent and ends everything it started (and which a
- * killed caller takes down). Fills @a's argv, ruleset and candidates.
+ * restricts itself and execs the command) only when @in_process and the
+ * call has its own cgroup (cgroup.kill ends every process of the call,
+ * and what a killed caller leaves is ended by the next ward); otherwise
+ * through landlock-run, whose keeper stays the command's parent, ends
+ * everything the command started when it ends, and dies with the caller
+ * taking the tree along (PR_SET_PDEATHSIG). Fills @a's argv, ruleset and
+ * candidates; @keeper_argv owns the launcher argv.
  */
 static int landlock_plan(struct child_args *a, struct ward_ll_ruleset *rs,
-			 char ***cands, struct ward_spawn *sp,
-			 const ward_confined *c, bool in_process)
+			 char ***cands, char ***keeper_argv,
+			 struct ward_spawn *sp, const ward_confined *c,
+			 bool in_process)
 {
 	char errbuf[256];
 	int err;
@@ -1517,8 +1540,11 @@ static int landlock_plan(struct child_args *a, struct ward_ll_ruleset *rs,
 	free(*cands);
 	*cands = NULL;
 	a->rs = NULL;
-	if (!in_process || !sp->contain) {
-		a->argv = c->argv;
+	if (!in_process || sp->contain != WARD_CONTAIN_CGROUP) {
+		err = launcher_argv(keeper_argv, c);
+		if (err)
+			return err;
+		a->argv = *keeper_argv;
 		a->shell_like = false;
 		sp->keeper = true;
 		sp->started = -1;
@@ -1556,6 +1582,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
+	char **keeper_argv = NULL;
 	bool landlock = c->runner == WARD_RUNNER_LANDLOCK;
 	pid_t pid;
 	ssize_t got;
@@ -1619,7 +1646,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 
 	contain_begin(sp, c->runner, o->contain);
 	if (landlock) {
-		err = landlock_plan(&a, &rs, &cands, sp, c,
+		err = landlock_plan(&a, &rs, &cands, &keeper_argv, sp, c,
 				    !o->landlock_via_launcher);
 		if (err)
 			goto out_uncontain;
@@ -1627,9 +1654,10 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	pid = spawn_child(&a, sp->cg_fd);
 	if (pid < 0 && sp->contain == WARD_CONTAIN_CGROUP) {
 		contain_fallback(sp, o->contain, errno);
-		/* Without containment here, the keeper takes over. */
-		if (landlock && !sp->contain && a.rs) {
-			err = landlock_plan(&a, &rs, &cands, sp, c, false);
+		/* Without the call's cgroup, the keeper takes over. */
+		if (landlock && a.rs) {
+			err = landlock_plan(&a, &rs, &cands, &keeper_argv, sp,
+					    c, false);
 			if (err)
 				goto out_uncontain;
 		}
@@ -1693,6 +1721,7 @@ out_free_plan:
 	free(cands);
 	free(envp);
 	ward_strv_free(wrapped);
+	ward_strv_free(keeper_argv);
 	return err;
 }
 

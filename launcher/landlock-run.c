@@ -17,11 +17,13 @@
  * CAP_SYS_ADMIN (root) the command runs in a new pid namespace whose init
  * is a tiny child of the keeper: when the command exits, init exits and the
  * kernel kills everything left in the namespace; init dies with the keeper
- * (PR_SET_PDEATHSIG). Without it the keeper is a child subreaper and, when
+ * (PR_SET_PDEATHSIG), and mounts the namespace's own /proc in a mount
+ * namespace of its own (so /proc/$$ is the command's). Without it the keeper is a child subreaper and, when
  * the command has exited, kills and reaps every descendant left, until none
  * is (no time budget: a tracer is killed like the rest, which frees the
  * zombie it held). The keeper forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM,
- * SIGUSR1, SIGUSR2 and SIGWINCH to the command's process group, ends the
+ * SIGUSR1, SIGUSR2 and SIGWINCH to the command's session (the command
+ * leads a new one), ends the
  * whole tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal,
  * so a killed caller takes the tree down), and exits with the command's
  * status (a signal is raised again on itself). See docs/RUNNERS.md.
@@ -45,6 +47,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -508,15 +511,44 @@ static void __attribute__((noreturn)) exit_like(int status)
 	_exit(128 + sig);
 }
 
+/* init: the command's session, where forwarded signals go. */
+static volatile pid_t init_cmd;
+
+static void init_forward(int sig)
+{
+	int e = errno;
+
+	if (init_cmd > 0)
+		kill(-init_cmd, sig);
+	errno = e;
+}
+
 /*
- * The pid namespace's init (pid 1): die with the keeper, start the command,
- * reap whatever is reparented to us, and when the command exits hand its
+ * init: a /proc of the new pid namespace, in a mount namespace of its own,
+ * so that /proc/$$ is the command's and the host's processes are not
+ * listed. Mounts made here do not propagate back (MS_SLAVE); the host's
+ * still come in. Best effort: on failure /proc stays the host's.
+ */
+static void init_own_proc(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+		return;
+	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	      NULL);
+}
+
+/*
+ * The pid namespace's init (pid 1): die with the keeper, start the command
+ * in a session of its own, pass on the signals the keeper forwards, reap
+ * whatever is reparented to us, and when the command exits hand its
  * status to the keeper and exit — the kernel then kills the rest of the
  * namespace. Returns only in the command's process.
  */
 static void init_main(struct keeper *k, int alive_fd)
 {
 	struct pollfd p = {.fd = alive_fd, .events = POLLIN};
+	struct sigaction sa;
 	pid_t cmd, pid;
 	int status;
 
@@ -526,14 +558,27 @@ static void init_main(struct keeper *k, int alive_fd)
 	if (poll(&p, 1, 0) != 0)
 		_exit(EXIT_LAUNCHER_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	init_own_proc();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = init_forward;
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
 	cmd = fork();
 	if (cmd < 0)
 		die("cannot start the command: fork: %s", strerror(errno));
 	if (cmd == 0) {
 		close(k->status_fd);
 		close(alive_fd);
+		for (size_t i = 0;
+		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+			signal(forwarded[i], SIG_DFL);
+		setsid();
 		return;
 	}
+	init_cmd = cmd;
+	/* Forwarded signals were blocked since the keeper: take them now. */
+	sigprocmask(SIG_SETMASK, &k->old, NULL);
 	for (;;) {
 		pid = waitpid(-1, &status, 0);
 		if (pid == cmd)
@@ -588,8 +633,9 @@ static void keep(void)
 	if (k.child < 0)
 		die("cannot start the command: fork: %s", strerror(errno));
 	if (k.child == 0) {
-		/* Its own process group: the keeper forwards to it. */
-		setpgid(0, 0);
+		/* A session of its own (the keeper forwards to its group);
+		 * in a pid namespace, init gives the command one. */
+		setsid();
 		if (k.pidns) {
 			close(st_p[0]);
 			close(alive_p[1]);
@@ -599,7 +645,6 @@ static void keep(void)
 		sigprocmask(SIG_SETMASK, &k.old, NULL);
 		return;
 	}
-	setpgid(k.child, k.child); /* whoever runs first, it is done */
 	if (k.pidns) {
 		close(st_p[1]);
 		close(alive_p[0]);
@@ -631,9 +676,8 @@ static void keep(void)
 			continue;
 		}
 		if (sig > 0 && sig != SIGCHLD) {
-			/* The namespace's init ignores what it has no handler
-			 * for: the group reaches the command. */
-			kill(-k.child, sig);
+			/* To the command's session (init passes it on). */
+			kill(k.pidns ? k.child : -k.child, sig);
 			continue;
 		}
 		for (;;) {
@@ -678,12 +722,18 @@ int main(int argc, char **argv)
 		return probe();
 	}
 
+	keep(); /* from here on: the command's process */
+
+	/*
+	 * The grants are opened here, in the command's mount namespace:
+	 * a rule on the host's /proc would not cover the namespace's own
+	 * /proc mounted over it (Landlock ignores hidden mount points). A
+	 * failure exits 125 all the same (the keeper exits like us).
+	 */
 	ret = ward_ll_prepare(&rs, p.ro, p.nro, p.rw, p.nrw, err, sizeof(err));
 	if (ret)
 		die_prepare(ret, err);
 	report_partial(&rs);
-
-	keep(); /* from here on: the command's process */
 
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)

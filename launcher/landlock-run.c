@@ -518,8 +518,9 @@ static void init_forward(int sig)
 {
 	int e = errno;
 
-	if (init_cmd > 0)
-		kill(-init_cmd, sig);
+	/* Before its setsid() the command has no group of its own yet. */
+	if (init_cmd > 0 && kill(-init_cmd, sig) != 0)
+		kill(init_cmd, sig);
 	errno = e;
 }
 
@@ -676,8 +677,10 @@ static void keep(void)
 			continue;
 		}
 		if (sig > 0 && sig != SIGCHLD) {
-			/* To the command's session (init passes it on). */
-			kill(k.pidns ? k.child : -k.child, sig);
+			/* To the command's session (init passes it on); the
+			 * command itself while it has not left ours yet. */
+			if (k.pidns || kill(-k.child, sig) != 0)
+				kill(k.child, sig);
 			continue;
 		}
 		for (;;) {

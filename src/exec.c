@@ -13,9 +13,10 @@
  *
  * Bwrap caveat (bubblewrap 0.8, as root): its inner sandbox process sets
  * its own PR_SET_PDEATHSIG a few milliseconds after bwrap starts, without
- * re-checking its parent; a caller killed inside that window leaves the
- * sandbox running (still confined) until its command ends. Once the
- * command runs, it dies with the caller.
+ * re-checking its parent; a bwrap killed inside that window would leave
+ * the sandbox running. So the sandbox's pid 1 (from --json-status-fd) is
+ * killed through a pidfd whenever the call is signalled or bwrap ends,
+ * and the call's cgroup or the subreaper (when in force) end it too.
  *
  * Decisions worth knowing (see also docs):
  *  - WARD_SANDBOX=<runner> is set (replacing any inherited value) only for
@@ -23,24 +24,31 @@
  *    environment as given: an inherited WARD_SANDBOX there still tells the
  *    truth, since confinement is inherited.
  *  - When the command itself cannot be exec'd (not found, not executable)
- *    under runner none or in-process Landlock, the child reports it like a
- *    shell: "ward: NAME: command not found" on stderr, exit 127 (126 when
- *    found but not executable). The confinement was in place, so this is
- *    the command's failure, not a runner failure. A wrapper that cannot be
- *    exec'd (bwrap, landlock-run, sandbox-exec) is a runner failure.
+ *    under runner none, the child reports it like a shell: "ward: NAME:
+ *    command not found" on stderr, exit 127 (126 when found but not
+ *    executable); landlock-run --shell-status does the same for Landlock.
+ *    The confinement was in place, so this is the command's failure, not
+ *    a runner failure. A wrapper that cannot be exec'd (bwrap,
+ *    landlock-run, sandbox-exec) is a runner failure.
  *  - After the child exits, output is read until its pipes close, but at
  *    most DRAIN_MS longer: a background process that escaped the wait (and
  *    holds the pipes) keeps running, unread — unless containment is in
  *    force, which kills it as soon as the child has exited.
- *  - Containment (Landlock runs only; see enum ward_contain): a cgroup per
- *    call when one can be had, since it is per call and nothing confined
- *    can leave it (Landlock forbids writing cgroup.procs); the child must
- *    be born in it (clone3 CLONE_INTO_CGROUP), because moving a running
- *    process (a write to cgroup.procs) waits for an RCU grace period:
- *    5–15 ms here, against ~0.2 ms for the fork-like clone3. The subreaper
- *    fallback keeps the vfork-style start and its common case (nothing
- *    left behind) costs one waitid(); /proc is read only when a child is
- *    actually left.
+ *  - Every Landlock run goes through landlock-run, whose keeper stays the
+ *    command's parent: when the command ends, everything it started ends
+ *    (a pid namespace as root, else a subreaper sweep), and a caller that
+ *    dies takes the tree along. Signals for the call go to the keeper,
+ *    which forwards them; SIGKILL becomes its kill-everything signal
+ *    (SIGRTMAX), since a SIGKILLed keeper could sweep nothing.
+ *  - Containment in this process (see enum ward_contain), on top: a
+ *    cgroup per call when one can be had, since it is per call and
+ *    nothing confined can leave it (Landlock forbids writing cgroup.procs,
+ *    seccomp refuses clone3); the child must be born in it (clone3
+ *    CLONE_INTO_CGROUP), because moving a running process (a write to
+ *    cgroup.procs) waits for an RCU grace period: 5–15 ms here, against
+ *    ~0.2 ms for the fork-like clone3. The subreaper fallback keeps the
+ *    vfork-style start and its common case (nothing left behind) costs
+ *    one waitid(); /proc is read only when a child is actually left.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,7 +73,6 @@
 
 #include "exec_internal.h"
 #include "protect.h"
-#include "landlock.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
@@ -497,7 +504,6 @@ static char **build_candidates(const char *name, char *const *envp)
 
 enum child_stage {
 	STAGE_SETUP = 1, /* the executor's own setup (fds, chdir, session) */
-	STAGE_LANDLOCK,	 /* in-process confinement */
 	STAGE_EXEC,	 /* exec of a wrapper runner */
 };
 
@@ -515,7 +521,6 @@ struct child_args {
 	int err_fd;
 	int fd3; /* bwrap's JSON status pipe, becomes fd 3; or -1 */
 	int status_fd;
-	const struct ward_ll_ruleset *rs; /* in-process Landlock, or NULL */
 	const char *cwd;
 	char *const *argv;
 	char *const *envp;
@@ -641,7 +646,6 @@ static int child_lift(int fd)
  */
 static void child_main(const struct child_args *a)
 {
-	struct ward_ll_ruleset rs;
 	char err[200];
 	int in, out, errfd, fd3 = -1, st;
 	int saw_eacces = 0, e = ENOENT;
@@ -680,26 +684,16 @@ static void child_main(const struct child_args *a)
 		if (fd3 < 0)
 			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
 	}
-	if (a->rs) {
-		rs = *a->rs;
-		rs.fd = child_lift(a->rs->fd);
-		if (rs.fd < 0)
-			child_report(st, STAGE_SETUP, errno, "ruleset fd",
-				     NULL);
-	}
 	/* dup2() clears close-on-exec on the target: these four survive. */
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
 	    (fd3 >= 0 && dup2(fd3, 3) < 0))
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
-	/* Everything else (the status pipe and the ruleset included, still
-	 * needed until exec) goes at exec. */
+	/* Everything else (the status pipe included, still needed until
+	 * exec) goes at exec. */
 	child_cloexec_from(fd3 >= 0 ? 4 : 3);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
-
-	if (a->rs && ward_ll_enforce(&rs, err, sizeof(err)) != 0)
-		child_report(st, STAGE_LANDLOCK, 0, err, NULL);
 
 	/* execvp's search, over candidates built beforehand. */
 	for (size_t i = 0; a->cands[i]; i++) {
@@ -1451,8 +1445,6 @@ static int status_error(const struct child_status *st, ssize_t got,
 	memcpy(msg, st->msg, sizeof(msg));
 	msg[sizeof(msg) - 1] = '\0';
 	switch (st->stage) {
-	case STAGE_LANDLOCK:
-		return ward_err(WARD_ERUNNER, "landlock: %s", msg);
 	case STAGE_EXEC:
 		return ward_err(WARD_ERUNNER, "%s: cannot execute %s: %s",
 				ward_runner_name(runner), msg,
@@ -1499,9 +1491,13 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 }
 
 /*
- * The launcher argv: the plan's, with --shell-status after the binary (a
- * command that cannot be executed is its own failure, 127 or 126, as
- * in-process). Nothing is planned again.
+ * Landlock: the launcher argv, the plan's with --shell-status after the
+ * binary (a command that cannot be executed is its own failure, 127 or
+ * 126, like a shell's). Nothing is planned again. Every Landlock run goes
+ * through landlock-run: its keeper stays the command's parent, ends
+ * everything the command started when it ends, and dies with the caller
+ * taking the tree along (PR_SET_PDEATHSIG) — which a process confining
+ * itself in-process and exec'ing the command could not do.
  */
 static int launcher_argv(char ***out, const ward_confined *c)
 {
@@ -1510,80 +1506,23 @@ static int launcher_argv(char ***out, const ward_confined *c)
 	if (!c->argv || !c->argv[0])
 		return ward_err(WARD_ERUNNER, "landlock: no launcher argv "
 					      "planned");
-	ward_strv_free(*out);
-	*out = NULL;
 	ward_strv_push(&sv, c->argv[0]);
 	ward_strv_push(&sv, "--shell-status");
 	ward_strv_push_all(&sv, c->argv + 1);
 	return ward_strv_finish(out, &sv);
 }
 
-/*
- * Landlock: how the child confines the command. In-process (the child
- * restricts itself and execs the command) only when @in_process and the
- * call has its own cgroup (cgroup.kill ends every process of the call,
- * and what a killed caller leaves is ended by the next ward); otherwise
- * through landlock-run, whose keeper stays the command's parent, ends
- * everything the command started when it ends, and dies with the caller
- * taking the tree along (PR_SET_PDEATHSIG). Fills @a's argv, ruleset and
- * candidates; @keeper_argv owns the launcher argv.
- */
-static int landlock_plan(struct child_args *a, struct ward_ll_ruleset *rs,
-			 char ***cands, char ***keeper_argv,
-			 struct ward_spawn *sp, const ward_confined *c,
-			 bool in_process)
-{
-	char errbuf[256];
-	int err;
-
-	ward_ll_close(rs);
-	free(*cands);
-	*cands = NULL;
-	a->rs = NULL;
-	if (!in_process || sp->contain != WARD_CONTAIN_CGROUP) {
-		err = launcher_argv(keeper_argv, c);
-		if (err)
-			return err;
-		a->argv = *keeper_argv;
-		a->shell_like = false;
-		sp->keeper = true;
-		sp->started = -1;
-	} else {
-		a->argv = c->cmd;
-		a->shell_like = true;
-		sp->keeper = false;
-		err = ward_ll_prepare(rs, (const char *const *)c->ll_ro,
-				      ward_strv_len(c->ll_ro),
-				      (const char *const *)c->ll_rw,
-				      ward_strv_len(c->ll_rw), errbuf,
-				      sizeof(errbuf));
-		if (err)
-			return ward_err(WARD_ERUNNER, "landlock: %s", errbuf);
-		if (rs->partial)
-			sp->enforcement = WARD_ENFORCEMENT_PARTIAL;
-		a->rs = rs;
-	}
-	if (!a->argv || !a->argv[0])
-		return ward_err(WARD_EINVAL, "no command to run");
-	*cands = build_candidates(a->argv[0], a->envp);
-	if (!*cands)
-		return ward_err(-ENOMEM, "out of memory");
-	a->cands = *cands;
-	return 0;
-}
-
 int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		     const ward_policy *policy,
 		     const struct ward_exec_options *o, bool capture)
 {
-	struct ward_ll_ruleset rs = {.fd = -1};
 	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
 	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1};
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
-	char **keeper_argv = NULL;
-	bool landlock = c->runner == WARD_RUNNER_LANDLOCK;
+	bool bwrap = c->runner == WARD_RUNNER_BWRAP ||
+		     c->runner == WARD_RUNNER_CUSTOM;
 	pid_t pid;
 	ssize_t got;
 	int err = 0;
@@ -1606,7 +1545,11 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		a.shell_like = true;
 		break;
 	case WARD_RUNNER_LANDLOCK:
-		a.argv = c->argv; /* decided below, with the containment */
+		err = launcher_argv(&wrapped, c);
+		if (err)
+			return err;
+		a.argv = wrapped;
+		sp->keeper = true;
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
@@ -1624,17 +1567,17 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		goto out_free_plan;
 	}
 	envp = build_envp(o->envp ? o->envp : environ, sandbox_var(c->runner));
-	a.envp = envp;
-	cands = envp && !landlock ? build_candidates(a.argv[0], envp) : NULL;
-	if (!envp || (!landlock && !cands)) {
+	cands = envp ? build_candidates(a.argv[0], envp) : NULL;
+	if (!cands) {
 		err = ward_err(-ENOMEM, "out of memory");
 		goto out_free_plan;
 	}
+	a.envp = envp;
 	a.cands = cands;
 
 	if (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 ||
 	    (capture && pipe2(out_p, O_CLOEXEC) != 0) ||
-	    (wrapped && pipe2(json_p, O_CLOEXEC) != 0)) {
+	    (bwrap && pipe2(json_p, O_CLOEXEC) != 0)) {
 		err = ward_err(-errno, "cannot create a pipe: %s",
 			       strerror(errno));
 		goto out_close_pipes;
@@ -1645,22 +1588,9 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.fd3 = json_p[1];
 
 	contain_begin(sp, c->runner, o->contain);
-	if (landlock) {
-		err = landlock_plan(&a, &rs, &cands, &keeper_argv, sp, c,
-				    !o->landlock_via_launcher);
-		if (err)
-			goto out_uncontain;
-	}
 	pid = spawn_child(&a, sp->cg_fd);
 	if (pid < 0 && sp->contain == WARD_CONTAIN_CGROUP) {
 		contain_fallback(sp, o->contain, errno);
-		/* Without the call's cgroup, the keeper takes over. */
-		if (landlock && a.rs) {
-			err = landlock_plan(&a, &rs, &cands, &keeper_argv, sp,
-					    c, false);
-			if (err)
-				goto out_uncontain;
-		}
 		pid = spawn_child(&a, -1);
 	}
 	if (pid < 0) {
@@ -1675,7 +1605,6 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	close_fd(&err_p[1]);
 	close_fd(&out_p[1]);
 	close_fd(&json_p[1]);
-	ward_ll_close(&rs);
 
 	got = read_status(st_p[0], &st);
 	close_fd(&st_p[0]);
@@ -1693,13 +1622,13 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	sp->err_fd = err_p[0];
 	sp->json_fd = json_p[0];
 	/*
-	 * Runner none and in-process Landlock exec the command itself: it
-	 * started. bwrap's JSON status decides later. A wrapper's start says
-	 * nothing about the command (-1: classify by the runner's text).
+	 * Runner none execs the command itself: it started. bwrap's JSON
+	 * status decides later. Another wrapper's start says nothing about
+	 * the command (-1: classify by the runner's text).
 	 */
-	if (c->runner == WARD_RUNNER_NONE || (landlock && !sp->keeper))
+	if (c->runner == WARD_RUNNER_NONE)
 		sp->started = 1;
-	else if (wrapped)
+	else if (bwrap)
 		sp->started = 0;
 	out_p[0] = err_p[0] = json_p[0] = -1;
 	err = 0;
@@ -1717,11 +1646,9 @@ out_close_pipes:
 	close_pipe(out_p);
 	close_pipe(json_p);
 out_free_plan:
-	ward_ll_close(&rs);
 	free(cands);
 	free(envp);
 	ward_strv_free(wrapped);
-	ward_strv_free(keeper_argv);
 	return err;
 }
 

@@ -5,7 +5,7 @@
 
 HOW: plain (a bash call), timeout1 (bash with timeout_ms 1), kill-at-once
 (a background bash, then task_kill at once), abandon (a background bash,
-then the server is SIGKILLed). Prints each tool result's text; exits 0
+then the server is SIGKILLed once the file $BOX_READY exists, if set). Prints each tool result's text; exits 0
 when the server answered (or was killed, for abandon).
 """
 import json
@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 
 def main():
@@ -62,6 +63,11 @@ def main():
         print(text(call("tools/call", {"name": "task_kill",
                                        "arguments": {"task_id": tid}})))
     if how == "abandon":
+        ready = os.environ.get("BOX_READY")
+        for _ in range(200):
+            if not ready or os.path.exists(ready):
+                break
+            time.sleep(0.05)
         os.kill(srv.pid, signal.SIGKILL)
         srv.wait()
         return 0

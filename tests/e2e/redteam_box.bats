@@ -195,7 +195,7 @@ mcp() {
 	local -a flags
 	read -r -a flags <<<"$(mcp_flags "$V")"
 	timeout -k 5 60 "${E2E_AS[@]}" env HOME="$HOME" \
-		XDG_STATE_HOME="$XDG_STATE_HOME" "$PY" "$MCPBOX" "$1" "$2" -- \
+		XDG_STATE_HOME="$XDG_STATE_HOME" BOX_READY="${BOX_READY:-}" "$PY" "$MCPBOX" "$1" "$2" -- \
 		"$WARD" mcp --workspace "$WS" --mode workspace-write \
 		"${flags[@]}" 2>>"$E2E_CAP/mcp.err" || fail "mcp_box.py $1 failed: $(tail -n 5 "$E2E_CAP/mcp.err")"
 }
@@ -210,8 +210,9 @@ mcp_case() {
 		mcp kill-at-once "sleep 0.5; echo > $WS/m.kill$i"
 		mcp timeout1 "sleep 0.5; echo > $WS/m.timeout$i"
 	done
-	# The server SIGKILLed while a background task runs.
-	mcp abandon "setsid -f sh -c 'sleep 1; echo > $WS/m.abandon1'; sleep 1; echo > $WS/m.abandon2"
+	# The server SIGKILLed while a background task runs (once it runs:
+	# see docs/RUNNERS.md on a bwrap killed in its first milliseconds).
+	BOX_READY=$WS/ready mcp abandon "setsid -f sh -c 'sleep 1; echo > $WS/m.abandon1'; echo > $WS/ready; sleep 1; echo > $WS/m.abandon2"
 	assert_no_survivor 2
 }
 

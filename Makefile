@@ -120,7 +120,7 @@ LIBSO    := $(B)/lib/libward.so
 
 COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
-.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow unit e2e \
+.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow check-container unit e2e \
         bench install uninstall deb clean format format-check fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
@@ -270,6 +270,17 @@ $(BOXHELPER): tests/e2e/boxhelper.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CCLD    $@')
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $<
+
+# The container lane: user namespaces denied as container runtimes deny
+# them (tests/container/nouserns.c); only Landlock runs there.
+NOUSERNS := $(B)/tests/nouserns
+$(NOUSERNS): tests/container/nouserns.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $< -lseccomp
+
+check-container: all $(BOXHELPER) $(NOUSERNS)
+	@tests/container/run.sh
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
        $(PROXYD_MUSL) $(BOXHELPER)

@@ -59,7 +59,7 @@ static void print_help(void)
 	    "  -r, --runner RUNNER    auto (default: the chain bwrap, "
 	    "landlock), bwrap\n"
 	    "                         or landlock (that runner only, no "
-	    "probe)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	    "probe)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP CLI_ALLOW_UNIX_HELP
 	    "  -t, --timeout SECONDS  kill the command's process group "
 	    "after SECONDS\n"
 	    "                         (suffix s, m, h or d; fractions "
@@ -97,8 +97,9 @@ static void print_help(void)
 	    "let this one\n"
 	    "                         command run under the wider MODE\n"
 	    "  -q, --quiet            say the warnings (rules the runner "
-	    "cannot express)\n"
-	    "                         only when they changed since ward "
+	    "cannot express,\n"
+	    "                         project values ignored) only when\n"
+	    "                         they changed since ward "
 	    "last said them\n"
 	    "                         in this workspace (ward config check "
 	    "shows them all)\n"
@@ -461,7 +462,7 @@ static void keep_terminal(void)
 const struct cli_option cli_run_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
-    CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_ENV_KEEP, CLI_OPTION_ALLOW_UNIX,
     CLI_SESSION_OPTIONS,
     CLI_OPTION_SHELL,
     {"timeout", 't', "SECONDS", CLI_VALUE_TEXT, NULL},
@@ -534,7 +535,8 @@ int cmd_run(int argc, char **argv)
 	cmd = cli_command_argv(&po, argc - optind, argv + optind, run_usage);
 	cli_session_begin(&cs, &po, run_usage, json);
 	cli_setup_build(&setup, &po, run_usage,
-			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
+			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0) |
+			    (quiet ? CLI_SETUP_QUIET : 0));
 
 	/* One call: resolved (session, ward.yml, flags) and planned once. */
 	co.config = setup.config;

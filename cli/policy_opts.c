@@ -10,6 +10,7 @@
 
 #include "ward/call.h"
 #include "ward/env.h"
+#include "ward/notice.h"
 
 #include "policy_opts.h"
 
@@ -33,6 +34,19 @@ bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 			die(CLI_EXIT_WARD, "out of memory");
 		v[o->naccess++] = arg;
 		o->access = v;
+		return true;
+	case CLI_OPT_ALLOW_UNIX:
+		if (arg[0] != '/')
+			die_usage(usage,
+				  "option '--allow-unix' needs an absolute "
+				  "path to a socket (or a directory of "
+				  "sockets), not '%s'",
+				  arg);
+		v = realloc(o->allow_unix, (o->nallow_unix + 1) * sizeof(*v));
+		if (!v)
+			die(CLI_EXIT_WARD, "out of memory");
+		v[o->nallow_unix++] = arg;
+		o->allow_unix = v;
 		return true;
 	case CLI_OPT_CONFIG:
 		if (!*arg)
@@ -69,6 +83,8 @@ void cli_config_options(struct ward_config_options *out,
 	out->access_len = o->naccess;
 	out->env_keep = o->env_keep;
 	out->env_keep_len = o->nenv_keep;
+	out->allow_unix = o->allow_unix;
+	out->allow_unix_len = o->nallow_unix;
 }
 
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
@@ -129,6 +145,31 @@ static noreturn void fail(int status, bool json, const char *code,
 	die(status, "%s", msg);
 }
 
+/*
+ * What the project file asked for and did not get (a wider mode, ...):
+ * said before anything runs (the rest of the warnings: ward config check);
+ * with @quiet only when they differ from what was last said for this
+ * workspace, like the runner's warnings (cli_print_warnings). Recorded in
+ * either case; a store that cannot be read means they are said again.
+ */
+static void say_ignored(const ward_config *cfg, bool quiet)
+{
+	size_t n = ward_config_ignored_count(cfg);
+	char **list = calloc(n + 1, sizeof(*list));
+	bool seen = false;
+
+	if (!list)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		list[i] = (char *)ward_config_ignored(cfg, i);
+	(void)ward_notice_seen(&seen, "ignored",
+			       ward_config_workspace(cfg, NULL), list);
+	if (!(quiet && seen))
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "%s: warning: %s\n", cli_name, list[i]);
+	free(list);
+}
+
 void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		     const char *usage, unsigned flags)
 {
@@ -155,11 +196,7 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err)
 		cli_config_report_errors(s.config, json);
-	/* What the project file asked for and did not get: said once, before
-	 * anything runs (the rest of the warnings: ward config check). */
-	for (size_t i = 0; i < ward_config_ignored_count(s.config); i++)
-		fprintf(stderr, "%s: warning: %s\n", cli_name,
-			ward_config_ignored(s.config, i));
+	say_ignored(s.config, flags & CLI_SETUP_QUIET);
 
 	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
 			      ward_config_workspace(s.config, NULL));
@@ -171,7 +208,9 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 	    ward_policy_set_protect_git(
 		s.policy, ward_config_protect_git(s.config, NULL)) ||
 	    ward_policy_set_unprotected(s.policy,
-					ward_config_unprotect(s.config, NULL)))
+					ward_config_unprotect(s.config, NULL)) ||
+	    ward_policy_set_allow_unix(s.policy,
+				       ward_config_allow_unix(s.config, NULL)))
 		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 		     ward_error_last());
 
@@ -242,5 +281,8 @@ void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 		free(o->env_keep);
 		o->env_keep = NULL;
 		o->nenv_keep = 0;
+		free(o->allow_unix);
+		o->allow_unix = NULL;
+		o->nallow_unix = 0;
 	}
 }

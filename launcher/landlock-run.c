@@ -1,15 +1,19 @@
 /*
  * landlock-run — confine this process with Landlock, then exec a command.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
+ *                -- COMMAND [ARG...]
+ *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
  *   landlock-run --probe
  *
  * Landlock can only restrict the calling process, so the command's side
  * restricts itself and then execs: the ruleset is inherited across execve by
  * the command and everything it spawns. Plan, then apply: every argument is
- * parsed before the kernel is touched; then build the ruleset, start the
- * keeper (below), and in the child drop capabilities, set no_new_privs,
- * landlock_restrict_self(), exec.
+ * parsed before the kernel is touched; then start the keeper (below), and
+ * in the command's process build the ruleset, start the supervisor
+ * (src/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
+ * connects, judged outside the sandbox), drop capabilities, set
+ * no_new_privs, landlock_restrict_self(), arm the supervisor's filter, exec.
  *
  * The keeper: the launcher itself stays, unconfined, as the parent of the
  * command, so that when the command ends every process it started ends too
@@ -18,15 +22,15 @@
  * is a tiny child of the keeper: when the command exits, init exits and the
  * kernel kills everything left in the namespace; init dies with the keeper
  * (PR_SET_PDEATHSIG), and mounts the namespace's own /proc in a mount
- * namespace of its own (so /proc/$$ is the command's). Without it the keeper is a child subreaper and, when
- * the command has exited, kills and reaps every descendant left, until none
- * is (no time budget: a tracer is killed like the rest, which frees the
- * zombie it held). The keeper forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM,
- * SIGUSR1, SIGUSR2 and SIGWINCH to the command's session (the command
- * leads a new one), ends the
- * whole tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal,
- * so a killed caller takes the tree down), and exits with the command's
- * status (a signal is raised again on itself). See docs/RUNNERS.md.
+ * namespace of its own (so /proc/$$ is the command's). Without it the
+ * keeper is a child subreaper and, when the command has exited, kills and
+ * reaps every descendant left, until none is (no time budget: a tracer is
+ * killed like the rest, which frees the zombie it held). The keeper
+ * forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH
+ * to the command's session (the command leads a new one), ends the whole
+ * tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a
+ * killed caller takes the tree down), and exits with the command's status
+ * (a signal is raised again on itself). See docs/RUNNERS.md.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -56,6 +60,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "supervise.h"
 
 #ifndef LANDLOCK_RUN_VERSION
 #define LANDLOCK_RUN_VERSION "0.1.0"
@@ -76,13 +81,16 @@ struct plan {
 	size_t nro;
 	const char **rw; /* --rw paths, in order */
 	size_t nrw;
+	const char **unix_ok; /* --allow-unix paths */
+	size_t nunix;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	bool shell_status; /* --shell-status */
 };
 
 static const char usage_text[] =
-    "Usage: " PROG " [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]\n"
+    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
+    "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"
@@ -91,6 +99,12 @@ static const char usage_text[] =
     "  --ro PATH   read and execute beneath PATH\n"
     "  --rw PATH   read, write, create, remove, rename beneath PATH\n"
     "              (never device nodes)\n"
+    "  --ro-if-exists PATH, --rw-if-exists PATH\n"
+    "              the same, skipped when PATH no longer exists (a\n"
+    "              missing --ro or --rw PATH is an error)\n"
+    "  --allow-unix PATH\n"
+    "              let the command connect to the unix socket PATH (or\n"
+    "              any socket beneath the directory PATH)\n"
     "  --shell-status\n"
     "              a COMMAND that cannot be executed is the command's\n"
     "              failure, reported like a shell: exit 127 (not found)\n"
@@ -102,7 +116,11 @@ static const char usage_text[] =
     "  --version   show the version\n"
     "\n"
     "The command runs without capabilities, with no_new_privs, and without\n"
-    "descriptors other than 0, 1 and 2. Launcher failures print\n"
+    "descriptors other than 0, 1 and 2. A supervisor outside the sandbox\n"
+    "refuses (EACCES) chmod, chown, extended attributes, timestamps and\n"
+    "inode flags outside the --rw paths, and connecting to a unix socket\n"
+    "that is neither named by --allow-unix nor bound during the run in a\n"
+    "--rw directory; io_uring is refused (ENOSYS). Launcher failures print\n"
     "\"" PROG ": <message>\" and exit 125.\n";
 
 static void die(const char *fmt, ...)
@@ -230,6 +248,19 @@ static bool is_opt(const char *a, const char *name)
 	return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
 }
 
+/* @path marked as an optional grant for ward_ll_prepare() (landlock.h). */
+static const char *optional(const char *path)
+{
+	size_t n = strlen(path);
+	char *s = malloc(n + 2);
+
+	if (!s)
+		die("out of memory");
+	s[0] = WARD_LL_OPTIONAL;
+	memcpy(s + 1, path, n + 1);
+	return s;
+}
+
 /* Parse the whole command line into @p before touching the kernel. */
 static void parse(struct plan *p, int argc, char **argv)
 {
@@ -239,7 +270,8 @@ static void parse(struct plan *p, int argc, char **argv)
 	/* At most argc paths: one array each, owned until exec/exit. */
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
-	if (!p->ro || !p->rw)
+	p->unix_ok = calloc((size_t)argc, sizeof(*p->unix_ok));
+	if (!p->ro || !p->rw || !p->unix_ok)
 		die("out of memory");
 
 	for (i = 1; i < argc; i++) {
@@ -248,10 +280,25 @@ static void parse(struct plan *p, int argc, char **argv)
 		if (strcmp(a, "--") == 0) {
 			p->cmd = &argv[i + 1];
 			break;
+		} else if (is_opt(a, "--ro-if-exists")) {
+			p->ro[p->nro++] = optional(
+			    opt_value(argc, argv, &i, "--ro-if-exists"));
+		} else if (is_opt(a, "--rw-if-exists")) {
+			p->rw[p->nrw++] = optional(
+			    opt_value(argc, argv, &i, "--rw-if-exists"));
 		} else if (is_opt(a, "--ro")) {
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
+		} else if (is_opt(a, "--allow-unix")) {
+			const char *v = opt_value(argc, argv, &i,
+						  "--allow-unix");
+
+			if (v[0] != '/')
+				die_usage("--allow-unix needs an absolute "
+					  "path",
+					  v);
+			p->unix_ok[p->nunix++] = v;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
 		} else if (strcmp(a, "--shell-status") == 0) {
@@ -270,7 +317,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->cmd)
+		if (p->nro || p->nrw || p->nunix || p->cmd)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -569,6 +616,9 @@ static void init_main(struct keeper *k, int alive_fd)
 	if (cmd < 0)
 		die("cannot start the command: fork: %s", strerror(errno));
 	if (cmd == 0) {
+		/* Dumpable again, like any process (init is not): the
+		 * supervisor takes its listener with pidfd_getfd(). */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 		close(k->status_fd);
 		close(alive_fd);
 		for (size_t i = 0;
@@ -629,6 +679,18 @@ static void keep(void)
 	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 		die("cannot become a child subreaper: %s", strerror(errno));
 
+	/*
+	 * A caller that dies takes the tree with it. Armed before the fork
+	 * (the signal is blocked: it waits for the loop below), so there is
+	 * no moment when the command runs and the caller's death would go
+	 * unnoticed; the caller may already be gone (then the parent
+	 * changed).
+	 */
+	if (prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0) != 0)
+		die("cannot set the parent-death signal: %s", strerror(errno));
+	if (getppid() != k.parent)
+		die("the caller is gone");
+
 	fflush(NULL);
 	k.child = fork();
 	if (k.child < 0)
@@ -654,11 +716,6 @@ static void keep(void)
 	/* The command cannot ptrace or read us (Landlock forbids a domain
 	 * to reach out too; this also covers kernels that only log). */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	/* A caller that dies takes the tree with it; it may already be
-	 * gone (then the parent changed). */
-	prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0);
-	if (getppid() != k.parent)
-		killing = true;
 
 	while (!have_status) {
 		siginfo_t si;
@@ -712,6 +769,7 @@ static void keep(void)
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
+	struct ward_sv sv = WARD_SV_INIT;
 	struct plan p;
 	char err[512];
 	int ret;
@@ -722,6 +780,7 @@ int main(int argc, char **argv)
 	if (p.probe) {
 		free(p.ro);
 		free(p.rw);
+		free(p.unix_ok);
 		return probe();
 	}
 
@@ -738,10 +797,18 @@ int main(int argc, char **argv)
 		die_prepare(ret, err);
 	report_partial(&rs);
 
+	/* Outside the domain: forked before landlock_restrict_self. */
+	ret = ward_sv_spawn(&sv, p.rw, p.nrw, p.unix_ok, p.nunix, err,
+			    sizeof(err));
+	if (ret)
+		die("%s", err);
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)
 		die("%s", err);
 	ward_ll_close(&rs);
+	ret = ward_sv_arm(&sv, err, sizeof(err));
+	if (ret)
+		die("%s", err);
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;

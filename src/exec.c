@@ -1412,6 +1412,7 @@ static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
 		ward_strv_push(&sv, c->prefix[i]);
 	ward_strv_push(&sv, cwd);
 	ward_strv_push(&sv, "--");
+	ward_strv_push_all(&sv, c->inner); /* the Landlock layer, or none */
 	ward_strv_push_all(&sv, c->cmd);
 	return ward_strv_finish(out, &sv);
 }

@@ -147,7 +147,7 @@ cgroup_case() {
 	# Refused by ward's seccomp layer (inside bwrap too: the Landlock
 	# layer); the C library falls back to clone.
 	[[ "$output" == *"clone3: refused (Function not implemented)"* ]] ||
-		fail "clone3 was not refused with ENOSYS
+		fail "clone3 was not refused with ENOSYS"
 	[[ "$output" == *"cgroup.procs: refused"* ]] ||
 		fail "the command could move itself to $dir"
 	[[ "$output" == *forked* ]] || fail "processes cannot be started"

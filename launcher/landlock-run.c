@@ -451,9 +451,9 @@ struct keeper {
 	sigset_t old;  /* the signal mask to give the command */
 };
 
-/* Kill @pid's every child listed in /proc/self/task/@pid/children ("1 2 "),
- * or, without that file, every process of /proc whose parent is @pid.
- * Returns how many live children were signalled (zombies count 0). */
+/* Kill @self's every child listed in /proc/self/task/@self/children
+ * ("1 2 "), or, without that file, every live process of /proc whose parent
+ * is @self. Returns how many were signalled. */
 static int kill_children(pid_t self)
 {
 	char path[64], buf[4096];
@@ -496,9 +496,10 @@ static int kill_children(pid_t self)
 			closedir(d);
 		return found;
 	}
+	/* A number may span two reads: it ends at a separator or at EOF. */
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i <= n; i++) {
-			if (i < n && buf[i] >= '0' && buf[i] <= '9') {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
 				cur = (cur < 0 ? 0 : cur * 10) + (buf[i] - '0');
 				continue;
 			}
@@ -506,10 +507,11 @@ static int kill_children(pid_t self)
 			 * pid is not reused while we look at it. */
 			if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
 				found++;
-			if (i < n)
-				cur = -1;
+			cur = -1;
 		}
 	}
+	if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+		found++;
 	close(fd);
 	return found;
 }
@@ -532,10 +534,12 @@ static void sweep(void)
 			;
 		if (pid < 0 && errno == ECHILD)
 			return;
-		if (kill_children(self) == 0)
-			nanosleep(&ms, NULL); /* only zombies: wait for them */
-		else
-			waitpid(-1, NULL, 0);
+		/* Killed (or only zombies held by a tracer that is being
+		 * killed): let them die, then reap what can be. Never a
+		 * blocking wait: a zombie kill() "succeeds" on may stay
+		 * unreapable until its tracer is gone. */
+		kill_children(self);
+		nanosleep(&ms, NULL);
 	}
 }
 

@@ -120,7 +120,7 @@ LIBSO    := $(B)/lib/libward.so
 
 COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
-.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow unit e2e \
+.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow check-container unit e2e \
         bench install uninstall deb clean format format-check fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
@@ -266,6 +266,24 @@ $(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
 	    $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
 endif
 
+# Escapes for tests/e2e/redteam_box.bats (not installed).
+BOXHELPER := $(B)/tests/boxhelper
+$(BOXHELPER): tests/e2e/boxhelper.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $<
+
+# The container lane: user namespaces denied as container runtimes deny
+# them (tests/container/nouserns.c); only Landlock runs there.
+NOUSERNS := $(B)/tests/nouserns
+$(NOUSERNS): tests/container/nouserns.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $< -lseccomp
+
+check-container: all $(BOXHELPER) $(NOUSERNS)
+	@tests/container/run.sh
+
 # A ward whose bwrap profile is deliberately broken (-DWARD_TEST_WEAK_BWRAP:
 # the host bound read-write), for tests/e2e/weak_bwrap.bats: the Landlock
 # layer inside bwrap must hold the must-vectors alone. Only profile_bwrap.o
@@ -300,7 +318,7 @@ $(WEAK_WARD): $(CLI_OBJS) $(filter-out %/profile_bwrap.o,$(LIB_OBJS)) \
 endif
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL) $(WEAK_WARD)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 

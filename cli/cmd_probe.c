@@ -202,6 +202,26 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	cli_json_print(obj);
 }
 
+/*
+ * How the processes a call starts end with it on @runner (@pidns: a pid
+ * namespace can be made here). See docs/RUNNERS.md.
+ */
+static const char *containment_text(enum ward_runner runner, int pidns)
+{
+	switch (runner) {
+	case WARD_RUNNER_BWRAP:
+		return "bwrap's pid namespace";
+	case WARD_RUNNER_LANDLOCK:
+		return pidns > 0 ? "landlock-run's keeper, in a pid namespace"
+				 : "landlock-run's keeper, a subreaper sweep "
+				   "(no pid namespace without CAP_SYS_ADMIN)";
+	case WARD_RUNNER_NONE:
+		return "none (not confined)";
+	default:
+		return "the process group";
+	}
+}
+
 static void print_text(const struct ward_probe_entry *e, size_t n,
 		       int select_err, const char *select_detail,
 		       enum ward_runner chosen, enum ward_enforcement enf,
@@ -210,6 +230,11 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 {
 	const char *bwrap = ward_provider_bwrap_path(provider);
 	const char *launcher = ward_provider_launcher_path(provider);
+	struct ward_runner_status bst;
+	bool bwrap_no_userns =
+	    ward_provider_problem(&bst, provider, WARD_RUNNER_BWRAP) == 0 &&
+	    bst.problem == WARD_PROBLEM_NO_USERNS;
+	int pidns = ward_probe_pidns();
 
 	printf("platform:      %s\n",
 	       ward_platform_name(ward_platform_current()));
@@ -233,6 +258,12 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	else
 		printf("chosen:        %s (enforcement: %s)\n",
 		       ward_runner_name(chosen), ward_enforcement_name(enf));
+	if (!select_err)
+		printf("containment:   %s\n", containment_text(chosen, pidns));
+	if (bwrap_no_userns)
+		printf("note:          user namespaces are denied here (as in "
+		       "a container): bwrap cannot run, Landlock confines "
+		       "every call\n");
 	if (cf->have)
 		printf("for a call:    in %s under %s (ward.yml and flags)\n",
 		       cf->workspace, ward_mode_name(cf->mode));

@@ -6,14 +6,31 @@
  *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
  *   landlock-run --probe
  *
- * Landlock can only restrict the calling process, so the launcher restricts
- * itself and then execs: the ruleset is inherited across execve by the
- * command and everything it spawns, while whoever started the launcher stays
- * unconfined. Plan, then apply: every argument is parsed before the kernel
- * is touched; then build the ruleset, start the supervisor (src/supervise.c:
- * chmod/chown/xattr/utime/inode flags and unix-socket connects, judged
- * outside the sandbox), drop capabilities, set no_new_privs,
- * landlock_restrict_self(), arm the supervisor's filter, exec.
+ * Landlock can only restrict the calling process, so the command's side
+ * restricts itself and then execs: the ruleset is inherited across execve by
+ * the command and everything it spawns. Plan, then apply: every argument is
+ * parsed before the kernel is touched; then start the keeper (below), and
+ * in the command's process build the ruleset, start the supervisor
+ * (src/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
+ * connects, judged outside the sandbox), drop capabilities, set
+ * no_new_privs, landlock_restrict_self(), arm the supervisor's filter, exec.
+ *
+ * The keeper: the launcher itself stays, unconfined, as the parent of the
+ * command, so that when the command ends every process it started ends too
+ * (setsid'd daemons, double forks, a zombie held by a tracer). With
+ * CAP_SYS_ADMIN (root) the command runs in a new pid namespace whose init
+ * is a tiny child of the keeper: when the command exits, init exits and the
+ * kernel kills everything left in the namespace; init dies with the keeper
+ * (PR_SET_PDEATHSIG), and mounts the namespace's own /proc in a mount
+ * namespace of its own (so /proc/$$ is the command's). Without it the
+ * keeper is a child subreaper and, when the command has exited, kills and
+ * reaps every descendant left, until none is (no time budget: a tracer is
+ * killed like the rest, which frees the zombie it held). The keeper
+ * forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH
+ * to the command's session (the command leads a new one), ends the whole
+ * tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a
+ * killed caller takes the tree down), and exits with the command's status
+ * (a signal is raised again on itself). See docs/RUNNERS.md.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -32,10 +49,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "landlock.h"
@@ -64,6 +86,7 @@ struct plan {
 	size_t nunix;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
+	bool shell_status; /* --shell-status */
 };
 
 static const char usage_text[] =
@@ -83,6 +106,10 @@ static const char usage_text[] =
     "  --allow-unix PATH\n"
     "              let the command connect to the unix socket PATH (or\n"
     "              any socket beneath the directory PATH)\n"
+    "  --shell-status\n"
+    "              a COMMAND that cannot be executed is the command's\n"
+    "              failure, reported like a shell: exit 127 (not found)\n"
+    "              or 126, not 125\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\"\n"
@@ -275,6 +302,8 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->unix_ok[p->nunix++] = v;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
+		} else if (strcmp(a, "--shell-status") == 0) {
+			p->shell_status = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			exit(fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE);
@@ -422,6 +451,348 @@ static int probe(void)
 	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE;
 }
 
+/* --- the keeper ---------------------------------------------------------- */
+
+#ifndef PR_SET_CHILD_SUBREAPER
+#define PR_SET_CHILD_SUBREAPER 36
+#endif
+
+/* Sent by the executor (or anyone allowed to signal the launcher) to end
+ * the command and everything it started, at once. Also the keeper's
+ * parent-death signal. */
+#define KEEPER_KILL_SIGNAL SIGRTMAX
+
+/* The signals the keeper passes on to the command's process group. */
+static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT, SIGTERM,
+				SIGUSR1, SIGUSR2, SIGWINCH};
+
+struct keeper {
+	pid_t child;   /* the pid namespace's init, or the command itself */
+	bool pidns;    /* child is init of a new pid namespace */
+	int status_fd; /* pidns: init writes the command's wait status here */
+	pid_t parent;  /* who started the launcher */
+	sigset_t old;  /* the signal mask to give the command */
+};
+
+/* Kill @self's every child listed in /proc/self/task/@self/children
+ * ("1 2 "), or, without that file, every live process of /proc whose parent
+ * is @self. Returns how many were signalled. */
+static int kill_children(pid_t self)
+{
+	char path[64], buf[4096];
+	long cur = -1;
+	ssize_t n;
+	int fd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)self);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* No CONFIG_PROC_CHILDREN: the ppid of every process. */
+		struct dirent *de;
+		DIR *d = opendir("/proc");
+
+		while (d && (de = readdir(d)) != NULL) {
+			char stat[1024], *p;
+			long pid = strtol(de->d_name, &p, 10);
+			int sfd;
+
+			if (pid <= 0 || *p)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+			sfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (sfd < 0)
+				continue;
+			n = read(sfd, stat, sizeof(stat) - 1);
+			close(sfd);
+			if (n <= 0)
+				continue;
+			stat[n] = '\0';
+			/* "pid (comm) S ppid …": the fields after the
+			 * last ')' (comm may hold anything). */
+			p = strrchr(stat, ')');
+			if (p && p[1] == ' ' && p[2] && p[2] != 'Z' &&
+			    p[3] == ' ' && strtol(p + 4, NULL, 10) == self &&
+			    kill((pid_t)pid, SIGKILL) == 0)
+				found++;
+		}
+		if (d)
+			closedir(d);
+		return found;
+	}
+	/* A number may span two reads: it ends at a separator or at EOF. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				cur = (cur < 0 ? 0 : cur * 10) + (buf[i] - '0');
+				continue;
+			}
+			/* A child cannot be reaped by anyone but us: its
+			 * pid is not reused while we look at it. */
+			if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+				found++;
+			cur = -1;
+		}
+	}
+	if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+		found++;
+	close(fd);
+	return found;
+}
+
+/*
+ * Subreaper sweep: kill and reap every descendant until none is left.
+ * Killing a process reparents its children to us, so go round again; a
+ * zombie held by a live tracer cannot be reaped until the tracer dies, and
+ * the tracer is one of ours too. No time budget: what was killed dies.
+ */
+static void sweep(void)
+{
+	pid_t self = getpid();
+
+	for (;;) {
+		struct timespec ms = {0, 1000000};
+		pid_t pid;
+
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return;
+		/* Killed (or only zombies held by a tracer that is being
+		 * killed): let them die, then reap what can be. Never a
+		 * blocking wait: a zombie kill() "succeeds" on may stay
+		 * unreapable until its tracer is gone. */
+		kill_children(self);
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* Exit the way the command did: its code, or the same signal. */
+static void __attribute__((noreturn)) exit_like(int status)
+{
+	struct rlimit none = {0, 0};
+	sigset_t set;
+	int sig;
+
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	setrlimit(RLIMIT_CORE, &none); /* the command dumped, not us */
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/* init: the command's session, where forwarded signals go. */
+static volatile pid_t init_cmd;
+
+static void init_forward(int sig)
+{
+	int e = errno;
+
+	/* Before its setsid() the command has no group of its own yet. */
+	if (init_cmd > 0 && kill(-init_cmd, sig) != 0)
+		kill(init_cmd, sig);
+	errno = e;
+}
+
+/*
+ * init: a /proc of the new pid namespace, in a mount namespace of its own,
+ * so that /proc/$$ is the command's and the host's processes are not
+ * listed. Mounts made here do not propagate back (MS_SLAVE); the host's
+ * still come in. Best effort: on failure /proc stays the host's.
+ */
+static void init_own_proc(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+		return;
+	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	      NULL);
+}
+
+/*
+ * The pid namespace's init (pid 1): die with the keeper, start the command
+ * in a session of its own, pass on the signals the keeper forwards, reap
+ * whatever is reparented to us, and when the command exits hand its
+ * status to the keeper and exit — the kernel then kills the rest of the
+ * namespace. Returns only in the command's process.
+ */
+static void init_main(struct keeper *k, int alive_fd)
+{
+	struct pollfd p = {.fd = alive_fd, .events = POLLIN};
+	struct sigaction sa;
+	pid_t cmd, pid;
+	int status;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	/* The keeper holds the other end: EOF means it is already gone. */
+	if (poll(&p, 1, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	init_own_proc();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = init_forward;
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	cmd = fork();
+	if (cmd < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (cmd == 0) {
+		/* Dumpable again, like any process (init is not): the
+		 * supervisor takes its listener with pidfd_getfd(). */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		close(k->status_fd);
+		close(alive_fd);
+		for (size_t i = 0;
+		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+			signal(forwarded[i], SIG_DFL);
+		setsid();
+		return;
+	}
+	init_cmd = cmd;
+	/* Forwarded signals were blocked since the keeper: take them now. */
+	sigprocmask(SIG_SETMASK, &k->old, NULL);
+	for (;;) {
+		pid = waitpid(-1, &status, 0);
+		if (pid == cmd)
+			break;
+		if (pid < 0 && errno != EINTR)
+			_exit(EXIT_LAUNCHER_FAILURE);
+	}
+	while (write(k->status_fd, &status, sizeof(status)) < 0 &&
+	       errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Ask the kernel for a pid namespace for our next child: root (or
+ * CAP_SYS_ADMIN over our user namespace) only. */
+static bool new_pidns(void)
+{
+	return unshare(CLONE_NEWPID) == 0;
+}
+
+/*
+ * Start the keeper. Returns in the process that goes on to confine itself
+ * and exec the command (with the original signal mask back); the keeper
+ * itself never returns: it waits, forwards, sweeps and exits like the
+ * command.
+ */
+static void keep(void)
+{
+	struct keeper k = {.status_fd = -1, .parent = getppid()};
+	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
+	sigset_t wait_set;
+	int status = 0;
+	bool have_status = false, killing = false;
+
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGCHLD);
+	sigaddset(&wait_set, KEEPER_KILL_SIGNAL);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&wait_set, forwarded[i]);
+	/* Blocked before the child exists: nothing is lost in between. */
+	sigprocmask(SIG_BLOCK, &wait_set, &k.old);
+
+	k.pidns = new_pidns();
+	if (k.pidns &&
+	    (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(alive_p, O_CLOEXEC) != 0))
+		die("cannot create a pipe: %s", strerror(errno));
+	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		die("cannot become a child subreaper: %s", strerror(errno));
+
+	/*
+	 * A caller that dies takes the tree with it. Armed before the fork
+	 * (the signal is blocked: it waits for the loop below), so there is
+	 * no moment when the command runs and the caller's death would go
+	 * unnoticed; the caller may already be gone (then the parent
+	 * changed).
+	 */
+	if (prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0) != 0)
+		die("cannot set the parent-death signal: %s", strerror(errno));
+	if (getppid() != k.parent)
+		die("the caller is gone");
+
+	fflush(NULL);
+	k.child = fork();
+	if (k.child < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (k.child == 0) {
+		/* A session of its own (the keeper forwards to its group);
+		 * in a pid namespace, init gives the command one. */
+		setsid();
+		if (k.pidns) {
+			close(st_p[0]);
+			close(alive_p[1]);
+			k.status_fd = st_p[1];
+			init_main(&k, alive_p[0]);
+		}
+		sigprocmask(SIG_SETMASK, &k.old, NULL);
+		return;
+	}
+	if (k.pidns) {
+		close(st_p[1]);
+		close(alive_p[0]);
+		k.status_fd = st_p[0];
+	}
+	/* The command cannot ptrace or read us (Landlock forbids a domain
+	 * to reach out too; this also covers kernels that only log). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	while (!have_status) {
+		siginfo_t si;
+		int sig = 0;
+
+		if (killing) {
+			/* init's death empties the namespace; without one,
+			 * the command's group goes now, the rest below. */
+			kill(k.pidns ? k.child : -k.child, SIGKILL);
+			kill(k.child, SIGKILL);
+		} else {
+			sig = sigwaitinfo(&wait_set, &si);
+		}
+		if (sig == KEEPER_KILL_SIGNAL) {
+			killing = true;
+			continue;
+		}
+		if (sig > 0 && sig != SIGCHLD) {
+			/* To the command's session (init passes it on); the
+			 * command itself while it has not left ours yet. */
+			if (k.pidns || kill(-k.child, sig) != 0)
+				kill(k.child, sig);
+			continue;
+		}
+		for (;;) {
+			pid_t pid = waitpid(-1, &status,
+					    killing ? 0 : WNOHANG);
+
+			if (pid == k.child) {
+				have_status = true;
+				break;
+			}
+			if (pid == 0 || (pid < 0 && errno != EINTR))
+				break;
+		}
+	}
+	if (k.pidns) {
+		/* init passed on the command's status; without it init
+		 * itself died (killed): report that. */
+		int cmd_status;
+		ssize_t n = read(k.status_fd, &cmd_status, sizeof(cmd_status));
+
+		if (n == (ssize_t)sizeof(cmd_status))
+			status = cmd_status;
+	} else {
+		sweep();
+	}
+	exit_like(status);
+}
+
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
@@ -440,6 +811,14 @@ int main(int argc, char **argv)
 		return probe();
 	}
 
+	keep(); /* from here on: the command's process */
+
+	/*
+	 * The grants are opened here, in the command's mount namespace:
+	 * a rule on the host's /proc would not cover the namespace's own
+	 * /proc mounted over it (Landlock ignores hidden mount points). A
+	 * failure exits 125 all the same (the keeper exits like us).
+	 */
 	ret = ward_ll_prepare(&rs, p.ro, p.nro, p.rw, p.nrw, err, sizeof(err));
 	if (ret)
 		die_prepare(ret, err);
@@ -468,6 +847,16 @@ int main(int argc, char **argv)
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;
+	if (p.shell_status) {
+		/* Confined already: the command's own failure, like sh's. */
+		if (e == ENOENT && !strchr(p.cmd[0], '/'))
+			fprintf(stderr, PROG ": %s: command not found\n",
+				p.cmd[0]);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", p.cmd[0],
+				strerror(e));
+		exit(e == ENOENT ? 127 : 126);
+	}
 	if (e == ENOENT && !strchr(p.cmd[0], '/'))
 		die("%s: command not found", p.cmd[0]);
 	die("cannot execute %s: %s", p.cmd[0], strerror(e));

@@ -729,6 +729,24 @@ static void emit_search(struct ll_emit *e, const uint32_t *set, size_t lo,
 	emit_search(e, set, mid, hi);
 }
 
+#ifndef __NR_clone3
+#define __NR_clone3 435 /* the same on every architecture */
+#endif
+
+/*
+ * Containment: clone3() fails with ENOSYS, so the C library falls back to
+ * clone() (glibc and musl both do). clone3 is the only way to pass
+ * CLONE_INTO_CGROUP, which would let a confined process start a child in
+ * any cgroup it can name by a descriptor — Landlock does not govern that
+ * check, and root owns every cgroup.procs — and so leave the call's
+ * cgroup. The accumulator holds the syscall number.
+ */
+static void emit_clone3_refusal(struct ll_emit *e)
+{
+	e->f[e->n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
+	e->f[e->n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+}
+
 /*
  * Install the filter. @rw_dir selects the narrow form (set-id chmod only).
  * Returns 0 or -errno. On an architecture without a table this is a no-op,
@@ -757,6 +775,7 @@ static int install_metadata_filter(bool rw_dir)
 	f[e.n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, LL_X32_BIT, 0, 1);
 	f[e.n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 #endif
+	emit_clone3_refusal(&e);
 	if (!rw_dir) {
 		/* Nothing is writable: no metadata change anywhere. */
 		emit_search(&e, ll_meta_all, 0, n_all);

@@ -579,8 +579,12 @@ for line in open(sys.argv[1]):
     if runner == "landlock" and not path.endswith("/landlock-run"):
         continue
     argv = json.loads(m.group(2))
+    # Channels the executor adds (documented in docs/RUNNERS.md):
+    # bwrap's status fd, landlock-run's shell-like exec failure.
     if argv[1:3] == ["--json-status-fd", "3"]:
         argv = argv[:1] + argv[3:]
+    if argv[1:2] == ["--shell-status"]:
+        argv = argv[:1] + argv[2:]
     print(json.dumps(argv))
     break
 PY

@@ -191,6 +191,27 @@ rt_socket_case() {
 	rt_case landlock nobody read-only
 }
 
+# host_pid_of_supervisor NSPID LAUNCHER: our pid of the ward-supervise
+# process descended from LAUNCHER whose innermost pid is NSPID.
+host_pid_of_supervisor() {
+	local s p q
+	for s in /proc/[0-9]*/status; do
+		grep -q '^Name:[[:space:]]*ward-supervise$' "$s" 2>/dev/null ||
+			continue
+		[ "$(awk '/^NSpid:/ {print $NF}' "$s")" = "$1" ] || continue
+		p=${s#/proc/}
+		p=${p%/status}
+		q=$p
+		while [ -n "$q" ] && [ "$q" -gt 1 ]; do
+			if [ "$q" = "$2" ]; then
+				echo "$p"
+				return
+			fi
+			q=$(awk '/^PPid:/ {print $2}' "/proc/$q/status" 2>/dev/null)
+		done
+	done
+}
+
 @test "supervisor: a dead supervisor fails closed (ENOSYS), and the command cannot signal it" {
 	require_runner landlock-run
 	cd "$WS"
@@ -247,6 +268,10 @@ open("result", "w").write(r)
 		sleep 0.05
 	done
 	[ -n "$sup" ] || fail "no supervisor found"
+	# As root the command runs in a pid namespace of its own (the
+	# keeper's): its pid for the supervisor is not ours.
+	sup=$(host_pid_of_supervisor "$sup" "$pid")
+	[ -n "$sup" ] || fail "the supervisor is not among the launcher's"
 	kill -KILL "$sup"
 	while kill -0 "$sup" 2>/dev/null; do sleep 0.05; done
 	rm -f "$WS/sup"

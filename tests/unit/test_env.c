@@ -270,7 +270,9 @@ static void test_options_v1(void **state)
 	assert_int_equal(ward_config_options_init(&box.o, 3), 0);
 	assert_int_equal(box.o.version, 3);
 	assert_null(box.o.allow_unix);
-	assert_int_equal(ward_config_options_init(&box.o, 4), WARD_EINVAL);
+	assert_int_equal(
+	    ward_config_options_init(&box.o, WARD_CONFIG_OPTIONS_VERSION + 1),
+	    WARD_EINVAL);
 }
 
 int main(void)

@@ -1,7 +1,8 @@
 /*
  * landlock-run — confine this process with Landlock, then exec a command.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--net-off | --net-connect PORT]
+ *                -- COMMAND [ARG...]
  *   landlock-run --probe
  *
  * Landlock can only restrict the calling process, so the launcher restricts
@@ -56,10 +57,14 @@ struct plan {
 	size_t nrw;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
+	int net; /* enum ward_ll_net */
+	unsigned net_port;
 };
 
 static const char usage_text[] =
-    "Usage: " PROG " [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]\n"
+    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--net-off | --net-connect "
+    "PORT]\n"
+    "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"
@@ -68,9 +73,15 @@ static const char usage_text[] =
     "  --ro PATH   read and execute beneath PATH\n"
     "  --rw PATH   read, write, create, remove, rename beneath PATH\n"
     "              (never device nodes)\n"
+    "  --net-off   no network: no TCP bind or connect, and no socket\n"
+    "              but unix and route netlink (UDP, raw, packet refused)\n"
+    "  --net-connect PORT\n"
+    "              TCP connect to PORT only (a proxy's), no bind; sockets\n"
+    "              limited to unix, route netlink and TCP (Landlock ABI 4)\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
-    "              \"landlock: partially enforced\"\n"
+    "              \"landlock: partially enforced\", then whether TCP is\n"
+    "              governed (\"landlock: network: tcp\" or \"... none\")\n"
     "  -h, --help  show this help\n"
     "  --version   show the version\n"
     "\n"
@@ -225,6 +236,27 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
+		} else if (strcmp(a, "--net-off") == 0) {
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			p->net = WARD_LL_NET_OFF;
+		} else if (is_opt(a, "--net-connect")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--net-connect");
+			char *end;
+			unsigned long port;
+
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			errno = 0;
+			port = strtoul(v, &end, 10);
+			if (errno || *end || end == v || v[0] == '-' ||
+			    port == 0 || port > 65535)
+				die_usage("--net-connect needs a port number "
+					  "from 1 to 65535",
+					  v);
+			p->net = WARD_LL_NET_CONNECT;
+			p->net_port = (unsigned)port;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -241,7 +273,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->cmd)
+		if (p->nro || p->nrw || p->cmd || p->net)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -349,6 +381,8 @@ static int probe(void)
 	report_partial(&rs);
 	printf("landlock: %s\n",
 	       rs.partial ? "partially enforced" : "fully enforced");
+	/* What --net-off / --net-connect can rely on (ABI 4: TCP rights). */
+	printf("landlock: network: %s\n", rs.abi >= 4 ? "tcp" : "none");
 	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE;
 }
 
@@ -368,7 +402,8 @@ int main(int argc, char **argv)
 		return probe();
 	}
 
-	ret = ward_ll_prepare(&rs, p.ro, p.nro, p.rw, p.nrw, err, sizeof(err));
+	ret = ward_ll_prepare_net(&rs, p.ro, p.nro, p.rw, p.nrw, p.net,
+				  p.net_port, err, sizeof(err));
 	if (ret)
 		die_prepare(ret, err);
 	report_partial(&rs);

@@ -50,6 +50,7 @@ struct ward_call {
 	ward_policy *base;   /* the session's (or configuration's) policy */
 	ward_policy *policy; /* in force: @base, or the granted one */
 	enum ward_knob_source source;
+	enum ward_knob_source net_source;
 	enum ward_approval_policy approval;
 	char *cwd;
 	ward_plan *plan; /* NULL when @plan_err */
@@ -315,6 +316,28 @@ static int resolve_cwd(char **out, const char *ws, const char *given)
 /* --- resolution ----------------------------------------------------------- */
 
 /*
+ * The call's network: the session's `sandbox/network` (off or on), else
+ * the configuration's for the call's mode (an allowlist, or the mode's
+ * default when nothing sets it, which then follows an escalated mode).
+ */
+static int resolve_network(ward_call *c, enum ward_mode mode)
+{
+	const ward_config *cfg = c->config;
+	bool set = false;
+	enum ward_network net = ward_config_network(cfg, mode, &set, NULL);
+	enum ward_knob_source src = WARD_KNOB_DEFAULT;
+
+	if (c->session)
+		net = ward_session_network(c->session, net, &src);
+	c->net_source = src;
+	if (!set && src == WARD_KNOB_DEFAULT)
+		return 0; /* the policy's default follows its mode */
+	return ward_policy_set_network(c->base, net,
+				       ward_config_allow_domains(cfg),
+				       ward_config_deny_domains(cfg));
+}
+
+/*
  * Step 1: the call's policy. The mode is the session's (its knobs read up
  * to now) or the configuration's; the workspace the session's cwd or the
  * configured one; rules and git protection the configuration's.
@@ -359,6 +382,8 @@ static int resolve_policy(ward_call *c)
 	if (!err)
 		err = ward_policy_set_unprotected(
 		    c->base, ward_config_unprotect(cfg, NULL));
+	if (!err)
+		err = resolve_network(c, mode);
 	if (!err && c->session)
 		err = ward_policy_set_session(c->base,
 					      ward_session_id(c->session));

@@ -51,7 +51,7 @@ static void print_help(void)
 	       "  -w, --workspace DIR    the workspace whose project file is "
 	       "read\n"
 	       "                         (default: ward.yml's, else "
-	       ".)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	       ".)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
 	       "      --json             print one JSON object\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -631,7 +631,7 @@ static void print_json(const struct report *r, bool valid)
 /* --- check -------------------------------------------------------------- */
 
 const struct cli_option cli_config_cmd_options[] = {
-    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS,
+    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS,
     CLI_OPTION_ENV_KEEP, CLI_OPTION_JSON,      CLI_OPTION_HELP,
     CLI_OPTION_END,
 };

@@ -47,7 +47,7 @@ static void print_help(void)
 	       "  -w, --workspace DIR  the workspace of that call (default: "
 	       ".)\n"
 	       "  -m, --mode MODE      its mode (default: "
-	       "ward.yml's)\n" CLI_CONFIG_HELP
+	       "ward.yml's)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP
 	       "  -h, --help           show this help and exit\n"
 	       "\n"
 	       "Exit status:\n"
@@ -257,7 +257,7 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 
 const struct cli_option cli_probe_options[] = {
     CLI_OPTION_JSON, CLI_OPTION_RUNNER,	 CLI_OPTION_WORKSPACE,
-    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_OPTION_HELP,
+    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS, CLI_OPTION_HELP,
     CLI_OPTION_END,
 };
 

@@ -59,7 +59,7 @@ static void print_help(void)
 	    "  -r, --runner RUNNER    auto (default: the chain bwrap, "
 	    "landlock), bwrap\n"
 	    "                         or landlock (that runner only, no "
-	    "probe)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	    "probe)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
 	    "  -t, --timeout SECONDS  kill the command's process group "
 	    "after SECONDS\n"
 	    "                         (suffix s, m, h or d; fractions "
@@ -370,11 +370,15 @@ static void print_json(const ward_result *r, const ward_call *call)
 				    ward_result_enforcement(r)))) ||
 	    json_object_set_new(sb, "denied",
 				json_boolean(ward_call_denied(call))) ||
+	    json_object_set_new(sb, "network",
+				json_string(ward_network_name(
+				    ward_call_network(call)))) ||
 	    json_object_set_new(
 		sb, "partial",
 		strv_json(plan ? ward_plan_partial(plan) : NULL)) ||
 	    json_object_set_new(obj, "sandbox", sb) ||
 	    json_object_set_new(obj, "denials", cli_denials_json(call)) ||
+	    json_object_set_new(obj, "network", cli_network_json(call)) ||
 	    json_object_set_new(obj, "env_dropped",
 				strv_json(ward_call_env_dropped(call))))
 		die(CLI_EXIT_WARD, "out of memory");
@@ -412,6 +416,13 @@ static void print_epilogue(const ward_result *r, const ward_call *call,
 		free(text);
 		text = NULL;
 	}
+	/* What the proxy refused: one marker per host (render.c). */
+	if (ward_call_render_network(&text, call) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (*text)
+		fprintf(stderr, "%s\n", text);
+	free(text);
+	text = NULL;
 	if (explain) {
 		if (ward_call_render_explain(&text, call) != 0)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
@@ -461,6 +472,7 @@ static void keep_terminal(void)
 const struct cli_option cli_run_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
+    CLI_NETWORK_OPTIONS,
     CLI_OPTION_ENV_KEEP,
     CLI_SESSION_OPTIONS,
     CLI_OPTION_SHELL,

@@ -1409,6 +1409,8 @@ static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
 		ward_strv_push(&sv, c->prefix[i]);
 	ward_strv_push(&sv, cwd);
 	ward_strv_push(&sv, "--");
+	if (c->inner)
+		ward_strv_push_all(&sv, c->inner);
 	ward_strv_push_all(&sv, c->cmd);
 	return ward_strv_finish(out, &sv);
 }
@@ -1531,10 +1533,10 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		in_process = true;
 		a.argv = c->cmd;
 		a.shell_like = true;
-		err = ward_ll_prepare(
+		err = ward_ll_prepare_net(
 		    &rs, (const char *const *)c->ll_ro, ward_strv_len(c->ll_ro),
 		    (const char *const *)c->ll_rw, ward_strv_len(c->ll_rw),
-		    errbuf, sizeof(errbuf));
+		    c->net, c->net_port, errbuf, sizeof(errbuf));
 		if (err)
 			return ward_err(WARD_ERUNNER, "landlock: %s", errbuf);
 		if (rs.partial)

@@ -1536,6 +1536,7 @@ void ward_confined_free(ward_confined *confined)
 	ward_strv_free(confined->cmd);
 	ward_strv_free(confined->ll_ro);
 	ward_strv_free(confined->ll_rw);
+	ward_strv_free(confined->inner);
 	free(confined->runner_path);
 	ward_strv_free(confined->failure_signatures);
 	free(confined);

@@ -53,6 +53,36 @@ WARD_EXTERN enum ward_network ward_network_default(enum ward_mode mode);
  */
 WARD_EXTERN int ward_network_pattern_check(const char *pattern);
 
+/**
+ * ward_netproxy - ward's network proxy as a front end holds it: one proxy
+ * (a thread of this process, docs/NETWORK.md) serving one endpoint per
+ * call. `ward mcp` makes one for the server and hands it to every call
+ * (ward_call_options.netproxy); a call with an allowlist and no proxy
+ * given makes its own for its duration (`ward run`). Thread-safe: calls
+ * on several threads may share it.
+ */
+typedef struct ward_netproxy ward_netproxy;
+
+/**
+ * ward_netproxy_new - create and start a proxy with no endpoint yet.
+ * The caller frees *out with ward_netproxy_free() after every call that
+ * uses it ended. Returns 0 or an error (the detail says why).
+ */
+WARD_EXTERN int ward_netproxy_new(ward_netproxy **out);
+/** ward_netproxy_free - stop and free. Accepts NULL. */
+WARD_EXTERN void ward_netproxy_free(ward_netproxy *proxy);
+
+/** One connection of a call through the proxy, as the call reports it. */
+struct ward_net_event {
+	const char *host;     /* normalized; NULL when none was understood */
+	unsigned port;	      /* 0 when none was understood */
+	const char *protocol; /* "connect", "http", "socks5", "unknown" */
+	const char *verdict;  /* "allowed", "denied", "invalid" */
+	const char *reason;   /* NULL for an allowed connection that ended
+				 normally */
+	unsigned long long bytes_sent, bytes_received;
+};
+
 WARD_END_DECL
 
 #endif

@@ -1180,6 +1180,7 @@ static void server_init(struct mcp_server *srv)
 
 static void server_free(struct mcp_server *srv)
 {
+	ward_netproxy_free(srv->netproxy);
 	ward_session_free(srv->session);
 	cli_setup_free(&srv->setup, &srv->po);
 	pthread_cond_destroy(&srv->cond);
@@ -1258,6 +1259,13 @@ int cmd_mcp(int argc, char **argv)
 	mode_given = srv.po.mode_given;
 	srv.po.mode_given = false;
 	cli_setup_build(&srv.setup, &srv.po, mcp_usage, CLI_SETUP_PROVIDER);
+	if (ward_netproxy_new(&srv.netproxy) != 0) {
+		fprintf(stderr,
+			"%s: warning: cannot start the network proxy (%s); a "
+			"call with an allowlist starts its own\n",
+			cli_name, ward_error_last());
+		srv.netproxy = NULL;
+	}
 	srv.defaults.mode = ward_config_mode(srv.setup.config, NULL);
 	srv.defaults.approval = ward_config_approval(srv.setup.config, NULL);
 	srv.defaults.root = ward_config_workspace(srv.setup.config, NULL);

@@ -558,6 +558,7 @@ static ward_call *call_new(struct mcp_call *call, json_t *args,
 	 * session's mode instead. */
 	co.approve = mcp_elicits(srv) ? mcp_approve : NULL;
 	co.approve_ctx = call;
+	co.netproxy = srv->netproxy;
 	err = ward_call_new(&wc, &co);
 	if (err) {
 		detail_of(err, detail, sizeof(detail));
@@ -695,6 +696,20 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		free(dt);
 		text = both;
 	}
+	if (res) {
+		/* The proxy's refusals: one marker per host (render.c). */
+		char *nt = NULL, *both = NULL;
+
+		if (ward_call_render_network(&nt, v->call) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		if (*nt) {
+			if (asprintf(&both, "%s\n%s", text, nt) < 0)
+				die(CLI_EXIT_WARD, "out of memory");
+			free(text);
+			text = both;
+		}
+		free(nt);
+	}
 	if (res && ward_call_stopped(v->call)) {
 		char *stop = NULL, *both = NULL;
 
@@ -720,6 +735,8 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	if (st)
 		set_new(st, "denials",
 			res ? cli_denials_json(v->call) : json_array());
+	if (st && res)
+		set_new(st, "network", cli_network_json(v->call));
 	if (st && v->task_id) {
 		set_new(st, "task_id", json_string(v->task_id));
 		set_new(st, "running", json_boolean(!res));

@@ -108,6 +108,7 @@ struct call_facts {
 	char config_error[1024]; /* why not: ward.yml is invalid */
 	const char *workspace;
 	enum ward_mode mode;
+	enum ward_network network;
 	char *const *partial;
 };
 
@@ -177,6 +178,8 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	      json_object_set_new(llo, "error",
 				  ll->abi < 0 ? json_str_or_null(ll->abi_error)
 					      : json_null()) ||
+	      json_object_set_new(llo, "network",
+				  json_boolean(ll->abi >= 4)) ||
 	      json_object_set_new(obj, "landlock", llo) ||
 	      json_object_set_new(
 		  paths, "bwrap",
@@ -188,10 +191,12 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	      json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
 	      json_object_set_new(
 		  obj, "call",
-		  cf->have ? json_pack("{s:o, s:s}", "workspace",
+		  cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
 				       cli_json_text(cf->workspace,
 						     strlen(cf->workspace)),
-				       "mode", ward_mode_name(cf->mode))
+				       "mode", ward_mode_name(cf->mode),
+				       "network",
+				       ward_network_name(cf->network))
 			   : json_null()) ||
 	      json_object_set_new(obj, "config_error",
 				  cf->config_error[0]
@@ -234,8 +239,10 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 		printf("chosen:        %s (enforcement: %s)\n",
 		       ward_runner_name(chosen), ward_enforcement_name(enf));
 	if (cf->have)
-		printf("for a call:    in %s under %s (ward.yml and flags)\n",
-		       cf->workspace, ward_mode_name(cf->mode));
+		printf("for a call:    in %s under %s, network %s (ward.yml "
+		       "and flags)\n",
+		       cf->workspace, ward_mode_name(cf->mode),
+		       ward_network_name(cf->network));
 	else if (cf->config_error[0])
 		printf("for a call:    unknown: ward.yml is invalid here (%s); "
 		       "'ward config check' lists every error\n",
@@ -243,7 +250,11 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	for (size_t i = 0; cf->partial && cf->partial[i]; i++)
 		printf("  partial: %s\n", cf->partial[i]);
 	if (ll->abi > 0)
-		printf("landlock ABI:  %d\n", ll->abi);
+		printf("landlock ABI:  %d (network: %s)\n", ll->abi,
+		       ll->abi >= 4 ? "TCP bind/connect governed"
+				    : "TCP not governed: off is enforced by "
+				      "refusing inet sockets; an allowlist "
+				      "is refused");
 	else
 		printf("landlock ABI:  none: %s\n", ll->abi_error);
 	if (!ll->errata_err)
@@ -371,6 +382,7 @@ int cmd_probe(int argc, char **argv)
 			cf.have = true;
 			cf.workspace = ward_config_workspace(cfg, NULL);
 			cf.mode = ward_call_mode(call);
+			cf.network = ward_call_network(call);
 			cf.partial = ward_plan_partial(plan);
 			chosen = ward_plan_runner(plan);
 			enf = ward_plan_enforcement(plan);

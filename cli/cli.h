@@ -46,6 +46,7 @@ enum cli_long_opt {
 	CLI_OPT_NETWORK,  /* --network off|on (cli/policy_opts.h) */
 	CLI_OPT_ALLOW_DOMAIN, /* --allow-domain PATTERN (cli/policy_opts.h) */
 	CLI_OPT_EXPLAIN,  /* ward run --explain */
+	CLI_OPT_ESCALATE_NETWORK, /* ward run --escalate-network HOST|on */
 	CLI_OPT_DRAIN,	  /* ward mcp --drain-timeout */
 };
 

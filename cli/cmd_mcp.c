@@ -332,15 +332,32 @@ static char *approval_message(const struct ward_approval_request *req)
 	cli_put_display(m, req->summary);
 	fprintf(m, "\ndirectory: ");
 	cli_put_display(m, req->cwd);
-	fprintf(m, "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
-		ward_mode_name(req->current), ward_mode_name(req->requested));
+	if (req->network)
+		fprintf(m, "\nnetwork: %s\nrequested: %s%s\njustification: ",
+			ward_network_name(req->net_current),
+			req->net_host ? "network access to " : "network on",
+			req->net_host ? req->net_host : "");
+	else
+		fprintf(m,
+			"\ncurrent mode: %s\nrequested mode: %s\njustification: ",
+			ward_mode_name(req->current),
+			ward_mode_name(req->requested));
 	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\nsession: %s", req->session_id);
-	fprintf(m,
-		"\nAllow this %s to run once under %s? Accept with \"allow\" "
-		"checked to allow it; decline to refuse.",
-		what, ward_mode_name(req->requested));
+	if (req->network)
+		fprintf(m,
+			"\nAllow this %s, once, %s%s? Accept with \"allow\" "
+			"checked to allow it; decline to refuse.",
+			what,
+			req->net_host ? "network access to "
+				      : "the whole network",
+			req->net_host ? req->net_host : "");
+	else
+		fprintf(m,
+			"\nAllow this %s to run once under %s? Accept with "
+			"\"allow\" checked to allow it; decline to refuse.",
+			what, ward_mode_name(req->requested));
 	if (fclose(m) != 0) {
 		free(text);
 		return NULL;
@@ -431,7 +448,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	enum ward_approval_outcome outcome;
 	struct mcp_pending *p;
 	json_t *params, *schema;
-	char *message, rid[32], title[96];
+	char *message, rid[32], title[320];
 	bool elicit, stop, done, at_2511;
 
 	pthread_mutex_lock(&srv->lock);
@@ -453,8 +470,13 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 		free(p);
 		return WARD_APPROVAL_UNAVAILABLE;
 	}
-	snprintf(title, sizeof(title), "Allow once under %s",
-		 ward_mode_name(req->requested));
+	if (req->network)
+		snprintf(title, sizeof(title), "Allow once: %s%.200s",
+			 req->net_host ? "network access to " : "network on",
+			 req->net_host ? req->net_host : "");
+	else
+		snprintf(title, sizeof(title), "Allow once under %s",
+			 ward_mode_name(req->requested));
 	schema = json_pack(
 	    "{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object",
 	    "properties", "allow", "type", "boolean", "title", title,

@@ -96,6 +96,12 @@ static void print_help(void)
 	    "                         ask the person at the terminal to "
 	    "let this one\n"
 	    "                         command run under the wider MODE\n"
+	    "      --escalate-network HOST|on --justification TEXT\n"
+	    "                         ask the person at the terminal to "
+	    "let this one\n"
+	    "                         command reach HOST through the proxy "
+	    "(or the\n"
+	    "                         whole network)\n"
 	    "  -q, --quiet            say the warnings (rules the runner "
 	    "cannot express)\n"
 	    "                         only when they changed since ward "
@@ -478,6 +484,8 @@ const struct cli_option cli_run_options[] = {
     CLI_OPTION_SHELL,
     {"timeout", 't', "SECONDS", CLI_VALUE_TEXT, NULL},
     {"no-stdin", 'n', NULL, CLI_VALUE_NONE, NULL},
+    {"escalate-network", CLI_OPT_ESCALATE_NETWORK, "HOST|on", CLI_VALUE_TEXT,
+     NULL},
     CLI_OPTION_JSON,
     {"max-output", CLI_OPT_MAX_OUTPUT, "BYTES", CLI_VALUE_TEXT, NULL},
     {"explain", CLI_OPT_EXPLAIN, NULL, CLI_VALUE_NONE, NULL},
@@ -502,6 +510,8 @@ int cmd_run(int argc, char **argv)
 	ward_result *result = NULL;
 	char detail[1024], why[PATH_MAX + 64];
 	char **cmd;
+	const char *net_esc = NULL;
+	bool mode_esc = false;
 	int opt, err, status;
 
 	cli_getopt_init(&g, cli_run_options, true, NULL, run_usage, argc, argv);
@@ -517,6 +527,17 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'n':
 			no_stdin = true;
+			break;
+		case CLI_OPT_ESCALATE_NETWORK:
+			if (strcmp(optarg, "on") != 0 &&
+			    (ward_network_pattern_check(optarg) != 0 ||
+			     optarg[0] == '*'))
+				die_usage(run_usage,
+					  "option '--escalate-network' needs a "
+					  "host name or address, or on, not "
+					  "'%s'",
+					  optarg);
+			net_esc = optarg;
 			break;
 		case CLI_OPT_JSON:
 			json = true;
@@ -544,6 +565,14 @@ int cmd_run(int argc, char **argv)
 			  "option '--explain' is for people; with '--json' the "
 			  "object's \"denials\" say the same");
 	cmd = cli_command_argv(&po, argc - optind, argv + optind, run_usage);
+	mode_esc = cs.escalate;
+	if (net_esc && mode_esc)
+		die_usage(run_usage,
+			  "options '--escalate' and '--escalate-network' ask "
+			  "for different things: give one");
+	/* --justification goes with either; the session checks are the
+	 * same. */
+	cs.escalate = mode_esc || net_esc;
 	cli_session_begin(&cs, &po, run_usage, json);
 	cli_setup_build(&setup, &po, run_usage,
 			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
@@ -556,8 +585,10 @@ int cmd_run(int argc, char **argv)
 	co.surface = WARD_SURFACE_CLI;
 	co.tool = "run";
 	co.argv = cmd;
-	co.escalate = cs.escalate;
+	co.escalate = mode_esc;
 	co.escalate_to = cs.requested;
+	co.escalate_network = net_esc != NULL;
+	co.network_host = net_esc && strcmp(net_esc, "on") ? net_esc : NULL;
 	co.justification = cs.justification;
 	/* The person at the terminal approves; outside a session only an
 	 * explicit --escalate asks, and no denial offers the hint. */

@@ -1196,14 +1196,27 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 	cli_put_display(m, req->summary);
 	fprintf(m, "\n  %-15s ", "directory");
 	cli_put_display(m, req->cwd);
-	fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
-		ward_mode_name(req->current), "requested mode",
-		ward_mode_name(req->requested), "justification");
+	if (req->network)
+		fprintf(m, "\n  %-15s %s\n  %-15s %s%s\n  %-15s ",
+			"network", ward_network_name(req->net_current),
+			"requested", req->net_host ? "access to " : "on",
+			req->net_host ? req->net_host : "", "justification");
+	else
+		fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ",
+			"current mode", ward_mode_name(req->current),
+			"requested mode", ward_mode_name(req->requested),
+			"justification");
 	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\n  %-15s %s", "session", req->session_id);
-	fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,
-		ward_mode_name(req->requested));
+	if (req->network)
+		fprintf(m, "\nAllow this %s, once, %s%s? [y/N] ", what,
+			req->net_host ? "network access to "
+				      : "the whole network",
+			req->net_host ? req->net_host : "");
+	else
+		fprintf(m, "\nAllow this %s to run once under %s? [y/N] ",
+			what, ward_mode_name(req->requested));
 	if (fclose(m) != 0 || !text)
 		goto out_close;
 	/* Type-ahead typed before the question was shown is no answer. */

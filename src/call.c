@@ -45,6 +45,8 @@ struct ward_call {
 	char **targets;
 	bool escalate;
 	enum ward_mode escalate_to;
+	bool escalate_network;
+	char *network_host;
 	char *justification;
 	ward_approval_fn approve;
 	void *approve_ctx;
@@ -444,6 +446,14 @@ static int copy_options(ward_call *c, const struct ward_call_options *o)
 	c->approve = o->approve;
 	c->approve_ctx = o->approve_ctx;
 	c->netproxy = o->version >= 2 ? o->netproxy : NULL;
+	c->escalate_network = o->version >= 2 && o->escalate_network;
+	if (c->escalate_network) {
+		/* Asked through the same pipeline as a mode: one request. */
+		c->escalate = true;
+		err = dup_str(&c->network_host, o->network_host);
+		if (err)
+			return err;
+	}
 	err = dup_str(&c->tool, o->tool				     ? o->tool
 				: o->subject == WARD_SUBJECT_COMMAND ? "run"
 								     : "fs");
@@ -488,6 +498,14 @@ static int check_options(const struct ward_call_options *o)
 		return ward_err(WARD_EINVAL,
 				"call options: escalation to unknown mode %d",
 				(int)o->escalate_to);
+	if (o->version >= 2 && o->escalate_network && o->escalate)
+		return ward_err(WARD_EINVAL,
+				"ask for a wider mode or a wider network, not "
+				"both in one call");
+	if (o->version >= 2 && o->escalate_network && blank(o->justification))
+		return ward_err(WARD_EINVAL,
+				"a network escalation needs a justification "
+				"(why the host or the network is needed)");
 	if (o->escalate && blank(o->justification))
 		return ward_err(WARD_EINVAL,
 				"an escalation needs a justification (why the "
@@ -848,6 +866,7 @@ void ward_call_free(ward_call *call)
 	free(call->summary);
 	ward_strv_free(call->targets);
 	free(call->justification);
+	free(call->network_host);
 	free(call);
 }
 
@@ -870,6 +889,8 @@ static int authorize(ward_call *c)
 	e.approve_ctx = c->approve_ctx;
 	e.session = c->session;
 	e.call_id = c->id;
+	e.network = c->escalate_network;
+	e.net_host = c->network_host;
 	err = ward_escalation_authorize(&granted, &c->verdict, c->base, &e);
 	if (err) {
 		save_error(&se, err);
@@ -882,8 +903,7 @@ static int authorize(ward_call *c)
 	if (c->verdict != WARD_ESCALATION_GRANTED) {
 		snprintf(code, sizeof(code), "escalation-%s",
 			 ward_escalation_verdict_name(c->verdict));
-		if (ward_render_verdict_for(&text, c->surface, c->verdict,
-					    c->subject, c->escalate_to) != 0)
+		if (ward_call_render_refusal(&text, c) != 0)
 			text = NULL;
 		record_not_run(c, code, text);
 		free(text);
@@ -910,7 +930,10 @@ static int authorize(ward_call *c)
 	}
 	c->policy = granted;
 	c->escalated = true;
-	c->source = WARD_KNOB_ESCALATION;
+	if (c->escalate_network)
+		c->net_source = WARD_KNOB_ESCALATION;
+	else
+		c->source = WARD_KNOB_ESCALATION;
 	plan_call(c);
 	return 0;
 }
@@ -1353,6 +1376,16 @@ int ward_call_net_event(const ward_call *call, size_t i,
 	return 0;
 }
 
+bool ward_call_network_hint_offered(const ward_call *call)
+{
+	bool refused = false;
+
+	for (size_t i = 0; call && call->net_done && i < call->net.n; i++)
+		refused |= call->net.v[i].denied;
+	return refused && call->approve && !call->escalated &&
+	       call->approval == WARD_APPROVAL_ASK;
+}
+
 int ward_call_render_network(char **out, const ward_call *call)
 {
 	struct ward_strv hosts = {0};
@@ -1379,6 +1412,11 @@ int ward_call_render_network(char **out, const ward_call *call)
 		fprintf(f, "%s%s", hosts.n > 1 ? "\n" : "", m);
 		free(m);
 	}
+	if (hosts.n && ward_call_network_hint_offered(call) &&
+	    ward_render_network_hint(&m, call->surface) == 0) {
+		fprintf(f, "\n%s", m);
+		free(m);
+	}
 	ward_strv_discard(&hosts);
 	ward_err_clear();
 	if (fclose(f) != 0 || !buf) {
@@ -1396,6 +1434,19 @@ int ward_call_render_refusal(char **out, const ward_call *call)
 	if (!out || !call || !call->escalate ||
 	    call->verdict == WARD_ESCALATION_GRANTED)
 		return ward_err(WARD_EINVAL, "call: no refused escalation");
+	if (call->escalate_network) {
+		char what[320];
+
+		if (call->network_host)
+			snprintf(what, sizeof(what), "network access to %s",
+				 call->network_host);
+		else
+			snprintf(what, sizeof(what),
+				 "the whole network (on)");
+		return ward_render_network_verdict(out, call->surface,
+						   call->verdict, call->subject,
+						   what);
+	}
 	return ward_render_verdict_for(out, call->surface, call->verdict,
 				       call->subject, call->escalate_to);
 }

@@ -109,6 +109,12 @@ struct ward_call_options {
 	 * (borrowed; may be shared by many calls: `ward mcp` keeps one).
 	 * NULL: such a call starts its own for its duration. */
 	ward_netproxy *netproxy;
+	/** Ask to run this one call with a wider network instead of a
+	 * wider mode (one or the other): @network_host added to its
+	 * allowlist, or, with @network_host NULL, network on; with
+	 * @justification, approved like a mode (escalation.h). */
+	bool escalate_network;
+	const char *network_host;
 };
 
 #define WARD_CALL_OPTIONS_INIT                                                 \
@@ -116,7 +122,7 @@ struct ward_call_options {
 		WARD_CALL_OPTIONS_VERSION, NULL, NULL, NULL,                   \
 		    WARD_SUBJECT_COMMAND, WARD_SURFACE_API, NULL, NULL, NULL,  \
 		    NULL, NULL, NULL, false, WARD_MODE_READ_ONLY, NULL, NULL,  \
-		    NULL, NULL                                                 \
+		    NULL, NULL, false, NULL                                    \
 	}
 
 /**
@@ -297,6 +303,13 @@ WARD_EXTERN int ward_call_net_event(const ward_call *call, size_t i,
  * append it to the command's stderr. The caller frees *out.
  */
 WARD_EXTERN int ward_call_render_network(char **out, const ward_call *call);
+/**
+ * ward_call_network_hint_offered - whether the call's network markers
+ * carry the network escalation hint (ward_render_network_hint): the proxy
+ * refused a host, an approval service exists, the policy is `ask`, and
+ * this call was not itself an escalated retry.
+ */
+WARD_EXTERN bool ward_call_network_hint_offered(const ward_call *call);
 
 /* --- the denial report ----------------------------------------------------- */
 

@@ -471,7 +471,16 @@ static void test_bwrap_hardening(void **state)
 		assert_true(find_opt(a, "--setenv", "WARD_SANDBOX", "bwrap") >
 			    0);
 		assert_int_equal(find_opt(a, "--ro-bind", "/", "/"), 1);
-		/* The network is not governed by a mode. */
+		/* The network is its own knob: off by default in a
+		 * confined mode (loopback only), shared when on. */
+		assert_true(argv_index(a, "--unshare-net", 0) > 0 &&
+			    argv_index(a, "--unshare-net", 0) < sep);
+		ward_strv_free(a);
+		assert_int_equal(ward_policy_set_network(p, WARD_NETWORK_ON,
+							 NULL, NULL),
+				 0);
+		assert_int_equal(ward_profile_bwrap(&a, p, BWRAP, -1, command),
+				 0);
 		assert_int_equal(argv_index(a, "--unshare-net", 0), -1);
 		ward_strv_free(a);
 		ward_policy_free(p);

@@ -59,8 +59,9 @@ static void print_help(void)
 	       "denial_signature,\n"
 	       "                        warnings, env\n"
 	       "  -q, --quiet           say the warnings (rules the runner "
-	       "cannot express)\n"
-	       "                        only when they changed since ward "
+	       "cannot express,\n"
+	       "                        project values ignored) only when\n"
+	       "                        they changed since ward "
 	       "last said them\n"
 	       "  -h, --help            show this help and exit\n"
 	       "\n"
@@ -178,7 +179,8 @@ int cmd_confine(int argc, char **argv)
 	cmd =
 	    cli_command_argv(&po, argc - optind, argv + optind, confine_usage);
 	cli_setup_build(&setup, &po, confine_usage,
-			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
+			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0) |
+			    (quiet ? CLI_SETUP_QUIET : 0));
 
 	/* The same call `ward run` would make, planned the same way. */
 	co.config = setup.config;

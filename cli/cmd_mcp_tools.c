@@ -1365,7 +1365,7 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	const char *path = arg_str(args, "path");
 	unsigned long long shown_lines, more_lines = 0, more_bytes = 0;
 	char *more = NULL, *text = NULL;
-	bool cut, continues;
+	bool cut, continues, long_line;
 	size_t shown;
 	json_t *r, *st;
 	int err = 0;
@@ -1376,10 +1376,26 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	ro.offset = (uint64_t)arg_int(args, "offset", 0);
 	ro.limit = (uint64_t)arg_int(args, "limit", 0);
 	err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
-	if (err == -EFBIG && !ro.limit) {
+	if (err == -EFBIG && (!ro.limit || ro.limit > 1000)) {
 		/* Too big to hold whole: a first part, counted in lines. */
 		ro.limit = 1000;
 		err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	}
+	if (err == -EFBIG && ro.limit > 1) {
+		/* Still too big: long lines; the first one at least. */
+		ro.limit = 1;
+		err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	}
+	if (err == -EFBIG) {
+		/* One line beyond the fence's bound: no offset/limit helps. */
+		if (ward_render_read_line_too_large(&text, path,
+						    ro.offset + 1) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		r = result_text(srv, text, true, NULL);
+		free(text);
+		text = NULL;
+		err = 0;
+		goto out;
 	}
 	if (err) {
 		r = fs_failed(srv, &fc, err, &denial, path);
@@ -1388,26 +1404,45 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	/* The same discipline as bash: at most 64 KiB, cut on a line. */
 	shown = cut_at(c.data, c.len, MCP_FILE_LIMIT);
 	cut = shown < c.len;
+	/* Cut inside the first line: it alone is longer than the bound. */
+	long_line = cut && shown && c.data[shown - 1] != '\n';
 	continues = cut || c.truncated;
 	shown_lines = count_lines(c.data, shown);
-	if (cut && !c.truncated) {
+	if (long_line) {
+		const char *rest = c.data + shown;
+		const char *nl = memchr(rest, '\n', c.len - shown);
+
+		more_bytes =
+		    nl ? (unsigned long long)(nl - rest) : c.len - shown;
+		/* The next line exists when something follows the newline. */
+		continues = c.truncated || (nl && nl + 1 < c.data + c.len);
+	} else if (cut && !c.truncated) {
 		/* Everything after the cut was read: it can be counted. */
 		more_lines = count_lines(c.data + shown, c.len - shown);
 		more_bytes = c.len - shown;
 	}
 	st = fs_structured(&fc);
 	set_new(st, "file_size", json_integer((json_int_t)c.file_size));
-	set_new(st, "truncated", json_boolean(continues));
+	set_new(st, "truncated", json_boolean(continues || long_line));
 	set_new(st, "lines", json_integer((json_int_t)shown_lines));
 	if (continues)
 		set_new(st, "next_offset",
 			json_integer((json_int_t)(ro.offset + shown_lines)));
-	if (!continues) {
+	if (long_line) {
+		err = ward_render_read_long_line(&more, ro.offset + 1, shown,
+						 more_bytes,
+						 continues ? ro.offset + 1 : 0);
+	} else if (!continues && (c.len || !ro.offset || !c.file_size)) {
 		r = result_n(srv, c.data, c.len, false, st);
 		goto out;
+	} else if (!continues) {
+		/* An offset at or past the end: say so, not "". */
+		err = ward_render_read_past_end(&more, ro.offset);
+	} else {
+		err = ward_render_read_truncated(&more, ro.offset + shown_lines,
+						 more_lines, more_bytes);
 	}
-	if (ward_render_read_truncated(&more, ro.offset + shown_lines,
-				       more_lines, more_bytes) != 0 ||
+	if (err != 0 ||
 	    asprintf(&text, "%.*s%s%s", (int)shown, c.data,
 		     shown && c.data[shown - 1] != '\n' ? "\n" : "", more) < 0)
 		die(CLI_EXIT_WARD, "out of memory");

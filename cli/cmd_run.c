@@ -103,8 +103,9 @@ static void print_help(void)
 	    "(or the\n"
 	    "                         whole network)\n"
 	    "  -q, --quiet            say the warnings (rules the runner "
-	    "cannot express)\n"
-	    "                         only when they changed since ward "
+	    "cannot express,\n"
+	    "                         project values ignored) only when\n"
+	    "                         they changed since ward "
 	    "last said them\n"
 	    "                         in this workspace (ward config check "
 	    "shows them all)\n"
@@ -575,7 +576,8 @@ int cmd_run(int argc, char **argv)
 	cs.escalate = mode_esc || net_esc;
 	cli_session_begin(&cs, &po, run_usage, json);
 	cli_setup_build(&setup, &po, run_usage,
-			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
+			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0) |
+			    (quiet ? CLI_SETUP_QUIET : 0));
 
 	/* One call: resolved (session, ward.yml, flags) and planned once. */
 	co.config = setup.config;

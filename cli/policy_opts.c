@@ -10,6 +10,7 @@
 
 #include "ward/call.h"
 #include "ward/env.h"
+#include "ward/notice.h"
 
 #include "policy_opts.h"
 
@@ -152,6 +153,31 @@ static noreturn void fail(int status, bool json, const char *code,
 	die(status, "%s", msg);
 }
 
+/*
+ * What the project file asked for and did not get (a wider mode, ...):
+ * said before anything runs (the rest of the warnings: ward config check);
+ * with @quiet only when they differ from what was last said for this
+ * workspace, like the runner's warnings (cli_print_warnings). Recorded in
+ * either case; a store that cannot be read means they are said again.
+ */
+static void say_ignored(const ward_config *cfg, bool quiet)
+{
+	size_t n = ward_config_ignored_count(cfg);
+	char **list = calloc(n + 1, sizeof(*list));
+	bool seen = false;
+
+	if (!list)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		list[i] = (char *)ward_config_ignored(cfg, i);
+	(void)ward_notice_seen(&seen, "ignored",
+			       ward_config_workspace(cfg, NULL), list);
+	if (!(quiet && seen))
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "%s: warning: %s\n", cli_name, list[i]);
+	free(list);
+}
+
 void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		     const char *usage, unsigned flags)
 {
@@ -178,11 +204,7 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err)
 		cli_config_report_errors(s.config, json);
-	/* What the project file asked for and did not get: said once, before
-	 * anything runs (the rest of the warnings: ward config check). */
-	for (size_t i = 0; i < ward_config_ignored_count(s.config); i++)
-		fprintf(stderr, "%s: warning: %s\n", cli_name,
-			ward_config_ignored(s.config, i));
+	say_ignored(s.config, flags & CLI_SETUP_QUIET);
 
 	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
 			      ward_config_workspace(s.config, NULL));

@@ -77,6 +77,7 @@ struct cli_setup {
 enum cli_setup_flags {
 	CLI_SETUP_PROVIDER = 1 << 0, /* a provider too (run, confine) */
 	CLI_SETUP_JSON = 1 << 1,     /* failures as a JSON error object */
+	CLI_SETUP_QUIET = 1 << 2,    /* --quiet: ignored values said once */
 };
 
 /*

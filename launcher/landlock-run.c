@@ -3,6 +3,7 @@
  *
  *   landlock-run [--ro PATH]... [--rw PATH]... [--net-off | --net-connect PORT]
  *                -- COMMAND [ARG...]
+ *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
  *   landlock-run --probe
  *
  * Landlock can only restrict the calling process, so the launcher restricts
@@ -73,6 +74,9 @@ static const char usage_text[] =
     "  --ro PATH   read and execute beneath PATH\n"
     "  --rw PATH   read, write, create, remove, rename beneath PATH\n"
     "              (never device nodes)\n"
+    "  --ro-if-exists PATH, --rw-if-exists PATH\n"
+    "              the same, skipped when PATH no longer exists (a\n"
+    "              missing --ro or --rw PATH is an error)\n"
     "  --net-off   no network: no TCP bind or connect, and no socket\n"
     "              but unix and route netlink (UDP, raw, packet refused)\n"
     "  --net-connect PORT\n"
@@ -214,6 +218,19 @@ static bool is_opt(const char *a, const char *name)
 	return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
 }
 
+/* @path marked as an optional grant for ward_ll_prepare() (landlock.h). */
+static const char *optional(const char *path)
+{
+	size_t n = strlen(path);
+	char *s = malloc(n + 2);
+
+	if (!s)
+		die("out of memory");
+	s[0] = WARD_LL_OPTIONAL;
+	memcpy(s + 1, path, n + 1);
+	return s;
+}
+
 /* Parse the whole command line into @p before touching the kernel. */
 static void parse(struct plan *p, int argc, char **argv)
 {
@@ -232,6 +249,12 @@ static void parse(struct plan *p, int argc, char **argv)
 		if (strcmp(a, "--") == 0) {
 			p->cmd = &argv[i + 1];
 			break;
+		} else if (is_opt(a, "--ro-if-exists")) {
+			p->ro[p->nro++] = optional(
+			    opt_value(argc, argv, &i, "--ro-if-exists"));
+		} else if (is_opt(a, "--rw-if-exists")) {
+			p->rw[p->nrw++] = optional(
+			    opt_value(argc, argv, &i, "--rw-if-exists"));
 		} else if (is_opt(a, "--ro")) {
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {

@@ -285,6 +285,66 @@ int ward_render_read_truncated(char **out, unsigned long long next_offset,
 	return 0;
 }
 
+int ward_render_read_long_line(char **out, unsigned long long line,
+			       unsigned long long shown_bytes,
+			       unsigned long long more_bytes,
+			       unsigned long long next_offset)
+{
+	char *text = NULL, *then = NULL;
+	int n;
+
+	if (!out || !line)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (next_offset)
+		n = asprintf(&then,
+			     "read on from the next line with offset %llu",
+			     next_offset);
+	else
+		n = asprintf(&then, "it is the file's last line");
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	n = asprintf(&text,
+		     "[truncated: line %llu is longer than 64 KiB: its first "
+		     "%llu bytes are shown, %llu more bytes of it are not "
+		     "(look at them with bash, e.g. cut -c or fold); %s]",
+		     line, shown_bytes, more_bytes, then);
+	free(then);
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_read_past_end(char **out, unsigned long long offset)
+{
+	char *text = NULL;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "[nothing at offset %llu: the file ends before line %llu]",
+		     offset, offset + 1) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_read_line_too_large(char **out, const char *path,
+				    unsigned long long line)
+{
+	char *text = NULL;
+
+	if (!out || !path || !line)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "%s: line %llu alone is larger than read_file can hold "
+		     "(10 MiB); look at it with bash (e.g. head -c or cut -c)",
+		     path, line) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int ward_render_denial(char **out, enum ward_mode mode,
 		       enum ward_subject subject, bool escalation_offered)
 {

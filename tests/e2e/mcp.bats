@@ -158,6 +158,21 @@ session_count() {
 	[[ "$stderr" == *"mode danger-full-access, runner none (danger-full-access: commands run unconfined)"* ]]
 	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" -r landlock </dev/null
 	[[ "$stderr" == *", runner landlock, enforcement "* ]]
+	# The runner named is the one a call gets, also when the chain's first
+	# candidate is not usable for this workspace (bwrap is refused when
+	# the workspace holds its binary: /).
+	local ws named used
+	for ws in "$WS" /; do
+		printf '%s\n' "$INIT" \
+			'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi"}}}' >"$IN"
+		status=0
+		timeout -k 5 30 "$WARD" mcp --workspace "$ws" <"$IN" >"$OUT" 2>"$ERR" || status=$?
+		[ "$status" -eq 0 ]
+		named=$(sed -n 's/^ward mcp: session .*, runner \([a-z]*\), enforcement .*/\1/p' "$ERR")
+		used=$(jq -r 'select(.id == 1) | .result.structuredContent.sandbox.runner' "$OUT")
+		echo "# workspace $ws: startup line names '$named', the call used '$used'"
+		[ -n "$named" ] && [ "$named" = "$used" ]
+	done
 }
 
 @test "mcp raw: logs on stderr, nothing but MCP on stdout, exit 0 at end of input" {

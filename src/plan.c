@@ -41,23 +41,14 @@ struct ward_plan {
 	char **partial;	       /* why enforcement is partial */
 	enum ward_network net;
 	char *bridge_path; /* bwrap/custom with an allowlist */
+	/* The translation's warnings, then what the runner cannot enforce
+	 * of the network (said before every run, like a rule it drops). */
+	char **warnings;
 	pthread_mutex_t lock;  /* apply */
 	bool applied;
 };
 
 static char *const empty_strv[] = {NULL};
-
-/* Append @s to the NULL-terminated vector *@v. */
-static int push_one(char ***v, const char *s)
-{
-	struct ward_strv sv = {0};
-
-	ward_strv_push_all(&sv, *v);
-	ward_strv_push(&sv, s);
-	ward_strv_free(*v);
-	*v = NULL;
-	return ward_strv_finish(v, &sv);
-}
 
 /* The seatbelt prefix: sandbox-exec -p PROFILE. */
 static int seatbelt_prefix(ward_plan *p)
@@ -158,11 +149,20 @@ static int plan_network(ward_plan *p, struct ward_strv *partial)
 			    "reachable), and to any unix socket it can name; "
 			    "UDP, raw and other sockets are refused");
 		return 0;
-	default:
-		ward_strv_push(partial,
-			       "network: this runner does not restrict the "
-			       "network");
+	case WARD_RUNNER_SEATBELT:
+		/* Off is in the profile (profile_seatbelt.c); an allowlist
+		 * would need the proxy wired for macOS. */
+		if (p->net == WARD_NETWORK_ALLOWLIST)
+			return ward_err(WARD_EINVAL,
+					"a domain allowlist is not available "
+					"on the seatbelt runner yet: use "
+					"network off or on");
 		return 0;
+	default:
+		return ward_err(WARD_EINVAL,
+				"the %s runner cannot restrict the network: "
+				"use network on",
+				ward_runner_name(p->runner));
 	}
 }
 
@@ -180,11 +180,9 @@ static int build_prefix(ward_plan *p)
 		err = ward_xlate_landlock(&p->ll_ro, &p->ll_rw, p->x);
 		if (err)
 			return err;
-		err = ward_landlock_argv(&p->prefix, p->ll_ro, p->ll_rw,
-					 p->runner_path, NULL);
-		if (!err && p->net == WARD_NETWORK_OFF)
-			err = push_one(&p->prefix, "--net-off");
-		return err;
+		return ward_landlock_argv(&p->prefix, p->ll_ro, p->ll_rw,
+					  p->runner_path,
+					  p->net == WARD_NETWORK_OFF, NULL);
 	case WARD_RUNNER_SEATBELT:
 		return seatbelt_prefix(p);
 	default:
@@ -238,6 +236,18 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		ward_strv_discard(&partial);
 		goto out_free_plan;
 	}
+	{
+		struct ward_strv w = {0};
+
+		ward_strv_push_all(&w, ward_xlate_warnings(p->x));
+		for (size_t i = 0; i < partial.n; i++)
+			ward_strv_push(&w, partial.v[i]);
+		err = ward_strv_finish(&p->warnings, &w);
+		if (err) {
+			ward_strv_discard(&partial);
+			goto out_free_plan;
+		}
+	}
 	if (p->runner != WARD_RUNNER_NONE) {
 		err = build_prefix(p);
 		if (err) {
@@ -273,6 +283,7 @@ void ward_plan_free(ward_plan *plan)
 	ward_strv_free(plan->ll_rw);
 	ward_strv_free(plan->partial);
 	free(plan->bridge_path);
+	ward_strv_free(plan->warnings);
 	pthread_mutex_destroy(&plan->lock);
 	free(plan);
 }
@@ -319,7 +330,7 @@ char *const *ward_plan_roots(const ward_plan *plan)
 
 char *const *ward_plan_warnings(const ward_plan *plan)
 {
-	return plan && plan->x ? ward_xlate_warnings(plan->x) : empty_strv;
+	return plan && plan->warnings ? plan->warnings : empty_strv;
 }
 
 char *const *ward_plan_describe(const ward_plan *plan)

@@ -78,7 +78,8 @@ WARD_EXTERN enum ward_network ward_plan_network(const ward_plan *plan);
 WARD_EXTERN char *const *ward_plan_roots(const ward_plan *plan);
 /**
  * ward_plan_warnings - every way the runner falls short of the policy's
- * rules and protected paths, one sentence each (see translate.h). Owned by
+ * rules and protected paths, one sentence each (see translate.h), then
+ * of its network (an allowlist under Landlock: docs/NETWORK.md). Owned by
  * the plan, NULL-terminated, possibly empty.
  */
 WARD_EXTERN char *const *ward_plan_warnings(const ward_plan *plan);

@@ -583,9 +583,11 @@ static void test_landlock_profile(void **state)
 		assert_string_equal(a[5 + 2 * i], "--rw");
 		assert_string_equal(a[6 + 2 * i], roots[i]);
 	}
-	assert_string_equal(a[5 + 2 * i], "--");
-	assert_string_equal(a[6 + 2 * i], "bash");
-	assert_null(a[9 + 2 * i]);
+	/* The network is off by default: the launcher's --net-off. */
+	assert_string_equal(a[5 + 2 * i], "--net-off");
+	assert_string_equal(a[6 + 2 * i], "--");
+	assert_string_equal(a[7 + 2 * i], "bash");
+	assert_null(a[10 + 2 * i]);
 	ward_strv_free(roots);
 	ward_strv_free(a);
 	ward_policy_free(p);

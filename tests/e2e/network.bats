@@ -317,3 +317,40 @@ check_clients() {
 	ward_run bwrap read-only -- curl --noproxy '' -sS -m 5 "http://localhost:$HTTP/ok.txt"
 	[ "$status" -ne 0 ]
 }
+
+@test "network: off and the allowlist on the Landlock runner as nobody" {
+	as_nobody
+	ward_run landlock read-only -- "$PY" -c "$RAW" "$TCP" "$UDP"
+	[ "$output" = "tcp=13 udp=13" ]
+	[ -z "$(udp_log)" ]
+	ward_run landlock-run read-only --allow-domain localhost -- \
+		curl --noproxy '' -sS -m 10 "http://localhost:$HTTP/ok.txt"
+	[ "$status" = 0 ]
+	[ "$output" = "ward ok" ]
+	ward_run landlock-run read-only --allow-domain localhost -- \
+		curl -sS -m 5 "http://127.0.0.1:$TCP/"
+	[ "$status" -ne 0 ]
+	[ ! -s "$NET_STATE/tcp.log" ]
+}
+
+@test "network off: the host's abstract unix sockets are out of reach" {
+	local name="ward-net-test-$$-$RANDOM"
+	"$PY" -c 'import socket,sys,time
+s=socket.socket(socket.AF_UNIX); s.bind("\0"+sys.argv[1]); s.listen(4)
+s.settimeout(20)
+try:
+    c,_=s.accept(); open(sys.argv[2],"a").write("connected\n")
+except OSError: pass' "$name" "$NET_STATE/tcp.log" 3>&- &
+	E2E_PIDS+=($!)
+	sleep 0.3
+	local probe='import socket,sys
+s=socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0"+sys.argv[1]); print("connected")
+except OSError as e: print(e.errno)'
+	ward_run bwrap read-only -- "$PY" -c "$probe" "$name"
+	[ "$output" != connected ]
+	ward_run landlock read-only -- "$PY" -c "$probe" "$name"
+	[ "$output" != connected ]
+	[ ! -s "$NET_STATE/tcp.log" ]
+}

@@ -1,7 +1,8 @@
 /*
  * landlock-run — confine this process with Landlock, then exec a command.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... [--net-off | --net-connect PORT]
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
+ *                [--net-off | --net-connect PORT]
  *                -- COMMAND [ARG...]
  *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
  *   landlock-run --probe
@@ -10,8 +11,10 @@
  * itself and then execs: the ruleset is inherited across execve by the
  * command and everything it spawns, while whoever started the launcher stays
  * unconfined. Plan, then apply: every argument is parsed before the kernel
- * is touched; then build the ruleset, drop capabilities, set no_new_privs,
- * landlock_restrict_self(), close inherited descriptors, exec.
+ * is touched; then build the ruleset, start the supervisor (src/supervise.c:
+ * chmod/chown/xattr/utime/inode flags and unix-socket connects, judged
+ * outside the sandbox), drop capabilities, set no_new_privs,
+ * landlock_restrict_self(), arm the supervisor's filter, exec.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -32,10 +35,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "landlock.h"
+#include "supervise.h"
 
 #ifndef LANDLOCK_RUN_VERSION
 #define LANDLOCK_RUN_VERSION "0.1.0"
@@ -56,6 +61,8 @@ struct plan {
 	size_t nro;
 	const char **rw; /* --rw paths, in order */
 	size_t nrw;
+	const char **unix_ok; /* --allow-unix paths */
+	size_t nunix;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	int net; /* enum ward_ll_net */
@@ -63,8 +70,8 @@ struct plan {
 };
 
 static const char usage_text[] =
-    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--net-off | --net-connect "
-    "PORT]\n"
+    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
+    "                    [--net-off | --net-connect PORT]\n"
     "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
@@ -77,6 +84,9 @@ static const char usage_text[] =
     "  --ro-if-exists PATH, --rw-if-exists PATH\n"
     "              the same, skipped when PATH no longer exists (a\n"
     "              missing --ro or --rw PATH is an error)\n"
+    "  --allow-unix PATH\n"
+    "              let the command connect to the unix socket PATH (or\n"
+    "              any socket beneath the directory PATH)\n"
     "  --net-off   no network: no TCP bind or connect, and no socket\n"
     "              but unix and route netlink (UDP, raw, packet refused)\n"
     "  --net-connect PORT\n"
@@ -90,7 +100,11 @@ static const char usage_text[] =
     "  --version   show the version\n"
     "\n"
     "The command runs without capabilities, with no_new_privs, and without\n"
-    "descriptors other than 0, 1 and 2. Launcher failures print\n"
+    "descriptors other than 0, 1 and 2. A supervisor outside the sandbox\n"
+    "refuses (EACCES) chmod, chown, extended attributes, timestamps and\n"
+    "inode flags outside the --rw paths, and connecting to a unix socket\n"
+    "that is neither named by --allow-unix nor bound during the run in a\n"
+    "--rw directory; io_uring is refused (ENOSYS). Launcher failures print\n"
     "\"" PROG ": <message>\" and exit 125.\n";
 
 static void die(const char *fmt, ...)
@@ -240,7 +254,8 @@ static void parse(struct plan *p, int argc, char **argv)
 	/* At most argc paths: one array each, owned until exec/exit. */
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
-	if (!p->ro || !p->rw)
+	p->unix_ok = calloc((size_t)argc, sizeof(*p->unix_ok));
+	if (!p->ro || !p->rw || !p->unix_ok)
 		die("out of memory");
 
 	for (i = 1; i < argc; i++) {
@@ -259,6 +274,15 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
+		} else if (is_opt(a, "--allow-unix")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--allow-unix");
+
+			if (v[0] != '/')
+				die_usage("--allow-unix needs an absolute "
+					  "path",
+					  v);
+			p->unix_ok[p->nunix++] = v;
 		} else if (strcmp(a, "--net-off") == 0) {
 			if (p->net != WARD_LL_NET_ON)
 				die_usage("give one network option", a);
@@ -296,7 +320,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->cmd || p->net)
+		if (p->nro || p->nrw || p->nunix || p->cmd || p->net)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -314,6 +338,8 @@ static void parse(struct plan *p, int argc, char **argv)
  */
 static int probe_child(const struct ward_ll_ruleset *rs)
 {
+	static const char *const rw[] = {"/dev/null"};
+	struct ward_sv sv = WARD_SV_INIT;
 	char err[256];
 	bool scope_signal = (rs->scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
 	pid_t parent = getppid();
@@ -338,8 +364,28 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 		return 1;
 	}
 
+	/* Every run has a supervisor: one that cannot start or arm here
+	 * (seccomp without user notification, a listener already installed
+	 * by an outer sandbox) would fail every run. */
+	if (ward_sv_spawn(&sv, rw, 1, NULL, 0, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
 	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	if (ward_sv_arm(&sv, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
+	/* A judged call the supervisor must refuse: a device node. */
+	fd = chmod("/dev/null", 0666);
+	if (fd == 0 || errno != EACCES) {
+		fprintf(stderr,
+			PROG ": probe: the supervisor did not refuse chmod of "
+			     "/dev/null (%s)\n",
+			fd == 0 ? "it succeeded" : strerror(errno));
 		return 1;
 	}
 
@@ -412,6 +458,7 @@ static int probe(void)
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
+	struct ward_sv sv = WARD_SV_INIT;
 	struct plan p;
 	char err[512];
 	int ret;
@@ -422,6 +469,7 @@ int main(int argc, char **argv)
 	if (p.probe) {
 		free(p.ro);
 		free(p.rw);
+		free(p.unix_ok);
 		return probe();
 	}
 
@@ -431,10 +479,26 @@ int main(int argc, char **argv)
 		die_prepare(ret, err);
 	report_partial(&rs);
 
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	/* Outside the domain: forked before landlock_restrict_self. */
+	ret = ward_sv_spawn(&sv, p.rw, p.nrw, p.unix_ok, p.nunix, err,
+			    sizeof(err));
+	if (ret)
+		die("%s", err);
+#endif
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)
 		die("%s", err);
 	ward_ll_close(&rs);
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	ret = ward_sv_arm(&sv, err, sizeof(err));
+	if (ret)
+		die("%s", err);
+#else
+	/* Benchmark builds only (bench/calls.sh): the cost of the
+	 * supervisor is this build's difference. Never installed. */
+	(void)sv;
+#endif
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;

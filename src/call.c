@@ -397,6 +397,9 @@ static int resolve_policy(ward_call *c)
 		err = ward_policy_set_unprotected(
 		    c->base, ward_config_unprotect(cfg, NULL));
 	if (!err)
+		err = ward_policy_set_allow_unix(
+		    c->base, ward_config_allow_unix(cfg, NULL));
+	if (!err)
 		err = resolve_network(c, mode);
 	if (!err && c->session)
 		err = ward_policy_set_session(c->base,

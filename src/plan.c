@@ -44,6 +44,9 @@ struct ward_plan {
 	/* The translation's warnings, then what the runner cannot enforce
 	 * of the network (said before every run, like a rule it drops). */
 	char **warnings;
+	/* bwrap: LAUNCHER --ro / --rw … [--allow-unix …] --, run inside
+	 * bwrap before the command (the Landlock layer), or NULL. */
+	char **inner;
 	pthread_mutex_t lock;  /* apply */
 	bool applied;
 };
@@ -166,13 +169,90 @@ static int plan_network(ward_plan *p, struct ward_strv *partial)
 	}
 }
 
+/*
+ * The Landlock layer inside bwrap (defense in depth): landlock-run with
+ * read everywhere and write on what bwrap makes writable — the writable
+ * roots, and bwrap's private /dev (pts, shm) and, in read-only, its
+ * private /tmp — plus the supervisor's unix-socket allowances. A hole in
+ * the bwrap profile is then still no write outside the roots, no
+ * metadata change outside them, no root daemon's socket, no abstract
+ * socket, no signal outside the sandbox. The launcher is bound read-only
+ * onto itself, so nothing in the sandbox can replace it.
+ */
+static int build_inner(ward_plan *p, const char *launcher)
+{
+	struct ward_strv sv = {0}, pre = {0};
+	char *const *roots = NULL;
+	char *const *ok = ward_policy_allow_unix(p->policy);
+	int err;
+
+	err = ward_policy_roots(&roots, p->policy);
+	if (err)
+		return err;
+	ward_strv_push(&sv, launcher);
+	ward_strv_push(&sv, "--ro");
+	ward_strv_push(&sv, "/");
+	ward_strv_push(&sv, "--rw");
+	ward_strv_push(&sv, "/dev");
+	if (p->mode == WARD_MODE_READ_ONLY) {
+		ward_strv_push(&sv, "--rw");
+		ward_strv_push(&sv, "/tmp");
+	}
+	for (size_t i = 0; roots && roots[i]; i++) {
+		ward_strv_push(&sv, "--rw");
+		ward_strv_push(&sv, roots[i]);
+	}
+	for (size_t i = 0; ok[i]; i++) {
+		ward_strv_push(&sv, "--allow-unix");
+		ward_strv_push(&sv, ok[i]);
+	}
+	ward_strv_push(&sv, "--");
+	err = ward_strv_finish(&p->inner, &sv);
+	if (err)
+		return err;
+	ward_strv_push_all(&pre, p->prefix);
+	ward_strv_push(&pre, "--ro-bind");
+	ward_strv_push(&pre, launcher);
+	ward_strv_push(&pre, launcher);
+	ward_strv_free(p->prefix);
+	p->prefix = NULL;
+	return ward_strv_finish(&p->prefix, &pre);
+}
+
+/* landlock-run's argv, with the supervisor's unix-socket allowances. */
+static int landlock_prefix(ward_plan *p)
+{
+	struct ward_strv sv = {0};
+	char **base = NULL;
+	char *const *ok = ward_policy_allow_unix(p->policy);
+	size_t i;
+	int err;
+
+	err = ward_landlock_argv(&base, p->ll_ro, p->ll_rw, p->runner_path,
+				 p->net == WARD_NETWORK_OFF, NULL);
+	if (err)
+		return err;
+	ward_strv_push_all(&sv, base);
+	ward_strv_free(base);
+	for (i = 0; ok[i]; i++) {
+		ward_strv_push(&sv, "--allow-unix");
+		ward_strv_push(&sv, ok[i]);
+	}
+	return ward_strv_finish(&p->prefix, &sv);
+}
+
 /* Build the runner's prefix (or grants) from the one translation. */
-static int build_prefix(ward_plan *p)
+static int build_prefix(ward_plan *p, const char *inner)
 {
 	int err;
 
 	switch (p->runner) {
 	case WARD_RUNNER_BWRAP:
+		err = ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
+					   p->runner_path, -1, NULL);
+		if (err || !inner)
+			return err;
+		return build_inner(p, inner);
 	case WARD_RUNNER_CUSTOM:
 		return ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
 					    p->runner_path, -1, NULL);
@@ -180,9 +260,7 @@ static int build_prefix(ward_plan *p)
 		err = ward_xlate_landlock(&p->ll_ro, &p->ll_rw, p->x);
 		if (err)
 			return err;
-		return ward_landlock_argv(&p->prefix, p->ll_ro, p->ll_rw,
-					  p->runner_path,
-					  p->net == WARD_NETWORK_OFF, NULL);
+		return landlock_prefix(p);
 	case WARD_RUNNER_SEATBELT:
 		return seatbelt_prefix(p);
 	default:
@@ -249,13 +327,19 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		}
 	}
 	if (p->runner != WARD_RUNNER_NONE) {
-		err = build_prefix(p);
+		err = build_prefix(p, c.inner);
 		if (err) {
 			ward_strv_discard(&partial);
 			goto out_free_plan;
 		}
 	}
 	ward_strv_push_all(&partial, ward_xlate_partial(p->x));
+	if (p->runner == WARD_RUNNER_BWRAP && !p->inner)
+		ward_strv_push(&partial,
+			       "bwrap: no Landlock layer inside (this kernel "
+			       "has no usable Landlock, or landlock-run is "
+			       "missing): metadata changes and unix sockets "
+			       "outside the roots are not governed");
 	err = ward_strv_finish(&p->partial, &partial);
 	if (err)
 		goto out_free_plan;
@@ -281,6 +365,7 @@ void ward_plan_free(ward_plan *plan)
 	ward_strv_free(plan->prefix);
 	ward_strv_free(plan->ll_ro);
 	ward_strv_free(plan->ll_rw);
+	ward_strv_free(plan->inner);
 	ward_strv_free(plan->partial);
 	free(plan->bridge_path);
 	ward_strv_free(plan->warnings);
@@ -398,7 +483,8 @@ static void push_net(struct ward_strv *pre, struct ward_strv *inner,
  * silent fallback to $HOME) and "--"; the others "--" only.
  */
 static void push_command(struct ward_strv *sv, const ward_plan *p,
-			 char *const argv[], const char *cwd)
+			 char *const *bridge, char *const argv[],
+			 const char *cwd)
 {
 	if (p->runner == WARD_RUNNER_BWRAP || p->runner == WARD_RUNNER_CUSTOM) {
 		ward_strv_push(sv, "--chdir");
@@ -407,6 +493,11 @@ static void push_command(struct ward_strv *sv, const ward_plan *p,
 	}
 	if (p->runner != WARD_RUNNER_NONE)
 		ward_strv_push(sv, "--");
+	/* bwrap → ward-bridge (an allowlist) → the Landlock layer → ARGV */
+	if (argv[0]) {
+		ward_strv_push_all(sv, bridge);
+		ward_strv_push_all(sv, p->inner);
+	}
 	ward_strv_push_all(sv, argv);
 }
 
@@ -426,13 +517,7 @@ static int plan_argv_net(char ***out, const ward_plan *plan,
 		ward_strv_discard(&sv);
 		return err;
 	}
-	if (in[0]) {
-		/* bwrap … -- BRIDGE … -- ARGV */
-		push_command(&sv, plan, in, cwd);
-		ward_strv_push_all(&sv, argv);
-	} else {
-		push_command(&sv, plan, argv, cwd);
-	}
+	push_command(&sv, plan, in, argv, cwd);
 	ward_strv_free(in);
 	return ward_strv_finish(out, &sv);
 }
@@ -519,16 +604,29 @@ int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
 	if (plan->ll_ro) {
 		c->ll_ro = ward_strv_dup(plan->ll_ro);
 		c->ll_rw = ward_strv_dup(plan->ll_rw);
-		if (!c->ll_ro || !c->ll_rw)
+		c->ll_unix =
+		    ward_strv_dup(ward_policy_allow_unix(plan->policy));
+		if (!c->ll_ro || !c->ll_rw || !c->ll_unix)
 			goto out_free;
 	}
 	if (plan->runner == WARD_RUNNER_BWRAP ||
 	    plan->runner == WARD_RUNNER_CUSTOM) {
+		/* What runs inside bwrap before the command: ward-bridge
+		 * (an allowlist), then the Landlock layer. */
 		ward_strv_push_all(&prefix, plan->prefix);
 		push_net(&prefix, &inner, plan, net);
-		push_command(&prefix, plan, (char *const[]){NULL}, cwd);
+		push_command(&prefix, plan, NULL, (char *const[]){NULL}, cwd);
+		ward_strv_push_all(&inner, plan->inner);
 		if (ward_strv_finish(&c->prefix, &prefix) != 0 ||
 		    ward_strv_finish(&c->inner, &inner) != 0)
+			goto out_free;
+		if (!c->inner[0]) {
+			free(c->inner);
+			c->inner = NULL;
+		}
+	} else if (plan->inner) {
+		c->inner = ward_strv_dup(plan->inner);
+		if (!c->inner)
 			goto out_free;
 	}
 	*out = c;

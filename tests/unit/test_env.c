@@ -262,7 +262,7 @@ static void test_options_v1(void **state)
 	assert_int_equal(ward_config_load(cfg, &box.o), 0);
 	assert_int_equal(ward_strv_len(ward_config_env_keep(cfg)), 0);
 	ward_config_free(cfg);
-	assert_int_equal(ward_config_options_init(&box.o, 4), WARD_EINVAL);
+	assert_int_equal(ward_config_options_init(&box.o, 5), WARD_EINVAL);
 }
 
 int main(void)

@@ -354,3 +354,24 @@ except OSError as e: print(e.errno)'
 	[ "$output" != connected ]
 	[ ! -s "$NET_STATE/tcp.log" ]
 }
+
+@test "network: ward mcp — one proxy, an allowlisted bash call, the marker in a denied one" {
+	local init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bats","version":"0"}}}'
+	local ok bad
+	ok=$(jq -cn --arg c "curl --noproxy '' -sS -m 10 http://localhost:$HTTP/ok.txt" \
+		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":$c}}}')
+	bad=$(jq -cn --arg c "curl -sS -m 10 -o /dev/null -x \$HTTPS_PROXY https://evil.example/" \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":$c}}}')
+	printf '%s\n' "$init" "$ok" "$bad" >"$E2E_CAP/in"
+	XDG_STATE_HOME=$OUT_DIR/state timeout -k 5 60 "$WARD" mcp --workspace "$WS" \
+		--allow-domain localhost <"$E2E_CAP/in" >"$E2E_CAP/out" 2>"$E2E_CAP/err"
+	jq -c 'select(.id == 1) | .result.structuredContent.network' "$E2E_CAP/out"
+	[ "$(jq -r 'select(.id == 1) | .result.content[0].text' "$E2E_CAP/out" | head -n 1)" = "ward ok" ]
+	[ "$(jq -r 'select(.id == 1) | .result.structuredContent.network.connections[0].verdict' "$E2E_CAP/out")" = allowed ]
+	jq -r 'select(.id == 2) | .result.content[0].text' "$E2E_CAP/out" |
+		grep -qxF "$(net_marker evil.example)"
+	[ "$(jq -r 'select(.id == 2) | .result.structuredContent.network.connections[0].verdict' "$E2E_CAP/out")" = denied ]
+	# Without elicitation there is no approval service: no hint.
+	[ -z "$(jq -r 'select(.id == 2) | .result.content[0].text' "$E2E_CAP/out" |
+		grep network_permissions)" ]
+}

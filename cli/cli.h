@@ -44,7 +44,10 @@ enum cli_long_opt {
 	CLI_OPT_CONFIG,	    /* --config FILE (cli/policy_opts.h) */
 	CLI_OPT_ENV_KEEP,   /* --env-keep NAME (cli/policy_opts.h) */
 	CLI_OPT_ALLOW_UNIX, /* --allow-unix PATH (cli/policy_opts.h) */
+	CLI_OPT_NETWORK,    /* --network off|on (cli/policy_opts.h) */
+	CLI_OPT_ALLOW_DOMAIN, /* --allow-domain PATTERN (cli/policy_opts.h) */
 	CLI_OPT_EXPLAIN,    /* ward run --explain */
+	CLI_OPT_ESCALATE_NETWORK, /* ward run --escalate-network HOST|on */
 	CLI_OPT_DRAIN,	    /* ward mcp --drain-timeout */
 };
 
@@ -233,12 +236,15 @@ struct cli_policy_opts {
 	size_t nenv_keep;
 	const char **allow_unix; /* --allow-unix PATH…, malloc'd vector */
 	size_t nallow_unix;
+	const char *network;	    /* --network off|on, or NULL */
+	const char **allow_domains; /* --allow-domain…, malloc'd vector */
+	size_t nallow_domains;
 };
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
 	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
-	  NULL, NULL, 0, NULL, 0, NULL, 0 }
+	  NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0 }
 
 #define CLI_POLICY_OPTIONS                                                    \
 	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER,             \

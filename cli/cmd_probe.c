@@ -47,7 +47,7 @@ static void print_help(void)
 	       "  -w, --workspace DIR  the workspace of that call (default: "
 	       ".)\n"
 	       "  -m, --mode MODE      its mode (default: "
-	       "ward.yml's)\n" CLI_CONFIG_HELP
+	       "ward.yml's)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP
 	       "  -h, --help           show this help and exit\n"
 	       "\n"
 	       "Exit status:\n"
@@ -108,6 +108,7 @@ struct call_facts {
 	char config_error[1024]; /* why not: ward.yml is invalid */
 	const char *workspace;
 	enum ward_mode mode;
+	enum ward_network network;
 	char *const *partial;
 };
 
@@ -177,6 +178,8 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	      json_object_set_new(llo, "error",
 				  ll->abi < 0 ? json_str_or_null(ll->abi_error)
 					      : json_null()) ||
+	      json_object_set_new(llo, "network",
+				  json_boolean(ll->abi >= 4)) ||
 	      json_object_set_new(obj, "landlock", llo) ||
 	      json_object_set_new(
 		  paths, "bwrap",
@@ -188,10 +191,12 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	      json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
 	      json_object_set_new(
 		  obj, "call",
-		  cf->have ? json_pack("{s:o, s:s}", "workspace",
+		  cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
 				       cli_json_text(cf->workspace,
 						     strlen(cf->workspace)),
-				       "mode", ward_mode_name(cf->mode))
+				       "mode", ward_mode_name(cf->mode),
+				       "network",
+				       ward_network_name(cf->network))
 			   : json_null()) ||
 	      json_object_set_new(obj, "config_error",
 				  cf->config_error[0]
@@ -265,8 +270,10 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 		       "a container): bwrap cannot run, Landlock confines "
 		       "every call\n");
 	if (cf->have)
-		printf("for a call:    in %s under %s (ward.yml and flags)\n",
-		       cf->workspace, ward_mode_name(cf->mode));
+		printf("for a call:    in %s under %s, network %s (ward.yml "
+		       "and flags)\n",
+		       cf->workspace, ward_mode_name(cf->mode),
+		       ward_network_name(cf->network));
 	else if (cf->config_error[0])
 		printf("for a call:    unknown: ward.yml is invalid here (%s); "
 		       "'ward config check' lists every error\n",
@@ -274,7 +281,11 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	for (size_t i = 0; cf->partial && cf->partial[i]; i++)
 		printf("  partial: %s\n", cf->partial[i]);
 	if (ll->abi > 0)
-		printf("landlock ABI:  %d\n", ll->abi);
+		printf("landlock ABI:  %d (network: %s)\n", ll->abi,
+		       ll->abi >= 4 ? "TCP bind/connect governed"
+				    : "TCP not governed: off is enforced by "
+				      "refusing inet sockets; an allowlist "
+				      "is refused");
 	else
 		printf("landlock ABI:  none: %s\n", ll->abi_error);
 	if (!ll->errata_err)
@@ -288,7 +299,7 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 
 const struct cli_option cli_probe_options[] = {
     CLI_OPTION_JSON, CLI_OPTION_RUNNER,	 CLI_OPTION_WORKSPACE,
-    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_OPTION_HELP,
+    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS, CLI_OPTION_HELP,
     CLI_OPTION_END,
 };
 
@@ -402,6 +413,7 @@ int cmd_probe(int argc, char **argv)
 			cf.have = true;
 			cf.workspace = ward_config_workspace(cfg, NULL);
 			cf.mode = ward_call_mode(call);
+			cf.network = ward_call_network(call);
 			cf.partial = ward_plan_partial(plan);
 			chosen = ward_plan_runner(plan);
 			enf = ward_plan_enforcement(plan);

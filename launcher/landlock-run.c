@@ -2,6 +2,7 @@
  * landlock-run — confine this process with Landlock, then exec a command.
  *
  *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
+ *                [--net-off | --net-connect PORT]
  *                -- COMMAND [ARG...]
  *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
  *   landlock-run --probe
@@ -87,10 +88,13 @@ struct plan {
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	bool shell_status; /* --shell-status */
+	int net; /* enum ward_ll_net */
+	unsigned net_port;
 };
 
 static const char usage_text[] =
     "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
+    "                    [--net-off | --net-connect PORT]\n"
     "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
@@ -110,9 +114,15 @@ static const char usage_text[] =
     "              a COMMAND that cannot be executed is the command's\n"
     "              failure, reported like a shell: exit 127 (not found)\n"
     "              or 126, not 125\n"
+    "  --net-off   no network: no TCP bind or connect, and no socket\n"
+    "              but unix and route netlink (UDP, raw, packet refused)\n"
+    "  --net-connect PORT\n"
+    "              TCP connect to PORT only (a proxy's), no bind; sockets\n"
+    "              limited to unix, route netlink and TCP (Landlock ABI 4)\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
-    "              \"landlock: partially enforced\"\n"
+    "              \"landlock: partially enforced\", then whether TCP is\n"
+    "              governed (\"landlock: network: tcp\" or \"... none\")\n"
     "  -h, --help  show this help\n"
     "  --version   show the version\n"
     "\n"
@@ -300,6 +310,27 @@ static void parse(struct plan *p, int argc, char **argv)
 					  "path",
 					  v);
 			p->unix_ok[p->nunix++] = v;
+		} else if (strcmp(a, "--net-off") == 0) {
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			p->net = WARD_LL_NET_OFF;
+		} else if (is_opt(a, "--net-connect")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--net-connect");
+			char *end;
+			unsigned long port;
+
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			errno = 0;
+			port = strtoul(v, &end, 10);
+			if (errno || *end || end == v || v[0] == '-' ||
+			    port == 0 || port > 65535)
+				die_usage("--net-connect needs a port number "
+					  "from 1 to 65535",
+					  v);
+			p->net = WARD_LL_NET_CONNECT;
+			p->net_port = (unsigned)port;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
 		} else if (strcmp(a, "--shell-status") == 0) {
@@ -318,7 +349,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->nunix || p->cmd)
+		if (p->nro || p->nrw || p->nunix || p->cmd || p->net)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -448,6 +479,8 @@ static int probe(void)
 	report_partial(&rs);
 	printf("landlock: %s\n",
 	       rs.partial ? "partially enforced" : "fully enforced");
+	/* What --net-off / --net-connect can rely on (ABI 4: TCP rights). */
+	printf("landlock: network: %s\n", rs.abi >= 4 ? "tcp" : "none");
 	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE;
 }
 
@@ -819,7 +852,8 @@ int main(int argc, char **argv)
 	 * /proc mounted over it (Landlock ignores hidden mount points). A
 	 * failure exits 125 all the same (the keeper exits like us).
 	 */
-	ret = ward_ll_prepare(&rs, p.ro, p.nro, p.rw, p.nrw, err, sizeof(err));
+	ret = ward_ll_prepare_net(&rs, p.ro, p.nro, p.rw, p.nrw, p.net,
+				  p.net_port, err, sizeof(err));
 	if (ret)
 		die_prepare(ret, err);
 	report_partial(&rs);

@@ -75,6 +75,9 @@ enum key {
 	K_UNPROTECT,
 	K_ALLOW_UNIX,
 	K_ENV,
+	K_NETWORK,
+	K_ALLOW_DOMAINS,
+	K_DENY_DOMAINS,
 	K_COUNT
 };
 
@@ -92,6 +95,9 @@ static const char *const key_names[K_COUNT] = {
     [K_UNPROTECT] = "unprotect",
     [K_ALLOW_UNIX] = "allow_unix",
     [K_ENV] = "env",
+    [K_NETWORK] = "network",
+    [K_ALLOW_DOMAINS] = "allow_domains",
+    [K_DENY_DOMAINS] = "deny_domains",
 };
 
 /* --- the YAML tree ------------------------------------------------------ */
@@ -153,6 +159,8 @@ struct layer {
 	struct preset *presets;
 	size_t npresets, cappresets;
 	char **env_drop, **env_keep; /* NULL-terminated, or NULL */
+	enum ward_network network;   /* off or on */
+	char **allow, **deny;	     /* domain patterns, NULL-terminated */
 };
 
 struct cerror {
@@ -201,6 +209,11 @@ struct ward_config {
 	/* The env policy: built-in drop patterns plus every layer's; keep
 	 * patterns of the user file, --config and the flags. */
 	char **env_drop, **env_keep;
+	/* The network: @net_set when a layer set it (else the mode's
+	 * default applies); @allow / @deny never NULL after resolve. */
+	bool net_set;
+	enum ward_network network;
+	char **allow, **deny;
 };
 
 static char *const empty_strv[] = {NULL};
@@ -2117,6 +2130,82 @@ static void h_env(struct pstate *ps, const struct ynode *y)
 		ps->L->has[K_ENV] = true;
 }
 
+static void h_network(struct pstate *ps, const struct ynode *y)
+{
+	const char *s = get_string(ps, y, "off or on");
+	char q[128];
+
+	if (!s)
+		return;
+	if (ward_network_parse(&ps->L->network, s) != 0) {
+		PERR(ps, y->line,
+		     "invalid network \"%s\" (valid: off, on; an allowlist is "
+		     "given with allow_domains)",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT &&
+	    ps->L->network == WARD_NETWORK_ON) {
+		refuse_in_project(ps, ps->line,
+				  "\"network: on\" would open the network "
+				  "to every host");
+		return;
+	}
+	ps->L->has[K_NETWORK] = true;
+}
+
+/* A list of domain patterns (allow_domains / deny_domains) into *out. */
+static void domain_list(struct pstate *ps, const struct ynode *y, char ***out,
+			enum key key)
+{
+	size_t before = ps->cfg->nfail;
+	char **v;
+
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line,
+		     "expected a list of domain patterns (example.com, "
+		     "*.example.com), got %s",
+		     type_name(y));
+		return;
+	}
+	v = calloc(y->n + 1, sizeof(*v));
+	if (!v) {
+		ps->cfg->oom = true;
+		return;
+	}
+	for (size_t i = 0, n = 0; i < y->n; i++) {
+		const char *p = get_string(ps, y->kid[i], "a domain pattern");
+		char q[128];
+
+		if (!p)
+			continue;
+		if (ward_network_pattern_check(p) != 0) {
+			PERR(ps, y->kid[i]->line, "\"%s\": %s",
+			     quote(q, sizeof(q), p, strlen(p)),
+			     ward_error_last());
+			continue;
+		}
+		if (!store(ps->cfg, &v[n++], p))
+			break;
+	}
+	if (ps->cfg->nfail != before || ps->cfg->oom) {
+		ward_strv_free(v);
+		return;
+	}
+	*out = v;
+	ps->L->has[key] = true;
+}
+
+static void h_allow_domains(struct pstate *ps, const struct ynode *y)
+{
+	domain_list(ps, y, &ps->L->allow, K_ALLOW_DOMAINS);
+}
+
+static void h_deny_domains(struct pstate *ps, const struct ynode *y)
+{
+	domain_list(ps, y, &ps->L->deny, K_DENY_DOMAINS);
+}
+
 static void (*const handlers[K_COUNT])(struct pstate *,
 				       const struct ynode *) = {
     [K_MODE] = h_mode,
@@ -2132,6 +2221,9 @@ static void (*const handlers[K_COUNT])(struct pstate *,
     [K_UNPROTECT] = h_unprotect,
     [K_ALLOW_UNIX] = h_allow_unix,
     [K_ENV] = h_env,
+    [K_NETWORK] = h_network,
+    [K_ALLOW_DOMAINS] = h_allow_domains,
+    [K_DENY_DOMAINS] = h_deny_domains,
 };
 
 /* Walk the top-level mapping. */
@@ -2171,7 +2263,8 @@ static void walk_root(ward_config *cfg, struct layer *L,
 			     "unknown key (valid: mode, workspace, runners, "
 			     "runner_command, runner_failure_signatures, "
 			     "probe_timeout_ms, access, approval, presets, "
-			     "protect_git, unprotect, allow_unix, env)");
+			     "protect_git, unprotect, allow_unix, env, "
+			     "network, allow_domains, deny_domains)");
 			continue;
 		}
 		if (seen[key]) {
@@ -2214,6 +2307,8 @@ static void layer_clear(struct layer *L)
 	free(L->presets);
 	ward_strv_free(L->env_drop);
 	ward_strv_free(L->env_keep);
+	ward_strv_free(L->allow);
+	ward_strv_free(L->deny);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -2907,6 +3002,168 @@ static void resolve_env(ward_config *cfg,
 		cfg->oom = true;
 }
 
+/* Append the patterns of @v not already in @sv. */
+static void push_new(struct ward_strv *sv, char *const *v)
+{
+	for (size_t i = 0; v && v[i]; i++) {
+		bool have = false;
+
+		for (size_t j = 0; j < sv->n && !have; j++)
+			have = strcmp(sv->v[j], v[i]) == 0;
+		if (!have)
+			ward_strv_push(sv, v[i]);
+	}
+}
+
+static bool strv_has(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; v && i < n && v[i]; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The network (see ward_config_network): each layer, lowest first, may set
+ * it; `network` wins over `allow_domains` within a layer; allowed domains
+ * accumulate (user, --config, flags) while the project file only narrows
+ * them; denied domains accumulate from every layer.
+ */
+static void resolve_network(ward_config *cfg,
+			    const struct ward_config_options *opts)
+{
+	static const enum ward_config_layer order[] = {
+	    WARD_CONFIG_LAYER_USER, WARD_CONFIG_LAYER_PROJECT,
+	    WARD_CONFIG_LAYER_EXPLICIT};
+	struct ward_strv allow = {0}, deny = {0};
+	char q[128];
+
+	cfg->net_set = false;
+	cfg->network = WARD_NETWORK_OFF;
+	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++) {
+		enum ward_config_layer l = order[o];
+		struct layer *L = &cfg->L[l];
+
+		if (!L->present)
+			continue;
+		push_new(&deny, L->deny);
+		if (l == WARD_CONFIG_LAYER_PROJECT) {
+			if (L->has[K_NETWORK]) {
+				/* Only off gets here: it narrows. */
+				cfg->network = L->network;
+				cfg->net_set = true;
+				set_from(cfg, K_NETWORK, l, L);
+				continue;
+			}
+			if (!L->has[K_ALLOW_DOMAINS])
+				continue;
+			if (cfg->net_set && cfg->network == WARD_NETWORK_ON) {
+				/* From every host to these: narrower. */
+				ward_strv_discard(&allow);
+				memset(&allow, 0, sizeof(allow));
+				push_new(&allow, L->allow);
+				cfg->network = WARD_NETWORK_ALLOWLIST;
+				set_from(cfg, K_NETWORK, l, L);
+				continue;
+			}
+			for (size_t i = 0; L->allow[i]; i++) {
+				if (cfg->net_set &&
+				    cfg->network == WARD_NETWORK_ALLOWLIST &&
+				    strv_has(allow.v, allow.n, L->allow[i]))
+					continue;
+				cignore(cfg, L->file, L->line[K_ALLOW_DOMAINS],
+					"allow_domains",
+					"\"%s\": a project file may only "
+					"narrow the sandbox, and no lower "
+					"layer allows this domain; allow it "
+					"in your user file (%s), with --config "
+					"FILE or with --allow-domain",
+					quote(q, sizeof(q), L->allow[i],
+					      strlen(L->allow[i])),
+					cfg->user_hint
+					    ? cfg->user_hint
+					    : "~/.config/ward/config.yml");
+			}
+			if (cfg->net_set &&
+			    cfg->network == WARD_NETWORK_ALLOWLIST) {
+				/* Keep only what both allow. */
+				struct ward_strv kept = {0};
+
+				for (size_t i = 0; i < allow.n; i++)
+					if (strv_has(L->allow, SIZE_MAX,
+						     allow.v[i]))
+						ward_strv_push(&kept,
+							       allow.v[i]);
+				ward_strv_discard(&allow);
+				allow = kept;
+				if (allow.n == 0)
+					cfg->network = WARD_NETWORK_OFF;
+				set_from(cfg, K_NETWORK, l, L);
+			}
+			continue;
+		}
+		push_new(&allow, L->allow);
+		if (L->has[K_NETWORK]) {
+			cfg->network = L->network;
+			cfg->net_set = true;
+			set_from(cfg, K_NETWORK, l, L);
+		} else if (L->has[K_ALLOW_DOMAINS] && L->allow[0]) {
+			cfg->network = WARD_NETWORK_ALLOWLIST;
+			cfg->net_set = true;
+			set_from(cfg, K_NETWORK, l, L);
+		}
+	}
+	if (opts && opts->version >= 3) {
+		for (size_t i = 0; i < opts->allow_domains_len; i++) {
+			const char *d = opts->allow_domains[i];
+
+			if (ward_network_pattern_check(d) != 0) {
+				cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+				     "allow-domain", "\"%s\": %s",
+				     quote(q, sizeof(q), d, strlen(d)),
+				     ward_error_last());
+				continue;
+			}
+			push_new(&allow, (char *const[]){(char *)d, NULL});
+		}
+		if (opts->network) {
+			enum ward_network n;
+
+			if (ward_network_parse(&n, opts->network) != 0) {
+				cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+				     "network",
+				     "invalid network \"%s\" (valid: off, on)",
+				     quote(q, sizeof(q), opts->network,
+					   strlen(opts->network)));
+			} else if (opts->allow_domains_len) {
+				cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+				     "network",
+				     "--network %s and --allow-domain "
+				     "contradict each other: --allow-domain "
+				     "alone gives an allowlist",
+				     opts->network);
+			} else {
+				cfg->network = n;
+				cfg->net_set = true;
+				set_from(cfg, K_NETWORK,
+					 WARD_CONFIG_LAYER_FLAGS, NULL);
+			}
+		} else if (opts->allow_domains_len) {
+			cfg->network = WARD_NETWORK_ALLOWLIST;
+			cfg->net_set = true;
+			set_from(cfg, K_NETWORK, WARD_CONFIG_LAYER_FLAGS, NULL);
+		}
+	}
+	if (cfg->network == WARD_NETWORK_ALLOWLIST && allow.n == 0)
+		cfg->network = WARD_NETWORK_OFF;
+	ward_strv_free(cfg->allow);
+	ward_strv_free(cfg->deny);
+	cfg->allow = cfg->deny = NULL;
+	if (ward_strv_finish(&cfg->allow, &allow) != 0 ||
+	    ward_strv_finish(&cfg->deny, &deny) != 0)
+		cfg->oom = true;
+}
+
 static void resolve_warnings(ward_config *cfg)
 {
 	char o[PATH_MAX + 64];
@@ -2960,6 +3217,7 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_unprotect(cfg, opts);
 	resolve_allow_unix(cfg, opts);
 	resolve_env(cfg, opts);
+	resolve_network(cfg, opts);
 	resolve_warnings(cfg);
 	return result(cfg, before);
 }
@@ -3068,6 +3326,8 @@ void ward_config_free(ward_config *cfg)
 	free(cfg->ign);
 	ward_strv_free(cfg->env_drop);
 	ward_strv_free(cfg->env_keep);
+	ward_strv_free(cfg->allow);
+	ward_strv_free(cfg->deny);
 	free(cfg->user_hint);
 	free(cfg->workspace);
 	ward_strv_free(cfg->unprotect);
@@ -3165,6 +3425,26 @@ static void get_from(const ward_config *cfg, enum key key,
 {
 	if (from)
 		*from = cfg->from[key];
+}
+
+enum ward_network ward_config_network(const ward_config *cfg,
+				      enum ward_mode mode, bool *set,
+				      struct ward_config_origin *from)
+{
+	get_from(cfg, K_NETWORK, from);
+	if (set)
+		*set = cfg->net_set;
+	return cfg->net_set ? cfg->network : ward_network_default(mode);
+}
+
+char *const *ward_config_allow_domains(const ward_config *cfg)
+{
+	return cfg && cfg->allow ? cfg->allow : empty_strv;
+}
+
+char *const *ward_config_deny_domains(const ward_config *cfg)
+{
+	return cfg && cfg->deny ? cfg->deny : empty_strv;
 }
 
 enum ward_mode ward_config_mode(const ward_config *cfg,
@@ -3355,6 +3635,13 @@ int ward_config_options_init(struct ward_config_options *opts, unsigned version)
 		memcpy(opts, &init,
 		       offsetof(struct ward_config_options, allow_unix));
 		opts->version = 2;
+		return 0;
+	}
+	if (version == 3) {
+		/* A version-3 struct ends before network. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_config_options, network));
+		opts->version = 3;
 		return 0;
 	}
 	if (version != WARD_CONFIG_OPTIONS_VERSION)

@@ -216,6 +216,13 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	 */
 	ward_xlate_bwrap_push(&sv, x);
 	ward_strv_push_all(&sv, (char *const *)hardening);
+	/*
+	 * No network but the sandbox's own loopback, unless it is on: the
+	 * host's interfaces and its abstract unix sockets are out of reach.
+	 * An allowlist reaches ward's proxy through ward-bridge (plan.c).
+	 */
+	if (ward_policy_network(policy) != WARD_NETWORK_ON)
+		ward_strv_push(&sv, "--unshare-net");
 	if (status_fd >= 0) {
 		snprintf(fd_text, sizeof(fd_text), "%d", status_fd);
 		ward_strv_push(&sv, "--json-status-fd");

@@ -27,7 +27,8 @@ static void push_grant(struct ward_strv *sv, const char *flag,
 }
 
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
-		       const char *launcher_path, char *const argv[])
+		       const char *launcher_path, bool net_off,
+		       char *const argv[])
 {
 	struct ward_strv sv = {0};
 
@@ -48,6 +49,10 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 	 */
 	for (size_t i = 0; rw[i]; i++)
 		push_grant(&sv, "--rw", rw[i]);
+	/* The network knob (network.h): off is the launcher's network
+	 * filter and TCP rights; an allowlist's port is the call's. */
+	if (net_off)
+		ward_strv_push(&sv, "--net-off");
 	if (argv) {
 		ward_strv_push(&sv, "--");
 		ward_strv_push_all(&sv, argv);
@@ -72,6 +77,11 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 				"landlock profile: %s is not confined, there "
 				"is no profile for it",
 				ward_mode_name(mode));
+	if (ward_policy_network(policy) == WARD_NETWORK_ALLOWLIST)
+		return ward_err(WARD_EINVAL,
+				"landlock profile: a network allowlist needs "
+				"the call's proxy endpoint; run it through "
+				"ward_call (call.h)");
 	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK);
 	if (err)
 		return err;
@@ -79,7 +89,9 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 	ward_xlate_free(plan);
 	if (err)
 		return err;
-	err = ward_landlock_argv(out, ro, rw, launcher_path, argv);
+	err = ward_landlock_argv(
+	    out, ro, rw, launcher_path,
+	    ward_policy_network(policy) == WARD_NETWORK_OFF, argv);
 	ward_strv_free(ro);
 	ward_strv_free(rw);
 	return err;

@@ -21,8 +21,8 @@
  *
  * Keys: mode, workspace, runners, runner_command,
  * runner_failure_signatures, probe_timeout_ms, access, approval, presets,
- * protect_git, unprotect and allow_unix (user file only), env. Unknown
- * keys, wrong types,
+ * protect_git, unprotect and allow_unix (user file only), env, network,
+ * allow_domains, deny_domains. Unknown keys, wrong types,
  * aliases, tags and several YAML documents in one file are errors. Every
  * error names the file, the line and the key ("FILE:LINE: KEY: message").
  * See ward-config(5).
@@ -39,6 +39,7 @@
 
 #include "common.h"
 #include "mode.h"
+#include "network.h"
 #include "presets.h"
 #include "provider.h"
 #include "rules.h"
@@ -71,7 +72,7 @@ struct ward_config_origin {
 	unsigned line;	  /* 1-based; 0: none */
 };
 
-#define WARD_CONFIG_OPTIONS_VERSION 3
+#define WARD_CONFIG_OPTIONS_VERSION 4
 
 /** What ward_config_load() reads, and the flag layer. */
 struct ward_config_options {
@@ -109,12 +110,19 @@ struct ward_config_options {
 	 * reach (--allow-unix), added to the user file's allow_unix. */
 	const char *const *allow_unix;
 	size_t allow_unix_len;
+	/* --- version 4 --- */
+	/** Flag layer: "off" or "on" (--network), or NULL. */
+	const char *network;
+	/** Flag layer: allowed domain patterns (--allow-domain), in order;
+	 * they make the network an allowlist. */
+	const char *const *allow_domains;
+	size_t allow_domains_len;
 };
 
 #define WARD_CONFIG_OPTIONS_INIT                                               \
 	{                                                                      \
 		WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL,    \
-		    NULL, 0, NULL, NULL, 0, NULL, 0                            \
+		    NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, 0             \
 	}
 
 /**
@@ -218,6 +226,25 @@ WARD_EXTERN const char *ward_config_default_user_file(char *buf, size_t len);
 /** The default mode (built in: read-only). */
 WARD_EXTERN enum ward_mode ward_config_mode(const ward_config *cfg,
 					    struct ward_config_origin *from);
+/**
+ * ward_config_network - the network for a call under @mode: `on` or `off`
+ * as the highest layer that says anything about the network sets it (the
+ * flags first: --network, then --allow-domain; a file's `network`, then
+ * its `allow_domains`), an allowlist when that layer gives allowed domains
+ * instead, and the mode's default (ward_network_default) when no layer
+ * does. A project file may only narrow: its `network: on` and domains no
+ * lower layer allows are ignored with a warning; its `network: off` and its
+ * narrower `allow_domains` (the lower layers' domains it keeps) apply.
+ * *@set (may be NULL) says whether a layer set it.
+ */
+WARD_EXTERN enum ward_network
+ward_config_network(const ward_config *cfg, enum ward_mode mode, bool *set,
+		    struct ward_config_origin *from);
+/** The allowed domain patterns in force: NULL-terminated, owned by @cfg. */
+WARD_EXTERN char *const *ward_config_allow_domains(const ward_config *cfg);
+/** The denied domain patterns (every layer's, the project file's too). */
+WARD_EXTERN char *const *ward_config_deny_domains(const ward_config *cfg);
+
 /** The canonical workspace root (built in: the current directory). */
 WARD_EXTERN const char *ward_config_workspace(const ward_config *cfg,
 					      struct ward_config_origin *from);

@@ -356,8 +356,9 @@ check_denied() {
 			-c 'echo out; echo err >&2; touch f; exit 4'
 		[ "$stderr" = "" ]
 		[ "${#lines[@]}" -eq 1 ]
-		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
-		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'partial', 'runner']" ]
+		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'network', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
+		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'network', 'partial', 'runner']" ]
+		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None}" ]
 		[ "$(json '[(x["path"], x["cause"], x["mode"], x["source"], x["how"]) for x in d["denials"]]')" = "[('$WS/f', 'mode', 'read-only', 'built-in default', 'derived')]" ]
 		[ "$(json 'd["exit_code"]')" = 4 ]
 		[ "$(json 'd["signal"]')" = None ]
@@ -500,7 +501,8 @@ check_denied() {
 	require_runner bwrap
 	run -0 "$WARD" confine --json -w "$WS" --runner bwrap --mode workspace-write \
 		-- echo 'a b'
-	[ "$(json 'sorted(d)')" = "['argv', 'cwd', 'denial_signature', 'enforcement', 'env', 'mode', 'partial', 'runner', 'warnings']" ]
+	[ "$(json 'sorted(d)')" = "['argv', 'cwd', 'denial_signature', 'enforcement', 'env', 'mode', 'network', 'partial', 'runner', 'warnings']" ]
+	[ "$(json 'd["network"]')" = off ]
 	[ "$(json 'd["argv"][0].endswith("/bwrap")')" = True ]
 	[ "$(json 'd["argv"][-2:]')" = "['echo', 'a b']" ]
 	# bwrap's part ends --chdir WS --; then the Landlock layer inside

@@ -88,7 +88,7 @@ struct plan {
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	bool shell_status; /* --shell-status */
-	int net; /* enum ward_ll_net */
+	int net;	   /* enum ward_ll_net */
 	unsigned net_port;
 };
 
@@ -642,8 +642,7 @@ static void init_own_proc(void)
 	if (unshare(CLONE_NEWNS) != 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
 		return;
-	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	      NULL);
+	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
 /*
@@ -681,8 +680,8 @@ static void init_main(struct keeper *k, int alive_fd)
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 		close(k->status_fd);
 		close(alive_fd);
-		for (size_t i = 0;
-		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]);
+		     i++)
 			signal(forwarded[i], SIG_DFL);
 		setsid();
 		return;
@@ -801,8 +800,7 @@ static void keep(void)
 			continue;
 		}
 		for (;;) {
-			pid_t pid = waitpid(-1, &status,
-					    killing ? 0 : WNOHANG);
+			pid_t pid = waitpid(-1, &status, killing ? 0 : WNOHANG);
 
 			if (pid == k.child) {
 				have_status = true;

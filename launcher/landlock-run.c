@@ -88,7 +88,7 @@ struct plan {
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	bool shell_status; /* --shell-status */
-	int net; /* enum ward_ll_net */
+	int net;	   /* enum ward_ll_net */
 	unsigned net_port;
 	int pid_fd; /* --pid-fd N, or -1 */
 };
@@ -668,8 +668,7 @@ static void init_own_proc(void)
 	if (unshare(CLONE_NEWNS) != 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
 		return;
-	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	      NULL);
+	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
 /*
@@ -858,8 +857,7 @@ static void keep(struct keeper *out, int pid_fd)
 			continue;
 		}
 		for (;;) {
-			pid_t pid = waitpid(-1, &status,
-					    killing ? 0 : WNOHANG);
+			pid_t pid = waitpid(-1, &status, killing ? 0 : WNOHANG);
 
 			if (pid == k.child) {
 				have_status = true;

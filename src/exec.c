@@ -1526,8 +1526,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
-	bool bwrap = c->runner == WARD_RUNNER_BWRAP ||
-		     c->runner == WARD_RUNNER_CUSTOM;
+	bool bwrap =
+	    c->runner == WARD_RUNNER_BWRAP || c->runner == WARD_RUNNER_CUSTOM;
 	pid_t pid;
 	ssize_t got;
 	int err = 0;

@@ -892,7 +892,8 @@ static void t_landlock_complement(void **state)
 	assert_true(strv_has(ro, P(fx, "out")));
 	assert_false(strv_has(ro, P(fx, "home/ssh-link")));
 	for (size_t i = 0; ro[i]; i++) {
-		const char *g = ro[i][0] == WARD_LL_OPTIONAL ? ro[i] + 1 : ro[i];
+		const char *g =
+		    ro[i][0] == WARD_LL_OPTIONAL ? ro[i] + 1 : ro[i];
 		struct stat st;
 
 		if (strncmp(g, hidden, strlen(hidden)) == 0)

@@ -51,7 +51,7 @@ static void print_help(void)
 	       "  -w, --workspace DIR    the workspace whose project file is "
 	       "read\n"
 	       "                         (default: ward.yml's, else "
-	       ".)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	       ".)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP CLI_ALLOW_UNIX_HELP
 	       "      --json             print one JSON object\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -631,9 +631,9 @@ static void print_json(const struct report *r, bool valid)
 /* --- check -------------------------------------------------------------- */
 
 const struct cli_option cli_config_cmd_options[] = {
-    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS,
-    CLI_OPTION_ENV_KEEP, CLI_OPTION_JSON,      CLI_OPTION_HELP,
-    CLI_OPTION_END,
+    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE,	CLI_CONFIG_OPTIONS,
+    CLI_OPTION_ENV_KEEP, CLI_OPTION_ALLOW_UNIX, CLI_OPTION_JSON,
+    CLI_OPTION_HELP,	 CLI_OPTION_END,
 };
 
 const struct cli_command cli_config_commands[] = {
@@ -719,6 +719,9 @@ static int config_check(int argc, char **argv)
 		if (err == 0)
 			err = ward_policy_set_unprotected(
 			    r.policy, ward_config_unprotect(r.cfg, NULL));
+		if (err == 0)
+			err = ward_policy_set_allow_unix(
+			    r.policy, ward_config_allow_unix(r.cfg, NULL));
 		if (err)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
 		pick_runners(&r);

@@ -46,6 +46,10 @@ static void print_help(void)
 	       "ward.yml's)\n"
 	       "      --config FILE     read FILE after the user and project "
 	       "files\n"
+	       "      --allow-unix PATH let the command connect to the unix "
+	       "socket PATH\n"
+	       "                        (or any beneath the directory PATH; "
+	       "repeatable)\n"
 	       "  -c STRING             confine 'bash -c STRING'\n"
 	       "      --json            print one JSON object: argv, cwd, "
 	       "runner,\n"
@@ -129,8 +133,9 @@ static void print_json(const ward_call *call, char *const *argv)
 }
 
 const struct cli_option cli_confine_options[] = {
-    CLI_POLICY_OPTIONS, CLI_CONFIG_OPTIONS, CLI_OPTION_SHELL, CLI_OPTION_JSON,
-    CLI_OPTION_QUIET,	CLI_OPTION_HELP,    CLI_OPTION_END,
+    CLI_POLICY_OPTIONS, CLI_CONFIG_OPTIONS, CLI_OPTION_ALLOW_UNIX,
+    CLI_OPTION_SHELL,	CLI_OPTION_JSON,    CLI_OPTION_QUIET,
+    CLI_OPTION_HELP,	CLI_OPTION_END,
 };
 
 int cmd_confine(int argc, char **argv)

@@ -83,7 +83,7 @@ static void print_help(void)
 	    "                         danger-full-access (default: ward.yml's, "
 	    "else read-only)\n"
 	    "  -r, --runner RUNNER    auto (default), bwrap or "
-	    "landlock\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	    "landlock\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP CLI_ALLOW_UNIX_HELP
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
 	    "Advanced:\n"
@@ -1191,6 +1191,7 @@ const struct cli_option cli_mcp_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
     CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_ALLOW_UNIX,
     CLI_OPTION_SESSION,
     {"drain-timeout", CLI_OPT_DRAIN, "SECONDS", CLI_VALUE_TEXT, NULL},
     CLI_OPTION_HELP,

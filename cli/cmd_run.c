@@ -59,7 +59,7 @@ static void print_help(void)
 	    "  -r, --runner RUNNER    auto (default: the chain bwrap, "
 	    "landlock), bwrap\n"
 	    "                         or landlock (that runner only, no "
-	    "probe)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	    "probe)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP CLI_ALLOW_UNIX_HELP
 	    "  -t, --timeout SECONDS  kill the command's process group "
 	    "after SECONDS\n"
 	    "                         (suffix s, m, h or d; fractions "
@@ -463,6 +463,7 @@ const struct cli_option cli_run_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
     CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_ALLOW_UNIX,
     CLI_SESSION_OPTIONS,
     CLI_OPTION_SHELL,
     {"timeout", 't', "SECONDS", CLI_VALUE_TEXT, NULL},

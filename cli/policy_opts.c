@@ -35,6 +35,19 @@ bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 		v[o->naccess++] = arg;
 		o->access = v;
 		return true;
+	case CLI_OPT_ALLOW_UNIX:
+		if (arg[0] != '/')
+			die_usage(usage,
+				  "option '--allow-unix' needs an absolute "
+				  "path to a socket (or a directory of "
+				  "sockets), not '%s'",
+				  arg);
+		v = realloc(o->allow_unix, (o->nallow_unix + 1) * sizeof(*v));
+		if (!v)
+			die(CLI_EXIT_WARD, "out of memory");
+		v[o->nallow_unix++] = arg;
+		o->allow_unix = v;
+		return true;
 	case CLI_OPT_CONFIG:
 		if (!*arg)
 			die_usage(usage, "option '--config' needs a file");
@@ -70,6 +83,8 @@ void cli_config_options(struct ward_config_options *out,
 	out->access_len = o->naccess;
 	out->env_keep = o->env_keep;
 	out->env_keep_len = o->nenv_keep;
+	out->allow_unix = o->allow_unix;
+	out->allow_unix_len = o->nallow_unix;
 }
 
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
@@ -192,8 +207,10 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
 	    ward_policy_set_protect_git(
 		s.policy, ward_config_protect_git(s.config, NULL)) ||
-	    ward_policy_set_unprotected(s.policy,
-					ward_config_unprotect(s.config, NULL)))
+	    ward_policy_set_unprotected(
+		s.policy, ward_config_unprotect(s.config, NULL)) ||
+	    ward_policy_set_allow_unix(s.policy,
+				       ward_config_allow_unix(s.config, NULL)))
 		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 		     ward_error_last());
 
@@ -264,5 +281,8 @@ void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 		free(o->env_keep);
 		o->env_keep = NULL;
 		o->nenv_keep = 0;
+		free(o->allow_unix);
+		o->allow_unix = NULL;
+		o->nallow_unix = 0;
 	}
 }

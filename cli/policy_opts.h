@@ -24,6 +24,9 @@
 /* --env-keep, for the commands that start a command (run, mcp, config). */
 #define CLI_OPTION_ENV_KEEP                                                   \
 	{"env-keep", CLI_OPT_ENV_KEEP, "NAME", CLI_VALUE_TEXT, NULL}
+/* --allow-unix, for the commands that confine a command. */
+#define CLI_OPTION_ALLOW_UNIX                                                 \
+	{"allow-unix", CLI_OPT_ALLOW_UNIX, "PATH", CLI_VALUE_FILE, NULL}
 /* clang-format on */
 
 /* Help text lines for the two options, aligned like the others. */
@@ -35,6 +38,11 @@
 	"      --config FILE      read FILE after the user and project "       \
 	"files\n"                                                              \
 	"                         (see ward-config(5))\n"
+#define CLI_ALLOW_UNIX_HELP                                                    \
+	"      --allow-unix PATH  let the command connect to the unix socket " \
+	"PATH\n"                                                               \
+	"                         (or any beneath the directory PATH; "        \
+	"repeatable)\n"
 #define CLI_ENV_KEEP_HELP                                                      \
 	"      --env-keep NAME    keep variable NAME in the command's "        \
 	"environment\n"                                                        \

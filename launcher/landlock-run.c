@@ -1,15 +1,19 @@
 /*
  * landlock-run — confine this process with Landlock, then exec a command.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
+ *                -- COMMAND [ARG...]
+ *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
  *   landlock-run --probe
  *
  * Landlock can only restrict the calling process, so the launcher restricts
  * itself and then execs: the ruleset is inherited across execve by the
  * command and everything it spawns, while whoever started the launcher stays
  * unconfined. Plan, then apply: every argument is parsed before the kernel
- * is touched; then build the ruleset, drop capabilities, set no_new_privs,
- * landlock_restrict_self(), close inherited descriptors, exec.
+ * is touched; then build the ruleset, start the supervisor (src/supervise.c:
+ * chmod/chown/xattr/utime/inode flags and unix-socket connects, judged
+ * outside the sandbox), drop capabilities, set no_new_privs,
+ * landlock_restrict_self(), arm the supervisor's filter, exec.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -30,10 +34,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "landlock.h"
+#include "supervise.h"
 
 #ifndef LANDLOCK_RUN_VERSION
 #define LANDLOCK_RUN_VERSION "0.1.0"
@@ -54,12 +60,15 @@ struct plan {
 	size_t nro;
 	const char **rw; /* --rw paths, in order */
 	size_t nrw;
+	const char **unix_ok; /* --allow-unix paths */
+	size_t nunix;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 };
 
 static const char usage_text[] =
-    "Usage: " PROG " [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]\n"
+    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
+    "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"
@@ -68,6 +77,12 @@ static const char usage_text[] =
     "  --ro PATH   read and execute beneath PATH\n"
     "  --rw PATH   read, write, create, remove, rename beneath PATH\n"
     "              (never device nodes)\n"
+    "  --ro-if-exists PATH, --rw-if-exists PATH\n"
+    "              the same, skipped when PATH no longer exists (a\n"
+    "              missing --ro or --rw PATH is an error)\n"
+    "  --allow-unix PATH\n"
+    "              let the command connect to the unix socket PATH (or\n"
+    "              any socket beneath the directory PATH)\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\"\n"
@@ -75,7 +90,11 @@ static const char usage_text[] =
     "  --version   show the version\n"
     "\n"
     "The command runs without capabilities, with no_new_privs, and without\n"
-    "descriptors other than 0, 1 and 2. Launcher failures print\n"
+    "descriptors other than 0, 1 and 2. A supervisor outside the sandbox\n"
+    "refuses (EACCES) chmod, chown, extended attributes, timestamps and\n"
+    "inode flags outside the --rw paths, and connecting to a unix socket\n"
+    "that is neither named by --allow-unix nor bound during the run in a\n"
+    "--rw directory; io_uring is refused (ENOSYS). Launcher failures print\n"
     "\"" PROG ": <message>\" and exit 125.\n";
 
 static void die(const char *fmt, ...)
@@ -203,6 +222,19 @@ static bool is_opt(const char *a, const char *name)
 	return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
 }
 
+/* @path marked as an optional grant for ward_ll_prepare() (landlock.h). */
+static const char *optional(const char *path)
+{
+	size_t n = strlen(path);
+	char *s = malloc(n + 2);
+
+	if (!s)
+		die("out of memory");
+	s[0] = WARD_LL_OPTIONAL;
+	memcpy(s + 1, path, n + 1);
+	return s;
+}
+
 /* Parse the whole command line into @p before touching the kernel. */
 static void parse(struct plan *p, int argc, char **argv)
 {
@@ -212,7 +244,8 @@ static void parse(struct plan *p, int argc, char **argv)
 	/* At most argc paths: one array each, owned until exec/exit. */
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
-	if (!p->ro || !p->rw)
+	p->unix_ok = calloc((size_t)argc, sizeof(*p->unix_ok));
+	if (!p->ro || !p->rw || !p->unix_ok)
 		die("out of memory");
 
 	for (i = 1; i < argc; i++) {
@@ -221,10 +254,25 @@ static void parse(struct plan *p, int argc, char **argv)
 		if (strcmp(a, "--") == 0) {
 			p->cmd = &argv[i + 1];
 			break;
+		} else if (is_opt(a, "--ro-if-exists")) {
+			p->ro[p->nro++] = optional(
+			    opt_value(argc, argv, &i, "--ro-if-exists"));
+		} else if (is_opt(a, "--rw-if-exists")) {
+			p->rw[p->nrw++] = optional(
+			    opt_value(argc, argv, &i, "--rw-if-exists"));
 		} else if (is_opt(a, "--ro")) {
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
+		} else if (is_opt(a, "--allow-unix")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--allow-unix");
+
+			if (v[0] != '/')
+				die_usage("--allow-unix needs an absolute "
+					  "path",
+					  v);
+			p->unix_ok[p->nunix++] = v;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -241,7 +289,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->cmd)
+		if (p->nro || p->nrw || p->nunix || p->cmd)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -259,6 +307,8 @@ static void parse(struct plan *p, int argc, char **argv)
  */
 static int probe_child(const struct ward_ll_ruleset *rs)
 {
+	static const char *const rw[] = {"/dev/null"};
+	struct ward_sv sv = WARD_SV_INIT;
 	char err[256];
 	bool scope_signal = (rs->scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
 	pid_t parent = getppid();
@@ -283,8 +333,28 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 		return 1;
 	}
 
+	/* Every run has a supervisor: one that cannot start or arm here
+	 * (seccomp without user notification, a listener already installed
+	 * by an outer sandbox) would fail every run. */
+	if (ward_sv_spawn(&sv, rw, 1, NULL, 0, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
 	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	if (ward_sv_arm(&sv, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
+	/* A judged call the supervisor must refuse: a device node. */
+	fd = chmod("/dev/null", 0666);
+	if (fd == 0 || errno != EACCES) {
+		fprintf(stderr,
+			PROG ": probe: the supervisor did not refuse chmod of "
+			     "/dev/null (%s)\n",
+			fd == 0 ? "it succeeded" : strerror(errno));
 		return 1;
 	}
 
@@ -355,6 +425,7 @@ static int probe(void)
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
+	struct ward_sv sv = WARD_SV_INIT;
 	struct plan p;
 	char err[512];
 	int ret;
@@ -365,6 +436,7 @@ int main(int argc, char **argv)
 	if (p.probe) {
 		free(p.ro);
 		free(p.rw);
+		free(p.unix_ok);
 		return probe();
 	}
 
@@ -373,10 +445,26 @@ int main(int argc, char **argv)
 		die_prepare(ret, err);
 	report_partial(&rs);
 
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	/* Outside the domain: forked before landlock_restrict_self. */
+	ret = ward_sv_spawn(&sv, p.rw, p.nrw, p.unix_ok, p.nunix, err,
+			    sizeof(err));
+	if (ret)
+		die("%s", err);
+#endif
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)
 		die("%s", err);
 	ward_ll_close(&rs);
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	ret = ward_sv_arm(&sv, err, sizeof(err));
+	if (ret)
+		die("%s", err);
+#else
+	/* Benchmark builds only (bench/calls.sh): the cost of the
+	 * supervisor is this build's difference. Never installed. */
+	(void)sv;
+#endif
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;

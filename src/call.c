@@ -359,6 +359,9 @@ static int resolve_policy(ward_call *c)
 	if (!err)
 		err = ward_policy_set_unprotected(
 		    c->base, ward_config_unprotect(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_allow_unix(
+		    c->base, ward_config_allow_unix(cfg, NULL));
 	if (!err && c->session)
 		err = ward_policy_set_session(c->base,
 					      ward_session_id(c->session));

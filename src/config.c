@@ -73,6 +73,7 @@ enum key {
 	K_PRESETS,
 	K_PROTECT_GIT,
 	K_UNPROTECT,
+	K_ALLOW_UNIX,
 	K_ENV,
 	K_COUNT
 };
@@ -89,6 +90,7 @@ static const char *const key_names[K_COUNT] = {
     [K_PRESETS] = "presets",
     [K_PROTECT_GIT] = "protect_git",
     [K_UNPROTECT] = "unprotect",
+    [K_ALLOW_UNIX] = "allow_unix",
     [K_ENV] = "env",
 };
 
@@ -144,6 +146,8 @@ struct layer {
 	bool protect_git;
 	char **unprot; /* as written, NULL-terminated */
 	unsigned *unprot_line;
+	char **aunix; /* allow_unix, as written */
+	unsigned *aunix_line;
 	struct access_entry *acc;
 	size_t nacc, capacc;
 	struct preset *presets;
@@ -188,7 +192,8 @@ struct ward_config {
 	unsigned probe_timeout_ms;
 	enum ward_approval_policy approval;
 	bool protect_git;
-	char **unprotect; /* absolute, NULL-terminated (never NULL) */
+	char **unprotect;  /* absolute, NULL-terminated (never NULL) */
+	char **allow_unix; /* absolute, NULL-terminated, or NULL */
 	struct ward_config_preset *presets;
 	size_t npresets;
 	ward_presets *table; /* built-in presets + the configured ones */
@@ -1924,7 +1929,27 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
  * ward-config(5)). Only the user's own file: a cloned repository must not
  * switch off what keeps it from planting code.
  */
+static void h_user_paths(struct pstate *ps, const struct ynode *y,
+			 enum key key);
+
 static void h_unprotect(struct pstate *ps, const struct ynode *y)
+{
+	h_user_paths(ps, y, K_UNPROTECT);
+}
+
+/*
+ * allow_unix: unix sockets a confined command may reach although they are
+ * not its own (docs/RUNNERS.md, the supervisor). Only the user's own file:
+ * a cloned repository must not open docker.sock or the D-Bus to itself.
+ */
+static void h_allow_unix(struct pstate *ps, const struct ynode *y)
+{
+	h_user_paths(ps, y, K_ALLOW_UNIX);
+}
+
+/* A list of paths only the user's own file may set (unprotect,
+ * allow_unix). */
+static void h_user_paths(struct pstate *ps, const struct ynode *y, enum key key)
 {
 	size_t before = ps->cfg->nfail;
 	const char *hint = ps->cfg->user_hint ? ps->cfg->user_hint
@@ -1937,18 +1962,21 @@ static void h_unprotect(struct pstate *ps, const struct ynode *y)
 	 * and the commands still run. */
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		cignore(ps->cfg, ps->file, ps->line, ps->key,
-			"a project file may only narrow the sandbox, and "
-			"releasing a protected path lets a command plant code "
-			"that git or your editor runs later; put it in your "
-			"user file (%s)",
+			"a project file may only narrow the sandbox, and %s; "
+			"put it in your user file (%s)",
+			key == K_UNPROTECT
+			    ? "releasing a protected path lets a command plant "
+			      "code that git or your editor runs later"
+			    : "a socket outside the sandbox lets a command "
+			      "talk to a server that is not confined",
 			hint);
 		return;
 	}
 	if (ps->layer != WARD_CONFIG_LAYER_USER) {
-		PERR(ps, ps->line,
-		     "refused: only your user file (%s) may release a "
-		     "protected path",
-		     hint);
+		PERR(ps, ps->line, "refused: only your user file (%s) may %s",
+		     hint,
+		     key == K_UNPROTECT ? "release a protected path"
+					: "allow a unix socket");
 		return;
 	}
 	if (y->type != Y_SEQ) {
@@ -1986,9 +2014,14 @@ static void h_unprotect(struct pstate *ps, const struct ynode *y)
 		free(lines);
 		return;
 	}
-	ps->L->unprot = v;
-	ps->L->unprot_line = lines;
-	ps->L->has[K_UNPROTECT] = true;
+	if (key == K_ALLOW_UNIX) {
+		ps->L->aunix = v;
+		ps->L->aunix_line = lines;
+	} else {
+		ps->L->unprot = v;
+		ps->L->unprot_line = lines;
+	}
+	ps->L->has[key] = true;
 }
 
 /* A list of variable name patterns, into *out (NULL-terminated). */
@@ -2097,6 +2130,7 @@ static void (*const handlers[K_COUNT])(struct pstate *,
     [K_PRESETS] = h_presets,
     [K_PROTECT_GIT] = h_protect_git,
     [K_UNPROTECT] = h_unprotect,
+    [K_ALLOW_UNIX] = h_allow_unix,
     [K_ENV] = h_env,
 };
 
@@ -2137,7 +2171,7 @@ static void walk_root(ward_config *cfg, struct layer *L,
 			     "unknown key (valid: mode, workspace, runners, "
 			     "runner_command, runner_failure_signatures, "
 			     "probe_timeout_ms, access, approval, presets, "
-			     "protect_git, unprotect, env)");
+			     "protect_git, unprotect, allow_unix, env)");
 			continue;
 		}
 		if (seen[key]) {
@@ -2170,6 +2204,8 @@ static void layer_clear(struct layer *L)
 	ward_strv_free(L->sigs);
 	ward_strv_free(L->unprot);
 	free(L->unprot_line);
+	ward_strv_free(L->aunix);
+	free(L->aunix_line);
 	for (size_t i = 0; i < L->nacc; i++)
 		free(L->acc[i].text);
 	free(L->acc);
@@ -2607,6 +2643,67 @@ static void resolve_unprotect(ward_config *cfg,
 	}
 }
 
+/*
+ * allow_unix (user file only): each path made absolute (`~/` expanded; a
+ * relative one is an error: a socket's place does not depend on the
+ * workspace).
+ */
+static void resolve_allow_unix(ward_config *cfg,
+			       const struct ward_config_options *opts)
+{
+	struct layer *L = &cfg->L[WARD_CONFIG_LAYER_USER];
+	struct pstate ps = {.cfg = cfg,
+			    .L = L,
+			    .layer = WARD_CONFIG_LAYER_USER,
+			    .file = L->file,
+			    .key = "allow_unix"};
+	struct ward_strv sv = {0};
+
+	bool flags = opts && opts->version >= 3 && opts->allow_unix_len;
+
+	if (!L->has[K_ALLOW_UNIX] && !flags)
+		return;
+	if (L->has[K_ALLOW_UNIX])
+		set_from(cfg, K_ALLOW_UNIX, WARD_CONFIG_LAYER_USER, L);
+	for (size_t i = 0; L->has[K_ALLOW_UNIX] && L->aunix[i]; i++) {
+		const char *p = L->aunix[i];
+		char *abs = NULL;
+
+		if (p[0] == '~') {
+			abs = expand_home(&ps, L->aunix_line[i], p,
+					  env_home(opts ? opts->env : NULL));
+		} else if (p[0] == '/') {
+			abs = strdup(p);
+		} else {
+			PERR(&ps, L->aunix_line[i],
+			     "\"%s\" is not an absolute path (a socket is "
+			     "named from /, or ~/)",
+			     p);
+			continue;
+		}
+		if (!abs) {
+			if (cfg->nfail == 0)
+				cfg->oom = true;
+			continue;
+		}
+		ward_strv_push(&sv, abs);
+		free(abs);
+	}
+	for (size_t i = 0; flags && i < opts->allow_unix_len; i++) {
+		if (!opts->allow_unix[i] || opts->allow_unix[i][0] != '/') {
+			cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+			     "allow-unix", "'%s' is not an absolute path",
+			     opts->allow_unix[i] ? opts->allow_unix[i] : "");
+			continue;
+		}
+		ward_strv_push(&sv, opts->allow_unix[i]);
+	}
+	if (ward_strv_finish(&cfg->allow_unix, &sv) != 0) {
+		cfg->oom = true;
+		cfg->allow_unix = NULL;
+	}
+}
+
 /* Presets: user file, then --config (a redefinition keeps its place). */
 static void resolve_presets(ward_config *cfg)
 {
@@ -2861,6 +2958,7 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_preset_table(cfg);
 	resolve_rules(cfg, opts);
 	resolve_unprotect(cfg, opts);
+	resolve_allow_unix(cfg, opts);
 	resolve_env(cfg, opts);
 	resolve_warnings(cfg);
 	return result(cfg, before);
@@ -2973,6 +3071,7 @@ void ward_config_free(ward_config *cfg)
 	free(cfg->user_hint);
 	free(cfg->workspace);
 	ward_strv_free(cfg->unprotect);
+	ward_strv_free(cfg->allow_unix);
 	free(cfg->presets);
 	ward_presets_free(cfg->table);
 	ward_rules_free(cfg->rules);
@@ -3126,6 +3225,13 @@ char *const *ward_config_unprotect(const ward_config *cfg,
 	return cfg->unprotect ? cfg->unprotect : empty_strv;
 }
 
+char *const *ward_config_allow_unix(const ward_config *cfg,
+				    struct ward_config_origin *from)
+{
+	get_from(cfg, K_ALLOW_UNIX, from);
+	return cfg->allow_unix ? cfg->allow_unix : empty_strv;
+}
+
 bool ward_config_protect_git(const ward_config *cfg,
 			     struct ward_config_origin *from)
 {
@@ -3242,6 +3348,13 @@ int ward_config_options_init(struct ward_config_options *opts, unsigned version)
 		memcpy(opts, &init,
 		       offsetof(struct ward_config_options, env_keep));
 		opts->version = 1;
+		return 0;
+	}
+	if (version == 2) {
+		/* A version-2 struct ends before allow_unix. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_config_options, allow_unix));
+		opts->version = 2;
 		return 0;
 	}
 	if (version != WARD_CONFIG_OPTIONS_VERSION)

@@ -66,6 +66,7 @@
 #include "exec_internal.h"
 #include "protect.h"
 #include "landlock.h"
+#include "supervise.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
@@ -516,6 +517,8 @@ struct child_args {
 	int fd3; /* bwrap's JSON status pipe, becomes fd 3; or -1 */
 	int status_fd;
 	const struct ward_ll_ruleset *rs; /* in-process Landlock, or NULL */
+	char *const *sv_rw;   /* in-process Landlock: the supervisor's grants */
+	char *const *sv_unix; /* and the sockets named by allow_unix */
 	const char *cwd;
 	char *const *argv;
 	char *const *envp;
@@ -634,6 +637,45 @@ static int child_lift(int fd)
 }
 
 /*
+ * In-process Landlock, between clone and exec: start the supervisor
+ * (src/supervise.c) while still outside the domain, restrict, then arm the
+ * supervisor's filter. Any failure is reported and nothing is exec'd.
+ */
+static void child_confine(const struct child_args *a,
+			  const struct ward_ll_ruleset *rs, int st)
+{
+	struct ward_sv sv = WARD_SV_INIT;
+	char err[200];
+	int keep[2] = {st < rs->fd ? st : rs->fd, st < rs->fd ? rs->fd : st};
+	unsigned int from = 3;
+
+	/*
+	 * The caller's descriptors would go at exec anyway (close-on-exec);
+	 * close them now, so that the supervisor's socketpair fits under a
+	 * low RLIMIT_NOFILE. Kept: 0-2, the status pipe, the ruleset.
+	 */
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if (keep[i] > (int)from)
+			(void)syscall(__NR_close_range, from,
+				      (unsigned int)keep[i] - 1, 0U);
+		from = (unsigned int)keep[i] + 1;
+	}
+	(void)syscall(__NR_close_range, from, ~0U, 0U);
+
+	if (ward_sv_spawn(&sv, (const char *const *)a->sv_rw,
+			  ward_strv_len(a->sv_rw),
+			  (const char *const *)a->sv_unix,
+			  ward_strv_len(a->sv_unix), err, sizeof(err)) != 0)
+		child_report(st, STAGE_LANDLOCK, 0, err, NULL);
+	if (ward_ll_enforce(rs, err, sizeof(err)) != 0)
+		child_report(st, STAGE_LANDLOCK, 0, err, NULL);
+	if (ward_sv_arm(&sv, err, sizeof(err)) != 0)
+		child_report(st, STAGE_LANDLOCK, 0, err, NULL);
+}
+
+/*
  * Between clone and exec: async-signal-safe calls only, no writes to
  * memory shared with the caller. Never returns. Every source descriptor
  * among 0 to 3 is first lifted above them (child_lift), so no dup2() can
@@ -698,8 +740,8 @@ static void child_main(const struct child_args *a)
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
 
-	if (a->rs && ward_ll_enforce(&rs, err, sizeof(err)) != 0)
-		child_report(st, STAGE_LANDLOCK, 0, err, NULL);
+	if (a->rs)
+		child_confine(a, &rs, st);
 
 	/* execvp's search, over candidates built beforehand. */
 	for (size_t i = 0; a->cands[i]; i++) {
@@ -1409,6 +1451,7 @@ static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
 		ward_strv_push(&sv, c->prefix[i]);
 	ward_strv_push(&sv, cwd);
 	ward_strv_push(&sv, "--");
+	ward_strv_push_all(&sv, c->inner); /* the Landlock layer, or none */
 	ward_strv_push_all(&sv, c->cmd);
 	return ward_strv_finish(out, &sv);
 }
@@ -1540,6 +1583,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		if (rs.partial)
 			sp->enforcement = WARD_ENFORCEMENT_PARTIAL;
 		a.rs = &rs;
+		a.sv_rw = c->ll_rw;
+		a.sv_unix = c->ll_unix;
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:

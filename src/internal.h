@@ -114,10 +114,16 @@ struct ward_confined {
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
-	char **argv;  /* what to spawn (wrapped, or bare for NONE) */
-	char **cmd;   /* the command itself, unwrapped */
-	char **ll_ro; /* Landlock read-only grants (runner LANDLOCK) */
-	char **ll_rw; /* Landlock writable grants (runner LANDLOCK) */
+	char **argv;	/* what to spawn (wrapped, or bare for NONE) */
+	char **cmd;	/* the command itself, unwrapped */
+	char **ll_ro;	/* Landlock read-only grants (runner LANDLOCK) */
+	char **ll_rw;	/* Landlock writable grants (runner LANDLOCK) */
+	char **ll_unix; /* sockets the supervisor lets through (allow_unix) */
+	/*
+	 * BWRAP: the Landlock layer run inside bwrap, between the prefix and
+	 * the command (LAUNCHER --ro / --rw … --), or NULL.
+	 */
+	char **inner;
 	/*
 	 * bwrap/custom: argv up to and including `--`, the command excluded
 	 * (BWRAP <profile> --chdir CWD --), so the executor can spawn the
@@ -147,6 +153,12 @@ struct ward_runner_choice {
 	enum ward_runner runner; /* NONE: danger-full-access */
 	enum ward_enforcement enforcement;
 	const char *path; /* the runner binary; borrowed from the provider */
+	/*
+	 * BWRAP: landlock-run, run inside bwrap with the same roots (the
+	 * Landlock layer and the supervisor, defense in depth); NULL when
+	 * this kernel has no usable Landlock (enforcement is then partial).
+	 */
+	const char *inner;
 	char *const *failure_signatures; /* CUSTOM: borrowed, or NULL */
 };
 

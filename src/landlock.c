@@ -271,15 +271,22 @@ static int add_path_rule(int ruleset_fd, const char *path, uint64_t access,
 	int parent_fd;
 	int ret = 0;
 
+	bool optional;
+
 	if (!path) {
 		snprintf(err, err_len, "%s path is missing", kind);
 		return -EINVAL;
 	}
+	optional = path[0] == WARD_LL_OPTIONAL;
+	if (optional)
+		path++;
 	do {
 		parent_fd = open(path, O_PATH | O_CLOEXEC);
 	} while (parent_fd < 0 && errno == EINTR);
 	if (parent_fd < 0) {
 		ret = -errno;
+		if (optional && (ret == -ENOENT || ret == -ENOTDIR))
+			return 0; /* gone since the plan: nothing to grant */
 		snprintf(err, err_len, "%s path %s: %s", kind, path,
 			 strerror(-ret));
 		return ret;
@@ -438,7 +445,8 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 				    "writable", err, err_len);
 		if (ret)
 			goto out_close_ruleset;
-		if (stat(rw[i], &st) == 0 && S_ISDIR(st.st_mode))
+		if (stat(rw[i] + (rw[i][0] == WARD_LL_OPTIONAL), &st) == 0 &&
+		    S_ISDIR(st.st_mode))
 			rs.rw_dir = true;
 	}
 	*out = rs;

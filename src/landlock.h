@@ -20,6 +20,9 @@
 /** The newest Landlock ABI this code knows. */
 #define WARD_LL_ABI_MAX 7
 
+/** Marks an optional grant in ward_ll_prepare()'s path lists. */
+#define WARD_LL_OPTIONAL '?'
+
 /*
  * Landlock access rights and scopes (include/uapi/linux/landlock.h), by the
  * ABI that introduced them. Defined here because the installed kernel

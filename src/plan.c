@@ -30,8 +30,11 @@ struct ward_plan {
 	 * LAUNCHER --ro … --rw …; seatbelt: sandbox-exec -p TEXT. */
 	char **prefix;
 	char **ll_ro, **ll_rw; /* landlock */
-	char **partial;	       /* why enforcement is partial */
-	pthread_mutex_t lock;  /* apply */
+	/* bwrap: LAUNCHER --ro / --rw … [--allow-unix …] --, run inside
+	 * bwrap before the command (the Landlock layer), or NULL. */
+	char **inner;
+	char **partial;	      /* why enforcement is partial */
+	pthread_mutex_t lock; /* apply */
 	bool applied;
 };
 
@@ -56,13 +59,90 @@ static int seatbelt_prefix(ward_plan *p)
 	return ward_strv_finish(&p->prefix, &sv);
 }
 
+/*
+ * The Landlock layer inside bwrap (defense in depth): landlock-run with
+ * read everywhere and write on what bwrap makes writable — the writable
+ * roots, and bwrap's private /dev (pts, shm) and, in read-only, its
+ * private /tmp — plus the supervisor's unix-socket allowances. A hole in
+ * the bwrap profile is then still no write outside the roots, no
+ * metadata change outside them, no root daemon's socket, no abstract
+ * socket, no signal outside the sandbox. The launcher is bound read-only
+ * onto itself, so nothing in the sandbox can replace it.
+ */
+static int build_inner(ward_plan *p, const char *launcher)
+{
+	struct ward_strv sv = {0}, pre = {0};
+	char *const *roots = NULL;
+	char *const *ok = ward_policy_allow_unix(p->policy);
+	int err;
+
+	err = ward_policy_roots(&roots, p->policy);
+	if (err)
+		return err;
+	ward_strv_push(&sv, launcher);
+	ward_strv_push(&sv, "--ro");
+	ward_strv_push(&sv, "/");
+	ward_strv_push(&sv, "--rw");
+	ward_strv_push(&sv, "/dev");
+	if (p->mode == WARD_MODE_READ_ONLY) {
+		ward_strv_push(&sv, "--rw");
+		ward_strv_push(&sv, "/tmp");
+	}
+	for (size_t i = 0; roots && roots[i]; i++) {
+		ward_strv_push(&sv, "--rw");
+		ward_strv_push(&sv, roots[i]);
+	}
+	for (size_t i = 0; ok[i]; i++) {
+		ward_strv_push(&sv, "--allow-unix");
+		ward_strv_push(&sv, ok[i]);
+	}
+	ward_strv_push(&sv, "--");
+	err = ward_strv_finish(&p->inner, &sv);
+	if (err)
+		return err;
+	ward_strv_push_all(&pre, p->prefix);
+	ward_strv_push(&pre, "--ro-bind");
+	ward_strv_push(&pre, launcher);
+	ward_strv_push(&pre, launcher);
+	ward_strv_free(p->prefix);
+	p->prefix = NULL;
+	return ward_strv_finish(&p->prefix, &pre);
+}
+
+/* landlock-run's argv, with the supervisor's unix-socket allowances. */
+static int landlock_prefix(ward_plan *p)
+{
+	struct ward_strv sv = {0};
+	char **base = NULL;
+	char *const *ok = ward_policy_allow_unix(p->policy);
+	size_t i;
+	int err;
+
+	err =
+	    ward_landlock_argv(&base, p->ll_ro, p->ll_rw, p->runner_path, NULL);
+	if (err)
+		return err;
+	ward_strv_push_all(&sv, base);
+	ward_strv_free(base);
+	for (i = 0; ok[i]; i++) {
+		ward_strv_push(&sv, "--allow-unix");
+		ward_strv_push(&sv, ok[i]);
+	}
+	return ward_strv_finish(&p->prefix, &sv);
+}
+
 /* Build the runner's prefix (or grants) from the one translation. */
-static int build_prefix(ward_plan *p)
+static int build_prefix(ward_plan *p, const char *inner)
 {
 	int err;
 
 	switch (p->runner) {
 	case WARD_RUNNER_BWRAP:
+		err = ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
+					   p->runner_path, -1, NULL);
+		if (err || !inner)
+			return err;
+		return build_inner(p, inner);
 	case WARD_RUNNER_CUSTOM:
 		return ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
 					    p->runner_path, -1, NULL);
@@ -70,8 +150,7 @@ static int build_prefix(ward_plan *p)
 		err = ward_xlate_landlock(&p->ll_ro, &p->ll_rw, p->x);
 		if (err)
 			return err;
-		return ward_landlock_argv(&p->prefix, p->ll_ro, p->ll_rw,
-					  p->runner_path, NULL);
+		return landlock_prefix(p);
 	case WARD_RUNNER_SEATBELT:
 		return seatbelt_prefix(p);
 	default:
@@ -121,11 +200,17 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		goto out_free_plan;
 	}
 	if (p->runner != WARD_RUNNER_NONE) {
-		err = build_prefix(p);
+		err = build_prefix(p, c.inner);
 		if (err)
 			goto out_free_plan;
 	}
 	ward_strv_push_all(&partial, ward_xlate_partial(p->x));
+	if (p->runner == WARD_RUNNER_BWRAP && !p->inner)
+		ward_strv_push(&partial,
+			       "bwrap: no Landlock layer inside (this kernel "
+			       "has no usable Landlock, or landlock-run is "
+			       "missing): metadata changes and unix sockets "
+			       "outside the roots are not governed");
 	err = ward_strv_finish(&p->partial, &partial);
 	if (err)
 		goto out_free_plan;
@@ -151,6 +236,7 @@ void ward_plan_free(ward_plan *plan)
 	ward_strv_free(plan->prefix);
 	ward_strv_free(plan->ll_ro);
 	ward_strv_free(plan->ll_rw);
+	ward_strv_free(plan->inner);
 	ward_strv_free(plan->partial);
 	pthread_mutex_destroy(&plan->lock);
 	free(plan);
@@ -226,6 +312,8 @@ static void push_command(struct ward_strv *sv, const ward_plan *p,
 	}
 	if (p->runner != WARD_RUNNER_NONE)
 		ward_strv_push(sv, "--");
+	if (argv[0])
+		ward_strv_push_all(sv, p->inner);
 	ward_strv_push_all(sv, argv);
 }
 
@@ -299,7 +387,14 @@ int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 	if (plan->ll_ro) {
 		c->ll_ro = ward_strv_dup(plan->ll_ro);
 		c->ll_rw = ward_strv_dup(plan->ll_rw);
-		if (!c->ll_ro || !c->ll_rw)
+		c->ll_unix =
+		    ward_strv_dup(ward_policy_allow_unix(plan->policy));
+		if (!c->ll_ro || !c->ll_rw || !c->ll_unix)
+			goto out_free;
+	}
+	if (plan->inner) {
+		c->inner = ward_strv_dup(plan->inner);
+		if (!c->inner)
 			goto out_free;
 	}
 	if (plan->runner == WARD_RUNNER_BWRAP ||

@@ -19,6 +19,7 @@ struct ward_policy {
 	char *session;
 	char *store;		 /* the session's store (hidden), or NULL */
 	char **unprotected;	 /* paths the user released, or NULL */
+	char **allow_unix;	 /* unix sockets reachable, or NULL */
 	const ward_rules *rules; /* a reference (ward_rules_ref) */
 	bool unprotect_git;	 /* git protection dropped by the user */
 	/*
@@ -130,6 +131,7 @@ void ward_policy_free(ward_policy *policy)
 	free(policy->session);
 	free(policy->store);
 	ward_strv_free(policy->unprotected);
+	ward_strv_free(policy->allow_unix);
 	free(policy);
 }
 
@@ -213,6 +215,36 @@ int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 	return 0;
 }
 
+int ward_policy_set_allow_unix(ward_policy *policy, char *const *paths)
+{
+	char **copy = NULL;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "policy: NULL");
+	for (size_t i = 0; paths && paths[i]; i++) {
+		if (paths[i][0] != '/')
+			return ward_err(WARD_EINVAL,
+					"allow_unix: '%s' is not an absolute "
+					"path",
+					paths[i]);
+	}
+	if (paths && paths[0]) {
+		copy = ward_strv_dup(paths);
+		if (!copy)
+			return ward_err(-ENOMEM, "out of memory");
+	}
+	ward_strv_free(policy->allow_unix);
+	policy->allow_unix = copy;
+	return 0;
+}
+
+char *const *ward_policy_allow_unix(const ward_policy *policy)
+{
+	static char *const none[] = {NULL};
+
+	return policy->allow_unix ? policy->allow_unix : none;
+}
+
 char *const *ward_policy_unprotected(const ward_policy *policy)
 {
 	static char *const none[] = {NULL};
@@ -249,6 +281,7 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	p->mode = mode;
 	p->workspace = p->tmpdir = p->session = p->store = NULL;
 	p->unprotected = NULL;
+	p->allow_unix = NULL;
 	/* Nothing computed is carried over: it depends on the mode. */
 	pthread_mutex_init(&p->lock, NULL);
 	p->roots = NULL;
@@ -269,6 +302,11 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	if (!err && base->unprotected) {
 		p->unprotected = ward_strv_dup(base->unprotected);
 		if (!p->unprotected)
+			err = ward_err(-ENOMEM, "out of memory");
+	}
+	if (!err && base->allow_unix) {
+		p->allow_unix = ward_strv_dup(base->allow_unix);
+		if (!p->allow_unix)
 			err = ward_err(-ENOMEM, "out of memory");
 	}
 	if (err) {

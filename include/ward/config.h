@@ -21,7 +21,8 @@
  *
  * Keys: mode, workspace, runners, runner_command,
  * runner_failure_signatures, probe_timeout_ms, access, approval, presets,
- * protect_git, unprotect (user file only), env. Unknown keys, wrong types,
+ * protect_git, unprotect and allow_unix (user file only), env. Unknown
+ * keys, wrong types,
  * aliases, tags and several YAML documents in one file are errors. Every
  * error names the file, the line and the key ("FILE:LINE: KEY: message").
  * See ward-config(5).
@@ -70,7 +71,7 @@ struct ward_config_origin {
 	unsigned line;	  /* 1-based; 0: none */
 };
 
-#define WARD_CONFIG_OPTIONS_VERSION 2
+#define WARD_CONFIG_OPTIONS_VERSION 3
 
 /** What ward_config_load() reads, and the flag layer. */
 struct ward_config_options {
@@ -103,17 +104,22 @@ struct ward_config_options {
 	 * environment although a drop pattern matches (--env-keep). */
 	const char *const *env_keep;
 	size_t env_keep_len;
+	/* --- version 3 --- */
+	/** Flag layer: unix sockets (absolute paths) a confined command may
+	 * reach (--allow-unix), added to the user file's allow_unix. */
+	const char *const *allow_unix;
+	size_t allow_unix_len;
 };
 
 #define WARD_CONFIG_OPTIONS_INIT                                               \
 	{                                                                      \
 		WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL,    \
-		    NULL, 0, NULL, NULL, 0                                     \
+		    NULL, 0, NULL, NULL, 0, NULL, 0                            \
 	}
 
 /**
- * ward_config_options_init - set @opts to the defaults of @version (1 or
- * WARD_CONFIG_OPTIONS_VERSION; only the fields that version has are
+ * ward_config_options_init - set @opts to the defaults of @version (1, 2
+ * or WARD_CONFIG_OPTIONS_VERSION; only the fields that version has are
  * written). Returns 0 or WARD_EINVAL.
  */
 WARD_EXTERN int ward_config_options_init(struct ward_config_options *opts,
@@ -257,6 +263,16 @@ WARD_EXTERN bool ward_config_protect_git(const ward_config *cfg,
  */
 WARD_EXTERN char *const *ward_config_unprotect(const ward_config *cfg,
 					       struct ward_config_origin *from);
+/**
+ * ward_config_allow_unix - the unix sockets the user's own file lets
+ * confined commands reach (key `allow_unix`, then the flag layer's
+ * --allow-unix; ward_policy_set_allow_unix()):
+ * absolute paths, NULL-terminated, possibly empty, owned by @cfg. A
+ * project file's key is ignored with a warning; --config that sets it is a
+ * load error.
+ */
+WARD_EXTERN char *const *
+ward_config_allow_unix(const ward_config *cfg, struct ward_config_origin *from);
 /**
  * ward_config_env_drop - the patterns of variable names dropped from a
  * command's environment (env.h): the built-in ones, then each layer's

@@ -98,6 +98,23 @@ WARD_EXTERN int ward_policy_set_unprotected(ward_policy *policy,
 /** The released paths: NULL-terminated, possibly empty; owned. */
 WARD_EXTERN char *const *ward_policy_unprotected(const ward_policy *policy);
 
+/**
+ * ward_policy_set_allow_unix - unix sockets a confined command may connect
+ * to (or send to) although they lie outside the writable roots or were
+ * bound before the call: each of @paths names a socket, or a directory
+ * whose sockets are all allowed (config key `allow_unix`, user file only;
+ * `ward run --allow-unix PATH`). Without it a confined command reaches
+ * only the sockets it bound itself in a writable root (see
+ * docs/RUNNERS.md, "the supervisor"). Enforced on every Linux runner (the
+ * Landlock layer runs inside bwrap too). @paths: absolute,
+ * NULL-terminated (NULL or empty: none); copied. Returns 0, WARD_EINVAL
+ * (a relative path) or -ENOMEM.
+ */
+WARD_EXTERN int ward_policy_set_allow_unix(ward_policy *policy,
+					   char *const *paths);
+/** The allowed sockets: NULL-terminated, possibly empty; owned. */
+WARD_EXTERN char *const *ward_policy_allow_unix(const ward_policy *policy);
+
 WARD_EXTERN enum ward_mode ward_policy_mode(const ward_policy *policy);
 /** The canonical workspace root; owned by the policy. */
 WARD_EXTERN const char *ward_policy_workspace(const ward_policy *policy);

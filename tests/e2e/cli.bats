@@ -502,7 +502,13 @@ check_denied() {
 		-- echo 'a b'
 	[ "$(json 'sorted(d)')" = "['argv', 'cwd', 'denial_signature', 'enforcement', 'env', 'mode', 'partial', 'runner', 'warnings']" ]
 	[ "$(json 'd["argv"][0].endswith("/bwrap")')" = True ]
-	[ "$(json 'd["argv"][-5:]')" = "['--chdir', '$WS', '--', 'echo', 'a b']" ]
+	[ "$(json 'd["argv"][-2:]')" = "['echo', 'a b']" ]
+	# bwrap's part ends --chdir WS --; then the Landlock layer inside
+	# (landlock-run … --), bound read-only onto itself.
+	[ "$(json '(lambda a, i: a[i:i+3])(d["argv"], d["argv"].index("--chdir"))')" = "['--chdir', '$WS', '--']" ]
+	[ "$(json '(lambda a, i: a[i+3].endswith("/landlock-run"))(d["argv"], d["argv"].index("--chdir"))')" = True ]
+	[ "$(json '(lambda a, i: a[i-3:i] == ["--ro-bind", a[i+3], a[i+3]])(d["argv"], d["argv"].index("--chdir"))')" = True ]
+	[ "$(json 'd["argv"][-3]')" = "--" ]
 	[ "$(json 'd["cwd"]')" = "$WS" ]
 	[ "$(json '"--ro-bind" in d["argv"]')" = True ]
 	# The workspace is bound read-write onto itself.

@@ -271,6 +271,21 @@ has_fatal_line() {
 	[[ "$stderr" == "landlock-run: "*"$W/also-nope"* ]]
 }
 
+@test "--ro-if-exists and --rw-if-exists skip a path that is gone, and grant one that is there" {
+	need_landlock
+	run --separate-stderr "$LR" --ro / --rw-if-exists "$W/nope" \
+		--ro-if-exists "$W/also-nope" --rw-if-exists "$W/rw" \
+		-- touch "$W/rw/ran"
+	echo "# $stderr"
+	[ "$status" = 0 ]
+	[ -e "$W/rw/ran" ]
+	# An optional grant is still only the grant it names.
+	run --separate-stderr "$LR" --ro / --rw-if-exists "$W/nope" \
+		-- touch "$W/out/x"
+	[ "$status" != 0 ]
+	[ ! -e "$W/out/x" ]
+}
+
 @test "a command that is not found exits 125 with a landlock-run: line" {
 	need_landlock
 	run --separate-stderr "$LR" --ro / -- ward-no-such-command-xyz

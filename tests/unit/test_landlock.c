@@ -316,6 +316,26 @@ static void test_prepare_missing_path_names_it(void **state)
 	assert_int_equal(rs.fd, 4242);
 	assert_int_equal(count_fds(), before);
 
+	/* The same path as an optional grant ("?PATH") is skipped. */
+	{
+		char opt[130];
+		const char *optv[1] = {opt};
+
+		snprintf(opt, sizeof(opt), "%c%s", WARD_LL_OPTIONAL, missing);
+		ret = ward_ll_prepare(&rs, good, 1, optv, 1, err, sizeof(err));
+		assert_int_equal(ret, 0);
+		assert_true(rs.fd >= 0);
+		ward_ll_close(&rs);
+		/* ...but an optional grant that exists is still checked. */
+		snprintf(opt, sizeof(opt), "%c%s/does-not-exist/x",
+			 WARD_LL_OPTIONAL, s.root);
+		rs.fd = 4242;
+		ret = ward_ll_prepare(&rs, optv, 1, NULL, 0, err, sizeof(err));
+		assert_int_equal(ret, 0);
+		ward_ll_close(&rs);
+		assert_int_equal(count_fds(), before);
+	}
+
 	scratch_remove(&s);
 }
 

@@ -262,7 +262,9 @@ static void test_options_v1(void **state)
 	assert_int_equal(ward_config_load(cfg, &box.o), 0);
 	assert_int_equal(ward_strv_len(ward_config_env_keep(cfg)), 0);
 	ward_config_free(cfg);
-	assert_int_equal(ward_config_options_init(&box.o, 3), WARD_EINVAL);
+	assert_int_equal(
+	    ward_config_options_init(&box.o, WARD_CONFIG_OPTIONS_VERSION + 1),
+	    WARD_EINVAL);
 }
 
 int main(void)

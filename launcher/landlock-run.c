@@ -701,7 +701,7 @@ static void init_setup(const struct keeper *k)
  */
 static void init_run(struct keeper *k)
 {
-	struct sigaction sa;
+	struct sigaction sa, prev[sizeof(forwarded) / sizeof(forwarded[0])];
 	pid_t cmd, pid;
 	int status;
 
@@ -710,7 +710,7 @@ static void init_run(struct keeper *k)
 	sa.sa_handler = init_forward;
 	sa.sa_flags = SA_RESTART;
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &sa, NULL);
+		sigaction(forwarded[i], &sa, &prev[i]);
 	fflush(NULL);
 	cmd = fork();
 	if (cmd < 0)
@@ -718,9 +718,14 @@ static void init_run(struct keeper *k)
 	if (cmd == 0) {
 		close(k->status_fd);
 		close(k->alive_fd);
+		/* What the caller ignored stays ignored across exec
+		 * (POSIX; `nohup ward run …` relies on it); init's own
+		 * forwarding handlers are not the command's. */
 		for (size_t i = 0;
 		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-			signal(forwarded[i], SIG_DFL);
+			signal(forwarded[i], prev[i].sa_handler == SIG_IGN
+						 ? SIG_IGN
+						 : SIG_DFL);
 		setsid();
 		sigprocmask(SIG_SETMASK, &k->old, NULL);
 		return;

@@ -210,9 +210,11 @@ endif
 
 # landlock-run shares src/landlock.c with libward: one copy of the kernel
 # compatibility code, so the launcher and the executor cannot drift.
-$(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h $(DEPS_STAMP)
+$(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h src/hide.c \
+	     src/hide.h $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c
+	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c \
+	    src/landlock.c src/hide.c
 
 # ward-bridge runs inside bwrap's network namespace: static, libc only.
 $(BRIDGE): launcher/ward-bridge.c $(DEPS_STAMP)

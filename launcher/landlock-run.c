@@ -2,7 +2,8 @@
  * landlock-run — confine this process with Landlock, then exec a command.
  *
  *   landlock-run [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]
- *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
+ *     (and --ro-if-exists / --rw-if-exists PATH: optional grants;
+ *     --hide PATH / --hide-ro PATH: mounts in a private namespace, hide.h)
  *   landlock-run --probe
  *
  * Landlock can only restrict the calling process, so the launcher restricts
@@ -34,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hide.h"
 #include "landlock.h"
 
 #ifndef LANDLOCK_RUN_VERSION
@@ -55,6 +57,9 @@ struct plan {
 	size_t nro;
 	const char **rw; /* --rw paths, in order */
 	size_t nrw;
+	const char **hide; /* --hide / --hide-ro paths, in order */
+	enum ward_hide_kind *hide_kind;
+	size_t nhide;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 };
@@ -72,6 +77,12 @@ static const char usage_text[] =
     "  --ro-if-exists PATH, --rw-if-exists PATH\n"
     "              the same, skipped when PATH no longer exists (a\n"
     "              missing --ro or --rw PATH is an error)\n"
+    "  --hide PATH    hide PATH, in a private mount namespace: a\n"
+    "              directory behind an empty read-only tmpfs, a file\n"
+    "              behind /dev/null (neither readable nor writable)\n"
+    "  --hide-ro PATH bind PATH onto itself read-only (same namespace)\n"
+    "              (a PATH that no longer exists, or is a symbolic link,\n"
+    "              is skipped: a mount would follow the link)\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\"\n"
@@ -229,7 +240,9 @@ static void parse(struct plan *p, int argc, char **argv)
 	/* At most argc paths: one array each, owned until exec/exit. */
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
-	if (!p->ro || !p->rw)
+	p->hide = calloc((size_t)argc, sizeof(*p->hide));
+	p->hide_kind = calloc((size_t)argc, sizeof(*p->hide_kind));
+	if (!p->ro || !p->rw || !p->hide || !p->hide_kind)
 		die("out of memory");
 
 	for (i = 1; i < argc; i++) {
@@ -244,6 +257,13 @@ static void parse(struct plan *p, int argc, char **argv)
 		} else if (is_opt(a, "--rw-if-exists")) {
 			p->rw[p->nrw++] = optional(
 			    opt_value(argc, argv, &i, "--rw-if-exists"));
+		} else if (is_opt(a, "--hide-ro")) {
+			p->hide_kind[p->nhide] = WARD_HIDE_RO;
+			p->hide[p->nhide++] =
+			    opt_value(argc, argv, &i, "--hide-ro");
+		} else if (is_opt(a, "--hide")) {
+			p->hide_kind[p->nhide] = WARD_HIDE_NONE;
+			p->hide[p->nhide++] = opt_value(argc, argv, &i, "--hide");
 		} else if (is_opt(a, "--ro")) {
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
@@ -264,7 +284,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->cmd)
+		if (p->nro || p->nrw || p->nhide || p->cmd)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -272,6 +292,48 @@ static void parse(struct plan *p, int argc, char **argv)
 		die_usage("missing -- before the command", NULL);
 	if (!p->cmd[0])
 		die_usage("no command after --", NULL);
+}
+
+/*
+ * --hide / --hide-ro: a private mount namespace, then the mounts, in the
+ * order given (read-only binds before hides: a hide inside a read-only
+ * path lands on the read-only copy). Done before the ruleset is built and
+ * before the capabilities are dropped: the command inherits the namespace
+ * with no capability to unmount, and Landlock forbids it every mount
+ * change anyway. The working directory is entered again by its name, so a
+ * hidden one is seen as hidden (the old reference would still reach what
+ * lies under the cover).
+ */
+static void apply_hides(const struct plan *p)
+{
+	char err[512], cwd[4096];
+	bool skipped;
+	size_t i;
+	int ret;
+
+	if (!p->nhide)
+		return;
+	if (!getcwd(cwd, sizeof(cwd)))
+		die("cannot tell the working directory: %s", strerror(errno));
+	ret = ward_hide_unshare(err, sizeof(err));
+	if (ret)
+		die("%s", err);
+	for (int pass = 0; pass < 2; pass++) {
+		enum ward_hide_kind k = pass ? WARD_HIDE_NONE : WARD_HIDE_RO;
+
+		for (i = 0; i < p->nhide; i++) {
+			if (p->hide_kind[i] != k)
+				continue;
+			ret = ward_hide_apply(p->hide[i], k, &skipped, err,
+					      sizeof(err));
+			if (ret)
+				die("%s", err);
+		}
+	}
+	if (chdir(cwd) != 0)
+		die("cannot enter the working directory %s after hiding "
+		    "paths: %s",
+		    cwd, strerror(errno));
 }
 
 /*
@@ -390,6 +452,7 @@ int main(int argc, char **argv)
 		free(p.rw);
 		return probe();
 	}
+	apply_hides(&p);
 
 	ret = ward_ll_prepare(&rs, p.ro, p.nro, p.rw, p.nrw, err, sizeof(err));
 	if (ret)

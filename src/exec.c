@@ -1522,7 +1522,12 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		a.shell_like = true;
 		break;
 	case WARD_RUNNER_LANDLOCK:
-		if (o->landlock_via_launcher) {
+		/*
+		 * Hiding by mounts needs a new user namespace, which a child
+		 * sharing the caller's memory (spawn_child) cannot make: such
+		 * a plan always goes through the launcher.
+		 */
+		if (o->landlock_via_launcher || c->ll_launcher) {
 			a.argv = c->argv;
 			break;
 		}

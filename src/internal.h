@@ -118,6 +118,9 @@ struct ward_confined {
 	char **cmd;   /* the command itself, unwrapped */
 	char **ll_ro; /* Landlock read-only grants (runner LANDLOCK) */
 	char **ll_rw; /* Landlock writable grants (runner LANDLOCK) */
+	/* Landlock: the plan hides paths by mounts, which only the launcher
+	 * can make (argv): never confined in-process. */
+	bool ll_launcher;
 	/*
 	 * bwrap/custom: argv up to and including `--`, the command excluded
 	 * (BWRAP <profile> --chdir CWD --), so the executor can spawn the

@@ -71,6 +71,7 @@ static int build_prefix(ward_plan *p)
 		if (err)
 			return err;
 		return ward_landlock_argv(&p->prefix, p->ll_ro, p->ll_rw,
+					  ward_xlate_landlock_hides(p->x),
 					  p->runner_path, NULL);
 	case WARD_RUNNER_SEATBELT:
 		return seatbelt_prefix(p);
@@ -301,6 +302,7 @@ int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 		c->ll_rw = ward_strv_dup(plan->ll_rw);
 		if (!c->ll_ro || !c->ll_rw)
 			goto out_free;
+		c->ll_launcher = ward_xlate_landlock_hides(plan->x)[0] != NULL;
 	}
 	if (plan->runner == WARD_RUNNER_BWRAP ||
 	    plan->runner == WARD_RUNNER_CUSTOM) {

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "glob.h"
+#include "hide.h"
 #include "landlock.h"
 #include "internal.h"
 #include "protect.h"
@@ -98,6 +99,12 @@ struct ward_xlate {
 	struct ward_strv bw; /* bwrap options after the writable binds */
 	char **ll_ro;
 	char **ll_rw;
+	/* landlock-run --hide / --hide-ro options (pairs), in order. */
+	struct ward_strv ll_hide;
+	/* Landlock: matches inside the writable roots (after reduce). */
+	struct target **inroot;
+	size_t ninroot;
+	bool inroot_complement; /* no mounts: carved out of the grants */
 	struct ward_strv warn;
 	struct ward_strv desc;
 	/* ward's missing directories the apply step creates (bwrap). */
@@ -440,14 +447,11 @@ static bool is_root(const struct ward_xlate *p, const char *path)
 /*
  * Whether a walk of group @g can change what the runner does. bwrap: a
  * read-only match outside every root is read-only already, so a group of
- * `r-` globs is walked only where it overlaps a root. Landlock: nothing
- * inside a root can be expressed and `r-` outside the roots is exact, so
- * only `--` globs outside the roots are walked.
+ * `r-` globs is walked only where it overlaps a root. The same holds for
+ * Landlock (inside the roots it hides by mounts, see plan_landlock).
  */
 static bool group_needed(const struct ward_xlate *p, const struct group *g)
 {
-	if (p->runner == WARD_RUNNER_LANDLOCK)
-		return g->has_none && !within_any_root(p, g->can);
 	return g->has_none || overlapping_root(p, g->can);
 }
 
@@ -709,11 +713,8 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		}
 		if (a == WARD_ACCESS_NONE)
 			goto next;
-		/* Landlock: what lies inside a root cannot be hidden. */
 		if (type == DT_DIR && depth < g->maxdepth &&
-		    !walk_skips(w->can) &&
-		    !(p->runner == WARD_RUNNER_LANDLOCK &&
-		      is_root(p, w->can))) {
+		    !walk_skips(w->can)) {
 			int sub = openat(dirfd(d), name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					     O_CLOEXEC | O_NONBLOCK);
@@ -1413,29 +1414,76 @@ static char *join(char *const *v, size_t n)
 	return s;
 }
 
+/* "--hide P" or "--hide-ro P" for the launcher, with its description. */
+static void push_hide(struct ward_xlate *p, const struct target *t,
+		      enum ward_access access)
+{
+	char why[PATH_MAX + 256];
+	const char *opt = access == WARD_ACCESS_NONE ? "--hide" : "--hide-ro";
+
+	ward_strv_push(&p->ll_hide, opt);
+	ward_strv_push(&p->ll_hide, t->path);
+	linef(&p->desc, "%s %s  (%s)", opt, t->path,
+	      target_why(why, sizeof(why), p, t));
+}
+
+/* The rules behind a set of targets, for a refusal: "rule …, rule …". */
+static char *rules_of(const struct ward_xlate *p, struct target *const *v,
+		      size_t n)
+{
+	struct ward_strv names = {0};
+	char name[PATH_MAX + 256];
+	char *list;
+
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		target_why(name, sizeof(name), p, v[i]);
+		for (size_t j = 0; j < names.n && !seen; j++)
+			seen = strcmp(names.v[j], name) == 0;
+		if (!seen)
+			ward_strv_push(&names, name);
+	}
+	list = join(names.v, names.n);
+	ward_strv_discard(&names);
+	return list;
+}
+
 /*
  * The read-only grants: "/" unless something outside the writable roots is
- * hidden; then the complement of the hidden paths.
+ * hidden (or, without mounts, something inside them); then the complement
+ * of the hidden paths — or, when the complement would exceed its budget
+ * and the launcher can mount, "/" and a hide per path.
  */
 static void landlock_ro(struct ward_xlate *p)
 {
 	struct ward_strv ro = {0}, tainted = {0}, hidden = {0}, ruled = {0};
+	struct target **mounted = NULL;
+	size_t nmounted = 0;
 	struct comp c = {0};
 	char *list = NULL, *dirs = NULL;
 
+	mounted = calloc(p->nt + 1, sizeof(*mounted));
+	if (!mounted) {
+		p->oom = true;
+		return;
+	}
 	for (size_t i = 0; i < p->nt; i++) {
-		const struct target *t = &p->t[i];
+		struct target *t = &p->t[i];
 		/* ward's state directory is hidden inside a root too: its
 		 * root's write grant is carved around it (landlock_rw). */
 		bool home = t->src == SRC_PROTECT &&
 			    p->prot[t->idx].kind == WARD_PROTECT_HOME;
+		bool inside = !home && within_any_root(p, t->path);
 
 		if (t->access != WARD_ACCESS_NONE || !t->exists ||
-		    (!home && within_any_root(p, t->path)))
+		    (inside && !p->inroot_complement))
 			continue;
 		ward_strv_push(&hidden, t->path);
-		if (!home)
+		if (!home) {
 			ward_strv_push(&ruled, t->path);
+			mounted[nmounted++] = t;
+		}
 	}
 	c.p = p;
 	c.out = &ro;
@@ -1448,12 +1496,39 @@ static void landlock_ro(struct ward_xlate *p)
 	else
 		ward_strv_push(&ro, "/");
 	list = join(hidden.v, hidden.n);
-	if (c.over) {
+	if (c.over && !p->inroot_complement && nmounted &&
+	    ward_hide_possible()) {
+		/* Too many grants: the launcher mounts over each hidden
+		 * path instead, and "/" is readable. ward's state
+		 * directory outside the roots is then one more hide. */
+		ward_strv_discard(&ro);
+		memset(&ro, 0, sizeof(ro));
+		ward_strv_push(&ro, "/");
+		for (size_t i = 0; i < p->nt; i++) {
+			struct target *t = &p->t[i];
+
+			if (t->access == WARD_ACCESS_NONE && t->exists &&
+			    !within_any_root(p, t->path))
+				push_hide(p, t, WARD_ACCESS_NONE);
+		}
+		linef(&p->desc, "read: --ro /, the hidden paths mounted over "
+				"(their complement needs more than %zu grants)",
+		      limits.max_targets);
+	} else if (c.over) {
+		char *rules = rules_of(p, mounted, nmounted);
+
 		refuse(p,
-		       "landlock: hiding %s needs more than %zu read grants: "
-		       "ward refuses to run rather than leave it readable; "
-		       "narrow the rules",
-		       list ? list : "the hidden paths", limits.max_targets);
+		       "landlock: hiding %s (%s) needs more than %zu read "
+		       "grants and %s: ward refuses to run rather than leave "
+		       "it readable; narrow the rules",
+		       list ? list : "the hidden paths",
+		       rules ? rules : "ward's state directory",
+		       limits.max_targets,
+		       p->inroot_complement
+			   ? "no mount namespace can be made here (user "
+			     "namespaces are denied)"
+			   : "the paths cannot be mounted over");
+		free(rules);
 		ward_strv_discard(&ro);
 		memset(&ro, 0, sizeof(ro));
 		ward_strv_push(&ro, "/");
@@ -1484,6 +1559,7 @@ static void landlock_ro(struct ward_xlate *p)
 	} else {
 		linef(&p->desc, "read: --ro /");
 	}
+	free(mounted);
 	free(list);
 	free(dirs);
 	ward_strv_discard(&tainted);
@@ -1500,8 +1576,9 @@ static void landlock_ro(struct ward_xlate *p)
 /*
  * The writable grants: /dev/null and the roots, with ward's own
  * directories (configuration, session store) carved out of a root that
- * holds them: Landlock grants only add up, so the root itself is replaced
- * by its entries.
+ * holds them — and, when no mount namespace can be made, the rules'
+ * matches inside it: Landlock grants only add up, so the root itself is
+ * replaced by its entries.
  */
 static void landlock_rw(struct ward_xlate *p)
 {
@@ -1511,6 +1588,8 @@ static void landlock_rw(struct ward_xlate *p)
 	for (size_t i = 0; p->roots[i]; i++) {
 		const char *w = p->roots[i];
 		struct ward_strv excl = {0}, tainted = {0}, part = {0};
+		struct target **ruled = NULL;
+		size_t nruled = 0;
 		const char *inside = NULL;
 		struct comp c = {0};
 		char *list, *dirs;
@@ -1533,7 +1612,22 @@ static void landlock_rw(struct ward_xlate *p)
 			ward_strv_discard(&excl);
 			continue;
 		}
+		if (p->inroot_complement) {
+			ruled = calloc(p->ninroot + 1, sizeof(*ruled));
+			if (!ruled) {
+				p->oom = true;
+				ward_strv_discard(&excl);
+				break;
+			}
+			for (size_t k = 0; k < p->ninroot; k++) {
+				if (!ward_path_within(p->inroot[k]->path, w))
+					continue;
+				ward_strv_push(&excl, p->inroot[k]->path);
+				ruled[nruled++] = p->inroot[k];
+			}
+		}
 		if (!excl.n) {
+			free(ruled);
 			ward_strv_push(&rw, w);
 			continue;
 		}
@@ -1546,7 +1640,21 @@ static void landlock_rw(struct ward_xlate *p)
 		complement(&c, w, 0);
 		list = join(excl.v, excl.n);
 		dirs = join(tainted.v, tainted.n);
-		if (c.over) {
+		if (c.over && nruled) {
+			char *rules = rules_of(p, ruled, nruled);
+
+			refuse(p,
+			       "landlock: %s: keeping %s from being written "
+			       "inside the writable root %s needs a mount "
+			       "namespace, which cannot be made here (user "
+			       "namespaces are denied), or more than %zu "
+			       "grants: ward refuses to run rather than "
+			       "leave it writable; narrow the rules",
+			       rules ? rules : "the rules",
+			       list ? list : "the paths", w,
+			       limits.max_targets);
+			free(rules);
+		} else if (c.over) {
 			/* Fail closed: ward's own files must stay read-only. */
 			linef(&p->warn,
 			      "landlock: keeping %s read-only inside the "
@@ -1566,6 +1674,7 @@ static void landlock_rw(struct ward_xlate *p)
 			    list ? list : "ward's directories", w,
 			    dirs ? dirs : "them");
 		}
+		free(ruled);
 		free(list);
 		free(dirs);
 		if (part.oom || excl.oom || tainted.oom)
@@ -1580,13 +1689,54 @@ static void landlock_rw(struct ward_xlate *p)
 		p->oom = true;
 }
 
+/*
+ * The rules' matches inside the writable roots: Landlock cannot take a
+ * right back from inside a granted root, so the launcher hides them by
+ * mounts in a private namespace (hide.h) — `--` behind /dev/null or an
+ * empty read-only tmpfs, `r-` bound read-only onto itself — the same
+ * operations as bwrap's profile. Where no mount namespace can be made
+ * (user namespaces denied, not root), they are carved out of the grants
+ * instead (the complement, within its budget), or the call is refused.
+ */
+static void landlock_inroot(struct ward_xlate *p)
+{
+	p->inroot = calloc(p->nt + 1, sizeof(*p->inroot));
+	if (!p->inroot) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < p->nt; i++) {
+		struct target *t = &p->t[i];
+
+		if (t->src == SRC_PROTECT || !t->exists ||
+		    !within_any_root(p, t->path))
+			continue;
+		p->inroot[p->ninroot++] = t;
+	}
+	if (!p->ninroot)
+		return;
+	if (!ward_hide_possible()) {
+		p->inroot_complement = true;
+		return;
+	}
+	/* Read-only binds first: a hide inside one lands on the copy. */
+	for (size_t k = 0; k < p->ninroot; k++) {
+		if (p->inroot[k]->access == WARD_ACCESS_RO)
+			push_hide(p, p->inroot[k], WARD_ACCESS_RO);
+	}
+	for (size_t k = 0; k < p->ninroot; k++) {
+		if (p->inroot[k]->access == WARD_ACCESS_NONE)
+			push_hide(p, p->inroot[k], WARD_ACCESS_NONE);
+	}
+}
+
 static void plan_landlock(struct ward_xlate *p)
 {
 	struct ward_strv traps = {0};
 	struct ward_rule_info info;
 	char name[PATH_MAX + 256];
 
-	/* Literal rules and their matches inside (or around) a root. */
+	/* Literal rules and their matches around a root; missing ones. */
 	for (size_t i = 0; i < p->nt; i++) {
 		const struct target *t = &p->t[i];
 		const char *root = overlapping_root(p, t->path);
@@ -1601,6 +1751,23 @@ static void plan_landlock(struct ward_xlate *p)
 				ward_strv_push(&traps, t->path);
 			continue;
 		}
+		if (within_any_root(p, t->path)) {
+			/* Hidden by a mount (or carved out) below. */
+			if (t->src != SRC_RULE || t->exists ||
+			    p->warned[t->idx])
+				continue;
+			p->warned[t->idx] = true;
+			linef(&p->warn,
+			      "landlock: %s: %s does not exist at confine "
+			      "time, so landlock cannot keep a command from "
+			      "creating it inside the writable root; ward's "
+			      "file operations (the fs fence) still apply the "
+			      "rule",
+			      rule_name(name, sizeof(name), p, t->idx),
+			      t->path);
+			continue;
+		}
+		/* The target holds a writable root. */
 		if (t->src == SRC_GLOB) {
 			p->g[t->idx].overlaps_root = true;
 			continue;
@@ -1609,8 +1776,7 @@ static void plan_landlock(struct ward_xlate *p)
 			continue;
 		p->warned[t->idx] = true;
 		rule_name(name, sizeof(name), p, t->idx);
-		if (t->access == WARD_ACCESS_NONE &&
-		    !ward_path_within(t->path, root))
+		if (t->access == WARD_ACCESS_NONE)
 			unenforced(
 			    p,
 			    "landlock: %s: hides %s, but the writable root "
@@ -1622,20 +1788,21 @@ static void plan_landlock(struct ward_xlate *p)
 		else
 			unenforced(
 			    p,
-			    "landlock: %s: cannot be expressed inside the "
-			    "writable root %s (Landlock grants only add up): "
-			    "commands can still %s %s; ward's file "
+			    "landlock: %s: cannot make the writable root %s "
+			    "inside %s read-only (Landlock grants only add "
+			    "up): commands can still write there; ward's file "
 			    "operations (the fs fence) still apply the rule",
-			    name, root,
-			    t->access == WARD_ACCESS_NONE ? "read and write"
-							  : "write",
-			    t->path);
+			    name, root, t->path);
 	}
-	/* Globs whose prefix (or any match) overlaps a root. */
+	/* Glob matches that hold a writable root. */
 	for (size_t gi = 0; gi < p->ng; gi++) {
-		const struct group *g = &p->g[gi];
+		bool holds = false;
 
-		if (!g->overlaps_root)
+		for (size_t i = 0; i < p->nt && !holds; i++)
+			holds = p->t[i].src == SRC_GLOB && p->t[i].idx == gi &&
+				!within_any_root(p, p->t[i].path) &&
+				overlapping_root(p, p->t[i].path);
+		if (!holds)
 			continue;
 		for (size_t i = 0; i < p->nrules; i++) {
 			if (!rule_in_group(p, i, gi, &info) || p->warned[i])
@@ -1643,11 +1810,10 @@ static void plan_landlock(struct ward_xlate *p)
 			p->warned[i] = true;
 			unenforced(
 			    p,
-			    "landlock: %s: cannot be expressed inside the "
-			    "writable roots (Landlock grants only add up): "
-			    "commands can still %s what it matches there; "
-			    "ward's file operations (the fs fence) still "
-			    "apply the rule",
+			    "landlock: %s: matches a directory that holds a "
+			    "writable root (Landlock grants only add up): "
+			    "commands can still %s the root; ward's file "
+			    "operations (the fs fence) still apply the rule",
 			    rule_name(name, sizeof(name), p, i),
 			    info.access == WARD_ACCESS_NONE ? "read and write"
 							    : "write");
@@ -1673,9 +1839,12 @@ static void plan_landlock(struct ward_xlate *p)
 	if (traps.oom)
 		p->oom = true;
 	ward_strv_discard(&traps);
-	/* `--` globs outside the roots: hidden as they are now. */
-	warn_globs(p, true, true);
+	/* Every glob: hidden (or carved out) as its matches are now. */
+	warn_globs(p, false, false);
 	reduce_targets(p);
+	if (p->oom)
+		return;
+	landlock_inroot(p);
 	if (p->oom)
 		return;
 	landlock_ro(p);
@@ -2018,7 +2187,7 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		break;
 	}
 out_done:
-	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom ||
+	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom || p->ll_hide.oom ||
 	    p->create.oom || p->partial.oom)
 		goto out_oom;
 	*out = p;
@@ -2047,6 +2216,8 @@ void ward_xlate_free(struct ward_xlate *p)
 	ward_strv_discard(&p->bw);
 	ward_strv_free(p->ll_ro);
 	ward_strv_free(p->ll_rw);
+	ward_strv_discard(&p->ll_hide);
+	free(p->inroot);
 	ward_strv_discard(&p->warn);
 	ward_strv_discard(&p->desc);
 	ward_strv_discard(&p->create);
@@ -2106,6 +2277,11 @@ int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan)
 	*ro = r;
 	*rw = w;
 	return 0;
+}
+
+char *const *ward_xlate_landlock_hides(const struct ward_xlate *plan)
+{
+	return plan->ll_hide.n ? plan->ll_hide.v : empty_strv;
 }
 
 char *const *ward_xlate_warnings(const struct ward_xlate *plan)

@@ -61,6 +61,15 @@ void ward_bwrap_push_proc(struct ward_strv *sv);
  * directories carved out). Both vectors are the caller's (ward_strv_free).
  */
 int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan);
+/*
+ * landlock: the launcher's mount options, `--hide P` and `--hide-ro P`
+ * pairs (read-only binds first), for the rules' matches inside the writable
+ * roots — and for `--` paths outside them whose complement would exceed
+ * its budget (owned by the plan; empty when nothing is mounted). A plan
+ * with any needs the launcher: the in-process executor cannot make the
+ * namespace (see exec.c).
+ */
+char *const *ward_xlate_landlock_hides(const struct ward_xlate *plan);
 
 /*
  * The profile builders (profile_*.c) from a translation made beforehand
@@ -78,11 +87,13 @@ int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 
 /*
  * The landlock-run argv from the grants (profile_landlock.c): LAUNCHER
- * --ro R… --rw W… [-- ARGV…]. The provider builds the plan once and passes
- * the same grants to the launcher and to the in-process executor.
+ * --ro R… --rw W… [--hide H…] [-- ARGV…]. The provider builds the plan
+ * once and passes the same grants to the launcher and to the in-process
+ * executor. @hides: ward_xlate_landlock_hides() (NULL: none).
  */
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
-		       const char *launcher_path, char *const argv[]);
+		       char *const *hides, const char *launcher_path,
+		       char *const argv[]);
 
 /*
  * seatbelt: write the deny rules (after the allows) to @f. Returns 0 or

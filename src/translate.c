@@ -121,6 +121,7 @@ static struct ward_xlate_limits limits = {
     WARD_XLATE_MAX_ENTRIES,
     WARD_XLATE_MAX_MS,
     WARD_XLATE_MAX_TARGETS,
+    false,
 };
 
 void ward_xlate_set_limits(const struct ward_xlate_limits *l)
@@ -129,9 +130,16 @@ void ward_xlate_set_limits(const struct ward_xlate_limits *l)
 	    WARD_XLATE_MAX_ENTRIES,
 	    WARD_XLATE_MAX_MS,
 	    WARD_XLATE_MAX_TARGETS,
+	    false,
 	};
 
 	limits = l ? *l : defaults;
+}
+
+/* Whether the launcher will be able to hide paths by mounts (hide.h). */
+static bool can_mount(void)
+{
+	return !limits.no_mounts && ward_hide_possible();
 }
 
 /* --- small helpers ------------------------------------------------------ */
@@ -1496,8 +1504,7 @@ static void landlock_ro(struct ward_xlate *p)
 	else
 		ward_strv_push(&ro, "/");
 	list = join(hidden.v, hidden.n);
-	if (c.over && !p->inroot_complement && nmounted &&
-	    ward_hide_possible()) {
+	if (c.over && !p->inroot_complement && nmounted && can_mount()) {
 		/* Too many grants: the launcher mounts over each hidden
 		 * path instead, and "/" is readable. ward's state
 		 * directory outside the roots is then one more hide. */
@@ -1715,7 +1722,7 @@ static void landlock_inroot(struct ward_xlate *p)
 	}
 	if (!p->ninroot)
 		return;
-	if (!ward_hide_possible()) {
+	if (!can_mount()) {
 		p->inroot_complement = true;
 		return;
 	}

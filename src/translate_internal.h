@@ -121,6 +121,9 @@ struct ward_xlate_limits {
 	size_t max_entries; /* directory entries visited, all globs together */
 	unsigned max_ms;    /* wall-clock time of the walk */
 	size_t max_targets; /* paths one runner operates on (mounts, grants) */
+	/* Plan as if no mount namespace could be made (Landlock: the
+	 * complement or a refusal instead of the launcher's mounts). */
+	bool no_mounts;
 };
 
 #define WARD_XLATE_MAX_ENTRIES 500000

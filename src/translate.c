@@ -1444,13 +1444,26 @@ static char *rules_of(const struct ward_xlate *p, struct target *const *v,
 	char *list;
 
 	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
+		struct ward_rule_info info;
+		size_t r = v[i]->src == SRC_GLOB ? 0 : SIZE_MAX;
 
-		target_why(name, sizeof(name), p, v[i]);
-		for (size_t j = 0; j < names.n && !seen; j++)
-			seen = strcmp(names.v[j], name) == 0;
-		if (!seen)
-			ward_strv_push(&names, name);
+		/* A glob match: each glob rule of its walk, by name. */
+		do {
+			bool seen = false;
+
+			if (r != SIZE_MAX) {
+				if (!rule_in_group(p, r, v[i]->idx, &info) ||
+				    info.access != v[i]->access)
+					continue;
+				rule_name(name, sizeof(name), p, r);
+			} else {
+				target_why(name, sizeof(name), p, v[i]);
+			}
+			for (size_t j = 0; j < names.n && !seen; j++)
+				seen = strcmp(names.v[j], name) == 0;
+			if (!seen)
+				ward_strv_push(&names, name);
+		} while (r != SIZE_MAX && ++r < p->nrules);
 	}
 	list = join(names.v, names.n);
 	ward_strv_discard(&names);

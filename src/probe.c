@@ -8,6 +8,7 @@
 
 #include "ward/probe.h"
 
+#include "hide.h"
 #include "internal.h"
 #include "landlock.h"
 
@@ -51,4 +52,9 @@ int ward_probe_landlock_errata(unsigned *out)
 				strerror(errno));
 	*out = (unsigned)ret;
 	return 0;
+}
+
+int ward_probe_landlock_mounts(void)
+{
+	return ward_hide_possible() ? 1 : 0;
 }

@@ -974,6 +974,39 @@ static void t_landlock_hides(void **state)
 }
 
 /*
+ * Literal rules are made canonical with their parent looked up once per
+ * run of siblings: a linked parent and a link as the last component end
+ * on the real path, as ward_path_canon() would have it.
+ */
+static void t_landlock_literal_canon(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_xlate *plan = NULL;
+	char *const *h;
+
+	if (!ward_hide_possible())
+		skip();
+	xmkdir(fx->base, "ws/real");
+	xwrite(fx->base, "ws/real/f", "f");
+	xwrite(fx->base, "ws/real/g", "g");
+	xsymlink(fx->base, "ws/lnk", "real");
+	xsymlink(fx->base, "ws/real/l", "g");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- lnk/f\n-- real/l\n-- real/missing\n-- lnk/../top.pem\n");
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	h = ward_xlate_landlock_hides(plan);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/f")) >= 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/g")) >= 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/lnk/f")) < 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/l")) < 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/missing")) < 0);
+	for (size_t i = 0; h[i]; i++)
+		print_message("%s\n", h[i]);
+	ward_xlate_free(plan);
+}
+
+/*
  * No mount namespace (user namespaces denied, not root): the matches inside
  * the root are carved out of the grants — no grant reaches a `--` path, no
  * write grant an `r-` one — and nothing is mounted.
@@ -2237,6 +2270,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_landlock_complement, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_hides, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_literal_canon, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_no_mounts_complement,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_no_mounts_refused, setup,

@@ -11,7 +11,9 @@
  * included. Each set is planned once to warm the caches, then N times; the
  * median, p10 and p90 are printed.
  *
- * Usage: bench_plan [-n RUNS]
+ * Usage: bench_plan [-n RUNS] [--json FILE]
+ * (--json: {"outside": {"median_us": …, "cpu_median_us": …}, "inside": …},
+ * the form bench/calls.sh reads)
  * Exit: 0 measured (a missed target is reported, not an error), 1 failed.
  */
 #include <limits.h>
@@ -107,7 +109,10 @@ out_fail:
 	return NULL;
 }
 
-static int measure(const char *what, ward_policy *pol, int runs)
+static FILE *json;
+
+static int measure(const char *key, const char *what, ward_policy *pol,
+		   int runs)
 {
 	double *t = calloc((size_t)runs, sizeof(*t));
 	double *c = calloc((size_t)runs, sizeof(*c));
@@ -140,6 +145,12 @@ static int measure(const char *what, ward_policy *pol, int runs)
 	       "%s\n",
 	       what, t[runs / 2], t[runs / 10], t[runs * 9 / 10], c[runs / 2],
 	       t[runs / 2] <= TARGET_MS ? "PASS" : "MISS");
+	if (json)
+		fprintf(json,
+			"%s\"%s\": {\"median_us\": %.0f, \"cpu_median_us\": "
+			"%.0f}",
+			strcmp(key, "outside") ? ", " : "{", key,
+			t[runs / 2] * 1e3, c[runs / 2] * 1e3);
 	free(t);
 	free(c);
 	return 0;
@@ -155,8 +166,15 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
 			runs = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
+			json = fopen(argv[++i], "w");
+			if (!json) {
+				perror("bench_plan: --json");
+				return 1;
+			}
 		} else {
-			fprintf(stderr, "usage: bench_plan [-n RUNS]\n");
+			fprintf(stderr,
+				"usage: bench_plan [-n RUNS] [--json FILE]\n");
 			return 1;
 		}
 	}
@@ -181,9 +199,15 @@ int main(int argc, char **argv)
 	       "%d runs after one warm-up, target <= %.0f ms:\n",
 	       runs, TARGET_MS);
 	rc = 0;
-	if (measure("outside the workspace (complement)", outside, runs) ||
-	    measure("inside the workspace (mounts)", inside, runs))
+	if (measure("outside", "outside the workspace (complement)", outside,
+		    runs) ||
+	    measure("inside", "inside the workspace (mounts)", inside, runs))
 		rc = 1;
+	if (json) {
+		fputs("}\n", json);
+		if (fclose(json) != 0)
+			rc = 1;
+	}
 out_remove:
 	ward_policy_free(outside);
 	ward_policy_free(inside);

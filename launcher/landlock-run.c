@@ -65,7 +65,8 @@ struct plan {
 };
 
 static const char usage_text[] =
-    "Usage: " PROG " [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]\n"
+    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--hide PATH]...\n"
+    "                    [--hide-ro PATH]... -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"

@@ -264,7 +264,8 @@ static void parse(struct plan *p, int argc, char **argv)
 			    opt_value(argc, argv, &i, "--hide-ro");
 		} else if (is_opt(a, "--hide")) {
 			p->hide_kind[p->nhide] = WARD_HIDE_NONE;
-			p->hide[p->nhide++] = opt_value(argc, argv, &i, "--hide");
+			p->hide[p->nhide++] =
+			    opt_value(argc, argv, &i, "--hide");
 		} else if (is_opt(a, "--ro")) {
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {

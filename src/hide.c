@@ -44,19 +44,19 @@
 
 /* The UAPI (linux/mount.h), under ward's names: glibc's sys/mount.h may
  * define some of them, older kernel headers none. */
-#define H_OPEN_TREE_CLONE	 1
-#define H_AT_EMPTY_PATH		 0x1000
-#define H_AT_RECURSIVE		 0x8000
-#define H_MOVE_MOUNT_F_EMPTY	 0x00000004
-#define H_MOVE_MOUNT_T_EMPTY	 0x00000040
-#define H_MOUNT_ATTR_RDONLY	 0x00000001
-#define H_MOUNT_ATTR_NOSUID	 0x00000002
-#define H_MOUNT_ATTR_NODEV	 0x00000004
-#define H_MOUNT_ATTR_NOEXEC	 0x00000008
-#define H_FSOPEN_CLOEXEC	 0x00000001
-#define H_FSCONFIG_SET_STRING	 1
-#define H_FSCONFIG_CMD_CREATE	 6
-#define H_FSMOUNT_CLOEXEC	 0x00000001
+#define H_OPEN_TREE_CLONE     1
+#define H_AT_EMPTY_PATH	      0x1000
+#define H_AT_RECURSIVE	      0x8000
+#define H_MOVE_MOUNT_F_EMPTY  0x00000004
+#define H_MOVE_MOUNT_T_EMPTY  0x00000040
+#define H_MOUNT_ATTR_RDONLY   0x00000001
+#define H_MOUNT_ATTR_NOSUID   0x00000002
+#define H_MOUNT_ATTR_NODEV    0x00000004
+#define H_MOUNT_ATTR_NOEXEC   0x00000008
+#define H_FSOPEN_CLOEXEC      0x00000001
+#define H_FSCONFIG_SET_STRING 1
+#define H_FSCONFIG_CMD_CREATE 6
+#define H_FSMOUNT_CLOEXEC     0x00000001
 
 struct h_mount_attr {
 	unsigned long long attr_set;
@@ -68,7 +68,7 @@ struct h_mount_attr {
 /* A hidden file or directory: no write, no device, no set-user-ID, no
  * exec. */
 #define HIDE_ATTRS                                                             \
-	(H_MOUNT_ATTR_RDONLY | H_MOUNT_ATTR_NOSUID | H_MOUNT_ATTR_NODEV |     \
+	(H_MOUNT_ATTR_RDONLY | H_MOUNT_ATTR_NOSUID | H_MOUNT_ATTR_NODEV |      \
 	 H_MOUNT_ATTR_NOEXEC)
 
 /* "WHAT: strerror" into @err; returns -@e. */
@@ -238,8 +238,9 @@ int ward_hide_apply(const char *path, enum ward_hide_kind kind, bool *skipped,
 	m = make_cover(fd, S_ISDIR(st.st_mode), kind);
 	if (m < 0) {
 		ret = fail(err, err_len,
-			   kind == WARD_HIDE_RO ? "cannot make a read-only copy of"
-						: "cannot make a cover for",
+			   kind == WARD_HIDE_RO
+			       ? "cannot make a read-only copy of"
+			       : "cannot make a cover for",
 			   path, -m);
 		goto out_close;
 	}

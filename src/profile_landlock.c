@@ -11,8 +11,7 @@
 #include "translate_internal.h"
 
 /* "--ro PATH", or "--ro-if-exists PATH" for an optional grant (landlock.h). */
-static void push_grant(struct ward_strv *sv, const char *flag,
-		       const char *path)
+static void push_grant(struct ward_strv *sv, const char *flag, const char *path)
 {
 	if (path[0] == WARD_LL_OPTIONAL) {
 		char opt[32];

@@ -879,8 +879,8 @@ struct canon_cache {
  * unless it is a link, "." or "..", which get the whole treatment. NULL on
  * ENOMEM.
  */
-static char *canon_rule(struct canon_cache *cc, const char *path,
-			bool *exists, bool *is_dir)
+static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
+			bool *is_dir)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
@@ -932,8 +932,8 @@ static char *canon_rule(struct canon_cache *cc, const char *path,
 						    O_NOFOLLOW | O_CLOEXEC);
 		}
 		if (cc->fd < 0)
-			cc->fd = open(cc->canon,
-				      O_PATH | O_DIRECTORY | O_CLOEXEC);
+			cc->fd =
+			    open(cc->canon, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (asprintf(&out, "%s/%s",
 		     strcmp(cc->canon, "/") == 0 ? "" : cc->canon, name) < 0)
@@ -1419,7 +1419,7 @@ struct comp {
 	struct ward_xlate *p;
 	struct ward_strv *out;	   /* grants */
 	struct ward_strv *tainted; /* directories expanded */
-	char **excl; /* sorted parents first (path_cmp) */
+	char **excl;		   /* sorted parents first (path_cmp) */
 	size_t nexcl;
 	size_t budget;
 	bool over; /* budget exhausted */
@@ -1658,19 +1658,23 @@ static void landlock_ro(struct ward_xlate *p)
 	if (c.over && !p->inroot_complement && nmounted && can_mount()) {
 		/* Too many grants: the launcher mounts over each hidden
 		 * path instead, and "/" is readable. ward's state
-		 * directory outside the roots is then one more hide. */
+		 * directory is then one more hide, inside a root too (its
+		 * root's write grant stays carved around it). */
 		ward_strv_discard(&ro);
 		memset(&ro, 0, sizeof(ro));
 		ward_strv_push(&ro, "/");
 		for (size_t i = 0; i < p->nt; i++) {
 			struct target *t = &p->t[i];
+			bool home = t->src == SRC_PROTECT &&
+				    p->prot[t->idx].kind == WARD_PROTECT_HOME;
 
 			if (t->access == WARD_ACCESS_NONE && t->exists &&
-			    !within_any_root(p, t->path))
+			    (home || !within_any_root(p, t->path)))
 				push_hide(p, t, WARD_ACCESS_NONE);
 		}
-		linef(&p->desc, "read: --ro /, the hidden paths mounted over "
-				"(their complement needs more than %zu grants)",
+		linef(&p->desc,
+		      "read: --ro /, the hidden paths mounted over "
+		      "(their complement needs more than %zu grants)",
 		      limits.max_targets);
 	} else if (c.over) {
 		char *rules = rules_of(p, mounted, nmounted);
@@ -2346,8 +2350,8 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		break;
 	}
 out_done:
-	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom || p->ll_hide.oom ||
-	    p->create.oom || p->partial.oom)
+	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom ||
+	    p->ll_hide.oom || p->create.oom || p->partial.oom)
 		goto out_oom;
 	*out = p;
 	return 0;

@@ -893,7 +893,8 @@ static void t_landlock_complement(void **state)
 	assert_true(strv_has(ro, P(fx, "out")));
 	assert_false(strv_has(ro, P(fx, "home/ssh-link")));
 	for (size_t i = 0; ro[i]; i++) {
-		const char *g = ro[i][0] == WARD_LL_OPTIONAL ? ro[i] + 1 : ro[i];
+		const char *g =
+		    ro[i][0] == WARD_LL_OPTIONAL ? ro[i] + 1 : ro[i];
 		struct stat st;
 
 		if (strncmp(g, hidden, strlen(hidden)) == 0)
@@ -991,8 +992,9 @@ static void t_landlock_literal_canon(void **state)
 	xwrite(fx->base, "ws/real/g", "g");
 	xsymlink(fx->base, "ws/lnk", "real");
 	xsymlink(fx->base, "ws/real/l", "g");
-	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
-		    "-- lnk/f\n-- real/l\n-- real/missing\n-- lnk/../top.pem\n");
+	policy_with(
+	    fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+	    "-- lnk/f\n-- real/l\n-- real/missing\n-- lnk/../top.pem\n");
 	assert_int_equal(
 	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
 	h = ward_xlate_landlock_hides(plan);
@@ -1088,6 +1090,24 @@ static void t_landlock_outside_over_budget(void **state)
 	assert_string_equal(ro[0], "/");
 	ward_strv_free(ro);
 	ward_strv_free(rw);
+	/* ward's state directory inside a root ($HOME as the workspace) is
+	 * mounted over too: "/" alone would leave it readable. */
+	xmkdir(fx->base, "home/.local");
+	xmkdir(fx->base, "home/.local/state");
+	xmkdir(fx->base, "home/.local/state/ward");
+	xmkdir(fx->base, "out/gone");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home",
+		    "-- @BASE@/out/gone\n");
+	ward_xlate_set_limits(&lim);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	assert_null(ward_xlate_refusal(plan));
+	assert_true(hide_at(ward_xlate_landlock_hides(plan), "--hide",
+			    P(fx, "out/gone")) >= 0);
+	assert_true(hide_at(ward_xlate_landlock_hides(plan), "--hide",
+			    P(fx, "home/.local/state/ward")) >= 0);
+	ward_xlate_free(plan);
 }
 
 /* The launcher argv and the in-process plan carry the same grants. */

@@ -183,8 +183,10 @@ mcp_servers() {
 		"$BASE/example.c" "$ROOT/build/lib/libward.a" \
 		$(pkg-config --libs jansson libfyaml libevent_core libevent_extra libevent_pthreads) \
 		-lpthread
-	# make test under read-only: the write of its cache is denied.
-	run -0 --separate-stderr "$BASE/example"
+	# make test under read-only: the write of its cache is denied. (Not
+	# as a sub-make of `make check`: it would print its directory.)
+	run -0 --separate-stderr env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS \
+		"$BASE/example"
 	[ "$output" = "exit 2, denied 1" ] || fail "printed: $output"
 }
 

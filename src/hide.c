@@ -278,20 +278,37 @@ bool ward_hide_possible(void)
 	 * probe and agree. */
 	static int state;
 	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-	pid_t pid, r = -1;
-	int status = 0;
+	int fds[2];
+	char c = 0;
+	ssize_t n;
+	pid_t pid;
 
 	if (s)
 		return s == 1;
+	/*
+	 * The child says "y" on a pipe when it could: the answer does not
+	 * depend on reaping it (a caller that ignores SIGCHLD, or reaps every
+	 * child itself, makes waitpid fail).
+	 */
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return false;
 	pid = fork();
-	if (pid == 0)
-		_exit(probe_child());
+	if (pid == 0) {
+		close(fds[0]);
+		if (probe_child() == 0)
+			(void)!write(fds[1], "y", 1);
+		_exit(0);
+	}
+	close(fds[1]);
 	if (pid > 0) {
 		do
-			r = waitpid(pid, &status, 0);
-		while (r < 0 && errno == EINTR);
+			n = read(fds[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	}
-	s = r == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 2;
+	close(fds[0]);
+	s = pid > 0 && c == 'y' ? 1 : 2;
 	__atomic_store_n(&state, s, __ATOMIC_RELEASE);
 	return s == 1;
 }

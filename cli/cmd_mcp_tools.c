@@ -61,6 +61,7 @@ static const struct field bash_fields[] = {
     {"timeout_ms", F_INT, false, 1, (long long)MCP_TIMEOUT_MAX_MS},
     {"run_in_background", F_BOOL, false, 0, 0},
     F_SP,
+    {"network_permissions", F_STRING, false, 0, 0},
     F_JUST,
     F_END,
 };
@@ -165,6 +166,7 @@ bool mcp_tools_known(const char *name)
 static bool is_escalation_field(const char *name)
 {
 	return strcmp(name, "sandbox_permissions") == 0 ||
+	       strcmp(name, "network_permissions") == 0 ||
 	       strcmp(name, "justification") == 0;
 }
 
@@ -499,8 +501,29 @@ static json_t *check_escalation(struct mcp_server *srv, json_t *args,
 				bool *asked, enum ward_mode *requested)
 {
 	const char *sp = arg_str(args, "sandbox_permissions");
+	const char *np = arg_str(args, "network_permissions");
 
 	*asked = sp != NULL;
+	if (np) {
+		if (sp)
+			return tool_error(srv,
+					  "invalid arguments: give "
+					  "sandbox_permissions or "
+					  "network_permissions, not both");
+		if (strcmp(np, "on") != 0 &&
+		    (ward_network_pattern_check(np) != 0 || np[0] == '*'))
+			return tool_error(srv,
+					  "invalid arguments: "
+					  "\"network_permissions\" must be a "
+					  "host name or address, or \"on\"");
+		if (blank(arg_str(args, "justification")))
+			return tool_error(
+			    srv, "invalid arguments: \"justification\" is "
+				 "required with \"network_permissions\": say "
+				 "which host was denied and why the task "
+				 "needs it");
+		return NULL;
+	}
 	if (!sp)
 		return NULL;
 	if (ward_mode_parse(requested, sp) != 0)
@@ -552,12 +575,19 @@ static ward_call *call_new(struct mcp_call *call, json_t *args,
 	co.cwd = cwd;
 	co.escalate = asked;
 	co.escalate_to = requested;
+	if (arg_str(args, "network_permissions")) {
+		const char *np = arg_str(args, "network_permissions");
+
+		co.escalate_network = true;
+		co.network_host = strcmp(np, "on") ? np : NULL;
+	}
 	co.justification = arg_str(args, "justification");
 	/* Without elicitation there is no approval service: no denial
 	 * offers a retry, and the texts say how a person can widen the
 	 * session's mode instead. */
 	co.approve = mcp_elicits(srv) ? mcp_approve : NULL;
 	co.approve_ctx = call;
+	co.netproxy = srv->netproxy;
 	err = ward_call_new(&wc, &co);
 	if (err) {
 		detail_of(err, detail, sizeof(detail));
@@ -695,6 +725,20 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		free(dt);
 		text = both;
 	}
+	if (res) {
+		/* The proxy's refusals: one marker per host (render.c). */
+		char *nt = NULL, *both = NULL;
+
+		if (ward_call_render_network(&nt, v->call) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		if (*nt) {
+			if (asprintf(&both, "%s\n%s", text, nt) < 0)
+				die(CLI_EXIT_WARD, "out of memory");
+			free(text);
+			text = both;
+		}
+		free(nt);
+	}
 	if (res && ward_call_stopped(v->call)) {
 		char *stop = NULL, *both = NULL;
 
@@ -720,6 +764,8 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	if (st)
 		set_new(st, "denials",
 			res ? cli_denials_json(v->call) : json_array());
+	if (st && res)
+		set_new(st, "network", cli_network_json(v->call));
 	if (st && v->task_id) {
 		set_new(st, "task_id", json_string(v->task_id));
 		set_new(st, "running", json_boolean(!res));

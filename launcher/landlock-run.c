@@ -1,17 +1,39 @@
 /*
  * landlock-run — confine this process with Landlock, then exec a command.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
+ *                [--net-off | --net-connect PORT]
+ *                [--hide PATH]... [--hide-ro PATH]...
+ *                -- COMMAND [ARG...]
  *     (and --ro-if-exists / --rw-if-exists PATH: optional grants;
- *     --hide PATH / --hide-ro PATH: mounts in a private namespace, hide.h)
+ *     --hide / --hide-ro: mounts in the command's mount namespace, hide.h)
  *   landlock-run --probe
  *
- * Landlock can only restrict the calling process, so the launcher restricts
- * itself and then execs: the ruleset is inherited across execve by the
- * command and everything it spawns, while whoever started the launcher stays
- * unconfined. Plan, then apply: every argument is parsed before the kernel
- * is touched; then build the ruleset, drop capabilities, set no_new_privs,
- * landlock_restrict_self(), close inherited descriptors, exec.
+ * Landlock can only restrict the calling process, so the command's side
+ * restricts itself and then execs: the ruleset is inherited across execve by
+ * the command and everything it spawns. Plan, then apply: every argument is
+ * parsed before the kernel is touched; then start the keeper (below), and
+ * in the command's process build the ruleset, start the supervisor
+ * (src/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
+ * connects, judged outside the sandbox), drop capabilities, set
+ * no_new_privs, landlock_restrict_self(), arm the supervisor's filter, exec.
+ *
+ * The keeper: the launcher itself stays, unconfined, as the parent of the
+ * command, so that when the command ends every process it started ends too
+ * (setsid'd daemons, double forks, a zombie held by a tracer). With
+ * CAP_SYS_ADMIN (root) the command runs in a new pid namespace whose init
+ * is a tiny child of the keeper: when the command exits, init exits and the
+ * kernel kills everything left in the namespace; init dies with the keeper
+ * (PR_SET_PDEATHSIG), and mounts the namespace's own /proc in a mount
+ * namespace of its own (so /proc/$$ is the command's). Without it the
+ * keeper is a child subreaper and, when the command has exited, kills and
+ * reaps every descendant left, until none is (no time budget: a tracer is
+ * killed like the rest, which frees the zombie it held). The keeper
+ * forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH
+ * to the command's session (the command leads a new one), ends the whole
+ * tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a
+ * killed caller takes the tree down), and exits with the command's status
+ * (a signal is raised again on itself). See docs/RUNNERS.md.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -30,13 +52,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hide.h"
 #include "landlock.h"
+#include "supervise.h"
 
 #ifndef LANDLOCK_RUN_VERSION
 #define LANDLOCK_RUN_VERSION "0.1.0"
@@ -57,16 +86,23 @@ struct plan {
 	size_t nro;
 	const char **rw; /* --rw paths, in order */
 	size_t nrw;
+	const char **unix_ok; /* --allow-unix paths */
+	size_t nunix;
 	const char **hide; /* --hide / --hide-ro paths, in order */
 	enum ward_hide_kind *hide_kind;
 	size_t nhide;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
+	bool shell_status; /* --shell-status */
+	int net; /* enum ward_ll_net */
+	unsigned net_port;
 };
 
 static const char usage_text[] =
-    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--hide PATH]...\n"
-    "                    [--hide-ro PATH]... -- COMMAND [ARG...]\n"
+    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
+    "                    [--net-off | --net-connect PORT]\n"
+    "                    [--hide PATH]... [--hide-ro PATH]...\n"
+    "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"
@@ -78,6 +114,18 @@ static const char usage_text[] =
     "  --ro-if-exists PATH, --rw-if-exists PATH\n"
     "              the same, skipped when PATH no longer exists (a\n"
     "              missing --ro or --rw PATH is an error)\n"
+    "  --allow-unix PATH\n"
+    "              let the command connect to the unix socket PATH (or\n"
+    "              any socket beneath the directory PATH)\n"
+    "  --shell-status\n"
+    "              a COMMAND that cannot be executed is the command's\n"
+    "              failure, reported like a shell: exit 127 (not found)\n"
+    "              or 126, not 125\n"
+    "  --net-off   no network: no TCP bind or connect, and no socket\n"
+    "              but unix and route netlink (UDP, raw, packet refused)\n"
+    "  --net-connect PORT\n"
+    "              TCP connect to PORT only (a proxy's), no bind; sockets\n"
+    "              limited to unix, route netlink and TCP (Landlock ABI 4)\n"
     "  --hide PATH    hide PATH, in a private mount namespace: a\n"
     "              directory behind an empty read-only tmpfs, a file\n"
     "              behind /dev/null (neither readable nor writable)\n"
@@ -86,12 +134,17 @@ static const char usage_text[] =
     "              is skipped: a mount would follow the link)\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
-    "              \"landlock: partially enforced\"\n"
+    "              \"landlock: partially enforced\", then whether TCP is\n"
+    "              governed (\"landlock: network: tcp\" or \"... none\")\n"
     "  -h, --help  show this help\n"
     "  --version   show the version\n"
     "\n"
     "The command runs without capabilities, with no_new_privs, and without\n"
-    "descriptors other than 0, 1 and 2. Launcher failures print\n"
+    "descriptors other than 0, 1 and 2. A supervisor outside the sandbox\n"
+    "refuses (EACCES) chmod, chown, extended attributes, timestamps and\n"
+    "inode flags outside the --rw paths, and connecting to a unix socket\n"
+    "that is neither named by --allow-unix nor bound during the run in a\n"
+    "--rw directory; io_uring is refused (ENOSYS). Launcher failures print\n"
     "\"" PROG ": <message>\" and exit 125.\n";
 
 static void die(const char *fmt, ...)
@@ -241,9 +294,10 @@ static void parse(struct plan *p, int argc, char **argv)
 	/* At most argc paths: one array each, owned until exec/exit. */
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
+	p->unix_ok = calloc((size_t)argc, sizeof(*p->unix_ok));
 	p->hide = calloc((size_t)argc, sizeof(*p->hide));
 	p->hide_kind = calloc((size_t)argc, sizeof(*p->hide_kind));
-	if (!p->ro || !p->rw || !p->hide || !p->hide_kind)
+	if (!p->ro || !p->rw || !p->unix_ok || !p->hide || !p->hide_kind)
 		die("out of memory");
 
 	for (i = 1; i < argc; i++) {
@@ -270,8 +324,40 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
+		} else if (is_opt(a, "--allow-unix")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--allow-unix");
+
+			if (v[0] != '/')
+				die_usage("--allow-unix needs an absolute "
+					  "path",
+					  v);
+			p->unix_ok[p->nunix++] = v;
+		} else if (strcmp(a, "--net-off") == 0) {
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			p->net = WARD_LL_NET_OFF;
+		} else if (is_opt(a, "--net-connect")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--net-connect");
+			char *end;
+			unsigned long port;
+
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			errno = 0;
+			port = strtoul(v, &end, 10);
+			if (errno || *end || end == v || v[0] == '-' ||
+			    port == 0 || port > 65535)
+				die_usage("--net-connect needs a port number "
+					  "from 1 to 65535",
+					  v);
+			p->net = WARD_LL_NET_CONNECT;
+			p->net_port = (unsigned)port;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
+		} else if (strcmp(a, "--shell-status") == 0) {
+			p->shell_status = true;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			exit(fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE);
@@ -286,7 +372,8 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->nhide || p->cmd)
+		if (p->nro || p->nrw || p->nunix || p->nhide || p->cmd ||
+		    p->net)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -296,8 +383,13 @@ static void parse(struct plan *p, int argc, char **argv)
 		die_usage("no command after --", NULL);
 }
 
+/* init made a mount namespace of its own (the command inherits it): the
+ * hides go there, without a second unshare. */
+static bool own_mntns;
+
 /*
- * --hide / --hide-ro: a private mount namespace, then the mounts, in the
+ * --hide / --hide-ro, in the command's process (after keep()): a private
+ * mount namespace (init's when it made one), then the mounts, in the
  * order given (read-only binds before hides: a hide inside a read-only
  * path lands on the read-only copy). Done before the ruleset is built and
  * before the capabilities are dropped: the command inherits the namespace
@@ -317,9 +409,13 @@ static void apply_hides(const struct plan *p)
 		return;
 	if (!getcwd(cwd, sizeof(cwd)))
 		die("cannot tell the working directory: %s", strerror(errno));
-	ret = ward_hide_unshare(err, sizeof(err));
-	if (ret)
-		die("%s", err);
+	/* One mount namespace per call: init's (root: the pid namespace's
+	 * own /proc lives there), else one made here. */
+	if (!own_mntns) {
+		ret = ward_hide_unshare(err, sizeof(err));
+		if (ret)
+			die("%s", err);
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		enum ward_hide_kind k = pass ? WARD_HIDE_NONE : WARD_HIDE_RO;
 
@@ -346,6 +442,8 @@ static void apply_hides(const struct plan *p)
  */
 static int probe_child(const struct ward_ll_ruleset *rs)
 {
+	static const char *const rw[] = {"/dev/null"};
+	struct ward_sv sv = WARD_SV_INIT;
 	char err[256];
 	bool scope_signal = (rs->scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
 	pid_t parent = getppid();
@@ -370,8 +468,28 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 		return 1;
 	}
 
+	/* Every run has a supervisor: one that cannot start or arm here
+	 * (seccomp without user notification, a listener already installed
+	 * by an outer sandbox) would fail every run. */
+	if (ward_sv_spawn(&sv, rw, 1, NULL, 0, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
 	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	if (ward_sv_arm(&sv, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
+	/* A judged call the supervisor must refuse: a device node. */
+	fd = chmod("/dev/null", 0666);
+	if (fd == 0 || errno != EACCES) {
+		fprintf(stderr,
+			PROG ": probe: the supervisor did not refuse chmod of "
+			     "/dev/null (%s)\n",
+			fd == 0 ? "it succeeded" : strerror(errno));
 		return 1;
 	}
 
@@ -436,12 +554,358 @@ static int probe(void)
 	report_partial(&rs);
 	printf("landlock: %s\n",
 	       rs.partial ? "partially enforced" : "fully enforced");
+	/* What --net-off / --net-connect can rely on (ABI 4: TCP rights). */
+	printf("landlock: network: %s\n", rs.abi >= 4 ? "tcp" : "none");
 	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE;
+}
+
+/* --- the keeper ---------------------------------------------------------- */
+
+#ifndef PR_SET_CHILD_SUBREAPER
+#define PR_SET_CHILD_SUBREAPER 36
+#endif
+
+/* Sent by the executor (or anyone allowed to signal the launcher) to end
+ * the command and everything it started, at once. Also the keeper's
+ * parent-death signal. */
+#define KEEPER_KILL_SIGNAL SIGRTMAX
+
+/* The signals the keeper passes on to the command's process group. */
+static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT, SIGTERM,
+				SIGUSR1, SIGUSR2, SIGWINCH};
+
+struct keeper {
+	pid_t child;   /* the pid namespace's init, or the command itself */
+	bool pidns;    /* child is init of a new pid namespace */
+	int status_fd; /* pidns: init writes the command's wait status here */
+	pid_t parent;  /* who started the launcher */
+	sigset_t old;  /* the signal mask to give the command */
+};
+
+/* Kill @self's every child listed in /proc/self/task/@self/children
+ * ("1 2 "), or, without that file, every live process of /proc whose parent
+ * is @self. Returns how many were signalled. */
+static int kill_children(pid_t self)
+{
+	char path[64], buf[4096];
+	long cur = -1;
+	ssize_t n;
+	int fd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)self);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* No CONFIG_PROC_CHILDREN: the ppid of every process. */
+		struct dirent *de;
+		DIR *d = opendir("/proc");
+
+		while (d && (de = readdir(d)) != NULL) {
+			char stat[1024], *p;
+			long pid = strtol(de->d_name, &p, 10);
+			int sfd;
+
+			if (pid <= 0 || *p)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+			sfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (sfd < 0)
+				continue;
+			n = read(sfd, stat, sizeof(stat) - 1);
+			close(sfd);
+			if (n <= 0)
+				continue;
+			stat[n] = '\0';
+			/* "pid (comm) S ppid …": the fields after the
+			 * last ')' (comm may hold anything). */
+			p = strrchr(stat, ')');
+			if (p && p[1] == ' ' && p[2] && p[2] != 'Z' &&
+			    p[3] == ' ' && strtol(p + 4, NULL, 10) == self &&
+			    kill((pid_t)pid, SIGKILL) == 0)
+				found++;
+		}
+		if (d)
+			closedir(d);
+		return found;
+	}
+	/* A number may span two reads: it ends at a separator or at EOF. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				cur = (cur < 0 ? 0 : cur * 10) + (buf[i] - '0');
+				continue;
+			}
+			/* A child cannot be reaped by anyone but us: its
+			 * pid is not reused while we look at it. */
+			if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+				found++;
+			cur = -1;
+		}
+	}
+	if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+		found++;
+	close(fd);
+	return found;
+}
+
+/*
+ * Subreaper sweep: kill and reap every descendant until none is left.
+ * Killing a process reparents its children to us, so go round again; a
+ * zombie held by a live tracer cannot be reaped until the tracer dies, and
+ * the tracer is one of ours too. No time budget: what was killed dies.
+ */
+static void sweep(void)
+{
+	pid_t self = getpid();
+
+	for (;;) {
+		struct timespec ms = {0, 1000000};
+		pid_t pid;
+
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return;
+		/* Killed (or only zombies held by a tracer that is being
+		 * killed): let them die, then reap what can be. Never a
+		 * blocking wait: a zombie kill() "succeeds" on may stay
+		 * unreapable until its tracer is gone. */
+		kill_children(self);
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* Exit the way the command did: its code, or the same signal. */
+static void __attribute__((noreturn)) exit_like(int status)
+{
+	struct rlimit none = {0, 0};
+	sigset_t set;
+	int sig;
+
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	setrlimit(RLIMIT_CORE, &none); /* the command dumped, not us */
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/* init: the command's session, where forwarded signals go. */
+static volatile pid_t init_cmd;
+
+static void init_forward(int sig)
+{
+	int e = errno;
+
+	/* Before its setsid() the command has no group of its own yet. */
+	if (init_cmd > 0 && kill(-init_cmd, sig) != 0)
+		kill(init_cmd, sig);
+	errno = e;
+}
+
+/*
+ * init: a /proc of the new pid namespace, in a mount namespace of its own,
+ * so that /proc/$$ is the command's and the host's processes are not
+ * listed. Mounts made here do not propagate back (MS_SLAVE); the host's
+ * still come in. Best effort: on failure /proc stays the host's.
+ */
+static void init_own_proc(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+		return;
+	own_mntns = true;
+	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	      NULL);
+}
+
+/*
+ * The pid namespace's init (pid 1): die with the keeper, start the command
+ * in a session of its own, pass on the signals the keeper forwards, reap
+ * whatever is reparented to us, and when the command exits hand its
+ * status to the keeper and exit — the kernel then kills the rest of the
+ * namespace. Returns only in the command's process.
+ */
+static void init_main(struct keeper *k, int alive_fd)
+{
+	struct pollfd p = {.fd = alive_fd, .events = POLLIN};
+	struct sigaction sa;
+	pid_t cmd, pid;
+	int status;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	/* The keeper holds the other end: EOF means it is already gone. */
+	if (poll(&p, 1, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	init_own_proc();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = init_forward;
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	cmd = fork();
+	if (cmd < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (cmd == 0) {
+		/* Dumpable again, like any process (init is not): the
+		 * supervisor takes its listener with pidfd_getfd(). */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		close(k->status_fd);
+		close(alive_fd);
+		for (size_t i = 0;
+		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+			signal(forwarded[i], SIG_DFL);
+		setsid();
+		return;
+	}
+	init_cmd = cmd;
+	/* Forwarded signals were blocked since the keeper: take them now. */
+	sigprocmask(SIG_SETMASK, &k->old, NULL);
+	for (;;) {
+		pid = waitpid(-1, &status, 0);
+		if (pid == cmd)
+			break;
+		if (pid < 0 && errno != EINTR)
+			_exit(EXIT_LAUNCHER_FAILURE);
+	}
+	while (write(k->status_fd, &status, sizeof(status)) < 0 &&
+	       errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Ask the kernel for a pid namespace for our next child: root (or
+ * CAP_SYS_ADMIN over our user namespace) only. */
+static bool new_pidns(void)
+{
+	return unshare(CLONE_NEWPID) == 0;
+}
+
+/*
+ * Start the keeper. Returns in the process that goes on to confine itself
+ * and exec the command (with the original signal mask back); the keeper
+ * itself never returns: it waits, forwards, sweeps and exits like the
+ * command.
+ */
+static void keep(void)
+{
+	struct keeper k = {.status_fd = -1, .parent = getppid()};
+	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
+	sigset_t wait_set;
+	int status = 0;
+	bool have_status = false, killing = false;
+
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGCHLD);
+	sigaddset(&wait_set, KEEPER_KILL_SIGNAL);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&wait_set, forwarded[i]);
+	/* Blocked before the child exists: nothing is lost in between. */
+	sigprocmask(SIG_BLOCK, &wait_set, &k.old);
+
+	k.pidns = new_pidns();
+	if (k.pidns &&
+	    (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(alive_p, O_CLOEXEC) != 0))
+		die("cannot create a pipe: %s", strerror(errno));
+	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		die("cannot become a child subreaper: %s", strerror(errno));
+
+	/*
+	 * A caller that dies takes the tree with it. Armed before the fork
+	 * (the signal is blocked: it waits for the loop below), so there is
+	 * no moment when the command runs and the caller's death would go
+	 * unnoticed; the caller may already be gone (then the parent
+	 * changed).
+	 */
+	if (prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0) != 0)
+		die("cannot set the parent-death signal: %s", strerror(errno));
+	if (getppid() != k.parent)
+		die("the caller is gone");
+
+	fflush(NULL);
+	k.child = fork();
+	if (k.child < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (k.child == 0) {
+		/* A session of its own (the keeper forwards to its group);
+		 * in a pid namespace, init gives the command one. */
+		setsid();
+		if (k.pidns) {
+			close(st_p[0]);
+			close(alive_p[1]);
+			k.status_fd = st_p[1];
+			init_main(&k, alive_p[0]);
+		}
+		sigprocmask(SIG_SETMASK, &k.old, NULL);
+		return;
+	}
+	if (k.pidns) {
+		close(st_p[1]);
+		close(alive_p[0]);
+		k.status_fd = st_p[0];
+	}
+	/* The command cannot ptrace or read us (Landlock forbids a domain
+	 * to reach out too; this also covers kernels that only log). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	while (!have_status) {
+		siginfo_t si;
+		int sig = 0;
+
+		if (killing) {
+			/* init's death empties the namespace; without one,
+			 * the command's group goes now, the rest below. */
+			kill(k.pidns ? k.child : -k.child, SIGKILL);
+			kill(k.child, SIGKILL);
+		} else {
+			sig = sigwaitinfo(&wait_set, &si);
+		}
+		if (sig == KEEPER_KILL_SIGNAL) {
+			killing = true;
+			continue;
+		}
+		if (sig > 0 && sig != SIGCHLD) {
+			/* To the command's session (init passes it on); the
+			 * command itself while it has not left ours yet. */
+			if (k.pidns || kill(-k.child, sig) != 0)
+				kill(k.child, sig);
+			continue;
+		}
+		for (;;) {
+			pid_t pid = waitpid(-1, &status,
+					    killing ? 0 : WNOHANG);
+
+			if (pid == k.child) {
+				have_status = true;
+				break;
+			}
+			if (pid == 0 || (pid < 0 && errno != EINTR))
+				break;
+		}
+	}
+	if (k.pidns) {
+		/* init passed on the command's status; without it init
+		 * itself died (killed): report that. */
+		int cmd_status;
+		ssize_t n = read(k.status_fd, &cmd_status, sizeof(cmd_status));
+
+		if (n == (ssize_t)sizeof(cmd_status))
+			status = cmd_status;
+	} else {
+		sweep();
+	}
+	exit_like(status);
 }
 
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
+	struct ward_sv sv = WARD_SV_INIT;
 	struct plan p;
 	char err[512];
 	int ret;
@@ -452,22 +916,58 @@ int main(int argc, char **argv)
 	if (p.probe) {
 		free(p.ro);
 		free(p.rw);
+		free(p.unix_ok);
 		return probe();
 	}
+
+	keep(); /* from here on: the command's process */
 	apply_hides(&p);
 
-	ret = ward_ll_prepare(&rs, p.ro, p.nro, p.rw, p.nrw, err, sizeof(err));
+	/*
+	 * The grants are opened here, in the command's mount namespace:
+	 * a rule on the host's /proc would not cover the namespace's own
+	 * /proc mounted over it (Landlock ignores hidden mount points). A
+	 * failure exits 125 all the same (the keeper exits like us).
+	 */
+	ret = ward_ll_prepare_net(&rs, p.ro, p.nro, p.rw, p.nrw, p.net,
+				  p.net_port, err, sizeof(err));
 	if (ret)
 		die_prepare(ret, err);
 	report_partial(&rs);
 
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	/* Outside the domain: forked before landlock_restrict_self. */
+	ret = ward_sv_spawn(&sv, p.rw, p.nrw, p.unix_ok, p.nunix, err,
+			    sizeof(err));
+	if (ret)
+		die("%s", err);
+#endif
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)
 		die("%s", err);
 	ward_ll_close(&rs);
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	ret = ward_sv_arm(&sv, err, sizeof(err));
+	if (ret)
+		die("%s", err);
+#else
+	/* Benchmark builds only (bench/calls.sh): the cost of the
+	 * supervisor is this build's difference. Never installed. */
+	(void)sv;
+#endif
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;
+	if (p.shell_status) {
+		/* Confined already: the command's own failure, like sh's. */
+		if (e == ENOENT && !strchr(p.cmd[0], '/'))
+			fprintf(stderr, PROG ": %s: command not found\n",
+				p.cmd[0]);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", p.cmd[0],
+				strerror(e));
+		exit(e == ENOENT ? 127 : 126);
+	}
 	if (e == ENOENT && !strchr(p.cmd[0], '/'))
 		die("%s: command not found", p.cmd[0]);
 	die("cannot execute %s: %s", p.cmd[0], strerror(e));

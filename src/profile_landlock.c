@@ -27,6 +27,7 @@ static void push_grant(struct ward_strv *sv, const char *flag, const char *path)
 
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 		       char *const *hides, const char *launcher_path,
+		       bool net_off,
 		       char *const argv[])
 {
 	struct ward_strv sv = {0};
@@ -54,6 +55,10 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 	 */
 	if (hides)
 		ward_strv_push_all(&sv, hides);
+	/* The network knob (network.h): off is the launcher's network
+	 * filter and TCP rights; an allowlist's port is the call's. */
+	if (net_off)
+		ward_strv_push(&sv, "--net-off");
 	if (argv) {
 		ward_strv_push(&sv, "--");
 		ward_strv_push_all(&sv, argv);
@@ -78,6 +83,11 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 				"landlock profile: %s is not confined, there "
 				"is no profile for it",
 				ward_mode_name(mode));
+	if (ward_policy_network(policy) == WARD_NETWORK_ALLOWLIST)
+		return ward_err(WARD_EINVAL,
+				"landlock profile: a network allowlist needs "
+				"the call's proxy endpoint; run it through "
+				"ward_call (call.h)");
 	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK);
 	if (err)
 		return err;
@@ -86,8 +96,9 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 		ward_xlate_free(plan);
 		return err;
 	}
-	err = ward_landlock_argv(out, ro, rw, ward_xlate_landlock_hides(plan),
-				 launcher_path, argv);
+	err = ward_landlock_argv(
+	    out, ro, rw, ward_xlate_landlock_hides(plan), launcher_path,
+	    ward_policy_network(policy) == WARD_NETWORK_OFF, argv);
 	ward_xlate_free(plan);
 	ward_strv_free(ro);
 	ward_strv_free(rw);

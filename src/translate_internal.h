@@ -87,12 +87,14 @@ int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 
 /*
  * The landlock-run argv from the grants (profile_landlock.c): LAUNCHER
- * --ro R… --rw W… [--hide H…] [-- ARGV…]. The provider builds the plan
- * once and passes the same grants to the launcher and to the in-process
- * executor. @hides: ward_xlate_landlock_hides() (NULL: none).
+ * --ro R… --rw W… [--hide H…] [--net-off] [-- ARGV…] (--net-off for
+ * @net_off). The provider builds the plan once and passes the same grants
+ * to the launcher and to the in-process executor. @hides:
+ * ward_xlate_landlock_hides() (NULL: none).
  */
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 		       char *const *hides, const char *launcher_path,
+		       bool net_off,
 		       char *const argv[]);
 
 /*

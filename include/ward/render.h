@@ -232,6 +232,38 @@ WARD_EXTERN int ward_render_denial(char **out, enum ward_mode mode,
 WARD_EXTERN int ward_render_network_denied(char **out, const char *host);
 
 /**
+ * ward_render_network_hint - the line after the network markers when a
+ * network escalation is offered (once per call, never to the escalated
+ * retry):
+ *   MCP:  retry this exact command once with network_permissions (the
+ *         host, or "on") + justification; the approval prompt asks the
+ *         user
+ *   CLI:  retry once with --escalate-network HOST (or on)
+ *         --justification TEXT; the approval prompt asks you
+ */
+WARD_EXTERN int ward_render_network_hint(char **out,
+					 enum ward_surface surface);
+
+/**
+ * ward_render_network_verdict - the text of a network escalation's
+ * verdict (@what: "network access to HOST" or "the whole network (on)"),
+ * each verdict its own:
+ *   granted:   WHAT was granted for this command only
+ *   rejected:  the user rejected WHAT for this command
+ *   not-wider: WHAT would not widen this command's network (already
+ *              allowed, denied by deny_domains, or the network is on);
+ *              nothing was run and nobody was asked
+ *   no service, policy never, cancelled, unavailable: as for a mode, with
+ *              WHAT in place of the mode
+ * The caller frees *out. 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_render_network_verdict(char **out,
+					    enum ward_surface surface,
+					    enum ward_escalation_verdict v,
+					    enum ward_subject subject,
+					    const char *what);
+
+/**
  * ward_render_verdict - the text a refused escalation ends with; each
  * verdict has its own (<s> is "command" or "operation", <mode> the mode
  * asked for):

@@ -184,8 +184,9 @@ mcp_servers() {
 		$(pkg-config --libs jansson libfyaml libevent_core libevent_extra libevent_pthreads) \
 		-lpthread
 	# make test under read-only: the write of its cache is denied. (Not
-	# as a sub-make of `make check`: it would print its directory.)
-	run -0 --separate-stderr env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS \
+	# the flags of a `make check` around us: make -w would print
+	# "Entering directory".)
+	run -0 --separate-stderr env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		"$BASE/example"
 	[ "$output" = "exit 2, denied 1" ] || fail "printed: $output"
 }

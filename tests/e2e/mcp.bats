@@ -340,7 +340,7 @@ session_count() {
 	mcp_raw --drain-timeout 1
 	[ "$status" -eq 0 ]
 	[ $((SECONDS - start)) -lt 10 ]
-	! pgrep -f 'sleep 71.2345'
+	! alive_cmd 'sleep 71.2345'
 	[[ "$(resp 1)" == *"stopped: the server shut down before this command"* ]]
 	[[ "$(resp 1)" != *unavailable* ]]
 	run -2 --separate-stderr "$WARD" mcp --drain-timeout soon </dev/null
@@ -371,7 +371,7 @@ session_count() {
 		sleep 1
 		printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"test"}}'
 		sleep 1
-		pgrep -f 'sleep 72.2345' >"$BASE/alive" || true
+		alive_cmd 'sleep 72.2345' >"$BASE/alive" || true
 		printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"ping"}'
 		sleep 0.5
 	} | timeout 30 "$WARD" mcp --workspace "$WS" >"$OUT" 2>"$ERR"
@@ -399,7 +399,15 @@ session_count() {
 	[ "$started" -eq 32 ]
 	[ "$refused" -eq 8 ]
 	# End of input stopped every task.
-	! pgrep -f 'sleep 74.2345'
+	! alive_cmd 'sleep 74.2345'
+}
+
+# alive_cmd 'sleep N': the pids of the command itself (or of the shell
+# running it), whose whole command line is that; not of a process that only
+# carries it among its arguments (a launcher, its supervisor).
+alive_cmd() {
+	local re=${1//./\\.}
+	pgrep -xf "([^ ]*sh -c )?$re"
 }
 
 # The runners that can confine here, from ward probe.
@@ -437,8 +445,8 @@ wait_until() {
 			printf '%s\n' "$INIT" \
 				"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$fg\"}}}" \
 				"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$bg\",\"run_in_background\":true}}}" >&4
-			wait_until 20 pgrep -f "$fg" >/dev/null
-			wait_until 20 pgrep -f "$bg" >/dev/null
+			wait_until 20 alive_cmd "$fg" >/dev/null
+			wait_until 20 alive_cmd "$bg" >/dev/null
 			wait_until 20 grep -q '"id":2' "$OUT"
 			kill -"$sig" "$pid"
 			wait_until 20 eval '! kill -0 $pid 2>/dev/null' ||
@@ -449,8 +457,8 @@ wait_until() {
 			cat "$ERR" | sed 's/^/# /'
 			[ "$st" -eq $((128 + $(kill -l "$sig"))) ] ||
 				fail "$r SIG$sig: exit $st"
-			! pgrep -f "$fg" || fail "$r SIG$sig: $fg survived"
-			! pgrep -f "$bg" || fail "$r SIG$sig: $bg survived"
+			! alive_cmd "$fg" || fail "$r SIG$sig: $fg survived"
+			! alive_cmd "$bg" || fail "$r SIG$sig: $bg survived"
 			id=$("$WARD" session list --json | jq -r '.[0].id')
 			"$WARD" session log "$id" --json >"$BASE/log"
 			[ "$(jq -s '[.[] | select(.type == "call/result")] | length' "$BASE/log")" -eq 2 ] ||

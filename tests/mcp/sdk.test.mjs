@@ -88,6 +88,7 @@ test("tools-list: every tool, honest annotations, escalation fields", async (t) 
   assert.deepEqual(Object.keys(bash).sort(), [
     "command",
     "justification",
+    "network_permissions",
     "run_in_background",
     "sandbox_permissions",
     "timeout_ms",

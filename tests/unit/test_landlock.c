@@ -405,6 +405,51 @@ static void test_enforce_ro_root_rw_dir(void **state)
 	scratch_remove(&s);
 }
 
+/*
+ * After ward_ll_enforce, clone3 fails with ENOSYS (so no CLONE_INTO_CGROUP
+ * can move a child out of the call's cgroup), in both forms of the filter,
+ * and fork() (the C library's fallback) still works.
+ */
+static int child_clone3(void *arg)
+{
+	const struct ward_ll_ruleset *rs = arg;
+	uint64_t ca[11];
+	pid_t pid;
+	int st;
+
+	if (child_enforce(rs) != 0)
+		return 1;
+	memset(ca, 0, sizeof(ca));
+	ca[4] = SIGCHLD; /* exit_signal */
+	errno = 0;
+	pid = (pid_t)syscall(435, ca, sizeof(ca));
+	if (pid == 0)
+		_exit(0);
+	CHILD_CHECK(pid == -1 && errno == ENOSYS);
+	pid = fork();
+	if (pid == 0)
+		_exit(7);
+	CHILD_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid &&
+		    WIFEXITED(st) && WEXITSTATUS(st) == 7);
+	return 0;
+}
+
+static void test_clone3_refused(void **state)
+{
+	struct ward_ll_ruleset rs;
+	struct scratch s;
+
+	(void)state;
+	need_landlock();
+	scratch_make(&s);
+	for (int rw = 0; rw < 2; rw++) {
+		prepare_profile(&rs, rw ? s.rw : NULL);
+		assert_int_equal(in_child(child_clone3, &rs), 0);
+		ward_ll_close(&rs);
+	}
+	scratch_remove(&s);
+}
+
 static int child_mknod(void *arg)
 {
 	const struct enforce_args *a = arg;
@@ -786,6 +831,7 @@ int main(void)
 	    cmocka_unit_test(test_prepare_missing_path_names_it),
 	    cmocka_unit_test(test_prepare_non_directory_grants),
 	    cmocka_unit_test(test_enforce_ro_root_rw_dir),
+	    cmocka_unit_test(test_clone3_refused),
 	    cmocka_unit_test(test_no_device_nodes_under_rw),
 	    cmocka_unit_test(test_refer_stays_inside_rw),
 	    cmocka_unit_test(test_drop_caps_as_root),

@@ -40,15 +40,15 @@ enum cli_long_opt {
 	CLI_OPT_JSON = 256,
 	CLI_OPT_MAX_OUTPUT,
 	CLI_OPT_LL_LAUNCHER,
-	CLI_OPT_ACCESS,	    /* --access RULE (cli/policy_opts.h) */
-	CLI_OPT_CONFIG,	    /* --config FILE (cli/policy_opts.h) */
-	CLI_OPT_ENV_KEEP,   /* --env-keep NAME (cli/policy_opts.h) */
-	CLI_OPT_ALLOW_UNIX, /* --allow-unix PATH (cli/policy_opts.h) */
-	CLI_OPT_NETWORK,    /* --network off|on (cli/policy_opts.h) */
+	CLI_OPT_ACCESS,	      /* --access RULE (cli/policy_opts.h) */
+	CLI_OPT_CONFIG,	      /* --config FILE (cli/policy_opts.h) */
+	CLI_OPT_ENV_KEEP,     /* --env-keep NAME (cli/policy_opts.h) */
+	CLI_OPT_ALLOW_UNIX,   /* --allow-unix PATH (cli/policy_opts.h) */
+	CLI_OPT_NETWORK,      /* --network off|on (cli/policy_opts.h) */
 	CLI_OPT_ALLOW_DOMAIN, /* --allow-domain PATTERN (cli/policy_opts.h) */
-	CLI_OPT_EXPLAIN,    /* ward run --explain */
+	CLI_OPT_EXPLAIN,      /* ward run --explain */
 	CLI_OPT_ESCALATE_NETWORK, /* ward run --escalate-network HOST|on */
-	CLI_OPT_DRAIN,	    /* ward mcp --drain-timeout */
+	CLI_OPT_DRAIN,		  /* ward mcp --drain-timeout */
 };
 
 /*

@@ -52,7 +52,7 @@ static void print_help(void)
 	       "read\n"
 	       "                         (default: ward.yml's, else "
 	       ".)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
-	       CLI_ALLOW_UNIX_HELP
+		   CLI_ALLOW_UNIX_HELP
 	       "      --json             print one JSON object\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -498,13 +498,12 @@ static json_t *settings_json(const struct report *r)
 	{
 		char *const *d;
 
-		set_or_die(obj, "network",
-			   setting_json(json_string(ward_network_name(
-					    ward_config_network(
-						r->cfg,
-						ward_config_mode(r->cfg, NULL),
-						NULL, &o))),
-					&o));
+		set_or_die(
+		    obj, "network",
+		    setting_json(
+			json_string(ward_network_name(ward_config_network(
+			    r->cfg, ward_config_mode(r->cfg, NULL), NULL, &o))),
+			&o));
 		for (int k = 0; k < 2; k++) {
 			d = k ? ward_config_deny_domains(r->cfg)
 			      : ward_config_allow_domains(r->cfg);
@@ -675,9 +674,9 @@ static void print_json(const struct report *r, bool valid)
 /* --- check -------------------------------------------------------------- */
 
 const struct cli_option cli_config_cmd_options[] = {
-    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE,	CLI_CONFIG_OPTIONS,
-    CLI_NETWORK_OPTIONS, CLI_OPTION_ENV_KEEP,	CLI_OPTION_ALLOW_UNIX,
-    CLI_OPTION_JSON,	 CLI_OPTION_HELP,	CLI_OPTION_END,
+    CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS,
+    CLI_NETWORK_OPTIONS, CLI_OPTION_ENV_KEEP,  CLI_OPTION_ALLOW_UNIX,
+    CLI_OPTION_JSON,	 CLI_OPTION_HELP,      CLI_OPTION_END,
 };
 
 const struct cli_command cli_config_commands[] = {

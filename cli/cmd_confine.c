@@ -125,9 +125,9 @@ static void print_json(const ward_call *call, char *const *argv)
 	    json_object_set_new(
 		obj, "mode",
 		json_string(ward_mode_name(ward_plan_mode(plan)))) ||
-	    json_object_set_new(obj, "network",
-				json_string(ward_network_name(
-				    ward_plan_network(plan)))) ||
+	    json_object_set_new(
+		obj, "network",
+		json_string(ward_network_name(ward_plan_network(plan)))) ||
 	    json_object_set_new(
 		obj, "denial_signature",
 		json_string(ward_plan_denial_signature(plan))) ||
@@ -142,9 +142,9 @@ static void print_json(const ward_call *call, char *const *argv)
 }
 
 const struct cli_option cli_confine_options[] = {
-    CLI_POLICY_OPTIONS, CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS,
-    CLI_OPTION_ALLOW_UNIX, CLI_OPTION_SHELL, CLI_OPTION_JSON,
-    CLI_OPTION_QUIET,	CLI_OPTION_HELP,    CLI_OPTION_END,
+    CLI_POLICY_OPTIONS,	   CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS,
+    CLI_OPTION_ALLOW_UNIX, CLI_OPTION_SHELL,   CLI_OPTION_JSON,
+    CLI_OPTION_QUIET,	   CLI_OPTION_HELP,    CLI_OPTION_END,
 };
 
 int cmd_confine(int argc, char **argv)

@@ -84,7 +84,7 @@ static void print_help(void)
 	    "else read-only)\n"
 	    "  -r, --runner RUNNER    auto (default), bwrap or "
 	    "landlock\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
-	    CLI_ALLOW_UNIX_HELP
+		CLI_ALLOW_UNIX_HELP
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
 	    "Advanced:\n"
@@ -339,10 +339,11 @@ static char *approval_message(const struct ward_approval_request *req)
 			req->net_host ? "network access to " : "network on",
 			req->net_host ? req->net_host : "");
 	else
-		fprintf(m,
-			"\ncurrent mode: %s\nrequested mode: %s\njustification: ",
-			ward_mode_name(req->current),
-			ward_mode_name(req->requested));
+		fprintf(
+		    m,
+		    "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
+		    ward_mode_name(req->current),
+		    ward_mode_name(req->requested));
 	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\nsession: %s", req->session_id);

@@ -506,10 +506,9 @@ static json_t *check_escalation(struct mcp_server *srv, json_t *args,
 	*asked = sp != NULL;
 	if (np) {
 		if (sp)
-			return tool_error(srv,
-					  "invalid arguments: give "
-					  "sandbox_permissions or "
-					  "network_permissions, not both");
+			return tool_error(srv, "invalid arguments: give "
+					       "sandbox_permissions or "
+					       "network_permissions, not both");
 		if (strcmp(np, "on") != 0 &&
 		    (ward_network_pattern_check(np) != 0 || np[0] == '*'))
 			return tool_error(srv,

@@ -158,53 +158,52 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 			c, "why", cli_json_text(e[i].why, strlen(e[i].why))) ||
 		    json_array_append_new(chain, c);
 	}
-	bad = bad ||
-	      json_object_set_new(
-		  obj, "platform",
-		  json_string(ward_platform_name(ward_platform_current()))) ||
-	      json_object_set_new(obj, "chain", chain) ||
-	      json_object_set_new(
-		  obj, "chosen",
-		  select_err ? json_null()
-			     : json_string(ward_runner_name(chosen))) ||
-	      json_object_set_new(
-		  obj, "enforcement",
-		  select_err ? json_null()
-			     : json_string(ward_enforcement_name(enf))) ||
-	      json_object_set_new(llo, "abi",
-				  ll->abi > 0 ? json_integer(ll->abi)
-					      : json_null()) ||
-	      json_object_set_new(llo, "errata",
-				  ll->errata_err ? json_null()
-						 : json_integer(ll->errata)) ||
-	      json_object_set_new(llo, "mounts", json_boolean(ll->mounts)) ||
-	      json_object_set_new(llo, "error",
-				  ll->abi < 0 ? json_str_or_null(ll->abi_error)
-					      : json_null()) ||
-	      json_object_set_new(llo, "network",
-				  json_boolean(ll->abi >= 4)) ||
-	      json_object_set_new(obj, "landlock", llo) ||
-	      json_object_set_new(
-		  paths, "bwrap",
-		  json_str_or_null(ward_provider_bwrap_path(provider))) ||
-	      json_object_set_new(
-		  paths, "landlock_run",
-		  json_str_or_null(ward_provider_launcher_path(provider))) ||
-	      json_object_set_new(obj, "paths", paths) ||
-	      json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
-	      json_object_set_new(
-		  obj, "call",
-		  cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
-				       cli_json_text(cf->workspace,
-						     strlen(cf->workspace)),
-				       "mode", ward_mode_name(cf->mode),
-				       "network",
-				       ward_network_name(cf->network))
-			   : json_null()) ||
-	      json_object_set_new(obj, "config_error",
-				  cf->config_error[0]
-				      ? json_str_or_null(cf->config_error)
-				      : json_null());
+	bad =
+	    bad ||
+	    json_object_set_new(
+		obj, "platform",
+		json_string(ward_platform_name(ward_platform_current()))) ||
+	    json_object_set_new(obj, "chain", chain) ||
+	    json_object_set_new(obj, "chosen",
+				select_err
+				    ? json_null()
+				    : json_string(ward_runner_name(chosen))) ||
+	    json_object_set_new(
+		obj, "enforcement",
+		select_err ? json_null()
+			   : json_string(ward_enforcement_name(enf))) ||
+	    json_object_set_new(llo, "abi",
+				ll->abi > 0 ? json_integer(ll->abi)
+					    : json_null()) ||
+	    json_object_set_new(llo, "errata",
+				ll->errata_err ? json_null()
+					       : json_integer(ll->errata)) ||
+	    json_object_set_new(llo, "mounts", json_boolean(ll->mounts)) ||
+	    json_object_set_new(llo, "error",
+				ll->abi < 0 ? json_str_or_null(ll->abi_error)
+					    : json_null()) ||
+	    json_object_set_new(llo, "network", json_boolean(ll->abi >= 4)) ||
+	    json_object_set_new(obj, "landlock", llo) ||
+	    json_object_set_new(
+		paths, "bwrap",
+		json_str_or_null(ward_provider_bwrap_path(provider))) ||
+	    json_object_set_new(
+		paths, "landlock_run",
+		json_str_or_null(ward_provider_launcher_path(provider))) ||
+	    json_object_set_new(obj, "paths", paths) ||
+	    json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
+	    json_object_set_new(
+		obj, "call",
+		cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
+				     cli_json_text(cf->workspace,
+						   strlen(cf->workspace)),
+				     "mode", ward_mode_name(cf->mode),
+				     "network", ward_network_name(cf->network))
+			 : json_null()) ||
+	    json_object_set_new(obj, "config_error",
+				cf->config_error[0]
+				    ? json_str_or_null(cf->config_error)
+				    : json_null());
 	if (bad)
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
@@ -309,8 +308,8 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 
 const struct cli_option cli_probe_options[] = {
     CLI_OPTION_JSON, CLI_OPTION_RUNNER,	 CLI_OPTION_WORKSPACE,
-    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS, CLI_OPTION_HELP,
-    CLI_OPTION_END,
+    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS,
+    CLI_OPTION_HELP, CLI_OPTION_END,
 };
 
 int cmd_probe(int argc, char **argv)

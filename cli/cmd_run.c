@@ -60,7 +60,7 @@ static void print_help(void)
 	    "landlock), bwrap\n"
 	    "                         or landlock (that runner only, no "
 	    "probe)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
-	    CLI_ALLOW_UNIX_HELP
+		CLI_ALLOW_UNIX_HELP
 	    "  -t, --timeout SECONDS  kill the command's process group "
 	    "after SECONDS\n"
 	    "                         (suffix s, m, h or d; fractions "
@@ -378,9 +378,9 @@ static void print_json(const ward_result *r, const ward_call *call)
 				    ward_result_enforcement(r)))) ||
 	    json_object_set_new(sb, "denied",
 				json_boolean(ward_call_denied(call))) ||
-	    json_object_set_new(sb, "network",
-				json_string(ward_network_name(
-				    ward_call_network(call)))) ||
+	    json_object_set_new(
+		sb, "network",
+		json_string(ward_network_name(ward_call_network(call)))) ||
 	    json_object_set_new(
 		sb, "partial",
 		strv_json(plan ? ward_plan_partial(plan) : NULL)) ||

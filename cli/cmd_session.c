@@ -950,13 +950,14 @@ static void print_event(const char *line)
 		printf("call %s: network %s ", jstr(ev, "call_id", "?"),
 		       jstr(ev, "verdict", "?"));
 		put_safe(stdout, jstr(ev, "host", "?"));
-		printf(":%lld (%s, %lld bytes sent, %lld received)",
-		       (long long)json_integer_value(json_object_get(ev, "port")),
-		       jstr(ev, "protocol", "?"),
-		       (long long)json_integer_value(
-			   json_object_get(ev, "bytes_sent")),
-		       (long long)json_integer_value(
-			   json_object_get(ev, "bytes_received")));
+		printf(
+		    ":%lld (%s, %lld bytes sent, %lld received)",
+		    (long long)json_integer_value(json_object_get(ev, "port")),
+		    jstr(ev, "protocol", "?"),
+		    (long long)json_integer_value(
+			json_object_get(ev, "bytes_sent")),
+		    (long long)json_integer_value(
+			json_object_get(ev, "bytes_received")));
 		if (reason) {
 			printf(": ");
 			put_safe(stdout, reason);
@@ -1197,15 +1198,14 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 	fprintf(m, "\n  %-15s ", "directory");
 	cli_put_display(m, req->cwd);
 	if (req->network)
-		fprintf(m, "\n  %-15s %s\n  %-15s %s%s\n  %-15s ",
-			"network", ward_network_name(req->net_current),
-			"requested", req->net_host ? "access to " : "on",
+		fprintf(m, "\n  %-15s %s\n  %-15s %s%s\n  %-15s ", "network",
+			ward_network_name(req->net_current), "requested",
+			req->net_host ? "access to " : "on",
 			req->net_host ? req->net_host : "", "justification");
 	else
-		fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ",
-			"current mode", ward_mode_name(req->current),
-			"requested mode", ward_mode_name(req->requested),
-			"justification");
+		fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
+			ward_mode_name(req->current), "requested mode",
+			ward_mode_name(req->requested), "justification");
 	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\n  %-15s %s", "session", req->session_id);
@@ -1215,8 +1215,8 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 				      : "the whole network",
 			req->net_host ? req->net_host : "");
 	else
-		fprintf(m, "\nAllow this %s to run once under %s? [y/N] ",
-			what, ward_mode_name(req->requested));
+		fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,
+			ward_mode_name(req->requested));
 	if (fclose(m) != 0 || !text)
 		goto out_close;
 	/* Type-ahead typed before the question was shown is no answer. */

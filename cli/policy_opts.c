@@ -243,9 +243,10 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		enum ward_network net = ward_config_network(
 		    s.config, ward_policy_mode(s.policy), &set, NULL);
 
-		if (set && ward_policy_set_network(
-			       s.policy, net, ward_config_allow_domains(s.config),
-			       ward_config_deny_domains(s.config)) != 0)
+		if (set &&
+		    ward_policy_set_network(
+			s.policy, net, ward_config_allow_domains(s.config),
+			ward_config_deny_domains(s.config)) != 0)
 			fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 			     ward_error_last());
 	}
@@ -326,9 +327,9 @@ json_t *cli_network_json(const ward_call *call)
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 	denied = str_or_null(*text ? text : NULL);
 	free(text);
-	if (json_object_set_new(obj, "mode",
-				json_string(ward_network_name(
-				    ward_call_network(call)))) ||
+	if (json_object_set_new(
+		obj, "mode",
+		json_string(ward_network_name(ward_call_network(call)))) ||
 	    json_object_set_new(obj, "connections", conns) ||
 	    json_object_set_new(obj, "denied", denied))
 		die(CLI_EXIT_WARD, "out of memory");

@@ -35,13 +35,13 @@
 /* clang-format on */
 
 #define CLI_NETWORK_HELP                                                       \
-	"      --network off|on   the command's network (default: off, on "   \
+	"      --network off|on   the command's network (default: off, on "    \
 	"in\n"                                                                 \
 	"                         danger-full-access; see ward-config(5))\n"   \
 	"      --allow-domain PATTERN\n"                                       \
-	"                         allow this domain through ward's proxy "    \
+	"                         allow this domain through ward's proxy "     \
 	"(repeatable;\n"                                                       \
-	"                         'example.com', '*.npmjs.org'): the "          \
+	"                         'example.com', '*.npmjs.org'): the "         \
 	"network becomes\n"                                                    \
 	"                         an allowlist\n"
 

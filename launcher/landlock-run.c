@@ -94,8 +94,9 @@ struct plan {
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	bool shell_status; /* --shell-status */
-	int net; /* enum ward_ll_net */
+	int net;	   /* enum ward_ll_net */
 	unsigned net_port;
+	int pid_fd; /* --pid-fd N, or -1 */
 };
 
 static const char usage_text[] =
@@ -126,6 +127,9 @@ static const char usage_text[] =
     "  --net-connect PORT\n"
     "              TCP connect to PORT only (a proxy's), no bind; sockets\n"
     "              limited to unix, route netlink and TCP (Landlock ABI 4)\n"
+    "  --pid-fd N  write the pid of the process that confines itself\n"
+    "              (the one the kernel's audit records name) to the\n"
+    "              open descriptor N, then close it\n"
     "  --hide PATH    hide PATH, in a private mount namespace: a\n"
     "              directory behind an empty read-only tmpfs, a file\n"
     "              behind /dev/null (neither readable nor writable)\n"
@@ -216,14 +220,19 @@ static void report_partial(const struct ward_ll_ruleset *rs)
  * first, before the launcher opens anything of its own, while /proc is still
  * readable for the fallback.
  */
-static void close_inherited_fds(void)
+static void close_inherited_fds(int keep_fd)
 {
 	struct rlimit rl;
 	struct dirent *de;
 	unsigned long fd, max;
 	DIR *dir;
 
-	if (syscall(__NR_close_range, 3U, ~0U, 0U) == 0)
+	if (keep_fd < 0 && syscall(__NR_close_range, 3U, ~0U, 0U) == 0)
+		return;
+	if (keep_fd >= 0 &&
+	    (keep_fd == 3 ||
+	     syscall(__NR_close_range, 3U, (unsigned)keep_fd - 1, 0U) == 0) &&
+	    syscall(__NR_close_range, (unsigned)keep_fd + 1, ~0U, 0U) == 0)
 		return;
 
 	/* close_range (Linux 5.9) may be filtered by seccomp: walk /proc. */
@@ -236,7 +245,8 @@ static void close_inherited_fds(void)
 			fd = strtoul(de->d_name, &end, 10);
 			if (errno || *end || end == de->d_name)
 				continue;
-			if (fd > 2 && (int)fd != dirfd(dir))
+			if (fd > 2 && (int)fd != dirfd(dir) &&
+			    (int)fd != keep_fd)
 				close((int)fd);
 		}
 		closedir(dir);
@@ -249,7 +259,8 @@ static void close_inherited_fds(void)
 	    rl.rlim_max != RLIM_INFINITY && rl.rlim_max < max)
 		max = rl.rlim_max;
 	for (fd = 3; fd < max; fd++)
-		close((int)fd);
+		if ((int)fd != keep_fd)
+			close((int)fd);
 }
 
 /* Take the argument of an option given as "--opt VALUE" or "--opt=VALUE". */
@@ -291,6 +302,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	int i;
 
 	memset(p, 0, sizeof(*p));
+	p->pid_fd = -1;
 	/* At most argc paths: one array each, owned until exec/exit. */
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
@@ -358,6 +370,19 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->probe = true;
 		} else if (strcmp(a, "--shell-status") == 0) {
 			p->shell_status = true;
+		} else if (is_opt(a, "--pid-fd")) {
+			const char *v = opt_value(argc, argv, &i, "--pid-fd");
+			char *end;
+			long fd;
+
+			errno = 0;
+			fd = strtol(v, &end, 10);
+			if (errno || *end || end == v || fd < 3 || fd > 65535 ||
+			    fcntl((int)fd, F_GETFD) < 0)
+				die_usage("--pid-fd needs an open descriptor "
+					  "above 2",
+					  v);
+			p->pid_fd = (int)fd;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			exit(fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE);
@@ -578,6 +603,7 @@ struct keeper {
 	pid_t child;   /* the pid namespace's init, or the command itself */
 	bool pidns;    /* child is init of a new pid namespace */
 	int status_fd; /* pidns: init writes the command's wait status here */
+	int alive_fd;  /* pidns, in init: EOF once the keeper is gone */
 	pid_t parent;  /* who started the launcher */
 	sigset_t old;  /* the signal mask to give the command */
 };
@@ -718,49 +744,61 @@ static void init_own_proc(void)
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
 		return;
 	own_mntns = true;
-	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	      NULL);
+	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
 /*
- * The pid namespace's init (pid 1): die with the keeper, start the command
- * in a session of its own, pass on the signals the keeper forwards, reap
- * whatever is reparented to us, and when the command exits hand its
- * status to the keeper and exit — the kernel then kills the rest of the
- * namespace. Returns only in the command's process.
+ * The pid namespace's init (pid 1), first: die with the keeper, and a
+ * /proc of our own. Then main() confines init itself (it is the process
+ * whose pid the keeper reports: the Landlock domain's creator) and calls
+ * init_run().
  */
-static void init_main(struct keeper *k, int alive_fd)
+static void init_setup(const struct keeper *k)
 {
-	struct pollfd p = {.fd = alive_fd, .events = POLLIN};
-	struct sigaction sa;
-	pid_t cmd, pid;
-	int status;
+	struct pollfd p = {.fd = k->alive_fd, .events = POLLIN};
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		_exit(EXIT_LAUNCHER_FAILURE);
 	/* The keeper holds the other end: EOF means it is already gone. */
 	if (poll(&p, 1, 0) != 0)
 		_exit(EXIT_LAUNCHER_FAILURE);
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	init_own_proc();
+}
+
+/*
+ * init, confined already (the command inherits the domain and the
+ * filters): start the command in a session of its own, pass on the
+ * signals the keeper forwards, reap whatever is reparented to us, and when
+ * the command exits hand its status to the keeper and exit — the kernel
+ * then kills the rest of the namespace. Returns only in the command's
+ * process. Init is in the command's Landlock domain, so it is made
+ * non-dumpable (after the supervisor took its listener): the command
+ * cannot ptrace it; from inside the namespace it cannot kill it either.
+ */
+static void init_run(struct keeper *k)
+{
+	struct sigaction sa;
+	pid_t cmd, pid;
+	int status;
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = init_forward;
 	sa.sa_flags = SA_RESTART;
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
+	fflush(NULL);
 	cmd = fork();
 	if (cmd < 0)
 		die("cannot start the command: fork: %s", strerror(errno));
 	if (cmd == 0) {
-		/* Dumpable again, like any process (init is not): the
-		 * supervisor takes its listener with pidfd_getfd(). */
-		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 		close(k->status_fd);
-		close(alive_fd);
+		close(k->alive_fd);
 		for (size_t i = 0;
 		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 			signal(forwarded[i], SIG_DFL);
 		setsid();
+		sigprocmask(SIG_SETMASK, &k->old, NULL);
 		return;
 	}
 	init_cmd = cmd;
@@ -787,14 +825,18 @@ static bool new_pidns(void)
 }
 
 /*
- * Start the keeper. Returns in the process that goes on to confine itself
- * and exec the command (with the original signal mask back); the keeper
- * itself never returns: it waits, forwards, sweeps and exits like the
- * command.
+ * Start the keeper. Returns in the process that goes on to confine itself:
+ * the command's (with the original signal mask back), or, in a pid
+ * namespace, init's (signals still blocked; init_run() after confining).
+ * The keeper itself never returns: it waits, forwards, sweeps and exits
+ * like the command. With @pid_fd >= 0 it first writes there the pid of the
+ * process that confines itself (the Landlock domain's creator, whose pid
+ * the kernel's audit records carry), then closes it.
  */
-static void keep(void)
+static void keep(struct keeper *out, int pid_fd)
 {
-	struct keeper k = {.status_fd = -1, .parent = getppid()};
+	struct keeper k = {.status_fd = -1, .alive_fd = -1,
+			   .parent = getppid()};
 	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
 	sigset_t wait_set;
 	int status = 0;
@@ -835,14 +877,28 @@ static void keep(void)
 		/* A session of its own (the keeper forwards to its group);
 		 * in a pid namespace, init gives the command one. */
 		setsid();
+		if (pid_fd >= 0)
+			close(pid_fd);
 		if (k.pidns) {
 			close(st_p[0]);
 			close(alive_p[1]);
 			k.status_fd = st_p[1];
-			init_main(&k, alive_p[0]);
+			k.alive_fd = alive_p[0];
+			init_setup(&k);
+		} else {
+			sigprocmask(SIG_SETMASK, &k.old, NULL);
 		}
-		sigprocmask(SIG_SETMASK, &k.old, NULL);
+		*out = k;
 		return;
+	}
+	if (pid_fd >= 0) {
+		char buf[24];
+		int n = snprintf(buf, sizeof(buf), "%d\n", (int)k.child);
+
+		if (write(pid_fd, buf, (size_t)n) < 0) {
+			/* the caller stopped listening: nothing to tell */
+		}
+		close(pid_fd);
 	}
 	if (k.pidns) {
 		close(st_p[1]);
@@ -877,8 +933,7 @@ static void keep(void)
 			continue;
 		}
 		for (;;) {
-			pid_t pid = waitpid(-1, &status,
-					    killing ? 0 : WNOHANG);
+			pid_t pid = waitpid(-1, &status, killing ? 0 : WNOHANG);
 
 			if (pid == k.child) {
 				have_status = true;
@@ -906,13 +961,16 @@ int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
 	struct ward_sv sv = WARD_SV_INIT;
+	struct keeper k;
 	struct plan p;
 	char err[512];
 	int ret;
 	int e;
 
 	parse(&p, argc, argv);
-	close_inherited_fds();
+	close_inherited_fds(p.pid_fd);
+	if (p.pid_fd >= 0)
+		fcntl(p.pid_fd, F_SETFD, FD_CLOEXEC);
 	if (p.probe) {
 		free(p.ro);
 		free(p.rw);
@@ -920,7 +978,7 @@ int main(int argc, char **argv)
 		return probe();
 	}
 
-	keep(); /* from here on: the command's process */
+	keep(&k, p.pid_fd); /* from here on: the command's (or init's) */
 	apply_hides(&p);
 
 	/*
@@ -955,6 +1013,8 @@ int main(int argc, char **argv)
 	 * supervisor is this build's difference. Never installed. */
 	(void)sv;
 #endif
+	if (k.pidns)
+		init_run(&k); /* returns in the command's process */
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;

@@ -697,8 +697,8 @@ static void finish_network(ward_call *c)
 		json_object_set_new(o, "type",
 				    json_string("network/connection"));
 		json_object_set_new(o, "call_id", json_string(c->id));
-		json_object_set_new(o, "host", e->host ? json_string(e->host)
-						       : json_null());
+		json_object_set_new(
+		    o, "host", e->host ? json_string(e->host) : json_null());
 		json_object_set_new(o, "port", json_integer(e->port));
 		json_object_set_new(o, "protocol", json_string(e->protocol));
 		json_object_set_new(o, "verdict", json_string(e->verdict));
@@ -786,7 +786,8 @@ int ward_call_options_init(struct ward_call_options *opts, unsigned version)
 		return ward_err(WARD_EINVAL, "call options: NULL");
 	if (version == 1) {
 		/* A version-1 struct ends before netproxy. */
-		memcpy(opts, &init, offsetof(struct ward_call_options, netproxy));
+		memcpy(opts, &init,
+		       offsetof(struct ward_call_options, netproxy));
 		opts->version = 1;
 		return 0;
 	}
@@ -1012,8 +1013,8 @@ static int open_network(ward_call *c)
 	if (err)
 		return err;
 	c->net_open = true;
-	return ward_net_proxy_env(&c->env, tcp ? c->net.port
-					       : WARD_BRIDGE_PORT);
+	return ward_net_proxy_env(&c->env,
+				  tcp ? c->net.port : WARD_BRIDGE_PORT);
 }
 
 /* Steps 3 to 5 up to the spawn: a confined command, or the error. */
@@ -1062,11 +1063,10 @@ static int prepare_run(ward_call *c, ward_confined **conf,
 	if (err)
 		return not_run(c, err);
 	o->envp = c->env;
-	err = ward_confined_from_plan_net(conf, c->plan, c->argv, o->cwd,
-					  &(struct ward_net_attach){
-					      c->net.path[0] ? c->net.path
-							     : NULL,
-					      c->net.port});
+	err = ward_confined_from_plan_net(
+	    conf, c->plan, c->argv, o->cwd,
+	    &(struct ward_net_attach){c->net.path[0] ? c->net.path : NULL,
+				      c->net.port});
 	if (err)
 		return not_run(c, err);
 	return 0;
@@ -1444,11 +1444,9 @@ int ward_call_render_refusal(char **out, const ward_call *call)
 			snprintf(what, sizeof(what), "network access to %s",
 				 call->network_host);
 		else
-			snprintf(what, sizeof(what),
-				 "the whole network (on)");
-		return ward_render_network_verdict(out, call->surface,
-						   call->verdict, call->subject,
-						   what);
+			snprintf(what, sizeof(what), "the whole network (on)");
+		return ward_render_network_verdict(
+		    out, call->surface, call->verdict, call->subject, what);
 	}
 	return ward_render_verdict_for(out, call->surface, call->verdict,
 				       call->subject, call->escalate_to);

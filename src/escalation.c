@@ -149,8 +149,7 @@ static bool blank(const char *s)
 	return true;
 }
 
-bool ward_escalation_network_is_wider(const ward_policy *base,
-				      const char *host)
+bool ward_escalation_network_is_wider(const ward_policy *base, const char *host)
 {
 	enum ward_network cur = ward_policy_network(base);
 	struct ward_proxy_rules *rules = NULL;
@@ -205,8 +204,8 @@ static enum ward_escalation_verdict ask(const struct ward_escalation *e,
 	    .call_id = e->call_id,
 	    .network = e->version >= 2 && e->network,
 	    .net_current = ward_policy_network(base),
-	    .net_requested = e->net_host ? WARD_NETWORK_ALLOWLIST
-					 : WARD_NETWORK_ON,
+	    .net_requested =
+		e->net_host ? WARD_NETWORK_ALLOWLIST : WARD_NETWORK_ON,
 	    .net_host = e->net_host,
 	};
 

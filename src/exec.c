@@ -151,7 +151,7 @@ struct ward_result {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	enum ward_contain contain;
-	pid_t pid; /* the child's (for the audit records of its run) */
+	pid_t pid; /* the confined process (for its audit records) */
 	char *out; /* NULL in stream mode */
 	size_t out_len, out_dropped;
 	char *err;
@@ -1493,9 +1493,11 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 }
 
 /*
- * Landlock: the launcher argv, the plan's with --shell-status after the
- * binary (a command that cannot be executed is its own failure, 127 or
- * 126, like a shell's). Nothing is planned again. Every Landlock run goes
+ * Landlock: the launcher argv, the plan's with --shell-status (a command
+ * that cannot be executed is its own failure, 127 or 126, like a shell's)
+ * and --pid-fd 3 (the pid of the process that confines itself, which the
+ * kernel's audit records name) after the binary. Nothing is planned
+ * again. Every Landlock run goes
  * through landlock-run: its keeper stays the command's parent, ends
  * everything the command started when it ends, and dies with the caller
  * taking the tree along (PR_SET_PDEATHSIG) — which a process confining
@@ -1510,6 +1512,8 @@ static int launcher_argv(char ***out, const ward_confined *c)
 					      "planned");
 	ward_strv_push(&sv, c->argv[0]);
 	ward_strv_push(&sv, "--shell-status");
+	ward_strv_push(&sv, "--pid-fd");
+	ward_strv_push(&sv, "3");
 	ward_strv_push_all(&sv, c->argv + 1);
 	return ward_strv_finish(out, &sv);
 }
@@ -1523,8 +1527,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
-	bool bwrap = c->runner == WARD_RUNNER_BWRAP ||
-		     c->runner == WARD_RUNNER_CUSTOM;
+	bool bwrap =
+	    c->runner == WARD_RUNNER_BWRAP || c->runner == WARD_RUNNER_CUSTOM;
 	pid_t pid;
 	ssize_t got;
 	int err = 0;
@@ -1579,7 +1583,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 
 	if (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 ||
 	    (capture && pipe2(out_p, O_CLOEXEC) != 0) ||
-	    (bwrap && pipe2(json_p, O_CLOEXEC) != 0)) {
+	    ((bwrap || sp->keeper) && pipe2(json_p, O_CLOEXEC) != 0)) {
 		err = ward_err(-errno, "cannot create a pipe: %s",
 			       strerror(errno));
 		goto out_close_pipes;
@@ -2042,6 +2046,19 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	r->enforcement = sp->enforcement;
 	r->contain = (enum ward_contain)sp->contain;
 	r->pid = sp->pid;
+	/* The keeper's report on fd 3: the process that confined itself. */
+	if (sp->keeper && sp->json_len > 0) {
+		char num[24];
+		size_t n = sp->json_len < sizeof(num) - 1 ? sp->json_len
+							 : sizeof(num) - 1;
+		long v;
+
+		memcpy(num, sp->json, n);
+		num[n] = '\0';
+		v = strtol(num, NULL, 10);
+		if (v > 0 && v <= INT_MAX)
+			r->pid = (pid_t)v;
+	}
 	r->timed_out = sp->timed_out;
 	if (WIFSIGNALED(sp->status)) {
 		r->exit_code = -1;

@@ -60,7 +60,8 @@ struct ward_spawn {
 	int pidfd;   /* -1 when pidfd_open() is unavailable */
 	int out_fd;  /* read end of the stdout pipe; -1 in stream mode */
 	int err_fd;  /* read end of the stderr pipe */
-	int json_fd; /* read end of bwrap's --json-status-fd, or -1 */
+	int json_fd; /* read end of bwrap's --json-status-fd (or of
+		      * landlock-run's --pid-fd), or -1 */
 	int started; /* child_started for ward_run_facts: 1, 0, -1 */
 	/* Landlock with the launcher's read-only mounts (hide.h): a write
 	 * they refuse fails with EROFS, bwrap's signature. */

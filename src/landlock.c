@@ -969,7 +969,8 @@ static void asm_label(struct ll_asm *a, enum ll_label l)
 /* The low 32 bits of syscall argument @i (little endian). */
 static uint32_t arg_lo(int i)
 {
-	return (uint32_t)(offsetof(struct ll_seccomp_data, args) + 8 * (size_t)i);
+	return (uint32_t)(offsetof(struct ll_seccomp_data, args) +
+			  8 * (size_t)i);
 }
 #endif
 
@@ -987,8 +988,7 @@ static int install_net_filter(int net)
 	const uint16_t jeq = BPF_JMP | BPF_JEQ | BPF_K;
 	const uint16_t ld = BPF_LD | BPF_W | BPF_ABS;
 
-	asm_put(&a, ld, offsetof(struct ll_seccomp_data, arch), L_NONE,
-		L_NONE);
+	asm_put(&a, ld, offsetof(struct ll_seccomp_data, arch), L_NONE, L_NONE);
 	asm_put(&a, jeq, LL_AUDIT_ARCH, L_NONE, L_DENY);
 	asm_put(&a, ld, offsetof(struct ll_seccomp_data, nr), L_NONE, L_NONE);
 #ifdef LL_X32_BIT

@@ -130,8 +130,8 @@ static int socket_dir(char *buf, size_t len)
 }
 
 int ward_netlog_open(struct ward_netlog *log, ward_netproxy *np,
-		     const char *call_id, char *const *allow,
-		     char *const *deny, bool tcp)
+		     const char *call_id, char *const *allow, char *const *deny,
+		     bool tcp)
 {
 	struct ward_proxy_endpoint_options eo = {0};
 	char dir[PATH_MAX - 64];
@@ -153,8 +153,9 @@ int ward_netlog_open(struct ward_netlog *log, ward_netproxy *np,
 	eo.data = log;
 	err = ward_proxy_endpoint_open(&log->ep, np->proxy, &eo);
 	if (err)
-		return ward_err(err, "cannot open the network proxy for the "
-				     "call: %s",
+		return ward_err(err,
+				"cannot open the network proxy for the "
+				"call: %s",
 				ward_error_last());
 	log->port = ward_proxy_endpoint_port(log->ep);
 	return 0;

@@ -39,8 +39,8 @@ struct ward_netlog {
  * its lock initialized. 0 or an error with its detail.
  */
 int ward_netlog_open(struct ward_netlog *log, ward_netproxy *np,
-		     const char *call_id, char *const *allow,
-		     char *const *deny, bool tcp);
+		     const char *call_id, char *const *allow, char *const *deny,
+		     bool tcp);
 /* Close the endpoint: every connection is ended and reported first. */
 void ward_netlog_close(struct ward_netlog *log);
 /* Close, then free the events (the lock stays). */

@@ -47,7 +47,7 @@ struct ward_plan {
 	/* bwrap: LAUNCHER --ro / --rw … [--allow-unix …] --, run inside
 	 * bwrap before the command (the Landlock layer), or NULL. */
 	char **inner;
-	pthread_mutex_t lock;  /* apply */
+	pthread_mutex_t lock; /* apply */
 	bool applied;
 };
 
@@ -118,7 +118,8 @@ static int plan_network(ward_plan *p, struct ward_strv *partial)
 				"runs commands unconfined; use network on "
 				"(--network on) with %s, or a narrower mode",
 				ward_network_name(p->net),
-				ward_mode_name(p->mode), ward_mode_name(p->mode));
+				ward_mode_name(p->mode),
+				ward_mode_name(p->mode));
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
 		if (p->net != WARD_NETWORK_ALLOWLIST)
@@ -503,9 +504,8 @@ static void push_command(struct ward_strv *sv, const ward_plan *p,
 }
 
 /* The whole argv: prefix, network attachment, command. */
-static int plan_argv_net(char ***out, const ward_plan *plan,
-			 char *const argv[], const char *cwd,
-			 const struct ward_net_attach *net)
+static int plan_argv_net(char ***out, const ward_plan *plan, char *const argv[],
+			 const char *cwd, const struct ward_net_attach *net)
 {
 	struct ward_strv sv = {0}, inner = {0};
 	char **in = NULL;

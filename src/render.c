@@ -403,8 +403,7 @@ int ward_render_network_verdict(char **out, enum ward_surface surface,
 		return ward_err(WARD_EINVAL, "no network request to name");
 	switch (v) {
 	case WARD_ESCALATION_GRANTED:
-		n = asprintf(&text, "%s was granted for this %s only", what,
-			     s);
+		n = asprintf(&text, "%s was granted for this %s only", what, s);
 		break;
 	case WARD_ESCALATION_NOT_WIDER:
 		n = asprintf(&text,

@@ -1184,7 +1184,8 @@ static void fold_load(ward_session *s, int fd, const struct stat *st)
 	buf[r] = '\0';
 	n = sscanf(buf, FOLD_MAGIC " %llu %llu %llu %llu %d %d %d %llx", &dev,
 		   &ino, &seen, &lines, &mode, &approval, &network, &hash);
-	if (n != 8 || network < -1 || network > WARD_NETWORK_ON || dev != (unsigned long long)st->st_dev ||
+	if (n != 8 || network < -1 || network > WARD_NETWORK_ON ||
+	    dev != (unsigned long long)st->st_dev ||
 	    ino != (unsigned long long)st->st_ino ||
 	    seen > (unsigned long long)st->st_size ||
 	    seen < (unsigned long long)s->seen || lines < 1 || mode < -1 ||
@@ -1952,7 +1953,7 @@ static int folded(const ward_session *s, enum knob knob)
 	int v;
 
 	pthread_mutex_lock(&m->lock);
-	v = knob == KNOB_MODE	  ? m->mode
+	v = knob == KNOB_MODE	   ? m->mode
 	    : knob == KNOB_NETWORK ? m->network
 				   : m->approval;
 	pthread_mutex_unlock(&m->lock);
@@ -1999,10 +2000,10 @@ enum ward_network ward_session_network(const ward_session *s,
 static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 		    int dflt)
 {
-	const char *type = knob == KNOB_MODE	   ? TYPE_MODE
+	const char *type = knob == KNOB_MODE	  ? TYPE_MODE
 			   : knob == KNOB_NETWORK ? TYPE_NETWORK
 						  : TYPE_APPROVAL;
-	const char *field = knob == KNOB_MODE	    ? "mode"
+	const char *field = knob == KNOB_MODE	   ? "mode"
 			    : knob == KNOB_NETWORK ? "network"
 						   : "policy";
 	const char *name =
@@ -2095,8 +2096,7 @@ int ward_session_set_approval(bool *changed, ward_session *s,
 }
 
 int ward_session_set_network(bool *changed, ward_session *s,
-			     enum ward_network network,
-			     enum ward_network dflt)
+			     enum ward_network network, enum ward_network dflt)
 {
 	if (network != WARD_NETWORK_OFF && network != WARD_NETWORK_ON)
 		return ward_err(WARD_EINVAL,
@@ -2219,8 +2219,8 @@ int ward_session_append_json(ward_session *s, const char *object)
 	type = json_object_get(obj, "type");
 	t = json_is_string(type) ? json_string_value(type) : "";
 	if (!*t || strcmp(t, TYPE_HEADER) == 0 || strcmp(t, TYPE_MODE) == 0 ||
-	    strcmp(t, TYPE_APPROVAL) == 0 ||
-	    strcmp(t, TYPE_NETWORK) == 0 || strcmp(t, TYPE_REPAIRED) == 0) {
+	    strcmp(t, TYPE_APPROVAL) == 0 || strcmp(t, TYPE_NETWORK) == 0 ||
+	    strcmp(t, TYPE_REPAIRED) == 0) {
 		/* @t lives in @obj: the detail is formatted before the free. */
 		err =
 		    ward_err(WARD_EINVAL,

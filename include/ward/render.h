@@ -241,8 +241,7 @@ WARD_EXTERN int ward_render_network_denied(char **out, const char *host);
  *   CLI:  retry once with --escalate-network HOST (or on)
  *         --justification TEXT; the approval prompt asks you
  */
-WARD_EXTERN int ward_render_network_hint(char **out,
-					 enum ward_surface surface);
+WARD_EXTERN int ward_render_network_hint(char **out, enum ward_surface surface);
 
 /**
  * ward_render_network_verdict - the text of a network escalation's

@@ -582,11 +582,12 @@ for line in open(sys.argv[1]):
         continue
     argv = json.loads(m.group(2))
     # Channels the executor adds (documented in docs/RUNNERS.md):
-    # bwrap's status fd, landlock-run's shell-like exec failure.
+    # bwrap's status fd; landlock-run's shell-like exec failure and the
+    # pid it reports.
     if argv[1:3] == ["--json-status-fd", "3"]:
         argv = argv[:1] + argv[3:]
-    if argv[1:2] == ["--shell-status"]:
-        argv = argv[:1] + argv[2:]
+    if argv[1:4] == ["--shell-status", "--pid-fd", "3"]:
+        argv = argv[:1] + argv[4:]
     print(json.dumps(argv))
     break
 PY

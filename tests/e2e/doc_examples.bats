@@ -32,6 +32,8 @@ setup() {
 	mkdir -p "$APP" "$BASE/bin"
 	unset XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME XDG_STATE_HOME \
 		XDG_RUNTIME_DIR TMPDIR
+	# Not inside `make check`'s make: its flags change what make prints.
+	unset MAKEFLAGS MFLAGS MAKELEVEL MAKE_TERMOUT MAKE_TERMERR
 	export PATH=$(dirname "$WARD"):$BASE/bin:$PATH
 	RUNNER=$("$WARD" probe --json 2>/dev/null | jq -r '.chosen // "none"')
 	# A project with tests that write (their cache), and a default target.

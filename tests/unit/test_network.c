@@ -135,8 +135,7 @@ static void test_policy(void **state)
 			     (char *[]){"registry.local", "example.com", NULL}),
 			 0);
 	assert_int_equal(ward_strv_len(ward_policy_allow_domains(r)), 3);
-	assert_string_equal(ward_policy_allow_domains(r)[2],
-			    "registry.local");
+	assert_string_equal(ward_policy_allow_domains(r)[2], "registry.local");
 	assert_string_equal(ward_policy_deny_domains(r)[0], "bad.npmjs.org");
 	assert_int_equal(ward_strv_len(ward_policy_allow_domains(p)), 2);
 	ward_policy_free(r);
@@ -155,20 +154,20 @@ static void test_config_layers(void **state)
 	/* Nothing set: the mode's default. */
 	cfg = load(&err, NULL, NULL, NULL, NULL, 0);
 	assert_int_equal(err, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, &set,
-					     NULL),
-			 WARD_NETWORK_OFF);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, &set, NULL),
+	    WARD_NETWORK_OFF);
 	assert_false(set);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_DANGER_FULL_ACCESS,
-					     NULL, NULL),
-			 WARD_NETWORK_ON);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_DANGER_FULL_ACCESS, NULL, NULL),
+	    WARD_NETWORK_ON);
 	ward_config_free(cfg);
 	/* allow_domains alone: an allowlist; flags add to it. */
 	cfg = load(&err, "allow_domains: [a.example]\n", NULL, NULL, flags, 1);
 	assert_int_equal(err, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, &set,
-					     NULL),
-			 WARD_NETWORK_ALLOWLIST);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, &set, NULL),
+	    WARD_NETWORK_ALLOWLIST);
 	assert_true(set);
 	assert_string_equal(ward_config_allow_domains(cfg)[0], "a.example");
 	assert_string_equal(ward_config_allow_domains(cfg)[1], "b.example");
@@ -176,15 +175,15 @@ static void test_config_layers(void **state)
 	/* network wins over allow_domains in its layer; --network over all. */
 	cfg = load(&err, "network: off\nallow_domains: [a.example]\n", NULL,
 		   NULL, NULL, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL,
-					     NULL),
-			 WARD_NETWORK_OFF);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL, NULL),
+	    WARD_NETWORK_OFF);
 	ward_config_free(cfg);
 	cfg = load(&err, "network: off\n", NULL, "on", NULL, 0);
 	assert_int_equal(err, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL,
-					     NULL),
-			 WARD_NETWORK_ON);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL, NULL),
+	    WARD_NETWORK_ON);
 	ward_config_free(cfg);
 	/* --network with --allow-domain contradict. */
 	cfg = load(&err, NULL, NULL, "off", flags, 1);
@@ -216,18 +215,18 @@ static void test_config_project_narrows(void **state)
 	/* network: on in a project file is ignored (a ceiling). */
 	cfg = load(&err, NULL, "network: on\n", NULL, NULL, 0);
 	assert_int_equal(err, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL,
-					     NULL),
-			 WARD_NETWORK_OFF);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL, NULL),
+	    WARD_NETWORK_OFF);
 	assert_true(ward_config_ignored_count(cfg) >= 1);
 	ward_config_free(cfg);
 	/* Domains nobody below allows are ignored: off stays off. */
-	cfg = load(&err, NULL, "allow_domains: [evil.example]\n", NULL, NULL,
-		   0);
+	cfg =
+	    load(&err, NULL, "allow_domains: [evil.example]\n", NULL, NULL, 0);
 	assert_int_equal(err, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL,
-					     NULL),
-			 WARD_NETWORK_OFF);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL, NULL),
+	    WARD_NETWORK_OFF);
 	assert_true(has_warning(cfg, "evil.example"));
 	ward_config_free(cfg);
 	/* Narrowing an allowlist keeps what both allow. */
@@ -236,9 +235,9 @@ static void test_config_project_narrows(void **state)
 		   "deny_domains: [d.example]\n",
 		   NULL, NULL, 0);
 	assert_int_equal(err, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL,
-					     NULL),
-			 WARD_NETWORK_ALLOWLIST);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL, NULL),
+	    WARD_NETWORK_ALLOWLIST);
 	assert_int_equal(ward_strv_len(ward_config_allow_domains(cfg)), 1);
 	assert_string_equal(ward_config_allow_domains(cfg)[0], "b.example");
 	assert_string_equal(ward_config_deny_domains(cfg)[0], "d.example");
@@ -247,14 +246,14 @@ static void test_config_project_narrows(void **state)
 	/* From on to a list narrows; off in the project always applies. */
 	cfg = load(&err, "network: on\n", "allow_domains: [x.example]\n", NULL,
 		   NULL, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL,
-					     NULL),
-			 WARD_NETWORK_ALLOWLIST);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL, NULL),
+	    WARD_NETWORK_ALLOWLIST);
 	ward_config_free(cfg);
 	cfg = load(&err, "network: on\n", "network: off\n", NULL, NULL, 0);
-	assert_int_equal(ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL,
-					     NULL),
-			 WARD_NETWORK_OFF);
+	assert_int_equal(
+	    ward_config_network(cfg, WARD_MODE_READ_ONLY, NULL, NULL),
+	    WARD_NETWORK_OFF);
 	ward_config_free(cfg);
 }
 
@@ -267,11 +266,11 @@ static void test_escalation_wider(void **state)
 	/* off: any host or on widens. */
 	assert_true(ward_escalation_network_is_wider(p, "a.example"));
 	assert_true(ward_escalation_network_is_wider(p, NULL));
-	assert_int_equal(ward_policy_set_network(
-			     p, WARD_NETWORK_ALLOWLIST,
-			     (char *[]){"*.example", NULL},
-			     (char *[]){"bad.example", NULL}),
-			 0);
+	assert_int_equal(
+	    ward_policy_set_network(p, WARD_NETWORK_ALLOWLIST,
+				    (char *[]){"*.example", NULL},
+				    (char *[]){"bad.example", NULL}),
+	    0);
 	/* Already allowed (by a wildcard), or denied: nothing to widen. */
 	assert_false(ward_escalation_network_is_wider(p, "a.example"));
 	assert_false(ward_escalation_network_is_wider(p, "bad.example"));
@@ -279,16 +278,15 @@ static void test_escalation_wider(void **state)
 	assert_true(ward_escalation_network_is_wider(p, "other.org"));
 	assert_true(ward_escalation_network_is_wider(p, NULL));
 	assert_false(ward_escalation_network_is_wider(p, "no thing"));
-	assert_int_equal(ward_policy_set_network(p, WARD_NETWORK_ON, NULL,
-						 NULL),
-			 0);
+	assert_int_equal(
+	    ward_policy_set_network(p, WARD_NETWORK_ON, NULL, NULL), 0);
 	assert_false(ward_escalation_network_is_wider(p, "other.org"));
 	assert_false(ward_escalation_network_is_wider(p, NULL));
 	ward_policy_free(p);
 }
 
-static enum ward_approval_outcome answer_no(void *ctx,
-					    const struct ward_approval_request *r)
+static enum ward_approval_outcome
+answer_no(void *ctx, const struct ward_approval_request *r)
 {
 	(void)ctx;
 	assert_true(r->network);
@@ -297,8 +295,8 @@ static enum ward_approval_outcome answer_no(void *ctx,
 	return WARD_APPROVAL_REJECTED;
 }
 
-static enum ward_approval_outcome answer_yes(void *ctx,
-					     const struct ward_approval_request *r)
+static enum ward_approval_outcome
+answer_yes(void *ctx, const struct ward_approval_request *r)
 {
 	(void)ctx;
 	(void)r;
@@ -313,8 +311,7 @@ static void test_escalation_authorize(void **state)
 	char *text = NULL;
 
 	(void)state;
-	assert_int_equal(ward_policy_new(&p, WARD_MODE_WORKSPACE_WRITE, ws),
-			 0);
+	assert_int_equal(ward_policy_new(&p, WARD_MODE_WORKSPACE_WRITE, ws), 0);
 	e.network = true;
 	e.net_host = "reg.example";
 	e.justification = "the package registry";
@@ -343,8 +340,7 @@ static void test_escalation_authorize(void **state)
 	ward_policy_free(g);
 	/* A pattern is not a host. */
 	e.net_host = "*.example";
-	assert_int_equal(ward_escalation_authorize(&g, &v, p, &e),
-			 WARD_EINVAL);
+	assert_int_equal(ward_escalation_authorize(&g, &v, p, &e), WARD_EINVAL);
 	/* Texts: each verdict its own. */
 	assert_int_equal(ward_render_network_verdict(
 			     &text, WARD_SURFACE_MCP, WARD_ESCALATION_REJECTED,
@@ -387,18 +383,18 @@ static void test_session_knob(void **state)
 						  WARD_NETWORK_OFF),
 			 0);
 	assert_false(changed);
-	assert_int_equal(
-	    ward_session_set_network(&changed, s, WARD_NETWORK_ON,
-				     WARD_NETWORK_OFF),
-	    0);
+	assert_int_equal(ward_session_set_network(&changed, s, WARD_NETWORK_ON,
+						  WARD_NETWORK_OFF),
+			 0);
 	assert_true(changed);
 	assert_int_equal(ward_session_network(s, WARD_NETWORK_OFF, &src),
 			 WARD_NETWORK_ON);
 	assert_int_equal(src, WARD_KNOB_SESSION);
 	/* Knob events only through the setter. */
-	assert_int_equal(ward_session_append_json(
-			     s, "{\"type\":\"sandbox/network\",\"network\":\"off\"}"),
-			 WARD_EINVAL);
+	assert_int_equal(
+	    ward_session_append_json(
+		s, "{\"type\":\"sandbox/network\",\"network\":\"off\"}"),
+	    WARD_EINVAL);
 	ward_session_free(s);
 }
 

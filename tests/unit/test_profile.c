@@ -476,9 +476,8 @@ static void test_bwrap_hardening(void **state)
 		assert_true(argv_index(a, "--unshare-net", 0) > 0 &&
 			    argv_index(a, "--unshare-net", 0) < sep);
 		ward_strv_free(a);
-		assert_int_equal(ward_policy_set_network(p, WARD_NETWORK_ON,
-							 NULL, NULL),
-				 0);
+		assert_int_equal(
+		    ward_policy_set_network(p, WARD_NETWORK_ON, NULL, NULL), 0);
 		assert_int_equal(ward_profile_bwrap(&a, p, BWRAP, -1, command),
 				 0);
 		assert_int_equal(argv_index(a, "--unshare-net", 0), -1);

@@ -211,10 +211,10 @@ endif
 # landlock-run shares src/landlock.c with libward: one copy of the kernel
 # compatibility code, so the launcher and the executor cannot drift.
 $(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h \
-	     src/supervise.c src/supervise.h $(DEPS_STAMP)
+	     src/supervise.c src/supervise.h src/hide.c src/hide.h $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c \
-	    src/supervise.c
+	    src/supervise.c src/hide.c
 
 # ward-bridge runs inside bwrap's network namespace: static, libc only.
 $(BRIDGE): launcher/ward-bridge.c $(DEPS_STAMP)

@@ -124,12 +124,25 @@ for d in range(1000):
 print(n, "files")
 EOF
 	cd "$WORK/tree"
-	RULES=(--access '-- **/*.pem' --access '-- **/*.key' --access 'r- **/*.lock'
-		--access '-- **/id_rsa*' --access 'r- src/**/*.env')
+	# The rules in a --config file: bench_paired splits its commands at
+	# spaces, and every rule holds one.
+	printf 'access: |\n  %s\n  %s\n  %s\n  %s\n  %s\n' '-- **/*.pem' \
+		'-- **/*.key' 'r- **/*.lock' '-- **/id_rsa*' 'r- src/**/*.env' \
+		>"$WORK/globs.yml"
 	paired globs 15 \
-		"bwrap=$WARD run --mode workspace-write --runner bwrap ${RULES[*]} -- true" \
-		"landlock=$WARD run --mode workspace-write --runner landlock ${RULES[*]} -- true" \
+		"bwrap=$WARD run --mode workspace-write --runner bwrap --config $WORK/globs.yml -- true" \
+		"landlock=$WARD run --mode workspace-write --runner landlock --config $WORK/globs.yml -- true" \
 		|| echo "bench/calls.sh: the glob call failed (see above)" >&2
+	cd "$ROOT"
+	# 1,000 rules planned for Landlock (bench/bench_plan.c).
+	# shellcheck disable=SC2046
+	if cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -o "$OUT/bench_plan" \
+		bench/bench_plan.c build/lib/libward.a \
+		$(pkg-config --libs jansson libfyaml libevent_core libevent_extra \
+			libevent_pthreads) -lpthread; then
+		"${RT[@]}" "$OUT/bench_plan" -n 31 --json "$OUT/plan.json" ||
+			echo "bench/calls.sh: bench_plan failed" >&2
+	fi
 	cd "$WORK/ws"
 fi
 
@@ -202,6 +215,8 @@ ratio("`ward run -- true` (auto) vs `--runner bwrap`", "auto", "auto", "forced",
 ratio("`ward run --session` at 50,000 events vs a new session", "session", "big", "new", 1.2)
 absolute("5 globs, 100k files, 750 matches: whole call, bwrap", "globs", "bwrap", 100)
 absolute("5 globs, 100k files, 750 matches: whole call, landlock", "globs", "landlock", 100)
+absolute("1,000 `--` rules planned for Landlock (outside the roots: complement)", "plan", "outside", 5)
+absolute("1,000 `--` rules planned for Landlock (inside the roots: mounts)", "plan", "inside", 5)
 
 def extra(what, name, a, b, per, unit):
     d = load(name)

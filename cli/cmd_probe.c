@@ -82,6 +82,7 @@ struct ll_facts {
 	int errata_err; /* 0 when errata is valid */
 	unsigned errata;
 	char errata_error[256];
+	bool mounts; /* the launcher can hide paths by mounts */
 };
 
 static void get_ll_facts(struct ll_facts *f)
@@ -90,6 +91,7 @@ static void get_ll_facts(struct ll_facts *f)
 	if (f->abi < 0)
 		snprintf(f->abi_error, sizeof(f->abi_error), "%s",
 			 ward_error_last());
+	f->mounts = ward_probe_landlock_mounts() == 1;
 	f->errata = 0;
 	f->errata_err = ward_probe_landlock_errata(&f->errata);
 	if (f->errata_err)
@@ -176,6 +178,7 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	    json_object_set_new(llo, "errata",
 				ll->errata_err ? json_null()
 					       : json_integer(ll->errata)) ||
+	    json_object_set_new(llo, "mounts", json_boolean(ll->mounts)) ||
 	    json_object_set_new(llo, "error",
 				ll->abi < 0 ? json_str_or_null(ll->abi_error)
 					    : json_null()) ||
@@ -292,6 +295,13 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	else if (ll->abi > 0)
 		printf("landlock errata: not reported (%s)\n",
 		       ll->errata_error);
+	printf("landlock mounts: %s\n",
+	       ll->mounts ? "yes: rules inside the writable roots are hidden "
+			    "by mounts in a private namespace"
+			  : "no (user namespaces are denied here): rules "
+			    "inside the writable roots are carved out of the "
+			    "grants, and a call whose carving exceeds its "
+			    "budget is refused");
 	printf("bwrap:         %s\n", bwrap ? bwrap : "(not found in PATH)");
 	printf("landlock-run:  %s\n", launcher ? launcher : "(not found)");
 }

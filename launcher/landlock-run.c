@@ -3,8 +3,10 @@
  *
  *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
  *                [--net-off | --net-connect PORT]
+ *                [--hide PATH]... [--hide-ro PATH]...
  *                -- COMMAND [ARG...]
- *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
+ *     (and --ro-if-exists / --rw-if-exists PATH: optional grants;
+ *     --hide / --hide-ro: mounts in the command's mount namespace, hide.h)
  *   landlock-run --probe
  *
  * Landlock can only restrict the calling process, so the command's side
@@ -61,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hide.h"
 #include "landlock.h"
 #include "supervise.h"
 
@@ -85,6 +88,9 @@ struct plan {
 	size_t nrw;
 	const char **unix_ok; /* --allow-unix paths */
 	size_t nunix;
+	const char **hide; /* --hide / --hide-ro paths, in order */
+	enum ward_hide_kind *hide_kind;
+	size_t nhide;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	bool shell_status; /* --shell-status */
@@ -96,6 +102,7 @@ struct plan {
 static const char usage_text[] =
     "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
     "                    [--net-off | --net-connect PORT]\n"
+    "                    [--hide PATH]... [--hide-ro PATH]...\n"
     "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
@@ -123,6 +130,12 @@ static const char usage_text[] =
     "  --pid-fd N  write the pid of the process that confines itself\n"
     "              (the one the kernel's audit records name) to the\n"
     "              open descriptor N, then close it\n"
+    "  --hide PATH    hide PATH, in a private mount namespace: a\n"
+    "              directory behind an empty read-only tmpfs, a file\n"
+    "              behind /dev/null (neither readable nor writable)\n"
+    "  --hide-ro PATH bind PATH onto itself read-only (same namespace)\n"
+    "              (a PATH that no longer exists, or is a symbolic link,\n"
+    "              is skipped: a mount would follow the link)\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\", then whether TCP is\n"
@@ -294,7 +307,9 @@ static void parse(struct plan *p, int argc, char **argv)
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
 	p->unix_ok = calloc((size_t)argc, sizeof(*p->unix_ok));
-	if (!p->ro || !p->rw || !p->unix_ok)
+	p->hide = calloc((size_t)argc, sizeof(*p->hide));
+	p->hide_kind = calloc((size_t)argc, sizeof(*p->hide_kind));
+	if (!p->ro || !p->rw || !p->unix_ok || !p->hide || !p->hide_kind)
 		die("out of memory");
 
 	for (i = 1; i < argc; i++) {
@@ -309,6 +324,14 @@ static void parse(struct plan *p, int argc, char **argv)
 		} else if (is_opt(a, "--rw-if-exists")) {
 			p->rw[p->nrw++] = optional(
 			    opt_value(argc, argv, &i, "--rw-if-exists"));
+		} else if (is_opt(a, "--hide-ro")) {
+			p->hide_kind[p->nhide] = WARD_HIDE_RO;
+			p->hide[p->nhide++] =
+			    opt_value(argc, argv, &i, "--hide-ro");
+		} else if (is_opt(a, "--hide")) {
+			p->hide_kind[p->nhide] = WARD_HIDE_NONE;
+			p->hide[p->nhide++] =
+			    opt_value(argc, argv, &i, "--hide");
 		} else if (is_opt(a, "--ro")) {
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
@@ -374,7 +397,8 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->nunix || p->cmd || p->net)
+		if (p->nro || p->nrw || p->nunix || p->nhide || p->cmd ||
+		    p->net)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -382,6 +406,57 @@ static void parse(struct plan *p, int argc, char **argv)
 		die_usage("missing -- before the command", NULL);
 	if (!p->cmd[0])
 		die_usage("no command after --", NULL);
+}
+
+/* init made a mount namespace of its own (the command inherits it): the
+ * hides go there, without a second unshare. */
+static bool own_mntns;
+
+/*
+ * --hide / --hide-ro, in the command's process (after keep()): a private
+ * mount namespace (init's when it made one), then the mounts, in the
+ * order given (read-only binds before hides: a hide inside a read-only
+ * path lands on the read-only copy). Done before the ruleset is built and
+ * before the capabilities are dropped: the command inherits the namespace
+ * with no capability to unmount, and Landlock forbids it every mount
+ * change anyway. The working directory is entered again by its name, so a
+ * hidden one is seen as hidden (the old reference would still reach what
+ * lies under the cover).
+ */
+static void apply_hides(const struct plan *p)
+{
+	char err[512], cwd[4096];
+	bool skipped;
+	size_t i;
+	int ret;
+
+	if (!p->nhide)
+		return;
+	if (!getcwd(cwd, sizeof(cwd)))
+		die("cannot tell the working directory: %s", strerror(errno));
+	/* One mount namespace per call: init's (root: the pid namespace's
+	 * own /proc lives there), else one made here. */
+	if (!own_mntns) {
+		ret = ward_hide_unshare(err, sizeof(err));
+		if (ret)
+			die("%s", err);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		enum ward_hide_kind k = pass ? WARD_HIDE_NONE : WARD_HIDE_RO;
+
+		for (i = 0; i < p->nhide; i++) {
+			if (p->hide_kind[i] != k)
+				continue;
+			ret = ward_hide_apply(p->hide[i], k, &skipped, err,
+					      sizeof(err));
+			if (ret)
+				die("%s", err);
+		}
+	}
+	if (chdir(cwd) != 0)
+		die("cannot enter the working directory %s after hiding "
+		    "paths: %s",
+		    cwd, strerror(errno));
 }
 
 /*
@@ -668,6 +743,7 @@ static void init_own_proc(void)
 	if (unshare(CLONE_NEWNS) != 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
 		return;
+	own_mntns = true;
 	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
@@ -908,6 +984,7 @@ int main(int argc, char **argv)
 	}
 
 	keep(&k, p.pid_fd); /* from here on: the command's (or init's) */
+	apply_hides(&p);
 
 	/*
 	 * The grants are opened here, in the command's mount namespace:

@@ -189,6 +189,14 @@ static bool runner_failed(struct ward_classification *out,
 	return true;
 }
 
+bool ward_text_has_signature(const char *text, size_t len,
+			     const char *signature)
+{
+	struct text t = {text, text ? len : 0};
+
+	return signature[0] && contains_nocase(t, signature);
+}
+
 const char *ward_denial_signature(enum ward_runner runner)
 {
 	switch (runner) {

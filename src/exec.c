@@ -1480,6 +1480,7 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->mode = c->mode;
 	sp->runner = c->runner;
 	sp->enforcement = c->enforcement;
+	sp->mounts = c->ll_mounts;
 	sp->pid = -1;
 	sp->pidfd = -1;
 	sp->out_fd = -1;
@@ -2098,6 +2099,16 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		goto out_free_result;
 	}
 	r->denied = cls.outcome == WARD_OUTCOME_DENIED;
+	/*
+	 * The launcher's hides are read-only mounts: a write they refuse
+	 * fails with EROFS, not Landlock's EACCES. Only for a run that has
+	 * them (without mounts, EROFS cannot come from the sandbox).
+	 */
+	if (!r->denied && sp->mounts &&
+	    (r->exit_code != 0 || r->term_signal != 0))
+		r->denied = ward_text_has_signature(
+		    r->err, r->err_len,
+		    ward_denial_signature(WARD_RUNNER_BWRAP));
 	*out = r;
 	return 0;
 

@@ -63,6 +63,9 @@ struct ward_spawn {
 	int json_fd; /* read end of bwrap's --json-status-fd (or of
 		      * landlock-run's --pid-fd), or -1 */
 	int started; /* child_started for ward_run_facts: 1, 0, -1 */
+	/* Landlock with the launcher's read-only mounts (hide.h): a write
+	 * they refuse fails with EROFS, bwrap's signature. */
+	bool mounts;
 	bool reaped; /* waitpid() done: @pid may be reused */
 	int status;  /* wait status once reaped */
 	bool timed_out;

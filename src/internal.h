@@ -106,6 +106,13 @@ void ward_strv_discard(struct ward_strv *sv);
 char **ward_strv_dup(char *const *v);
 
 /*
+ * Whether @text (@len bytes, need not be NUL-terminated) holds @signature,
+ * case-insensitively (classify.c); false for an empty signature.
+ */
+bool ward_text_has_signature(const char *text, size_t len,
+			     const char *signature);
+
+/*
  * What confine() produced. The executor reads the in-process Landlock plan
  * (ll_ro / ll_rw) to confine between fork and exec; everything else spawns
  * argv.
@@ -125,6 +132,9 @@ struct ward_confined {
 	 * the Landlock layer (LAUNCHER --ro / --rw … --); or NULL.
 	 */
 	char **inner;
+	/* Landlock: the plan hides paths by mounts (landlock-run --hide,
+	 * --hide-ro): a write a read-only cover refuses fails with EROFS. */
+	bool ll_mounts;
 	/*
 	 * bwrap/custom: argv up to and including `--`, the command excluded
 	 * (BWRAP <profile> --chdir CWD --), so the executor can spawn the

@@ -229,7 +229,8 @@ static int landlock_prefix(ward_plan *p)
 	size_t i;
 	int err;
 
-	err = ward_landlock_argv(&base, p->ll_ro, p->ll_rw, p->runner_path,
+	err = ward_landlock_argv(&base, p->ll_ro, p->ll_rw,
+				 ward_xlate_landlock_hides(p->x), p->runner_path,
 				 p->net == WARD_NETWORK_OFF, NULL);
 	if (err)
 		return err;
@@ -608,6 +609,7 @@ int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
 		    ward_strv_dup(ward_policy_allow_unix(plan->policy));
 		if (!c->ll_ro || !c->ll_rw || !c->ll_unix)
 			goto out_free;
+		c->ll_mounts = ward_xlate_landlock_hides(plan->x)[0] != NULL;
 	}
 	if (plan->runner == WARD_RUNNER_BWRAP ||
 	    plan->runner == WARD_RUNNER_CUSTOM) {

@@ -10,6 +10,7 @@
 
 #include "ward/probe.h"
 
+#include "hide.h"
 #include "internal.h"
 #include "landlock.h"
 
@@ -53,6 +54,11 @@ int ward_probe_landlock_errata(unsigned *out)
 				strerror(errno));
 	*out = (unsigned)ret;
 	return 0;
+}
+
+int ward_probe_landlock_mounts(void)
+{
+	return ward_hide_possible() ? 1 : 0;
 }
 
 int ward_probe_pidns(void)

@@ -26,7 +26,8 @@ static void push_grant(struct ward_strv *sv, const char *flag, const char *path)
 }
 
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
-		       const char *launcher_path, bool net_off,
+		       char *const *hides, const char *launcher_path,
+		       bool net_off,
 		       char *const argv[])
 {
 	struct ward_strv sv = {0};
@@ -48,6 +49,12 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 	 */
 	for (size_t i = 0; rw[i]; i++)
 		push_grant(&sv, "--rw", rw[i]);
+	/*
+	 * What Landlock cannot take back inside a granted root: the
+	 * launcher mounts over it in a private namespace (hide.h).
+	 */
+	if (hides)
+		ward_strv_push_all(&sv, hides);
 	/* The network knob (network.h): off is the launcher's network
 	 * filter and TCP rights; an allowlist's port is the call's. */
 	if (net_off)
@@ -85,12 +92,14 @@ int ward_profile_landlock(char ***out, const ward_policy *policy,
 	if (err)
 		return err;
 	err = ward_xlate_landlock(&ro, &rw, plan);
-	ward_xlate_free(plan);
-	if (err)
+	if (err) {
+		ward_xlate_free(plan);
 		return err;
+	}
 	err = ward_landlock_argv(
-	    out, ro, rw, launcher_path,
+	    out, ro, rw, ward_xlate_landlock_hides(plan), launcher_path,
 	    ward_policy_network(policy) == WARD_NETWORK_OFF, argv);
+	ward_xlate_free(plan);
 	ward_strv_free(ro);
 	ward_strv_free(rw);
 	return err;

@@ -35,10 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "glob.h"
+#include "hide.h"
 #include "landlock.h"
 #include "internal.h"
 #include "protect.h"
@@ -98,6 +100,12 @@ struct ward_xlate {
 	struct ward_strv bw; /* bwrap options after the writable binds */
 	char **ll_ro;
 	char **ll_rw;
+	/* landlock-run --hide / --hide-ro options (pairs), in order. */
+	struct ward_strv ll_hide;
+	/* Landlock: matches inside the writable roots (after reduce). */
+	struct target **inroot;
+	size_t ninroot;
+	bool inroot_complement; /* no mounts: carved out of the grants */
 	struct ward_strv warn;
 	struct ward_strv desc;
 	/* ward's missing directories the apply step creates (bwrap). */
@@ -114,6 +122,7 @@ static struct ward_xlate_limits limits = {
     WARD_XLATE_MAX_ENTRIES,
     WARD_XLATE_MAX_MS,
     WARD_XLATE_MAX_TARGETS,
+    false,
 };
 
 void ward_xlate_set_limits(const struct ward_xlate_limits *l)
@@ -122,9 +131,16 @@ void ward_xlate_set_limits(const struct ward_xlate_limits *l)
 	    WARD_XLATE_MAX_ENTRIES,
 	    WARD_XLATE_MAX_MS,
 	    WARD_XLATE_MAX_TARGETS,
+	    false,
 	};
 
 	limits = l ? *l : defaults;
+}
+
+/* Whether the launcher will be able to hide paths by mounts (hide.h). */
+static bool can_mount(void)
+{
+	return !limits.no_mounts && ward_hide_possible();
 }
 
 /* --- small helpers ------------------------------------------------------ */
@@ -440,14 +456,11 @@ static bool is_root(const struct ward_xlate *p, const char *path)
 /*
  * Whether a walk of group @g can change what the runner does. bwrap: a
  * read-only match outside every root is read-only already, so a group of
- * `r-` globs is walked only where it overlaps a root. Landlock: nothing
- * inside a root can be expressed and `r-` outside the roots is exact, so
- * only `--` globs outside the roots are walked.
+ * `r-` globs is walked only where it overlaps a root. The same holds for
+ * Landlock (inside the roots it hides by mounts, see plan_landlock).
  */
 static bool group_needed(const struct ward_xlate *p, const struct group *g)
 {
-	if (p->runner == WARD_RUNNER_LANDLOCK)
-		return g->has_none && !within_any_root(p, g->can);
 	return g->has_none || overlapping_root(p, g->can);
 }
 
@@ -598,9 +611,56 @@ static void wglobs_free(struct wglob *v, size_t n)
 	free(v);
 }
 
+/*
+ * A directory read with getdents64 into a buffer of its own. readdir()
+ * would cost, per directory, musl's fdopendir (an fstat and two fcntl), a
+ * small heap buffer and about three getdents calls for a hundred entries;
+ * the walk reads every directory of the tree (about a thousand in a
+ * 100,000-file workspace).
+ */
+struct ward_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+#define DREAD_BUF 32768
+
+struct dread {
+	int fd;
+	char *buf; /* DREAD_BUF bytes, the walker's for this depth */
+	size_t len, pos;
+};
+
+/* The next entry of @r, or NULL at the end (or on an error). */
+static struct ward_dirent64 *dread_next(struct dread *r)
+{
+	struct ward_dirent64 *e;
+
+	if (r->pos >= r->len) {
+		long n;
+
+		do
+			n = syscall(SYS_getdents64, r->fd, r->buf, DREAD_BUF);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return NULL;
+		r->len = (size_t)n;
+		r->pos = 0;
+	}
+	e = (struct ward_dirent64 *)(void *)(r->buf + r->pos);
+	r->pos += e->d_reclen;
+	return e;
+}
+
 struct walker {
 	struct ward_xlate *p;
 	size_t gi;
+	/* One getdents buffer per depth of the walk (grown on demand). */
+	char **bufs;
+	size_t nbufs;
 	char lex[PATH_MAX];
 	size_t llen;
 	char can[PATH_MAX];
@@ -655,15 +715,33 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 	struct ward_xlate *p = w->p;
 	struct group *g = &p->g[w->gi];
 	size_t llen = w->llen, clen = w->clen;
-	struct dirent *e;
-	DIR *d;
+	struct dread dr = {fd, NULL, 0, 0};
+	struct dread *d = &dr;
+	struct ward_dirent64 *e;
 
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
+	if (depth >= w->nbufs) {
+		size_t n = depth + 8;
+		char **v = realloc(w->bufs, n * sizeof(*v));
+
+		if (!v) {
+			p->oom = true;
+			close(fd);
+			return;
+		}
+		memset(v + w->nbufs, 0, (n - w->nbufs) * sizeof(*v));
+		w->bufs = v;
+		w->nbufs = n;
 	}
-	while (!p->stop && !p->oom && (e = readdir(d))) {
+	if (!w->bufs[depth]) {
+		w->bufs[depth] = malloc(DREAD_BUF);
+		if (!w->bufs[depth]) {
+			p->oom = true;
+			close(fd);
+			return;
+		}
+	}
+	dr.buf = w->bufs[depth];
+	while (!p->stop && !p->oom && (e = dread_next(d))) {
 		const char *name = e->d_name;
 		size_t n = strlen(name);
 		unsigned char type = e->d_type;
@@ -685,7 +763,7 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		if (type == DT_UNKNOWN) {
 			struct stat st;
 
-			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW))
+			if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW))
 				goto next;
 			type = S_ISDIR(st.st_mode)   ? DT_DIR
 			       : S_ISLNK(st.st_mode) ? DT_LNK
@@ -709,12 +787,9 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		}
 		if (a == WARD_ACCESS_NONE)
 			goto next;
-		/* Landlock: what lies inside a root cannot be hidden. */
 		if (type == DT_DIR && depth < g->maxdepth &&
-		    !walk_skips(w->can) &&
-		    !(p->runner == WARD_RUNNER_LANDLOCK &&
-		      is_root(p, w->can))) {
-			int sub = openat(dirfd(d), name,
+		    !walk_skips(w->can)) {
+			int sub = openat(d->fd, name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					     O_CLOEXEC | O_NONBLOCK);
 
@@ -728,7 +803,7 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		w->clen = clen;
 		w->can[clen] = '\0';
 	}
-	closedir(d);
+	close(d->fd);
 }
 
 /* Walk every group, except those a `**` walk above them already covers. */
@@ -800,6 +875,9 @@ static void walk_groups(struct ward_xlate *p)
 		walk_dir(w, fd, 1, false);
 	}
 out_free:
+	for (size_t i = 0; i < w->nbufs; i++)
+		free(w->bufs[i]);
+	free(w->bufs);
 	free(w->cand);
 	free(w->always);
 	free(w);
@@ -853,8 +931,105 @@ static void reduce_targets(struct ward_xlate *p)
  * ward's own missing directories inside a writable root are listed for the
  * apply step to create (ward_xlate_apply), and planned as existing.
  */
+/* The last parent directory made canonical (rules come in runs). */
+struct canon_cache {
+	char *dir;   /* as the rule spells it */
+	char *canon; /* ward_path_canon(dir) */
+	int fd;	     /* canon, O_PATH (-1: not open) */
+	/* The same for dir's own parent (NULL: ward_path_canon(dir)). */
+	struct canon_cache *up;
+};
+
+/*
+ * ward_path_canon(@path) for a literal rule, and whether it exists (lstat:
+ * a symbolic link counts as a file). Rules listed together tend to share a
+ * parent: the parent is made canonical and opened once (realpath reads a
+ * link per component), the last component costs one fstatat below it —
+ * unless it is a link, "." or "..", which get the whole treatment. NULL on
+ * ENOMEM.
+ */
+static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
+			bool *is_dir)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	size_t dlen = slash ? (size_t)(slash - path) : 0;
+	struct stat st;
+	char *out;
+
+	if (path[0] != '/' || !*name || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		goto out_full;
+	if (!cc->dir || strlen(cc->dir) != dlen ||
+	    memcmp(cc->dir, path, dlen) != 0) {
+		free(cc->dir);
+		free(cc->canon);
+		if (cc->fd >= 0)
+			close(cc->fd);
+		cc->fd = -1;
+		cc->canon = NULL;
+		cc->dir = strndup(path, dlen ? dlen : 1);
+		if (!cc->dir)
+			return NULL;
+		if (cc->up && dlen) {
+			bool e, d;
+
+			cc->canon = canon_rule(cc->up, cc->dir, &e, &d);
+		} else {
+			cc->canon = ward_path_canon(cc->dir);
+		}
+		if (!cc->canon) {
+			free(cc->dir);
+			cc->dir = NULL;
+			return NULL;
+		}
+		if (!dlen)
+			cc->dir[0] = '\0'; /* "/" spelled as "" */
+		/* One component below the parent's descriptor when that is
+		 * the descriptor of this directory's parent and the component
+		 * a directory there (O_NOFOLLOW: not a link), else the whole
+		 * path. */
+		if (cc->up && cc->up->fd >= 0 && dlen) {
+			const char *base = strrchr(cc->dir, '/') + 1;
+			size_t plen = (size_t)(base - 1 - cc->dir);
+
+			if (strcmp(base, ".") && strcmp(base, "..") &&
+			    cc->up->dir && strlen(cc->up->dir) == plen &&
+			    memcmp(cc->up->dir, cc->dir, plen) == 0)
+				cc->fd = openat(cc->up->fd, base,
+						O_PATH | O_DIRECTORY |
+						    O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (cc->fd < 0)
+			cc->fd =
+			    open(cc->canon, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (asprintf(&out, "%s/%s",
+		     strcmp(cc->canon, "/") == 0 ? "" : cc->canon, name) < 0)
+		return NULL;
+	if ((cc->fd >= 0 ? fstatat(cc->fd, name, &st, AT_SYMLINK_NOFOLLOW)
+			 : lstat(out, &st)) != 0) {
+		*exists = *is_dir = false;
+		return out;
+	}
+	if (!S_ISLNK(st.st_mode)) {
+		*exists = true;
+		*is_dir = S_ISDIR(st.st_mode);
+		return out;
+	}
+	free(out);
+out_full:
+	out = ward_path_canon(path);
+	if (out)
+		*exists = probe_path(out, is_dir);
+	return out;
+}
+
 static void gather(struct ward_xlate *p)
 {
+	/* Rules' parents, and their parents (siblings share those). */
+	struct canon_cache up = {NULL, NULL, -1, NULL};
+	struct canon_cache cc = {NULL, NULL, -1, &up};
 	struct ward_rule_info info;
 	bool is_dir, exists;
 
@@ -868,15 +1043,24 @@ static void gather(struct ward_xlate *p)
 			add_group(p, &info);
 			continue;
 		}
-		canon = ward_path_canon(info.pattern);
+		canon = canon_rule(&cc, info.pattern, &exists, &is_dir);
 		if (!canon) {
 			p->oom = true;
-			return;
+			break;
 		}
-		exists = probe_path(canon, &is_dir);
 		add_target(p, canon, info.access, is_dir, exists, SRC_RULE, i);
 		free(canon);
 	}
+	free(cc.dir);
+	free(cc.canon);
+	if (cc.fd >= 0)
+		close(cc.fd);
+	free(up.dir);
+	free(up.canon);
+	if (up.fd >= 0)
+		close(up.fd);
+	if (p->oom)
+		return;
 	for (size_t j = 0; j < p->nprot; j++) {
 		const struct ward_protected *pr = &p->prot[j];
 
@@ -1304,7 +1488,7 @@ struct comp {
 	struct ward_xlate *p;
 	struct ward_strv *out;	   /* grants */
 	struct ward_strv *tainted; /* directories expanded */
-	char **excl;
+	char **excl;		   /* sorted parents first (path_cmp) */
 	size_t nexcl;
 	size_t budget;
 	bool over; /* budget exhausted */
@@ -1329,11 +1513,35 @@ static void complement(struct comp *c, const char *dir, int depth)
 
 	if (c->over)
 		return;
-	for (size_t i = 0; i < c->nexcl; i++) {
-		if (ward_path_within(dir, c->excl[i]))
-			return;
-		if (ward_path_within(c->excl[i], dir))
-			tainted = true;
+	if (depth == 0) {
+		for (size_t i = 0; i < c->nexcl; i++) {
+			if (ward_path_within(dir, c->excl[i]))
+				return;
+		}
+	}
+	/*
+	 * The exclusions are sorted parents first (path_cmp): the ones
+	 * inside @dir, if any, start at the first one not before it. Below
+	 * the top, @dir's parent lies in no exclusion, so @dir lies in one
+	 * only by being it. One binary search per entry, not a pass over
+	 * every exclusion (1,000 rules over a few thousand entries).
+	 */
+	{
+		size_t lo = 0, hi = c->nexcl;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (path_cmp(c->excl[mid], dir) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < c->nexcl) {
+			if (strcmp(c->excl[lo], dir) == 0)
+				return;
+			tainted = ward_path_within(c->excl[lo], dir);
+		}
 	}
 	if (!tainted) {
 		if (c->budget == 0) {
@@ -1404,39 +1612,107 @@ static char *join(char *const *v, size_t n)
 	s = malloc(len);
 	if (!s)
 		return NULL;
-	s[0] = '\0';
+	len = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i)
-			strcat(s, ", ");
-		strcat(s, v[i]);
+		size_t k = strlen(v[i]);
+
+		if (i) {
+			memcpy(s + len, ", ", 2);
+			len += 2;
+		}
+		memcpy(s + len, v[i], k);
+		len += k;
 	}
+	s[len] = '\0';
 	return s;
+}
+
+/* "--hide P" or "--hide-ro P" for the launcher, with its description. */
+static void push_hide(struct ward_xlate *p, const struct target *t,
+		      enum ward_access access)
+{
+	char why[PATH_MAX + 256];
+	const char *opt = access == WARD_ACCESS_NONE ? "--hide" : "--hide-ro";
+
+	ward_strv_push(&p->ll_hide, opt);
+	ward_strv_push(&p->ll_hide, t->path);
+	linef(&p->desc, "%s %s  (%s)", opt, t->path,
+	      target_why(why, sizeof(why), p, t));
+}
+
+/* The rules behind a set of targets, for a refusal: "rule …, rule …". */
+static char *rules_of(const struct ward_xlate *p, struct target *const *v,
+		      size_t n)
+{
+	struct ward_strv names = {0};
+	char name[PATH_MAX + 256];
+	char *list;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ward_rule_info info;
+		size_t r = v[i]->src == SRC_GLOB ? 0 : SIZE_MAX;
+
+		/* A glob match: each glob rule of its walk, by name. */
+		do {
+			bool seen = false;
+
+			if (r != SIZE_MAX) {
+				if (!rule_in_group(p, r, v[i]->idx, &info) ||
+				    info.access != v[i]->access)
+					continue;
+				rule_name(name, sizeof(name), p, r);
+			} else {
+				target_why(name, sizeof(name), p, v[i]);
+			}
+			for (size_t j = 0; j < names.n && !seen; j++)
+				seen = strcmp(names.v[j], name) == 0;
+			if (!seen)
+				ward_strv_push(&names, name);
+		} while (r != SIZE_MAX && ++r < p->nrules);
+	}
+	list = join(names.v, names.n);
+	ward_strv_discard(&names);
+	return list;
 }
 
 /*
  * The read-only grants: "/" unless something outside the writable roots is
- * hidden; then the complement of the hidden paths.
+ * hidden (or, without mounts, something inside them); then the complement
+ * of the hidden paths — or, when the complement would exceed its budget
+ * and the launcher can mount, "/" and a hide per path.
  */
 static void landlock_ro(struct ward_xlate *p)
 {
 	struct ward_strv ro = {0}, tainted = {0}, hidden = {0}, ruled = {0};
+	struct target **mounted = NULL;
+	size_t nmounted = 0;
 	struct comp c = {0};
 	char *list = NULL, *dirs = NULL;
 
+	mounted = calloc(p->nt + 1, sizeof(*mounted));
+	if (!mounted) {
+		p->oom = true;
+		return;
+	}
 	for (size_t i = 0; i < p->nt; i++) {
-		const struct target *t = &p->t[i];
+		struct target *t = &p->t[i];
 		/* ward's state directory is hidden inside a root too: its
 		 * root's write grant is carved around it (landlock_rw). */
 		bool home = t->src == SRC_PROTECT &&
 			    p->prot[t->idx].kind == WARD_PROTECT_HOME;
+		bool inside = !home && within_any_root(p, t->path);
 
 		if (t->access != WARD_ACCESS_NONE || !t->exists ||
-		    (!home && within_any_root(p, t->path)))
+		    (inside && !p->inroot_complement))
 			continue;
 		ward_strv_push(&hidden, t->path);
-		if (!home)
+		if (!home) {
 			ward_strv_push(&ruled, t->path);
+			mounted[nmounted++] = t;
+		}
 	}
+	if (hidden.n)
+		qsort(hidden.v, hidden.n, sizeof(*hidden.v), str_cmp);
 	c.p = p;
 	c.out = &ro;
 	c.tainted = &tainted;
@@ -1448,12 +1724,42 @@ static void landlock_ro(struct ward_xlate *p)
 	else
 		ward_strv_push(&ro, "/");
 	list = join(hidden.v, hidden.n);
-	if (c.over) {
+	if (c.over && !p->inroot_complement && nmounted && can_mount()) {
+		/* Too many grants: the launcher mounts over each hidden
+		 * path instead, and "/" is readable. ward's state
+		 * directory is then one more hide, inside a root too (its
+		 * root's write grant stays carved around it). */
+		ward_strv_discard(&ro);
+		memset(&ro, 0, sizeof(ro));
+		ward_strv_push(&ro, "/");
+		for (size_t i = 0; i < p->nt; i++) {
+			struct target *t = &p->t[i];
+			bool home = t->src == SRC_PROTECT &&
+				    p->prot[t->idx].kind == WARD_PROTECT_HOME;
+
+			if (t->access == WARD_ACCESS_NONE && t->exists &&
+			    (home || !within_any_root(p, t->path)))
+				push_hide(p, t, WARD_ACCESS_NONE);
+		}
+		linef(&p->desc,
+		      "read: --ro /, the hidden paths mounted over "
+		      "(their complement needs more than %zu grants)",
+		      limits.max_targets);
+	} else if (c.over) {
+		char *rules = rules_of(p, mounted, nmounted);
+
 		refuse(p,
-		       "landlock: hiding %s needs more than %zu read grants: "
-		       "ward refuses to run rather than leave it readable; "
-		       "narrow the rules",
-		       list ? list : "the hidden paths", limits.max_targets);
+		       "landlock: hiding %s (%s) needs more than %zu read "
+		       "grants and %s: ward refuses to run rather than leave "
+		       "it readable; narrow the rules",
+		       list ? list : "the hidden paths",
+		       rules ? rules : "ward's state directory",
+		       limits.max_targets,
+		       p->inroot_complement
+			   ? "no mount namespace can be made here (user "
+			     "namespaces are denied)"
+			   : "the paths cannot be mounted over");
+		free(rules);
 		ward_strv_discard(&ro);
 		memset(&ro, 0, sizeof(ro));
 		ward_strv_push(&ro, "/");
@@ -1484,6 +1790,7 @@ static void landlock_ro(struct ward_xlate *p)
 	} else {
 		linef(&p->desc, "read: --ro /");
 	}
+	free(mounted);
 	free(list);
 	free(dirs);
 	ward_strv_discard(&tainted);
@@ -1500,8 +1807,9 @@ static void landlock_ro(struct ward_xlate *p)
 /*
  * The writable grants: /dev/null and the roots, with ward's own
  * directories (configuration, session store) carved out of a root that
- * holds them: Landlock grants only add up, so the root itself is replaced
- * by its entries.
+ * holds them — and, when no mount namespace can be made, the rules'
+ * matches inside it: Landlock grants only add up, so the root itself is
+ * replaced by its entries.
  */
 static void landlock_rw(struct ward_xlate *p)
 {
@@ -1511,6 +1819,8 @@ static void landlock_rw(struct ward_xlate *p)
 	for (size_t i = 0; p->roots[i]; i++) {
 		const char *w = p->roots[i];
 		struct ward_strv excl = {0}, tainted = {0}, part = {0};
+		struct target **ruled = NULL;
+		size_t nruled = 0;
 		const char *inside = NULL;
 		struct comp c = {0};
 		char *list, *dirs;
@@ -1533,10 +1843,26 @@ static void landlock_rw(struct ward_xlate *p)
 			ward_strv_discard(&excl);
 			continue;
 		}
+		if (p->inroot_complement) {
+			ruled = calloc(p->ninroot + 1, sizeof(*ruled));
+			if (!ruled) {
+				p->oom = true;
+				ward_strv_discard(&excl);
+				break;
+			}
+			for (size_t k = 0; k < p->ninroot; k++) {
+				if (!ward_path_within(p->inroot[k]->path, w))
+					continue;
+				ward_strv_push(&excl, p->inroot[k]->path);
+				ruled[nruled++] = p->inroot[k];
+			}
+		}
 		if (!excl.n) {
+			free(ruled);
 			ward_strv_push(&rw, w);
 			continue;
 		}
+		qsort(excl.v, excl.n, sizeof(*excl.v), str_cmp);
 		c.p = p;
 		c.out = &part;
 		c.tainted = &tainted;
@@ -1546,7 +1872,21 @@ static void landlock_rw(struct ward_xlate *p)
 		complement(&c, w, 0);
 		list = join(excl.v, excl.n);
 		dirs = join(tainted.v, tainted.n);
-		if (c.over) {
+		if (c.over && nruled) {
+			char *rules = rules_of(p, ruled, nruled);
+
+			refuse(p,
+			       "landlock: %s: keeping %s from being written "
+			       "inside the writable root %s needs a mount "
+			       "namespace, which cannot be made here (user "
+			       "namespaces are denied), or more than %zu "
+			       "grants: ward refuses to run rather than "
+			       "leave it writable; narrow the rules",
+			       rules ? rules : "the rules",
+			       list ? list : "the paths", w,
+			       limits.max_targets);
+			free(rules);
+		} else if (c.over) {
 			/* Fail closed: ward's own files must stay read-only. */
 			linef(&p->warn,
 			      "landlock: keeping %s read-only inside the "
@@ -1566,6 +1906,7 @@ static void landlock_rw(struct ward_xlate *p)
 			    list ? list : "ward's directories", w,
 			    dirs ? dirs : "them");
 		}
+		free(ruled);
 		free(list);
 		free(dirs);
 		if (part.oom || excl.oom || tainted.oom)
@@ -1580,13 +1921,54 @@ static void landlock_rw(struct ward_xlate *p)
 		p->oom = true;
 }
 
+/*
+ * The rules' matches inside the writable roots: Landlock cannot take a
+ * right back from inside a granted root, so the launcher hides them by
+ * mounts in a private namespace (hide.h) — `--` behind /dev/null or an
+ * empty read-only tmpfs, `r-` bound read-only onto itself — the same
+ * operations as bwrap's profile. Where no mount namespace can be made
+ * (user namespaces denied, not root), they are carved out of the grants
+ * instead (the complement, within its budget), or the call is refused.
+ */
+static void landlock_inroot(struct ward_xlate *p)
+{
+	p->inroot = calloc(p->nt + 1, sizeof(*p->inroot));
+	if (!p->inroot) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < p->nt; i++) {
+		struct target *t = &p->t[i];
+
+		if (t->src == SRC_PROTECT || !t->exists ||
+		    !within_any_root(p, t->path))
+			continue;
+		p->inroot[p->ninroot++] = t;
+	}
+	if (!p->ninroot)
+		return;
+	if (!can_mount()) {
+		p->inroot_complement = true;
+		return;
+	}
+	/* Read-only binds first: a hide inside one lands on the copy. */
+	for (size_t k = 0; k < p->ninroot; k++) {
+		if (p->inroot[k]->access == WARD_ACCESS_RO)
+			push_hide(p, p->inroot[k], WARD_ACCESS_RO);
+	}
+	for (size_t k = 0; k < p->ninroot; k++) {
+		if (p->inroot[k]->access == WARD_ACCESS_NONE)
+			push_hide(p, p->inroot[k], WARD_ACCESS_NONE);
+	}
+}
+
 static void plan_landlock(struct ward_xlate *p)
 {
 	struct ward_strv traps = {0};
 	struct ward_rule_info info;
 	char name[PATH_MAX + 256];
 
-	/* Literal rules and their matches inside (or around) a root. */
+	/* Literal rules and their matches around a root; missing ones. */
 	for (size_t i = 0; i < p->nt; i++) {
 		const struct target *t = &p->t[i];
 		const char *root = overlapping_root(p, t->path);
@@ -1601,6 +1983,23 @@ static void plan_landlock(struct ward_xlate *p)
 				ward_strv_push(&traps, t->path);
 			continue;
 		}
+		if (within_any_root(p, t->path)) {
+			/* Hidden by a mount (or carved out) below. */
+			if (t->src != SRC_RULE || t->exists ||
+			    p->warned[t->idx])
+				continue;
+			p->warned[t->idx] = true;
+			linef(&p->warn,
+			      "landlock: %s: %s does not exist at confine "
+			      "time, so landlock cannot keep a command from "
+			      "creating it inside the writable root; ward's "
+			      "file operations (the fs fence) still apply the "
+			      "rule",
+			      rule_name(name, sizeof(name), p, t->idx),
+			      t->path);
+			continue;
+		}
+		/* The target holds a writable root. */
 		if (t->src == SRC_GLOB) {
 			p->g[t->idx].overlaps_root = true;
 			continue;
@@ -1609,8 +2008,7 @@ static void plan_landlock(struct ward_xlate *p)
 			continue;
 		p->warned[t->idx] = true;
 		rule_name(name, sizeof(name), p, t->idx);
-		if (t->access == WARD_ACCESS_NONE &&
-		    !ward_path_within(t->path, root))
+		if (t->access == WARD_ACCESS_NONE)
 			unenforced(
 			    p,
 			    "landlock: %s: hides %s, but the writable root "
@@ -1622,20 +2020,21 @@ static void plan_landlock(struct ward_xlate *p)
 		else
 			unenforced(
 			    p,
-			    "landlock: %s: cannot be expressed inside the "
-			    "writable root %s (Landlock grants only add up): "
-			    "commands can still %s %s; ward's file "
+			    "landlock: %s: cannot make the writable root %s "
+			    "inside %s read-only (Landlock grants only add "
+			    "up): commands can still write there; ward's file "
 			    "operations (the fs fence) still apply the rule",
-			    name, root,
-			    t->access == WARD_ACCESS_NONE ? "read and write"
-							  : "write",
-			    t->path);
+			    name, root, t->path);
 	}
-	/* Globs whose prefix (or any match) overlaps a root. */
+	/* Glob matches that hold a writable root. */
 	for (size_t gi = 0; gi < p->ng; gi++) {
-		const struct group *g = &p->g[gi];
+		bool holds = false;
 
-		if (!g->overlaps_root)
+		for (size_t i = 0; i < p->nt && !holds; i++)
+			holds = p->t[i].src == SRC_GLOB && p->t[i].idx == gi &&
+				!within_any_root(p, p->t[i].path) &&
+				overlapping_root(p, p->t[i].path);
+		if (!holds)
 			continue;
 		for (size_t i = 0; i < p->nrules; i++) {
 			if (!rule_in_group(p, i, gi, &info) || p->warned[i])
@@ -1643,11 +2042,10 @@ static void plan_landlock(struct ward_xlate *p)
 			p->warned[i] = true;
 			unenforced(
 			    p,
-			    "landlock: %s: cannot be expressed inside the "
-			    "writable roots (Landlock grants only add up): "
-			    "commands can still %s what it matches there; "
-			    "ward's file operations (the fs fence) still "
-			    "apply the rule",
+			    "landlock: %s: matches a directory that holds a "
+			    "writable root (Landlock grants only add up): "
+			    "commands can still %s the root; ward's file "
+			    "operations (the fs fence) still apply the rule",
 			    rule_name(name, sizeof(name), p, i),
 			    info.access == WARD_ACCESS_NONE ? "read and write"
 							    : "write");
@@ -1673,9 +2071,12 @@ static void plan_landlock(struct ward_xlate *p)
 	if (traps.oom)
 		p->oom = true;
 	ward_strv_discard(&traps);
-	/* `--` globs outside the roots: hidden as they are now. */
-	warn_globs(p, true, true);
+	/* Every glob: hidden (or carved out) as its matches are now. */
+	warn_globs(p, false, false);
 	reduce_targets(p);
+	if (p->oom)
+		return;
+	landlock_inroot(p);
 	if (p->oom)
 		return;
 	landlock_ro(p);
@@ -2019,7 +2420,7 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 	}
 out_done:
 	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom ||
-	    p->create.oom || p->partial.oom)
+	    p->ll_hide.oom || p->create.oom || p->partial.oom)
 		goto out_oom;
 	*out = p;
 	return 0;
@@ -2047,6 +2448,8 @@ void ward_xlate_free(struct ward_xlate *p)
 	ward_strv_discard(&p->bw);
 	ward_strv_free(p->ll_ro);
 	ward_strv_free(p->ll_rw);
+	ward_strv_discard(&p->ll_hide);
+	free(p->inroot);
 	ward_strv_discard(&p->warn);
 	ward_strv_discard(&p->desc);
 	ward_strv_discard(&p->create);
@@ -2106,6 +2509,11 @@ int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan)
 	*ro = r;
 	*rw = w;
 	return 0;
+}
+
+char *const *ward_xlate_landlock_hides(const struct ward_xlate *plan)
+{
+	return plan->ll_hide.n ? plan->ll_hide.v : empty_strv;
 }
 
 char *const *ward_xlate_warnings(const struct ward_xlate *plan)

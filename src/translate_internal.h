@@ -61,6 +61,15 @@ void ward_bwrap_push_proc(struct ward_strv *sv);
  * directories carved out). Both vectors are the caller's (ward_strv_free).
  */
 int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan);
+/*
+ * landlock: the launcher's mount options, `--hide P` and `--hide-ro P`
+ * pairs (read-only binds first), for the rules' matches inside the writable
+ * roots — and for `--` paths outside them whose complement would exceed
+ * its budget (owned by the plan; empty when nothing is mounted). A plan
+ * with any needs the launcher: the in-process executor cannot make the
+ * namespace (see exec.c).
+ */
+char *const *ward_xlate_landlock_hides(const struct ward_xlate *plan);
 
 /*
  * The profile builders (profile_*.c) from a translation made beforehand
@@ -78,12 +87,14 @@ int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 
 /*
  * The landlock-run argv from the grants (profile_landlock.c): LAUNCHER
- * --ro R… --rw W… [--net-off] [-- ARGV…] (--net-off for @net_off). The
- * provider builds the plan once and passes the same grants to the
- * launcher and to the in-process executor.
+ * --ro R… --rw W… [--hide H…] [--net-off] [-- ARGV…] (--net-off for
+ * @net_off). The provider builds the plan once and passes the same grants
+ * to the launcher and to the in-process executor. @hides:
+ * ward_xlate_landlock_hides() (NULL: none).
  */
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
-		       const char *launcher_path, bool net_off,
+		       char *const *hides, const char *launcher_path,
+		       bool net_off,
 		       char *const argv[]);
 
 /*
@@ -112,6 +123,9 @@ struct ward_xlate_limits {
 	size_t max_entries; /* directory entries visited, all globs together */
 	unsigned max_ms;    /* wall-clock time of the walk */
 	size_t max_targets; /* paths one runner operates on (mounts, grants) */
+	/* Plan as if no mount namespace could be made (Landlock: the
+	 * complement or a refusal instead of the launcher's mounts). */
+	bool no_mounts;
 };
 
 #define WARD_XLATE_MAX_ENTRIES 500000

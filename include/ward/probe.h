@@ -29,6 +29,17 @@ WARD_EXTERN int ward_probe_landlock_abi(void);
 WARD_EXTERN int ward_probe_landlock_errata(unsigned *out);
 
 /**
+ * ward_probe_landlock_mounts - whether the Landlock launcher, started with
+ * this process's credentials, can hide paths by mounts in a private mount
+ * namespace (a mount namespace as root, else a user namespace with one):
+ * 1 yes, 0 no (user namespaces denied, as in most containers). Then
+ * Landlock keeps the rules' matches inside the writable roots out of its
+ * grants instead, within a budget, and refuses a call past it. A forked
+ * child really tries, once per process (the answer is cached).
+ */
+WARD_EXTERN int ward_probe_landlock_mounts(void);
+
+/**
  * ward_probe_pidns - whether this process may create a pid namespace (a
  * short-lived child tries unshare(CLONE_NEWPID)): 1 yes, 0 no (no
  * CAP_SYS_ADMIN, or a seccomp filter refuses it), -errno when the child

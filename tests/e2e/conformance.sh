@@ -165,9 +165,10 @@ reason_for() {
 		echo "\$TMPDIR comes from the environment and may not widen the sandbox: it is a writable root only when it is a directory the caller owns under /tmp, /var/tmp or \$XDG_RUNTIME_DIR; a \$TMPDIR of / (or \$HOME, /etc, another user's directory) is left out on every runner and named in a warning (an rw rule is the deliberate way to ask for another writable place)." ;;
 	*"in the workspace: read a file in it"* | *"in the workspace: write in it"* | \
 		*"r- a glob in the workspace: overwrite a match"* | *"r- beats rw"* | \
-		*"-- beats rw"* | *"protected: write .git/hooks/pre-commit"* | \
-		*"protected: change .git/config"*)
-		echo "Landlock grants only add up: nothing inside a writable root can be made read-only or hidden, so the Landlock runners cannot express this rule. ward says so at load time (a warning naming the rule and the runner, checked by the test through \`ward config check\`); ward's file operations (the fs fence) still apply the rule, and for a protected path ward run's guard moves what the command changed to the quarantine after the run and puts the original back (tests/e2e/redteam_persist.bats). bwrap mounts over the path after the writable binds: a read-only bind for \`r-\` and protected paths, an empty read-only tmpfs (directory) or /dev/null (file) for \`--\`." ;;
+		*"-- beats rw"*)
+		echo "Enforced on every runner by mounts over the path (bwrap: after the writable binds; Landlock: landlock-run --hide/--hide-ro in a private mount namespace, docs/RUNNERS.md \"The hide step\"): a read-only bind for \`r-\`, an empty read-only tmpfs (directory) or /dev/null on a nodev mount (file) for \`--\`. Any difference is in the errno only." ;;
+	*"protected: write .git/hooks/pre-commit"* | *"protected: change .git/config"*)
+		echo "Landlock grants only add up, and the protected paths are not mounted over on Landlock (that would put every run in a git workspace through a mount namespace): ward says so at load time (a warning naming the paths and the runner); ward run's guard moves what the command changed to the quarantine after the run and puts the original back (tests/e2e/redteam_persist.bats), and ward's file operations (the fs fence) refuse the change. bwrap binds the protected paths read-only after the writable binds." ;;
 	*"protected: move .git aside"*)
 		echo "bwrap binds every directory between a writable root and a read-only or hidden path onto itself (a pin), so it is a mount point and cannot be renamed away (EBUSY): .git cannot be swapped for one with planted hooks. Landlock cannot protect anything inside the workspace (warned); ward run's guard moves the new .git (and the hooks planted in it) to the quarantine after the run, and the fs fence refuses the move." ;;
 	*"list the hidden path's parent"* | *"created beside it during the run"*)
@@ -285,9 +286,10 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	ndiff=0
 	errno_only=()
 	for k in "${keys[@]}" "${rule_keys[@]}"; do
-		a=$(cell bwrap "$k")
-		b=$(cell landlock-run "$k")
-		c=$(cell landlock "$k")
+		# Compared as the table shows them: pty numbers differ per run.
+		a=$(cell bwrap "$k" | sed -E 's#/dev/pts/[0-9]+#/dev/pts/N#g')
+		b=$(cell landlock-run "$k" | sed -E 's#/dev/pts/[0-9]+#/dev/pts/N#g')
+		c=$(cell landlock "$k" | sed -E 's#/dev/pts/[0-9]+#/dev/pts/N#g')
 		[ "$a" = "$b" ] && [ "$b" = "$c" ] && continue
 		ndiff=$((ndiff + 1))
 		if [ "$b" = "$c" ] && ! why=$(reason_for "$k") &&

@@ -259,6 +259,9 @@ has_fatal_line() {
 		"--bogus -- true"
 		"--ro"
 		"--rw -- true"
+		"--hide"
+		"--hide-ro -- true"
+		"--probe --hide /tmp"
 		""
 	)
 	local c
@@ -298,6 +301,83 @@ has_fatal_line() {
 		-- touch "$W/out/x"
 	[ "$status" != 0 ]
 	[ ! -e "$W/out/x" ]
+}
+
+# --hide / --hide-ro straight from the launcher: inside the --rw root a
+# hidden file cannot be read or written, a hidden directory is empty and
+# read-only, an --hide-ro file is readable and not writable; a path that is
+# gone or a symbolic link is skipped; root and nobody alike.
+hide_case() {
+	local -a as=("$@")
+	mkdir -p "$W/rw/d" "$W/rw/ro"
+	echo secret >"$W/rw/f"
+	echo inside >"$W/rw/d/x"
+	echo keep >"$W/rw/ro/k"
+	ln -sf f "$W/rw/link"
+	echo pub >"$W/rw/pub"
+	chmod -R a+rwX "$W"
+	# Unconfined, all of it is readable and writable.
+	"${as[@]}" cat "$W/rw/f" "$W/rw/d/x" >/dev/null
+	run --separate-stderr "${as[@]}" "$LR" --ro / --rw /dev/null --rw "$W/rw" \
+		--hide "$W/rw/f" --hide "$W/rw/d" --hide-ro "$W/rw/ro" \
+		--hide "$W/rw/gone" --hide "$W/rw/link" -- sh -c '
+		cat "$1/f" 2>/dev/null && echo READ-F
+		(echo x >"$1/f") 2>/dev/null && echo WROTE-F
+		[ -z "$(ls -A "$1/d")" ] || echo LISTED-D
+		touch "$1/d/new" 2>/dev/null && echo CREATED-D
+		cat "$1/ro/k" >/dev/null || echo UNREADABLE-RO
+		(echo x >"$1/ro/k") 2>/dev/null && echo WROTE-RO
+		touch "$1/ro/new" 2>/dev/null && echo CREATED-RO
+		echo more >>"$1/pub" || echo PUB
+		echo end' _ "$W/rw"
+	echo "# ${as[*]}: $status: $output / $stderr"
+	[ "$status" = 0 ]
+	[ "$output" = end ]
+	[ "$(cat "$W/rw/f")" = secret ]
+	[ "$(cat "$W/rw/ro/k")" = keep ]
+	[ ! -e "$W/rw/d/new" ]
+	[ "$(tail -1 "$W/rw/pub")" = more ]
+}
+
+@test "--hide and --hide-ro cover paths inside an --rw root (root)" {
+	need_landlock
+	need_root
+	hide_case
+}
+
+@test "--hide and --hide-ro cover paths inside an --rw root (nobody)" {
+	need_landlock
+	need_root
+	command -v setpriv >/dev/null || skip "setpriv not installed"
+	# Somewhere nobody can reach (the test's own directory is not).
+	W=$(mktemp -d /var/tmp/ward-launcher-hide.XXXXXX)
+	chmod 0755 "$W"
+	mkdir -p "$W/rw"
+	hide_case setpriv --reuid=65534 --regid=65534 --clear-groups ||
+		{ rm -rf "$W"; return 1; }
+	rm -rf "$W"
+}
+
+@test "--hide where no user namespace can be made exits 125 (nobody)" {
+	need_landlock
+	need_root
+	local nu=$BATS_TEST_DIRNAME/nouserns.py
+	W=$(mktemp -d /var/tmp/ward-launcher-hide.XXXXXX)
+	mkdir -p "$W/rw"
+	touch "$W/rw/f"
+	chmod -R a+rwX "$W"
+	run --separate-stderr "$nu" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups "$LR" --ro / --rw "$W/rw" --hide "$W/rw/f" \
+		-- touch "$W/rw/ran"
+	local ran=0
+	[ -e "$W/rw/ran" ] && ran=1
+	rm -rf "$W"
+	[ "$status" != 77 ] || skip "nouserns.py: not x86_64"
+	echo "# $stderr"
+	[ "$status" = 125 ]
+	has_fatal_line
+	[[ "$stderr" == *"namespace"* ]]
+	[ "$ran" = 0 ]
 }
 
 @test "a command that is not found exits 125 with a landlock-run: line" {

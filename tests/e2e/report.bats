@@ -44,10 +44,14 @@ usable() {
 
 @test "a rule Landlock cannot enforce: probe, run --json, confine and config check say partial, with the reason" {
 	usable landlock
-	mkdir -p "$WS/secret"
-	printf 'mode: workspace-write\naccess: ["-- secret"]\n' \
+	# A rule Landlock cannot enforce: it hides a directory that holds the
+	# workspace (a writable root inside a hidden path stays usable; a rule
+	# inside the workspace it enforces, by mounts).
+	mkdir -p "$BASE/box/ws"
+	cd "$BASE/box/ws" || return 1
+	printf 'mode: workspace-write\naccess: ["-- %s"]\n' "$BASE/box" \
 		>"$BASE/config/ward/config.yml"
-	want='landlock: rule "-- secret"'
+	want="landlock: rule \"-- $BASE/box\""
 	run -0 --separate-stderr "$WARD" probe --json -r landlock
 	jq -e --arg w "$want" '.enforcement == "partial" and
 		(.partial | length == 1) and (.partial[0] | startswith($w)) and

@@ -162,13 +162,14 @@ test("inspector-partial: a rule the runner cannot enforce makes enforcement part
     usable = false;
   }
   if (!usable) return t.skip("the landlock runner is not usable here (ward probe)");
-  mkdirSync(path.join(s.ws, "secret"));
   // The user file (the Inspector takes the flags after the command as
-  // its own): the Landlock runner, and a rule it cannot express.
+  // its own): the Landlock runner, and a rule it cannot enforce: one that
+  // hides a directory holding the workspace (a writable root inside a
+  // hidden path stays usable; rules inside the workspace it enforces).
   mkdirSync(path.join(s.env.XDG_CONFIG_HOME, "ward"), { recursive: true });
   writeFileSync(
     path.join(s.env.XDG_CONFIG_HOME, "ward", "config.yml"),
-    'runners: [landlock]\naccess: ["-- secret"]\n',
+    `runners: [landlock]\naccess: ["-- ${s.base}"]\n`,
   );
   const out = await inspector(s, "workspace-write", [
     "--method",
@@ -180,7 +181,7 @@ test("inspector-partial: a rule the runner cannot enforce makes enforcement part
   ]);
   assert.equal(out.structuredContent.sandbox.runner, "landlock");
   assert.equal(out.structuredContent.sandbox.enforcement, "partial");
-  assert.match(out.structuredContent.sandbox.partial[0], /^landlock: rule "-- secret" \(.*config\.yml:2\): cannot be expressed inside the writable root/);
+  assert.match(out.structuredContent.sandbox.partial[0], /^landlock: rule "-- .*" \(.*config\.yml:2\): hides .*, but the writable root .* inside it stays readable and writable/);
 });
 
 test("inspector-write: tools/call write_file in workspace-write", { skip: NO_RUNNER }, async (t) => {

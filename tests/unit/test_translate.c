@@ -31,6 +31,7 @@
 
 #include "ward/ward.h"
 #include "protect.h"
+#include "hide.h"
 #include "landlock.h"
 #include "translate_internal.h"
 
@@ -642,7 +643,7 @@ static void t_glob_matcher(void **state)
 static void t_glob_bound(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_xlate_limits lim = {3, 10000, 4096};
+	struct ward_xlate_limits lim = {3, 10000, 4096, false};
 	char **w;
 
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "-- **/*.pem\n");
@@ -671,7 +672,7 @@ static void t_glob_bound(void **state)
 static void t_target_bound(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_xlate_limits lim = {100000, 10000, 2};
+	struct ward_xlate_limits lim = {100000, 10000, 2, false};
 	struct ward_xlate *x = NULL;
 	char **w, **argv;
 
@@ -907,6 +908,208 @@ static void t_landlock_complement(void **state)
 	ward_strv_free(rw);
 }
 
+/* Whether a grant (plain or optional) lies within @path. */
+static bool grant_within(char **v, const char *path)
+{
+	for (size_t i = 0; v && v[i]; i++) {
+		const char *g = v[i][0] == WARD_LL_OPTIONAL ? v[i] + 1 : v[i];
+
+		if (ward_path_within(g, path))
+			return true;
+	}
+	return false;
+}
+
+/* The index of "OPT PATH" in the launcher's hide pairs, or -1. */
+static long hide_at(char *const *h, const char *opt, const char *path)
+{
+	for (size_t i = 0; h[i] && h[i + 1]; i += 2) {
+		if (strcmp(h[i], opt) == 0 && strcmp(h[i + 1], path) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/*
+ * Inside a writable root the rules are hidden by the launcher's mounts:
+ * `--` as --hide, `r-` (glob matches too) as --hide-ro, read-only binds
+ * first; no rule is partial, and the grants stay "/" and the root.
+ */
+static void t_landlock_hides(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_xlate *plan = NULL;
+	char **ro = NULL, **rw = NULL;
+	char *const *h;
+
+	if (!ward_hide_possible())
+		skip(); /* no mount namespace here: see the next tests */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- sec\nr- **/*.pem\nr- keep.txt\n-- missing.env\n");
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	assert_null(ward_xlate_refusal(plan));
+	h = ward_xlate_landlock_hides(plan);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/sec")) >= 0);
+	assert_true(hide_at(h, "--hide-ro", P(fx, "ws/keep.txt")) >= 0);
+	assert_true(hide_at(h, "--hide-ro", P(fx, "ws/top.pem")) >= 0);
+	assert_true(hide_at(h, "--hide-ro", P(fx, "ws/a/x.pem")) >= 0);
+	assert_true(hide_at(h, "--hide-ro", P(fx, "ws/a/x.pem")) <
+		    hide_at(h, "--hide", P(fx, "ws/sec")));
+	/* A missing literal cannot be mounted over: a warning says so. */
+	assert_true(hide_at(h, "--hide", P(fx, "ws/missing.env")) < 0);
+	for (char *const *l = ward_xlate_partial(plan); *l; l++) {
+		assert_null(strstr(*l, "rule \"-- sec\""));
+		assert_null(strstr(*l, "**/*.pem"));
+		assert_null(strstr(*l, "keep.txt"));
+	}
+	assert_int_equal(count_lines((char **)ward_xlate_describe(plan),
+				     "--hide ", P(fx, "ws/sec"), "-- sec",
+				     NULL),
+			 1);
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
+	assert_true(strv_has(rw, P(fx, "ws")));
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+}
+
+/*
+ * Literal rules are made canonical with their parent looked up once per
+ * run of siblings: a linked parent and a link as the last component end
+ * on the real path, as ward_path_canon() would have it.
+ */
+static void t_landlock_literal_canon(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_xlate *plan = NULL;
+	char *const *h;
+
+	if (!ward_hide_possible())
+		skip();
+	xmkdir(fx->base, "ws/real");
+	xwrite(fx->base, "ws/real/f", "f");
+	xwrite(fx->base, "ws/real/g", "g");
+	xsymlink(fx->base, "ws/lnk", "real");
+	xsymlink(fx->base, "ws/real/l", "g");
+	policy_with(
+	    fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+	    "-- lnk/f\n-- real/l\n-- real/missing\n-- lnk/../top.pem\n");
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	h = ward_xlate_landlock_hides(plan);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/f")) >= 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/g")) >= 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/lnk/f")) < 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/l")) < 0);
+	assert_true(hide_at(h, "--hide", P(fx, "ws/real/missing")) < 0);
+	for (size_t i = 0; h[i]; i++)
+		print_message("%s\n", h[i]);
+	ward_xlate_free(plan);
+}
+
+/*
+ * No mount namespace (user namespaces denied, not root): the matches inside
+ * the root are carved out of the grants — no grant reaches a `--` path, no
+ * write grant an `r-` one — and nothing is mounted.
+ */
+static void t_landlock_no_mounts_complement(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_xlate_limits lim = {100000, 10000, 4096, true};
+	struct ward_xlate *plan = NULL;
+	char **ro = NULL, **rw = NULL;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- sec\nr- keep.txt\n");
+	ward_xlate_set_limits(&lim);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	assert_null(ward_xlate_refusal(plan));
+	assert_null(ward_xlate_landlock_hides(plan)[0]);
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
+	assert_false(grant_within(ro, P(fx, "ws/sec")));
+	assert_false(grant_within(rw, P(fx, "ws/sec")));
+	assert_false(grant_within(rw, P(fx, "ws/keep.txt")));
+	assert_false(strv_has(rw, P(fx, "ws")));
+	assert_false(strv_has(ro, "/"));
+	assert_true(grant_within(rw, P(fx, "ws/a")));
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+}
+
+/*
+ * No mount namespace and a complement over its budget: refused, naming the
+ * rule — never run with the rule dropped.
+ */
+static void t_landlock_no_mounts_refused(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_xlate_limits lim = {100000, 10000, 2, true};
+	struct ward_xlate *plan = NULL;
+
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "-- sec\n");
+	ward_xlate_set_limits(&lim);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	assert_non_null(ward_xlate_refusal(plan));
+	print_message("refusal: %s\n", ward_xlate_refusal(plan));
+	assert_non_null(strstr(ward_xlate_refusal(plan), "rule \"-- sec\""));
+	assert_non_null(strstr(ward_xlate_refusal(plan), "refuses to run"));
+	ward_xlate_free(plan);
+}
+
+/*
+ * A `--` outside the roots whose complement exceeds its budget: mounted
+ * over instead (when the launcher can), "/" readable.
+ */
+static void t_landlock_outside_over_budget(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_xlate_limits lim = {100000, 10000, 2, false};
+	struct ward_xlate *plan = NULL;
+	char **ro = NULL, **rw = NULL;
+
+	if (!ward_hide_possible())
+		skip();
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- @BASE@/home/.ssh\n");
+	ward_xlate_set_limits(&lim);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	assert_null(ward_xlate_refusal(plan));
+	assert_true(hide_at(ward_xlate_landlock_hides(plan), "--hide",
+			    P(fx, "home/.ssh")) >= 0);
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
+	assert_int_equal(ward_strv_len(ro), 1);
+	assert_string_equal(ro[0], "/");
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+	/* ward's state directory inside a root ($HOME as the workspace) is
+	 * mounted over too: "/" alone would leave it readable. */
+	xmkdir(fx->base, "home/.local");
+	xmkdir(fx->base, "home/.local/state");
+	xmkdir(fx->base, "home/.local/state/ward");
+	xmkdir(fx->base, "out/gone");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home",
+		    "-- @BASE@/out/gone\n");
+	ward_xlate_set_limits(&lim);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	assert_null(ward_xlate_refusal(plan));
+	assert_true(hide_at(ward_xlate_landlock_hides(plan), "--hide",
+			    P(fx, "out/gone")) >= 0);
+	assert_true(hide_at(ward_xlate_landlock_hides(plan), "--hide",
+			    P(fx, "home/.local/state/ward")) >= 0);
+	ward_xlate_free(plan);
+}
+
 /* The launcher argv and the in-process plan carry the same grants. */
 static void t_landlock_argv_matches_plan(void **state)
 {
@@ -1043,22 +1246,18 @@ static void t_warnings_per_runner(void **state)
 			 1);
 	assert_int_equal(count_lines(w, "rule \"-- sec\"", NULL), 0);
 	ward_strv_free(w);
-	/* landlock: every r-/-- inside a root, the complement cost. */
+	/* landlock: the rules inside a root are hidden by the launcher's
+	 * mounts (or, without a mount namespace, carved out of the grants):
+	 * no rule is left unenforced; the glob's later matches and the
+	 * missing literal are said as for bwrap. */
 	w = warnings(fx->policy, WARD_RUNNER_LANDLOCK);
 	dump("landlock", w);
-	assert_int_equal(count_lines(w, "landlock", "rule \"-- sec\"",
-				     "cannot be expressed", "read and write",
-				     NULL),
-			 1);
-	assert_int_equal(count_lines(w, "landlock", "rule \"r- keep.txt\"",
-				     "cannot be expressed", NULL),
-			 1);
+	assert_int_equal(count_lines(w, "cannot be expressed", NULL), 0);
 	assert_int_equal(count_lines(w, "landlock", "rule \"r- **/*.pem\"",
-				     "cannot be expressed", NULL),
+				     "created later", NULL),
 			 1);
-	assert_int_equal(count_lines(w, "landlock", "\"r- @BASE@", NULL) +
-			     count_lines(w, "landlock", "/out/ro\"",
-					 "cannot be expressed", NULL),
+	assert_int_equal(count_lines(w, "landlock", "rule \"-- missing.env\"",
+				     "does not exist", NULL),
 			 1);
 	assert_int_equal(count_lines(w, "landlock", "hides", P(fx, "home/.ssh"),
 				     "not readable", NULL),
@@ -2095,6 +2294,15 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_complement, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_hides, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_literal_canon, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_no_mounts_complement,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_no_mounts_refused, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_landlock_outside_over_budget,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_argv_matches_plan, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_live, setup, teardown),

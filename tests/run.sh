@@ -6,12 +6,43 @@
 # Unit tests (cmocka) and end-to-end tests (bats) both speak TAP here; this
 # script counts their results. A test binary that dies without reporting is
 # counted as one failure. Skips always carry their reason in the TAP line.
+#
+# WARD_BUILD names the build under test (default build/; make check-asan
+# sets it to build-asan/). With WARD_SANITIZE=1 every process writes its
+# sanitizer reports under $WARD_BUILD/san/, and each report is one failure.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
 passed=0 failed=0 skipped=0
-log=build/tests/last-run.log
-mkdir -p build/tests
+mkdir -p "${WARD_BUILD:-build}/tests" || exit 2
+WARD_BUILD=$(cd "${WARD_BUILD:-build}" && pwd) || exit 2
+export WARD_BUILD
+log=$WARD_BUILD/tests/last-run.log
+
+if [ "${WARD_SANITIZE:-}" = 1 ]; then
+	# Absolute, writable by the unprivileged users some tests run ward as.
+	san=$WARD_BUILD/san
+	rm -rf "$san"
+	mkdir -p "$san"
+	chmod 1777 "$san"
+	export ASAN_OPTIONS="log_path=$san/asan:log_exe_name=1:detect_leaks=1"
+	export UBSAN_OPTIONS="log_path=$san/ubsan:log_exe_name=1:print_stacktrace=1:halt_on_error=1"
+	export LSAN_OPTIONS="log_path=$san/lsan:log_exe_name=1"
+	# What a test adds to build a program against the sanitized libward.
+	export WARD_SAN_CFLAGS="-fsanitize=address,undefined"
+	# An uninstrumented python loading an instrumented libward.so needs
+	# the runtime first; python's own allocations are not ours to check.
+	py_env=(env "LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) $(${CC:-cc} -print-file-name=libubsan.so)"
+		"ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
+	for b in ward landlock-run ward-bridge; do
+		[ -x "$WARD_BUILD/bin/$b" ] || {
+			echo "not ok - $WARD_BUILD/bin/$b is not built"
+			exit 1
+		}
+	done
+else
+	py_env=()
+fi
 : >"$log"
 
 count() { # count TAP lines from stdin, echoing them
@@ -40,17 +71,28 @@ done
 
 # libward from another language (ctypes), through ward_call.
 echo "# python: tests/python/test_libward.py"
-count < <(/usr/bin/python3 tests/python/test_libward.py 2>&1)
+count < <("${py_env[@]}" /usr/bin/python3 tests/python/test_libward.py 2>&1)
 
 if [ -n "${WARD_FUZZ_BINS:-}" ]; then
-	echo "# fuzz smoke: ${WARD_FUZZ_SECONDS:-5}s per target"
+	echo "# fuzz: every committed corpus replayed, then ${WARD_FUZZ_SECONDS:-0}s per target"
 	# shellcheck disable=SC2086
-	count < <(tests/fuzz/run.sh "${WARD_FUZZ_SECONDS:-5}" $WARD_FUZZ_BINS 2>&1)
+	count < <(FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)} \
+		tests/fuzz/run.sh "${WARD_FUZZ_SECONDS:-0}" $WARD_FUZZ_BINS 2>&1)
 fi
 
 if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	echo "# e2e: bats tests/e2e"
 	count < <(bats --tap tests/e2e/*.bats 2>&1)
+fi
+
+if [ "${WARD_SANITIZE:-}" = 1 ]; then
+	echo "# sanitizer reports: $san"
+	for r in "$san"/*; do
+		[ -e "$r" ] || continue
+		echo "not ok - sanitizer report $r"
+		sed -n '1,40p' "$r" | sed 's/^/#   /'
+		failed=$((failed + 1))
+	done
 fi
 
 if [ "$skipped" -gt 0 ]; then

@@ -19,7 +19,9 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=${WARD:-$ROOT/build/bin/ward}
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=${WARD:-$BUILD/bin/ward}
 MCP_DIR=$ROOT/tests/mcp
 
 setup_file() {
@@ -32,7 +34,7 @@ setup_file() {
 }
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	BASE=$(mktemp -d /var/tmp/ward-mcp-e2e.XXXXXX)
 	WS=$BASE/ws
 	mkdir -p "$WS" "$BASE/config"

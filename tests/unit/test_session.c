@@ -241,7 +241,7 @@ static void test_ids_validated(void **state)
 	assert_true(ward_session_id_valid("Abc-123"));
 	/* Valid but absent: -ENOENT, store missing or not. */
 	assert_int_equal(ward_session_open(&s, fx->store, "nope"), -ENOENT);
-	new_session(fx, NULL);
+	ward_session_free(new_session(fx, NULL));
 	assert_int_equal(ward_session_open(&s, fx->store, "nope"), -ENOENT);
 	assert_non_null(strstr(ward_error_last(), "nope"));
 }

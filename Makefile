@@ -320,13 +320,19 @@ $(B)/obj/fuzz/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
 	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=ward_main \
 	    $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP) \
-                  $(if $(filter fuzz_argv fuzz_mcp,fuzz_$*),$(FUZZ_CLI_OBJS))
+# Those targets turn the command line's exit() into a return to the target
+# (tests/fuzz/fuzz_cli.h).
+FUZZ_CLI_LINK := $(FUZZ_CLI_OBJS) -Wl,--wrap=exit
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  FUZZ    $@')
 	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -Icli $(PKG_CFLAGS) -o $@ $< \
-	    $(if $(filter $(FUZZ_WITH_CLI),fuzz_$*),$(FUZZ_CLI_OBJS) \
-	    -Wl,--wrap=exit) $(FUZZ_LIB_OBJS) $(LIB_LIBS)
+	    $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_CLI_LINK)) \
+	    $(FUZZ_LIB_OBJS) $(LIB_LIBS)
+
+$(FUZZ_WITH_CLI:%=$(B)/fuzz/%): $(FUZZ_CLI_OBJS)
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_CLI_OBJS)
 
 fuzz: $(FUZZ_BINS)
 	@FUZZ_JOBS=$(FUZZ_JOBS) WARD_BUILD=$(B) \

@@ -537,7 +537,17 @@ static int parse_log(struct snapshot *out, const char *buf, size_t len,
 			break;
 		}
 		lineno++;
-		obj = json_loadb(p, (size_t)(nl - p), 0, &jerr);
+		/* Duplicate keys are refused, as the knob scan refuses them:
+		 * {"type":"x","type":"sandbox/mode"} must not be a knob to
+		 * one reader and no knob to the other. */
+		/* jansson takes {"a":1<NUL>} for {"a":1}: an event kept as
+		 * text must be all of its line. */
+		if (memchr(p, '\0', (size_t)(nl - p))) {
+			err = corrupt(path, lineno, "a NUL byte in the line");
+			goto out_clear;
+		}
+		obj = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
+				 &jerr);
 		if (!obj || !json_is_object(obj)) {
 			json_decref(obj);
 			err = corrupt(path, lineno,
@@ -995,6 +1005,9 @@ static int scan_lines(ward_session *s, const char *buf, size_t len)
 		k = s->lines == 1 ? -1 : knob_of_text(p, (size_t)(nl - p));
 		if (k == KNOB_NONE)
 			goto next;
+		if (memchr(p, '\0', (size_t)(nl - p)))
+			return corrupt(s->path, s->lines,
+				       "a NUL byte in the line");
 		obj = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
 				 &jerr);
 		if (!obj || !json_is_object(obj)) {

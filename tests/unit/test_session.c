@@ -712,6 +712,51 @@ static void test_corrupt_knob_and_header(void **state)
 	ward_session_free(s);
 }
 
+/*
+ * Both readers (the knob scan of open/refresh and the full read of reload)
+ * refuse what the other would read differently: a duplicate key (the scan
+ * sees the first "type", jansson the last) and a NUL byte (jansson reads
+ * {"a":1<NUL>} as {"a":1}, and the event's text would stop at the NUL).
+ * Found by tests/fuzz/fuzz_session.c.
+ */
+static void test_readers_agree_on_odd_lines(void **state)
+{
+	static const char nul[] = "{\"type\":\"x\",\"n\":1\0}\n";
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws), *o = NULL;
+	int fd;
+
+	append_raw(ward_session_path(s),
+		   "{\"type\":\"x\",\"type\":\"sandbox/mode\","
+		   "\"mode\":\"danger-full-access\"}\n");
+	assert_int_equal(ward_session_reload(s), -EBADMSG);
+	assert_non_null(strstr(ward_error_last(), "line 2"));
+	assert_non_null(strstr(ward_error_last(), "duplicate"));
+	assert_int_equal(ward_session_mode(s, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_READ_ONLY);
+	ward_session_free(s);
+
+	s = new_session(fx, fx->ws);
+	append_raw(ward_session_path(s),
+		   "{\"type\":\"sandbox/mode\",\"mode\":\"read-only\","
+		   "\"mode\":\"danger-full-access\"}\n");
+	assert_int_equal(ward_session_open(&o, fx->store, ward_session_id(s)),
+			 -EBADMSG);
+	assert_null(o);
+	assert_int_equal(ward_session_reload(s), -EBADMSG);
+	ward_session_free(s);
+
+	s = new_session(fx, fx->ws);
+	fd = open(ward_session_path(s), O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, nul, sizeof(nul) - 1),
+			 (ssize_t)sizeof(nul) - 1);
+	close(fd);
+	assert_int_equal(ward_session_reload(s), -EBADMSG);
+	assert_non_null(strstr(ward_error_last(), "NUL"));
+	ward_session_free(s);
+}
+
 static void test_append_json_rules(void **state)
 {
 	struct fx *fx = *state;
@@ -1502,6 +1547,7 @@ int main(void)
 	    T(test_kill9_during_appends),
 	    T(test_corrupt_middle_line_is_an_error),
 	    T(test_corrupt_knob_and_header),
+	    T(test_readers_agree_on_odd_lines),
 	    T(test_append_json_rules),
 	    T(test_append_json_refusal_names_type),
 	    T(test_records),

@@ -322,7 +322,7 @@ $(B)/obj/fuzz/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
 
 # Those targets turn the command line's exit() into a return to the target
 # (tests/fuzz/fuzz_cli.h).
-FUZZ_CLI_LINK := $(FUZZ_CLI_OBJS) -Wl,--wrap=exit
+FUZZ_CLI_LINK := $(FUZZ_CLI_OBJS) -Wl,--wrap=exit -Wl,--wrap=getopt_long
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)

@@ -1490,6 +1490,16 @@ static void landlock_ro(struct ward_xlate *p)
  * holds them: Landlock grants only add up, so the root itself is replaced
  * by its entries.
  */
+/* Push @s unless @sv holds it already (overlapping roots expand to the
+ * same entries; each is granted once). */
+static void push_new(struct ward_strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return;
+	ward_strv_push(sv, s);
+}
+
 static void landlock_rw(struct ward_xlate *p)
 {
 	struct ward_strv rw = {0};
@@ -1521,7 +1531,7 @@ static void landlock_rw(struct ward_xlate *p)
 			continue;
 		}
 		if (!excl.n) {
-			ward_strv_push(&rw, w);
+			push_new(&rw, w);
 			continue;
 		}
 		c.p = p;
@@ -1543,7 +1553,7 @@ static void landlock_rw(struct ward_xlate *p)
 			      limits.max_targets, w);
 		} else {
 			for (size_t k = 0; k < part.n; k++)
-				ward_strv_push(&rw, part.v[k]);
+				push_new(&rw, part.v[k]);
 			linef(
 			    &p->warn,
 			    "landlock: keeps %s read-only inside the writable "

@@ -25,9 +25,11 @@ setup() {
 	# ward's state directory where nothing else comes and goes: a
 	# Landlock run hides it by granting read on the entries beside it
 	# from / down, and an entry that vanishes meanwhile (other tests in
-	# /var/tmp) would fail the spawn (docs/RUNNERS.md).
-	mkdir -p "$E2E_BUILD/e2e-state"
-	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
+	# /var/tmp) would fail the spawn (docs/RUNNERS.md). One parent per
+	# file: the files run side by side (bats --jobs), a file's own tests
+	# one after the other.
+	mkdir -p "$E2E_BUILD/e2e-state/${BATS_TEST_FILENAME##*/}"
+	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/${BATS_TEST_FILENAME##*/}/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 	unset XDG_RUNTIME_DIR
@@ -149,7 +151,9 @@ tty_case() {
 for i in $(seq 200); do [ -e $WS/changed ] && break; sleep 0.05; done
 kill -TERM $w; wait $w' ;;
 	esac
-	in_terminal "${TTY_CHECK/RUN/$snippet}" "${flags[*]}"
+	# The replacement quoted: bash 5.2 reads an unquoted & in it as the
+	# matched text (patsub_replacement), and the snippet has && and &.
+	in_terminal "${TTY_CHECK/RUN/"$snippet"}" "${flags[*]}"
 	[[ "$output" == *TTY-SAME* ]] ||
 		fail "the terminal settings changed inside the call were not put back ($how)"
 }

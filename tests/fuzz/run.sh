@@ -72,7 +72,11 @@ for bin in "$@"; do
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
 	cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1)
 	if [ "$code" = 0 ]; then
-		echo "ok $n - fuzz $short: ${secs}s clean, ${execs:-?} runs, ${rate:-?} exec/s, ${cov:-cov: ?}"
+		if [ "$secs" = 0 ]; then
+			echo "ok $n - fuzz $short: corpus replayed clean (${execs:-?} inputs, ${cov:-cov: ?})"
+		else
+			echo "ok $n - fuzz $short: ${secs}s clean, ${execs:-?} runs, ${rate:-?} exec/s, ${cov:-cov: ?}"
+		fi
 		passed=$((passed + 1))
 	else
 		echo "not ok $n - fuzz $short: crash, leak or broken oracle (exit $code), see $log"

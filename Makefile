@@ -276,7 +276,7 @@ check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
 
 # The tests `check` skips for their length (each says so when skipped).
 check-slow: all
-	@WARD_SLOW=1 bats --tap tests/e2e/mcp.bats -f '\(slow\)'
+	@WARD_SLOW=1 bats --tap -f '\(slow\)' tests/e2e/*.bats
 
 # --- fuzzing (libFuzzer) ------------------------------------------------
 # Every tests/fuzz/fuzz_<name>.c is a libFuzzer target; each states its

@@ -38,7 +38,8 @@ dpkg-dev:/usr/bin/dpkg-source
 # headers (kept for test programs; no build step needs them), and the real
 # clients and tools the network and MCP tests drive (curl, openssl for a
 # local TLS server, valgrind, file, jq), and GNU parallel, which runs the
-# bats files side by side (bats --jobs).
+# bats files side by side (bats --jobs), and time(1), which .ci/run
+# measures each lane with.
 TEST="
 bubblewrap:/usr/bin/bwrap
 libcmocka-dev:/usr/include/cmocka.h
@@ -60,6 +61,7 @@ valgrind:/usr/bin/valgrind
 file:/usr/bin/file
 jq:/usr/bin/jq
 parallel:/usr/bin/parallel
+time:/usr/bin/time
 "
 
 # bench: the command-line benchmark tool (bench/run.sh), and bwrap, which

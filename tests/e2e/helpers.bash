@@ -262,3 +262,10 @@ spawn_bystander() {
 alive() {
 	kill -0 "$1" 2>/dev/null
 }
+
+# slow WHY: skip unless make check-slow (WARD_SLOW=1) runs it; the test's
+# name ends with "(slow)", which is how check-slow finds it.
+slow() {
+	[ "${WARD_SLOW:-}" = 1 ] ||
+		skip "slow ($1): run it with make check-slow (WARD_SLOW=1)"
+}

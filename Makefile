@@ -322,7 +322,8 @@ $(B)/obj/fuzz/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
 
 # Those targets turn the command line's exit() into a return to the target
 # (tests/fuzz/fuzz_cli.h).
-FUZZ_CLI_LINK := $(FUZZ_CLI_OBJS) -Wl,--wrap=exit -Wl,--wrap=getopt_long
+FUZZ_WRAP     := -Wl,--wrap=exit -Wl,--wrap=getopt_long
+FUZZ_CLI_LINK := $(FUZZ_CLI_OBJS) $(FUZZ_WRAP)
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
@@ -349,6 +350,45 @@ fuzz-lane: $(FUZZ_BINS)
 	    tests/fuzz/run.sh $(FUZZ_LANE_SECONDS) $(FUZZ_BINS)
 
 -include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_CLI_OBJS:.o=.d)
+
+# make fuzz-cov: each target rebuilt with clang's source coverage
+# (-fprofile-instr-generate -fcoverage-mapping, no sanitizer) replays its
+# committed corpus and what earlier fuzzing found ($(B)/fuzz/corpus_*),
+# after FUZZ_COV_SECONDS of fuzzing of its own (default 0); then
+# llvm-cov reports the lines, regions and functions covered in the files
+# each target is about (tests/fuzz/cov.sh names them).
+FUZZ_COV_SECONDS ?= 0
+FUZZ_COV_CFLAGS := -g -O1 -fprofile-instr-generate -fcoverage-mapping \
+                   $(CSTD) -Iinclude -Isrc
+FUZZ_COV_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzzcov/lib/%.o)
+FUZZ_COV_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/fuzzcov/cli/%.o)
+FUZZ_COV_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz-cov/%)
+
+$(B)/obj/fuzzcov/lib/%.o: src/%.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  COVCC   $<')
+	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer-no-link -fPIC \
+	    -DWARD_BUILDING $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/obj/fuzzcov/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  COVCC   $<')
+	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=ward_main \
+	    $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/fuzz-cov/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_COV_LIB_OBJS) \
+                      $(FUZZ_COV_CLI_OBJS) $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  COVLD   $@')
+	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer -Icli $(PKG_CFLAGS) \
+	    -o $@ $< $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_COV_CLI_OBJS) \
+	    $(FUZZ_WRAP)) $(FUZZ_COV_LIB_OBJS) $(LIB_LIBS)
+
+.SECONDARY: $(FUZZ_COV_LIB_OBJS) $(FUZZ_COV_CLI_OBJS)
+
+fuzz-cov: $(FUZZ_COV_BINS)
+	@WARD_BUILD=$(B) tests/fuzz/cov.sh $(FUZZ_COV_SECONDS) $(FUZZ_COV_BINS)
+
 
 # --- sanitizer lane (make check-asan) ---------------------------------------
 # libward, ward, the launcher, the bridge, the proxy host and the unit tests

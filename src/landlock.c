@@ -426,6 +426,18 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 	for (i = 0; i < nro; i++) {
 		ret = add_path_rule(rs.fd, ro[i], LL_FS_RO & rs.handled_fs,
 				    "read-only", err, err_len);
+		/*
+		 * A read grant whose entry is gone is left out: it grants less,
+		 * never more. ward hides a path by granting read on every
+		 * entry beside it from / down, so a file that vanishes in /tmp
+		 * or $HOME between the plan and here must not fail the run.
+		 * A writable root that is missing still fails.
+		 */
+		if (ret == -ENOENT) {
+			if (err_len)
+				err[0] = '\0';
+			continue;
+		}
 		if (ret)
 			goto out_close_ruleset;
 	}

@@ -81,8 +81,26 @@ if [ -n "${WARD_FUZZ_BINS:-}" ]; then
 fi
 
 if compgen -G 'tests/e2e/*.bats' >/dev/null; then
-	echo "# e2e: bats tests/e2e"
-	count < <(bats --tap tests/e2e/*.bats 2>&1)
+	# The files run side by side, WARD_TEST_JOBS at a time (default: one
+	# per CPU; GNU parallel is in the test set), each file's tests one
+	# after the other; the longest files first, so none starts last.
+	jobs=${WARD_TEST_JOBS:-$(nproc)}
+	files=()
+	for f in mcp redteam_persist redteam_state redteam cli polish \
+		sandbox_landlock_run sandbox_landlock sandbox_bwrap; do
+		[ -e "tests/e2e/$f.bats" ] && files+=("tests/e2e/$f.bats")
+	done
+	for f in tests/e2e/*.bats; do
+		case " ${files[*]} " in *" $f "*) ;; *) files+=("$f") ;; esac
+	done
+	if [ "$jobs" -gt 1 ] && command -v parallel >/dev/null; then
+		echo "# e2e: bats tests/e2e, $jobs files at a time"
+		count < <(bats --tap --jobs "$jobs" --no-parallelize-within-files \
+			"${files[@]}" 2>&1)
+	else
+		echo "# e2e: bats tests/e2e"
+		count < <(bats --tap "${files[@]}" 2>&1)
+	fi
 fi
 
 if [ "${WARD_SANITIZE:-}" = 1 ]; then

@@ -58,6 +58,18 @@ count() { # count TAP lines from stdin, echoing them
 	done
 }
 
+# section NAME: print how long the section before it took (wall clock).
+t_section=$(date +%s.%N) section_name=
+section() {
+	local now
+	now=$(date +%s.%N)
+	[ -z "$section_name" ] ||
+		awk -v n="$section_name" -v a="$t_section" -v b="$now" \
+			'BEGIN { printf "# time: %s %.1f s\n", n, b - a }'
+	t_section=$now section_name=$1
+}
+
+section unit
 for bin in "$@"; do
 	echo "# unit: $bin"
 	out=$(CMOCKA_MESSAGE_OUTPUT=TAP "$bin" 2>&1)
@@ -70,9 +82,11 @@ for bin in "$@"; do
 done
 
 # libward from another language (ctypes), through ward_call.
+section python
 echo "# python: tests/python/test_libward.py"
 count < <("${py_env[@]}" /usr/bin/python3 tests/python/test_libward.py 2>&1)
 
+section fuzz
 if [ -n "${WARD_FUZZ_BINS:-}" ]; then
 	echo "# fuzz: every committed corpus replayed, then ${WARD_FUZZ_SECONDS:-0}s per target"
 	# shellcheck disable=SC2086
@@ -80,6 +94,7 @@ if [ -n "${WARD_FUZZ_BINS:-}" ]; then
 		tests/fuzz/run.sh "${WARD_FUZZ_SECONDS:-0}" $WARD_FUZZ_BINS 2>&1)
 fi
 
+section e2e
 if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	# The files run side by side, WARD_TEST_JOBS at a time (default: one
 	# per CPU; GNU parallel is in the test set), each file's tests one
@@ -103,6 +118,7 @@ if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	fi
 fi
 
+section end
 if [ "${WARD_SANITIZE:-}" = 1 ]; then
 	echo "# sanitizer reports: $san"
 	for r in "$san"/*; do

@@ -124,7 +124,7 @@ LIBSO    := $(B)/lib/libward.so
 
 COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
-.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow unit e2e \
+.PHONY: all deps deps-test deps-bench deps-deb demo check check-slow check-container unit e2e \
         bench install uninstall deb clean format format-check fuzz fuzz-smoke \
         fuzz-lane fuzz-cov
 .DEFAULT_GOAL := all
@@ -215,9 +215,11 @@ endif
 
 # landlock-run shares src/landlock.c with libward: one copy of the kernel
 # compatibility code, so the launcher and the executor cannot drift.
-$(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h $(DEPS_STAMP)
+$(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h \
+	     src/supervise.c src/supervise.h $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c
+	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c \
+	    src/supervise.c
 
 # ward-bridge runs inside bwrap's network namespace: static, libc only.
 $(BRIDGE): launcher/ward-bridge.c $(DEPS_STAMP)
@@ -269,8 +271,59 @@ $(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
 	    $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
 endif
 
+# Escapes for tests/e2e/redteam_box.bats (not installed).
+BOXHELPER := $(B)/tests/boxhelper
+$(BOXHELPER): tests/e2e/boxhelper.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $<
+
+# The container lane: user namespaces denied as container runtimes deny
+# them (tests/container/nouserns.c); only Landlock runs there.
+NOUSERNS := $(B)/tests/nouserns
+$(NOUSERNS): tests/container/nouserns.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $< -lseccomp
+
+check-container: all $(BOXHELPER) $(NOUSERNS)
+	@tests/container/run.sh
+
+# A ward whose bwrap profile is deliberately broken (-DWARD_TEST_WEAK_BWRAP:
+# the host bound read-write), for tests/e2e/weak_bwrap.bats: the Landlock
+# layer inside bwrap must hold the must-vectors alone. Only profile_bwrap.o
+# differs; landlock-run is copied beside it (ward looks for it there).
+WEAK_WARD := $(B)/tests/weak/ward
+WEAK_OBJ  := $(B)/obj/weak/profile_bwrap.o
+ifeq ($(WARD_MUSL),1)
+$(WEAK_OBJ): src/profile_bwrap.c $(PATHS_STAMP) | $(MUSL_CONF)
+	@mkdir -p $(@D)
+	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
+	    -DWARD_BUILDING -DWARD_TEST_WEAK_BWRAP -c $< -o $@
+$(WEAK_WARD): $(MUSL_CLI_OBJS) \
+	      $(filter-out %/profile_bwrap.o,$(MUSL_LIB_OBJS)) $(WEAK_OBJ) \
+	      $(LAUNCHER)
+	@mkdir -p $(@D)
+	$(Q)$(MUSL_CC) -static -o $@ $(MUSL_CLI_OBJS) \
+	    $(filter-out %/profile_bwrap.o,$(MUSL_LIB_OBJS)) $(WEAK_OBJ) \
+	    $(MUSL_DEPLIBS)
+	$(Q)cp $(LAUNCHER) $(@D)/landlock-run
+else
+$(WEAK_OBJ): src/profile_bwrap.c $(DEPS_STAMP) $(PATHS_STAMP)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) \
+	    -DWARD_TEST_WEAK_BWRAP -c $< -o $@
+$(WEAK_WARD): $(CLI_OBJS) $(filter-out %/profile_bwrap.o,$(LIB_OBJS)) \
+	      $(WEAK_OBJ) $(LAUNCHER)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) \
+	    $(filter-out %/profile_bwrap.o,$(LIB_OBJS)) $(WEAK_OBJ) \
+	    $(LIB_LIBS)
+	$(Q)cp $(LAUNCHER) $(@D)/landlock-run
+endif
+
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 
@@ -414,7 +467,8 @@ check-asan:
 
 # Only ever made by check-asan's sub-make (B=$(ASAN_B)).
 asan-build: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc \
-            $(COMPLETIONS) $(DEPS_TEST_STAMP) $(UNIT_BINS) $(PROXYD)
+            $(COMPLETIONS) $(DEPS_TEST_STAMP) $(UNIT_BINS) $(PROXYD) \
+            $(WEAK_WARD) $(BOXHELPER)
 
 .PHONY: check-asan asan-build
 # --- end of the sanitizer lane -----------------------------------------------

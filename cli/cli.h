@@ -40,11 +40,15 @@ enum cli_long_opt {
 	CLI_OPT_JSON = 256,
 	CLI_OPT_MAX_OUTPUT,
 	CLI_OPT_LL_LAUNCHER,
-	CLI_OPT_ACCESS,	  /* --access RULE (cli/policy_opts.h) */
-	CLI_OPT_CONFIG,	  /* --config FILE (cli/policy_opts.h) */
-	CLI_OPT_ENV_KEEP, /* --env-keep NAME (cli/policy_opts.h) */
-	CLI_OPT_EXPLAIN,  /* ward run --explain */
-	CLI_OPT_DRAIN,	  /* ward mcp --drain-timeout */
+	CLI_OPT_ACCESS,	      /* --access RULE (cli/policy_opts.h) */
+	CLI_OPT_CONFIG,	      /* --config FILE (cli/policy_opts.h) */
+	CLI_OPT_ENV_KEEP,     /* --env-keep NAME (cli/policy_opts.h) */
+	CLI_OPT_ALLOW_UNIX,   /* --allow-unix PATH (cli/policy_opts.h) */
+	CLI_OPT_NETWORK,      /* --network off|on (cli/policy_opts.h) */
+	CLI_OPT_ALLOW_DOMAIN, /* --allow-domain PATTERN (cli/policy_opts.h) */
+	CLI_OPT_EXPLAIN,      /* ward run --explain */
+	CLI_OPT_ESCALATE_NETWORK, /* ward run --escalate-network HOST|on */
+	CLI_OPT_DRAIN,		  /* ward mcp --drain-timeout */
 };
 
 /*
@@ -230,12 +234,17 @@ struct cli_policy_opts {
 	size_t naccess;
 	const char **env_keep; /* --env-keep NAME…, malloc'd vector */
 	size_t nenv_keep;
+	const char **allow_unix; /* --allow-unix PATH…, malloc'd vector */
+	size_t nallow_unix;
+	const char *network;	    /* --network off|on, or NULL */
+	const char **allow_domains; /* --allow-domain…, malloc'd vector */
+	size_t nallow_domains;
 };
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
 	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
-	  NULL, NULL, 0, NULL, 0 }
+	  NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0 }
 
 #define CLI_POLICY_OPTIONS                                                    \
 	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER,             \

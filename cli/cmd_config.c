@@ -51,7 +51,8 @@ static void print_help(void)
 	       "  -w, --workspace DIR    the workspace whose project file is "
 	       "read\n"
 	       "                         (default: ward.yml's, else "
-	       ".)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	       ".)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
+		   CLI_ALLOW_UNIX_HELP
 	       "      --json             print one JSON object\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -271,6 +272,27 @@ static void print_settings_text(const struct report *r)
 		snprintf(val + strlen(val), sizeof(val) - strlen(val), "%s%s",
 			 i ? ", " : "", un[i]);
 	row("unprotect", un[0] ? val : "(none)", &o);
+	{
+		bool set = false;
+		enum ward_network net = ward_config_network(
+		    r->cfg, ward_config_mode(r->cfg, NULL), &set, &o);
+		char *const *d = ward_config_allow_domains(r->cfg);
+
+		snprintf(val, sizeof(val), "%s%s", ward_network_name(net),
+			 set ? "" : " (the mode's default)");
+		row("network", val, &o);
+		val[0] = '\0';
+		for (size_t i = 0; d[i]; i++)
+			snprintf(val + strlen(val), sizeof(val) - strlen(val),
+				 "%s%s", i ? ", " : "", d[i]);
+		row("allow_domains", d[0] ? val : "(none)", &o);
+		d = ward_config_deny_domains(r->cfg);
+		val[0] = '\0';
+		for (size_t i = 0; d[i]; i++)
+			snprintf(val + strlen(val), sizeof(val) - strlen(val),
+				 "%s%s", i ? ", " : "", d[i]);
+		row("deny_domains", d[0] ? val : "(none)", &o);
+	}
 }
 
 /* The env policy and what it would drop from ward's own environment. */
@@ -473,6 +495,27 @@ static json_t *settings_json(const struct report *r)
 	for (size_t i = 0; un[i]; i++)
 		push_or_die(arr, jstr(un[i]));
 	set_or_die(obj, "unprotect", setting_json(arr, &o));
+	{
+		char *const *d;
+
+		set_or_die(
+		    obj, "network",
+		    setting_json(
+			json_string(ward_network_name(ward_config_network(
+			    r->cfg, ward_config_mode(r->cfg, NULL), NULL, &o))),
+			&o));
+		for (int k = 0; k < 2; k++) {
+			d = k ? ward_config_deny_domains(r->cfg)
+			      : ward_config_allow_domains(r->cfg);
+			arr = json_array();
+			if (!arr)
+				die(CLI_EXIT_WARD, "out of memory");
+			for (size_t i = 0; d[i]; i++)
+				push_or_die(arr, jstr(d[i]));
+			set_or_die(obj, k ? "deny_domains" : "allow_domains",
+				   setting_json(arr, &o));
+		}
+	}
 	return obj;
 }
 
@@ -632,8 +675,8 @@ static void print_json(const struct report *r, bool valid)
 
 const struct cli_option cli_config_cmd_options[] = {
     CLI_OPTION_MODE,	 CLI_OPTION_WORKSPACE, CLI_CONFIG_OPTIONS,
-    CLI_OPTION_ENV_KEEP, CLI_OPTION_JSON,      CLI_OPTION_HELP,
-    CLI_OPTION_END,
+    CLI_NETWORK_OPTIONS, CLI_OPTION_ENV_KEEP,  CLI_OPTION_ALLOW_UNIX,
+    CLI_OPTION_JSON,	 CLI_OPTION_HELP,      CLI_OPTION_END,
 };
 
 const struct cli_command cli_config_commands[] = {
@@ -719,6 +762,9 @@ static int config_check(int argc, char **argv)
 		if (err == 0)
 			err = ward_policy_set_unprotected(
 			    r.policy, ward_config_unprotect(r.cfg, NULL));
+		if (err == 0)
+			err = ward_policy_set_allow_unix(
+			    r.policy, ward_config_allow_unix(r.cfg, NULL));
 		if (err)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
 		pick_runners(&r);

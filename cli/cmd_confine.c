@@ -46,6 +46,16 @@ static void print_help(void)
 	       "ward.yml's)\n"
 	       "      --config FILE     read FILE after the user and project "
 	       "files\n"
+	       "      --allow-unix PATH let the command connect to the unix "
+	       "socket PATH\n"
+	       "                        (or any beneath the directory PATH; "
+	       "repeatable)\n"
+	       "      --network off|on  the command's network (default: off, "
+	       "on in\n"
+	       "                        danger-full-access)\n"
+	       "      --allow-domain PATTERN\n"
+	       "                        allow a domain through ward's proxy "
+	       "(repeatable)\n"
 	       "  -c STRING             confine 'bash -c STRING'\n"
 	       "      --json            print one JSON object: argv, cwd, "
 	       "runner,\n"
@@ -53,8 +63,9 @@ static void print_help(void)
 	       "denial_signature,\n"
 	       "                        warnings, env\n"
 	       "  -q, --quiet           say the warnings (rules the runner "
-	       "cannot express)\n"
-	       "                        only when they changed since ward "
+	       "cannot express,\n"
+	       "                        project values ignored) only when\n"
+	       "                        they changed since ward "
 	       "last said them\n"
 	       "  -h, --help            show this help and exit\n"
 	       "\n"
@@ -115,6 +126,9 @@ static void print_json(const ward_call *call, char *const *argv)
 		obj, "mode",
 		json_string(ward_mode_name(ward_plan_mode(plan)))) ||
 	    json_object_set_new(
+		obj, "network",
+		json_string(ward_network_name(ward_plan_network(plan)))) ||
+	    json_object_set_new(
 		obj, "denial_signature",
 		json_string(ward_plan_denial_signature(plan))) ||
 	    json_object_set_new(obj, "warnings",
@@ -128,8 +142,9 @@ static void print_json(const ward_call *call, char *const *argv)
 }
 
 const struct cli_option cli_confine_options[] = {
-    CLI_POLICY_OPTIONS, CLI_CONFIG_OPTIONS, CLI_OPTION_SHELL, CLI_OPTION_JSON,
-    CLI_OPTION_QUIET,	CLI_OPTION_HELP,    CLI_OPTION_END,
+    CLI_POLICY_OPTIONS,	   CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS,
+    CLI_OPTION_ALLOW_UNIX, CLI_OPTION_SHELL,   CLI_OPTION_JSON,
+    CLI_OPTION_QUIET,	   CLI_OPTION_HELP,    CLI_OPTION_END,
 };
 
 int cmd_confine(int argc, char **argv)
@@ -168,7 +183,8 @@ int cmd_confine(int argc, char **argv)
 	cmd =
 	    cli_command_argv(&po, argc - optind, argv + optind, confine_usage);
 	cli_setup_build(&setup, &po, confine_usage,
-			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
+			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0) |
+			    (quiet ? CLI_SETUP_QUIET : 0));
 
 	/* The same call `ward run` would make, planned the same way. */
 	co.config = setup.config;

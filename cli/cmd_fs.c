@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ward/fsfence.h"
+#include "ward/render.h"
 
 #include "cli.h"
 #include "cmd_fs.h"
@@ -126,7 +127,7 @@ static void print_help(void)
 	       "  -L, --follow           stat: describe a symlink's target\n"
 	       "  -q, --quiet            say warnings only when they changed "
 	       "since ward last\n"
-	       "                         said them (the fence has none today)\n"
+	       "                         said them (project values ignored)\n"
 	       "      --session ID       take the mode and workspace from "
 	       "session ID and\n"
 	       "                         record the operation in its log\n"
@@ -274,12 +275,13 @@ static json_t *new_object(const char *op)
 /*
  * Report the failure @err of the operation and return the exit status:
  * 3 for a denial (detail, then the marker on stderr), 1 for the rest.
- * With --json, one object on stdout instead.
+ * With --json, one object on stdout instead. @text, when not NULL,
+ * replaces libward's message (ward_error_last()).
  */
-static int report_failure(int err, const struct ward_fs_denial *d,
-			  const char *op, bool json)
+static int report_failure_text(int err, const struct ward_fs_denial *d,
+			       const char *op, bool json, const char *text)
 {
-	char *detail = strdup(ward_error_last());
+	char *detail = strdup(text ? text : ward_error_last());
 	char *marker = NULL;
 	json_t *obj, *den;
 	int status =
@@ -338,6 +340,12 @@ out:
 	return status;
 }
 
+static int report_failure(int err, const struct ward_fs_denial *d,
+			  const char *op, bool json)
+{
+	return report_failure_text(err, d, op, json, NULL);
+}
+
 static const char b64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -383,6 +391,17 @@ static int do_read(const ward_policy *policy, const struct fs_opts *o,
 	ro.limit = o->limit;
 	ro.max_bytes = o->max_bytes;
 	err = ward_fs_read(&c, &d, policy, args[0], &ro);
+	if (err == WARD_ENOTTEXT) {
+		/* The text names this surface's way: --bytes. */
+		char *text = NULL;
+		int status;
+
+		if (ward_render_not_text(&text, WARD_SURFACE_CLI, args[0]) != 0)
+			die(CLI_EXIT_WARD, "%s", ward_error_last());
+		status = report_failure_text(err, &d, "read", o->json, text);
+		ward_free(text);
+		return status;
+	}
 	if (err)
 		return report_failure(err, &d, "read", o->json);
 	if (o->json) {
@@ -824,7 +843,9 @@ int cmd_fs(int argc, char **argv)
 		if (!*argv[i])
 			die_usage(fs_usage, "empty path");
 	cli_session_begin(&cs, &po, fs_usage, o.json);
-	cli_setup_build(&setup, &po, fs_usage, o.json ? CLI_SETUP_JSON : 0);
+	cli_setup_build(&setup, &po, fs_usage,
+			(o.json ? CLI_SETUP_JSON : 0) |
+			    (quiet ? CLI_SETUP_QUIET : 0));
 
 	/* One call: --session / --escalate record and ask (exits 122 when
 	 * not granted); a grant replaces the policy for this one operation. */

@@ -83,7 +83,8 @@ static void print_help(void)
 	    "                         danger-full-access (default: ward.yml's, "
 	    "else read-only)\n"
 	    "  -r, --runner RUNNER    auto (default), bwrap or "
-	    "landlock\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	    "landlock\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
+		CLI_ALLOW_UNIX_HELP
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
 	    "Advanced:\n"
@@ -93,10 +94,10 @@ static void print_help(void)
 	    "                         up to SECONDS (default 120; 0: stop "
 	    "them at once)\n"
 	    "      --landlock-via-launcher\n"
-	    "                         with the landlock runner, spawn the "
-	    "landlock-run\n"
-	    "                         launcher instead of confining "
-	    "in-process\n"
+	    "                         accepted for compatibility: Landlock "
+	    "runs always\n"
+	    "                         go through the landlock-run launcher "
+	    "(its keeper)\n"
 	    "\n"
 	    "Only MCP goes to stdout; logs go to stderr. At end of input the "
 	    "calls in\n"
@@ -332,15 +333,33 @@ static char *approval_message(const struct ward_approval_request *req)
 	cli_put_display(m, req->summary);
 	fprintf(m, "\ndirectory: ");
 	cli_put_display(m, req->cwd);
-	fprintf(m, "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
-		ward_mode_name(req->current), ward_mode_name(req->requested));
+	if (req->network)
+		fprintf(m, "\nnetwork: %s\nrequested: %s%s\njustification: ",
+			ward_network_name(req->net_current),
+			req->net_host ? "network access to " : "network on",
+			req->net_host ? req->net_host : "");
+	else
+		fprintf(
+		    m,
+		    "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
+		    ward_mode_name(req->current),
+		    ward_mode_name(req->requested));
 	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\nsession: %s", req->session_id);
-	fprintf(m,
-		"\nAllow this %s to run once under %s? Accept with \"allow\" "
-		"checked to allow it; decline to refuse.",
-		what, ward_mode_name(req->requested));
+	if (req->network)
+		fprintf(m,
+			"\nAllow this %s, once, %s%s? Accept with \"allow\" "
+			"checked to allow it; decline to refuse.",
+			what,
+			req->net_host ? "network access to "
+				      : "the whole network",
+			req->net_host ? req->net_host : "");
+	else
+		fprintf(m,
+			"\nAllow this %s to run once under %s? Accept with "
+			"\"allow\" checked to allow it; decline to refuse.",
+			what, ward_mode_name(req->requested));
 	if (fclose(m) != 0) {
 		free(text);
 		return NULL;
@@ -431,7 +450,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	enum ward_approval_outcome outcome;
 	struct mcp_pending *p;
 	json_t *params, *schema;
-	char *message, rid[32], title[96];
+	char *message, rid[32], title[320];
 	bool elicit, stop, done, at_2511;
 
 	pthread_mutex_lock(&srv->lock);
@@ -453,8 +472,13 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 		free(p);
 		return WARD_APPROVAL_UNAVAILABLE;
 	}
-	snprintf(title, sizeof(title), "Allow once under %s",
-		 ward_mode_name(req->requested));
+	if (req->network)
+		snprintf(title, sizeof(title), "Allow once: %s%.200s",
+			 req->net_host ? "network access to " : "network on",
+			 req->net_host ? req->net_host : "");
+	else
+		snprintf(title, sizeof(title), "Allow once under %s",
+			 ward_mode_name(req->requested));
 	schema = json_pack(
 	    "{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object",
 	    "properties", "allow", "type", "boolean", "title", title,
@@ -1180,6 +1204,7 @@ static void server_init(struct mcp_server *srv)
 
 static void server_free(struct mcp_server *srv)
 {
+	ward_netproxy_free(srv->netproxy);
 	ward_session_free(srv->session);
 	cli_setup_free(&srv->setup, &srv->po);
 	pthread_cond_destroy(&srv->cond);
@@ -1190,7 +1215,9 @@ static void server_free(struct mcp_server *srv)
 const struct cli_option cli_mcp_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
+    CLI_NETWORK_OPTIONS,
     CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_ALLOW_UNIX,
     CLI_OPTION_SESSION,
     {"drain-timeout", CLI_OPT_DRAIN, "SECONDS", CLI_VALUE_TEXT, NULL},
     CLI_OPTION_HELP,
@@ -1257,6 +1284,13 @@ int cmd_mcp(int argc, char **argv)
 	mode_given = srv.po.mode_given;
 	srv.po.mode_given = false;
 	cli_setup_build(&srv.setup, &srv.po, mcp_usage, CLI_SETUP_PROVIDER);
+	if (ward_netproxy_new(&srv.netproxy) != 0) {
+		fprintf(stderr,
+			"%s: warning: cannot start the network proxy (%s); a "
+			"call with an allowlist starts its own\n",
+			cli_name, ward_error_last());
+		srv.netproxy = NULL;
+	}
 	srv.defaults.mode = ward_config_mode(srv.setup.config, NULL);
 	srv.defaults.approval = ward_config_approval(srv.setup.config, NULL);
 	srv.defaults.root = ward_config_workspace(srv.setup.config, NULL);

@@ -97,6 +97,10 @@ struct mcp_server {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	char select_error[512]; /* why no runner can confine */
+	/* ward's network proxy, one per server: every call whose network
+	 * is an allowlist gets its own endpoint on it (NULL when it could
+	 * not start: such a call then starts its own). */
+	ward_netproxy *netproxy;
 
 	/* The writer: one line at a time on stdout. */
 	pthread_mutex_t out_lock;

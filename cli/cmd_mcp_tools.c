@@ -61,6 +61,7 @@ static const struct field bash_fields[] = {
     {"timeout_ms", F_INT, false, 1, (long long)MCP_TIMEOUT_MAX_MS},
     {"run_in_background", F_BOOL, false, 0, 0},
     F_SP,
+    {"network_permissions", F_STRING, false, 0, 0},
     F_JUST,
     F_END,
 };
@@ -165,6 +166,7 @@ bool mcp_tools_known(const char *name)
 static bool is_escalation_field(const char *name)
 {
 	return strcmp(name, "sandbox_permissions") == 0 ||
+	       strcmp(name, "network_permissions") == 0 ||
 	       strcmp(name, "justification") == 0;
 }
 
@@ -499,8 +501,28 @@ static json_t *check_escalation(struct mcp_server *srv, json_t *args,
 				bool *asked, enum ward_mode *requested)
 {
 	const char *sp = arg_str(args, "sandbox_permissions");
+	const char *np = arg_str(args, "network_permissions");
 
 	*asked = sp != NULL;
+	if (np) {
+		if (sp)
+			return tool_error(srv, "invalid arguments: give "
+					       "sandbox_permissions or "
+					       "network_permissions, not both");
+		if (strcmp(np, "on") != 0 &&
+		    (ward_network_pattern_check(np) != 0 || np[0] == '*'))
+			return tool_error(srv,
+					  "invalid arguments: "
+					  "\"network_permissions\" must be a "
+					  "host name or address, or \"on\"");
+		if (blank(arg_str(args, "justification")))
+			return tool_error(
+			    srv, "invalid arguments: \"justification\" is "
+				 "required with \"network_permissions\": say "
+				 "which host was denied and why the task "
+				 "needs it");
+		return NULL;
+	}
 	if (!sp)
 		return NULL;
 	if (ward_mode_parse(requested, sp) != 0)
@@ -552,12 +574,19 @@ static ward_call *call_new(struct mcp_call *call, json_t *args,
 	co.cwd = cwd;
 	co.escalate = asked;
 	co.escalate_to = requested;
+	if (arg_str(args, "network_permissions")) {
+		const char *np = arg_str(args, "network_permissions");
+
+		co.escalate_network = true;
+		co.network_host = strcmp(np, "on") ? np : NULL;
+	}
 	co.justification = arg_str(args, "justification");
 	/* Without elicitation there is no approval service: no denial
 	 * offers a retry, and the texts say how a person can widen the
 	 * session's mode instead. */
 	co.approve = mcp_elicits(srv) ? mcp_approve : NULL;
 	co.approve_ctx = call;
+	co.netproxy = srv->netproxy;
 	err = ward_call_new(&wc, &co);
 	if (err) {
 		detail_of(err, detail, sizeof(detail));
@@ -695,6 +724,20 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		free(dt);
 		text = both;
 	}
+	if (res) {
+		/* The proxy's refusals: one marker per host (render.c). */
+		char *nt = NULL, *both = NULL;
+
+		if (ward_call_render_network(&nt, v->call) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		if (*nt) {
+			if (asprintf(&both, "%s\n%s", text, nt) < 0)
+				die(CLI_EXIT_WARD, "out of memory");
+			free(text);
+			text = both;
+		}
+		free(nt);
+	}
 	if (res && ward_call_stopped(v->call)) {
 		char *stop = NULL, *both = NULL;
 
@@ -720,6 +763,8 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	if (st)
 		set_new(st, "denials",
 			res ? cli_denials_json(v->call) : json_array());
+	if (st && res)
+		set_new(st, "network", cli_network_json(v->call));
 	if (st && v->task_id) {
 		set_new(st, "task_id", json_string(v->task_id));
 		set_new(st, "running", json_boolean(!res));
@@ -1319,7 +1364,7 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	const char *path = arg_str(args, "path");
 	unsigned long long shown_lines, more_lines = 0, more_bytes = 0;
 	char *more = NULL, *text = NULL;
-	bool cut, continues;
+	bool cut, continues, long_line;
 	size_t shown;
 	json_t *r, *st;
 	int err = 0;
@@ -1330,10 +1375,26 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	ro.offset = (uint64_t)arg_int(args, "offset", 0);
 	ro.limit = (uint64_t)arg_int(args, "limit", 0);
 	err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
-	if (err == -EFBIG && !ro.limit) {
+	if (err == -EFBIG && (!ro.limit || ro.limit > 1000)) {
 		/* Too big to hold whole: a first part, counted in lines. */
 		ro.limit = 1000;
 		err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	}
+	if (err == -EFBIG && ro.limit > 1) {
+		/* Still too big: long lines; the first one at least. */
+		ro.limit = 1;
+		err = ward_fs_read(&c, &denial, fc.policy, path, &ro);
+	}
+	if (err == -EFBIG) {
+		/* One line beyond the fence's bound: no offset/limit helps. */
+		if (ward_render_read_line_too_large(&text, path,
+						    ro.offset + 1) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+		r = result_text(srv, text, true, NULL);
+		free(text);
+		text = NULL;
+		err = 0;
+		goto out;
 	}
 	if (err) {
 		r = fs_failed(srv, &fc, err, &denial, path);
@@ -1342,26 +1403,45 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	/* The same discipline as bash: at most 64 KiB, cut on a line. */
 	shown = cut_at(c.data, c.len, MCP_FILE_LIMIT);
 	cut = shown < c.len;
+	/* Cut inside the first line: it alone is longer than the bound. */
+	long_line = cut && shown && c.data[shown - 1] != '\n';
 	continues = cut || c.truncated;
 	shown_lines = count_lines(c.data, shown);
-	if (cut && !c.truncated) {
+	if (long_line) {
+		const char *rest = c.data + shown;
+		const char *nl = memchr(rest, '\n', c.len - shown);
+
+		more_bytes =
+		    nl ? (unsigned long long)(nl - rest) : c.len - shown;
+		/* The next line exists when something follows the newline. */
+		continues = c.truncated || (nl && nl + 1 < c.data + c.len);
+	} else if (cut && !c.truncated) {
 		/* Everything after the cut was read: it can be counted. */
 		more_lines = count_lines(c.data + shown, c.len - shown);
 		more_bytes = c.len - shown;
 	}
 	st = fs_structured(&fc);
 	set_new(st, "file_size", json_integer((json_int_t)c.file_size));
-	set_new(st, "truncated", json_boolean(continues));
+	set_new(st, "truncated", json_boolean(continues || long_line));
 	set_new(st, "lines", json_integer((json_int_t)shown_lines));
 	if (continues)
 		set_new(st, "next_offset",
 			json_integer((json_int_t)(ro.offset + shown_lines)));
-	if (!continues) {
+	if (long_line) {
+		err = ward_render_read_long_line(&more, ro.offset + 1, shown,
+						 more_bytes,
+						 continues ? ro.offset + 1 : 0);
+	} else if (!continues && (c.len || !ro.offset || !c.file_size)) {
 		r = result_n(srv, c.data, c.len, false, st);
 		goto out;
+	} else if (!continues) {
+		/* An offset at or past the end: say so, not "". */
+		err = ward_render_read_past_end(&more, ro.offset);
+	} else {
+		err = ward_render_read_truncated(&more, ro.offset + shown_lines,
+						 more_lines, more_bytes);
 	}
-	if (ward_render_read_truncated(&more, ro.offset + shown_lines,
-				       more_lines, more_bytes) != 0 ||
+	if (err != 0 ||
 	    asprintf(&text, "%.*s%s%s", (int)shown, c.data,
 		     shown && c.data[shown - 1] != '\n' ? "\n" : "", more) < 0)
 		die(CLI_EXIT_WARD, "out of memory");

@@ -47,7 +47,7 @@ static void print_help(void)
 	       "  -w, --workspace DIR  the workspace of that call (default: "
 	       ".)\n"
 	       "  -m, --mode MODE      its mode (default: "
-	       "ward.yml's)\n" CLI_CONFIG_HELP
+	       "ward.yml's)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP
 	       "  -h, --help           show this help and exit\n"
 	       "\n"
 	       "Exit status:\n"
@@ -108,6 +108,7 @@ struct call_facts {
 	char config_error[1024]; /* why not: ward.yml is invalid */
 	const char *workspace;
 	enum ward_mode mode;
+	enum ward_network network;
 	char *const *partial;
 };
 
@@ -155,51 +156,74 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 			c, "why", cli_json_text(e[i].why, strlen(e[i].why))) ||
 		    json_array_append_new(chain, c);
 	}
-	bad = bad ||
-	      json_object_set_new(
-		  obj, "platform",
-		  json_string(ward_platform_name(ward_platform_current()))) ||
-	      json_object_set_new(obj, "chain", chain) ||
-	      json_object_set_new(
-		  obj, "chosen",
-		  select_err ? json_null()
-			     : json_string(ward_runner_name(chosen))) ||
-	      json_object_set_new(
-		  obj, "enforcement",
-		  select_err ? json_null()
-			     : json_string(ward_enforcement_name(enf))) ||
-	      json_object_set_new(llo, "abi",
-				  ll->abi > 0 ? json_integer(ll->abi)
-					      : json_null()) ||
-	      json_object_set_new(llo, "errata",
-				  ll->errata_err ? json_null()
-						 : json_integer(ll->errata)) ||
-	      json_object_set_new(llo, "error",
-				  ll->abi < 0 ? json_str_or_null(ll->abi_error)
-					      : json_null()) ||
-	      json_object_set_new(obj, "landlock", llo) ||
-	      json_object_set_new(
-		  paths, "bwrap",
-		  json_str_or_null(ward_provider_bwrap_path(provider))) ||
-	      json_object_set_new(
-		  paths, "landlock_run",
-		  json_str_or_null(ward_provider_launcher_path(provider))) ||
-	      json_object_set_new(obj, "paths", paths) ||
-	      json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
-	      json_object_set_new(
-		  obj, "call",
-		  cf->have ? json_pack("{s:o, s:s}", "workspace",
-				       cli_json_text(cf->workspace,
-						     strlen(cf->workspace)),
-				       "mode", ward_mode_name(cf->mode))
-			   : json_null()) ||
-	      json_object_set_new(obj, "config_error",
-				  cf->config_error[0]
-				      ? json_str_or_null(cf->config_error)
-				      : json_null());
+	bad =
+	    bad ||
+	    json_object_set_new(
+		obj, "platform",
+		json_string(ward_platform_name(ward_platform_current()))) ||
+	    json_object_set_new(obj, "chain", chain) ||
+	    json_object_set_new(obj, "chosen",
+				select_err
+				    ? json_null()
+				    : json_string(ward_runner_name(chosen))) ||
+	    json_object_set_new(
+		obj, "enforcement",
+		select_err ? json_null()
+			   : json_string(ward_enforcement_name(enf))) ||
+	    json_object_set_new(llo, "abi",
+				ll->abi > 0 ? json_integer(ll->abi)
+					    : json_null()) ||
+	    json_object_set_new(llo, "errata",
+				ll->errata_err ? json_null()
+					       : json_integer(ll->errata)) ||
+	    json_object_set_new(llo, "error",
+				ll->abi < 0 ? json_str_or_null(ll->abi_error)
+					    : json_null()) ||
+	    json_object_set_new(llo, "network", json_boolean(ll->abi >= 4)) ||
+	    json_object_set_new(obj, "landlock", llo) ||
+	    json_object_set_new(
+		paths, "bwrap",
+		json_str_or_null(ward_provider_bwrap_path(provider))) ||
+	    json_object_set_new(
+		paths, "landlock_run",
+		json_str_or_null(ward_provider_launcher_path(provider))) ||
+	    json_object_set_new(obj, "paths", paths) ||
+	    json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
+	    json_object_set_new(
+		obj, "call",
+		cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
+				     cli_json_text(cf->workspace,
+						   strlen(cf->workspace)),
+				     "mode", ward_mode_name(cf->mode),
+				     "network", ward_network_name(cf->network))
+			 : json_null()) ||
+	    json_object_set_new(obj, "config_error",
+				cf->config_error[0]
+				    ? json_str_or_null(cf->config_error)
+				    : json_null());
 	if (bad)
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
+}
+
+/*
+ * How the processes a call starts end with it on @runner (@pidns: a pid
+ * namespace can be made here). See docs/RUNNERS.md.
+ */
+static const char *containment_text(enum ward_runner runner, int pidns)
+{
+	switch (runner) {
+	case WARD_RUNNER_BWRAP:
+		return "bwrap's pid namespace";
+	case WARD_RUNNER_LANDLOCK:
+		return pidns > 0 ? "landlock-run's keeper, in a pid namespace"
+				 : "landlock-run's keeper, a subreaper sweep "
+				   "(no pid namespace without CAP_SYS_ADMIN)";
+	case WARD_RUNNER_NONE:
+		return "none (not confined)";
+	default:
+		return "the process group";
+	}
 }
 
 static void print_text(const struct ward_probe_entry *e, size_t n,
@@ -210,6 +234,11 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 {
 	const char *bwrap = ward_provider_bwrap_path(provider);
 	const char *launcher = ward_provider_launcher_path(provider);
+	struct ward_runner_status bst;
+	bool bwrap_no_userns =
+	    ward_provider_problem(&bst, provider, WARD_RUNNER_BWRAP) == 0 &&
+	    bst.problem == WARD_PROBLEM_NO_USERNS;
+	int pidns = ward_probe_pidns();
 
 	printf("platform:      %s\n",
 	       ward_platform_name(ward_platform_current()));
@@ -233,9 +262,17 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	else
 		printf("chosen:        %s (enforcement: %s)\n",
 		       ward_runner_name(chosen), ward_enforcement_name(enf));
+	if (!select_err)
+		printf("containment:   %s\n", containment_text(chosen, pidns));
+	if (bwrap_no_userns)
+		printf("note:          user namespaces are denied here (as in "
+		       "a container): bwrap cannot run, Landlock confines "
+		       "every call\n");
 	if (cf->have)
-		printf("for a call:    in %s under %s (ward.yml and flags)\n",
-		       cf->workspace, ward_mode_name(cf->mode));
+		printf("for a call:    in %s under %s, network %s (ward.yml "
+		       "and flags)\n",
+		       cf->workspace, ward_mode_name(cf->mode),
+		       ward_network_name(cf->network));
 	else if (cf->config_error[0])
 		printf("for a call:    unknown: ward.yml is invalid here (%s); "
 		       "'ward config check' lists every error\n",
@@ -243,7 +280,11 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 	for (size_t i = 0; cf->partial && cf->partial[i]; i++)
 		printf("  partial: %s\n", cf->partial[i]);
 	if (ll->abi > 0)
-		printf("landlock ABI:  %d\n", ll->abi);
+		printf("landlock ABI:  %d (network: %s)\n", ll->abi,
+		       ll->abi >= 4 ? "TCP bind/connect governed"
+				    : "TCP not governed: off is enforced by "
+				      "refusing inet sockets; an allowlist "
+				      "is refused");
 	else
 		printf("landlock ABI:  none: %s\n", ll->abi_error);
 	if (!ll->errata_err)
@@ -257,8 +298,8 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 
 const struct cli_option cli_probe_options[] = {
     CLI_OPTION_JSON, CLI_OPTION_RUNNER,	 CLI_OPTION_WORKSPACE,
-    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_OPTION_HELP,
-    CLI_OPTION_END,
+    CLI_OPTION_MODE, CLI_CONFIG_OPTIONS, CLI_NETWORK_OPTIONS,
+    CLI_OPTION_HELP, CLI_OPTION_END,
 };
 
 int cmd_probe(int argc, char **argv)
@@ -371,6 +412,7 @@ int cmd_probe(int argc, char **argv)
 			cf.have = true;
 			cf.workspace = ward_config_workspace(cfg, NULL);
 			cf.mode = ward_call_mode(call);
+			cf.network = ward_call_network(call);
 			cf.partial = ward_plan_partial(plan);
 			chosen = ward_plan_runner(plan);
 			enf = ward_plan_enforcement(plan);

@@ -59,7 +59,8 @@ static void print_help(void)
 	    "  -r, --runner RUNNER    auto (default: the chain bwrap, "
 	    "landlock), bwrap\n"
 	    "                         or landlock (that runner only, no "
-	    "probe)\n" CLI_CONFIG_HELP CLI_ENV_KEEP_HELP
+	    "probe)\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
+		CLI_ALLOW_UNIX_HELP
 	    "  -t, --timeout SECONDS  kill the command's process group "
 	    "after SECONDS\n"
 	    "                         (suffix s, m, h or d; fractions "
@@ -96,9 +97,16 @@ static void print_help(void)
 	    "                         ask the person at the terminal to "
 	    "let this one\n"
 	    "                         command run under the wider MODE\n"
+	    "      --escalate-network HOST|on --justification TEXT\n"
+	    "                         ask the person at the terminal to "
+	    "let this one\n"
+	    "                         command reach HOST through the proxy "
+	    "(or the\n"
+	    "                         whole network)\n"
 	    "  -q, --quiet            say the warnings (rules the runner "
-	    "cannot express)\n"
-	    "                         only when they changed since ward "
+	    "cannot express,\n"
+	    "                         project values ignored) only when\n"
+	    "                         they changed since ward "
 	    "last said them\n"
 	    "                         in this workspace (ward config check "
 	    "shows them all)\n"
@@ -106,10 +114,10 @@ static void print_help(void)
 	    "\n"
 	    "Advanced:\n"
 	    "      --landlock-via-launcher\n"
-	    "                         with the landlock runner, spawn the "
-	    "landlock-run\n"
-	    "                         launcher instead of confining "
-	    "in-process\n"
+	    "                         accepted for compatibility: Landlock "
+	    "runs always\n"
+	    "                         go through the landlock-run launcher "
+	    "(its keeper)\n"
 	    "\n"
 	    "Exit status:\n"
 	    "  the command's own status (128+N when killed by signal N)\n"
@@ -371,10 +379,14 @@ static void print_json(const ward_result *r, const ward_call *call)
 	    json_object_set_new(sb, "denied",
 				json_boolean(ward_call_denied(call))) ||
 	    json_object_set_new(
+		sb, "network",
+		json_string(ward_network_name(ward_call_network(call)))) ||
+	    json_object_set_new(
 		sb, "partial",
 		strv_json(plan ? ward_plan_partial(plan) : NULL)) ||
 	    json_object_set_new(obj, "sandbox", sb) ||
 	    json_object_set_new(obj, "denials", cli_denials_json(call)) ||
+	    json_object_set_new(obj, "network", cli_network_json(call)) ||
 	    json_object_set_new(obj, "env_dropped",
 				strv_json(ward_call_env_dropped(call))))
 		die(CLI_EXIT_WARD, "out of memory");
@@ -412,6 +424,13 @@ static void print_epilogue(const ward_result *r, const ward_call *call,
 		free(text);
 		text = NULL;
 	}
+	/* What the proxy refused: one marker per host (render.c). */
+	if (ward_call_render_network(&text, call) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (*text)
+		fprintf(stderr, "%s\n", text);
+	free(text);
+	text = NULL;
 	if (explain) {
 		if (ward_call_render_explain(&text, call) != 0)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
@@ -461,11 +480,15 @@ static void keep_terminal(void)
 const struct cli_option cli_run_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
+    CLI_NETWORK_OPTIONS,
     CLI_OPTION_ENV_KEEP,
+    CLI_OPTION_ALLOW_UNIX,
     CLI_SESSION_OPTIONS,
     CLI_OPTION_SHELL,
     {"timeout", 't', "SECONDS", CLI_VALUE_TEXT, NULL},
     {"no-stdin", 'n', NULL, CLI_VALUE_NONE, NULL},
+    {"escalate-network", CLI_OPT_ESCALATE_NETWORK, "HOST|on", CLI_VALUE_TEXT,
+     NULL},
     CLI_OPTION_JSON,
     {"max-output", CLI_OPT_MAX_OUTPUT, "BYTES", CLI_VALUE_TEXT, NULL},
     {"explain", CLI_OPT_EXPLAIN, NULL, CLI_VALUE_NONE, NULL},
@@ -490,6 +513,8 @@ int cmd_run(int argc, char **argv)
 	ward_result *result = NULL;
 	char detail[1024], why[PATH_MAX + 64];
 	char **cmd;
+	const char *net_esc = NULL;
+	bool mode_esc = false;
 	int opt, err, status;
 
 	cli_getopt_init(&g, cli_run_options, true, NULL, run_usage, argc, argv);
@@ -505,6 +530,17 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'n':
 			no_stdin = true;
+			break;
+		case CLI_OPT_ESCALATE_NETWORK:
+			if (strcmp(optarg, "on") != 0 &&
+			    (ward_network_pattern_check(optarg) != 0 ||
+			     optarg[0] == '*'))
+				die_usage(run_usage,
+					  "option '--escalate-network' needs a "
+					  "host name or address, or on, not "
+					  "'%s'",
+					  optarg);
+			net_esc = optarg;
 			break;
 		case CLI_OPT_JSON:
 			json = true;
@@ -532,9 +568,18 @@ int cmd_run(int argc, char **argv)
 			  "option '--explain' is for people; with '--json' the "
 			  "object's \"denials\" say the same");
 	cmd = cli_command_argv(&po, argc - optind, argv + optind, run_usage);
+	mode_esc = cs.escalate;
+	if (net_esc && mode_esc)
+		die_usage(run_usage,
+			  "options '--escalate' and '--escalate-network' ask "
+			  "for different things: give one");
+	/* --justification goes with either; the session checks are the
+	 * same. */
+	cs.escalate = mode_esc || net_esc;
 	cli_session_begin(&cs, &po, run_usage, json);
 	cli_setup_build(&setup, &po, run_usage,
-			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0));
+			CLI_SETUP_PROVIDER | (json ? CLI_SETUP_JSON : 0) |
+			    (quiet ? CLI_SETUP_QUIET : 0));
 
 	/* One call: resolved (session, ward.yml, flags) and planned once. */
 	co.config = setup.config;
@@ -544,8 +589,10 @@ int cmd_run(int argc, char **argv)
 	co.surface = WARD_SURFACE_CLI;
 	co.tool = "run";
 	co.argv = cmd;
-	co.escalate = cs.escalate;
+	co.escalate = mode_esc;
 	co.escalate_to = cs.requested;
+	co.escalate_network = net_esc != NULL;
+	co.network_host = net_esc && strcmp(net_esc, "on") ? net_esc : NULL;
 	co.justification = cs.justification;
 	/* The person at the terminal approves; outside a session only an
 	 * explicit --escalate asks, and no denial offers the hint. */

@@ -8,6 +8,7 @@
  *   ward session show ID [--json]
  *   ward session mode ID [MODE]
  *   ward session approval ID [ask|never]
+ *   ward session network ID [off|on]
  *   ward session preset ID [NAME]
  *   ward session presets [--json]
  *   ward session log ID [--json]
@@ -67,6 +68,8 @@ static void print_help(void)
 	    "  approval ID [ask|never]\n"
 	    "                     print, or set, the session's approval "
 	    "policy\n"
+	    "  network ID [off|on]\n"
+	    "                     print, or set, the session's network\n"
 	    "  preset ID [NAME]   print, or switch to, a permission preset "
 	    "(both knobs)\n"
 	    "  presets            the preset table\n"
@@ -361,6 +364,12 @@ const struct cli_command cli_session_commands[] = {
      NULL,
      NULL,
      {CLI_VALUE_SESSION, CLI_VALUE_APPROVAL}},
+    {"network",
+     NULL,
+     "print or set a session's network (off or on)",
+     NULL,
+     NULL,
+     {CLI_VALUE_SESSION, CLI_VALUE_NONE}},
     {"preset",
      NULL,
      "print or switch a session's permission preset",
@@ -645,6 +654,41 @@ static int do_knob(int argc, char **argv, bool mode_knob)
 	return CLI_EXIT_OK;
 }
 
+/*
+ * ward session network ID [off|on]: print or set the session's network
+ * knob. The default it folds against is the configuration's network for
+ * the session's mode (an allowlist included, which has no event).
+ */
+static int do_network(int argc, char **argv)
+{
+	struct ward_session_defaults d;
+	enum ward_network net = WARD_NETWORK_OFF, dflt;
+	ward_session *s;
+	ward_config *cfg;
+	int first, err = 0;
+
+	first = parse_simple(argc, argv, NULL, NULL, NULL);
+	need_args(argc - first, 1, 2, "network needs a session id");
+	if (argc - first == 2 && ward_network_parse(&net, argv[first + 1]))
+		die_usage(session_usage,
+			  "invalid network '%s' (valid: off, on; an allowlist "
+			  "comes from ward.yml's allow_domains)",
+			  argv[first + 1]);
+	s = open_or_die(argv[first], session_usage);
+	cfg = session_config(s);
+	config_defaults(&d, cfg);
+	dflt = ward_config_network(cfg, ward_session_mode(s, d.mode, NULL),
+				   NULL, NULL);
+	if (argc - first == 2)
+		err = ward_session_set_network(NULL, s, net, dflt);
+	if (err)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	printf("%s\n", ward_network_name(ward_session_network(s, dflt, NULL)));
+	ward_config_free(cfg);
+	ward_session_free(s);
+	return CLI_EXIT_OK;
+}
+
 static int do_preset(int argc, char **argv)
 {
 	struct ward_session_defaults d;
@@ -910,6 +954,26 @@ static void print_event(const char *line)
 		printf("sandbox mode set to %s", jstr(ev, "mode", "?"));
 	} else if (!strcmp(type, "approval/policy")) {
 		printf("approval policy set to %s", jstr(ev, "policy", "?"));
+	} else if (!strcmp(type, "sandbox/network")) {
+		printf("network set to %s", jstr(ev, "network", "?"));
+	} else if (!strcmp(type, "network/connection")) {
+		const char *reason = jstr(ev, "reason", NULL);
+
+		printf("call %s: network %s ", jstr(ev, "call_id", "?"),
+		       jstr(ev, "verdict", "?"));
+		put_safe(stdout, jstr(ev, "host", "?"));
+		printf(
+		    ":%lld (%s, %lld bytes sent, %lld received)",
+		    (long long)json_integer_value(json_object_get(ev, "port")),
+		    jstr(ev, "protocol", "?"),
+		    (long long)json_integer_value(
+			json_object_get(ev, "bytes_sent")),
+		    (long long)json_integer_value(
+			json_object_get(ev, "bytes_received")));
+		if (reason) {
+			printf(": ");
+			put_safe(stdout, reason);
+		}
 	} else if (!strcmp(type, "call/start")) {
 		printf("call %s: %s", call, jstr(ev, "tool", "?"));
 		if (json_is_string(json_object_get(ev, "operation")))
@@ -1044,7 +1108,7 @@ static int do_approval(int argc, char **argv)
 
 /* What runs each subcommand, in the order of cli_session_commands[]. */
 static int (*const handlers[])(int, char **) = {
-    do_new,    do_list,	   do_show, do_mode, do_approval,
+    do_new,    do_list,	   do_show, do_mode, do_approval, do_network,
     do_preset, do_presets, do_log,  do_rm,   do_prune,
 };
 
@@ -1145,14 +1209,26 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 	cli_put_display(m, req->summary);
 	fprintf(m, "\n  %-15s ", "directory");
 	cli_put_display(m, req->cwd);
-	fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
-		ward_mode_name(req->current), "requested mode",
-		ward_mode_name(req->requested), "justification");
+	if (req->network)
+		fprintf(m, "\n  %-15s %s\n  %-15s %s%s\n  %-15s ", "network",
+			ward_network_name(req->net_current), "requested",
+			req->net_host ? "access to " : "on",
+			req->net_host ? req->net_host : "", "justification");
+	else
+		fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
+			ward_mode_name(req->current), "requested mode",
+			ward_mode_name(req->requested), "justification");
 	cli_put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\n  %-15s %s", "session", req->session_id);
-	fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,
-		ward_mode_name(req->requested));
+	if (req->network)
+		fprintf(m, "\nAllow this %s, once, %s%s? [y/N] ", what,
+			req->net_host ? "network access to "
+				      : "the whole network",
+			req->net_host ? req->net_host : "");
+	else
+		fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,
+			ward_mode_name(req->requested));
 	if (fclose(m) != 0 || !text)
 		goto out_close;
 	/* Type-ahead typed before the question was shown is no answer. */

@@ -10,6 +10,7 @@
 
 #include "ward/call.h"
 #include "ward/env.h"
+#include "ward/notice.h"
 
 #include "policy_opts.h"
 
@@ -34,10 +35,43 @@ bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 		v[o->naccess++] = arg;
 		o->access = v;
 		return true;
+	case CLI_OPT_ALLOW_UNIX:
+		if (arg[0] != '/')
+			die_usage(usage,
+				  "option '--allow-unix' needs an absolute "
+				  "path to a socket (or a directory of "
+				  "sockets), not '%s'",
+				  arg);
+		v = realloc(o->allow_unix, (o->nallow_unix + 1) * sizeof(*v));
+		if (!v)
+			die(CLI_EXIT_WARD, "out of memory");
+		v[o->nallow_unix++] = arg;
+		o->allow_unix = v;
+		return true;
 	case CLI_OPT_CONFIG:
 		if (!*arg)
 			die_usage(usage, "option '--config' needs a file");
 		o->config_file = arg;
+		return true;
+	case CLI_OPT_NETWORK:
+		if (strcmp(arg, "off") != 0 && strcmp(arg, "on") != 0)
+			die_usage(usage,
+				  "option '--network' needs off or on, not "
+				  "'%s' (an allowlist is given with "
+				  "--allow-domain)",
+				  arg);
+		o->network = arg;
+		return true;
+	case CLI_OPT_ALLOW_DOMAIN:
+		if (ward_network_pattern_check(arg) != 0)
+			die_usage(usage, "option '--allow-domain' '%s': %s",
+				  arg, ward_error_last());
+		v = realloc(o->allow_domains,
+			    (o->nallow_domains + 1) * sizeof(*v));
+		if (!v)
+			die(CLI_EXIT_WARD, "out of memory");
+		v[o->nallow_domains++] = arg;
+		o->allow_domains = v;
 		return true;
 	case CLI_OPT_ENV_KEEP:
 		if (!ward_env_pattern_valid(arg))
@@ -69,6 +103,11 @@ void cli_config_options(struct ward_config_options *out,
 	out->access_len = o->naccess;
 	out->env_keep = o->env_keep;
 	out->env_keep_len = o->nenv_keep;
+	out->network = o->network;
+	out->allow_domains = o->allow_domains;
+	out->allow_domains_len = o->nallow_domains;
+	out->allow_unix = o->allow_unix;
+	out->allow_unix_len = o->nallow_unix;
 }
 
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
@@ -129,6 +168,31 @@ static noreturn void fail(int status, bool json, const char *code,
 	die(status, "%s", msg);
 }
 
+/*
+ * What the project file asked for and did not get (a wider mode, ...):
+ * said before anything runs (the rest of the warnings: ward config check);
+ * with @quiet only when they differ from what was last said for this
+ * workspace, like the runner's warnings (cli_print_warnings). Recorded in
+ * either case; a store that cannot be read means they are said again.
+ */
+static void say_ignored(const ward_config *cfg, bool quiet)
+{
+	size_t n = ward_config_ignored_count(cfg);
+	char **list = calloc(n + 1, sizeof(*list));
+	bool seen = false;
+
+	if (!list)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		list[i] = (char *)ward_config_ignored(cfg, i);
+	(void)ward_notice_seen(&seen, "ignored",
+			       ward_config_workspace(cfg, NULL), list);
+	if (!(quiet && seen))
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "%s: warning: %s\n", cli_name, list[i]);
+	free(list);
+}
+
 void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		     const char *usage, unsigned flags)
 {
@@ -155,11 +219,7 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		die(CLI_EXIT_WARD, "out of memory");
 	if (err)
 		cli_config_report_errors(s.config, json);
-	/* What the project file asked for and did not get: said once, before
-	 * anything runs (the rest of the warnings: ward config check). */
-	for (size_t i = 0; i < ward_config_ignored_count(s.config); i++)
-		fprintf(stderr, "%s: warning: %s\n", cli_name,
-			ward_config_ignored(s.config, i));
+	say_ignored(s.config, flags & CLI_SETUP_QUIET);
 
 	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
 			      ward_config_workspace(s.config, NULL));
@@ -170,10 +230,26 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
 	    ward_policy_set_protect_git(
 		s.policy, ward_config_protect_git(s.config, NULL)) ||
-	    ward_policy_set_unprotected(s.policy,
-					ward_config_unprotect(s.config, NULL)))
+	    ward_policy_set_unprotected(
+		s.policy, ward_config_unprotect(s.config, NULL)) ||
+	    ward_policy_set_allow_unix(s.policy,
+				       ward_config_allow_unix(s.config, NULL)))
 		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 		     ward_error_last());
+	/* The configured network (the mode's default when nothing sets
+	 * it, which the policy already has). */
+	{
+		bool set = false;
+		enum ward_network net = ward_config_network(
+		    s.config, ward_policy_mode(s.policy), &set, NULL);
+
+		if (set &&
+		    ward_policy_set_network(
+			s.policy, net, ward_config_allow_domains(s.config),
+			ward_config_deny_domains(s.config)) != 0)
+			fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
+			     ward_error_last());
+	}
 
 	if (flags & CLI_SETUP_PROVIDER) {
 		/* Rules with a custom runner would silently do nothing. */
@@ -225,6 +301,41 @@ json_t *cli_denials_json(const ward_call *call)
 	return arr;
 }
 
+json_t *cli_network_json(const ward_call *call)
+{
+	json_t *obj = json_object(), *conns = json_array(), *denied;
+	struct ward_net_event e;
+	char *text = NULL;
+
+	if (!obj || !conns)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < ward_call_net_event_count(call); i++) {
+		json_t *o;
+
+		if (ward_call_net_event(call, i, &e) != 0)
+			break;
+		o = json_pack("{s:o, s:i, s:s, s:s, s:I, s:I, s:o}", "host",
+			      str_or_null(e.host), "port", (int)e.port,
+			      "protocol", e.protocol, "verdict", e.verdict,
+			      "bytes_sent", (json_int_t)e.bytes_sent,
+			      "bytes_received", (json_int_t)e.bytes_received,
+			      "reason", str_or_null(e.reason));
+		if (!o || json_array_append_new(conns, o) != 0)
+			die(CLI_EXIT_WARD, "out of memory");
+	}
+	if (ward_call_render_network(&text, call) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	denied = str_or_null(*text ? text : NULL);
+	free(text);
+	if (json_object_set_new(
+		obj, "mode",
+		json_string(ward_network_name(ward_call_network(call)))) ||
+	    json_object_set_new(obj, "connections", conns) ||
+	    json_object_set_new(obj, "denied", denied))
+		die(CLI_EXIT_WARD, "out of memory");
+	return obj;
+}
+
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 {
 	if (s) {
@@ -242,5 +353,11 @@ void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 		free(o->env_keep);
 		o->env_keep = NULL;
 		o->nenv_keep = 0;
+		free(o->allow_domains);
+		o->allow_domains = NULL;
+		o->nallow_domains = 0;
+		free(o->allow_unix);
+		o->allow_unix = NULL;
+		o->nallow_unix = 0;
 	}
 }

@@ -24,7 +24,26 @@
 /* --env-keep, for the commands that start a command (run, mcp, config). */
 #define CLI_OPTION_ENV_KEEP                                                   \
 	{"env-keep", CLI_OPT_ENV_KEEP, "NAME", CLI_VALUE_TEXT, NULL}
+/* --allow-unix, for the commands that confine a command. */
+#define CLI_OPTION_ALLOW_UNIX                                                 \
+	{"allow-unix", CLI_OPT_ALLOW_UNIX, "PATH", CLI_VALUE_FILE, NULL}
+/* --network and --allow-domain, for the commands that plan a command
+ * (run, confine, probe, config, mcp). */
+#define CLI_NETWORK_OPTIONS                                                   \
+	{"network", CLI_OPT_NETWORK, "off|on", CLI_VALUE_TEXT, NULL},         \
+	{"allow-domain", CLI_OPT_ALLOW_DOMAIN, "PATTERN", CLI_VALUE_TEXT, NULL}
 /* clang-format on */
+
+#define CLI_NETWORK_HELP                                                       \
+	"      --network off|on   the command's network (default: off, on "    \
+	"in\n"                                                                 \
+	"                         danger-full-access; see ward-config(5))\n"   \
+	"      --allow-domain PATTERN\n"                                       \
+	"                         allow this domain through ward's proxy "     \
+	"(repeatable;\n"                                                       \
+	"                         'example.com', '*.npmjs.org'): the "         \
+	"network becomes\n"                                                    \
+	"                         an allowlist\n"
 
 /* Help text lines for the two options, aligned like the others. */
 #define CLI_CONFIG_HELP                                                        \
@@ -35,6 +54,11 @@
 	"      --config FILE      read FILE after the user and project "       \
 	"files\n"                                                              \
 	"                         (see ward-config(5))\n"
+#define CLI_ALLOW_UNIX_HELP                                                    \
+	"      --allow-unix PATH  let the command connect to the unix socket " \
+	"PATH\n"                                                               \
+	"                         (or any beneath the directory PATH; "        \
+	"repeatable)\n"
 #define CLI_ENV_KEEP_HELP                                                      \
 	"      --env-keep NAME    keep variable NAME in the command's "        \
 	"environment\n"                                                        \
@@ -61,6 +85,7 @@ struct cli_setup {
 enum cli_setup_flags {
 	CLI_SETUP_PROVIDER = 1 << 0, /* a provider too (run, confine) */
 	CLI_SETUP_JSON = 1 << 1,     /* failures as a JSON error object */
+	CLI_SETUP_QUIET = 1 << 2,    /* --quiet: ignored values said once */
 };
 
 /*
@@ -98,6 +123,13 @@ noreturn void cli_config_report_errors(const ward_config *cfg, bool json);
  */
 struct ward_call;
 json_t *cli_denials_json(const struct ward_call *call);
+/*
+ * cli_network_json - the call's network as front ends report it: {mode
+ * ("off", "allowlist", "on"), connections: [{host, port, protocol,
+ * verdict, bytes_sent, bytes_received, reason}], denied: the markers, one
+ * line per refused host, or null}. Dies with exit 125 when out of memory.
+ */
+json_t *cli_network_json(const struct ward_call *call);
 
 /* cli_setup_free - free what cli_setup_build() made and @o's vector. */
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o);

@@ -1,15 +1,37 @@
 /*
  * landlock-run — confine this process with Landlock, then exec a command.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
+ *                [--net-off | --net-connect PORT]
+ *                -- COMMAND [ARG...]
+ *     (and --ro-if-exists / --rw-if-exists PATH: optional grants)
  *   landlock-run --probe
  *
- * Landlock can only restrict the calling process, so the launcher restricts
- * itself and then execs: the ruleset is inherited across execve by the
- * command and everything it spawns, while whoever started the launcher stays
- * unconfined. Plan, then apply: every argument is parsed before the kernel
- * is touched; then build the ruleset, drop capabilities, set no_new_privs,
- * landlock_restrict_self(), close inherited descriptors, exec.
+ * Landlock can only restrict the calling process, so the command's side
+ * restricts itself and then execs: the ruleset is inherited across execve by
+ * the command and everything it spawns. Plan, then apply: every argument is
+ * parsed before the kernel is touched; then start the keeper (below), and
+ * in the command's process build the ruleset, start the supervisor
+ * (src/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
+ * connects, judged outside the sandbox), drop capabilities, set
+ * no_new_privs, landlock_restrict_self(), arm the supervisor's filter, exec.
+ *
+ * The keeper: the launcher itself stays, unconfined, as the parent of the
+ * command, so that when the command ends every process it started ends too
+ * (setsid'd daemons, double forks, a zombie held by a tracer). With
+ * CAP_SYS_ADMIN (root) the command runs in a new pid namespace whose init
+ * is a tiny child of the keeper: when the command exits, init exits and the
+ * kernel kills everything left in the namespace; init dies with the keeper
+ * (PR_SET_PDEATHSIG), and mounts the namespace's own /proc in a mount
+ * namespace of its own (so /proc/$$ is the command's). Without it the
+ * keeper is a child subreaper and, when the command has exited, kills and
+ * reaps every descendant left, until none is (no time budget: a tracer is
+ * killed like the rest, which frees the zombie it held). The keeper
+ * forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH
+ * to the command's session (the command leads a new one), ends the whole
+ * tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a
+ * killed caller takes the tree down), and exits with the command's status
+ * (a signal is raised again on itself). See docs/RUNNERS.md.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -28,12 +50,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "landlock.h"
+#include "supervise.h"
 
 #ifndef LANDLOCK_RUN_VERSION
 #define LANDLOCK_RUN_VERSION "0.1.0"
@@ -54,12 +83,20 @@ struct plan {
 	size_t nro;
 	const char **rw; /* --rw paths, in order */
 	size_t nrw;
+	const char **unix_ok; /* --allow-unix paths */
+	size_t nunix;
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
+	bool shell_status; /* --shell-status */
+	int net;	   /* enum ward_ll_net */
+	unsigned net_port;
+	int pid_fd; /* --pid-fd N, or -1 */
 };
 
 static const char usage_text[] =
-    "Usage: " PROG " [--ro PATH]... [--rw PATH]... -- COMMAND [ARG...]\n"
+    "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
+    "                    [--net-off | --net-connect PORT]\n"
+    "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"
@@ -68,14 +105,37 @@ static const char usage_text[] =
     "  --ro PATH   read and execute beneath PATH\n"
     "  --rw PATH   read, write, create, remove, rename beneath PATH\n"
     "              (never device nodes)\n"
+    "  --ro-if-exists PATH, --rw-if-exists PATH\n"
+    "              the same, skipped when PATH no longer exists (a\n"
+    "              missing --ro or --rw PATH is an error)\n"
+    "  --allow-unix PATH\n"
+    "              let the command connect to the unix socket PATH (or\n"
+    "              any socket beneath the directory PATH)\n"
+    "  --shell-status\n"
+    "              a COMMAND that cannot be executed is the command's\n"
+    "              failure, reported like a shell: exit 127 (not found)\n"
+    "              or 126, not 125\n"
+    "  --net-off   no network: no TCP bind or connect, and no socket\n"
+    "              but unix and route netlink (UDP, raw, packet refused)\n"
+    "  --net-connect PORT\n"
+    "              TCP connect to PORT only (a proxy's), no bind; sockets\n"
+    "              limited to unix, route netlink and TCP (Landlock ABI 4)\n"
+    "  --pid-fd N  write the pid of the process that confines itself\n"
+    "              (the one the kernel's audit records name) to the\n"
+    "              open descriptor N, then close it\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
-    "              \"landlock: partially enforced\"\n"
+    "              \"landlock: partially enforced\", then whether TCP is\n"
+    "              governed (\"landlock: network: tcp\" or \"... none\")\n"
     "  -h, --help  show this help\n"
     "  --version   show the version\n"
     "\n"
     "The command runs without capabilities, with no_new_privs, and without\n"
-    "descriptors other than 0, 1 and 2. Launcher failures print\n"
+    "descriptors other than 0, 1 and 2. A supervisor outside the sandbox\n"
+    "refuses (EACCES) chmod, chown, extended attributes, timestamps and\n"
+    "inode flags outside the --rw paths, and connecting to a unix socket\n"
+    "that is neither named by --allow-unix nor bound during the run in a\n"
+    "--rw directory; io_uring is refused (ENOSYS). Launcher failures print\n"
     "\"" PROG ": <message>\" and exit 125.\n";
 
 static void die(const char *fmt, ...)
@@ -147,14 +207,19 @@ static void report_partial(const struct ward_ll_ruleset *rs)
  * first, before the launcher opens anything of its own, while /proc is still
  * readable for the fallback.
  */
-static void close_inherited_fds(void)
+static void close_inherited_fds(int keep_fd)
 {
 	struct rlimit rl;
 	struct dirent *de;
 	unsigned long fd, max;
 	DIR *dir;
 
-	if (syscall(__NR_close_range, 3U, ~0U, 0U) == 0)
+	if (keep_fd < 0 && syscall(__NR_close_range, 3U, ~0U, 0U) == 0)
+		return;
+	if (keep_fd >= 0 &&
+	    (keep_fd == 3 ||
+	     syscall(__NR_close_range, 3U, (unsigned)keep_fd - 1, 0U) == 0) &&
+	    syscall(__NR_close_range, (unsigned)keep_fd + 1, ~0U, 0U) == 0)
 		return;
 
 	/* close_range (Linux 5.9) may be filtered by seccomp: walk /proc. */
@@ -167,7 +232,8 @@ static void close_inherited_fds(void)
 			fd = strtoul(de->d_name, &end, 10);
 			if (errno || *end || end == de->d_name)
 				continue;
-			if (fd > 2 && (int)fd != dirfd(dir))
+			if (fd > 2 && (int)fd != dirfd(dir) &&
+			    (int)fd != keep_fd)
 				close((int)fd);
 		}
 		closedir(dir);
@@ -180,7 +246,8 @@ static void close_inherited_fds(void)
 	    rl.rlim_max != RLIM_INFINITY && rl.rlim_max < max)
 		max = rl.rlim_max;
 	for (fd = 3; fd < max; fd++)
-		close((int)fd);
+		if ((int)fd != keep_fd)
+			close((int)fd);
 }
 
 /* Take the argument of an option given as "--opt VALUE" or "--opt=VALUE". */
@@ -203,16 +270,31 @@ static bool is_opt(const char *a, const char *name)
 	return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
 }
 
+/* @path marked as an optional grant for ward_ll_prepare() (landlock.h). */
+static const char *optional(const char *path)
+{
+	size_t n = strlen(path);
+	char *s = malloc(n + 2);
+
+	if (!s)
+		die("out of memory");
+	s[0] = WARD_LL_OPTIONAL;
+	memcpy(s + 1, path, n + 1);
+	return s;
+}
+
 /* Parse the whole command line into @p before touching the kernel. */
 static void parse(struct plan *p, int argc, char **argv)
 {
 	int i;
 
 	memset(p, 0, sizeof(*p));
+	p->pid_fd = -1;
 	/* At most argc paths: one array each, owned until exec/exit. */
 	p->ro = calloc((size_t)argc, sizeof(*p->ro));
 	p->rw = calloc((size_t)argc, sizeof(*p->rw));
-	if (!p->ro || !p->rw)
+	p->unix_ok = calloc((size_t)argc, sizeof(*p->unix_ok));
+	if (!p->ro || !p->rw || !p->unix_ok)
 		die("out of memory");
 
 	for (i = 1; i < argc; i++) {
@@ -221,12 +303,63 @@ static void parse(struct plan *p, int argc, char **argv)
 		if (strcmp(a, "--") == 0) {
 			p->cmd = &argv[i + 1];
 			break;
+		} else if (is_opt(a, "--ro-if-exists")) {
+			p->ro[p->nro++] = optional(
+			    opt_value(argc, argv, &i, "--ro-if-exists"));
+		} else if (is_opt(a, "--rw-if-exists")) {
+			p->rw[p->nrw++] = optional(
+			    opt_value(argc, argv, &i, "--rw-if-exists"));
 		} else if (is_opt(a, "--ro")) {
 			p->ro[p->nro++] = opt_value(argc, argv, &i, "--ro");
 		} else if (is_opt(a, "--rw")) {
 			p->rw[p->nrw++] = opt_value(argc, argv, &i, "--rw");
+		} else if (is_opt(a, "--allow-unix")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--allow-unix");
+
+			if (v[0] != '/')
+				die_usage("--allow-unix needs an absolute "
+					  "path",
+					  v);
+			p->unix_ok[p->nunix++] = v;
+		} else if (strcmp(a, "--net-off") == 0) {
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			p->net = WARD_LL_NET_OFF;
+		} else if (is_opt(a, "--net-connect")) {
+			const char *v =
+			    opt_value(argc, argv, &i, "--net-connect");
+			char *end;
+			unsigned long port;
+
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			errno = 0;
+			port = strtoul(v, &end, 10);
+			if (errno || *end || end == v || v[0] == '-' ||
+			    port == 0 || port > 65535)
+				die_usage("--net-connect needs a port number "
+					  "from 1 to 65535",
+					  v);
+			p->net = WARD_LL_NET_CONNECT;
+			p->net_port = (unsigned)port;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
+		} else if (strcmp(a, "--shell-status") == 0) {
+			p->shell_status = true;
+		} else if (is_opt(a, "--pid-fd")) {
+			const char *v = opt_value(argc, argv, &i, "--pid-fd");
+			char *end;
+			long fd;
+
+			errno = 0;
+			fd = strtol(v, &end, 10);
+			if (errno || *end || end == v || fd < 3 || fd > 65535 ||
+			    fcntl((int)fd, F_GETFD) < 0)
+				die_usage("--pid-fd needs an open descriptor "
+					  "above 2",
+					  v);
+			p->pid_fd = (int)fd;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			exit(fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE);
@@ -241,7 +374,7 @@ static void parse(struct plan *p, int argc, char **argv)
 	}
 
 	if (p->probe) {
-		if (p->nro || p->nrw || p->cmd)
+		if (p->nro || p->nrw || p->nunix || p->cmd || p->net)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -259,6 +392,8 @@ static void parse(struct plan *p, int argc, char **argv)
  */
 static int probe_child(const struct ward_ll_ruleset *rs)
 {
+	static const char *const rw[] = {"/dev/null"};
+	struct ward_sv sv = WARD_SV_INIT;
 	char err[256];
 	bool scope_signal = (rs->scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
 	pid_t parent = getppid();
@@ -283,8 +418,28 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 		return 1;
 	}
 
+	/* Every run has a supervisor: one that cannot start or arm here
+	 * (seccomp without user notification, a listener already installed
+	 * by an outer sandbox) would fail every run. */
+	if (ward_sv_spawn(&sv, rw, 1, NULL, 0, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
 	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	if (ward_sv_arm(&sv, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
+		return 1;
+	}
+	/* A judged call the supervisor must refuse: a device node. */
+	fd = chmod("/dev/null", 0666);
+	if (fd == 0 || errno != EACCES) {
+		fprintf(stderr,
+			PROG ": probe: the supervisor did not refuse chmod of "
+			     "/dev/null (%s)\n",
+			fd == 0 ? "it succeeded" : strerror(errno));
 		return 1;
 	}
 
@@ -349,37 +504,453 @@ static int probe(void)
 	report_partial(&rs);
 	printf("landlock: %s\n",
 	       rs.partial ? "partially enforced" : "fully enforced");
+	/* What --net-off / --net-connect can rely on (ABI 4: TCP rights). */
+	printf("landlock: network: %s\n", rs.abi >= 4 ? "tcp" : "none");
 	return fflush(stdout) == 0 ? 0 : EXIT_LAUNCHER_FAILURE;
+}
+
+/* --- the keeper ---------------------------------------------------------- */
+
+#ifndef PR_SET_CHILD_SUBREAPER
+#define PR_SET_CHILD_SUBREAPER 36
+#endif
+
+/* Sent by the executor (or anyone allowed to signal the launcher) to end
+ * the command and everything it started, at once. Also the keeper's
+ * parent-death signal. */
+#define KEEPER_KILL_SIGNAL SIGRTMAX
+
+/* The signals the keeper passes on to the command's process group. */
+static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT, SIGTERM,
+				SIGUSR1, SIGUSR2, SIGWINCH};
+
+struct keeper {
+	pid_t child;   /* the pid namespace's init, or the command itself */
+	bool pidns;    /* child is init of a new pid namespace */
+	int status_fd; /* pidns: init writes the command's wait status here */
+	int alive_fd;  /* pidns, in init: EOF once the keeper is gone */
+	pid_t parent;  /* who started the launcher */
+	sigset_t old;  /* the signal mask to give the command */
+};
+
+/* Kill @self's every child listed in /proc/self/task/@self/children
+ * ("1 2 "), or, without that file, every live process of /proc whose parent
+ * is @self. Returns how many were signalled. */
+static int kill_children(pid_t self)
+{
+	char path[64], buf[4096];
+	long cur = -1;
+	ssize_t n;
+	int fd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)self);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* No CONFIG_PROC_CHILDREN: the ppid of every process. */
+		struct dirent *de;
+		DIR *d = opendir("/proc");
+
+		while (d && (de = readdir(d)) != NULL) {
+			char stat[1024], *p;
+			long pid = strtol(de->d_name, &p, 10);
+			int sfd;
+
+			if (pid <= 0 || *p)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+			sfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (sfd < 0)
+				continue;
+			n = read(sfd, stat, sizeof(stat) - 1);
+			close(sfd);
+			if (n <= 0)
+				continue;
+			stat[n] = '\0';
+			/* "pid (comm) S ppid …": the fields after the
+			 * last ')' (comm may hold anything). */
+			p = strrchr(stat, ')');
+			if (p && p[1] == ' ' && p[2] && p[2] != 'Z' &&
+			    p[3] == ' ' && strtol(p + 4, NULL, 10) == self &&
+			    kill((pid_t)pid, SIGKILL) == 0)
+				found++;
+		}
+		if (d)
+			closedir(d);
+		return found;
+	}
+	/* A number may span two reads: it ends at a separator or at EOF. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				cur = (cur < 0 ? 0 : cur * 10) + (buf[i] - '0');
+				continue;
+			}
+			/* A child cannot be reaped by anyone but us: its
+			 * pid is not reused while we look at it. */
+			if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+				found++;
+			cur = -1;
+		}
+	}
+	if (cur > 0 && kill((pid_t)cur, SIGKILL) == 0)
+		found++;
+	close(fd);
+	return found;
+}
+
+/*
+ * Subreaper sweep: kill and reap every descendant until none is left.
+ * Killing a process reparents its children to us, so go round again; a
+ * zombie held by a live tracer cannot be reaped until the tracer dies, and
+ * the tracer is one of ours too. No time budget: what was killed dies.
+ */
+static void sweep(void)
+{
+	pid_t self = getpid();
+
+	for (;;) {
+		struct timespec ms = {0, 1000000};
+		pid_t pid;
+
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return;
+		/* Killed (or only zombies held by a tracer that is being
+		 * killed): let them die, then reap what can be. Never a
+		 * blocking wait: a zombie kill() "succeeds" on may stay
+		 * unreapable until its tracer is gone. */
+		kill_children(self);
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* Exit the way the command did: its code, or the same signal. */
+static void __attribute__((noreturn)) exit_like(int status)
+{
+	struct rlimit none = {0, 0};
+	sigset_t set;
+	int sig;
+
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	setrlimit(RLIMIT_CORE, &none); /* the command dumped, not us */
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/* init: the command's session, where forwarded signals go. */
+static volatile pid_t init_cmd;
+
+static void init_forward(int sig)
+{
+	int e = errno;
+
+	/* Before its setsid() the command has no group of its own yet. */
+	if (init_cmd > 0 && kill(-init_cmd, sig) != 0)
+		kill(init_cmd, sig);
+	errno = e;
+}
+
+/*
+ * init: a /proc of the new pid namespace, in a mount namespace of its own,
+ * so that /proc/$$ is the command's and the host's processes are not
+ * listed. Mounts made here do not propagate back (MS_SLAVE); the host's
+ * still come in. Best effort: on failure /proc stays the host's.
+ */
+static void init_own_proc(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+		return;
+	mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
+/*
+ * The pid namespace's init (pid 1), first: die with the keeper, and a
+ * /proc of our own. Then main() confines init itself (it is the process
+ * whose pid the keeper reports: the Landlock domain's creator) and calls
+ * init_run().
+ */
+static void init_setup(const struct keeper *k)
+{
+	struct pollfd p = {.fd = k->alive_fd, .events = POLLIN};
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	/* The keeper holds the other end: EOF means it is already gone. */
+	if (poll(&p, 1, 0) != 0)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	init_own_proc();
+}
+
+/*
+ * init, confined already (the command inherits the domain and the
+ * filters): start the command in a session of its own, pass on the
+ * signals the keeper forwards, reap whatever is reparented to us, and when
+ * the command exits hand its status to the keeper and exit — the kernel
+ * then kills the rest of the namespace. Returns only in the command's
+ * process. Init is in the command's Landlock domain, so it is made
+ * non-dumpable (after the supervisor took its listener): the command
+ * cannot ptrace it; from inside the namespace it cannot kill it either.
+ */
+static void init_run(struct keeper *k)
+{
+	struct sigaction sa;
+	pid_t cmd, pid;
+	int status;
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = init_forward;
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	fflush(NULL);
+	cmd = fork();
+	if (cmd < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (cmd == 0) {
+		close(k->status_fd);
+		close(k->alive_fd);
+		for (size_t i = 0;
+		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+			signal(forwarded[i], SIG_DFL);
+		setsid();
+		sigprocmask(SIG_SETMASK, &k->old, NULL);
+		return;
+	}
+	init_cmd = cmd;
+	/* Forwarded signals were blocked since the keeper: take them now. */
+	sigprocmask(SIG_SETMASK, &k->old, NULL);
+	for (;;) {
+		pid = waitpid(-1, &status, 0);
+		if (pid == cmd)
+			break;
+		if (pid < 0 && errno != EINTR)
+			_exit(EXIT_LAUNCHER_FAILURE);
+	}
+	while (write(k->status_fd, &status, sizeof(status)) < 0 &&
+	       errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Ask the kernel for a pid namespace for our next child: root (or
+ * CAP_SYS_ADMIN over our user namespace) only. */
+static bool new_pidns(void)
+{
+	return unshare(CLONE_NEWPID) == 0;
+}
+
+/*
+ * Start the keeper. Returns in the process that goes on to confine itself:
+ * the command's (with the original signal mask back), or, in a pid
+ * namespace, init's (signals still blocked; init_run() after confining).
+ * The keeper itself never returns: it waits, forwards, sweeps and exits
+ * like the command. With @pid_fd >= 0 it first writes there the pid of the
+ * process that confines itself (the Landlock domain's creator, whose pid
+ * the kernel's audit records carry), then closes it.
+ */
+static void keep(struct keeper *out, int pid_fd)
+{
+	struct keeper k = {.status_fd = -1, .alive_fd = -1,
+			   .parent = getppid()};
+	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
+	sigset_t wait_set;
+	int status = 0;
+	bool have_status = false, killing = false;
+
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGCHLD);
+	sigaddset(&wait_set, KEEPER_KILL_SIGNAL);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&wait_set, forwarded[i]);
+	/* Blocked before the child exists: nothing is lost in between. */
+	sigprocmask(SIG_BLOCK, &wait_set, &k.old);
+
+	k.pidns = new_pidns();
+	if (k.pidns &&
+	    (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(alive_p, O_CLOEXEC) != 0))
+		die("cannot create a pipe: %s", strerror(errno));
+	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		die("cannot become a child subreaper: %s", strerror(errno));
+
+	/*
+	 * A caller that dies takes the tree with it. Armed before the fork
+	 * (the signal is blocked: it waits for the loop below), so there is
+	 * no moment when the command runs and the caller's death would go
+	 * unnoticed; the caller may already be gone (then the parent
+	 * changed).
+	 */
+	if (prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0) != 0)
+		die("cannot set the parent-death signal: %s", strerror(errno));
+	if (getppid() != k.parent)
+		die("the caller is gone");
+
+	fflush(NULL);
+	k.child = fork();
+	if (k.child < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (k.child == 0) {
+		/* A session of its own (the keeper forwards to its group);
+		 * in a pid namespace, init gives the command one. */
+		setsid();
+		if (pid_fd >= 0)
+			close(pid_fd);
+		if (k.pidns) {
+			close(st_p[0]);
+			close(alive_p[1]);
+			k.status_fd = st_p[1];
+			k.alive_fd = alive_p[0];
+			init_setup(&k);
+		} else {
+			sigprocmask(SIG_SETMASK, &k.old, NULL);
+		}
+		*out = k;
+		return;
+	}
+	if (pid_fd >= 0) {
+		char buf[24];
+		int n = snprintf(buf, sizeof(buf), "%d\n", (int)k.child);
+
+		if (write(pid_fd, buf, (size_t)n) < 0) {
+			/* the caller stopped listening: nothing to tell */
+		}
+		close(pid_fd);
+	}
+	if (k.pidns) {
+		close(st_p[1]);
+		close(alive_p[0]);
+		k.status_fd = st_p[0];
+	}
+	/* The command cannot ptrace or read us (Landlock forbids a domain
+	 * to reach out too; this also covers kernels that only log). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	while (!have_status) {
+		siginfo_t si;
+		int sig = 0;
+
+		if (killing) {
+			/* init's death empties the namespace; without one,
+			 * the command's group goes now, the rest below. */
+			kill(k.pidns ? k.child : -k.child, SIGKILL);
+			kill(k.child, SIGKILL);
+		} else {
+			sig = sigwaitinfo(&wait_set, &si);
+		}
+		if (sig == KEEPER_KILL_SIGNAL) {
+			killing = true;
+			continue;
+		}
+		if (sig > 0 && sig != SIGCHLD) {
+			/* To the command's session (init passes it on); the
+			 * command itself while it has not left ours yet. */
+			if (k.pidns || kill(-k.child, sig) != 0)
+				kill(k.child, sig);
+			continue;
+		}
+		for (;;) {
+			pid_t pid = waitpid(-1, &status, killing ? 0 : WNOHANG);
+
+			if (pid == k.child) {
+				have_status = true;
+				break;
+			}
+			if (pid == 0 || (pid < 0 && errno != EINTR))
+				break;
+		}
+	}
+	if (k.pidns) {
+		/* init passed on the command's status; without it init
+		 * itself died (killed): report that. */
+		int cmd_status;
+		ssize_t n = read(k.status_fd, &cmd_status, sizeof(cmd_status));
+
+		if (n == (ssize_t)sizeof(cmd_status))
+			status = cmd_status;
+	} else {
+		sweep();
+	}
+	exit_like(status);
 }
 
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
+	struct ward_sv sv = WARD_SV_INIT;
+	struct keeper k;
 	struct plan p;
 	char err[512];
 	int ret;
 	int e;
 
 	parse(&p, argc, argv);
-	close_inherited_fds();
+	close_inherited_fds(p.pid_fd);
+	if (p.pid_fd >= 0)
+		fcntl(p.pid_fd, F_SETFD, FD_CLOEXEC);
 	if (p.probe) {
 		free(p.ro);
 		free(p.rw);
+		free(p.unix_ok);
 		return probe();
 	}
 
-	ret = ward_ll_prepare(&rs, p.ro, p.nro, p.rw, p.nrw, err, sizeof(err));
+	keep(&k, p.pid_fd); /* from here on: the command's (or init's) */
+
+	/*
+	 * The grants are opened here, in the command's mount namespace:
+	 * a rule on the host's /proc would not cover the namespace's own
+	 * /proc mounted over it (Landlock ignores hidden mount points). A
+	 * failure exits 125 all the same (the keeper exits like us).
+	 */
+	ret = ward_ll_prepare_net(&rs, p.ro, p.nro, p.rw, p.nrw, p.net,
+				  p.net_port, err, sizeof(err));
 	if (ret)
 		die_prepare(ret, err);
 	report_partial(&rs);
 
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	/* Outside the domain: forked before landlock_restrict_self. */
+	ret = ward_sv_spawn(&sv, p.rw, p.nrw, p.unix_ok, p.nunix, err,
+			    sizeof(err));
+	if (ret)
+		die("%s", err);
+#endif
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)
 		die("%s", err);
 	ward_ll_close(&rs);
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	ret = ward_sv_arm(&sv, err, sizeof(err));
+	if (ret)
+		die("%s", err);
+#else
+	/* Benchmark builds only (bench/calls.sh): the cost of the
+	 * supervisor is this build's difference. Never installed. */
+	(void)sv;
+#endif
+	if (k.pidns)
+		init_run(&k); /* returns in the command's process */
 
 	execvp(p.cmd[0], p.cmd);
 	e = errno;
+	if (p.shell_status) {
+		/* Confined already: the command's own failure, like sh's. */
+		if (e == ENOENT && !strchr(p.cmd[0], '/'))
+			fprintf(stderr, PROG ": %s: command not found\n",
+				p.cmd[0]);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", p.cmd[0],
+				strerror(e));
+		exit(e == ENOENT ? 127 : 126);
+	}
 	if (e == ENOENT && !strchr(p.cmd[0], '/'))
 		die("%s: command not found", p.cmd[0]);
 	die("cannot execute %s: %s", p.cmd[0], strerror(e));

@@ -12,15 +12,19 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "audit.h"
 #include "denial.h"
 #include "exec_internal.h"
 #include "internal.h"
+#include "netproxy.h"
 #include "protect.h"
 
 struct ward_call {
@@ -41,15 +45,26 @@ struct ward_call {
 	char **targets;
 	bool escalate;
 	enum ward_mode escalate_to;
+	bool escalate_network;
+	char *network_host;
 	char *justification;
 	ward_approval_fn approve;
 	void *approve_ctx;
+	/* The network proxy: the caller's (borrowed) or the call's own
+	 * (@own_proxy, made when an allowlist needs one). */
+	ward_netproxy *netproxy;
+	bool own_proxy;
+	/* The call's endpoint and its connections; @net_done: closed and
+	 * recorded. */
+	struct ward_netlog net;
+	bool net_open, net_done;
 
 	/* Resolved by ward_call_new. */
 	char id[16];
 	ward_policy *base;   /* the session's (or configuration's) policy */
 	ward_policy *policy; /* in force: @base, or the granted one */
 	enum ward_knob_source source;
+	enum ward_knob_source net_source;
 	enum ward_approval_policy approval;
 	char *cwd;
 	ward_plan *plan; /* NULL when @plan_err */
@@ -315,6 +330,28 @@ static int resolve_cwd(char **out, const char *ws, const char *given)
 /* --- resolution ----------------------------------------------------------- */
 
 /*
+ * The call's network: the session's `sandbox/network` (off or on), else
+ * the configuration's for the call's mode (an allowlist, or the mode's
+ * default when nothing sets it, which then follows an escalated mode).
+ */
+static int resolve_network(ward_call *c, enum ward_mode mode)
+{
+	const ward_config *cfg = c->config;
+	bool set = false;
+	enum ward_network net = ward_config_network(cfg, mode, &set, NULL);
+	enum ward_knob_source src = WARD_KNOB_DEFAULT;
+
+	if (c->session)
+		net = ward_session_network(c->session, net, &src);
+	c->net_source = src;
+	if (!set && src == WARD_KNOB_DEFAULT)
+		return 0; /* the policy's default follows its mode */
+	return ward_policy_set_network(c->base, net,
+				       ward_config_allow_domains(cfg),
+				       ward_config_deny_domains(cfg));
+}
+
+/*
  * Step 1: the call's policy. The mode is the session's (its knobs read up
  * to now) or the configuration's; the workspace the session's cwd or the
  * configured one; rules and git protection the configuration's.
@@ -359,6 +396,11 @@ static int resolve_policy(ward_call *c)
 	if (!err)
 		err = ward_policy_set_unprotected(
 		    c->base, ward_config_unprotect(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_allow_unix(
+		    c->base, ward_config_allow_unix(cfg, NULL));
+	if (!err)
+		err = resolve_network(c, mode);
 	if (!err && c->session)
 		err = ward_policy_set_session(c->base,
 					      ward_session_id(c->session));
@@ -406,6 +448,15 @@ static int copy_options(ward_call *c, const struct ward_call_options *o)
 	c->escalate_to = o->escalate_to;
 	c->approve = o->approve;
 	c->approve_ctx = o->approve_ctx;
+	c->netproxy = o->version >= 2 ? o->netproxy : NULL;
+	c->escalate_network = o->version >= 2 && o->escalate_network;
+	if (c->escalate_network) {
+		/* Asked through the same pipeline as a mode: one request. */
+		c->escalate = true;
+		err = dup_str(&c->network_host, o->network_host);
+		if (err)
+			return err;
+	}
 	err = dup_str(&c->tool, o->tool				     ? o->tool
 				: o->subject == WARD_SUBJECT_COMMAND ? "run"
 								     : "fs");
@@ -424,7 +475,7 @@ static int check_options(const struct ward_call_options *o)
 {
 	if (!o)
 		return ward_err(WARD_EINVAL, "call: no options");
-	if (o->version != WARD_CALL_OPTIONS_VERSION)
+	if (o->version != 1 && o->version != WARD_CALL_OPTIONS_VERSION)
 		return ward_err(WARD_EINVAL,
 				"call options: unknown version %u (expected "
 				"%u; use ward_call_options_init)",
@@ -450,6 +501,14 @@ static int check_options(const struct ward_call_options *o)
 		return ward_err(WARD_EINVAL,
 				"call options: escalation to unknown mode %d",
 				(int)o->escalate_to);
+	if (o->version >= 2 && o->escalate_network && o->escalate)
+		return ward_err(WARD_EINVAL,
+				"ask for a wider mode or a wider network, not "
+				"both in one call");
+	if (o->version >= 2 && o->escalate_network && blank(o->justification))
+		return ward_err(WARD_EINVAL,
+				"a network escalation needs a justification "
+				"(why the host or the network is needed)");
 	if (o->escalate && blank(o->justification))
 		return ward_err(WARD_EINVAL,
 				"an escalation needs a justification (why the "
@@ -616,12 +675,62 @@ static const char *stop_code(const ward_call *c)
 	}
 }
 
+/*
+ * The end of the call's network: close its endpoint (which ends and
+ * reports every connection still open), then record each connection in
+ * the session's log as a `network/connection` event: host, port,
+ * protocol, verdict, bytes each way, and the reason of a refusal. Once.
+ */
+static void finish_network(ward_call *c)
+{
+	if (!c->net_open || c->net_done)
+		return;
+	c->net_done = true;
+	ward_netlog_close(&c->net);
+	for (size_t i = 0; c->session && i < c->net.n; i++) {
+		const struct ward_netlog_entry *e = &c->net.v[i];
+		json_t *o = json_object();
+		char *line;
+
+		if (!o)
+			break;
+		json_object_set_new(o, "type",
+				    json_string("network/connection"));
+		json_object_set_new(o, "call_id", json_string(c->id));
+		json_object_set_new(
+		    o, "host", e->host ? json_string(e->host) : json_null());
+		json_object_set_new(o, "port", json_integer(e->port));
+		json_object_set_new(o, "protocol", json_string(e->protocol));
+		json_object_set_new(o, "verdict", json_string(e->verdict));
+		json_object_set_new(o, "bytes_sent",
+				    json_integer((json_int_t)e->bytes_sent));
+		json_object_set_new(
+		    o, "bytes_received",
+		    json_integer((json_int_t)e->bytes_received));
+		if (e->address)
+			json_object_set_new(o, "address",
+					    json_string(e->address));
+		if (e->reason)
+			json_object_set_new(o, "reason",
+					    json_string(e->reason));
+		line = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		/* The command ran: a failure to record one connection does
+		 * not undo it; the call's result is recorded next. */
+		if (line)
+			ward_session_append_json(c->session, line);
+		free(line);
+	}
+	ward_err_clear();
+}
+
 static int record_ran(ward_call *c, const ward_result *res)
 {
 	struct ward_session_result r = WARD_SESSION_RESULT_INIT;
 	char *text = NULL;
 	int err;
 
+	finish_network(c);
 	gather_command(c, res);
 	r.ran = true;
 	r.mode = ward_result_mode(res);
@@ -675,6 +784,13 @@ int ward_call_options_init(struct ward_call_options *opts, unsigned version)
 
 	if (!opts)
 		return ward_err(WARD_EINVAL, "call options: NULL");
+	if (version == 1) {
+		/* A version-1 struct ends before netproxy. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_call_options, netproxy));
+		opts->version = 1;
+		return 0;
+	}
 	if (version != WARD_CALL_OPTIONS_VERSION)
 		return ward_err(WARD_EINVAL,
 				"call options: unknown version %u (this "
@@ -697,6 +813,7 @@ int ward_call_new(ward_call **out, const struct ward_call_options *opts)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ward_err(-ENOMEM, "out of memory");
+	pthread_mutex_init(&c->net.lock, NULL);
 	err = copy_options(c, opts);
 	if (!err)
 		err = ward_session_new_call_id(c->id, sizeof(c->id));
@@ -732,6 +849,10 @@ void ward_call_free(ward_call *call)
 			ward_result_free(res);
 		ward_task_free(call->task);
 	}
+	ward_netlog_clear(&call->net);
+	pthread_mutex_destroy(&call->net.lock);
+	if (call->own_proxy)
+		ward_netproxy_free(call->netproxy);
 	ward_plan_free(call->plan);
 	ward_strv_free(call->env);
 	ward_strv_free(call->env_dropped);
@@ -749,6 +870,7 @@ void ward_call_free(ward_call *call)
 	free(call->summary);
 	ward_strv_free(call->targets);
 	free(call->justification);
+	free(call->network_host);
 	free(call);
 }
 
@@ -771,6 +893,8 @@ static int authorize(ward_call *c)
 	e.approve_ctx = c->approve_ctx;
 	e.session = c->session;
 	e.call_id = c->id;
+	e.network = c->escalate_network;
+	e.net_host = c->network_host;
 	err = ward_escalation_authorize(&granted, &c->verdict, c->base, &e);
 	if (err) {
 		save_error(&se, err);
@@ -783,8 +907,7 @@ static int authorize(ward_call *c)
 	if (c->verdict != WARD_ESCALATION_GRANTED) {
 		snprintf(code, sizeof(code), "escalation-%s",
 			 ward_escalation_verdict_name(c->verdict));
-		if (ward_render_verdict_for(&text, c->surface, c->verdict,
-					    c->subject, c->escalate_to) != 0)
+		if (ward_call_render_refusal(&text, c) != 0)
 			text = NULL;
 		record_not_run(c, code, text);
 		free(text);
@@ -811,7 +934,10 @@ static int authorize(ward_call *c)
 	}
 	c->policy = granted;
 	c->escalated = true;
-	c->source = WARD_KNOB_ESCALATION;
+	if (c->escalate_network)
+		c->net_source = WARD_KNOB_ESCALATION;
+	else
+		c->source = WARD_KNOB_ESCALATION;
 	plan_call(c);
 	return 0;
 }
@@ -858,6 +984,39 @@ int ward_call_begin(ward_call *call)
 	return err;
 }
 
+/*
+ * An allowlist: the call's own endpoint on the proxy (made for the call
+ * when the caller gave none) with the policy's domains, and the command's
+ * environment pointed at it (inside bwrap at ward-bridge's port, under
+ * Landlock at the endpoint's own port).
+ */
+static int open_network(ward_call *c)
+{
+	bool tcp = ward_plan_runner(c->plan) == WARD_RUNNER_LANDLOCK;
+	int err;
+
+	if (ward_plan_network(c->plan) != WARD_NETWORK_ALLOWLIST)
+		return 0;
+	if (c->net_open)
+		return ward_err(WARD_EINVAL, "call: network already open");
+	if (!c->netproxy) {
+		err = ward_netproxy_new(&c->netproxy);
+		if (err)
+			return ward_err(err,
+					"cannot start ward's network proxy: %s",
+					ward_error_last());
+		c->own_proxy = true;
+	}
+	err = ward_netlog_open(&c->net, c->netproxy, c->id,
+			       ward_policy_allow_domains(c->policy),
+			       ward_policy_deny_domains(c->policy), tcp);
+	if (err)
+		return err;
+	c->net_open = true;
+	return ward_net_proxy_env(&c->env,
+				  tcp ? c->net.port : WARD_BRIDGE_PORT);
+}
+
 /* Steps 3 to 5 up to the spawn: a confined command, or the error. */
 static int prepare_run(ward_call *c, ward_confined **conf,
 		       struct ward_exec_options *o,
@@ -894,14 +1053,20 @@ static int prepare_run(ward_call *c, ward_confined **conf,
 	    ward_config_env_scrub(&c->env, &c->env_dropped, c->config, o->envp);
 	if (err)
 		return not_run(c, err);
-	o->envp = c->env;
 	/* Listen before the command starts: under Landlock the kernel can
 	 * say exactly what it refused (root, audit enabled; else the report
 	 * is derived and nothing is lost). */
 	if (!c->audit && ward_plan_runner(c->plan) == WARD_RUNNER_LANDLOCK &&
 	    ward_audit_open(&c->audit) != 0)
 		c->audit = NULL;
-	err = ward_confined_from_plan(conf, c->plan, c->argv, o->cwd);
+	err = open_network(c);
+	if (err)
+		return not_run(c, err);
+	o->envp = c->env;
+	err = ward_confined_from_plan_net(
+	    conf, c->plan, c->argv, o->cwd,
+	    &(struct ward_net_attach){c->net.path[0] ? c->net.path : NULL,
+				      c->net.port});
 	if (err)
 		return not_run(c, err);
 	return 0;
@@ -1181,6 +1346,90 @@ bool ward_call_hint_offered(const ward_call *call, enum ward_mode mode)
 				       call->approve != NULL, call->escalated);
 }
 
+enum ward_network ward_call_network(const ward_call *call)
+{
+	return call ? ward_policy_network(call->policy) : WARD_NETWORK_OFF;
+}
+
+enum ward_knob_source ward_call_network_source(const ward_call *call)
+{
+	return call ? call->net_source : WARD_KNOB_DEFAULT;
+}
+
+size_t ward_call_net_event_count(const ward_call *call)
+{
+	return call && call->net_done ? call->net.n : 0;
+}
+
+int ward_call_net_event(const ward_call *call, size_t i,
+			struct ward_net_event *out)
+{
+	const struct ward_netlog_entry *e;
+
+	if (!call || !out || !call->net_done || i >= call->net.n)
+		return ward_err(-ERANGE, "call: no such network event");
+	e = &call->net.v[i];
+	out->host = e->host;
+	out->port = e->port;
+	out->protocol = e->protocol;
+	out->verdict = e->verdict;
+	out->reason = e->reason;
+	out->bytes_sent = e->bytes_sent;
+	out->bytes_received = e->bytes_received;
+	return 0;
+}
+
+bool ward_call_network_hint_offered(const ward_call *call)
+{
+	bool refused = false;
+
+	for (size_t i = 0; call && call->net_done && i < call->net.n; i++)
+		refused |= call->net.v[i].denied;
+	return refused && call->approve && !call->escalated &&
+	       call->approval == WARD_APPROVAL_ASK;
+}
+
+int ward_call_render_network(char **out, const ward_call *call)
+{
+	struct ward_strv hosts = {0};
+	char *buf = NULL, *m = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!out || !call)
+		return ward_err(WARD_EINVAL, "call: invalid argument");
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return ward_err(-ENOMEM, "out of memory");
+	for (size_t i = 0; call->net_done && i < call->net.n; i++) {
+		const struct ward_netlog_entry *e = &call->net.v[i];
+		bool seen = false;
+
+		if (!e->denied || !e->host)
+			continue;
+		for (size_t j = 0; j < hosts.n && !seen; j++)
+			seen = strcmp(hosts.v[j], e->host) == 0;
+		if (seen || ward_render_network_denied(&m, e->host) != 0)
+			continue;
+		ward_strv_push(&hosts, e->host);
+		fprintf(f, "%s%s", hosts.n > 1 ? "\n" : "", m);
+		free(m);
+	}
+	if (hosts.n && ward_call_network_hint_offered(call) &&
+	    ward_render_network_hint(&m, call->surface) == 0) {
+		fprintf(f, "\n%s", m);
+		free(m);
+	}
+	ward_strv_discard(&hosts);
+	ward_err_clear();
+	if (fclose(f) != 0 || !buf) {
+		free(buf);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = buf;
+	return 0;
+}
+
 /* --- exported: texts ------------------------------------------------------- */
 
 int ward_call_render_refusal(char **out, const ward_call *call)
@@ -1188,6 +1437,17 @@ int ward_call_render_refusal(char **out, const ward_call *call)
 	if (!out || !call || !call->escalate ||
 	    call->verdict == WARD_ESCALATION_GRANTED)
 		return ward_err(WARD_EINVAL, "call: no refused escalation");
+	if (call->escalate_network) {
+		char what[320];
+
+		if (call->network_host)
+			snprintf(what, sizeof(what), "network access to %s",
+				 call->network_host);
+		else
+			snprintf(what, sizeof(what), "the whole network (on)");
+		return ward_render_network_verdict(
+		    out, call->surface, call->verdict, call->subject, what);
+	}
 	return ward_render_verdict_for(out, call->surface, call->verdict,
 				       call->subject, call->escalate_to);
 }

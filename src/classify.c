@@ -147,6 +147,15 @@ static bool runner_failed(struct ward_classification *out,
 	bool dialect, found = false;
 	bool failing = f->exit_code != 0 || f->term_signal != 0;
 
+	/* bwrap runs carry landlock-run inside (the Landlock layer): bwrap
+	 * exec'd it, so child_started is 1, but its own fatal error means
+	 * the command never ran. */
+	if (f->runner == WARD_RUNNER_BWRAP && f->child_started == 1 &&
+	    f->exit_code == LAUNCHER_FAILED &&
+	    find_line(err, LANDLOCK_PREFIX, LANDLOCK_INFO, &line, &len)) {
+		set_detail(out, line, len);
+		return true;
+	}
 	if (f->runner == WARD_RUNNER_NONE || f->child_started == 1)
 		return false;
 	dialect = runner_dialect(f->runner, &prefix, &exclude, &fatal_exit);

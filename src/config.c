@@ -73,7 +73,11 @@ enum key {
 	K_PRESETS,
 	K_PROTECT_GIT,
 	K_UNPROTECT,
+	K_ALLOW_UNIX,
 	K_ENV,
+	K_NETWORK,
+	K_ALLOW_DOMAINS,
+	K_DENY_DOMAINS,
 	K_COUNT
 };
 
@@ -89,7 +93,11 @@ static const char *const key_names[K_COUNT] = {
     [K_PRESETS] = "presets",
     [K_PROTECT_GIT] = "protect_git",
     [K_UNPROTECT] = "unprotect",
+    [K_ALLOW_UNIX] = "allow_unix",
     [K_ENV] = "env",
+    [K_NETWORK] = "network",
+    [K_ALLOW_DOMAINS] = "allow_domains",
+    [K_DENY_DOMAINS] = "deny_domains",
 };
 
 /* --- the YAML tree ------------------------------------------------------ */
@@ -144,11 +152,15 @@ struct layer {
 	bool protect_git;
 	char **unprot; /* as written, NULL-terminated */
 	unsigned *unprot_line;
+	char **aunix; /* allow_unix, as written */
+	unsigned *aunix_line;
 	struct access_entry *acc;
 	size_t nacc, capacc;
 	struct preset *presets;
 	size_t npresets, cappresets;
 	char **env_drop, **env_keep; /* NULL-terminated, or NULL */
+	enum ward_network network;   /* off or on */
+	char **allow, **deny;	     /* domain patterns, NULL-terminated */
 };
 
 struct cerror {
@@ -188,7 +200,8 @@ struct ward_config {
 	unsigned probe_timeout_ms;
 	enum ward_approval_policy approval;
 	bool protect_git;
-	char **unprotect; /* absolute, NULL-terminated (never NULL) */
+	char **unprotect;  /* absolute, NULL-terminated (never NULL) */
+	char **allow_unix; /* absolute, NULL-terminated, or NULL */
 	struct ward_config_preset *presets;
 	size_t npresets;
 	ward_presets *table; /* built-in presets + the configured ones */
@@ -196,6 +209,11 @@ struct ward_config {
 	/* The env policy: built-in drop patterns plus every layer's; keep
 	 * patterns of the user file, --config and the flags. */
 	char **env_drop, **env_keep;
+	/* The network: @net_set when a layer set it (else the mode's
+	 * default applies); @allow / @deny never NULL after resolve. */
+	bool net_set;
+	enum ward_network network;
+	char **allow, **deny;
 };
 
 static char *const empty_strv[] = {NULL};
@@ -1924,7 +1942,27 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
  * ward-config(5)). Only the user's own file: a cloned repository must not
  * switch off what keeps it from planting code.
  */
+static void h_user_paths(struct pstate *ps, const struct ynode *y,
+			 enum key key);
+
 static void h_unprotect(struct pstate *ps, const struct ynode *y)
+{
+	h_user_paths(ps, y, K_UNPROTECT);
+}
+
+/*
+ * allow_unix: unix sockets a confined command may reach although they are
+ * not its own (docs/RUNNERS.md, the supervisor). Only the user's own file:
+ * a cloned repository must not open docker.sock or the D-Bus to itself.
+ */
+static void h_allow_unix(struct pstate *ps, const struct ynode *y)
+{
+	h_user_paths(ps, y, K_ALLOW_UNIX);
+}
+
+/* A list of paths only the user's own file may set (unprotect,
+ * allow_unix). */
+static void h_user_paths(struct pstate *ps, const struct ynode *y, enum key key)
 {
 	size_t before = ps->cfg->nfail;
 	const char *hint = ps->cfg->user_hint ? ps->cfg->user_hint
@@ -1937,18 +1975,21 @@ static void h_unprotect(struct pstate *ps, const struct ynode *y)
 	 * and the commands still run. */
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		cignore(ps->cfg, ps->file, ps->line, ps->key,
-			"a project file may only narrow the sandbox, and "
-			"releasing a protected path lets a command plant code "
-			"that git or your editor runs later; put it in your "
-			"user file (%s)",
+			"a project file may only narrow the sandbox, and %s; "
+			"put it in your user file (%s)",
+			key == K_UNPROTECT
+			    ? "releasing a protected path lets a command plant "
+			      "code that git or your editor runs later"
+			    : "a socket outside the sandbox lets a command "
+			      "talk to a server that is not confined",
 			hint);
 		return;
 	}
 	if (ps->layer != WARD_CONFIG_LAYER_USER) {
-		PERR(ps, ps->line,
-		     "refused: only your user file (%s) may release a "
-		     "protected path",
-		     hint);
+		PERR(ps, ps->line, "refused: only your user file (%s) may %s",
+		     hint,
+		     key == K_UNPROTECT ? "release a protected path"
+					: "allow a unix socket");
 		return;
 	}
 	if (y->type != Y_SEQ) {
@@ -1986,9 +2027,14 @@ static void h_unprotect(struct pstate *ps, const struct ynode *y)
 		free(lines);
 		return;
 	}
-	ps->L->unprot = v;
-	ps->L->unprot_line = lines;
-	ps->L->has[K_UNPROTECT] = true;
+	if (key == K_ALLOW_UNIX) {
+		ps->L->aunix = v;
+		ps->L->aunix_line = lines;
+	} else {
+		ps->L->unprot = v;
+		ps->L->unprot_line = lines;
+	}
+	ps->L->has[key] = true;
 }
 
 /* A list of variable name patterns, into *out (NULL-terminated). */
@@ -2084,6 +2130,82 @@ static void h_env(struct pstate *ps, const struct ynode *y)
 		ps->L->has[K_ENV] = true;
 }
 
+static void h_network(struct pstate *ps, const struct ynode *y)
+{
+	const char *s = get_string(ps, y, "off or on");
+	char q[128];
+
+	if (!s)
+		return;
+	if (ward_network_parse(&ps->L->network, s) != 0) {
+		PERR(ps, y->line,
+		     "invalid network \"%s\" (valid: off, on; an allowlist is "
+		     "given with allow_domains)",
+		     quote(q, sizeof(q), s, strlen(s)));
+		return;
+	}
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT &&
+	    ps->L->network == WARD_NETWORK_ON) {
+		refuse_in_project(ps, ps->line,
+				  "\"network: on\" would open the network "
+				  "to every host");
+		return;
+	}
+	ps->L->has[K_NETWORK] = true;
+}
+
+/* A list of domain patterns (allow_domains / deny_domains) into *out. */
+static void domain_list(struct pstate *ps, const struct ynode *y, char ***out,
+			enum key key)
+{
+	size_t before = ps->cfg->nfail;
+	char **v;
+
+	if (y->type != Y_SEQ) {
+		PERR(ps, y->line,
+		     "expected a list of domain patterns (example.com, "
+		     "*.example.com), got %s",
+		     type_name(y));
+		return;
+	}
+	v = calloc(y->n + 1, sizeof(*v));
+	if (!v) {
+		ps->cfg->oom = true;
+		return;
+	}
+	for (size_t i = 0, n = 0; i < y->n; i++) {
+		const char *p = get_string(ps, y->kid[i], "a domain pattern");
+		char q[128];
+
+		if (!p)
+			continue;
+		if (ward_network_pattern_check(p) != 0) {
+			PERR(ps, y->kid[i]->line, "\"%s\": %s",
+			     quote(q, sizeof(q), p, strlen(p)),
+			     ward_error_last());
+			continue;
+		}
+		if (!store(ps->cfg, &v[n++], p))
+			break;
+	}
+	if (ps->cfg->nfail != before || ps->cfg->oom) {
+		ward_strv_free(v);
+		return;
+	}
+	*out = v;
+	ps->L->has[key] = true;
+}
+
+static void h_allow_domains(struct pstate *ps, const struct ynode *y)
+{
+	domain_list(ps, y, &ps->L->allow, K_ALLOW_DOMAINS);
+}
+
+static void h_deny_domains(struct pstate *ps, const struct ynode *y)
+{
+	domain_list(ps, y, &ps->L->deny, K_DENY_DOMAINS);
+}
+
 static void (*const handlers[K_COUNT])(struct pstate *,
 				       const struct ynode *) = {
     [K_MODE] = h_mode,
@@ -2097,7 +2219,11 @@ static void (*const handlers[K_COUNT])(struct pstate *,
     [K_PRESETS] = h_presets,
     [K_PROTECT_GIT] = h_protect_git,
     [K_UNPROTECT] = h_unprotect,
+    [K_ALLOW_UNIX] = h_allow_unix,
     [K_ENV] = h_env,
+    [K_NETWORK] = h_network,
+    [K_ALLOW_DOMAINS] = h_allow_domains,
+    [K_DENY_DOMAINS] = h_deny_domains,
 };
 
 /* Walk the top-level mapping. */
@@ -2137,7 +2263,8 @@ static void walk_root(ward_config *cfg, struct layer *L,
 			     "unknown key (valid: mode, workspace, runners, "
 			     "runner_command, runner_failure_signatures, "
 			     "probe_timeout_ms, access, approval, presets, "
-			     "protect_git, unprotect, env)");
+			     "protect_git, unprotect, allow_unix, env, "
+			     "network, allow_domains, deny_domains)");
 			continue;
 		}
 		if (seen[key]) {
@@ -2170,6 +2297,8 @@ static void layer_clear(struct layer *L)
 	ward_strv_free(L->sigs);
 	ward_strv_free(L->unprot);
 	free(L->unprot_line);
+	ward_strv_free(L->aunix);
+	free(L->aunix_line);
 	for (size_t i = 0; i < L->nacc; i++)
 		free(L->acc[i].text);
 	free(L->acc);
@@ -2178,6 +2307,8 @@ static void layer_clear(struct layer *L)
 	free(L->presets);
 	ward_strv_free(L->env_drop);
 	ward_strv_free(L->env_keep);
+	ward_strv_free(L->allow);
+	ward_strv_free(L->deny);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -2607,6 +2738,67 @@ static void resolve_unprotect(ward_config *cfg,
 	}
 }
 
+/*
+ * allow_unix (user file only): each path made absolute (`~/` expanded; a
+ * relative one is an error: a socket's place does not depend on the
+ * workspace).
+ */
+static void resolve_allow_unix(ward_config *cfg,
+			       const struct ward_config_options *opts)
+{
+	struct layer *L = &cfg->L[WARD_CONFIG_LAYER_USER];
+	struct pstate ps = {.cfg = cfg,
+			    .L = L,
+			    .layer = WARD_CONFIG_LAYER_USER,
+			    .file = L->file,
+			    .key = "allow_unix"};
+	struct ward_strv sv = {0};
+
+	bool flags = opts && opts->version >= 3 && opts->allow_unix_len;
+
+	if (!L->has[K_ALLOW_UNIX] && !flags)
+		return;
+	if (L->has[K_ALLOW_UNIX])
+		set_from(cfg, K_ALLOW_UNIX, WARD_CONFIG_LAYER_USER, L);
+	for (size_t i = 0; L->has[K_ALLOW_UNIX] && L->aunix[i]; i++) {
+		const char *p = L->aunix[i];
+		char *abs = NULL;
+
+		if (p[0] == '~') {
+			abs = expand_home(&ps, L->aunix_line[i], p,
+					  env_home(opts ? opts->env : NULL));
+		} else if (p[0] == '/') {
+			abs = strdup(p);
+		} else {
+			PERR(&ps, L->aunix_line[i],
+			     "\"%s\" is not an absolute path (a socket is "
+			     "named from /, or ~/)",
+			     p);
+			continue;
+		}
+		if (!abs) {
+			if (cfg->nfail == 0)
+				cfg->oom = true;
+			continue;
+		}
+		ward_strv_push(&sv, abs);
+		free(abs);
+	}
+	for (size_t i = 0; flags && i < opts->allow_unix_len; i++) {
+		if (!opts->allow_unix[i] || opts->allow_unix[i][0] != '/') {
+			cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+			     "allow-unix", "'%s' is not an absolute path",
+			     opts->allow_unix[i] ? opts->allow_unix[i] : "");
+			continue;
+		}
+		ward_strv_push(&sv, opts->allow_unix[i]);
+	}
+	if (ward_strv_finish(&cfg->allow_unix, &sv) != 0) {
+		cfg->oom = true;
+		cfg->allow_unix = NULL;
+	}
+}
+
 /* Presets: user file, then --config (a redefinition keeps its place). */
 static void resolve_presets(ward_config *cfg)
 {
@@ -2810,6 +3002,168 @@ static void resolve_env(ward_config *cfg,
 		cfg->oom = true;
 }
 
+/* Append the patterns of @v not already in @sv. */
+static void push_new(struct ward_strv *sv, char *const *v)
+{
+	for (size_t i = 0; v && v[i]; i++) {
+		bool have = false;
+
+		for (size_t j = 0; j < sv->n && !have; j++)
+			have = strcmp(sv->v[j], v[i]) == 0;
+		if (!have)
+			ward_strv_push(sv, v[i]);
+	}
+}
+
+static bool strv_has(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; v && i < n && v[i]; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The network (see ward_config_network): each layer, lowest first, may set
+ * it; `network` wins over `allow_domains` within a layer; allowed domains
+ * accumulate (user, --config, flags) while the project file only narrows
+ * them; denied domains accumulate from every layer.
+ */
+static void resolve_network(ward_config *cfg,
+			    const struct ward_config_options *opts)
+{
+	static const enum ward_config_layer order[] = {
+	    WARD_CONFIG_LAYER_USER, WARD_CONFIG_LAYER_PROJECT,
+	    WARD_CONFIG_LAYER_EXPLICIT};
+	struct ward_strv allow = {0}, deny = {0};
+	char q[128];
+
+	cfg->net_set = false;
+	cfg->network = WARD_NETWORK_OFF;
+	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++) {
+		enum ward_config_layer l = order[o];
+		struct layer *L = &cfg->L[l];
+
+		if (!L->present)
+			continue;
+		push_new(&deny, L->deny);
+		if (l == WARD_CONFIG_LAYER_PROJECT) {
+			if (L->has[K_NETWORK]) {
+				/* Only off gets here: it narrows. */
+				cfg->network = L->network;
+				cfg->net_set = true;
+				set_from(cfg, K_NETWORK, l, L);
+				continue;
+			}
+			if (!L->has[K_ALLOW_DOMAINS])
+				continue;
+			if (cfg->net_set && cfg->network == WARD_NETWORK_ON) {
+				/* From every host to these: narrower. */
+				ward_strv_discard(&allow);
+				memset(&allow, 0, sizeof(allow));
+				push_new(&allow, L->allow);
+				cfg->network = WARD_NETWORK_ALLOWLIST;
+				set_from(cfg, K_NETWORK, l, L);
+				continue;
+			}
+			for (size_t i = 0; L->allow[i]; i++) {
+				if (cfg->net_set &&
+				    cfg->network == WARD_NETWORK_ALLOWLIST &&
+				    strv_has(allow.v, allow.n, L->allow[i]))
+					continue;
+				cignore(cfg, L->file, L->line[K_ALLOW_DOMAINS],
+					"allow_domains",
+					"\"%s\": a project file may only "
+					"narrow the sandbox, and no lower "
+					"layer allows this domain; allow it "
+					"in your user file (%s), with --config "
+					"FILE or with --allow-domain",
+					quote(q, sizeof(q), L->allow[i],
+					      strlen(L->allow[i])),
+					cfg->user_hint
+					    ? cfg->user_hint
+					    : "~/.config/ward/config.yml");
+			}
+			if (cfg->net_set &&
+			    cfg->network == WARD_NETWORK_ALLOWLIST) {
+				/* Keep only what both allow. */
+				struct ward_strv kept = {0};
+
+				for (size_t i = 0; i < allow.n; i++)
+					if (strv_has(L->allow, SIZE_MAX,
+						     allow.v[i]))
+						ward_strv_push(&kept,
+							       allow.v[i]);
+				ward_strv_discard(&allow);
+				allow = kept;
+				if (allow.n == 0)
+					cfg->network = WARD_NETWORK_OFF;
+				set_from(cfg, K_NETWORK, l, L);
+			}
+			continue;
+		}
+		push_new(&allow, L->allow);
+		if (L->has[K_NETWORK]) {
+			cfg->network = L->network;
+			cfg->net_set = true;
+			set_from(cfg, K_NETWORK, l, L);
+		} else if (L->has[K_ALLOW_DOMAINS] && L->allow[0]) {
+			cfg->network = WARD_NETWORK_ALLOWLIST;
+			cfg->net_set = true;
+			set_from(cfg, K_NETWORK, l, L);
+		}
+	}
+	if (opts && opts->version >= 3) {
+		for (size_t i = 0; i < opts->allow_domains_len; i++) {
+			const char *d = opts->allow_domains[i];
+
+			if (ward_network_pattern_check(d) != 0) {
+				cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+				     "allow-domain", "\"%s\": %s",
+				     quote(q, sizeof(q), d, strlen(d)),
+				     ward_error_last());
+				continue;
+			}
+			push_new(&allow, (char *const[]){(char *)d, NULL});
+		}
+		if (opts->network) {
+			enum ward_network n;
+
+			if (ward_network_parse(&n, opts->network) != 0) {
+				cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+				     "network",
+				     "invalid network \"%s\" (valid: off, on)",
+				     quote(q, sizeof(q), opts->network,
+					   strlen(opts->network)));
+			} else if (opts->allow_domains_len) {
+				cerr(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+				     "network",
+				     "--network %s and --allow-domain "
+				     "contradict each other: --allow-domain "
+				     "alone gives an allowlist",
+				     opts->network);
+			} else {
+				cfg->network = n;
+				cfg->net_set = true;
+				set_from(cfg, K_NETWORK,
+					 WARD_CONFIG_LAYER_FLAGS, NULL);
+			}
+		} else if (opts->allow_domains_len) {
+			cfg->network = WARD_NETWORK_ALLOWLIST;
+			cfg->net_set = true;
+			set_from(cfg, K_NETWORK, WARD_CONFIG_LAYER_FLAGS, NULL);
+		}
+	}
+	if (cfg->network == WARD_NETWORK_ALLOWLIST && allow.n == 0)
+		cfg->network = WARD_NETWORK_OFF;
+	ward_strv_free(cfg->allow);
+	ward_strv_free(cfg->deny);
+	cfg->allow = cfg->deny = NULL;
+	if (ward_strv_finish(&cfg->allow, &allow) != 0 ||
+	    ward_strv_finish(&cfg->deny, &deny) != 0)
+		cfg->oom = true;
+}
+
 static void resolve_warnings(ward_config *cfg)
 {
 	char o[PATH_MAX + 64];
@@ -2861,7 +3215,9 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_preset_table(cfg);
 	resolve_rules(cfg, opts);
 	resolve_unprotect(cfg, opts);
+	resolve_allow_unix(cfg, opts);
 	resolve_env(cfg, opts);
+	resolve_network(cfg, opts);
 	resolve_warnings(cfg);
 	return result(cfg, before);
 }
@@ -2970,9 +3326,12 @@ void ward_config_free(ward_config *cfg)
 	free(cfg->ign);
 	ward_strv_free(cfg->env_drop);
 	ward_strv_free(cfg->env_keep);
+	ward_strv_free(cfg->allow);
+	ward_strv_free(cfg->deny);
 	free(cfg->user_hint);
 	free(cfg->workspace);
 	ward_strv_free(cfg->unprotect);
+	ward_strv_free(cfg->allow_unix);
 	free(cfg->presets);
 	ward_presets_free(cfg->table);
 	ward_rules_free(cfg->rules);
@@ -3068,6 +3427,26 @@ static void get_from(const ward_config *cfg, enum key key,
 		*from = cfg->from[key];
 }
 
+enum ward_network ward_config_network(const ward_config *cfg,
+				      enum ward_mode mode, bool *set,
+				      struct ward_config_origin *from)
+{
+	get_from(cfg, K_NETWORK, from);
+	if (set)
+		*set = cfg->net_set;
+	return cfg->net_set ? cfg->network : ward_network_default(mode);
+}
+
+char *const *ward_config_allow_domains(const ward_config *cfg)
+{
+	return cfg && cfg->allow ? cfg->allow : empty_strv;
+}
+
+char *const *ward_config_deny_domains(const ward_config *cfg)
+{
+	return cfg && cfg->deny ? cfg->deny : empty_strv;
+}
+
 enum ward_mode ward_config_mode(const ward_config *cfg,
 				struct ward_config_origin *from)
 {
@@ -3124,6 +3503,13 @@ char *const *ward_config_unprotect(const ward_config *cfg,
 {
 	get_from(cfg, K_UNPROTECT, from);
 	return cfg->unprotect ? cfg->unprotect : empty_strv;
+}
+
+char *const *ward_config_allow_unix(const ward_config *cfg,
+				    struct ward_config_origin *from)
+{
+	get_from(cfg, K_ALLOW_UNIX, from);
+	return cfg->allow_unix ? cfg->allow_unix : empty_strv;
 }
 
 bool ward_config_protect_git(const ward_config *cfg,
@@ -3242,6 +3628,20 @@ int ward_config_options_init(struct ward_config_options *opts, unsigned version)
 		memcpy(opts, &init,
 		       offsetof(struct ward_config_options, env_keep));
 		opts->version = 1;
+		return 0;
+	}
+	if (version == 2) {
+		/* A version-2 struct ends before allow_unix. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_config_options, allow_unix));
+		opts->version = 2;
+		return 0;
+	}
+	if (version == 3) {
+		/* A version-3 struct ends before network. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_config_options, network));
+		opts->version = 3;
 		return 0;
 	}
 	if (version != WARD_CONFIG_OPTIONS_VERSION)

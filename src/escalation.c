@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "internal.h"
+#include "proxy_internal.h"
 #include "ward/escalation.h"
 #include "ward/render.h"
 
@@ -148,6 +149,44 @@ static bool blank(const char *s)
 	return true;
 }
 
+bool ward_escalation_network_is_wider(const ward_policy *base, const char *host)
+{
+	enum ward_network cur = ward_policy_network(base);
+	struct ward_proxy_rules *rules = NULL;
+	char norm[WARD_HOST_MAX];
+	enum ward_host_kind kind;
+	enum ward_rule_result r;
+	const char *pat = NULL, *why = NULL;
+
+	if (cur == WARD_NETWORK_ON)
+		return false;
+	if (!host)
+		return true;
+	kind = ward_host_parse(norm, host, strlen(host), &why);
+	if (kind == 0)
+		return false;
+	if (ward_proxy_rules_new(&rules,
+				 cur == WARD_NETWORK_ALLOWLIST
+				     ? ward_policy_allow_domains(base)
+				     : NULL,
+				 ward_policy_deny_domains(base)) != 0)
+		return false;
+	r = ward_proxy_rules_check(rules, norm, kind, &pat);
+	ward_proxy_rules_free(rules);
+	/* Denied wins over any allow: adding it would change nothing; an
+	 * allowed host has nothing to add. */
+	return r != WARD_RULE_DENY_LISTED && !ward_rule_allows(r);
+}
+
+/* What a network escalation asks, as the texts name it. */
+static void net_what(char *buf, size_t len, const struct ward_escalation *e)
+{
+	if (e->net_host)
+		snprintf(buf, len, "network access to %s", e->net_host);
+	else
+		snprintf(buf, len, "the whole network (on)");
+}
+
 /* Put the request to the approval service; an unknown answer is "no one
  * could be asked" (fail closed). */
 static enum ward_escalation_verdict ask(const struct ward_escalation *e,
@@ -163,7 +202,17 @@ static enum ward_escalation_verdict ask(const struct ward_escalation *e,
 	    .justification = e->justification,
 	    .session_id = e->session ? ward_session_id(e->session) : NULL,
 	    .call_id = e->call_id,
+	    .network = e->version >= 2 && e->network,
+	    .net_current = ward_policy_network(base),
+	    .net_requested =
+		e->net_host ? WARD_NETWORK_ALLOWLIST : WARD_NETWORK_ON,
+	    .net_host = e->net_host,
 	};
+
+	if (!req.network)
+		req.net_host = NULL;
+	else
+		req.requested = req.current;
 
 	*outcome = e->approve(e->approve_ctx, &req);
 	switch (*outcome) {
@@ -178,6 +227,96 @@ static enum ward_escalation_verdict ask(const struct ward_escalation *e,
 	}
 	*outcome = WARD_APPROVAL_UNAVAILABLE;
 	return WARD_ESCALATION_UNAVAILABLE;
+}
+
+/*
+ * A network escalation: the same steps and records as a mode's, with the
+ * network asked for (a host or on) in place of the mode, and its own texts.
+ */
+static int authorize_network(ward_policy **granted,
+			     enum ward_escalation_verdict *verdict,
+			     const ward_policy *base,
+			     const struct ward_escalation *e)
+{
+	enum ward_escalation_verdict v;
+	enum ward_approval_outcome outcome;
+	ward_policy *wide = NULL;
+	json_t *justification;
+	char what[320], *text = NULL;
+	int err;
+
+	if (blank(e->justification))
+		return ward_err(WARD_EINVAL,
+				"an escalation needs a justification");
+	if (e->session && (!e->call_id || !*e->call_id))
+		return ward_err(WARD_EINVAL,
+				"an escalation in a session needs a call id");
+	if (e->net_host && ward_network_pattern_check(e->net_host) != 0)
+		return ward_err(WARD_EINVAL, "network escalation: %s",
+				ward_error_last());
+	if (e->net_host && e->net_host[0] == '*')
+		return ward_err(WARD_EINVAL,
+				"network escalation: ask for one host, not a "
+				"pattern (\"%s\")",
+				e->net_host);
+	justification = json_string(e->justification);
+	if (!justification)
+		return ward_err(WARD_EINVAL,
+				"the justification is not valid UTF-8");
+	err = record(e, "escalation/request",
+		     json_pack("{s:s, s:s, s:s?, s:o, s:s}", "network_from",
+			       ward_network_name(ward_policy_network(base)),
+			       "network", e->net_host ? "allowlist" : "on",
+			       "host", e->net_host, "justification",
+			       justification, "subject",
+			       ward_subject_name(e->subject)));
+	if (err)
+		return err;
+	if (!ward_escalation_network_is_wider(base, e->net_host)) {
+		v = WARD_ESCALATION_NOT_WIDER;
+	} else if (!e->approve) {
+		v = WARD_ESCALATION_NO_SERVICE;
+	} else if (e->policy != WARD_APPROVAL_ASK) {
+		v = WARD_ESCALATION_POLICY_NEVER;
+	} else {
+		err = record(e, "approval/asked", NULL);
+		if (err)
+			return err;
+		v = ask(e, base, &outcome);
+		err = record(e, "approval/decision",
+			     json_pack("{s:s}", "outcome",
+				       ward_approval_outcome_name(outcome)));
+		if (err)
+			return err;
+	}
+	net_what(what, sizeof(what), e);
+	if (v == WARD_ESCALATION_GRANTED) {
+		err = ward_policy_with_network(
+		    &wide, base,
+		    e->net_host ? WARD_NETWORK_ALLOWLIST : WARD_NETWORK_ON,
+		    e->net_host ? (char *const[]){(char *)e->net_host, NULL}
+				: NULL);
+		if (err)
+			return err;
+	}
+	err = ward_render_network_verdict(&text, WARD_SURFACE_API, v,
+					  e->subject, what);
+	if (err) {
+		ward_policy_free(wide);
+		return err;
+	}
+	err = record(e, "escalation/verdict",
+		     json_pack("{s:s, s:s*}", "verdict",
+			       ward_escalation_verdict_name(v), "text", text));
+	free(text);
+	if (err) {
+		ward_policy_free(wide);
+		return err;
+	}
+	if (wide)
+		*granted = wide;
+	*verdict = v;
+	return 0;
 }
 
 int ward_escalation_authorize(ward_policy **granted,
@@ -195,6 +334,8 @@ int ward_escalation_authorize(ward_policy **granted,
 
 	if (!granted || !verdict || !base || !e)
 		return ward_err(WARD_EINVAL, "escalation: missing argument");
+	if (e->version >= 2 && e->network)
+		return authorize_network(granted, verdict, base, e);
 	if (e->version < 1 || e->version > WARD_ESCALATION_VERSION)
 		return ward_bad_version("escalation", e->version,
 					WARD_ESCALATION_VERSION);

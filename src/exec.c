@@ -13,9 +13,10 @@
  *
  * Bwrap caveat (bubblewrap 0.8, as root): its inner sandbox process sets
  * its own PR_SET_PDEATHSIG a few milliseconds after bwrap starts, without
- * re-checking its parent; a caller killed inside that window leaves the
- * sandbox running (still confined) until its command ends. Once the
- * command runs, it dies with the caller.
+ * re-checking its parent; a bwrap killed inside that window would leave
+ * the sandbox running. So the sandbox's pid 1 (from --json-status-fd) is
+ * killed through a pidfd whenever the call is signalled or bwrap ends,
+ * and the call's cgroup or the subreaper (when in force) end it too.
  *
  * Decisions worth knowing (see also docs):
  *  - WARD_SANDBOX=<runner> is set (replacing any inherited value) only for
@@ -23,24 +24,31 @@
  *    environment as given: an inherited WARD_SANDBOX there still tells the
  *    truth, since confinement is inherited.
  *  - When the command itself cannot be exec'd (not found, not executable)
- *    under runner none or in-process Landlock, the child reports it like a
- *    shell: "ward: NAME: command not found" on stderr, exit 127 (126 when
- *    found but not executable). The confinement was in place, so this is
- *    the command's failure, not a runner failure. A wrapper that cannot be
- *    exec'd (bwrap, landlock-run, sandbox-exec) is a runner failure.
+ *    under runner none, the child reports it like a shell: "ward: NAME:
+ *    command not found" on stderr, exit 127 (126 when found but not
+ *    executable); landlock-run --shell-status does the same for Landlock.
+ *    The confinement was in place, so this is the command's failure, not
+ *    a runner failure. A wrapper that cannot be exec'd (bwrap,
+ *    landlock-run, sandbox-exec) is a runner failure.
  *  - After the child exits, output is read until its pipes close, but at
  *    most DRAIN_MS longer: a background process that escaped the wait (and
  *    holds the pipes) keeps running, unread — unless containment is in
  *    force, which kills it as soon as the child has exited.
- *  - Containment (Landlock runs only; see enum ward_contain): a cgroup per
- *    call when one can be had, since it is per call and nothing confined
- *    can leave it (Landlock forbids writing cgroup.procs); the child must
- *    be born in it (clone3 CLONE_INTO_CGROUP), because moving a running
- *    process (a write to cgroup.procs) waits for an RCU grace period:
- *    5–15 ms here, against ~0.2 ms for the fork-like clone3. The subreaper
- *    fallback keeps the vfork-style start and its common case (nothing
- *    left behind) costs one waitid(); /proc is read only when a child is
- *    actually left.
+ *  - Every Landlock run goes through landlock-run, whose keeper stays the
+ *    command's parent: when the command ends, everything it started ends
+ *    (a pid namespace as root, else a subreaper sweep), and a caller that
+ *    dies takes the tree along. Signals for the call go to the keeper,
+ *    which forwards them; SIGKILL becomes its kill-everything signal
+ *    (SIGRTMAX), since a SIGKILLed keeper could sweep nothing.
+ *  - Containment in this process (see enum ward_contain), on top: a
+ *    cgroup per call when one can be had, since it is per call and
+ *    nothing confined can leave it (Landlock forbids writing cgroup.procs,
+ *    seccomp refuses clone3); the child must be born in it (clone3
+ *    CLONE_INTO_CGROUP), because moving a running process (a write to
+ *    cgroup.procs) waits for an RCU grace period: 5–15 ms here, against
+ *    ~0.2 ms for the fork-like clone3. The subreaper fallback keeps the
+ *    vfork-style start and its common case (nothing left behind) costs
+ *    one waitid(); /proc is read only when a child is actually left.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,7 +73,6 @@
 
 #include "exec_internal.h"
 #include "protect.h"
-#include "landlock.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
@@ -111,7 +118,7 @@
  * that finds it; what is not empty yet is left for the next one). */
 #define CGROUP_EMPTY_MS 2000
 #define STALE_EMPTY_MS	200
-/* Subreaper: how long kill-and-reap rounds may go on. */
+/* Subreaper: how long kill-and-reap rounds go on without reaping one. */
 #define SWEEP_MS 2000
 
 /*
@@ -144,7 +151,7 @@ struct ward_result {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	enum ward_contain contain;
-	pid_t pid; /* the child's (for the audit records of its run) */
+	pid_t pid; /* the confined process (for its audit records) */
 	char *out; /* NULL in stream mode */
 	size_t out_len, out_dropped;
 	char *err;
@@ -497,7 +504,6 @@ static char **build_candidates(const char *name, char *const *envp)
 
 enum child_stage {
 	STAGE_SETUP = 1, /* the executor's own setup (fds, chdir, session) */
-	STAGE_LANDLOCK,	 /* in-process confinement */
 	STAGE_EXEC,	 /* exec of a wrapper runner */
 };
 
@@ -515,7 +521,6 @@ struct child_args {
 	int err_fd;
 	int fd3; /* bwrap's JSON status pipe, becomes fd 3; or -1 */
 	int status_fd;
-	const struct ward_ll_ruleset *rs; /* in-process Landlock, or NULL */
 	const char *cwd;
 	char *const *argv;
 	char *const *envp;
@@ -641,7 +646,6 @@ static int child_lift(int fd)
  */
 static void child_main(const struct child_args *a)
 {
-	struct ward_ll_ruleset rs;
 	char err[200];
 	int in, out, errfd, fd3 = -1, st;
 	int saw_eacces = 0, e = ENOENT;
@@ -680,26 +684,16 @@ static void child_main(const struct child_args *a)
 		if (fd3 < 0)
 			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
 	}
-	if (a->rs) {
-		rs = *a->rs;
-		rs.fd = child_lift(a->rs->fd);
-		if (rs.fd < 0)
-			child_report(st, STAGE_SETUP, errno, "ruleset fd",
-				     NULL);
-	}
 	/* dup2() clears close-on-exec on the target: these four survive. */
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
 	    (fd3 >= 0 && dup2(fd3, 3) < 0))
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
-	/* Everything else (the status pipe and the ruleset included, still
-	 * needed until exec) goes at exec. */
+	/* Everything else (the status pipe included, still needed until
+	 * exec) goes at exec. */
 	child_cloexec_from(fd3 >= 0 ? 4 : 3);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
-
-	if (a->rs && ward_ll_enforce(&rs, err, sizeof(err)) != 0)
-		child_report(st, STAGE_LANDLOCK, 0, err, NULL);
 
 	/* execvp's search, over candidates built beforehand. */
 	for (size_t i = 0; a->cands[i]; i++) {
@@ -1241,19 +1235,21 @@ static void list_children(struct pidlist *l)
 }
 
 /*
- * Kill and reap @pid, a child of this process, unless it started before
- * @since (it predates the call: not ours to kill). A pidfd pins the
- * process, so a pid that is reaped and reused meanwhile is never
- * signalled. Waits at most until @until (ms, now_ms clock). Returns
- * whether @pid was one of the call's.
+ * Kill @pid, a child of this process, unless it started before @since (it
+ * predates the call: not ours to kill), and reap it if it can be. A pidfd
+ * pins the process, so a pid reaped and reused meanwhile is never
+ * signalled. Never waits: a zombie held by a live tracer (the tracer
+ * reaps it first) is left for a later round, once its tracer — one of the
+ * call's processes too — has been killed. Returns 1 when @pid was one of
+ * the call's, 2 when it was also reaped, 0 otherwise.
  */
-static bool sweep_one(pid_t pid, unsigned long long since, uint64_t until)
+static int sweep_one(pid_t pid, unsigned long long since)
 {
 	int fd = (int)syscall(__NR_pidfd_open, pid, 0);
 	unsigned long long start;
-	bool ours = false;
 	pid_t ppid = 0;
 	siginfo_t si;
+	int ours = 0;
 
 	if (!proc_stat(pid, &ppid, &start) || start < since)
 		goto out_close;
@@ -1261,29 +1257,20 @@ static bool sweep_one(pid_t pid, unsigned long long since, uint64_t until)
 		/* Before Linux 5.3: the pid it is. */
 		if (errno != ENOSYS || kill(pid, SIGKILL) != 0)
 			goto out_close;
-		ours = true;
-		while (waitpid(pid, NULL, WNOHANG) == 0 && now_ms() < until)
-			usleep(1000);
+		ours = waitpid(pid, NULL, WNOHANG) == pid ? 2 : 1;
 		goto out_close;
 	}
-	/* Still our child (else ECHILD): then signal and reap it. */
+	/* Still our child (else ECHILD): then signal it, reap if dead. */
 	memset(&si, 0, sizeof(si));
 	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si,
 		   WEXITED | WNOHANG | WNOWAIT) != 0)
 		goto out_close;
-	ours = true;
+	ours = 1;
 	syscall(__NR_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t now = now_ms();
-
-		memset(&si, 0, sizeof(si));
-		if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si,
-			   WEXITED | WNOHANG) != 0 ||
-		    si.si_pid != 0 || now >= until)
-			break;
-		poll(&p, 1, (int)(until - now));
-	}
+	memset(&si, 0, sizeof(si));
+	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG) == 0 &&
+	    si.si_pid != 0)
+		ours = 2;
 out_close:
 	if (fd >= 0)
 		close(fd);
@@ -1293,8 +1280,12 @@ out_close:
 /*
  * Subreaper: kill and reap every child of this process started since
  * @since. Killing one reparents its own children to us, so repeat until
- * no round finds one, at most SWEEP_MS. The common case, nothing left
- * behind, is one waitid() that finds no child at all: /proc is not read.
+ * no round finds one. No budget shared by the children: each round kills
+ * every live one before waiting for any, so a zombie held by a tracer
+ * cannot hold up the rest (its tracer is killed too, which frees it).
+ * Only when SWEEP_MS pass without a single child reaped does it give up
+ * (a process stuck in the kernel). The common case, nothing left behind,
+ * is one waitid() that finds no child at all: /proc is not read.
  */
 static void sweep_children(unsigned long long since)
 {
@@ -1307,14 +1298,23 @@ static void sweep_children(unsigned long long since)
 	    errno == ECHILD)
 		return;
 	while (now_ms() < until) {
-		bool found = false;
+		struct timespec ms = {0, 1000000};
+		bool found = false, reaped = false;
 
 		l.n = 0;
 		list_children(&l);
-		for (size_t i = 0; i < l.n; i++)
-			found |= sweep_one(l.v[i], since, until);
+		for (size_t i = 0; i < l.n; i++) {
+			int r = sweep_one(l.v[i], since);
+
+			found |= r > 0;
+			reaped |= r == 2;
+		}
 		if (!found)
 			break;
+		if (reaped)
+			until = now_ms() + SWEEP_MS;
+		else
+			nanosleep(&ms, NULL); /* killed: let them die */
 	}
 	free(l.v);
 }
@@ -1322,13 +1322,16 @@ static void sweep_children(unsigned long long since)
 /*
  * Decide the containment of a call about to start under @runner, from
  * @want (WARD_CONTAIN_* flags): the cgroup when asked for and it can be
- * had, else the subreaper when asked for. bwrap's pid namespace needs
- * none; runner none (unconfined) gets none.
+ * had, else the subreaper when asked for. Runner none (unconfined) gets
+ * none. bwrap gets it too: its pid namespace ends with the sandbox's
+ * pid 1, but a bwrap killed in its first milliseconds leaves that pid 1
+ * running (see "Bwrap caveat" above) — the cgroup or the subreaper ends
+ * it with the call.
  */
 static void contain_begin(struct ward_spawn *sp, enum ward_runner runner,
 			  unsigned want)
 {
-	if (runner != WARD_RUNNER_LANDLOCK)
+	if (runner == WARD_RUNNER_NONE || runner == WARD_RUNNER_SEATBELT)
 		return;
 	if ((want & WARD_CONTAIN_CGROUP) && cg_create(sp)) {
 		sp->contain = WARD_CONTAIN_CGROUP;
@@ -1409,6 +1412,7 @@ static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
 		ward_strv_push(&sv, c->prefix[i]);
 	ward_strv_push(&sv, cwd);
 	ward_strv_push(&sv, "--");
+	ward_strv_push_all(&sv, c->inner); /* the Landlock layer, or none */
 	ward_strv_push_all(&sv, c->cmd);
 	return ward_strv_finish(out, &sv);
 }
@@ -1442,8 +1446,6 @@ static int status_error(const struct child_status *st, ssize_t got,
 	memcpy(msg, st->msg, sizeof(msg));
 	msg[sizeof(msg) - 1] = '\0';
 	switch (st->stage) {
-	case STAGE_LANDLOCK:
-		return ward_err(WARD_ERUNNER, "landlock: %s", msg);
 	case STAGE_EXEC:
 		return ward_err(WARD_ERUNNER, "%s: cannot execute %s: %s",
 				ward_runner_name(runner), msg,
@@ -1485,21 +1487,47 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->json_fd = -1;
 	sp->started = -1;
 	sp->cg_fd = -1;
+	sp->bwrap_pidfd = -1;
 	copy_signatures(sp, c->failure_signatures);
+}
+
+/*
+ * Landlock: the launcher argv, the plan's with --shell-status (a command
+ * that cannot be executed is its own failure, 127 or 126, like a shell's)
+ * and --pid-fd 3 (the pid of the process that confines itself, which the
+ * kernel's audit records name) after the binary. Nothing is planned
+ * again. Every Landlock run goes
+ * through landlock-run: its keeper stays the command's parent, ends
+ * everything the command started when it ends, and dies with the caller
+ * taking the tree along (PR_SET_PDEATHSIG) — which a process confining
+ * itself in-process and exec'ing the command could not do.
+ */
+static int launcher_argv(char ***out, const ward_confined *c)
+{
+	struct ward_strv sv = {0};
+
+	if (!c->argv || !c->argv[0])
+		return ward_err(WARD_ERUNNER, "landlock: no launcher argv "
+					      "planned");
+	ward_strv_push(&sv, c->argv[0]);
+	ward_strv_push(&sv, "--shell-status");
+	ward_strv_push(&sv, "--pid-fd");
+	ward_strv_push(&sv, "3");
+	ward_strv_push_all(&sv, c->argv + 1);
+	return ward_strv_finish(out, &sv);
 }
 
 int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		     const ward_policy *policy,
 		     const struct ward_exec_options *o, bool capture)
 {
-	struct ward_ll_ruleset rs = {.fd = -1};
 	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
 	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1};
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
-	char errbuf[256];
-	bool in_process = false;
+	bool bwrap =
+	    c->runner == WARD_RUNNER_BWRAP || c->runner == WARD_RUNNER_CUSTOM;
 	pid_t pid;
 	ssize_t got;
 	int err = 0;
@@ -1522,24 +1550,11 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		a.shell_like = true;
 		break;
 	case WARD_RUNNER_LANDLOCK:
-		if (o->landlock_via_launcher) {
-			a.argv = c->argv;
-			break;
-		}
-		/* In-process: the child confines itself, then execs the bare
-		 * command; the launcher argv is not used. */
-		in_process = true;
-		a.argv = c->cmd;
-		a.shell_like = true;
-		err = ward_ll_prepare(
-		    &rs, (const char *const *)c->ll_ro, ward_strv_len(c->ll_ro),
-		    (const char *const *)c->ll_rw, ward_strv_len(c->ll_rw),
-		    errbuf, sizeof(errbuf));
+		err = launcher_argv(&wrapped, c);
 		if (err)
-			return ward_err(WARD_ERUNNER, "landlock: %s", errbuf);
-		if (rs.partial)
-			sp->enforcement = WARD_ENFORCEMENT_PARTIAL;
-		a.rs = &rs;
+			return err;
+		a.argv = wrapped;
+		sp->keeper = true;
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
@@ -1567,7 +1582,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 
 	if (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 ||
 	    (capture && pipe2(out_p, O_CLOEXEC) != 0) ||
-	    (wrapped && pipe2(json_p, O_CLOEXEC) != 0)) {
+	    ((bwrap || sp->keeper) && pipe2(json_p, O_CLOEXEC) != 0)) {
 		err = ward_err(-errno, "cannot create a pipe: %s",
 			       strerror(errno));
 		goto out_close_pipes;
@@ -1595,7 +1610,6 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	close_fd(&err_p[1]);
 	close_fd(&out_p[1]);
 	close_fd(&json_p[1]);
-	ward_ll_close(&rs);
 
 	got = read_status(st_p[0], &st);
 	close_fd(&st_p[0]);
@@ -1613,13 +1627,13 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	sp->err_fd = err_p[0];
 	sp->json_fd = json_p[0];
 	/*
-	 * Runner none and in-process Landlock exec the command itself: it
-	 * started. bwrap's JSON status decides later. A wrapper's start says
-	 * nothing about the command (-1: classify by the runner's text).
+	 * Runner none execs the command itself: it started. bwrap's JSON
+	 * status decides later. Another wrapper's start says nothing about
+	 * the command (-1: classify by the runner's text).
 	 */
-	if (c->runner == WARD_RUNNER_NONE || in_process)
+	if (c->runner == WARD_RUNNER_NONE)
 		sp->started = 1;
-	else if (wrapped)
+	else if (bwrap)
 		sp->started = 0;
 	out_p[0] = err_p[0] = json_p[0] = -1;
 	err = 0;
@@ -1637,7 +1651,6 @@ out_close_pipes:
 	close_pipe(out_p);
 	close_pipe(json_p);
 out_free_plan:
-	ward_ll_close(&rs);
 	free(cands);
 	free(envp);
 	ward_strv_free(wrapped);
@@ -1697,6 +1710,9 @@ static void sink_put(struct ward_sink *s, pthread_mutex_t *lock,
 		pthread_mutex_unlock(lock);
 }
 
+static pid_t json_child_pid(const char *buf, size_t len);
+static void bwrap_note_child(struct ward_spawn *sp);
+
 /* One read from a ready pipe; closes it at EOF or on error. */
 static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
 		      pthread_mutex_t *lock, char *buf, size_t size)
@@ -1722,17 +1738,104 @@ static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
 		memcpy(sp->json + sp->json_len, buf, k);
 		sp->json_len += k;
 	}
+	if (lock)
+		pthread_mutex_lock(lock);
+	bwrap_note_child(sp);
+	if (lock)
+		pthread_mutex_unlock(lock);
 }
 
 /*
- * Signal the child's process group (its session: setsid made pgid == pid).
- * Should the group be gone while the unreaped leader is not (it cannot be,
- * short of a bug), the leader still gets the signal.
+ * bwrap: once its JSON status names the sandbox's pid 1 (bwrap's child),
+ * hold a pidfd on it. bwrap is not reaped yet when this runs (the loop
+ * reaps it last), so the pid is still its child's or its zombie's.
  */
-static void kill_group(const struct ward_spawn *sp, int sig)
+static void bwrap_note_child(struct ward_spawn *sp)
 {
-	if (kill(-sp->pid, sig) != 0 && errno == ESRCH)
-		kill(sp->pid, sig);
+	pid_t pid;
+
+	if (sp->bwrap_child)
+		return;
+	pid = json_child_pid(sp->json, sp->json_len);
+	if (pid <= 0)
+		return;
+	sp->bwrap_child = pid;
+	sp->bwrap_pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+}
+
+/* Signals whose default action does not end a process: bwrap survives
+ * them, and so does its sandbox. */
+static bool sig_ends(int sig)
+{
+	switch (sig) {
+	case 0:
+	case SIGCHLD:
+	case SIGCONT:
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+	case SIGURG:
+	case SIGWINCH:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* bwrap: end the sandbox's pid 1, and so its whole pid namespace, when
+ * its pid is known (bwrap_note_child, under the loop's lock). */
+static void bwrap_kill_child(struct ward_spawn *sp)
+{
+	if (sp->bwrap_pidfd >= 0)
+		syscall(__NR_pidfd_send_signal, sp->bwrap_pidfd, SIGKILL, NULL,
+			0);
+}
+
+/* bwrap has exited: so must its sandbox (it has, unless bwrap was killed
+ * before its child armed its parent-death signal). The pidfd names that
+ * very process, so a reused pid is never signalled. */
+static void bwrap_ended(struct ward_spawn *sp, pthread_mutex_t *lock)
+{
+	if (sp->runner != WARD_RUNNER_BWRAP && sp->runner != WARD_RUNNER_CUSTOM)
+		return;
+	if (lock)
+		pthread_mutex_lock(lock);
+	bwrap_note_child(sp);
+	bwrap_kill_child(sp);
+	if (lock)
+		pthread_mutex_unlock(lock);
+}
+
+int ward_spawn_signal(struct ward_spawn *sp, int sig)
+{
+	int ret;
+
+	if (sp->pid <= 0 || sp->reaped)
+		return -ESRCH;
+	/*
+	 * bwrap's child arms its parent-death signal a few milliseconds
+	 * after it starts: killed earlier, bwrap would leave it running.
+	 * Its pid 1 goes first (it ignores every other signal from here;
+	 * bwrap would pass on SIGKILL anyway once armed).
+	 */
+	if ((sp->runner == WARD_RUNNER_BWRAP ||
+	     sp->runner == WARD_RUNNER_CUSTOM) &&
+	    sig_ends(sig))
+		bwrap_kill_child(sp);
+	if (sp->keeper) {
+		/* The keeper passes catchable signals on to the command's
+		 * group and turns its own kill signal into the end of every
+		 * process of the call (SIGKILL would end only the keeper). */
+		ret = kill(sp->pid, sig == SIGKILL ? SIGRTMAX : sig);
+		return ret == 0 ? 0 : -errno;
+	}
+	/* The session: setsid made pgid == pid. Should the group be gone
+	 * while the unreaped leader is not, the leader still gets it. */
+	ret = kill(-sp->pid, sig);
+	if (ret != 0 && errno == ESRCH)
+		ret = kill(sp->pid, sig);
+	return ret == 0 ? 0 : -errno;
 }
 
 /* @now + @ms without wrapping; 0 (none) when @ms is 0. */
@@ -1827,6 +1930,8 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 		}
 		/* Containment: the call ends with its leader; what it left
 		 * goes now (its pipes then close, and the drain ends). */
+		if (exited && !drain_until)
+			bwrap_ended(sp, lp->lock);
 		if (exited && sp->contain && !sp->contained) {
 			contain_kill(sp, lp->lock);
 			if (sp->reaped)
@@ -1843,11 +1948,11 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 		 */
 		if (deadline && !exited && !sp->timed_out && now >= deadline) {
 			sp->timed_out = true;
-			kill_group(sp, SIGTERM);
+			ward_spawn_signal(sp, SIGTERM);
 			kill_at = deadline_after(now, grace);
 		}
 		if (kill_at && now >= kill_at) {
-			kill_group(sp, SIGKILL);
+			ward_spawn_signal(sp, SIGKILL);
 			kill_at = 0;
 		}
 		if (drain_until && now >= drain_until)
@@ -1855,7 +1960,9 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 	}
 	/* Timed out: whatever of the group outlived the grace goes now. */
 	if (sp->timed_out && kill_at && !sp->reaped)
-		kill_group(sp, SIGKILL);
+		ward_spawn_signal(sp, SIGKILL);
+	bwrap_ended(sp, lp->lock);
+
 	if (lp->lock)
 		pthread_mutex_lock(lp->lock);
 	if (!sp->reaped)
@@ -1870,7 +1977,7 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 void ward_spawn_close(struct ward_spawn *sp)
 {
 	if (sp->pid > 0 && !sp->reaped) {
-		kill_group(sp, SIGKILL);
+		ward_spawn_signal(sp, SIGKILL);
 		reap(sp->pid, &sp->status);
 		sp->reaped = true;
 	}
@@ -1881,15 +1988,16 @@ void ward_spawn_close(struct ward_spawn *sp)
 	close_fd(&sp->err_fd);
 	close_fd(&sp->json_fd);
 	close_fd(&sp->pidfd);
+	close_fd(&sp->bwrap_pidfd);
 }
 
 /* --- classification and results ------------------------------------------- */
 
 /*
  * bwrap's --json-status-fd: one JSON object per line; {"child-pid": N}
- * means the sandboxed child was created. 1 when seen, else 0.
+ * means the sandboxed child was created. N when seen, else 0.
  */
-static int json_child_started(const char *buf, size_t len)
+static pid_t json_child_pid(const char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -1907,11 +2015,12 @@ static int json_child_started(const char *buf, size_t len)
 			       &jerr);
 		if (!v)
 			break;
-		found = json_is_object(v) &&
-			json_is_integer(json_object_get(v, "child-pid"));
+		found = json_is_object(v) ? (int)json_integer_value(
+						json_object_get(v, "child-pid"))
+					  : 0;
 		json_decref(v);
-		if (found)
-			return 1;
+		if (found > 0)
+			return (pid_t)found;
 		if (jerr.position <= 0)
 			break;
 		off += (size_t)jerr.position;
@@ -1936,6 +2045,19 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	r->enforcement = sp->enforcement;
 	r->contain = (enum ward_contain)sp->contain;
 	r->pid = sp->pid;
+	/* The keeper's report on fd 3: the process that confined itself. */
+	if (sp->keeper && sp->json_len > 0) {
+		char num[24];
+		size_t n = sp->json_len < sizeof(num) - 1 ? sp->json_len
+							 : sizeof(num) - 1;
+		long v;
+
+		memcpy(num, sp->json, n);
+		num[n] = '\0';
+		v = strtol(num, NULL, 10);
+		if (v > 0 && v <= INT_MAX)
+			r->pid = (pid_t)v;
+	}
 	r->timed_out = sp->timed_out;
 	if (WIFSIGNALED(sp->status)) {
 		r->exit_code = -1;
@@ -1961,7 +2083,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	facts.child_started = sp->started;
 	if (sp->runner == WARD_RUNNER_BWRAP || sp->runner == WARD_RUNNER_CUSTOM)
 		facts.child_started =
-		    json_child_started(sp->json, sp->json_len);
+		    json_child_pid(sp->json, sp->json_len) > 0;
 	facts.stderr_text = r->err;
 	facts.stderr_len = r->err_len;
 	facts.failure_signatures = (const char *const *)sp->sigs;

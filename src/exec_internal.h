@@ -60,11 +60,19 @@ struct ward_spawn {
 	int pidfd;   /* -1 when pidfd_open() is unavailable */
 	int out_fd;  /* read end of the stdout pipe; -1 in stream mode */
 	int err_fd;  /* read end of the stderr pipe */
-	int json_fd; /* read end of bwrap's --json-status-fd, or -1 */
+	int json_fd; /* read end of bwrap's --json-status-fd (or of
+		      * landlock-run's --pid-fd), or -1 */
 	int started; /* child_started for ward_run_facts: 1, 0, -1 */
 	bool reaped; /* waitpid() done: @pid may be reused */
 	int status;  /* wait status once reaped */
 	bool timed_out;
+	/* The command runs under landlock-run's keeper: signals go to the
+	 * keeper (which forwards them), the kill to KEEPER_KILL_SIGNAL. */
+	bool keeper;
+	/* bwrap: the sandbox's pid 1 (bwrap's child), from --json-status-fd
+	 * (0: not known yet, -1: bwrap ended without one). */
+	pid_t bwrap_child;
+	int bwrap_pidfd; /* a pidfd on it, or -1 */
 	char json[2048]; /* bwrap's JSON status lines (bounded) */
 	size_t json_len;
 	/* Runner CUSTOM: the operator's failure signatures, copied here so
@@ -128,6 +136,15 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *loop);
  * force, and remove its cgroup.
  */
 void ward_spawn_close(struct ward_spawn *sp);
+
+/*
+ * Send @sig to the whole call: the process group, or landlock-run's keeper
+ * (SIGKILL becomes its kill-everything signal), and for bwrap also the
+ * sandbox's own pid 1, so that a call killed before bwrap's child has
+ * armed its parent-death signal still ends. The caller holds the lock
+ * that guards @sp->reaped. Returns 0 or -errno.
+ */
+int ward_spawn_signal(struct ward_spawn *sp, int sig);
 
 /*
  * ward_spawn_result - classify a finished run. Returns 0 and *out, or

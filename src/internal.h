@@ -114,10 +114,17 @@ struct ward_confined {
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
-	char **argv;  /* what to spawn (wrapped, or bare for NONE) */
-	char **cmd;   /* the command itself, unwrapped */
-	char **ll_ro; /* Landlock read-only grants (runner LANDLOCK) */
-	char **ll_rw; /* Landlock writable grants (runner LANDLOCK) */
+	char **argv;	/* what to spawn (wrapped, or bare for NONE) */
+	char **cmd;	/* the command itself, unwrapped */
+	char **ll_ro;	/* Landlock read-only grants (runner LANDLOCK) */
+	char **ll_rw;	/* Landlock writable grants (runner LANDLOCK) */
+	char **ll_unix; /* sockets the supervisor lets through (allow_unix) */
+	/*
+	 * BWRAP: what runs inside bwrap between the prefix and the command:
+	 * ward-bridge for an allowlist (BRIDGE --port P --socket S --), then
+	 * the Landlock layer (LAUNCHER --ro / --rw … --); or NULL.
+	 */
+	char **inner;
 	/*
 	 * bwrap/custom: argv up to and including `--`, the command excluded
 	 * (BWRAP <profile> --chdir CWD --), so the executor can spawn the
@@ -129,6 +136,9 @@ struct ward_confined {
 	char *runner_path;
 	/* Runner CUSTOM: the operator's failure signatures (or NULL). */
 	char **failure_signatures;
+	/* Landlock in-process: enum ward_ll_net and the proxy's port. */
+	int net;
+	unsigned net_port;
 };
 
 /*
@@ -138,6 +148,30 @@ struct ward_confined {
  */
 int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 			    char *const argv[], const char *cwd);
+/*
+ * Where a call's command reaches ward's proxy when its network is an
+ * allowlist: the endpoint's unix socket (bwrap: bound into the sandbox and
+ * bridged by ward-bridge) and its TCP port on 127.0.0.1 (Landlock).
+ */
+struct ward_net_attach {
+	const char *unix_path;
+	unsigned port;
+};
+/* The port ward-bridge listens on inside bwrap's network namespace, and
+ * where the endpoint's socket appears there. */
+#define WARD_BRIDGE_PORT   3128
+#define WARD_BRIDGE_SOCKET "/dev/ward-proxy.sock"
+/*
+ * ward_confined_from_plan_net - ward_confined_from_plan() for a plan whose
+ * network is an allowlist: @net says where the call's proxy endpoint is
+ * (required then; WARD_EINVAL without it; ignored otherwise).
+ */
+int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
+				char *const argv[], const char *cwd,
+				const struct ward_net_attach *net);
+/* The proxy environment for a command whose proxy listens on
+ * 127.0.0.1:@port (HTTP_PROXY … NO_PROXY, both cases), replacing any. */
+int ward_net_proxy_env(char ***envp, unsigned port);
 /* The plan's apply step for a confined command (the executor calls it
  * before it spawns): see ward_plan_apply(). 0 or -errno. */
 int ward_confined_apply(const ward_confined *c);
@@ -147,6 +181,12 @@ struct ward_runner_choice {
 	enum ward_runner runner; /* NONE: danger-full-access */
 	enum ward_enforcement enforcement;
 	const char *path; /* the runner binary; borrowed from the provider */
+	/*
+	 * BWRAP: landlock-run, run inside bwrap with the same roots (the
+	 * Landlock layer and the supervisor, defense in depth); NULL when
+	 * this kernel has no usable Landlock (enforcement is then partial).
+	 */
+	const char *inner;
 	char *const *failure_signatures; /* CUSTOM: borrowed, or NULL */
 };
 

@@ -42,7 +42,7 @@
 
 struct landlock_ruleset_attr {
 	uint64_t handled_access_fs;
-	uint64_t handled_access_net; /* ABI 4; ward does not govern network */
+	uint64_t handled_access_net; /* ABI 4: TCP bind / connect */
 	uint64_t scoped;	     /* ABI 6 */
 };
 
@@ -53,6 +53,15 @@ struct landlock_ruleset_attr {
 #ifndef LANDLOCK_RULE_PATH_BENEATH
 #define LANDLOCK_RULE_PATH_BENEATH 1
 #endif
+
+#ifndef LANDLOCK_RULE_NET_PORT
+#define LANDLOCK_RULE_NET_PORT 2
+#endif
+
+struct landlock_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+} __attribute__((packed));
 
 struct landlock_path_beneath_attr {
 	uint64_t allowed_access;
@@ -271,15 +280,22 @@ static int add_path_rule(int ruleset_fd, const char *path, uint64_t access,
 	int parent_fd;
 	int ret = 0;
 
+	bool optional;
+
 	if (!path) {
 		snprintf(err, err_len, "%s path is missing", kind);
 		return -EINVAL;
 	}
+	optional = path[0] == WARD_LL_OPTIONAL;
+	if (optional)
+		path++;
 	do {
 		parent_fd = open(path, O_PATH | O_CLOEXEC);
 	} while (parent_fd < 0 && errno == EINTR);
 	if (parent_fd < 0) {
 		ret = -errno;
+		if (optional && (ret == -ENOENT || ret == -ENOTDIR))
+			return 0; /* gone since the plan: nothing to grant */
 		snprintf(err, err_len, "%s path %s: %s", kind, path,
 			 strerror(-ret));
 		return ret;
@@ -349,8 +365,9 @@ void ward_ll_access_for_abi(int abi, uint64_t *fs, uint64_t *scoped)
 		__attribute__((fallthrough));
 	case 3:
 		/*
-		 * ABI 4 adds TCP bind/connect rights. ward's modes govern
-		 * file effects only, so there is nothing to remove.
+		 * ABI 4 adds TCP bind/connect rights: the network knob, not
+		 * the mode, asks for them (ward_ll_prepare_net), so nothing
+		 * is removed here.
 		 */
 		__attribute__((fallthrough));
 	case 4:
@@ -378,6 +395,54 @@ void ward_ll_access_for_abi(int abi, uint64_t *fs, uint64_t *scoped)
 int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 		    size_t nro, const char *const *rw, size_t nrw, char *err,
 		    size_t err_len)
+{
+	return ward_ll_prepare_net(out, ro, nro, rw, nrw, WARD_LL_NET_ON, 0,
+				   err, err_len);
+}
+
+/*
+ * The network part of a ruleset: which TCP rights to handle, and the one
+ * connect rule of CONNECT. 0 or -errno with @err set (-EAFNOSUPPORT:
+ * the kernel cannot keep TCP to one port).
+ */
+static int net_plan(struct ward_ll_ruleset *rs, int net, unsigned port,
+		    char *err, size_t err_len)
+{
+	rs->net = net;
+	rs->net_port = port;
+	rs->handled_net = 0;
+	if (net == WARD_LL_NET_ON)
+		return 0;
+	if (net != WARD_LL_NET_OFF && net != WARD_LL_NET_CONNECT) {
+		snprintf(err, err_len, "unknown network setting %d", net);
+		return -EINVAL;
+	}
+	if (net == WARD_LL_NET_CONNECT && (port == 0 || port > 65535)) {
+		snprintf(err, err_len, "network: port %u out of range", port);
+		return -EINVAL;
+	}
+	if (rs->abi >= 4) {
+		rs->handled_net = LANDLOCK_ACCESS_NET_BIND_TCP |
+				  LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		return 0;
+	}
+	if (net == WARD_LL_NET_CONNECT) {
+		/* Nothing below ABI 4 could keep TCP to one port: refuse
+		 * rather than run with the allowlist reduced to nothing. */
+		snprintf(err, err_len,
+			 "network: Landlock ABI %d cannot restrict TCP "
+			 "connections (ABI 4, Linux 6.7, is needed), so a "
+			 "domain allowlist cannot be enforced",
+			 rs->abi);
+		return -EAFNOSUPPORT;
+	}
+	/* OFF: the network filter refuses every inet socket. */
+	return 0;
+}
+
+int ward_ll_prepare_net(struct ward_ll_ruleset *out, const char *const *ro,
+			size_t nro, const char *const *rw, size_t nrw, int net,
+			unsigned port, char *err, size_t err_len)
 {
 	struct ward_ll_ruleset rs = {.fd = -1};
 	struct landlock_ruleset_attr attr;
@@ -408,11 +473,15 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 	rs.dropped_fs = LL_FS_WANTED & ~rs.handled_fs;
 	rs.dropped_scoped = LL_SCOPE_WANTED & ~rs.scoped;
 	rs.partial = rs.dropped_fs != 0 || rs.dropped_scoped != 0;
+	ret = net_plan(&rs, net, port, err, err_len);
+	if (ret)
+		return ret;
 
 	/* A kernel older than ABI 6 accepts the larger struct as long as
 	 * the fields it does not know are zero. */
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = rs.handled_fs;
+	attr.handled_access_net = rs.handled_net;
 	attr.scoped = rs.scoped;
 	fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (fd < 0) {
@@ -426,18 +495,6 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 	for (i = 0; i < nro; i++) {
 		ret = add_path_rule(rs.fd, ro[i], LL_FS_RO & rs.handled_fs,
 				    "read-only", err, err_len);
-		/*
-		 * A read grant whose entry is gone is left out: it grants less,
-		 * never more. ward hides a path by granting read on every
-		 * entry beside it from / down, so a file that vanishes in /tmp
-		 * or $HOME between the plan and here must not fail the run.
-		 * A writable root that is missing still fails.
-		 */
-		if (ret == -ENOENT) {
-			if (err_len)
-				err[0] = '\0';
-			continue;
-		}
 		if (ret)
 			goto out_close_ruleset;
 	}
@@ -450,8 +507,24 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 				    "writable", err, err_len);
 		if (ret)
 			goto out_close_ruleset;
-		if (stat(rw[i], &st) == 0 && S_ISDIR(st.st_mode))
+		if (stat(rw[i] + (rw[i][0] == WARD_LL_OPTIONAL), &st) == 0 &&
+		    S_ISDIR(st.st_mode))
 			rs.rw_dir = true;
+	}
+	if (rs.net == WARD_LL_NET_CONNECT) {
+		struct landlock_net_port_attr np = {
+		    .allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP,
+		    .port = rs.net_port,
+		};
+
+		if (syscall(__NR_landlock_add_rule, rs.fd,
+			    LANDLOCK_RULE_NET_PORT, &np, 0) != 0) {
+			ret = -errno;
+			snprintf(err, err_len,
+				 "cannot allow TCP connections to port %u: %s",
+				 rs.net_port, strerror(-ret));
+			goto out_close_ruleset;
+		}
 	}
 	*out = rs;
 	return 0;
@@ -733,6 +806,24 @@ static void emit_search(struct ll_emit *e, const uint32_t *set, size_t lo,
 	emit_search(e, set, mid, hi);
 }
 
+#ifndef __NR_clone3
+#define __NR_clone3 435 /* the same on every architecture */
+#endif
+
+/*
+ * Containment: clone3() fails with ENOSYS, so the C library falls back to
+ * clone() (glibc and musl both do). clone3 is the only way to pass
+ * CLONE_INTO_CGROUP, which would let a confined process start a child in
+ * any cgroup it can name by a descriptor — Landlock does not govern that
+ * check, and root owns every cgroup.procs — and so leave the call's
+ * cgroup. The accumulator holds the syscall number.
+ */
+static void emit_clone3_refusal(struct ll_emit *e)
+{
+	e->f[e->n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
+	e->f[e->n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+}
+
 /*
  * Install the filter. @rw_dir selects the narrow form (set-id chmod only).
  * Returns 0 or -errno. On an architecture without a table this is a no-op,
@@ -761,6 +852,7 @@ static int install_metadata_filter(bool rw_dir)
 	f[e.n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, LL_X32_BIT, 0, 1);
 	f[e.n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 #endif
+	emit_clone3_refusal(&e);
 	if (!rw_dir) {
 		/* Nothing is writable: no metadata change anywhere. */
 		emit_search(&e, ll_meta_all, 0, n_all);
@@ -810,6 +902,169 @@ static int install_metadata_filter(bool rw_dir)
 	return 0;
 }
 
+/* --- the network filter (seccomp) --------------------------------------- */
+
+#define LL_AF_UNIX	  1
+#define LL_AF_INET	  2
+#define LL_AF_INET6	  10
+#define LL_AF_NETLINK	  16
+#define LL_SOCK_STREAM	  1
+#define LL_IPPROTO_TCP	  6
+#define LL_NETLINK_ROUTE  0
+#define LL_MSG_FASTOPEN	  0x20000000U
+#define LL_SOCK_TYPE_MASK 0xfU
+#define BPF_ALU		  0x04
+#define BPF_AND		  0x50
+
+#ifdef LL_AUDIT_ARCH
+#if defined(__x86_64__)
+#define LL_NR_SOCKET	 41
+#define LL_NR_SOCKETPAIR 53
+#define LL_NR_SENDTO	 44
+#define LL_NR_SENDMSG	 46
+#define LL_NR_SENDMMSG	 307
+#else
+#define LL_NR_SOCKET	 198
+#define LL_NR_SOCKETPAIR 199
+#define LL_NR_SENDTO	 206
+#define LL_NR_SENDMSG	 211
+#define LL_NR_SENDMMSG	 269
+#endif
+#define LL_NR_IO_URING_SETUP 425
+
+/* Labels of the network filter; jumps are resolved once it is laid out. */
+enum ll_label {
+	L_NONE = 0,
+	L_SOCK,
+	L_INET,
+	L_NL,
+	L_FLAGS2,
+	L_FLAGS3,
+	L_ALLOW,
+	L_DENY,
+	L_COUNT
+};
+
+struct ll_asm {
+	struct ll_sock_filter f[64];
+	uint8_t jt[64], jf[64]; /* labels; L_NONE: fall through */
+	size_t at[L_COUNT];
+	size_t n;
+};
+
+static void asm_put(struct ll_asm *a, uint16_t code, uint32_t k,
+		    enum ll_label jt, enum ll_label jf)
+{
+	a->f[a->n] = (struct ll_sock_filter){code, 0, 0, k};
+	a->jt[a->n] = (uint8_t)jt;
+	a->jf[a->n] = (uint8_t)jf;
+	a->n++;
+}
+
+static void asm_label(struct ll_asm *a, enum ll_label l)
+{
+	a->at[l] = a->n;
+}
+
+/* The low 32 bits of syscall argument @i (little endian). */
+static uint32_t arg_lo(int i)
+{
+	return (uint32_t)(offsetof(struct ll_seccomp_data, args) +
+			  8 * (size_t)i);
+}
+#endif
+
+/*
+ * Install the network filter for @net (see ward_ll_enforce). Kept apart
+ * from the metadata filter: each is one seccomp program, and the kernel
+ * runs both (the strictest answer wins). Returns 0 or -errno.
+ */
+static int install_net_filter(int net)
+{
+#ifdef LL_AUDIT_ARCH
+	struct ll_asm a = {.n = 0};
+	struct ll_sock_fprog prog;
+	const uint32_t deny = SECCOMP_RET_ERRNO | (EACCES & 0xffff);
+	const uint16_t jeq = BPF_JMP | BPF_JEQ | BPF_K;
+	const uint16_t ld = BPF_LD | BPF_W | BPF_ABS;
+
+	asm_put(&a, ld, offsetof(struct ll_seccomp_data, arch), L_NONE, L_NONE);
+	asm_put(&a, jeq, LL_AUDIT_ARCH, L_NONE, L_DENY);
+	asm_put(&a, ld, offsetof(struct ll_seccomp_data, nr), L_NONE, L_NONE);
+#ifdef LL_X32_BIT
+	asm_put(&a, BPF_JMP | BPF_JGE | BPF_K, LL_X32_BIT, L_DENY, L_NONE);
+#endif
+	asm_put(&a, jeq, LL_NR_SOCKET, L_SOCK, L_NONE);
+	asm_put(&a, jeq, LL_NR_SOCKETPAIR, L_SOCK, L_NONE);
+	asm_put(&a, jeq, LL_NR_SENDTO, L_FLAGS3, L_NONE);
+	asm_put(&a, jeq, LL_NR_SENDMMSG, L_FLAGS3, L_NONE);
+	asm_put(&a, jeq, LL_NR_SENDMSG, L_FLAGS2, L_NONE);
+	/* io_uring's socket and connect operations bypass seccomp. */
+	asm_put(&a, jeq, LL_NR_IO_URING_SETUP, L_DENY, L_ALLOW);
+
+	/* socket(domain, type, protocol), socketpair likewise. */
+	asm_label(&a, L_SOCK);
+	asm_put(&a, ld, arg_lo(0), L_NONE, L_NONE);
+	asm_put(&a, jeq, LL_AF_UNIX, L_ALLOW, L_NONE);
+	asm_put(&a, jeq, LL_AF_NETLINK, L_NL, L_NONE);
+	if (net == WARD_LL_NET_CONNECT) {
+		asm_put(&a, jeq, LL_AF_INET, L_INET, L_NONE);
+		asm_put(&a, jeq, LL_AF_INET6, L_INET, L_DENY);
+	} else {
+		asm_put(&a, BPF_JMP | BPF_JA, 0, L_NONE, L_NONE);
+		a.jt[a.n - 1] = L_DENY; /* resolved into k below */
+	}
+	/* Stream sockets of TCP only: no UDP (DNS), no raw, no SCTP. */
+	asm_label(&a, L_INET);
+	asm_put(&a, ld, arg_lo(1), L_NONE, L_NONE);
+	asm_put(&a, BPF_ALU | BPF_AND | BPF_K, LL_SOCK_TYPE_MASK, L_NONE,
+		L_NONE);
+	asm_put(&a, jeq, LL_SOCK_STREAM, L_NONE, L_DENY);
+	asm_put(&a, ld, arg_lo(2), L_NONE, L_NONE);
+	asm_put(&a, jeq, 0, L_ALLOW, L_NONE);
+	asm_put(&a, jeq, LL_IPPROTO_TCP, L_ALLOW, L_DENY);
+	/* Netlink: routing (interfaces, addresses) only. */
+	asm_label(&a, L_NL);
+	asm_put(&a, ld, arg_lo(2), L_NONE, L_NONE);
+	asm_put(&a, jeq, LL_NETLINK_ROUTE, L_ALLOW, L_DENY);
+	/* sendmsg(fd, msg, flags): Fast Open connects without connect(). */
+	asm_label(&a, L_FLAGS2);
+	asm_put(&a, ld, arg_lo(2), L_NONE, L_NONE);
+	asm_put(&a, BPF_JMP | BPF_JSET | BPF_K, LL_MSG_FASTOPEN, L_DENY,
+		L_ALLOW);
+	/* sendto(fd, buf, len, flags, …), sendmmsg(fd, vec, n, flags). */
+	asm_label(&a, L_FLAGS3);
+	asm_put(&a, ld, arg_lo(3), L_NONE, L_NONE);
+	asm_put(&a, BPF_JMP | BPF_JSET | BPF_K, LL_MSG_FASTOPEN, L_DENY,
+		L_ALLOW);
+	asm_label(&a, L_ALLOW);
+	asm_put(&a, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, L_NONE, L_NONE);
+	asm_label(&a, L_DENY);
+	asm_put(&a, BPF_RET | BPF_K, deny, L_NONE, L_NONE);
+
+	for (size_t i = 0; i < a.n; i++) {
+		if (a.f[i].code == (BPF_JMP | BPF_JA)) {
+			a.f[i].k = (uint32_t)(a.at[a.jt[i]] - (i + 1));
+			continue;
+		}
+		if (a.jt[i])
+			a.f[i].jt = (uint8_t)(a.at[a.jt[i]] - (i + 1));
+		if (a.jf[i])
+			a.f[i].jf = (uint8_t)(a.at[a.jf[i]] - (i + 1));
+	}
+	prog.len = (unsigned short)a.n;
+	prog.filter = a.f;
+	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return -errno;
+	return 0;
+#else
+	/* No table for this architecture: refuse rather than run with the
+	 * network open. */
+	(void)net;
+	return -EOPNOTSUPP;
+#endif
+}
+
 int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 {
 	int ret;
@@ -826,6 +1081,13 @@ int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 	if (ret)
 		return set_err(err, err_len,
 			       "cannot install the metadata filter", -ret);
+	if (rs->net != WARD_LL_NET_ON) {
+		ret = install_net_filter(rs->net);
+		if (ret)
+			return set_err(err, err_len,
+				       "cannot install the network filter",
+				       -ret);
+	}
 	if (syscall(__NR_landlock_restrict_self, rs->fd,
 		    rs->abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
 				 : 0) != 0)

@@ -20,6 +20,9 @@
 /** The newest Landlock ABI this code knows. */
 #define WARD_LL_ABI_MAX 7
 
+/** Marks an optional grant in ward_ll_prepare()'s path lists. */
+#define WARD_LL_OPTIONAL '?'
+
 /*
  * Landlock access rights and scopes (include/uapi/linux/landlock.h), by the
  * ABI that introduced them. Defined here because the installed kernel
@@ -61,6 +64,26 @@
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
 #endif
 
+/* ABI 4: TCP rights (LANDLOCK_RULE_NET_PORT). */
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP	(1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+
+/*
+ * What a ruleset does about the network (network.h's knob as the runner
+ * sees it). ON: nothing. OFF: TCP bind and connect handled with no rule
+ * (ABI >= 4) and, in the network filter (seccomp), every socket family
+ * but unix and route netlink refused — so off holds below ABI 4 too.
+ * CONNECT: TCP connect only to one port (the proxy endpoint's), no bind;
+ * sockets limited to unix, route netlink and TCP; needs ABI >= 4.
+ */
+enum ward_ll_net {
+	WARD_LL_NET_ON = 0,
+	WARD_LL_NET_OFF,
+	WARD_LL_NET_CONNECT,
+};
+
 /** A prepared ruleset, ready to enforce. */
 struct ward_ll_ruleset {
 	int fd;		     /* ruleset fd (O_CLOEXEC), -1 when none */
@@ -78,6 +101,10 @@ struct ward_ll_ruleset {
 	 * ward_ll_enforce).
 	 */
 	bool rw_dir;
+	/* The network (enum ward_ll_net) and, for CONNECT, the port. */
+	int net;
+	unsigned net_port;
+	uint64_t handled_net; /* TCP rights handled (0 below ABI 4) */
 };
 
 /**
@@ -110,6 +137,17 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
 		    size_t err_len);
 
 /**
+ * ward_ll_prepare_net - ward_ll_prepare() with a network setting: @net
+ * (enum ward_ll_net) and @port (CONNECT only, 1..65535). CONNECT on a
+ * kernel below ABI 4 fails with -EAFNOSUPPORT (the allowlist could not be
+ * enforced: nothing would limit TCP connections). OFF below ABI 4 is
+ * enforced by the network filter alone.
+ */
+int ward_ll_prepare_net(struct ward_ll_ruleset *out, const char *const *ro,
+			size_t nro, const char *const *rw, size_t nrw, int net,
+			unsigned port, char *err, size_t err_len);
+
+/**
  * ward_ll_partial_message - the info line (without the "landlock-run: "
  * prefix, without a newline) describing what a partial ruleset cannot
  * enforce, e.g. "partial enforcement (kernel ABI 3 of 7): truncate …".
@@ -137,6 +175,13 @@ int ward_ll_drop_caps(char *err, size_t err_len);
  * (whose xattr operations bypass seccomp). With writable directories the
  * filter cannot tell paths apart, so it refuses only what escalates
  * privilege: a chmod that sets the set-user-ID or set-group-ID bit.
+ *
+ * With a network setting other than ON it also installs the network
+ * filter (seccomp): socket() and socketpair() succeed only for AF_UNIX,
+ * AF_NETLINK with NETLINK_ROUTE and (CONNECT) AF_INET/AF_INET6 stream
+ * sockets of protocol 0 or TCP; anything else (UDP, so DNS; raw; packet)
+ * fails with EACCES, as do io_uring_setup and TCP Fast Open sends (which
+ * connect without connect()).
  */
 int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err,
 		    size_t err_len);

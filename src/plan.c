@@ -9,14 +9,22 @@
  * translation. The executor, `ward confine`, the warnings and `ward config
  * check` all read the result.
  */
+#include <limits.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "landlock.h"
 #include "translate_internal.h"
+
+#ifndef WARD_LIBEXECDIR
+#define WARD_LIBEXECDIR "/usr/local/libexec/ward"
+#endif
 
 struct ward_plan {
 	const ward_policy *policy; /* borrowed */
@@ -31,7 +39,15 @@ struct ward_plan {
 	char **prefix;
 	char **ll_ro, **ll_rw; /* landlock */
 	char **partial;	       /* why enforcement is partial */
-	pthread_mutex_t lock;  /* apply */
+	enum ward_network net;
+	char *bridge_path; /* bwrap/custom with an allowlist */
+	/* The translation's warnings, then what the runner cannot enforce
+	 * of the network (said before every run, like a rule it drops). */
+	char **warnings;
+	/* bwrap: LAUNCHER --ro / --rw … [--allow-unix …] --, run inside
+	 * bwrap before the command (the Landlock layer), or NULL. */
+	char **inner;
+	pthread_mutex_t lock; /* apply */
 	bool applied;
 };
 
@@ -56,13 +72,188 @@ static int seatbelt_prefix(ward_plan *p)
 	return ward_strv_finish(&p->prefix, &sv);
 }
 
+/*
+ * ward-bridge, found like landlock-run: beside the running executable,
+ * else in WARD_LIBEXECDIR. NULL when neither exists.
+ */
+static char *find_bridge(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			snprintf(path, sizeof(path), "%.*s/ward-bridge",
+				 (int)(slash - exe), exe);
+			if (access(path, X_OK) == 0)
+				return strdup(path);
+		}
+	}
+	if (access(WARD_LIBEXECDIR "/ward-bridge", X_OK) == 0)
+		return strdup(WARD_LIBEXECDIR "/ward-bridge");
+	return NULL;
+}
+
+/*
+ * The network of the plan, checked against its runner: what each runner
+ * enforces (docs/NETWORK.md), what it cannot (partial, with the reason),
+ * and what ward refuses rather than run without (an allowlist on a kernel
+ * whose Landlock cannot govern TCP; a network other than on where nothing
+ * is confined).
+ */
+static int plan_network(ward_plan *p, struct ward_strv *partial)
+{
+	int abi;
+
+	p->net = ward_policy_network(p->policy);
+	if (p->net == WARD_NETWORK_ON)
+		return 0;
+	switch (p->runner) {
+	case WARD_RUNNER_NONE:
+		return ward_err(WARD_EINVAL,
+				"network %s cannot be enforced under %s, which "
+				"runs commands unconfined; use network on "
+				"(--network on) with %s, or a narrower mode",
+				ward_network_name(p->net),
+				ward_mode_name(p->mode),
+				ward_mode_name(p->mode));
+	case WARD_RUNNER_BWRAP:
+	case WARD_RUNNER_CUSTOM:
+		if (p->net != WARD_NETWORK_ALLOWLIST)
+			return 0;
+		p->bridge_path = find_bridge();
+		if (!p->bridge_path)
+			return ward_err(WARD_ERUNNER,
+					"ward-bridge (which connects the "
+					"sandbox to ward's proxy) not found "
+					"beside ward or in %s",
+					WARD_LIBEXECDIR);
+		return 0;
+	case WARD_RUNNER_LANDLOCK:
+		abi = ward_ll_abi();
+		if (p->net == WARD_NETWORK_ALLOWLIST && abi < 4)
+			return ward_err(WARD_EINVAL,
+					"the Landlock runner cannot enforce a "
+					"domain allowlist on this kernel "
+					"(Landlock ABI %d; TCP rights need ABI "
+					"4, Linux 6.7): use network off or on, "
+					"or install bubblewrap",
+					abi);
+		if (p->net == WARD_NETWORK_ALLOWLIST)
+			ward_strv_push(
+			    partial,
+			    "network allowlist under Landlock: the command "
+			    "keeps the host's network namespace and may "
+			    "connect over TCP only to the proxy's port, but "
+			    "on every address of the host (a local service "
+			    "listening on that port number elsewhere is "
+			    "reachable), and to any unix socket it can name; "
+			    "UDP, raw and other sockets are refused");
+		return 0;
+	case WARD_RUNNER_SEATBELT:
+		/* Off is in the profile (profile_seatbelt.c); an allowlist
+		 * would need the proxy wired for macOS. */
+		if (p->net == WARD_NETWORK_ALLOWLIST)
+			return ward_err(WARD_EINVAL,
+					"a domain allowlist is not available "
+					"on the seatbelt runner yet: use "
+					"network off or on");
+		return 0;
+	default:
+		return ward_err(WARD_EINVAL,
+				"the %s runner cannot restrict the network: "
+				"use network on",
+				ward_runner_name(p->runner));
+	}
+}
+
+/*
+ * The Landlock layer inside bwrap (defense in depth): landlock-run with
+ * read everywhere and write on what bwrap makes writable — the writable
+ * roots, and bwrap's private /dev (pts, shm) and, in read-only, its
+ * private /tmp — plus the supervisor's unix-socket allowances. A hole in
+ * the bwrap profile is then still no write outside the roots, no
+ * metadata change outside them, no root daemon's socket, no abstract
+ * socket, no signal outside the sandbox. The launcher is bound read-only
+ * onto itself, so nothing in the sandbox can replace it.
+ */
+static int build_inner(ward_plan *p, const char *launcher)
+{
+	struct ward_strv sv = {0}, pre = {0};
+	char *const *roots = NULL;
+	char *const *ok = ward_policy_allow_unix(p->policy);
+	int err;
+
+	err = ward_policy_roots(&roots, p->policy);
+	if (err)
+		return err;
+	ward_strv_push(&sv, launcher);
+	ward_strv_push(&sv, "--ro");
+	ward_strv_push(&sv, "/");
+	ward_strv_push(&sv, "--rw");
+	ward_strv_push(&sv, "/dev");
+	if (p->mode == WARD_MODE_READ_ONLY) {
+		ward_strv_push(&sv, "--rw");
+		ward_strv_push(&sv, "/tmp");
+	}
+	for (size_t i = 0; roots && roots[i]; i++) {
+		ward_strv_push(&sv, "--rw");
+		ward_strv_push(&sv, roots[i]);
+	}
+	for (size_t i = 0; ok[i]; i++) {
+		ward_strv_push(&sv, "--allow-unix");
+		ward_strv_push(&sv, ok[i]);
+	}
+	ward_strv_push(&sv, "--");
+	err = ward_strv_finish(&p->inner, &sv);
+	if (err)
+		return err;
+	ward_strv_push_all(&pre, p->prefix);
+	ward_strv_push(&pre, "--ro-bind");
+	ward_strv_push(&pre, launcher);
+	ward_strv_push(&pre, launcher);
+	ward_strv_free(p->prefix);
+	p->prefix = NULL;
+	return ward_strv_finish(&p->prefix, &pre);
+}
+
+/* landlock-run's argv, with the supervisor's unix-socket allowances. */
+static int landlock_prefix(ward_plan *p)
+{
+	struct ward_strv sv = {0};
+	char **base = NULL;
+	char *const *ok = ward_policy_allow_unix(p->policy);
+	size_t i;
+	int err;
+
+	err = ward_landlock_argv(&base, p->ll_ro, p->ll_rw, p->runner_path,
+				 p->net == WARD_NETWORK_OFF, NULL);
+	if (err)
+		return err;
+	ward_strv_push_all(&sv, base);
+	ward_strv_free(base);
+	for (i = 0; ok[i]; i++) {
+		ward_strv_push(&sv, "--allow-unix");
+		ward_strv_push(&sv, ok[i]);
+	}
+	return ward_strv_finish(&p->prefix, &sv);
+}
+
 /* Build the runner's prefix (or grants) from the one translation. */
-static int build_prefix(ward_plan *p)
+static int build_prefix(ward_plan *p, const char *inner)
 {
 	int err;
 
 	switch (p->runner) {
 	case WARD_RUNNER_BWRAP:
+		err = ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
+					   p->runner_path, -1, NULL);
+		if (err || !inner)
+			return err;
+		return build_inner(p, inner);
 	case WARD_RUNNER_CUSTOM:
 		return ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
 					    p->runner_path, -1, NULL);
@@ -70,8 +261,7 @@ static int build_prefix(ward_plan *p)
 		err = ward_xlate_landlock(&p->ll_ro, &p->ll_rw, p->x);
 		if (err)
 			return err;
-		return ward_landlock_argv(&p->prefix, p->ll_ro, p->ll_rw,
-					  p->runner_path, NULL);
+		return landlock_prefix(p);
 	case WARD_RUNNER_SEATBELT:
 		return seatbelt_prefix(p);
 	default:
@@ -120,12 +310,37 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		err = ward_err(WARD_EINVAL, "%s", ward_xlate_refusal(p->x));
 		goto out_free_plan;
 	}
-	if (p->runner != WARD_RUNNER_NONE) {
-		err = build_prefix(p);
-		if (err)
+	err = plan_network(p, &partial);
+	if (err) {
+		ward_strv_discard(&partial);
+		goto out_free_plan;
+	}
+	{
+		struct ward_strv w = {0};
+
+		ward_strv_push_all(&w, ward_xlate_warnings(p->x));
+		for (size_t i = 0; i < partial.n; i++)
+			ward_strv_push(&w, partial.v[i]);
+		err = ward_strv_finish(&p->warnings, &w);
+		if (err) {
+			ward_strv_discard(&partial);
 			goto out_free_plan;
+		}
+	}
+	if (p->runner != WARD_RUNNER_NONE) {
+		err = build_prefix(p, c.inner);
+		if (err) {
+			ward_strv_discard(&partial);
+			goto out_free_plan;
+		}
 	}
 	ward_strv_push_all(&partial, ward_xlate_partial(p->x));
+	if (p->runner == WARD_RUNNER_BWRAP && !p->inner)
+		ward_strv_push(&partial,
+			       "bwrap: no Landlock layer inside (this kernel "
+			       "has no usable Landlock, or landlock-run is "
+			       "missing): metadata changes and unix sockets "
+			       "outside the roots are not governed");
 	err = ward_strv_finish(&p->partial, &partial);
 	if (err)
 		goto out_free_plan;
@@ -151,7 +366,10 @@ void ward_plan_free(ward_plan *plan)
 	ward_strv_free(plan->prefix);
 	ward_strv_free(plan->ll_ro);
 	ward_strv_free(plan->ll_rw);
+	ward_strv_free(plan->inner);
 	ward_strv_free(plan->partial);
+	free(plan->bridge_path);
+	ward_strv_free(plan->warnings);
 	pthread_mutex_destroy(&plan->lock);
 	free(plan);
 }
@@ -198,7 +416,7 @@ char *const *ward_plan_roots(const ward_plan *plan)
 
 char *const *ward_plan_warnings(const ward_plan *plan)
 {
-	return plan && plan->x ? ward_xlate_warnings(plan->x) : empty_strv;
+	return plan && plan->warnings ? plan->warnings : empty_strv;
 }
 
 char *const *ward_plan_describe(const ward_plan *plan)
@@ -211,13 +429,63 @@ const char *ward_plan_denial_signature(const ward_plan *plan)
 	return ward_denial_signature(plan ? plan->runner : WARD_RUNNER_NONE);
 }
 
+enum ward_network ward_plan_network(const ward_plan *plan)
+{
+	return plan ? plan->net : WARD_NETWORK_OFF;
+}
+
+/*
+ * The network attachment of a call's argv (allowlist only): under bwrap
+ * the endpoint's socket bound read-only at WARD_BRIDGE_SOCKET (after the
+ * profile's --dev /dev, whose tmpfs takes the mount point) into @pre, and
+ * ward-bridge into @inner; under Landlock `--net-connect PORT` into @pre.
+ * A plan printed without a call (ward_plan_argv) shows placeholders.
+ */
+static void push_net(struct ward_strv *pre, struct ward_strv *inner,
+		     const ward_plan *p, const struct ward_net_attach *net)
+{
+	char port[16];
+
+	if (p->net != WARD_NETWORK_ALLOWLIST)
+		return;
+	switch (p->runner) {
+	case WARD_RUNNER_BWRAP:
+	case WARD_RUNNER_CUSTOM:
+		ward_strv_push(pre, "--ro-bind");
+		ward_strv_push(pre, net && net->unix_path
+					? net->unix_path
+					: "<the call's proxy socket>");
+		ward_strv_push(pre, WARD_BRIDGE_SOCKET);
+		snprintf(port, sizeof(port), "%d", WARD_BRIDGE_PORT);
+		ward_strv_push(inner, p->bridge_path);
+		ward_strv_push(inner, "--port");
+		ward_strv_push(inner, port);
+		ward_strv_push(inner, "--socket");
+		ward_strv_push(inner, WARD_BRIDGE_SOCKET);
+		ward_strv_push(inner, "--");
+		break;
+	case WARD_RUNNER_LANDLOCK:
+		ward_strv_push(pre, "--net-connect");
+		if (net && net->port) {
+			snprintf(port, sizeof(port), "%u", net->port);
+			ward_strv_push(pre, port);
+		} else {
+			ward_strv_push(pre, "<the call's proxy port>");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 /*
  * The command part of the argv: bwrap gets an explicit --chdir (a working
  * directory the sandbox cannot see is then bwrap's loud error, never a
  * silent fallback to $HOME) and "--"; the others "--" only.
  */
 static void push_command(struct ward_strv *sv, const ward_plan *p,
-			 char *const argv[], const char *cwd)
+			 char *const *bridge, char *const argv[],
+			 const char *cwd)
 {
 	if (p->runner == WARD_RUNNER_BWRAP || p->runner == WARD_RUNNER_CUSTOM) {
 		ward_strv_push(sv, "--chdir");
@@ -226,19 +494,40 @@ static void push_command(struct ward_strv *sv, const ward_plan *p,
 	}
 	if (p->runner != WARD_RUNNER_NONE)
 		ward_strv_push(sv, "--");
+	/* bwrap → ward-bridge (an allowlist) → the Landlock layer → ARGV */
+	if (argv[0]) {
+		ward_strv_push_all(sv, bridge);
+		ward_strv_push_all(sv, p->inner);
+	}
 	ward_strv_push_all(sv, argv);
+}
+
+/* The whole argv: prefix, network attachment, command. */
+static int plan_argv_net(char ***out, const ward_plan *plan, char *const argv[],
+			 const char *cwd, const struct ward_net_attach *net)
+{
+	struct ward_strv sv = {0}, inner = {0};
+	char **in = NULL;
+	int err;
+
+	ward_strv_push_all(&sv, plan->prefix);
+	push_net(&sv, &inner, plan, net);
+	err = ward_strv_finish(&in, &inner);
+	if (err) {
+		ward_strv_discard(&sv);
+		return err;
+	}
+	push_command(&sv, plan, in, argv, cwd);
+	ward_strv_free(in);
+	return ward_strv_finish(out, &sv);
 }
 
 int ward_plan_argv(char ***out, const ward_plan *plan, char *const argv[],
 		   const char *cwd)
 {
-	struct ward_strv sv = {0};
-
 	if (!out || !plan || !argv || !argv[0])
 		return ward_err(WARD_EINVAL, "plan: no command");
-	ward_strv_push_all(&sv, plan->prefix);
-	push_command(&sv, plan, argv, cwd);
-	return ward_strv_finish(out, &sv);
+	return plan_argv_net(out, plan, argv, cwd, NULL);
 }
 
 int ward_plan_apply(const ward_plan *cplan)
@@ -262,12 +551,24 @@ int ward_plan_apply(const ward_plan *cplan)
 int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 			    char *const argv[], const char *cwd)
 {
-	struct ward_strv prefix = {0};
+	return ward_confined_from_plan_net(out, plan, argv, cwd, NULL);
+}
+
+int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
+				char *const argv[], const char *cwd,
+				const struct ward_net_attach *net)
+{
+	struct ward_strv prefix = {0}, inner = {0};
 	ward_confined *c;
 	int err = -ENOMEM;
 
 	if (!out || !plan || !argv || !argv[0] || !argv[0][0])
 		return ward_err(WARD_EINVAL, "no command to confine");
+	if (plan->net == WARD_NETWORK_ALLOWLIST &&
+	    (!net || (!net->unix_path && !net->port)))
+		return ward_err(WARD_EINVAL,
+				"the network is an allowlist but the call has "
+				"no proxy endpoint (run it through ward_call)");
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ward_err(-ENOMEM, "out of memory");
@@ -277,9 +578,13 @@ int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 	c->cmd = ward_strv_dup(argv);
 	if (!c->cmd)
 		goto out_free;
-	err = ward_plan_argv(&c->argv, plan, argv, cwd);
+	err = plan_argv_net(&c->argv, plan, argv, cwd, net);
 	if (err)
 		goto out_free;
+	c->net = plan->net == WARD_NETWORK_OFF	       ? WARD_LL_NET_OFF
+		 : plan->net == WARD_NETWORK_ALLOWLIST ? WARD_LL_NET_CONNECT
+						       : WARD_LL_NET_ON;
+	c->net_port = net ? net->port : 0;
 	err = -ENOMEM;
 	if (plan->runner_path) {
 		c->runner_path = strdup(plan->runner_path);
@@ -299,14 +604,29 @@ int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 	if (plan->ll_ro) {
 		c->ll_ro = ward_strv_dup(plan->ll_ro);
 		c->ll_rw = ward_strv_dup(plan->ll_rw);
-		if (!c->ll_ro || !c->ll_rw)
+		c->ll_unix =
+		    ward_strv_dup(ward_policy_allow_unix(plan->policy));
+		if (!c->ll_ro || !c->ll_rw || !c->ll_unix)
 			goto out_free;
 	}
 	if (plan->runner == WARD_RUNNER_BWRAP ||
 	    plan->runner == WARD_RUNNER_CUSTOM) {
+		/* What runs inside bwrap before the command: ward-bridge
+		 * (an allowlist), then the Landlock layer. */
 		ward_strv_push_all(&prefix, plan->prefix);
-		push_command(&prefix, plan, (char *const[]){NULL}, cwd);
-		if (ward_strv_finish(&c->prefix, &prefix) != 0)
+		push_net(&prefix, &inner, plan, net);
+		push_command(&prefix, plan, NULL, (char *const[]){NULL}, cwd);
+		ward_strv_push_all(&inner, plan->inner);
+		if (ward_strv_finish(&c->prefix, &prefix) != 0 ||
+		    ward_strv_finish(&c->inner, &inner) != 0)
+			goto out_free;
+		if (!c->inner[0]) {
+			free(c->inner);
+			c->inner = NULL;
+		}
+	} else if (plan->inner) {
+		c->inner = ward_strv_dup(plan->inner);
+		if (!c->inner)
 			goto out_free;
 	}
 	*out = c;

@@ -19,8 +19,14 @@ struct ward_policy {
 	char *session;
 	char *store;		 /* the session's store (hidden), or NULL */
 	char **unprotected;	 /* paths the user released, or NULL */
+	char **allow_unix;	 /* unix sockets reachable, or NULL */
 	const ward_rules *rules; /* a reference (ward_rules_ref) */
 	bool unprotect_git;	 /* git protection dropped by the user */
+	/* The network (network.h); @net_default: never set, follows the
+	 * mode. @allow / @deny: NULL-terminated, or NULL for none. */
+	enum ward_network net;
+	bool net_default;
+	char **allow, **deny;
 	/*
 	 * What the file system said about this policy, computed on first use
 	 * and kept: the writable roots and the protected paths. Every
@@ -105,6 +111,8 @@ int ward_policy_new(ward_policy **out, enum ward_mode mode,
 	pthread_mutex_init(&p->lock, NULL);
 	p->mode = mode;
 	p->workspace = real;
+	p->net = ward_network_default(mode);
+	p->net_default = true;
 	err = set_string(&p->tmpdir, getenv("TMPDIR"));
 	if (err) {
 		ward_policy_free(p);
@@ -130,6 +138,9 @@ void ward_policy_free(ward_policy *policy)
 	free(policy->session);
 	free(policy->store);
 	ward_strv_free(policy->unprotected);
+	ward_strv_free(policy->allow);
+	ward_strv_free(policy->deny);
+	ward_strv_free(policy->allow_unix);
 	free(policy);
 }
 
@@ -213,6 +224,36 @@ int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 	return 0;
 }
 
+int ward_policy_set_allow_unix(ward_policy *policy, char *const *paths)
+{
+	char **copy = NULL;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "policy: NULL");
+	for (size_t i = 0; paths && paths[i]; i++) {
+		if (paths[i][0] != '/')
+			return ward_err(WARD_EINVAL,
+					"allow_unix: '%s' is not an absolute "
+					"path",
+					paths[i]);
+	}
+	if (paths && paths[0]) {
+		copy = ward_strv_dup(paths);
+		if (!copy)
+			return ward_err(-ENOMEM, "out of memory");
+	}
+	ward_strv_free(policy->allow_unix);
+	policy->allow_unix = copy;
+	return 0;
+}
+
+char *const *ward_policy_allow_unix(const ward_policy *policy)
+{
+	static char *const none[] = {NULL};
+
+	return policy->allow_unix ? policy->allow_unix : none;
+}
+
 char *const *ward_policy_unprotected(const ward_policy *policy)
 {
 	static char *const none[] = {NULL};
@@ -249,6 +290,11 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	p->mode = mode;
 	p->workspace = p->tmpdir = p->session = p->store = NULL;
 	p->unprotected = NULL;
+	p->allow = p->deny = NULL;
+	/* A network nobody chose follows the mode. */
+	if (p->net_default)
+		p->net = ward_network_default(mode);
+	p->allow_unix = NULL;
 	/* Nothing computed is carried over: it depends on the mode. */
 	pthread_mutex_init(&p->lock, NULL);
 	p->roots = NULL;
@@ -271,6 +317,110 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 		if (!p->unprotected)
 			err = ward_err(-ENOMEM, "out of memory");
 	}
+	if (!err && base->allow_unix) {
+		p->allow_unix = ward_strv_dup(base->allow_unix);
+		if (!p->allow_unix)
+			err = ward_err(-ENOMEM, "out of memory");
+	}
+	if (!err && base->allow && !(p->allow = ward_strv_dup(base->allow)))
+		err = ward_err(-ENOMEM, "out of memory");
+	if (!err && base->deny && !(p->deny = ward_strv_dup(base->deny)))
+		err = ward_err(-ENOMEM, "out of memory");
+	if (err) {
+		ward_policy_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int ward_policy_set_network(ward_policy *policy, enum ward_network network,
+			    char *const *allow, char *const *deny)
+{
+	char **a = NULL, **d = NULL;
+	int err;
+
+	if (!policy || (unsigned)network > WARD_NETWORK_ON)
+		return ward_err(WARD_EINVAL, "policy: bad network setting");
+	if (network == WARD_NETWORK_ALLOWLIST && (!allow || !allow[0]))
+		return ward_err(WARD_EINVAL,
+				"a network allowlist needs at least one "
+				"allowed domain");
+	for (size_t i = 0; allow && allow[i]; i++) {
+		err = ward_network_pattern_check(allow[i]);
+		if (err)
+			return ward_err(err, "allowed domain \"%s\": %s",
+					allow[i], ward_error_last());
+	}
+	for (size_t i = 0; deny && deny[i]; i++) {
+		err = ward_network_pattern_check(deny[i]);
+		if (err)
+			return ward_err(err, "denied domain \"%s\": %s",
+					deny[i], ward_error_last());
+	}
+	if ((allow && allow[0] && !(a = ward_strv_dup(allow))) ||
+	    (deny && deny[0] && !(d = ward_strv_dup(deny)))) {
+		ward_strv_free(a);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	ward_strv_free(policy->allow);
+	ward_strv_free(policy->deny);
+	policy->allow = a;
+	policy->deny = d;
+	policy->net = network;
+	policy->net_default = false;
+	return 0;
+}
+
+enum ward_network ward_policy_network(const ward_policy *policy)
+{
+	return policy->net;
+}
+
+bool ward_policy_network_default(const ward_policy *policy)
+{
+	return policy->net_default;
+}
+
+char *const *ward_policy_allow_domains(const ward_policy *policy)
+{
+	static char *const none[] = {NULL};
+
+	return policy->allow ? policy->allow : none;
+}
+
+char *const *ward_policy_deny_domains(const ward_policy *policy)
+{
+	static char *const none[] = {NULL};
+
+	return policy->deny ? policy->deny : none;
+}
+
+int ward_policy_with_network(ward_policy **out, const ward_policy *base,
+			     enum ward_network network, char *const *add)
+{
+	struct ward_strv sv = {0};
+	ward_policy *p = NULL;
+	char **allow = NULL;
+	int err;
+
+	err = ward_policy_with_mode(&p, base, base->mode);
+	if (err)
+		return err;
+	ward_strv_push_all(&sv, ward_policy_allow_domains(base));
+	for (size_t i = 0; add && add[i]; i++) {
+		bool have = false;
+
+		for (size_t j = 0; j < sv.n && !have; j++)
+			have = strcmp(sv.v[j], add[i]) == 0;
+		if (!have)
+			ward_strv_push(&sv, add[i]);
+	}
+	err = ward_strv_finish(&allow, &sv);
+	if (!err)
+		err = ward_policy_set_network(p, network, allow,
+					      ward_policy_deny_domains(base));
+	ward_strv_free(allow);
 	if (err) {
 		ward_policy_free(p);
 		return err;

@@ -2,8 +2,10 @@
  * ward — kernel facts for `ward probe`: Landlock ABI and errata.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ward/probe.h"
@@ -51,4 +53,23 @@ int ward_probe_landlock_errata(unsigned *out)
 				strerror(errno));
 	*out = (unsigned)ret;
 	return 0;
+}
+
+int ward_probe_pidns(void)
+{
+	pid_t pid;
+	int st;
+
+	/* fork, not unshare here: the namespace is for the next child, and
+	 * a caller's own children must stay where they are. */
+	pid = fork();
+	if (pid < 0)
+		return ward_err(-errno, "cannot fork: %s", strerror(errno));
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWPID) == 0 ? 0 : 1);
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return ward_err(-errno, "waitpid: %s", strerror(errno));
+	}
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }

@@ -168,7 +168,17 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	sort_parents_first(roots);
 
 	ward_strv_push(&sv, bwrap_path);
+#ifdef WARD_TEST_WEAK_BWRAP
+	/*
+	 * Test builds only (tests/e2e/weak_bwrap.bats): a deliberately
+	 * broken profile with the whole host writable (and, below, the host
+	 * sysctls), to show that the
+	 * Landlock layer inside still holds every must-vector.
+	 */
+	ward_strv_push(&sv, "--bind");
+#else
 	ward_strv_push(&sv, "--ro-bind");
+#endif
 	ward_strv_push(&sv, "/");
 	ward_strv_push(&sv, "/");
 	/*
@@ -181,7 +191,13 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	}
 	ward_strv_push(&sv, "--dev");
 	ward_strv_push(&sv, "/dev");
+#ifdef WARD_TEST_WEAK_BWRAP
+	/* ... and /proc/sys (core_pattern) left writable. */
+	ward_strv_push(&sv, "--proc");
+	ward_strv_push(&sv, "/proc");
+#else
 	ward_bwrap_push_proc(&sv);
+#endif
 	ward_strv_push(&sv, "--tmpfs");
 	ward_strv_push(&sv, PRIVATE_TMP);
 	if (mode == WARD_MODE_READ_ONLY)
@@ -200,6 +216,13 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	 */
 	ward_xlate_bwrap_push(&sv, x);
 	ward_strv_push_all(&sv, (char *const *)hardening);
+	/*
+	 * No network but the sandbox's own loopback, unless it is on: the
+	 * host's interfaces and its abstract unix sockets are out of reach.
+	 * An allowlist reaches ward's proxy through ward-bridge (plan.c).
+	 */
+	if (ward_policy_network(policy) != WARD_NETWORK_ON)
+		ward_strv_push(&sv, "--unshare-net");
 	if (status_fd >= 0) {
 		snprintf(fd_text, sizeof(fd_text), "%d", status_fd);
 		ward_strv_push(&sv, "--json-status-fd");

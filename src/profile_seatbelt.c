@@ -51,8 +51,6 @@ static const char profile_head[] =
     "  (global-name \"com.apple.cfprefsd.daemon\")\n"
     "  (global-name \"com.apple.cfprefsd.agent\")\n"
     "  (global-name \"com.apple.bsd.dirhelper\"))\n"
-    "; Modes govern file effects only, not the network.\n"
-    "(allow network*)\n"
     "(allow system-socket)\n"
     "\n"
     "; Everything is readable.\n"
@@ -111,6 +109,15 @@ int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 		return ward_err(-errno, "seatbelt profile: %s",
 				strerror(errno));
 	fputs(profile_head, f);
+	/* The network is its own knob (network.h): on allows it all; off
+	 * leaves only unix sockets (deny default refuses the rest). */
+	if (ward_policy_network(policy) == WARD_NETWORK_ON)
+		fputs("; The network: on.\n(allow network*)\n", f);
+	else
+		fputs("; The network: off (unix sockets only).\n"
+		      "(allow network* (remote unix-socket))\n"
+		      "(allow network-bind (local unix-socket))\n",
+		      f);
 	if (roots[0])
 		fputs("; Writable roots.\n", f);
 	for (size_t i = 0; roots[i]; i++) {

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "landlock.h"
 #include "translate_internal.h"
 #include "ward/probe.h"
 
@@ -1479,7 +1480,7 @@ int ward_provider_choose(struct ward_runner_choice *out,
 			 ward_provider *provider, const ward_policy *policy)
 {
 	struct ward_runner_choice c = {WARD_RUNNER_NONE, WARD_ENFORCEMENT_NONE,
-				       NULL, NULL};
+				       NULL, NULL, NULL};
 	int err;
 
 	if (!out || !provider || !policy)
@@ -1501,6 +1502,9 @@ int ward_provider_choose(struct ward_runner_choice *out,
 		err = runner_binary(&c.path, provider, c.runner, policy);
 	if (!err && c.runner == WARD_RUNNER_CUSTOM)
 		c.failure_signatures = provider->failure_signatures;
+	/* Defense in depth: the Landlock layer inside every bwrap run. */
+	if (!err && c.runner == WARD_RUNNER_BWRAP && ward_ll_abi() >= 1)
+		c.inner = resolve_launcher(provider);
 	pthread_mutex_unlock(&provider->lock);
 	if (err)
 		return err;
@@ -1536,6 +1540,8 @@ void ward_confined_free(ward_confined *confined)
 	ward_strv_free(confined->cmd);
 	ward_strv_free(confined->ll_ro);
 	ward_strv_free(confined->ll_rw);
+	ward_strv_free(confined->ll_unix);
+	ward_strv_free(confined->inner);
 	free(confined->runner_path);
 	ward_strv_free(confined->failure_signatures);
 	free(confined);

@@ -285,6 +285,66 @@ int ward_render_read_truncated(char **out, unsigned long long next_offset,
 	return 0;
 }
 
+int ward_render_read_long_line(char **out, unsigned long long line,
+			       unsigned long long shown_bytes,
+			       unsigned long long more_bytes,
+			       unsigned long long next_offset)
+{
+	char *text = NULL, *then = NULL;
+	int n;
+
+	if (!out || !line)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (next_offset)
+		n = asprintf(&then,
+			     "read on from the next line with offset %llu",
+			     next_offset);
+	else
+		n = asprintf(&then, "it is the file's last line");
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	n = asprintf(&text,
+		     "[truncated: line %llu is longer than 64 KiB: its first "
+		     "%llu bytes are shown, %llu more bytes of it are not "
+		     "(look at them with bash, e.g. cut -c or fold); %s]",
+		     line, shown_bytes, more_bytes, then);
+	free(then);
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_read_past_end(char **out, unsigned long long offset)
+{
+	char *text = NULL;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "[nothing at offset %llu: the file ends before line %llu]",
+		     offset, offset + 1) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_read_line_too_large(char **out, const char *path,
+				    unsigned long long line)
+{
+	char *text = NULL;
+
+	if (!out || !path || !line)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "%s: line %llu alone is larger than read_file can hold "
+		     "(10 MiB); look at it with bash (e.g. head -c or cut -c)",
+		     path, line) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int ward_render_denial(char **out, enum ward_mode mode,
 		       enum ward_subject subject, bool escalation_offered)
 {
@@ -308,6 +368,85 @@ int ward_render_network_denied(char **out, const char *host)
 		return ward_err(WARD_EINVAL, "not a host name or address");
 	/* Exact text from the design (round two). */
 	if (asprintf(&text, "[sandbox: network access to %s denied]", host) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_network_hint(char **out, enum ward_surface surface)
+{
+	const char *t =
+	    surface == WARD_SURFACE_MCP
+		? "retry this exact command once with network_permissions "
+		  "(the host, or \"on\") + justification; the approval prompt "
+		  "asks the user"
+		: "retry once with --escalate-network HOST (or on) "
+		  "--justification TEXT; the approval prompt asks you";
+	char *text = strdup(t);
+
+	if (!text)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_network_verdict(char **out, enum ward_surface surface,
+				enum ward_escalation_verdict v,
+				enum ward_subject subject, const char *what)
+{
+	const char *s = ward_subject_name(subject);
+	char *text = NULL;
+	int n;
+
+	(void)surface;
+	if (!what)
+		return ward_err(WARD_EINVAL, "no network request to name");
+	switch (v) {
+	case WARD_ESCALATION_GRANTED:
+		n = asprintf(&text, "%s was granted for this %s only", what, s);
+		break;
+	case WARD_ESCALATION_NOT_WIDER:
+		n = asprintf(&text,
+			     "%s would not widen this %s's network (the host "
+			     "is already allowed, or denied by deny_domains, "
+			     "or the network is on); nothing was run and "
+			     "nobody was asked",
+			     what, s);
+		break;
+	case WARD_ESCALATION_NO_SERVICE:
+		n = asprintf(&text,
+			     "escalation is not available: no approval "
+			     "service is configured, so nobody can approve "
+			     "%s for this %s; nothing was run",
+			     what, s);
+		break;
+	case WARD_ESCALATION_POLICY_NEVER:
+		n = asprintf(&text,
+			     "%s for this %s was refused automatically: the "
+			     "approval policy is \"never\"; nothing was run",
+			     what, s);
+		break;
+	case WARD_ESCALATION_REJECTED:
+		n = asprintf(&text, "the user rejected %s for this %s", what,
+			     s);
+		break;
+	case WARD_ESCALATION_CANCELLED:
+		n = asprintf(&text,
+			     "the approval request for %s was cancelled "
+			     "before the user decided; nothing was run",
+			     what);
+		break;
+	case WARD_ESCALATION_UNAVAILABLE:
+		n = asprintf(&text,
+			     "approval for %s is unavailable: nobody could "
+			     "be asked; nothing was run",
+			     what);
+		break;
+	default:
+		return ward_err(WARD_EINVAL,
+				"no text for escalation verdict %d", (int)v);
+	}
+	if (n < 0)
 		return ward_err(-ENOMEM, "out of memory");
 	*out = text;
 	return 0;
@@ -655,6 +794,13 @@ const char *ward_render_field_description(enum ward_tool tool,
 					   : WARD_SUBJECT_OPERATION);
 	if (escalates && strcmp(field, "justification") == 0)
 		return ward_render_field_justification();
+	if (tool == WARD_TOOL_BASH && strcmp(field, "network_permissions") == 0)
+		return "Only to retry a command whose network access ward's "
+		       "proxy refused ([sandbox: network access to HOST "
+		       "denied]): the host to allow for this one retry, or "
+		       "\"on\" for the whole network. The user is asked "
+		       "first; give a justification. Not together with "
+		       "sandbox_permissions.";
 	for (size_t i = 0; i < sizeof(field_texts) / sizeof(field_texts[0]);
 	     i++)
 		if ((field_texts[i].tools & T(tool)) &&

@@ -52,12 +52,14 @@
 #define TYPE_HEADER   "session/header"
 #define TYPE_MODE     "sandbox/mode"
 #define TYPE_APPROVAL "approval/policy"
+#define TYPE_NETWORK  "sandbox/network"
 #define TYPE_REPAIRED "log/repaired"
 
 enum knob {
 	KNOB_NONE = 0,
 	KNOB_MODE,
 	KNOB_APPROVAL,
+	KNOB_NETWORK,
 };
 
 struct event {
@@ -90,6 +92,7 @@ struct ward_session {
 	/* The folds: the last knob values seen (-1: none yet). */
 	int mode;
 	int approval;
+	int network;
 	/* How far the log was read: whole lines up to @seen, of the file
 	 * @dev/@ino; a torn last line is not counted. */
 	off_t seen;
@@ -511,6 +514,17 @@ static int parse_event(struct snapshot *snap, json_t *obj, const char *line,
 				       "unknown policy");
 		ev.knob = KNOB_APPROVAL;
 		ev.value = (int)p;
+	} else if (strcmp(t, TYPE_NETWORK) == 0) {
+		enum ward_network n;
+
+		val = json_object_get(obj, "network");
+		v = json_is_string(val) ? json_string_value(val) : "";
+		if (ward_network_parse(&n, v) != 0)
+			return corrupt(path, lineno,
+				       "a sandbox/network event with an "
+				       "unknown network");
+		ev.knob = KNOB_NETWORK;
+		ev.value = (int)n;
 	}
 	if (snap->n == snap->cap) {
 		size_t cap = snap->cap ? snap->cap * 2 : 32;
@@ -939,7 +953,7 @@ static int session_alloc(ward_session **out, const char *store, const char *id)
 	s->store = strdup(store);
 	s->path = join(store, name);
 	pthread_mutex_init(&s->lock, NULL);
-	s->mode = s->approval = -1;
+	s->mode = s->approval = s->network = -1;
 	if (!s->id || !s->store || !s->path) {
 		ward_session_free(s);
 		return ward_err(-ENOMEM, "out of memory");
@@ -958,7 +972,9 @@ static int knob_of_text(const char *line, size_t len)
 	static const struct {
 		const char *type;
 		enum knob knob;
-	} knobs[] = {{TYPE_MODE, KNOB_MODE}, {TYPE_APPROVAL, KNOB_APPROVAL}};
+	} knobs[] = {{TYPE_MODE, KNOB_MODE},
+		     {TYPE_APPROVAL, KNOB_APPROVAL},
+		     {TYPE_NETWORK, KNOB_NETWORK}};
 	const char *p = line, *end = line + len;
 
 	/* {"type":" — spaces allowed where JSON allows them. */
@@ -1048,6 +1064,9 @@ static int scan_lines(ward_session *s, const char *buf, size_t len)
 			else if (!err && one.n &&
 				 one.ev[0].knob == KNOB_APPROVAL)
 				s->approval = one.ev[0].value;
+			else if (!err && one.n &&
+				 one.ev[0].knob == KNOB_NETWORK)
+				s->network = one.ev[0].value;
 		}
 		json_decref(obj);
 		snapshot_clear(&one);
@@ -1116,7 +1135,7 @@ static void forget_read(ward_session *s)
 	free(s->created);
 	free(s->version);
 	s->cwd = s->created = s->version = NULL;
-	s->mode = s->approval = -1;
+	s->mode = s->approval = s->network = -1;
 	s->seen = 0;
 	s->lines = 0;
 	s->torn = false;
@@ -1133,7 +1152,7 @@ static void forget_read(ward_session *s)
  * us and nobody else may write it. The store is a protected path, read-only
  * inside every confined run, like the log itself.
  */
-#define FOLD_MAGIC    "ward-fold 1"
+#define FOLD_MAGIC    "ward-fold 2"
 #define FOLD_TAIL     256
 #define FOLD_MIN_SCAN (64 * 1024)
 
@@ -1175,7 +1194,7 @@ static void fold_load(ward_session *s, int fd, const struct stat *st)
 {
 	char buf[256], *path = fold_path(s, false);
 	unsigned long long dev, ino, seen, lines, hash, now;
-	int mode, approval, ffd, n;
+	int mode, approval, network, ffd, n;
 	struct stat fst;
 	ssize_t r;
 
@@ -1193,9 +1212,10 @@ static void fold_load(ward_session *s, int fd, const struct stat *st)
 	if (r <= 0)
 		return;
 	buf[r] = '\0';
-	n = sscanf(buf, FOLD_MAGIC " %llu %llu %llu %llu %d %d %llx", &dev,
-		   &ino, &seen, &lines, &mode, &approval, &hash);
-	if (n != 7 || dev != (unsigned long long)st->st_dev ||
+	n = sscanf(buf, FOLD_MAGIC " %llu %llu %llu %llu %d %d %d %llx", &dev,
+		   &ino, &seen, &lines, &mode, &approval, &network, &hash);
+	if (n != 8 || network < -1 || network > WARD_NETWORK_ON ||
+	    dev != (unsigned long long)st->st_dev ||
 	    ino != (unsigned long long)st->st_ino ||
 	    seen > (unsigned long long)st->st_size ||
 	    seen < (unsigned long long)s->seen || lines < 1 || mode < -1 ||
@@ -1208,6 +1228,7 @@ static void fold_load(ward_session *s, int fd, const struct stat *st)
 	s->lines = (size_t)lines;
 	s->mode = mode;
 	s->approval = approval;
+	s->network = network;
 }
 
 /* Keep what was folded up to s->seen (best effort). s->lock held. */
@@ -1221,10 +1242,10 @@ static void fold_store(ward_session *s, int fd)
 	if (!tmp || !path || tail_hash(fd, s->seen, &hash) != 0)
 		goto out_free;
 	n = snprintf(buf, sizeof(buf),
-		     FOLD_MAGIC " %llu %llu %llu %llu %d %d %llx\n",
+		     FOLD_MAGIC " %llu %llu %llu %llu %d %d %d %llx\n",
 		     (unsigned long long)s->dev, (unsigned long long)s->ino,
 		     (unsigned long long)s->seen, (unsigned long long)s->lines,
-		     s->mode, s->approval, hash);
+		     s->mode, s->approval, s->network, hash);
 	ffd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		   0600);
 	if (ffd < 0)
@@ -1962,7 +1983,9 @@ static int folded(const ward_session *s, enum knob knob)
 	int v;
 
 	pthread_mutex_lock(&m->lock);
-	v = knob == KNOB_MODE ? m->mode : m->approval;
+	v = knob == KNOB_MODE	   ? m->mode
+	    : knob == KNOB_NETWORK ? m->network
+				   : m->approval;
 	pthread_mutex_unlock(&m->lock);
 	return v;
 }
@@ -1988,6 +2011,17 @@ enum ward_approval_policy ward_session_approval(const ward_session *s,
 	return v < 0 ? dflt : (enum ward_approval_policy)v;
 }
 
+enum ward_network ward_session_network(const ward_session *s,
+				       enum ward_network dflt,
+				       enum ward_knob_source *source)
+{
+	int v = folded(s, KNOB_NETWORK);
+
+	if (source)
+		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
+	return v < 0 ? dflt : (enum ward_network)v;
+}
+
 /*
  * The one write path of a knob: under the exclusive lock, read the log,
  * fold it against @dflt, append the event only when @value is not already
@@ -1996,7 +2030,17 @@ enum ward_approval_policy ward_session_approval(const ward_session *s,
 static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 		    int dflt)
 {
-	const char *type = knob == KNOB_MODE ? TYPE_MODE : TYPE_APPROVAL;
+	const char *type = knob == KNOB_MODE	  ? TYPE_MODE
+			   : knob == KNOB_NETWORK ? TYPE_NETWORK
+						  : TYPE_APPROVAL;
+	const char *field = knob == KNOB_MODE	   ? "mode"
+			    : knob == KNOB_NETWORK ? "network"
+						   : "policy";
+	const char *name =
+	    knob == KNOB_MODE ? ward_mode_name((enum ward_mode)value)
+	    : knob == KNOB_NETWORK
+		? ward_network_name((enum ward_network)value)
+		: ward_approval_policy_name((enum ward_approval_policy)value);
 	bool appended = false;
 	json_t *ev = NULL;
 	char *line = NULL;
@@ -2015,16 +2059,13 @@ static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 	err = refresh_fd(s, fd);
 	if (err)
 		goto out_close;
-	cur = knob == KNOB_MODE ? s->mode : s->approval;
+	cur = knob == KNOB_MODE	     ? s->mode
+	      : knob == KNOB_NETWORK ? s->network
+				     : s->approval;
 	if ((cur < 0 ? dflt : cur) == value)
 		goto out_done;
 	ev = event_new(type);
-	if (!ev ||
-	    !put(ev, knob == KNOB_MODE ? "mode" : "policy",
-		 json_string(knob == KNOB_MODE
-				 ? ward_mode_name((enum ward_mode)value)
-				 : ward_approval_policy_name(
-				       (enum ward_approval_policy)value)))) {
+	if (!ev || !put(ev, field, json_string(name))) {
 		err = ward_err(-ENOMEM, "out of memory");
 		goto out_close;
 	}
@@ -2082,6 +2123,16 @@ int ward_session_set_approval(bool *changed, ward_session *s,
 		dd = *d;
 	return set_knob(changed, s, KNOB_APPROVAL, (int)policy,
 			(int)dd.approval);
+}
+
+int ward_session_set_network(bool *changed, ward_session *s,
+			     enum ward_network network, enum ward_network dflt)
+{
+	if (network != WARD_NETWORK_OFF && network != WARD_NETWORK_ON)
+		return ward_err(WARD_EINVAL,
+				"a session's network is off or on (an "
+				"allowlist comes from the configuration)");
+	return set_knob(changed, s, KNOB_NETWORK, (int)network, (int)dflt);
 }
 
 /* --- exported: resolution ------------------------------------------------- */
@@ -2198,7 +2249,8 @@ int ward_session_append_json(ward_session *s, const char *object)
 	type = json_object_get(obj, "type");
 	t = json_is_string(type) ? json_string_value(type) : "";
 	if (!*t || strcmp(t, TYPE_HEADER) == 0 || strcmp(t, TYPE_MODE) == 0 ||
-	    strcmp(t, TYPE_APPROVAL) == 0 || strcmp(t, TYPE_REPAIRED) == 0) {
+	    strcmp(t, TYPE_APPROVAL) == 0 || strcmp(t, TYPE_NETWORK) == 0 ||
+	    strcmp(t, TYPE_REPAIRED) == 0) {
 		/* @t lives in @obj: the detail is formatted before the free. */
 		err =
 		    ward_err(WARD_EINVAL,

@@ -352,9 +352,9 @@ int ward_task_kill(ward_task *task, int sig)
 	pthread_mutex_lock(&task->lock);
 	if (task->sp.reaped)
 		err = ward_err(-ESRCH, "task %d has ended", (int)task->sp.pid);
-	else if (kill(-task->sp.pid, sig) != 0)
-		err = ward_err(-errno, "cannot signal task %d: %s",
-			       (int)task->sp.pid, strerror(errno));
+	else if ((err = ward_spawn_signal(&task->sp, sig)) != 0)
+		err = ward_err(err, "cannot signal task %d: %s",
+			       (int)task->sp.pid, strerror(-err));
 	pthread_mutex_unlock(&task->lock);
 	return err;
 }
@@ -388,7 +388,7 @@ void ward_task_free(ward_task *task)
 	if (task->thread_live) {
 		pthread_mutex_lock(&task->lock);
 		if (!task->sp.reaped)
-			kill(-task->sp.pid, SIGKILL);
+			ward_spawn_signal(&task->sp, SIGKILL);
 		pthread_mutex_unlock(&task->lock);
 		/* Do not wait for stragglers outside the group. */
 		if (write(task->wake_fd, &one, sizeof(one)) < 0) {

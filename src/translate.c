@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "glob.h"
+#include "landlock.h"
 #include "internal.h"
 #include "protect.h"
 #include "translate_internal.h"
@@ -1315,9 +1316,11 @@ struct comp {
  * each of its entries, recursively. A symlink entry is skipped, since a
  * grant would follow it (possibly into an excluded path); what it points
  * to is granted under its own name. A directory that cannot be listed is
- * granted nothing (fail closed), with a warning.
+ * granted nothing (fail closed), with a warning. Every grant below @dir
+ * (@depth > 0) is optional (WARD_LL_OPTIONAL): the walk sees the disk as
+ * it is now, and an entry removed before the call starts only narrows.
  */
-static void complement(struct comp *c, const char *dir)
+static void complement(struct comp *c, const char *dir, int depth)
 {
 	bool tainted = false;
 	struct dirent *e;
@@ -1338,7 +1341,17 @@ static void complement(struct comp *c, const char *dir)
 			return;
 		}
 		c->budget--;
-		ward_strv_push(c->out, dir);
+		if (depth == 0) {
+			ward_strv_push(c->out, dir);
+		} else {
+			/* Found on disk now; gone by the time the call
+			 * starts is no reason to fail (landlock.h). */
+			char opt[PATH_MAX + 1];
+
+			opt[0] = WARD_LL_OPTIONAL;
+			memcpy(opt + 1, dir, strlen(dir) + 1);
+			ward_strv_push(c->out, opt);
+		}
 		return;
 	}
 	ward_strv_push(c->tainted, dir);
@@ -1375,7 +1388,7 @@ static void complement(struct comp *c, const char *dir)
 		}
 		if (type == DT_LNK)
 			continue;
-		complement(c, child);
+		complement(c, child, depth + 1);
 	}
 	closedir(d);
 }
@@ -1431,7 +1444,7 @@ static void landlock_ro(struct ward_xlate *p)
 	c.nexcl = hidden.n;
 	c.budget = limits.max_targets;
 	if (hidden.n)
-		complement(&c, "/");
+		complement(&c, "/", 0);
 	else
 		ward_strv_push(&ro, "/");
 	list = join(hidden.v, hidden.n);
@@ -1540,7 +1553,7 @@ static void landlock_rw(struct ward_xlate *p)
 		c.excl = excl.v;
 		c.nexcl = excl.n;
 		c.budget = limits.max_targets;
-		complement(&c, w);
+		complement(&c, w, 0);
 		list = join(excl.v, excl.n);
 		dirs = join(tainted.v, tainted.n);
 		if (c.over) {

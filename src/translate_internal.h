@@ -78,11 +78,13 @@ int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 
 /*
  * The landlock-run argv from the grants (profile_landlock.c): LAUNCHER
- * --ro R… --rw W… [-- ARGV…]. The provider builds the plan once and passes
- * the same grants to the launcher and to the in-process executor.
+ * --ro R… --rw W… [--net-off] [-- ARGV…] (--net-off for @net_off). The
+ * provider builds the plan once and passes the same grants to the
+ * launcher and to the in-process executor.
  */
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
-		       const char *launcher_path, char *const argv[]);
+		       const char *launcher_path, bool net_off,
+		       char *const argv[]);
 
 /*
  * seatbelt: write the deny rules (after the allows) to @f. Returns 0 or

@@ -42,6 +42,7 @@
 #include "escalation.h"
 #include "exec.h"
 #include "fsfence.h"
+#include "network.h"
 #include "plan.h"
 #include "policy.h"
 #include "provider.h"
@@ -59,7 +60,7 @@ enum ward_call_stop {
 	WARD_STOP_SHUTDOWN,  /* the front end is shutting down */
 };
 
-#define WARD_CALL_OPTIONS_VERSION 1
+#define WARD_CALL_OPTIONS_VERSION 2
 
 /** What one call is. Strings are copied by ward_call_new(). */
 struct ward_call_options {
@@ -103,6 +104,17 @@ struct ward_call_options {
 	 * granted, and no denial offers one). */
 	ward_approval_fn approve;
 	void *approve_ctx;
+	/* --- version 2 --- */
+	/** ward's network proxy for calls whose network is an allowlist
+	 * (borrowed; may be shared by many calls: `ward mcp` keeps one).
+	 * NULL: such a call starts its own for its duration. */
+	ward_netproxy *netproxy;
+	/** Ask to run this one call with a wider network instead of a
+	 * wider mode (one or the other): @network_host added to its
+	 * allowlist, or, with @network_host NULL, network on; with
+	 * @justification, approved like a mode (escalation.h). */
+	bool escalate_network;
+	const char *network_host;
 };
 
 #define WARD_CALL_OPTIONS_INIT                                                 \
@@ -110,7 +122,7 @@ struct ward_call_options {
 		WARD_CALL_OPTIONS_VERSION, NULL, NULL, NULL,                   \
 		    WARD_SUBJECT_COMMAND, WARD_SURFACE_API, NULL, NULL, NULL,  \
 		    NULL, NULL, NULL, false, WARD_MODE_READ_ONLY, NULL, NULL,  \
-		    NULL                                                       \
+		    NULL, NULL, false, NULL                                    \
 	}
 
 /**
@@ -268,6 +280,36 @@ WARD_EXTERN char *const *ward_call_env_dropped(const ward_call *call);
  */
 WARD_EXTERN bool ward_call_hint_offered(const ward_call *call,
 					enum ward_mode mode);
+
+/* --- the network ----------------------------------------------------------- */
+
+/** The network the call runs under (the granted one after an escalation),
+ * and where it came from (the session's knob, or the configuration). */
+WARD_EXTERN enum ward_network ward_call_network(const ward_call *call);
+WARD_EXTERN enum ward_knob_source
+ward_call_network_source(const ward_call *call);
+/**
+ * The call's connections through ward's proxy (an allowlist only), known
+ * once the command ended: each also recorded in the session's log as a
+ * `network/connection` event. Strings are owned by the call.
+ */
+WARD_EXTERN size_t ward_call_net_event_count(const ward_call *call);
+WARD_EXTERN int ward_call_net_event(const ward_call *call, size_t i,
+				    struct ward_net_event *out);
+/**
+ * ward_call_render_network - the network-denial markers of the call, one
+ * line per refused host, "[sandbox: network access to <host> denied]"
+ * (render.c), joined by newlines; "" when nothing was refused. Front ends
+ * append it to the command's stderr. The caller frees *out.
+ */
+WARD_EXTERN int ward_call_render_network(char **out, const ward_call *call);
+/**
+ * ward_call_network_hint_offered - whether the call's network markers
+ * carry the network escalation hint (ward_render_network_hint): the proxy
+ * refused a host, an approval service exists, the policy is `ask`, and
+ * this call was not itself an escalated retry.
+ */
+WARD_EXTERN bool ward_call_network_hint_offered(const ward_call *call);
 
 /* --- the denial report ----------------------------------------------------- */
 

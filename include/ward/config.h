@@ -21,7 +21,8 @@
  *
  * Keys: mode, workspace, runners, runner_command,
  * runner_failure_signatures, probe_timeout_ms, access, approval, presets,
- * protect_git, unprotect (user file only), env. Unknown keys, wrong types,
+ * protect_git, unprotect and allow_unix (user file only), env, network,
+ * allow_domains, deny_domains. Unknown keys, wrong types,
  * aliases, tags and several YAML documents in one file are errors. Every
  * error names the file, the line and the key ("FILE:LINE: KEY: message").
  * See ward-config(5).
@@ -38,6 +39,7 @@
 
 #include "common.h"
 #include "mode.h"
+#include "network.h"
 #include "presets.h"
 #include "provider.h"
 #include "rules.h"
@@ -70,7 +72,7 @@ struct ward_config_origin {
 	unsigned line;	  /* 1-based; 0: none */
 };
 
-#define WARD_CONFIG_OPTIONS_VERSION 2
+#define WARD_CONFIG_OPTIONS_VERSION 4
 
 /** What ward_config_load() reads, and the flag layer. */
 struct ward_config_options {
@@ -103,17 +105,29 @@ struct ward_config_options {
 	 * environment although a drop pattern matches (--env-keep). */
 	const char *const *env_keep;
 	size_t env_keep_len;
+	/* --- version 3 --- */
+	/** Flag layer: unix sockets (absolute paths) a confined command may
+	 * reach (--allow-unix), added to the user file's allow_unix. */
+	const char *const *allow_unix;
+	size_t allow_unix_len;
+	/* --- version 4 --- */
+	/** Flag layer: "off" or "on" (--network), or NULL. */
+	const char *network;
+	/** Flag layer: allowed domain patterns (--allow-domain), in order;
+	 * they make the network an allowlist. */
+	const char *const *allow_domains;
+	size_t allow_domains_len;
 };
 
 #define WARD_CONFIG_OPTIONS_INIT                                               \
 	{                                                                      \
 		WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL,    \
-		    NULL, 0, NULL, NULL, 0                                     \
+		    NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, 0             \
 	}
 
 /**
- * ward_config_options_init - set @opts to the defaults of @version (1 or
- * WARD_CONFIG_OPTIONS_VERSION; only the fields that version has are
+ * ward_config_options_init - set @opts to the defaults of @version (1, 2
+ * or WARD_CONFIG_OPTIONS_VERSION; only the fields that version has are
  * written). Returns 0 or WARD_EINVAL.
  */
 WARD_EXTERN int ward_config_options_init(struct ward_config_options *opts,
@@ -212,6 +226,25 @@ WARD_EXTERN const char *ward_config_default_user_file(char *buf, size_t len);
 /** The default mode (built in: read-only). */
 WARD_EXTERN enum ward_mode ward_config_mode(const ward_config *cfg,
 					    struct ward_config_origin *from);
+/**
+ * ward_config_network - the network for a call under @mode: `on` or `off`
+ * as the highest layer that says anything about the network sets it (the
+ * flags first: --network, then --allow-domain; a file's `network`, then
+ * its `allow_domains`), an allowlist when that layer gives allowed domains
+ * instead, and the mode's default (ward_network_default) when no layer
+ * does. A project file may only narrow: its `network: on` and domains no
+ * lower layer allows are ignored with a warning; its `network: off` and its
+ * narrower `allow_domains` (the lower layers' domains it keeps) apply.
+ * *@set (may be NULL) says whether a layer set it.
+ */
+WARD_EXTERN enum ward_network
+ward_config_network(const ward_config *cfg, enum ward_mode mode, bool *set,
+		    struct ward_config_origin *from);
+/** The allowed domain patterns in force: NULL-terminated, owned by @cfg. */
+WARD_EXTERN char *const *ward_config_allow_domains(const ward_config *cfg);
+/** The denied domain patterns (every layer's, the project file's too). */
+WARD_EXTERN char *const *ward_config_deny_domains(const ward_config *cfg);
+
 /** The canonical workspace root (built in: the current directory). */
 WARD_EXTERN const char *ward_config_workspace(const ward_config *cfg,
 					      struct ward_config_origin *from);
@@ -257,6 +290,16 @@ WARD_EXTERN bool ward_config_protect_git(const ward_config *cfg,
  */
 WARD_EXTERN char *const *ward_config_unprotect(const ward_config *cfg,
 					       struct ward_config_origin *from);
+/**
+ * ward_config_allow_unix - the unix sockets the user's own file lets
+ * confined commands reach (key `allow_unix`, then the flag layer's
+ * --allow-unix; ward_policy_set_allow_unix()):
+ * absolute paths, NULL-terminated, possibly empty, owned by @cfg. A
+ * project file's key is ignored with a warning; --config that sets it is a
+ * load error.
+ */
+WARD_EXTERN char *const *
+ward_config_allow_unix(const ward_config *cfg, struct ward_config_origin *from);
 /**
  * ward_config_env_drop - the patterns of variable names dropped from a
  * command's environment (env.h): the built-in ones, then each layer's

@@ -27,6 +27,7 @@
 #include "common.h"
 #include "exec.h"
 #include "mode.h"
+#include "network.h"
 #include "policy.h"
 #include "provider.h"
 #include "session.h"
@@ -99,6 +100,13 @@ struct ward_approval_request {
 	/** The session and call ids, or NULL. */
 	const char *session_id;
 	const char *call_id;
+	/** A network escalation (then @current/@requested are the mode, the
+	 * same): the call's network and what is asked — a host added to
+	 * its allowlist (@net_host) or the whole network (on). */
+	bool network;
+	enum ward_network net_current;
+	enum ward_network net_requested;
+	const char *net_host; /* NULL when on is asked */
 };
 
 /**
@@ -150,7 +158,7 @@ WARD_EXTERN bool ward_escalation_offered(enum ward_mode mode,
 					 enum ward_approval_policy policy,
 					 bool has_service, bool was_escalated);
 
-#define WARD_ESCALATION_VERSION 1
+#define WARD_ESCALATION_VERSION 2
 
 /** One escalation request. */
 struct ward_escalation {
@@ -173,14 +181,32 @@ struct ward_escalation {
 	ward_session *session;
 	/** The call's id in the session log (required with @session). */
 	const char *call_id;
+	/* --- version 2 --- */
+	/**
+	 * Ask for a wider network instead of a wider mode: @net_host added
+	 * to the call's allowlist (a host name, not a pattern; off becomes
+	 * an allowlist of that host), or, with @net_host NULL, network on.
+	 * Strictly wider only: a host already allowed, or denied (the
+	 * denylist wins), or any request when the network is on, is
+	 * not-wider. @requested is ignored.
+	 */
+	bool network;
+	const char *net_host;
 };
 
 #define WARD_ESCALATION_INIT                                                   \
 	{                                                                      \
 		WARD_ESCALATION_VERSION, WARD_SUBJECT_COMMAND, NULL, NULL,     \
 		    WARD_MODE_DEFAULT, NULL, WARD_APPROVAL_ASK, NULL, NULL,    \
-		    NULL, NULL                                                 \
+		    NULL, NULL, false, NULL                                    \
 	}
+
+/**
+ * ward_escalation_network_is_wider - whether giving @base's call @host
+ * (NULL: network on) strictly widens its network.
+ */
+WARD_EXTERN bool ward_escalation_network_is_wider(const ward_policy *base,
+						  const char *host);
 
 /**
  * ward_escalation_init - set @e to the defaults of @version (which must be

@@ -152,7 +152,9 @@ WARD_EXTERN int ward_exec_shell(ward_result **out, ward_provider *provider,
 				const struct ward_exec_options *opts);
 
 WARD_EXTERN void ward_result_free(ward_result *result);
-/** The pid the command ran as (gone by now; for matching audit records). */
+/** The pid of the process that confined itself (gone by now; for matching
+ * audit records): under Landlock, the one landlock-run reports (the
+ * command's, or its pid namespace's init), else the child's. */
 WARD_EXTERN pid_t ward_result_pid(const ward_result *r);
 /** Exit status, or -1 when killed by a signal. */
 WARD_EXTERN int ward_result_exit_code(const ward_result *r);

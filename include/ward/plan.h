@@ -68,11 +68,18 @@ WARD_EXTERN enum ward_enforcement ward_plan_enforcement(const ward_plan *plan);
 WARD_EXTERN char *const *ward_plan_partial(const ward_plan *plan);
 /** The runner binary (absolute), or NULL for runner none. Owned. */
 WARD_EXTERN const char *ward_plan_runner_path(const ward_plan *plan);
+/**
+ * ward_plan_network - the network the plan confines the command to
+ * (network.h): off, an allowlist (the call's proxy endpoint is attached
+ * when the command runs) or on.
+ */
+WARD_EXTERN enum ward_network ward_plan_network(const ward_plan *plan);
 /** The canonical writable roots (roots.h), NULL-terminated. Owned. */
 WARD_EXTERN char *const *ward_plan_roots(const ward_plan *plan);
 /**
  * ward_plan_warnings - every way the runner falls short of the policy's
- * rules and protected paths, one sentence each (see translate.h). Owned by
+ * rules and protected paths, one sentence each (see translate.h), then
+ * of its network (an allowlist under Landlock: docs/NETWORK.md). Owned by
  * the plan, NULL-terminated, possibly empty.
  */
 WARD_EXTERN char *const *ward_plan_warnings(const ward_plan *plan);

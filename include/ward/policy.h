@@ -14,6 +14,7 @@
 
 #include "common.h"
 #include "mode.h"
+#include "network.h"
 #include "rules.h"
 
 WARD_BEGIN_DECL
@@ -97,6 +98,55 @@ WARD_EXTERN int ward_policy_set_unprotected(ward_policy *policy,
 					    char *const *paths);
 /** The released paths: NULL-terminated, possibly empty; owned. */
 WARD_EXTERN char *const *ward_policy_unprotected(const ward_policy *policy);
+
+/**
+ * ward_policy_set_network - the call's network (network.h): off, on, or an
+ * allowlist of @allow patterns (NULL-terminated, at least one) less the
+ * @deny patterns (which win). @allow and @deny are copied; every pattern
+ * is checked (ward_network_pattern_check). For off and on the lists are
+ * kept but not used. A new policy's network is the default for its mode
+ * (ward_network_default) and follows the mode (ward_policy_with_mode) until
+ * this is called. Returns 0, WARD_EINVAL (an allowlist without a domain, a
+ * bad pattern: the detail names it) or -ENOMEM.
+ */
+WARD_EXTERN int ward_policy_set_network(ward_policy *policy,
+					enum ward_network network,
+					char *const *allow, char *const *deny);
+/** The network in force. */
+WARD_EXTERN enum ward_network ward_policy_network(const ward_policy *policy);
+/** Whether the network is the mode's default (never set explicitly). */
+WARD_EXTERN bool ward_policy_network_default(const ward_policy *policy);
+/** The allowed / denied patterns: NULL-terminated, possibly empty. Owned. */
+WARD_EXTERN char *const *ward_policy_allow_domains(const ward_policy *policy);
+WARD_EXTERN char *const *ward_policy_deny_domains(const ward_policy *policy);
+
+/**
+ * ward_policy_with_network - a copy of @base with another network: @network
+ * and, for an allowlist, @base's allowed domains plus @add (NULL-terminated,
+ * may be NULL). Used for an approved network escalation: a grant changes
+ * the network and nothing else. The caller frees *out.
+ */
+WARD_EXTERN int ward_policy_with_network(ward_policy **out,
+					 const ward_policy *base,
+					 enum ward_network network,
+					 char *const *add);
+
+/**
+ * ward_policy_set_allow_unix - unix sockets a confined command may connect
+ * to (or send to) although they lie outside the writable roots or were
+ * bound before the call: each of @paths names a socket, or a directory
+ * whose sockets are all allowed (config key `allow_unix`, user file only;
+ * `ward run --allow-unix PATH`). Without it a confined command reaches
+ * only the sockets it bound itself in a writable root (see
+ * docs/RUNNERS.md, "the supervisor"). Enforced on every Linux runner (the
+ * Landlock layer runs inside bwrap too). @paths: absolute,
+ * NULL-terminated (NULL or empty: none); copied. Returns 0, WARD_EINVAL
+ * (a relative path) or -ENOMEM.
+ */
+WARD_EXTERN int ward_policy_set_allow_unix(ward_policy *policy,
+					   char *const *paths);
+/** The allowed sockets: NULL-terminated, possibly empty; owned. */
+WARD_EXTERN char *const *ward_policy_allow_unix(const ward_policy *policy);
 
 WARD_EXTERN enum ward_mode ward_policy_mode(const ward_policy *policy);
 /** The canonical workspace root; owned by the policy. */

@@ -28,6 +28,15 @@ WARD_EXTERN int ward_probe_landlock_abi(void);
  */
 WARD_EXTERN int ward_probe_landlock_errata(unsigned *out);
 
+/**
+ * ward_probe_pidns - whether this process may create a pid namespace (a
+ * short-lived child tries unshare(CLONE_NEWPID)): 1 yes, 0 no (no
+ * CAP_SYS_ADMIN, or a seccomp filter refuses it), -errno when the child
+ * cannot be started. It decides how landlock-run's keeper contains a
+ * call's processes: a pid namespace, else a subreaper sweep.
+ */
+WARD_EXTERN int ward_probe_pidns(void);
+
 WARD_END_DECL
 
 #endif

@@ -171,6 +171,48 @@ WARD_EXTERN int ward_render_read_truncated(char **out,
 					   unsigned long long more_bytes);
 
 /**
+ * ward_render_read_long_line - the line after a read_file result whose
+ * first line alone is longer than the bound, so that only its start is
+ * shown (a minified file, a log without newlines): where the line is,
+ * how much of it is not shown, that bash can show it, and how to read on
+ *
+ *   [truncated: line 1 is longer than 64 KiB: its first 65536 bytes are
+ *   shown, 4934464 more bytes of it are not (look at them with bash, e.g.
+ *   cut -c or fold); it is the file's last line]
+ *
+ * (@line: the line's number, from 1; @next_offset: the offset of the next
+ * line, or 0 when @line is the last). The caller frees *out.
+ */
+WARD_EXTERN int ward_render_read_long_line(char **out, unsigned long long line,
+					   unsigned long long shown_bytes,
+					   unsigned long long more_bytes,
+					   unsigned long long next_offset);
+
+/**
+ * ward_render_read_past_end - the text of a read_file whose @offset is at
+ * or past the end of a non-empty file, instead of an empty result:
+ *
+ *   [nothing at offset 60000: the file ends before line 60001]
+ *
+ * The caller frees *out.
+ */
+WARD_EXTERN int ward_render_read_past_end(char **out,
+					  unsigned long long offset);
+
+/**
+ * ward_render_read_line_too_large - the error of a read_file whose line
+ * @line (from 1) alone is too large for the fence to hold (10 MiB): no
+ * offset/limit can help, bash can.
+ *
+ *   huge.js: line 1 alone is larger than read_file can hold (10 MiB);
+ *   look at it with bash (e.g. head -c or cut -c)
+ *
+ * The caller frees *out.
+ */
+WARD_EXTERN int ward_render_read_line_too_large(char **out, const char *path,
+						unsigned long long line);
+
+/**
  * ward_render_denial - the marker, followed by a newline and the hint when
  * @escalation_offered. The caller frees *out with ward_free(). 0 or -ENOMEM.
  */
@@ -188,6 +230,37 @@ WARD_EXTERN int ward_render_denial(char **out, enum ward_mode mode,
  * The caller frees *out. 0, WARD_EINVAL or -ENOMEM.
  */
 WARD_EXTERN int ward_render_network_denied(char **out, const char *host);
+
+/**
+ * ward_render_network_hint - the line after the network markers when a
+ * network escalation is offered (once per call, never to the escalated
+ * retry):
+ *   MCP:  retry this exact command once with network_permissions (the
+ *         host, or "on") + justification; the approval prompt asks the
+ *         user
+ *   CLI:  retry once with --escalate-network HOST (or on)
+ *         --justification TEXT; the approval prompt asks you
+ */
+WARD_EXTERN int ward_render_network_hint(char **out, enum ward_surface surface);
+
+/**
+ * ward_render_network_verdict - the text of a network escalation's
+ * verdict (@what: "network access to HOST" or "the whole network (on)"),
+ * each verdict its own:
+ *   granted:   WHAT was granted for this command only
+ *   rejected:  the user rejected WHAT for this command
+ *   not-wider: WHAT would not widen this command's network (already
+ *              allowed, denied by deny_domains, or the network is on);
+ *              nothing was run and nobody was asked
+ *   no service, policy never, cancelled, unavailable: as for a mode, with
+ *              WHAT in place of the mode
+ * The caller frees *out. 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_render_network_verdict(char **out,
+					    enum ward_surface surface,
+					    enum ward_escalation_verdict v,
+					    enum ward_subject subject,
+					    const char *what);
 
 /**
  * ward_render_verdict - the text a refused escalation ends with; each

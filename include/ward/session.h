@@ -11,6 +11,7 @@
  *
  *   {"type":"sandbox/mode",    "time":…, "mode":"workspace-write"}
  *   {"type":"approval/policy", "time":…, "policy":"never"}
+ *   {"type":"sandbox/network", "time":…, "network":"off"}
  *
  * The effective value of a knob is a pure fold: the last knob event of its
  * type in the session's own log, else the configured default. The only way
@@ -54,6 +55,7 @@
 
 #include "common.h"
 #include "mode.h"
+#include "network.h"
 #include "policy.h"
 #include "runner.h"
 
@@ -307,6 +309,25 @@ ward_session_approval(const ward_session *session,
 WARD_EXTERN int ward_session_set_mode(bool *changed, ward_session *session,
 				      enum ward_mode mode,
 				      const struct ward_session_defaults *d);
+
+/**
+ * ward_session_network - the fold of `sandbox/network` (off or on), else
+ * @dflt (the configuration's network for the call, an allowlist
+ * included). *source (may be NULL) says which.
+ */
+WARD_EXTERN enum ward_network
+ward_session_network(const ward_session *session, enum ward_network dflt,
+		     enum ward_knob_source *source);
+
+/**
+ * ward_session_set_network - make @network (off or on; an allowlist is the
+ * configuration's and has no event) the session's network, appending a
+ * `sandbox/network` event unless it is already in force against @dflt.
+ * *changed as for ward_session_set_mode.
+ */
+WARD_EXTERN int ward_session_set_network(bool *changed, ward_session *session,
+					 enum ward_network network,
+					 enum ward_network dflt);
 
 /** ward_session_set_approval - the same for `approval/policy`. */
 WARD_EXTERN int

@@ -13,6 +13,7 @@
 #include "exec.h"
 #include "fsfence.h"
 #include "mode.h"
+#include "network.h"
 #include "notice.h"
 #include "plan.h"
 #include "policy.h"

@@ -125,7 +125,7 @@ else
 fi
 rm -rf "$WS"
 
-out=$("$R/usr/libexec/ward/landlock-run" --probe 2>&1)
+out=$("$R/usr/libexec/ward/landlock-run" --probe 2>&1 | head -n 1)
 case $out in
 "landlock: fully enforced" | "landlock: partially enforced")
 	ok "the packaged landlock-run --probe: $out"

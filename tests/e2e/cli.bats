@@ -358,8 +358,9 @@ check_denied() {
 			-c 'echo out; echo err >&2; touch f; exit 4'
 		[ "$stderr" = "" ]
 		[ "${#lines[@]}" -eq 1 ]
-		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
-		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'partial', 'runner']" ]
+		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'network', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
+		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'network', 'partial', 'runner']" ]
+		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None}" ]
 		[ "$(json '[(x["path"], x["cause"], x["mode"], x["source"], x["how"]) for x in d["denials"]]')" = "[('$WS/f', 'mode', 'read-only', 'built-in default', 'derived')]" ]
 		[ "$(json 'd["exit_code"]')" = 4 ]
 		[ "$(json 'd["signal"]')" = None ]
@@ -502,9 +503,16 @@ check_denied() {
 	require_runner bwrap
 	run -0 "$WARD" confine --json -w "$WS" --runner bwrap --mode workspace-write \
 		-- echo 'a b'
-	[ "$(json 'sorted(d)')" = "['argv', 'cwd', 'denial_signature', 'enforcement', 'env', 'mode', 'partial', 'runner', 'warnings']" ]
+	[ "$(json 'sorted(d)')" = "['argv', 'cwd', 'denial_signature', 'enforcement', 'env', 'mode', 'network', 'partial', 'runner', 'warnings']" ]
+	[ "$(json 'd["network"]')" = off ]
 	[ "$(json 'd["argv"][0].endswith("/bwrap")')" = True ]
-	[ "$(json 'd["argv"][-5:]')" = "['--chdir', '$WS', '--', 'echo', 'a b']" ]
+	[ "$(json 'd["argv"][-2:]')" = "['echo', 'a b']" ]
+	# bwrap's part ends --chdir WS --; then the Landlock layer inside
+	# (landlock-run … --), bound read-only onto itself.
+	[ "$(json '(lambda a, i: a[i:i+3])(d["argv"], d["argv"].index("--chdir"))')" = "['--chdir', '$WS', '--']" ]
+	[ "$(json '(lambda a, i: a[i+3].endswith("/landlock-run"))(d["argv"], d["argv"].index("--chdir"))')" = True ]
+	[ "$(json '(lambda a, i: a[i-3:i] == ["--ro-bind", a[i+3], a[i+3]])(d["argv"], d["argv"].index("--chdir"))')" = True ]
+	[ "$(json 'd["argv"][-3]')" = "--" ]
 	[ "$(json 'd["cwd"]')" = "$WS" ]
 	[ "$(json '"--ro-bind" in d["argv"]')" = True ]
 	# The workspace is bound read-write onto itself.
@@ -577,8 +585,13 @@ for line in open(sys.argv[1]):
     if runner == "landlock" and not path.endswith("/landlock-run"):
         continue
     argv = json.loads(m.group(2))
+    # Channels the executor adds (documented in docs/RUNNERS.md):
+    # bwrap's status fd; landlock-run's shell-like exec failure and the
+    # pid it reports.
     if argv[1:3] == ["--json-status-fd", "3"]:
         argv = argv[:1] + argv[3:]
+    if argv[1:4] == ["--shell-status", "--pid-fd", "3"]:
+        argv = argv[:1] + argv[4:]
     print(json.dumps(argv))
     break
 PY

@@ -174,6 +174,10 @@ json_get() { # json_get EXPR  (reads $output)
 	run --separate-stderr wfs read bin --json
 	[ "$status" -eq 1 ]
 	[ "$(json_get 'd["error"]')" = NOT_TEXT ]
+	# The way out this surface has, by name.
+	[[ "$(json_get 'd["message"]')" == *"read it with ward fs read --bytes" ]]
+	run -1 --separate-stderr wfs read bin
+	[[ "$stderr" == *"bin is not text (it holds NUL bytes or invalid UTF-8); read it with ward fs read --bytes" ]]
 	run wfs read bin --bytes --json
 	[ "$status" -eq 0 ]
 	[ "$(json_get 'd["content_base64"]')" = AAE= ]

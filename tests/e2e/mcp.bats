@@ -187,6 +187,21 @@ session_count() {
 	[[ "$stderr" == *"mode danger-full-access, runner none (danger-full-access: commands run unconfined)"* ]]
 	run -0 --separate-stderr "$WARD" mcp --workspace "$WS" -r landlock </dev/null
 	[[ "$stderr" == *", runner landlock, enforcement "* ]]
+	# The runner named is the one a call gets, also when the chain's first
+	# candidate is not usable for this workspace (bwrap is refused when
+	# the workspace holds its binary: /).
+	local ws named used
+	for ws in "$WS" /; do
+		printf '%s\n' "$INIT" \
+			'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi"}}}' >"$IN"
+		status=0
+		timeout -k 5 30 "$WARD" mcp --workspace "$ws" <"$IN" >"$OUT" 2>"$ERR" || status=$?
+		[ "$status" -eq 0 ]
+		named=$(sed -n 's/^ward mcp: session .*, runner \([a-z]*\), enforcement .*/\1/p' "$ERR")
+		used=$(jq -r 'select(.id == 1) | .result.structuredContent.sandbox.runner' "$OUT")
+		echo "# workspace $ws: startup line names '$named', the call used '$used'"
+		[ -n "$named" ] && [ "$named" = "$used" ]
+	done
 }
 
 @test "mcp raw: logs on stderr, nothing but MCP on stdout, exit 0 at end of input" {
@@ -358,7 +373,7 @@ session_count() {
 	mcp_raw --drain-timeout 1
 	[ "$status" -eq 0 ]
 	[ $((SECONDS - start)) -lt 10 ]
-	! pgrep -f 'sleep 71.2345'
+	! alive_cmd 'sleep 71.2345'
 	[[ "$(resp 1)" == *"stopped: the server shut down before this command"* ]]
 	[[ "$(resp 1)" != *unavailable* ]]
 	run -2 --separate-stderr "$WARD" mcp --drain-timeout soon </dev/null
@@ -394,7 +409,7 @@ session_count() {
 		done
 		printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"test"}}'
 		for _ in $(seq 100); do
-			pgrep -f 'sleep 72.2345' >"$BASE/alive" || break
+			alive_cmd 'sleep 72.2345' >"$BASE/alive" || break
 			sleep 0.05
 		done
 		printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"ping"}'
@@ -427,7 +442,15 @@ session_count() {
 	[ "$started" -eq 32 ]
 	[ "$refused" -eq 8 ]
 	# End of input stopped every task.
-	! pgrep -f 'sleep 74.2345'
+	! alive_cmd 'sleep 74.2345'
+}
+
+# alive_cmd 'sleep N': the pids of the command itself (or of the shell
+# running it), whose whole command line is that; not of a process that only
+# carries it among its arguments (a launcher, its supervisor).
+alive_cmd() {
+	local re=${1//./\\.}
+	pgrep -xf "([^ ]*sh -c )?$re"
 }
 
 # The runners that can confine here, from ward probe.
@@ -465,8 +488,8 @@ wait_until() {
 			printf '%s\n' "$INIT" \
 				"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$fg\"}}}" \
 				"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"bash\",\"arguments\":{\"command\":\"$bg\",\"run_in_background\":true}}}" >&4
-			wait_until 20 pgrep -f "$fg" >/dev/null
-			wait_until 20 pgrep -f "$bg" >/dev/null
+			wait_until 20 alive_cmd "$fg" >/dev/null
+			wait_until 20 alive_cmd "$bg" >/dev/null
 			wait_until 20 grep -q '"id":2' "$OUT"
 			kill -"$sig" "$pid"
 			wait_until 20 eval '! kill -0 $pid 2>/dev/null' ||
@@ -477,8 +500,8 @@ wait_until() {
 			cat "$ERR" | sed 's/^/# /'
 			[ "$st" -eq $((128 + $(kill -l "$sig"))) ] ||
 				fail "$r SIG$sig: exit $st"
-			! pgrep -f "$fg" || fail "$r SIG$sig: $fg survived"
-			! pgrep -f "$bg" || fail "$r SIG$sig: $bg survived"
+			! alive_cmd "$fg" || fail "$r SIG$sig: $fg survived"
+			! alive_cmd "$bg" || fail "$r SIG$sig: $bg survived"
 			id=$("$WARD" session list --json | jq -r '.[0].id')
 			"$WARD" session log "$id" --json >"$BASE/log"
 			[ "$(jq -s '[.[] | select(.type == "call/result")] | length' "$BASE/log")" -eq 2 ] ||

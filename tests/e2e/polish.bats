@@ -97,6 +97,36 @@ require_landlock() {
 	[[ "$output" == *'"-- secret*"'* ]]
 }
 
+@test "--quiet: a project value that would widen is said once per change, not before every command" {
+	local w
+	mkdir -p "$WS2/.ward"
+	printf 'mode: workspace-write\n' >"$WS2/.ward/config.yml"
+	w="ward run: warning: $WS2/.ward/config.yml:1: mode: ignored: "
+	# Said, and the command runs under the narrower mode (the ceiling).
+	run -1 --separate-stderr "$WARD" run -w "$WS2" --quiet -- touch "$WS2/f"
+	[ "$(grep -c -F -- "$w" <<<"$stderr")" -eq 1 ]
+	[ ! -e "$WS2/f" ]
+	# Then not again with --quiet, for run, confine and fs alike.
+	run -0 --separate-stderr "$WARD" run -w "$WS2" --quiet -- true
+	[[ "$stderr" != *"mode: ignored"* ]]
+	run -0 --separate-stderr "$WARD" confine -w "$WS2" -q -- true
+	[[ "$stderr" != *"mode: ignored"* ]]
+	run -0 --separate-stderr "$WARD" fs read -w "$WS2" -q "$WS2/.ward/config.yml"
+	[[ "$stderr" != *"mode: ignored"* ]]
+	# Without --quiet: every time.
+	run -0 --separate-stderr "$WARD" run -w "$WS2" -- true
+	[ "$(grep -c -F -- "$w" <<<"$stderr")" -eq 1 ]
+	# A change of the project file: said again, once.
+	printf '# widened\nmode: danger-full-access\n' >"$WS2/.ward/config.yml"
+	run -0 --separate-stderr "$WARD" run -w "$WS2" --quiet -- true
+	[[ "$stderr" == *"config.yml:2: mode: ignored"* ]]
+	run -0 --separate-stderr "$WARD" run -w "$WS2" --quiet -- true
+	[[ "$stderr" != *"mode: ignored"* ]]
+	# ward config check always lists it.
+	run -0 "$WARD" config check -w "$WS2"
+	[[ "$output" == *"mode: ignored"* ]]
+}
+
 @test "--quiet: ward confine says the warnings like ward run, --json keeps them all" {
 	require_landlock
 	run --separate-stderr "$WARD" confine -w "$WS" --config "$WS/ward.yml" \

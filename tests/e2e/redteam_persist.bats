@@ -24,14 +24,11 @@ setup() {
 	RT_HOME=$(mktemp -d /var/tmp/ward-rt-home.XXXXXX)
 	export HOME=$RT_HOME
 	unset XDG_CONFIG_HOME
-	# ward's state directory where nothing else comes and goes: a
-	# Landlock run hides it by granting read on the entries beside it
-	# from / down, and an entry that vanishes meanwhile (other tests in
-	# /var/tmp) would fail the spawn (docs/RUNNERS.md). One parent per
-	# file: the files run side by side (bats --jobs), a file's own tests
-	# one after the other.
-	mkdir -p "$E2E_BUILD/e2e-state/${BATS_TEST_FILENAME##*/}"
-	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/${BATS_TEST_FILENAME##*/}/state.XXXXXX")
+	# ward's state directory of its own: a Landlock run hides it by
+	# granting read on the entries beside it from / down (optional
+	# grants: docs/RUNNERS.md).
+	mkdir -p "$E2E_BUILD/e2e-state"
+	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 	RT_PWN=/var/tmp/ward-rt-pwned-$E2E_TAG

@@ -16,20 +16,18 @@
 #     ward config check name it in a warning, and it stays read-only.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	e2e_setup
 	RT_HOME=$(mktemp -d /var/tmp/ward-rt-home.XXXXXX)
 	export HOME=$RT_HOME
 	unset XDG_CONFIG_HOME
-	# ward's state directory where nothing else comes and goes: a
-	# Landlock run hides it by granting read on the entries beside it
-	# from / down, and an entry that vanishes meanwhile (other tests in
-	# /var/tmp) would fail the spawn (docs/RUNNERS.md). One parent per
-	# file: the files run side by side (bats --jobs), a file's own tests
-	# one after the other.
-	mkdir -p "$E2E_BUILD/e2e-state/${BATS_TEST_FILENAME##*/}"
-	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/${BATS_TEST_FILENAME##*/}/state.XXXXXX")
+	# ward's state directory of its own: a Landlock run hides it by
+	# granting read on the entries beside it from / down (optional
+	# grants: docs/RUNNERS.md).
+	mkdir -p "$E2E_BUILD/e2e-state"
+	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 	unset XDG_RUNTIME_DIR
@@ -215,4 +213,40 @@ tmpdir_refused_case() {
 	assert_status 0
 	[ -e "$dir/f" ] || fail "the write to \$TMPDIR did not reach the host"
 	[[ "$stderr" != *TMPDIR* ]] || fail "a warning about a good \$TMPDIR"
+}
+
+# Hiding a path on Landlock grants read on the entries beside it, listed
+# when the call is planned. An entry removed between the plan and the start
+# (another process's temporary file) must not fail the call: those grants
+# are optional (--ro-if-exists), and a gone entry only narrows.
+@test "landlock-run: an entry beside a hidden path removed after the plan does not fail the call" {
+	require_runner landlock-run
+	local d argv
+	d=$(mktemp -d /var/tmp/ward-vanish.XXXXXX)
+	RT_DIRS+=("$d")
+	mkdir "$d/secret" "$d/gone" "$d/kept"
+	echo key >"$d/secret/key"
+	echo hi >"$d/kept/f"
+	run --separate-stderr "$WARD" confine --runner landlock --json \
+		--access "-- $d/secret" -- cat "$d/kept/f"
+	[ "$status" = 0 ]
+	argv=$output
+	[[ "$argv" == *'"--ro-if-exists"'*"$d/gone"* ]]
+	rm -rf "$d/gone"
+	run --separate-stderr python3 -c '
+import json, os, sys
+j = json.loads(sys.argv[1])
+os.environ["WARD_SANDBOX"] = j["runner"]
+os.execvp(j["argv"][0], j["argv"])' "$argv"
+	echo "# $stderr"
+	[ "$status" = 0 ]
+	[ "$output" = hi ]
+	# The hidden path stays hidden.
+	run python3 -c '
+import json, os, sys
+j = json.loads(sys.argv[1])
+a = j["argv"]; a[-1] = sys.argv[2]
+os.execvp(a[0], a)' "$argv" "$d/secret/key"
+	[ "$status" != 0 ]
+	! grep -qx key <<<"$output"
 }

@@ -181,6 +181,22 @@ assert d[sys.argv[2]]["cwd_exists"] is True, d' "$SID" "$keep"
 	run -0 --separate-stderr "$WARD" session show "$SID"
 }
 
+@test "session list survives a corrupt or empty session log: the rest is listed, the bad one named, and rm removes it" {
+	local d=$XDG_STATE_HOME/ward/sessions bad=0123456789abcdef empty=fedcba9876543210
+	new_session
+	echo junk >"$d/$bad.jsonl"
+	: >"$d/$empty.jsonl"
+	run -125 --separate-stderr "$WARD" session list
+	[[ "$output" == *"$SID"*"$WS"* ]]
+	[[ "$stderr" == *"session $bad: "*"$bad.jsonl: line 1"* ]]
+	[[ "$stderr" == *"session $empty: "*"no session header"* ]]
+	run -125 --separate-stderr "$WARD" session list --json
+	[ "$(jq -r '[.[].id] | join(" ")' <<<"$output")" = "$SID" ]
+	run -0 --separate-stderr "$WARD" session rm "$bad" "$empty"
+	run -0 --separate-stderr "$WARD" session list
+	[ -z "$stderr" ]
+}
+
 @test "session rm removes sessions; unknown ids are usage errors" {
 	new_session
 	local a=$SID a_log=$LOG

@@ -88,6 +88,7 @@ test("tools-list: every tool, honest annotations, escalation fields", async (t) 
   assert.deepEqual(Object.keys(bash).sort(), [
     "command",
     "justification",
+    "network_permissions",
     "run_in_background",
     "sandbox_permissions",
     "timeout_ms",
@@ -740,6 +741,41 @@ test("bounded-files: read_file and list_directory stop at 64 KiB and say how to 
   // Reading on from the offset given continues where it stopped.
   r = await call(ctx, "read_file", { path: "big.txt", offset: shown, limit: 3 });
   assert.equal(r.text.split("\n").slice(0, 3).join("\n"), [line, line, line].join("").trimEnd());
+  // An offset past the end says so instead of answering nothing.
+  r = await call(ctx, "read_file", { path: "big.txt", offset: 60000 });
+  assert.equal(r.text, "[nothing at offset 60000: the file ends before line 60001]");
+  assert.equal(r.result.structuredContent.lines, 0);
+  // One line longer than the bound (a minified file): its start, what is
+  // left of it, and the next line's offset (never "1 more line").
+  writeFileSync(path.join(ctx.ws, "min.js"), "a".repeat(200000) + "\nnext\n");
+  r = await call(ctx, "read_file", { path: "min.js" });
+  assert.equal(r.text.split("\n")[0], "a".repeat(65536));
+  assert.equal(
+    r.text.split("\n")[1],
+    "[truncated: line 1 is longer than 64 KiB: its first 65536 bytes are shown, " +
+      "134464 more bytes of it are not (look at them with bash, e.g. cut -c or fold); " +
+      "read on from the next line with offset 1]",
+  );
+  assert.equal(r.result.structuredContent.truncated, true);
+  assert.equal(r.result.structuredContent.next_offset, 1);
+  r = await call(ctx, "read_file", { path: "min.js", offset: 1 });
+  assert.equal(r.text, "next\n");
+  writeFileSync(path.join(ctx.ws, "min.js"), "a".repeat(200000));
+  r = await call(ctx, "read_file", { path: "min.js" });
+  assert.match(r.text, /\n\[truncated: line 1 is longer than 64 KiB: its first 65536 bytes are shown, 134464 more bytes of it are not .*; it is the file's last line\]$/);
+  assert.equal(r.result.structuredContent.next_offset, undefined);
+  // A single line larger than the fence holds (10 MiB): bash, not offsets.
+  writeFileSync(path.join(ctx.ws, "huge.js"), "b".repeat(11 * 1024 * 1024));
+  r = await call(ctx, "read_file", { path: "huge.js" });
+  assert.equal(r.result.isError, true);
+  assert.equal(
+    r.text,
+    "huge.js: line 1 alone is larger than read_file can hold (10 MiB); look at it with bash (e.g. head -c or cut -c)",
+  );
+  // After a short line, that short line and where to go on.
+  writeFileSync(path.join(ctx.ws, "huge.js"), "short\n" + "b".repeat(11 * 1024 * 1024));
+  r = await call(ctx, "read_file", { path: "huge.js" });
+  assert.match(r.text, /^short\n\[truncated: the file continues after line 1; read on with offset 1/);
   // A small file is returned whole, without a truncated line.
   writeFileSync(path.join(ctx.ws, "small.txt"), "a\nb\n");
   r = await call(ctx, "read_file", { path: "small.txt" });

@@ -138,6 +138,14 @@ static const struct row rows[] = {
      "Read-only file system\n", 0, OK, ""},
     {"sb_landlock_signature_is_not_seatbelt", SB, 1, 0, -1,
      "Permission denied\n", 0, OK, ""},
+    /* --- bwrap with the Landlock layer inside ------------------------ */
+    /* bwrap exec'd landlock-run (child_started 1); its own failure means
+     * the command never ran. */
+    {"bw_inner_launcher_failed", BW, 125, 0, 1, LL_FATAL "\n", 0, RFAIL,
+     LL_FATAL},
+    {"bw_inner_info_alone_not_failure", BW, 125, 0, 1, LL_INFO, 0, OK, ""},
+    {"bw_inner_fatal_text_exit1_not_failure", BW, 1, 0, 1, LL_FATAL "\n", 0, OK,
+     ""},
     /* --- none and windows-acl ---------------------------------------- */
     {"none_never_denies", NO, 1, 0, -1,
      "Permission denied\nRead-only file system\nOperation not "

@@ -376,6 +376,25 @@ static void test_surface_texts(void **state)
 			       "shown; read on with offset 12, or pick a part "
 			       "with offset/limit]");
 	free(t);
+	assert_int_equal(ward_render_read_long_line(&t, 3, 65536, 10, 3), 0);
+	assert_string_equal(t, "[truncated: line 3 is longer than 64 KiB: its "
+			       "first 65536 bytes are shown, 10 more bytes of "
+			       "it are not (look at them with bash, e.g. cut "
+			       "-c or fold); read on from the next line with "
+			       "offset 3]");
+	free(t);
+	assert_int_equal(ward_render_read_long_line(&t, 1, 65536, 10, 0), 0);
+	assert_non_null(strstr(t, "; it is the file's last line]"));
+	free(t);
+	assert_int_equal(ward_render_read_line_too_large(&t, "a.js", 4), 0);
+	assert_string_equal(t, "a.js: line 4 alone is larger than read_file "
+			       "can hold (10 MiB); look at it with bash (e.g. "
+			       "head -c or cut -c)");
+	free(t);
+	assert_int_equal(ward_render_read_past_end(&t, 9), 0);
+	assert_string_equal(t, "[nothing at offset 9: the file ends before "
+			       "line 10]");
+	free(t);
 	assert_int_equal(ward_render_list_truncated(&t, 1, true), 0);
 	assert_string_equal(t, "[truncated: at least 1 more entry not shown; "
 			       "list a subdirectory, or use depth/limit]");

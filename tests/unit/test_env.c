@@ -262,7 +262,17 @@ static void test_options_v1(void **state)
 	assert_int_equal(ward_config_load(cfg, &box.o), 0);
 	assert_int_equal(ward_strv_len(ward_config_env_keep(cfg)), 0);
 	ward_config_free(cfg);
-	assert_int_equal(ward_config_options_init(&box.o, 3), WARD_EINVAL);
+	/* Version 2 ends before allow_unix: nothing past it is written. */
+	memset(&box, 0x5a, sizeof(box));
+	assert_int_equal(ward_config_options_init(&box.o, 2), 0);
+	assert_int_equal(((unsigned char *)&box.o.allow_unix)[0], 0x5a);
+	assert_int_equal(box.o.version, 2);
+	assert_int_equal(ward_config_options_init(&box.o, 3), 0);
+	assert_int_equal(box.o.version, 3);
+	assert_null(box.o.allow_unix);
+	assert_int_equal(
+	    ward_config_options_init(&box.o, WARD_CONFIG_OPTIONS_VERSION + 1),
+	    WARD_EINVAL);
 }
 
 int main(void)

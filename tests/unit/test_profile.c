@@ -471,7 +471,15 @@ static void test_bwrap_hardening(void **state)
 		assert_true(find_opt(a, "--setenv", "WARD_SANDBOX", "bwrap") >
 			    0);
 		assert_int_equal(find_opt(a, "--ro-bind", "/", "/"), 1);
-		/* The network is not governed by a mode. */
+		/* The network is its own knob: off by default in a
+		 * confined mode (loopback only), shared when on. */
+		assert_true(argv_index(a, "--unshare-net", 0) > 0 &&
+			    argv_index(a, "--unshare-net", 0) < sep);
+		ward_strv_free(a);
+		assert_int_equal(
+		    ward_policy_set_network(p, WARD_NETWORK_ON, NULL, NULL), 0);
+		assert_int_equal(ward_profile_bwrap(&a, p, BWRAP, -1, command),
+				 0);
 		assert_int_equal(argv_index(a, "--unshare-net", 0), -1);
 		ward_strv_free(a);
 		ward_policy_free(p);
@@ -574,9 +582,11 @@ static void test_landlock_profile(void **state)
 		assert_string_equal(a[5 + 2 * i], "--rw");
 		assert_string_equal(a[6 + 2 * i], roots[i]);
 	}
-	assert_string_equal(a[5 + 2 * i], "--");
-	assert_string_equal(a[6 + 2 * i], "bash");
-	assert_null(a[9 + 2 * i]);
+	/* The network is off by default: the launcher's --net-off. */
+	assert_string_equal(a[5 + 2 * i], "--net-off");
+	assert_string_equal(a[6 + 2 * i], "--");
+	assert_string_equal(a[7 + 2 * i], "bash");
+	assert_null(a[10 + 2 * i]);
 	ward_strv_free(roots);
 	ward_strv_free(a);
 	ward_policy_free(p);

@@ -1366,22 +1366,23 @@ static void test_fold_checkpoint(void **state)
 	fclose(f);
 	{
 		unsigned long long dev, ino, seen, lines, hash;
-		int mode, approval;
+		int mode, approval, network;
 
 		assert_int_equal(sscanf(line,
-					"ward-fold 1 %llu %llu %llu %llu %d "
-					"%d %llx",
+					"ward-fold 2 %llu %llu %llu %llu %d "
+					"%d %d %llx",
 					&dev, &ino, &seen, &lines, &mode,
-					&approval, &hash),
-				 7);
+					&approval, &network, &hash),
+				 8);
 		for (int k = 0; k < 2; k++) {
 			f = fopen(fold, "w");
 			assert_non_null(f);
 			fprintf(f,
-				"ward-fold 1 %llu %llu %llu %llu %d %d %llx\n",
+				"ward-fold 2 %llu %llu %llu %llu %d %d %d "
+				"%llx\n",
 				dev, ino, seen, lines,
 				(int)WARD_MODE_DANGER_FULL_ACCESS, approval,
-				k == 0 ? hash ^ 1 : hash);
+				network, k == 0 ? hash ^ 1 : hash);
 			fclose(f);
 			assert_int_equal(chmod(fold, k == 0 ? 0600 : 0666), 0);
 			assert_int_equal(ward_session_open(&t, fx->store,

@@ -31,6 +31,7 @@
 
 #include "ward/ward.h"
 #include "protect.h"
+#include "landlock.h"
 #include "translate_internal.h"
 
 #define BWRAP	 "/usr/bin/bwrap"
@@ -314,10 +315,13 @@ static ssize_t find_opt(char **argv, const char *opt, const char *a,
 	return -1;
 }
 
+/* @s is in @v, as a grant or as an optional grant ("?PATH", landlock.h). */
 static bool strv_has(char **v, const char *s)
 {
 	for (size_t i = 0; v && v[i]; i++) {
-		if (strcmp(v[i], s) == 0)
+		const char *e = v[i][0] == WARD_LL_OPTIONAL ? v[i] + 1 : v[i];
+
+		if (strcmp(e, s) == 0)
 			return true;
 	}
 	return false;
@@ -888,11 +892,13 @@ static void t_landlock_complement(void **state)
 	assert_true(strv_has(ro, P(fx, "out")));
 	assert_false(strv_has(ro, P(fx, "home/ssh-link")));
 	for (size_t i = 0; ro[i]; i++) {
+		const char *g =
+		    ro[i][0] == WARD_LL_OPTIONAL ? ro[i] + 1 : ro[i];
 		struct stat st;
 
-		if (strncmp(ro[i], hidden, strlen(hidden)) == 0)
-			fail_msg("%s is granted", ro[i]);
-		assert_int_equal(lstat(ro[i], &st), 0);
+		if (strncmp(g, hidden, strlen(hidden)) == 0)
+			fail_msg("%s is granted", g);
+		assert_int_equal(lstat(g, &st), 0);
 		assert_false(S_ISLNK(st.st_mode));
 	}
 	/* The writable roots are kept. */
@@ -907,7 +913,7 @@ static void t_landlock_argv_matches_plan(void **state)
 	struct fx *fx = *state;
 	struct ward_xlate *plan = NULL;
 	char **ro = NULL, **rw = NULL, **argv = NULL;
-	size_t nro = 0, nrw = 0;
+	size_t nro = 0, nrw = 0, nopt = 0;
 
 	policy_with(fx, WARD_MODE_READ_ONLY, "ws",
 		    "-- @BASE@/home/.ssh\n-- @BASE@/out/ro\n");
@@ -918,9 +924,20 @@ static void t_landlock_argv_matches_plan(void **state)
 	assert_int_equal(
 	    ward_profile_landlock(&argv, fx->policy, LAUNCHER, command), 0);
 	for (size_t i = 1; argv[i] && strcmp(argv[i], "--"); i += 2) {
+		/* The network knob's flag (off by default) takes no value. */
+		if (strcmp(argv[i], "--net-off") == 0) {
+			i--;
+			continue;
+		}
+		/* An optional grant ("?PATH") is --ro-if-exists PATH. */
 		if (strcmp(argv[i], "--ro") == 0) {
 			assert_string_equal(argv[i + 1], ro[nro]);
 			nro++;
+		} else if (strcmp(argv[i], "--ro-if-exists") == 0) {
+			assert_int_equal(ro[nro][0], WARD_LL_OPTIONAL);
+			assert_string_equal(argv[i + 1], ro[nro] + 1);
+			nro++;
+			nopt++;
 		} else {
 			assert_string_equal(argv[i], "--rw");
 			assert_string_equal(argv[i + 1], rw[nrw]);
@@ -929,6 +946,9 @@ static void t_landlock_argv_matches_plan(void **state)
 	}
 	assert_int_equal(nro, ward_strv_len(ro));
 	assert_int_equal(nrw, ward_strv_len(rw));
+	/* The entries found beside the hidden paths are all optional: one
+	 * removed before the call starts must not fail it. */
+	assert_int_equal(nopt, nro);
 	/* read-only: only /dev/null is writable. */
 	assert_int_equal(nrw, 1);
 	assert_false(strv_has(ro, P(fx, "out")));

@@ -1,0 +1,223 @@
+#!/usr/bin/env bats
+# shellcheck shell=bats
+#
+# Red team, the box: when a call ends, every process it started is gone —
+# on every runner (bwrap, Landlock in-process, landlock-run), through every
+# front end (ward run, ward mcp), as root and as the unprivileged user
+# nobody. Each escape leaves a process that, a moment after the call
+# returned, writes a marker file m.* into the workspace; a marker means it
+# outlived the call.
+#
+#   leftovers      setsid -f, a double fork, and a decoy child ptrace-seized
+#                  by a sibling (a zombie only its tracer can reap, which
+#                  once used up the whole sweep budget)
+#   killed early   the call killed in its first milliseconds
+#                  (--timeout 0.005; MCP timeout_ms 1 and task_kill at once)
+#   ward killed    ward itself SIGKILLed during the call (ward run, ward mcp)
+#   cgroups        clone3(CLONE_INTO_CGROUP) is refused (ENOSYS) on every
+#                  runner, and none lets the command write cgroup.procs
+#
+# The container lane (make check-container) runs this file again with user
+# namespaces denied: there only Landlock runs, and bwrap cases skip.
+
+load helpers
+
+BOX=$E2E_BUILD/tests/boxhelper
+MCPBOX=$E2E_ROOT/tests/e2e/mcp_box.py
+
+setup() {
+	e2e_setup
+	[ -x "$BOX" ] || skip "$BOX is not built (make check builds it)"
+	RT_HOME=$(mktemp -d /var/tmp/ward-box-home.XXXXXX)
+	export HOME=$RT_HOME
+	unset XDG_CONFIG_HOME
+	mkdir -p "$E2E_BUILD/e2e-state"
+	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
+	chmod 0755 "$RT_STATE"
+	export XDG_STATE_HOME=$RT_STATE
+}
+
+teardown() {
+	# A survivor (a failed test) must not write into the next test.
+	pkill -KILL -f "$WS/m\." 2>/dev/null || true
+	e2e_teardown
+	rm -rf "$RT_HOME" "$RT_STATE"
+}
+
+# become root|nobody: later runs are that user's, who owns the workspace.
+become() {
+	if [ "$1" = nobody ]; then
+		as_nobody
+		chown -R 65534:65534 "$WS" "$RT_HOME" "$RT_STATE"
+	fi
+}
+
+require_runner() { # VARIANT (after become)
+	case "$1" in
+	bwrap)
+		"${E2E_AS[@]}" bwrap --ro-bind / / --unshare-user -- true \
+			2>/dev/null || skip "bwrap cannot create a sandbox here"
+		;;
+	*)
+		"${E2E_AS[@]}" "$LAUNCHER" --probe >/dev/null 2>&1 ||
+			skip "Landlock is not usable here"
+		;;
+	esac
+}
+
+# Wait $1 seconds (longer than any escape lingers), then no marker may be.
+assert_no_survivor() {
+	local left
+	sleep "$1"
+	left=$(cd "$WS" && ls -d m.* 2>/dev/null | tr '\n' ' ')
+	[ -z "$left" ] || fail "outlived the call: $left"
+}
+
+# A cgroup v2 directory (ours, from a cgroup2 mount), else a v1 one.
+some_cgroup_dir() {
+	local mnt
+	mnt=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
+	if [ -n "$mnt" ]; then
+		echo "$mnt"
+	elif [ -e /sys/fs/cgroup/pids/cgroup.procs ]; then
+		echo /sys/fs/cgroup/pids
+	fi
+}
+
+# --- ward run ----------------------------------------------------------------
+
+leftovers_case() {
+	local v=$1 who=$2
+	become "$who"
+	require_runner "$v"
+	ward_run "$v" workspace-write sh -c "
+		setsid -f sh -c 'sleep 1; echo > $WS/m.setsid'
+		(sh -c 'sleep 1; echo > $WS/m.fork' &)
+		$BOX ptrace-decoy 1 $WS/m.ptrace"
+	[ "$status" -eq 0 ] || fail "the escape did not run (status $status)"
+	[[ "$output" == *"seized by"* ]] || fail "the decoy was not seized: $output"
+	assert_no_survivor 2
+}
+
+killed_early_case() {
+	local v=$1 who=$2 i
+	become "$who"
+	require_runner "$v"
+	for i in 1 2 3 4 5; do
+		ward_run "$v" workspace-write --timeout 0.005 \
+			sh -c "sleep 0.5; echo > $WS/m.start$i"
+	done
+	assert_no_survivor 1
+}
+
+ward_killed_case() {
+	local v=$1 who=$2 pid i
+	local -a flags
+	become "$who"
+	require_runner "$v"
+	read -r -a flags <<<"$(runner_flags "$v")"
+	"${E2E_AS[@]}" "$WARD" run --mode workspace-write --workspace "$WS" \
+		"${flags[@]}" -- sh -c "
+		setsid -f sh -c 'sleep 1.5; echo > $WS/m.setsid'
+		echo > $WS/ready
+		sleep 1.5; echo > $WS/m.command" >/dev/null 2>&1 &
+	pid=$!
+	E2E_PIDS+=("$pid")
+	for i in $(seq 1 100); do
+		[ -e "$WS/ready" ] && break
+		sleep 0.1
+	done
+	[ -e "$WS/ready" ] || fail "the command never started"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	assert_no_survivor 2.5
+}
+
+cgroup_case() {
+	local v=$1 who=$2 dir
+	become "$who"
+	require_runner "$v"
+	dir=$(some_cgroup_dir)
+	[ -n "$dir" ] || skip "no cgroup directory to try"
+	ward_run "$v" workspace-write sh -c "
+		$BOX clone3-cgroup $dir 1 $WS/m.clone3
+		$BOX cgroup-procs $dir
+		$PY -I -c 'import subprocess; print(subprocess.run([\"echo\", \"forked\"], capture_output=True, text=True).stdout.strip())'"
+	echo "# $output"
+	# Refused by ward's seccomp layer (inside bwrap too: the Landlock
+	# layer); the C library falls back to clone.
+	[[ "$output" == *"clone3: refused (Function not implemented)"* ]] ||
+		fail "clone3 was not refused with ENOSYS"
+	[[ "$output" == *"cgroup.procs: refused"* ]] ||
+		fail "the command could move itself to $dir"
+	[[ "$output" == *forked* ]] || fail "processes cannot be started"
+	assert_no_survivor 1.5
+}
+
+@test "ward run bwrap (root): setsid, double fork and a ptraced zombie end with the call" { leftovers_case bwrap root; }
+@test "ward run bwrap (root): a call killed in its first milliseconds leaves nothing" { killed_early_case bwrap root; }
+@test "ward run bwrap (root): ward SIGKILLed takes the command's tree down" { ward_killed_case bwrap root; }
+@test "ward run bwrap (root): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case bwrap root; }
+@test "ward run bwrap (nobody): setsid, double fork and a ptraced zombie end with the call" { leftovers_case bwrap nobody; }
+@test "ward run bwrap (nobody): a call killed in its first milliseconds leaves nothing" { killed_early_case bwrap nobody; }
+@test "ward run bwrap (nobody): ward SIGKILLed takes the command's tree down" { ward_killed_case bwrap nobody; }
+@test "ward run bwrap (nobody): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case bwrap nobody; }
+@test "ward run landlock (root): setsid, double fork and a ptraced zombie end with the call" { leftovers_case landlock root; }
+@test "ward run landlock (root): a call killed in its first milliseconds leaves nothing" { killed_early_case landlock root; }
+@test "ward run landlock (root): ward SIGKILLed takes the command's tree down" { ward_killed_case landlock root; }
+@test "ward run landlock (root): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case landlock root; }
+@test "ward run landlock (nobody): setsid, double fork and a ptraced zombie end with the call" { leftovers_case landlock nobody; }
+@test "ward run landlock (nobody): a call killed in its first milliseconds leaves nothing" { killed_early_case landlock nobody; }
+@test "ward run landlock (nobody): ward SIGKILLed takes the command's tree down" { ward_killed_case landlock nobody; }
+@test "ward run landlock (nobody): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case landlock nobody; }
+@test "ward run landlock-run (root): setsid, double fork and a ptraced zombie end with the call" { leftovers_case landlock-run root; }
+@test "ward run landlock-run (root): a call killed in its first milliseconds leaves nothing" { killed_early_case landlock-run root; }
+@test "ward run landlock-run (root): ward SIGKILLed takes the command's tree down" { ward_killed_case landlock-run root; }
+@test "ward run landlock-run (root): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case landlock-run root; }
+@test "ward run landlock-run (nobody): setsid, double fork and a ptraced zombie end with the call" { leftovers_case landlock-run nobody; }
+@test "ward run landlock-run (nobody): a call killed in its first milliseconds leaves nothing" { killed_early_case landlock-run nobody; }
+@test "ward run landlock-run (nobody): ward SIGKILLed takes the command's tree down" { ward_killed_case landlock-run nobody; }
+@test "ward run landlock-run (nobody): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case landlock-run nobody; }
+
+# --- ward mcp ----------------------------------------------------------------
+
+mcp_flags() {
+	case "$1" in
+	bwrap) echo "--runner bwrap" ;;
+	landlock) echo "--runner landlock" ;;
+	landlock-run) echo "--runner landlock --landlock-via-launcher" ;;
+	esac
+}
+
+# mcp HOW COMMAND: one ward mcp session running COMMAND the HOW way.
+mcp() {
+	local -a flags
+	read -r -a flags <<<"$(mcp_flags "$V")"
+	timeout -k 5 60 "${E2E_AS[@]}" env HOME="$HOME" \
+		XDG_STATE_HOME="$XDG_STATE_HOME" BOX_READY="${BOX_READY:-}" "$PY" "$MCPBOX" "$1" "$2" -- \
+		"$WARD" mcp --workspace "$WS" --mode workspace-write \
+		"${flags[@]}" 2>>"$E2E_CAP/mcp.err" || fail "mcp_box.py $1 failed: $(tail -n 5 "$E2E_CAP/mcp.err")"
+}
+
+mcp_case() {
+	V=$1
+	local who=$2 i
+	become "$who"
+	require_runner "$V"
+	mcp plain "setsid -f sh -c 'sleep 1; echo > $WS/m.setsid'; $BOX ptrace-decoy 1 $WS/m.ptrace"
+	for i in 1 2 3; do
+		mcp kill-at-once "sleep 0.5; echo > $WS/m.kill$i"
+		mcp timeout1 "sleep 0.5; echo > $WS/m.timeout$i"
+	done
+	# The server SIGKILLed while a background task runs (once it runs:
+	# see docs/RUNNERS.md on a bwrap killed in its first milliseconds).
+	BOX_READY=$WS/ready mcp abandon "setsid -f sh -c 'sleep 1; echo > $WS/m.abandon1'; echo > $WS/ready; sleep 1; echo > $WS/m.abandon2"
+	assert_no_survivor 2
+}
+
+@test "ward mcp bwrap (root): leftovers, task_kill at once, timeout_ms 1 and a killed server leave nothing" { mcp_case bwrap root; }
+@test "ward mcp bwrap (nobody): leftovers, task_kill at once, timeout_ms 1 and a killed server leave nothing" { mcp_case bwrap nobody; }
+@test "ward mcp landlock (root): leftovers, task_kill at once, timeout_ms 1 and a killed server leave nothing" { mcp_case landlock root; }
+@test "ward mcp landlock (nobody): leftovers, task_kill at once, timeout_ms 1 and a killed server leave nothing" { mcp_case landlock nobody; }
+@test "ward mcp landlock-run (root): leftovers, task_kill at once, timeout_ms 1 and a killed server leave nothing" { mcp_case landlock-run root; }
+@test "ward mcp landlock-run (nobody): leftovers, task_kill at once, timeout_ms 1 and a killed server leave nothing" { mcp_case landlock-run nobody; }

@@ -14,7 +14,8 @@
  *      runner's own exit status for its failures), else a denial exactly
  *      when the run failed and stderr holds the runner's signature in any
  *      ASCII case; runner NONE is always OK, child_started 1 never a
- *      runner failure;
+ *      runner failure but for bwrap's own landlock-run layer failing
+ *      (exit 125 and a landlock-run: line);
  *   2. detail is NUL-terminated, empty unless a runner failure, and is the
  *      matched line (cut to 511 bytes, without a trailing CR) or the
  *      "never started" text naming the runner;
@@ -144,7 +145,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	want = WARD_OUTCOME_OK;
 	want_detail[0] = '\0';
-	if (f.runner != WARD_RUNNER_NONE && f.child_started != 1) {
+	/* bwrap runs carry landlock-run inside: bwrap exec'd it (started 1),
+	 * but its own fatal error (exit 125, a landlock-run: line) means the
+	 * command never ran. */
+	if (f.runner == WARD_RUNNER_BWRAP && f.child_started == 1 &&
+	    f.exit_code == 125) {
+		static const char *const ll[] = {"landlock-run: ", NULL};
+
+		line = model_find(err, len, ll,
+				  "landlock-run: partial enforcement", &llen);
+		if (line) {
+			size_t n = llen < 511 ? llen : 511;
+
+			want = WARD_OUTCOME_RUNNER_FAILURE;
+			memcpy(want_detail, line, n);
+			want_detail[n] = '\0';
+			if (n && want_detail[n - 1] == '\r')
+				want_detail[n - 1] = '\0';
+		}
+	}
+	if (want == WARD_OUTCOME_OK && f.runner != WARD_RUNNER_NONE &&
+	    f.child_started != 1) {
 		if (custom_sigs)
 			line = model_find(err, len, SIGS, NULL, &llen);
 		else if (pfx[0])
@@ -190,7 +211,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (f.runner == WARD_RUNNER_NONE && c.outcome != WARD_OUTCOME_OK)
 		abort();
-	if (f.child_started == 1 && c.outcome == WARD_OUTCOME_RUNNER_FAILURE)
+	if (f.child_started == 1 && c.outcome == WARD_OUTCOME_RUNNER_FAILURE &&
+	    !(f.runner == WARD_RUNNER_BWRAP && f.exit_code == 125))
 		abort();
 
 	/* 3: what follows the stated length is never read. */

@@ -7,6 +7,9 @@
 #   make demo         build, then show a denied write and an allowed one
 #   make check        every test; ends with "N passed, N failed, N skipped"
 #   make check-slow   the tests too slow for check (a 70 s MCP call, …)
+#   make check-asan   the unit and e2e suites against an ASan+UBSan+LSan
+#                     build in build-asan/ (its own tree)
+#   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
 #   make install      honours PREFIX and DESTDIR; make uninstall undoes it
 #   make deb          build/deb/ward_<version>_<arch>.deb (debian/), linted
@@ -97,7 +100,8 @@ MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
 DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be slower
 # Goals that never link ward need not build the musl libraries.
 MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
-                   fuzz-smoke deps-test deps-bench deps-deb
+                   fuzz-smoke deps-test deps-bench deps-deb \
+                   check-asan asan-build fuzz-lane fuzz-cov
 
 LIB_SRCS  := $(wildcard src/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
@@ -121,7 +125,8 @@ LIBSO    := $(B)/lib/libward.so
 COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
 .PHONY: all deps deps-test deps-bench deps-deb demo check check-slow check-container unit e2e \
-        bench install uninstall deb clean format format-check fuzz fuzz-smoke
+        bench install uninstall deb clean format format-check fuzz fuzz-smoke \
+        fuzz-lane fuzz-cov
 .DEFAULT_GOAL := all
 
 # Sets WARD_MUSL; make builds it first (and restarts) when it is missing.
@@ -319,35 +324,154 @@ endif
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
        $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER)
-	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
+	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 
 # The tests `check` skips for their length (each says so when skipped).
 check-slow: all
-	@WARD_SLOW=1 bats --tap tests/e2e/mcp.bats -f '\(slow\)'
+	@WARD_SLOW=1 bats --tap -f '\(slow\)' tests/e2e/*.bats
 
 # --- fuzzing (libFuzzer) ------------------------------------------------
-# Every tests/fuzz/fuzz_<name>.c is a libFuzzer target linked with the
-# library sources it needs (all of src/ but the kernel-facing executor parts
-# would be overkill, so each target is linked against the whole library
-# built with the fuzzing sanitizers). `make fuzz` runs each for
-# FUZZ_SECONDS; `make check` replays the seed corpus and fuzzes briefly.
+# Every tests/fuzz/fuzz_<name>.c is a libFuzzer target; each states its
+# oracle (what must hold for every input) at its top. libward (and, for the
+# targets that drive the command line and the MCP server, cli/ without its
+# main) is compiled once with the fuzzing sanitizers into $(B)/obj/fuzz/,
+# and each target links what it uses from there.
+#   make fuzz [FUZZ_SECONDS=N] [FUZZ_JOBS=J]   every target N s (default 60),
+#                                             J at a time (default nproc)
+#   make fuzz-smoke                           the same, FUZZ_SMOKE_SECONDS
+#   make fuzz-lane                            CI's lane: FUZZ_LANE_SECONDS
+#   make fuzz-cov [FUZZ_SECONDS=N]            source coverage of each
+#                                             target's file under test
+# A target first replays its committed corpus (tests/fuzz/corpus/<name>/,
+# crash inputs included), then fuzzes into a scratch corpus.
 
-FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
-                -fno-sanitize-recover=undefined $(CSTD) -Iinclude -Isrc
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS  := -g -O1 $(FUZZ_SAN) $(CSTD) -Iinclude -Isrc
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
+# make check replays every committed corpus (crash inputs included) and
+# fuzzes no further: the fuzz lane (make fuzz-lane) is where CI fuzzes.
+CHECK_FUZZ_SECONDS ?= 0
+FUZZ_LANE_SECONDS ?= 60
+FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzz/lib/%.o)
+# cli/ward.c's main() becomes ward_main() for the targets that need it.
+FUZZ_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/fuzz/cli/%.o)
+# The targets that link cli/ (the rest link libward only).
+FUZZ_WITH_CLI := fuzz_argv fuzz_mcp
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(DEPS_TEST_STAMP)
+$(B)/obj/fuzz/lib/%.o: src/%.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  FUZZCC  $<')
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -fPIC \
+	    -DWARD_BUILDING $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/fuzz/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  FUZZCC  $<')
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=ward_main \
+	    $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+# Those targets turn the command line's exit() into a return to the target
+# (tests/fuzz/fuzz_cli.h).
+FUZZ_WRAP     := -Wl,--wrap=exit -Wl,--wrap=getopt_long
+FUZZ_CLI_LINK := $(FUZZ_CLI_OBJS) $(FUZZ_WRAP)
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  FUZZ    $@')
-	$(Q)clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(LIB_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -Icli $(PKG_CFLAGS) -o $@ $< \
+	    $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_CLI_LINK)) \
+	    $(FUZZ_LIB_OBJS) $(LIB_LIBS)
+
+$(FUZZ_WITH_CLI:%=$(B)/fuzz/%): $(FUZZ_CLI_OBJS)
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_CLI_OBJS)
 
 fuzz: $(FUZZ_BINS)
-	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+	@FUZZ_JOBS=$(FUZZ_JOBS) WARD_BUILD=$(B) \
+	    tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 fuzz-smoke: $(FUZZ_BINS)
-	@tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BINS)
+	@FUZZ_JOBS=$(FUZZ_JOBS) WARD_BUILD=$(B) \
+	    tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BINS)
+
+# CI's fuzz lane: every target for FUZZ_LANE_SECONDS, FUZZ_JOBS at a time;
+# ends with "N passed, N failed, N skipped" like check.
+fuzz-lane: $(FUZZ_BINS)
+	@FUZZ_JOBS=$(FUZZ_JOBS) WARD_BUILD=$(B) FUZZ_SUMMARY=1 \
+	    tests/fuzz/run.sh $(FUZZ_LANE_SECONDS) $(FUZZ_BINS)
+
+-include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_CLI_OBJS:.o=.d)
+
+# make fuzz-cov: each target rebuilt with clang's source coverage
+# (-fprofile-instr-generate -fcoverage-mapping, no sanitizer) replays its
+# committed corpus and what earlier fuzzing found ($(B)/fuzz/corpus_*),
+# after FUZZ_COV_SECONDS of fuzzing of its own (default 0); then
+# llvm-cov reports the lines, regions and functions covered in the files
+# each target is about (tests/fuzz/cov.sh names them).
+FUZZ_COV_SECONDS ?= 0
+FUZZ_COV_CFLAGS := -g -O1 -fprofile-instr-generate -fcoverage-mapping \
+                   $(CSTD) -Iinclude -Isrc
+FUZZ_COV_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzzcov/lib/%.o)
+FUZZ_COV_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/fuzzcov/cli/%.o)
+FUZZ_COV_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz-cov/%)
+
+$(B)/obj/fuzzcov/lib/%.o: src/%.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  COVCC   $<')
+	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer-no-link -fPIC \
+	    -DWARD_BUILDING $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/obj/fuzzcov/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  COVCC   $<')
+	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=ward_main \
+	    $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/fuzz-cov/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_COV_LIB_OBJS) \
+                      $(FUZZ_COV_CLI_OBJS) $(DEPS_TEST_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  COVLD   $@')
+	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer -Icli $(PKG_CFLAGS) \
+	    -o $@ $< $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_COV_CLI_OBJS) \
+	    $(FUZZ_WRAP)) $(FUZZ_COV_LIB_OBJS) $(LIB_LIBS)
+
+.SECONDARY: $(FUZZ_COV_LIB_OBJS) $(FUZZ_COV_CLI_OBJS)
+
+fuzz-cov: $(FUZZ_COV_BINS)
+	@WARD_BUILD=$(B) tests/fuzz/cov.sh $(FUZZ_COV_SECONDS) $(FUZZ_COV_BINS)
+
+
+# --- sanitizer lane (make check-asan) ---------------------------------------
+# libward, ward, the launcher, the bridge, the proxy host and the unit tests
+# built with ASan+UBSan (LSan comes with ASan) against glibc, dynamically,
+# into $(ASAN_B) (a tree of its own: a sub-make with B=$(ASAN_B)), then the
+# unit, Python and e2e suites run against that build (WARD_BUILD=$(ASAN_B);
+# WARD_SANITIZE=1 makes the two "statically linked" checks and valgrind
+# skip, saying why). Every report a sanitizer writes lands in
+# $(ASAN_B)/san/ and fails the lane, even when the test that ran the process
+# only looked at its exit status.
+ASAN_B    ?= build-asan
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+             -fno-omit-frame-pointer
+
+check-asan:
+	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) WARD_MUSL= \
+	    OPT='-O1 -g $(SAN_FLAGS)' LDFLAGS='$(SAN_FLAGS)' \
+	    LAUNCH_CC='$(CC)' \
+	    LAUNCH_CFLAGS='$(CSTD) $(WARNINGS) -O1 -g $(SAN_FLAGS) -Isrc' \
+	    asan-build
+	@WARD_BUILD=$(ASAN_B) WARD_SANITIZE=1 \
+	    tests/run.sh $(UNIT_SRCS:tests/unit/%.c=$(ASAN_B)/tests/%)
+
+# Only ever made by check-asan's sub-make (B=$(ASAN_B)).
+asan-build: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc \
+            $(COMPLETIONS) $(DEPS_TEST_STAMP) $(UNIT_BINS) $(PROXYD) \
+            $(WEAK_WARD) $(BOXHELPER)
+
+.PHONY: check-asan asan-build
+# --- end of the sanitizer lane -----------------------------------------------
 
 # --- demo ----------------------------------------------------------------
 

@@ -126,13 +126,53 @@ void cli_getopt_init(struct cli_getopt *g, const struct cli_option *opts,
 		cli_json_mode = true;
 }
 
+/*
+ * Whether getopt's error @ret was about the long option in @arg (the
+ * element it last passed) rather than a short option of a cluster: getopt
+ * reports a long option's missing or extra value with optopt = its value,
+ * an unknown one with optopt = 0, a short option with optopt = the byte
+ * (negative for one >= 0x80 where char is signed). @arg is only the
+ * culprit when it names the option optopt says (a cluster after a
+ * complete --json is not the --json).
+ */
+static bool error_is_long(const struct cli_option *opts, const char *arg)
+{
+	const struct cli_option *o;
+	size_t len;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return false;
+	if (optopt == 0 || optopt >= 256)
+		return true;
+	if (optopt < 0)
+		return false;
+	o = find_val(opts, optopt);
+	len = strcspn(arg + 2, "=");
+	return o && o->name && len <= strlen(o->name) &&
+	       strncmp(o->name, arg + 2, len) == 0;
+}
+
 int cli_getopt_next(struct cli_getopt *g, int argc, char **argv)
 {
 	const struct cli_option *o;
 	int opt = getopt_long(argc, argv, g->shortopts, g->longopts, NULL);
 
-	if (opt == '?' || opt == ':')
+	if (opt == '?' || opt == ':') {
+		int at = optind > argc ? argc : optind;
+		const char *arg = at > 0 && argv[at - 1] ? argv[at - 1] : "";
+		char shortopt[3] = {'-', (char)optopt, '\0'};
+
+		if (!error_is_long(g->opts, arg)) {
+			/* A short option, named alone (its element may be a
+			 * cluster, or not even the one getopt last passed). */
+			if (opt == ':')
+				die_usage(g->usage,
+					  "option '%s' requires a value",
+					  shortopt);
+			die_usage(g->usage, "unknown option '%s'", shortopt);
+		}
 		die_getopt(g->usage, opt, argc, argv);
+	}
 	if (opt == -1)
 		return opt;
 	o = find_val(g->opts, opt);

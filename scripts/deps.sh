@@ -37,7 +37,9 @@ dpkg-dev:/usr/bin/dpkg-source
 # clang-format (format-check), zsh (the completion test), libseccomp's
 # headers (kept for test programs; no build step needs them), and the real
 # clients and tools the network and MCP tests drive (curl, openssl for a
-# local TLS server, valgrind, file, jq).
+# local TLS server, valgrind, file, jq), and GNU parallel, which runs the
+# bats files side by side (bats --jobs), and time(1), which .ci/run
+# measures each lane with.
 TEST="
 bubblewrap:/usr/bin/bwrap
 libcmocka-dev:/usr/include/cmocka.h
@@ -58,6 +60,8 @@ openssl:/usr/bin/openssl
 valgrind:/usr/bin/valgrind
 file:/usr/bin/file
 jq:/usr/bin/jq
+parallel:/usr/bin/parallel
+time:/usr/bin/time
 "
 
 # bench: the command-line benchmark tool (bench/run.sh), and bwrap, which

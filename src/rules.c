@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "glob.h"
 #include "internal.h"
@@ -574,6 +575,14 @@ static int compile(ward_rules *rules, const struct pctx *pc, regex_t *out,
  * Parse one trimmed, non-empty entry @pc->entry into a new rule. Returns 0
  * and *out (owned by the caller), or an error with the detail set.
  */
+/* Whether @path names something that exists (a link itself counts). */
+static bool path_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
 static int parse_entry(struct rule **out, ward_rules *rules,
 		       const struct pctx *pc, const struct ward_rules_env *env)
 {
@@ -582,7 +591,7 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 	struct xbuf xb = {0};
 	struct rule *r = NULL;
 	enum ward_access access;
-	bool magic = false;
+	bool magic = false, literal_too = false;
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
@@ -711,6 +720,22 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 	magic = false;
 	for (size_t i = 0; i < xb.n && !magic; i++)
 		magic = ward_glob_is_magic(xb.s, xb.m, i);
+	/*
+	 * A pattern whose text names an existing path literally
+	 * ("/x/secret[1]/key.pem" that exists as such) covers that path too:
+	 * an `rw` root is that path (a root is never a pattern), an `r-` or
+	 * `--` rule covers both the path and what the glob matches (never
+	 * fewer paths than either reading: a file named "*.pem" made to
+	 * exist must not turn `-- *.pem` into a rule for that file alone).
+	 */
+	if (magic && path_exists(xb.s)) {
+		if (access == WARD_ACCESS_RW) {
+			memset(xb.m, 1, xb.n);
+			magic = false;
+		} else {
+			literal_too = true;
+		}
+	}
 	if (magic && access == WARD_ACCESS_RW) {
 		err = perr(pc, WARD_EINVAL,
 			   "rw takes a concrete path, not a glob (a writable "
@@ -738,6 +763,30 @@ static int parse_entry(struct rule **out, ward_rules *rules,
 				  WARD_GLOB_SUBTREE, &why, &at);
 	if (err == WARD_EINVAL)
 		err = perr(pc, err, "bad path \"%.200s\": %s", xb.s, why);
+	if (!err && literal_too) {
+		/* The glob's matches, or the path itself (and below). */
+		char *lit = NULL, *both = NULL;
+		unsigned char *m = malloc(xb.n ? xb.n : 1);
+
+		if (!m)
+			goto out_oom;
+		memset(m, 1, xb.n);
+		err = ward_glob_translate(&lit, xb.s, xb.n, m,
+					  WARD_GLOB_SUBTREE, &why, &at);
+		free(m);
+		if (err == WARD_EINVAL)
+			err = perr(pc, err, "bad path \"%.200s\": %s", xb.s,
+				   why);
+		if (!err && asprintf(&both, "%s|%s", r->regex, lit) < 0) {
+			free(lit);
+			goto out_oom;
+		}
+		free(lit);
+		if (!err) {
+			free(r->regex);
+			r->regex = both;
+		}
+	}
 	if (err)
 		goto out_free_rule;
 	if (!magic) {

@@ -122,14 +122,31 @@ static void snapshot_clear(struct snapshot *s)
 
 /*
  * Lock @fd, the log at @path, with flock(@how), polling (LOCK_NB, naps of
- * 1 ms growing to 50 ms) for at most WARD_SESSION_LOCK_WAIT_MS. Returns 0,
+ * 1 ms growing to 50 ms) for at most lock_wait_ms(). Returns 0,
  * or an error with its detail set: -EAGAIN when another process held the
  * lock all along.
  */
+/* The lock bound in ms: $WARD_SESSION_LOCK_WAIT_MS when it is a whole
+ * number from 1 to 600000, else WARD_SESSION_LOCK_WAIT_MS. */
+static long lock_wait_ms(void)
+{
+	const char *v = getenv("WARD_SESSION_LOCK_WAIT_MS");
+	char *end;
+	long ms;
+
+	if (!v || *v < '0' || *v > '9')
+		return WARD_SESSION_LOCK_WAIT_MS;
+	errno = 0;
+	ms = strtol(v, &end, 10);
+	if (errno || *end || ms < 1 || ms > 600000)
+		return WARD_SESSION_LOCK_WAIT_MS;
+	return ms;
+}
+
 static int lock_fd(int fd, int how, const char *path)
 {
 	struct timespec t0, now, rem, nap = {0, 1000000L};
-	long waited;
+	long waited, bound = lock_wait_ms();
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -143,12 +160,12 @@ static int lock_fd(int fd, int how, const char *path)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		waited = (long)(now.tv_sec - t0.tv_sec) * 1000L +
 			 (now.tv_nsec - t0.tv_nsec) / 1000000L;
-		if (waited >= WARD_SESSION_LOCK_WAIT_MS)
+		if (waited >= bound)
 			return ward_err(
 			    -EAGAIN,
 			    "cannot lock %s: another process has held a lock "
-			    "on it for %d s; `fuser %s` names it",
-			    path, WARD_SESSION_LOCK_WAIT_MS / 1000, path);
+			    "on it for %.1f s; `fuser %s` names it",
+			    path, (double)bound / 1000.0, path);
 		rem = nap;
 		while (nanosleep(&rem, &rem) != 0 && errno == EINTR)
 			;
@@ -551,7 +568,17 @@ static int parse_log(struct snapshot *out, const char *buf, size_t len,
 			break;
 		}
 		lineno++;
-		obj = json_loadb(p, (size_t)(nl - p), 0, &jerr);
+		/* Duplicate keys are refused, as the knob scan refuses them:
+		 * {"type":"x","type":"sandbox/mode"} must not be a knob to
+		 * one reader and no knob to the other. */
+		/* jansson takes {"a":1<NUL>} for {"a":1}: an event kept as
+		 * text must be all of its line. */
+		if (memchr(p, '\0', (size_t)(nl - p))) {
+			err = corrupt(path, lineno, "a NUL byte in the line");
+			goto out_clear;
+		}
+		obj = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
+				 &jerr);
 		if (!obj || !json_is_object(obj)) {
 			json_decref(obj);
 			err = corrupt(path, lineno,
@@ -1011,6 +1038,9 @@ static int scan_lines(ward_session *s, const char *buf, size_t len)
 		k = s->lines == 1 ? -1 : knob_of_text(p, (size_t)(nl - p));
 		if (k == KNOB_NONE)
 			goto next;
+		if (memchr(p, '\0', (size_t)(nl - p)))
+			return corrupt(s->path, s->lines,
+				       "a NUL byte in the line");
 		obj = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
 				 &jerr);
 		if (!obj || !json_is_object(obj)) {

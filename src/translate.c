@@ -1811,6 +1811,16 @@ static void landlock_ro(struct ward_xlate *p)
  * matches inside it: Landlock grants only add up, so the root itself is
  * replaced by its entries.
  */
+/* Push @s unless @sv holds it already (overlapping roots expand to the
+ * same entries; each is granted once). */
+static void push_new(struct ward_strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return;
+	ward_strv_push(sv, s);
+}
+
 static void landlock_rw(struct ward_xlate *p)
 {
 	struct ward_strv rw = {0};
@@ -1859,7 +1869,7 @@ static void landlock_rw(struct ward_xlate *p)
 		}
 		if (!excl.n) {
 			free(ruled);
-			ward_strv_push(&rw, w);
+			push_new(&rw, w);
 			continue;
 		}
 		qsort(excl.v, excl.n, sizeof(*excl.v), str_cmp);
@@ -1896,7 +1906,7 @@ static void landlock_rw(struct ward_xlate *p)
 			      limits.max_targets, w);
 		} else {
 			for (size_t k = 0; k < part.n; k++)
-				ward_strv_push(&rw, part.v[k]);
+				push_new(&rw, part.v[k]);
 			linef(
 			    &p->warn,
 			    "landlock: keeps %s read-only inside the writable "

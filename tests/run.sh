@@ -6,12 +6,43 @@
 # Unit tests (cmocka) and end-to-end tests (bats) both speak TAP here; this
 # script counts their results. A test binary that dies without reporting is
 # counted as one failure. Skips always carry their reason in the TAP line.
+#
+# WARD_BUILD names the build under test (default build/; make check-asan
+# sets it to build-asan/). With WARD_SANITIZE=1 every process writes its
+# sanitizer reports under $WARD_BUILD/san/, and each report is one failure.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
 passed=0 failed=0 skipped=0
-log=build/tests/last-run.log
-mkdir -p build/tests
+mkdir -p "${WARD_BUILD:-build}/tests" || exit 2
+WARD_BUILD=$(cd "${WARD_BUILD:-build}" && pwd) || exit 2
+export WARD_BUILD
+log=$WARD_BUILD/tests/last-run.log
+
+if [ "${WARD_SANITIZE:-}" = 1 ]; then
+	# Absolute, writable by the unprivileged users some tests run ward as.
+	san=$WARD_BUILD/san
+	rm -rf "$san"
+	mkdir -p "$san"
+	chmod 1777 "$san"
+	export ASAN_OPTIONS="log_path=$san/asan:log_exe_name=1:detect_leaks=1"
+	export UBSAN_OPTIONS="log_path=$san/ubsan:log_exe_name=1:print_stacktrace=1:halt_on_error=1"
+	export LSAN_OPTIONS="log_path=$san/lsan:log_exe_name=1"
+	# What a test adds to build a program against the sanitized libward.
+	export WARD_SAN_CFLAGS="-fsanitize=address,undefined"
+	# An uninstrumented python loading an instrumented libward.so needs
+	# the runtime first; python's own allocations are not ours to check.
+	py_env=(env "LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) $(${CC:-cc} -print-file-name=libubsan.so)"
+		"ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
+	for b in ward landlock-run ward-bridge; do
+		[ -x "$WARD_BUILD/bin/$b" ] || {
+			echo "not ok - $WARD_BUILD/bin/$b is not built"
+			exit 1
+		}
+	done
+else
+	py_env=()
+fi
 : >"$log"
 
 count() { # count TAP lines from stdin, echoing them
@@ -27,6 +58,18 @@ count() { # count TAP lines from stdin, echoing them
 	done
 }
 
+# section NAME: print how long the section before it took (wall clock).
+t_section=$(date +%s.%N) section_name=
+section() {
+	local now
+	now=$(date +%s.%N)
+	[ -z "$section_name" ] ||
+		awk -v n="$section_name" -v a="$t_section" -v b="$now" \
+			'BEGIN { printf "# time: %s %.1f s\n", n, b - a }'
+	t_section=$now section_name=$1
+}
+
+section unit
 for bin in "$@"; do
 	echo "# unit: $bin"
 	out=$(CMOCKA_MESSAGE_OUTPUT=TAP "$bin" 2>&1)
@@ -39,18 +82,51 @@ for bin in "$@"; do
 done
 
 # libward from another language (ctypes), through ward_call.
+section python
 echo "# python: tests/python/test_libward.py"
-count < <(/usr/bin/python3 tests/python/test_libward.py 2>&1)
+count < <("${py_env[@]}" /usr/bin/python3 tests/python/test_libward.py 2>&1)
 
+section fuzz
 if [ -n "${WARD_FUZZ_BINS:-}" ]; then
-	echo "# fuzz smoke: ${WARD_FUZZ_SECONDS:-5}s per target"
+	echo "# fuzz: every committed corpus replayed, then ${WARD_FUZZ_SECONDS:-0}s per target"
 	# shellcheck disable=SC2086
-	count < <(tests/fuzz/run.sh "${WARD_FUZZ_SECONDS:-5}" $WARD_FUZZ_BINS 2>&1)
+	count < <(FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)} \
+		tests/fuzz/run.sh "${WARD_FUZZ_SECONDS:-0}" $WARD_FUZZ_BINS 2>&1)
 fi
 
+section e2e
 if compgen -G 'tests/e2e/*.bats' >/dev/null; then
-	echo "# e2e: bats tests/e2e"
-	count < <(bats --tap tests/e2e/*.bats 2>&1)
+	# The files run side by side, WARD_TEST_JOBS at a time (default: one
+	# per CPU; GNU parallel is in the test set), each file's tests one
+	# after the other; the longest files first, so none starts last.
+	jobs=${WARD_TEST_JOBS:-$(nproc)}
+	files=()
+	for f in mcp redteam_persist redteam_state redteam cli polish \
+		sandbox_landlock_run sandbox_landlock sandbox_bwrap; do
+		[ -e "tests/e2e/$f.bats" ] && files+=("tests/e2e/$f.bats")
+	done
+	for f in tests/e2e/*.bats; do
+		case " ${files[*]} " in *" $f "*) ;; *) files+=("$f") ;; esac
+	done
+	if [ "$jobs" -gt 1 ] && command -v parallel >/dev/null; then
+		echo "# e2e: bats tests/e2e, $jobs files at a time"
+		count < <(bats --tap --jobs "$jobs" --no-parallelize-within-files \
+			"${files[@]}" 2>&1)
+	else
+		echo "# e2e: bats tests/e2e"
+		count < <(bats --tap "${files[@]}" 2>&1)
+	fi
+fi
+
+section end
+if [ "${WARD_SANITIZE:-}" = 1 ]; then
+	echo "# sanitizer reports: $san"
+	for r in "$san"/*; do
+		[ -e "$r" ] || continue
+		echo "not ok - sanitizer report $r"
+		sed -n '1,40p' "$r" | sed 's/^/#   /'
+		failed=$((failed + 1))
+	done
 fi
 
 if [ "$skipped" -gt 0 ]; then

@@ -30,7 +30,8 @@
  * not a valid event is an error (-EBADMSG) whose detail names the file and
  * the line number; it is never skipped.
  *
- * Taking a log's lock waits at most WARD_SESSION_LOCK_WAIT_MS; then the
+ * Taking a log's lock waits at most WARD_SESSION_LOCK_WAIT_MS (or what the
+ * environment variable of that name says); then the
  * operation fails with -EAGAIN and a detail naming the log and saying
  * another process holds it. The bound matters because the log is readable
  * inside confined runs and flock() needs only a read descriptor: a process
@@ -62,7 +63,12 @@ WARD_BEGIN_DECL
 
 typedef struct ward_session ward_session;
 
-/** How long taking a session log's lock may wait, in milliseconds. */
+/**
+ * How long taking a session log's lock may wait, in milliseconds, unless
+ * the environment variable WARD_SESSION_LOCK_WAIT_MS says otherwise (a
+ * whole number of milliseconds, 1 to 600000; anything else is ignored):
+ * tests that hold a lock on purpose shorten it.
+ */
 #define WARD_SESSION_LOCK_WAIT_MS 5000
 
 /** The longest session id accepted ([A-Za-z0-9-]{1,64}). */

@@ -8,8 +8,9 @@
 # so; `ward probe` must explain the situation.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-NS=$PWD/build/tests/nouserns
-WARD=$PWD/build/bin/ward
+B=${WARD_BUILD:-$PWD/build}
+NS=$B/tests/nouserns
+WARD=$B/bin/ward
 
 if [ "$(id -u)" != 0 ]; then
 	echo "container lane: SKIP: needs root (it drops what a container lacks)"

@@ -13,8 +13,10 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=$ROOT/build/bin/ward
-LAUNCHER=$ROOT/build/bin/landlock-run
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=$BUILD/bin/ward
+LAUNCHER=$BUILD/bin/landlock-run
 PY=/usr/bin/python3
 
 setup_file() {
@@ -33,7 +35,7 @@ print(" ".join(c["runner"] for c in d["chain"] if c["usable"]))')
 }
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	WS=$(mktemp -d /var/tmp/ward-cli-ws.XXXXXX)
 	OUTSIDE=$(mktemp -d /var/tmp/ward-cli-out.XXXXXX)
 	unset TMPDIR
@@ -565,7 +567,9 @@ confine_is_run() {
 	want=$("$WARD" confine --json -w "$WS" --runner "$runner" \
 		--landlock-via-launcher --mode "$mode" -- echo 'x y' |
 		"$PY" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["argv"]))')
-	strace -f -s 4096 -e trace=execve -o "$OUTSIDE/trace" \
+	# LeakSanitizer cannot run in a traced process (make check-asan).
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		strace -f -s 4096 -e trace=execve -o "$OUTSIDE/trace" \
 		"$WARD" run -w "$WS" --runner "$runner" --landlock-via-launcher \
 		--mode "$mode" -- echo 'x y' >/dev/null
 	got=$("$PY" - "$OUTSIDE/trace" "$runner" <<'PY'

@@ -13,7 +13,9 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=${WARD:-$ROOT/build/bin/ward}
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=${WARD:-$BUILD/bin/ward}
 PY=/usr/bin/python3
 
 setup_file() {
@@ -31,7 +33,7 @@ print(" ".join(c["runner"] for c in d["chain"] if c["usable"]))')
 }
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	WS=$(mktemp -d /var/tmp/ward-cfg-ws.XXXXXX)
 	OUTSIDE=$(mktemp -d /var/tmp/ward-cfg-out.XXXXXX)
 	XDG=$(mktemp -d /var/tmp/ward-cfg-xdg.XXXXXX)

@@ -23,11 +23,13 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=${WARD:-$ROOT/build/bin/ward}
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=${WARD:-$BUILD/bin/ward}
 EXTRACT="/usr/bin/python3 $BATS_TEST_DIRNAME/doc_examples.py"
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	BASE=$(mktemp -d /var/tmp/ward-docex.XXXXXX)
 	export HOME=$BASE/home
 	APP=$HOME/src/app
@@ -143,14 +145,15 @@ console_examples() {
 
 @test "docs/CONFIG.md: the C example compiles against libward and runs" {
 	local c n
-	[ -f "$ROOT/build/lib/libward.a" ] || skip "libward is not built (run make)"
+	[ -f "$BUILD/lib/libward.a" ] || skip "libward is not built (run make)"
 	command -v cc >/dev/null || skip "no C compiler"
 	c=$(blocks docs/CONFIG.md c)
 	n=$(jq length <<<"$c")
 	[ "$n" -eq 1 ] || fail "expected one C example, found $n"
 	jq -r '.[0].text' <<<"$c" >"$BASE/example.c"
+	# shellcheck disable=SC2086 # the sanitizer lane's flags, split
 	run -0 cc -std=c11 -Wall -Werror -I"$ROOT/include" -o "$BASE/example" \
-		"$BASE/example.c" "$ROOT/build/lib/libward.a" \
+		${WARD_SAN_CFLAGS:-} "$BASE/example.c" "$BUILD/lib/libward.a" \
 		$(pkg-config --libs jansson libfyaml) -lpthread
 	place "$(blocks docs/CONFIG.md yaml | jq -r '.[0].text')"
 	run -0 "$BASE/example"

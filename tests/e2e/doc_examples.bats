@@ -19,12 +19,14 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=${WARD:-$ROOT/build/bin/ward}
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=${WARD:-$BUILD/bin/ward}
 EXTRACT="/usr/bin/python3 $BATS_TEST_DIRNAME/doc_examples.py"
 TRANSCRIPT="/usr/bin/python3 $BATS_TEST_DIRNAME/doc_transcript.py"
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	BASE=$(mktemp -d /var/tmp/ward-docs.XXXXXX)
 	export HOME=$BASE/home
 	SRC=$HOME/src
@@ -169,7 +171,7 @@ mcp_servers() {
 
 @test "README.md: the C example compiles against libward and runs" {
 	require_runner
-	[ -f "$ROOT/build/lib/libward.a" ] || skip "libward is not built (run make)"
+	[ -f "$BUILD/lib/libward.a" ] || skip "libward is not built (run make)"
 	command -v cc >/dev/null || skip "no C compiler"
 	local c
 	c=$(block README.md 'ward_call_new(&call, &o)') || return 1
@@ -181,8 +183,9 @@ mcp_servers() {
 		grep -v '^#include' <<<"$c"
 		echo 'return 0; }'
 	} >"$BASE/example.c"
+	# shellcheck disable=SC2086 # the sanitizer lane's flags, split
 	run -0 cc -std=c11 -Wall -Werror -I"$ROOT/include" -o "$BASE/example" \
-		"$BASE/example.c" "$ROOT/build/lib/libward.a" \
+		${WARD_SAN_CFLAGS:-} "$BASE/example.c" "$BUILD/lib/libward.a" \
 		$(pkg-config --libs jansson libfyaml libevent_core libevent_extra libevent_pthreads) \
 		-lpthread
 	# make test under read-only: the write of its cache is denied. (Not

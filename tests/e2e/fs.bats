@@ -12,8 +12,10 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
 # Tests only: run another build of ward (e.g. before `fs` is registered).
-WARD=${WARD_FS_TEST_BIN:-$ROOT/build/bin/ward}
+WARD=${WARD:-$BUILD/bin/ward}
 PY=/usr/bin/python3
 MARKER_RE='^\[sandbox: file access denied under [a-z-]+ mode\]$'
 
@@ -32,7 +34,7 @@ print(" ".join(c["runner"] for c in d["chain"] if c["usable"]))')
 }
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	"$WARD" fs --help >/dev/null 2>&1 ||
 		skip "this ward has no 'fs' subcommand (not registered yet)"
 	WS=$(mktemp -d /var/tmp/ward-fs-ws.XXXXXX)

@@ -23,8 +23,10 @@
 # turns those records into docs/CONFORMANCE.md.
 
 E2E_ROOT=$(cd "${BATS_TEST_DIRNAME:-$(dirname "${BASH_SOURCE[0]}")}/../.." && pwd)
-WARD=${WARD:-$E2E_ROOT/build/bin/ward}
-LAUNCHER=${LAUNCHER:-$E2E_ROOT/build/bin/landlock-run}
+# The build under test (make check-asan points WARD_BUILD at its own tree).
+E2E_BUILD=${WARD_BUILD:-$E2E_ROOT/build}
+WARD=${WARD:-$E2E_BUILD/bin/ward}
+LAUNCHER=${LAUNCHER:-$E2E_BUILD/bin/landlock-run}
 # The system interpreter, not a per-user shim (pyenv shims are not usable by
 # other users and run extra code).
 PY=/usr/bin/python3
@@ -66,8 +68,8 @@ marker() {
 }
 
 require_built() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
-	[ -x "$LAUNCHER" ] || skip "build/bin/landlock-run is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
+	[ -x "$LAUNCHER" ] || skip "$LAUNCHER is not built (run make)"
 }
 
 e2e_setup() {
@@ -259,4 +261,11 @@ spawn_bystander() {
 
 alive() {
 	kill -0 "$1" 2>/dev/null
+}
+
+# slow WHY: skip unless make check-slow (WARD_SLOW=1) runs it; the test's
+# name ends with "(slow)", which is how check-slow finds it.
+slow() {
+	[ "${WARD_SLOW:-}" = 1 ] ||
+		skip "slow ($1): run it with make check-slow (WARD_SLOW=1)"
 }

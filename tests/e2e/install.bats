@@ -9,10 +9,12 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
 
 setup() {
-	[ -x "$ROOT/build/bin/ward" ] || skip "build/bin/ward is not built (run make)"
-	[ -f "$ROOT/build/completion/_ward" ] || skip "not built by this tree's make"
+	[ -x "$BUILD/bin/ward" ] || skip "$WARD is not built (run make)"
+	[ -f "$BUILD/completion/_ward" ] || skip "not built by this tree's make"
 	DEST=$(mktemp -d /var/tmp/ward-install.XXXXXX)
 }
 

@@ -11,12 +11,14 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=$ROOT/build/bin/ward
-LAUNCHER=$ROOT/build/bin/landlock-run
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=$BUILD/bin/ward
+LAUNCHER=$BUILD/bin/landlock-run
 PY=/usr/bin/python3
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	WS=$(mktemp -d /var/tmp/ward-polish-ws.XXXXXX)
 	WS2=$(mktemp -d /var/tmp/ward-polish-ws2.XXXXXX)
 	# A state directory of the test's own: the memo, sessions and the

@@ -22,17 +22,17 @@
 
 load helpers
 
-BOX=$E2E_ROOT/build/tests/boxhelper
+BOX=$E2E_BUILD/tests/boxhelper
 MCPBOX=$E2E_ROOT/tests/e2e/mcp_box.py
 
 setup() {
 	e2e_setup
-	[ -x "$BOX" ] || skip "build/tests/boxhelper is not built (make check builds it)"
+	[ -x "$BOX" ] || skip "$BOX is not built (make check builds it)"
 	RT_HOME=$(mktemp -d /var/tmp/ward-box-home.XXXXXX)
 	export HOME=$RT_HOME
 	unset XDG_CONFIG_HOME
-	mkdir -p "$E2E_ROOT/build/e2e-state"
-	RT_STATE=$(mktemp -d "$E2E_ROOT/build/e2e-state/state.XXXXXX")
+	mkdir -p "$E2E_BUILD/e2e-state"
+	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 }

@@ -26,8 +26,8 @@ setup() {
 	# ward's state directory of its own: a Landlock run hides it by
 	# granting read on the entries beside it from / down (optional
 	# grants: docs/RUNNERS.md).
-	mkdir -p "$E2E_ROOT/build/e2e-state"
-	RT_STATE=$(mktemp -d "$E2E_ROOT/build/e2e-state/state.XXXXXX")
+	mkdir -p "$E2E_BUILD/e2e-state"
+	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 	unset XDG_RUNTIME_DIR
@@ -149,7 +149,9 @@ tty_case() {
 for i in $(seq 200); do [ -e $WS/changed ] && break; sleep 0.05; done
 kill -TERM $w; wait $w' ;;
 	esac
-	in_terminal "${TTY_CHECK/RUN/$snippet}" "${flags[*]}"
+	# The replacement quoted: bash 5.2 reads an unquoted & in it as the
+	# matched text (patsub_replacement), and the snippet has && and &.
+	in_terminal "${TTY_CHECK/RUN/"$snippet"}" "${flags[*]}"
 	[[ "$output" == *TTY-SAME* ]] ||
 		fail "the terminal settings changed inside the call were not put back ($how)"
 }

@@ -12,10 +12,12 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=${WARD:-$ROOT/build/bin/ward}
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=${WARD:-$BUILD/bin/ward}
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	BASE=$(mktemp -d /var/tmp/ward-report.XXXXXX)
 	WS=$BASE/ws
 	mkdir -p "$WS" "$BASE/config/ward"

@@ -13,7 +13,9 @@
 bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-WARD=${WARD:-$ROOT/build/bin/ward}
+# The build under test (make check-asan points this at its own tree).
+BUILD=${WARD_BUILD:-$ROOT/build}
+WARD=${WARD:-$BUILD/bin/ward}
 PY=/usr/bin/python3
 
 # The CLI's hints name the CLI's own flags, never sandbox_permissions.
@@ -35,7 +37,7 @@ print(" ".join(c["runner"] for c in d["chain"] if c["usable"]))')
 }
 
 setup() {
-	[ -x "$WARD" ] || skip "build/bin/ward is not built (run make)"
+	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	"$WARD" session --help >/dev/null 2>&1 ||
 		skip "this ward has no 'session' subcommand"
 	BASE=$(mktemp -d /var/tmp/ward-session-e2e.XXXXXX)

@@ -12,13 +12,13 @@
 
 load helpers
 
-WEAK=${WEAK_WARD:-$E2E_ROOT/build/tests/weak/ward}
+WEAK=${WEAK_WARD:-$E2E_BUILD/tests/weak/ward}
 RT_PY=$E2E_ROOT/tests/e2e/redteam_root.py
 SYSCTL=/proc/sys/vm/swappiness
 
 setup() {
 	e2e_setup
-	[ -x "$WEAK" ] || skip "build/tests/weak/ward is not built (make $WEAK)"
+	[ -x "$WEAK" ] || skip "$WEAK is not built (make $WEAK)"
 	bwrap --ro-bind / / --unshare-user -- true 2>/dev/null ||
 		skip "bwrap cannot create a sandbox here"
 	"$LAUNCHER" --probe >/dev/null 2>&1 || skip "Landlock is not usable here"

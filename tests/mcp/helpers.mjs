@@ -20,7 +20,11 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, "../..");
-export const WARD = process.env.WARD || path.join(ROOT, "build/bin/ward");
+// The build under test: $WARD, else $WARD_BUILD/bin/ward (make check-asan),
+// else build/bin/ward.
+export const WARD =
+  process.env.WARD ||
+  path.join(process.env.WARD_BUILD || path.join(ROOT, "build"), "bin/ward");
 
 export const MARKER = (mode) =>
   `[sandbox: file access denied under ${mode} mode]`;

@@ -4,7 +4,8 @@
 A harness that embeds libward gets what `ward run` gets: the call resolves
 its policy from ward.yml and the session, plans once, records call/start
 before anything runs and call/result after, and the kernel says no. These
-tests load build/lib/libward.so (or $WARD_LIBWARD), declare the few
+tests load build/lib/libward.so (or $WARD_BUILD/lib/libward.so, or
+$WARD_LIBWARD), declare the few
 structs and functions they use exactly as include/ward/*.h does, and print
 TAP, like the rest of the suite.
 """
@@ -16,7 +17,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIB = os.environ.get("WARD_LIBWARD", os.path.join(ROOT, "build", "lib", "libward.so"))
+BUILD = os.environ.get("WARD_BUILD", os.path.join(ROOT, "build"))
+LIB = os.environ.get("WARD_LIBWARD", os.path.join(BUILD, "lib", "libward.so"))
 
 # enum values, as include/ward/*.h defines them
 MODE_READ_ONLY, MODE_WORKSPACE_WRITE, MODE_DANGER = 0, 1, 2

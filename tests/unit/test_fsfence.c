@@ -1105,14 +1105,16 @@ static int child_fsize(struct fx *fx)
 {
 	struct ward_fs_denial d;
 	struct rlimit rl = {100, 100};
-	char big[1000];
+	char big[1001];
 	int rc;
 
-	memset(big, 'x', sizeof(big));
+	/* NUL-terminated: big + 900 is the edit's replacement string. */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
 	signal(SIGXFSZ, SIG_IGN);
 	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
 		return 2;
-	rc = ward_fs_write(&d, fx->policy, "t", big, sizeof(big), NULL);
+	rc = ward_fs_write(&d, fx->policy, "t", big, sizeof(big) - 1, NULL);
 	if (rc != -EFBIG) {
 		fprintf(stderr, "child: write gave %d (%s)\n", rc,
 			ward_error_last());

@@ -1267,6 +1267,65 @@ static void test_threads(void **state)
 	ward_rules_free(r);
 }
 
+/*
+ * A rule whose text names an existing path literally (issue 13, item 2:
+ * "-- /x/secret[1]/key.pem" protected nothing, read as a glob that does
+ * not match itself): `--`/`r-` cover the path and the glob's matches, `rw`
+ * takes the path as its concrete root; [[] [*] [?] stay the escapes.
+ */
+static void test_literal_metacharacters(void **state)
+{
+	char dir[] = "/tmp/ward-rules-lit.XXXXXX", p[PATH_MAX], rule[PATH_MAX];
+	char cmd[PATH_MAX + 16];
+	ward_rules *r = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/secret[1]' '%s/d*x' && "
+				   ": > '%s/secret[1]/key.pem'",
+		 dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+
+	/* The existing literal path and what the glob matches. */
+	snprintf(rule, sizeof(rule), "-- %s/secret[1]/key.pem", dir);
+	assert_int_equal(ward_rules_new(&r), 0);
+	assert_int_equal(ward_rules_add(r, rule, &ENV, NULL), 0);
+	snprintf(p, sizeof(p), "%s/secret[1]/key.pem", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_NONE);
+	snprintf(p, sizeof(p), "%s/secret[1]/key.pem/below", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_NONE);
+	snprintf(p, sizeof(p), "%s/secret1/key.pem", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_NONE);
+	snprintf(p, sizeof(p), "%s/secret[1]/other", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_DEFAULT);
+	ward_rules_free(r);
+
+	/* The escape: [[] is a literal '[' (the path only). */
+	snprintf(rule, sizeof(rule), "r- %s/secret[[]1]/key.pem", dir);
+	assert_int_equal(ward_rules_new(&r), 0);
+	assert_int_equal(ward_rules_add(r, rule, &ENV, NULL), 0);
+	snprintf(p, sizeof(p), "%s/secret[1]/key.pem", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_RO);
+	snprintf(p, sizeof(p), "%s/secret1/key.pem", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_DEFAULT);
+	ward_rules_free(r);
+
+	/* rw: an existing path with a '*' is that root; a pattern is not. */
+	snprintf(rule, sizeof(rule), "rw %s/d*x", dir);
+	assert_int_equal(ward_rules_new(&r), 0);
+	assert_int_equal(ward_rules_add(r, rule, &ENV, NULL), 0);
+	snprintf(p, sizeof(p), "%s/d*x/f", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_RW);
+	snprintf(p, sizeof(p), "%s/dyx/f", dir);
+	assert_int_equal(ward_rules_match(r, p), WARD_ACCESS_DEFAULT);
+	snprintf(rule, sizeof(rule), "rw %s/n*x", dir);
+	assert_int_equal(ward_rules_add(r, rule, &ENV, NULL), WARD_EINVAL);
+	ward_rules_free(r);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1292,6 +1351,7 @@ int main(void)
 	    cmocka_unit_test(test_locale_independent),
 	    cmocka_unit_test(test_hostile),
 	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_literal_metacharacters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -241,7 +241,7 @@ static void test_ids_validated(void **state)
 	assert_true(ward_session_id_valid("Abc-123"));
 	/* Valid but absent: -ENOENT, store missing or not. */
 	assert_int_equal(ward_session_open(&s, fx->store, "nope"), -ENOENT);
-	new_session(fx, NULL);
+	ward_session_free(new_session(fx, NULL));
 	assert_int_equal(ward_session_open(&s, fx->store, "nope"), -ENOENT);
 	assert_non_null(strstr(ward_error_last(), "nope"));
 }
@@ -709,6 +709,51 @@ static void test_corrupt_knob_and_header(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(ward_session_open(&o, fx->store, "other"), -EBADMSG);
 	assert_non_null(strstr(ward_error_last(), "line 1"));
+	ward_session_free(s);
+}
+
+/*
+ * Both readers (the knob scan of open/refresh and the full read of reload)
+ * refuse what the other would read differently: a duplicate key (the scan
+ * sees the first "type", jansson the last) and a NUL byte (jansson reads
+ * {"a":1<NUL>} as {"a":1}, and the event's text would stop at the NUL).
+ * Found by tests/fuzz/fuzz_session.c.
+ */
+static void test_readers_agree_on_odd_lines(void **state)
+{
+	static const char nul[] = "{\"type\":\"x\",\"n\":1\0}\n";
+	struct fx *fx = *state;
+	ward_session *s = new_session(fx, fx->ws), *o = NULL;
+	int fd;
+
+	append_raw(ward_session_path(s),
+		   "{\"type\":\"x\",\"type\":\"sandbox/mode\","
+		   "\"mode\":\"danger-full-access\"}\n");
+	assert_int_equal(ward_session_reload(s), -EBADMSG);
+	assert_non_null(strstr(ward_error_last(), "line 2"));
+	assert_non_null(strstr(ward_error_last(), "duplicate"));
+	assert_int_equal(ward_session_mode(s, WARD_MODE_READ_ONLY, NULL),
+			 WARD_MODE_READ_ONLY);
+	ward_session_free(s);
+
+	s = new_session(fx, fx->ws);
+	append_raw(ward_session_path(s),
+		   "{\"type\":\"sandbox/mode\",\"mode\":\"read-only\","
+		   "\"mode\":\"danger-full-access\"}\n");
+	assert_int_equal(ward_session_open(&o, fx->store, ward_session_id(s)),
+			 -EBADMSG);
+	assert_null(o);
+	assert_int_equal(ward_session_reload(s), -EBADMSG);
+	ward_session_free(s);
+
+	s = new_session(fx, fx->ws);
+	fd = open(ward_session_path(s), O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, nul, sizeof(nul) - 1),
+			 (ssize_t)sizeof(nul) - 1);
+	close(fd);
+	assert_int_equal(ward_session_reload(s), -EBADMSG);
+	assert_non_null(strstr(ward_error_last(), "NUL"));
 	ward_session_free(s);
 }
 
@@ -1222,9 +1267,11 @@ static void test_lock_held_forever_fails_bounded(void **state)
 	ward_session *s = new_session(fx, fx->ws);
 	struct lock_op ops[3];
 	pthread_t th[3];
-	const double bound = WARD_SESSION_LOCK_WAIT_MS / 1000.0;
+	/* The bound comes from the environment (tests shorten it). */
+	const double bound = 1.2;
 	pid_t holder;
 
+	setenv("WARD_SESSION_LOCK_WAIT_MS", "1200", 1);
 	for (int i = 0; i < 3; i++) {
 		ops[i] = (struct lock_op){.which = i};
 		ops[i].s = reopen(fx, s);
@@ -1243,7 +1290,9 @@ static void test_lock_held_forever_fails_bounded(void **state)
 		assert_true(ops[i].secs < bound + 3);
 		assert_non_null(strstr(ops[i].detail, ward_session_path(s)));
 		assert_non_null(strstr(ops[i].detail, "another process"));
+		assert_non_null(strstr(ops[i].detail, "for 1.2 s"));
 	}
+	unsetenv("WARD_SESSION_LOCK_WAIT_MS");
 	/* Nothing was appended; once the holder is gone all is well. */
 	assert_int_equal(count_lines(ward_session_path(s)), 1);
 	stop_holder(holder);
@@ -1270,13 +1319,23 @@ static void test_fold_checkpoint(void **state)
 	FILE *f;
 
 	assert_int_equal(ward_session_create(&s, fx->store, fx->ws), 0);
-	/* 2,000 call records: more than the checkpoint's threshold. */
-	for (int i = 0; i < 2000; i++) {
-		snprintf(line, sizeof(line),
-			 "{\"type\":\"call/start\",\"n\":%d,"
-			 "\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}",
-			 i);
-		assert_int_equal(ward_session_append_json(s, line), 0);
+	/* 2,000 call records: more than the checkpoint's threshold (written
+	 * at once: 2,000 appends would be 2,000 fdatasyncs). */
+	{
+		char *all = malloc(2000 * sizeof(line));
+		size_t n = 0;
+
+		assert_non_null(all);
+		for (int i = 0; i < 2000; i++) {
+			snprintf(line, sizeof(line),
+				 "{\"type\":\"call/start\",\"n\":%d,"
+				 "\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n",
+				 i);
+			memcpy(all + n, line, strlen(line) + 1);
+			n += strlen(line);
+		}
+		append_raw(ward_session_path(s), all);
+		free(all);
 	}
 	assert_int_equal(ward_session_set_mode(
 			     NULL, s, WARD_MODE_WORKSPACE_WRITE, &DEFAULTS),
@@ -1427,8 +1486,10 @@ static void test_remove(void **state)
 		usleep(1000);
 	}
 	close(fd);
+	setenv("WARD_SESSION_LOCK_WAIT_MS", "300", 1);
 	assert_int_equal(ward_session_remove(fx->store, ward_session_id(b)),
 			 -EAGAIN);
+	unsetenv("WARD_SESSION_LOCK_WAIT_MS");
 	assert_int_equal(access(ward_session_path(b), F_OK), 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
@@ -1503,6 +1564,7 @@ int main(void)
 	    T(test_kill9_during_appends),
 	    T(test_corrupt_middle_line_is_an_error),
 	    T(test_corrupt_knob_and_header),
+	    T(test_readers_agree_on_odd_lines),
 	    T(test_append_json_rules),
 	    T(test_append_json_refusal_names_type),
 	    T(test_records),

@@ -322,8 +322,18 @@ $(WEAK_WARD): $(CLI_OBJS) $(filter-out %/profile_bwrap.o,$(LIB_OBJS)) \
 	$(Q)cp $(LAUNCHER) $(@D)/landlock-run
 endif
 
+# The MCP clients the e2e tests drive (the official SDK and the Inspector
+# CLI, pinned by tests/mcp/package-lock.json), installed from the npm
+# registry once before the suite: test files run side by side, and two
+# `npm ci` into one directory at once would break each other.
+NPM_STAMP := tests/mcp/node_modules/.ward-npm-ok
+$(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
+	@command -v npm >/dev/null || { echo 'make: npm is missing (Node.js 18 or later with npm: apt-get install nodejs npm)' >&2; exit 1; }
+	@npm ci --prefix tests/mcp --no-audit --no-fund --loglevel error
+	@touch $@
+
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NPM_STAMP)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 
@@ -456,7 +466,7 @@ ASAN_B    ?= build-asan
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 
-check-asan:
+check-asan: $(NPM_STAMP)
 	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) WARD_MUSL= \
 	    OPT='-O1 -g $(SAN_FLAGS)' LDFLAGS='$(SAN_FLAGS)' \
 	    LAUNCH_CC='$(CC)' \

@@ -10,7 +10,8 @@
  * a JSON object without duplicate keys or NUL bytes, with a non-empty
  * string "type"
  * that is not a second header; a sandbox/mode event names a mode, an
- * approval/policy event a policy; bytes after the last newline are a torn
+ * approval/policy event a policy, a sandbox/network event a network;
+ * bytes after the last newline are a torn
  * append, ignored):
  *   1. ward_session_open (which validates the lines that can be knob
  *      events) succeeds on every valid log, with the knob folds of its
@@ -115,7 +116,7 @@ struct model {
 	size_t *len;
 	char **type;
 	bool torn;
-	int mode, approval; /* -1: no such event */
+	int mode, approval, network; /* -1: no such event */
 };
 
 static void model_free(struct model *m)
@@ -134,7 +135,7 @@ static void model(struct model *m, const uint8_t *b, size_t len)
 
 	memset(m, 0, sizeof(*m));
 	m->ok = true;
-	m->mode = m->approval = -1;
+	m->mode = m->approval = m->network = -1;
 	m->line = calloc(len + 1, sizeof(*m->line));
 	m->len = calloc(len + 1, sizeof(*m->len));
 	m->type = calloc(len + 1, sizeof(*m->type));
@@ -176,6 +177,14 @@ static void model(struct model *m, const uint8_t *b, size_t len)
 			if (!vs || ward_approval_policy_parse(&ap, vs) != 0)
 				goto bad;
 			m->approval = (int)ap;
+		} else if (strcmp(ts, "sandbox/network") == 0) {
+			enum ward_network nw;
+
+			v = json_object_get(o, "network");
+			vs = json_string_value(v);
+			if (!vs || ward_network_parse(&nw, vs) != 0)
+				goto bad;
+			m->network = (int)nw;
 		}
 		m->line[m->n] = p;
 		m->len[m->n] = (size_t)(nl - p);
@@ -206,6 +215,19 @@ static void check_folds(const ward_session *s, const struct model *m,
 		fprintf(stderr, "%s: mode %d (source %d), model %d\n", what,
 			md, src, m->mode);
 		abort();
+	}
+	{
+		enum ward_network nw =
+		    ward_session_network(s, WARD_NETWORK_OFF, &src);
+
+		if (m->network >= 0 ? (int)nw != m->network ||
+					  src != WARD_KNOB_SESSION
+				    : nw != WARD_NETWORK_OFF ||
+					  src == WARD_KNOB_SESSION) {
+			fprintf(stderr, "%s: network %d (source %d), model %d\n",
+				what, nw, src, m->network);
+			abort();
+		}
 	}
 	ap = ward_session_approval(s, WARD_APPROVAL_ASK, &src);
 	if (m->approval >= 0 ? (int)ap != m->approval ||

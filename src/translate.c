@@ -464,11 +464,13 @@ static bool group_needed(const struct ward_xlate *p, const struct group *g)
 	return g->has_none || overlapping_root(p, g->can);
 }
 
-/* Never walked: bwrap mounts its own /proc and /dev; /sys holds no files. */
-static bool walk_skips(const char *path)
+/* Never walked: /proc (bwrap mounts its own; on Landlock the keeper's pid
+ * namespace has its own as root) and /sys (no files); /dev only for bwrap,
+ * which mounts its own — a Landlock run sees the host's /dev. */
+static bool walk_skips(const struct ward_xlate *p, const char *path)
 {
 	return strcmp(path, "/proc") == 0 || strcmp(path, "/sys") == 0 ||
-	       strcmp(path, "/dev") == 0;
+	       (is_bwrap(p) && strcmp(path, "/dev") == 0);
 }
 
 /* Whether @path is the path of a literal rule (gathered before the walk). */
@@ -788,7 +790,7 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		if (a == WARD_ACCESS_NONE)
 			goto next;
 		if (type == DT_DIR && depth < g->maxdepth &&
-		    !walk_skips(w->can)) {
+		    !walk_skips(p, w->can)) {
 			int sub = openat(d->fd, name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					     O_CLOEXEC | O_NONBLOCK);
@@ -846,7 +848,7 @@ static void walk_groups(struct ward_xlate *p)
 				  ward_path_within(g->can, o->can);
 		}
 		if (covered || p->stop || !probe_path(g->can, &is_dir) ||
-		    !is_dir || walk_skips(g->can))
+		    !is_dir || walk_skips(p, g->can))
 			continue;
 		fd = open(g->can, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)

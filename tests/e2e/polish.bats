@@ -394,3 +394,21 @@ assert d["argv"][i + 1] == d["cwd"], d'
 		[ -z "$stderr" ]
 	done
 }
+
+# The README's quick start: `make demo` runs scripts/demo.sh on the build.
+@test "make demo's script: every step behaves as the README says, on each runner" {
+	[ "$BUILD" = "$ROOT/build" ] ||
+		skip "scripts/demo.sh runs build/bin/ward; this lane builds in $BUILD"
+	local r n=0
+	for r in bwrap landlock; do
+		"$WARD" probe --json | jq -e --arg r "$r" \
+			'.chain[] | select(.runner == $r) | .usable' >/dev/null || continue
+		n=$((n + 1))
+		run "$ROOT/scripts/demo.sh" --runner "$r"
+		echo "# $r: $output" | tail -5
+		[ "$status" = 0 ]
+		[[ "$output" == *"every step behaved as expected"* ]]
+		[[ "$output" != *FAIL* ]]
+	done
+	[ "$n" -gt 0 ] || skip "no runner can confine here (ward probe)"
+}

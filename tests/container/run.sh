@@ -32,5 +32,14 @@ grep -q '^note: *user namespaces are denied' <<<"$probe" || {
 	exit 1
 }
 export WARD_CONTAINER_LANE=1
-exec "$NS" bats --tap tests/e2e/redteam*.bats tests/e2e/sandbox_landlock.bats \
-	tests/e2e/sandbox_landlock_run.bats
+# The TAP lines as they come, then one summary line (as make check ends).
+set +e
+"$NS" bats --tap tests/e2e/redteam*.bats tests/e2e/sandbox_landlock.bats \
+	tests/e2e/sandbox_landlock_run.bats | awk '
+	{ print; fflush() }
+	/^(not )?ok .*# (skip|SKIP)/ { s++; next }
+	/^not ok/ { f++; next }
+	/^ok/ { p++ }
+	END { printf "container lane: %d passed, %d failed, %d skipped\n", p, f, s }'
+rc=${PIPESTATUS[0]}
+exit "$rc"

@@ -407,9 +407,13 @@ fuzz-smoke: $(FUZZ_BINS)
 	    tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BINS)
 
 # CI's fuzz lane: every target for FUZZ_LANE_SECONDS, FUZZ_JOBS at a time;
-# ends with "N passed, N failed, N skipped" like check.
+# ends with "N passed, N failed, N skipped" like check. A fixed seed
+# (FUZZ_LANE_SEED; empty: a random one, as make fuzz) makes a lane's run
+# repeatable: a finding reproduces on the next run and on another machine.
+FUZZ_LANE_SEED ?= 1
 fuzz-lane: $(FUZZ_BINS)
 	@FUZZ_JOBS=$(FUZZ_JOBS) WARD_BUILD=$(B) FUZZ_SUMMARY=1 \
+	    FUZZ_SEED=$(FUZZ_LANE_SEED) \
 	    tests/fuzz/run.sh $(FUZZ_LANE_SECONDS) $(FUZZ_BINS)
 
 -include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_CLI_OBJS:.o=.d)

@@ -11,6 +11,7 @@
 # the coverage libFuzzer saw; with FUZZ_SUMMARY=1 it ends with
 # "N passed, N failed, N skipped".
 #
+# FUZZ_SEED, when set, is libFuzzer's -seed (a repeatable run).
 # tests/fuzz/corpus/<name>.dict is used as the target's dictionary;
 # tests/fuzz/corpus/<name>.options holds extra libFuzzer flags, one a line.
 set -u
@@ -37,6 +38,8 @@ run_one() { # BINARY: fuzz it; the outcome goes to its .rc file
 		args=(-max_total_time="$secs")
 	fi
 	args+=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
+	# FUZZ_SEED: libFuzzer's seed (a repeatable run; make fuzz-lane).
+	[ -n "${FUZZ_SEED:-}" ] && args+=(-seed="$FUZZ_SEED")
 	[ -f "$dict" ] && args+=(-dict="$dict")
 	if [ -f "$opts" ]; then
 		while IFS= read -r o; do

@@ -230,6 +230,39 @@ static enum ward_escalation_verdict ask(const struct ward_escalation *e,
 }
 
 /*
+ * The verdict of a recorded request, the same for a mode and a network:
+ * not wider, no approval service, a policy that never asks — or the
+ * person's answer, recorded before asking (the ask is audited even when the
+ * process dies while the person makes up their mind) and after.
+ */
+static int decide(const struct ward_escalation *e, const ward_policy *base,
+		  bool wider, enum ward_escalation_verdict *v)
+{
+	enum ward_approval_outcome outcome;
+	int err;
+
+	if (!wider) {
+		*v = WARD_ESCALATION_NOT_WIDER;
+		return 0;
+	}
+	if (!e->approve) {
+		*v = WARD_ESCALATION_NO_SERVICE;
+		return 0;
+	}
+	if (e->policy != WARD_APPROVAL_ASK) {
+		*v = WARD_ESCALATION_POLICY_NEVER;
+		return 0;
+	}
+	err = record(e, "approval/asked", NULL);
+	if (err)
+		return err;
+	*v = ask(e, base, &outcome);
+	return record(e, "approval/decision",
+		      json_pack("{s:s}", "outcome",
+				ward_approval_outcome_name(outcome)));
+}
+
+/*
  * A network escalation: the same steps and records as a mode's, with the
  * network asked for (a host or on) in place of the mode, and its own texts.
  */
@@ -239,7 +272,6 @@ static int authorize_network(ward_policy **granted,
 			     const struct ward_escalation *e)
 {
 	enum ward_escalation_verdict v;
-	enum ward_approval_outcome outcome;
 	ward_policy *wide = NULL;
 	json_t *justification;
 	char what[320], *text = NULL;
@@ -272,23 +304,10 @@ static int authorize_network(ward_policy **granted,
 			       ward_subject_name(e->subject)));
 	if (err)
 		return err;
-	if (!ward_escalation_network_is_wider(base, e->net_host)) {
-		v = WARD_ESCALATION_NOT_WIDER;
-	} else if (!e->approve) {
-		v = WARD_ESCALATION_NO_SERVICE;
-	} else if (e->policy != WARD_APPROVAL_ASK) {
-		v = WARD_ESCALATION_POLICY_NEVER;
-	} else {
-		err = record(e, "approval/asked", NULL);
-		if (err)
-			return err;
-		v = ask(e, base, &outcome);
-		err = record(e, "approval/decision",
-			     json_pack("{s:s}", "outcome",
-				       ward_approval_outcome_name(outcome)));
-		if (err)
-			return err;
-	}
+	err = decide(e, base, ward_escalation_network_is_wider(base, e->net_host),
+		     &v);
+	if (err)
+		return err;
 	net_what(what, sizeof(what), e);
 	if (v == WARD_ESCALATION_GRANTED) {
 		err = ward_policy_with_network(
@@ -325,7 +344,6 @@ int ward_escalation_authorize(ward_policy **granted,
 			      const struct ward_escalation *e)
 {
 	enum ward_escalation_verdict v;
-	enum ward_approval_outcome outcome;
 	enum ward_mode from;
 	ward_policy *wide = NULL;
 	json_t *justification;
@@ -360,25 +378,9 @@ int ward_escalation_authorize(ward_policy **granted,
 	if (err)
 		return err;
 
-	if (!ward_escalation_is_wider(from, e->requested)) {
-		v = WARD_ESCALATION_NOT_WIDER;
-	} else if (!e->approve) {
-		v = WARD_ESCALATION_NO_SERVICE;
-	} else if (e->policy != WARD_APPROVAL_ASK) {
-		v = WARD_ESCALATION_POLICY_NEVER;
-	} else {
-		/* Recorded before asking: the ask is audited even when the
-		 * process dies while the person makes up their mind. */
-		err = record(e, "approval/asked", NULL);
-		if (err)
-			return err;
-		v = ask(e, base, &outcome);
-		err = record(e, "approval/decision",
-			     json_pack("{s:s}", "outcome",
-				       ward_approval_outcome_name(outcome)));
-		if (err)
-			return err;
-	}
+	err = decide(e, base, ward_escalation_is_wider(from, e->requested), &v);
+	if (err)
+		return err;
 
 	if (v == WARD_ESCALATION_GRANTED) {
 		err = widen(&wide, base, e->requested);

@@ -103,12 +103,26 @@ MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
                    fuzz-smoke deps-test deps-bench deps-deb \
                    check-asan asan-build fuzz-lane fuzz-cov
 
-LIB_SRCS  := $(wildcard src/*.c)
+# The layers (docs/ARCHITECTURE.md; scripts/layers.py checks them):
+# src/util and src/libward make libward; src/mcp (the MCP server) and
+# src/cli (the ward program) make ward on top of it; src/launcher holds
+# the static launchers, which use src/util only.
+UTIL_SRCS := $(wildcard src/util/*.c)
+LIB_SRCS  := $(UTIL_SRCS) $(wildcard src/libward/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
-CLI_SRCS  := $(wildcard cli/*.c)
-CLI_OBJS  := $(CLI_SRCS:cli/%.c=$(B)/obj/cli/%.o)
+MCP_SRCS  := $(wildcard src/mcp/*.c)
+# What ward links beside libward: the command line and the MCP server.
+CLI_SRCS  := $(wildcard src/cli/*.c) $(MCP_SRCS)
+CLI_OBJS  := $(CLI_SRCS:src/%.c=$(B)/obj/cli/%.o)
+MCP_OBJS  := $(MCP_SRCS:src/%.c=$(B)/obj/cli/%.o)
+# The MCP server as an archive, for the unit tests (not installed).
+MCPA      := $(B)/obj/libward-mcp.a
 MUSL_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/musl/lib/%.o)
-MUSL_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/musl/cli/%.o)
+MUSL_CLI_OBJS := $(CLI_SRCS:src/%.c=$(B)/obj/musl/cli/%.o)
+# The launchers' share of src/util.
+LAUNCH_UTIL := src/util/landlock.c src/util/supervise.c src/util/hide.c \
+               src/util/util.c
+LAUNCH_UTIL_HDRS := $(wildcard src/util/*.h)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 # Defined before `check` names them as prerequisites (expanded on the spot).
@@ -157,7 +171,7 @@ $(B)/obj/lib/%.o: src/%.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@$(if $(Q),echo '  CC      $<')
 	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/obj/cli/%.o: cli/%.c $(DEPS_STAMP) $(PATHS_STAMP)
+$(B)/obj/cli/%.o: src/%.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $<')
 	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -170,6 +184,10 @@ $(PATHS_STAMP):
 $(LIBA): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+
+$(MCPA): $(MCP_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@ && ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -196,7 +214,7 @@ $(B)/obj/musl/lib/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_CONF)
 	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
 	    -DWARD_BUILDING $(DEPFLAGS) -c $< -o $@
 
-$(B)/obj/musl/cli/%.o: cli/%.c $(PATHS_STAMP) | $(MUSL_CONF)
+$(B)/obj/musl/cli/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_CONF)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  MUSLCC  $<')
 	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -213,18 +231,18 @@ $(WARD): $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
 endif
 
-# landlock-run shares src/landlock.c with libward: one copy of the kernel
+# landlock-run shares src/util with libward: one copy of the kernel
 # compatibility code, so the launcher and the executor cannot drift.
-$(LAUNCHER): launcher/landlock-run.c src/landlock.c src/landlock.h \
-	     src/supervise.c src/supervise.h src/hide.c src/hide.h $(DEPS_STAMP)
+$(LAUNCHER): src/launcher/landlock-run.c $(LAUNCH_UTIL) $(LAUNCH_UTIL_HDRS) \
+	     $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/landlock-run.c src/landlock.c \
-	    src/supervise.c src/hide.c
+	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/landlock-run.c \
+	    $(LAUNCH_UTIL)
 
 # ward-bridge runs inside bwrap's network namespace: static, libc only.
-$(BRIDGE): launcher/ward-bridge.c $(DEPS_STAMP)
+$(BRIDGE): src/launcher/ward-bridge.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ launcher/ward-bridge.c
+	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/ward-bridge.c
 
 $(B)/ward.pc: ward.pc.in Makefile $(PATHS_STAMP)
 	@mkdir -p $(@D)
@@ -242,12 +260,15 @@ $(B)/completion/_ward: $(WARD)
 
 # --- tests ---------------------------------------------------------------
 
-$(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(wildcard tests/unit/*.h) \
-                   $(DEPS_TEST_STAMP)
+# The unit tests reach inside the layers they test.
+TEST_INCLUDES := -Isrc/util -Isrc/libward -Isrc/mcp -Itests/unit
+
+$(B)/tests/test_%: tests/unit/test_%.c $(LIBA) $(MCPA) \
+                   $(wildcard tests/unit/*.h) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CCLD    $@')
-	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
-	    $(LIBA) $(LIB_LIBS) -lcmocka
+	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) $(TEST_INCLUDES) \
+	    -o $@ $< $(MCPA) $(LIBA) $(LIB_LIBS) -lcmocka
 
 unit: $(UNIT_BINS)
 
@@ -296,7 +317,7 @@ check-container: all $(BOXHELPER) $(NOUSERNS)
 WEAK_WARD := $(B)/tests/weak/ward
 WEAK_OBJ  := $(B)/obj/weak/profile_bwrap.o
 ifeq ($(WARD_MUSL),1)
-$(WEAK_OBJ): src/profile_bwrap.c $(PATHS_STAMP) | $(MUSL_CONF)
+$(WEAK_OBJ): src/libward/profile_bwrap.c $(PATHS_STAMP) | $(MUSL_CONF)
 	@mkdir -p $(@D)
 	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
 	    -DWARD_BUILDING -DWARD_TEST_WEAK_BWRAP -c $< -o $@
@@ -309,7 +330,7 @@ $(WEAK_WARD): $(MUSL_CLI_OBJS) \
 	    $(MUSL_DEPLIBS)
 	$(Q)cp $(LAUNCHER) $(@D)/landlock-run
 else
-$(WEAK_OBJ): src/profile_bwrap.c $(DEPS_STAMP) $(PATHS_STAMP)
+$(WEAK_OBJ): src/libward/profile_bwrap.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) \
 	    -DWARD_TEST_WEAK_BWRAP -c $< -o $@
@@ -334,6 +355,7 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
        $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NPM_STAMP)
+	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 
@@ -357,7 +379,7 @@ check-slow: all
 # crash inputs included), then fuzzes into a scratch corpus.
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS  := -g -O1 $(FUZZ_SAN) $(CSTD) -Iinclude -Isrc
+FUZZ_CFLAGS  := -g -O1 $(FUZZ_SAN) $(CSTD) -Iinclude -Isrc $(TEST_INCLUDES)
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
 # make check replays every committed corpus (crash inputs included) and
@@ -366,10 +388,13 @@ CHECK_FUZZ_SECONDS ?= 0
 FUZZ_LANE_SECONDS ?= 60
 FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzz/lib/%.o)
-# cli/ward.c's main() becomes ward_main() for the targets that need it.
-FUZZ_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/fuzz/cli/%.o)
-# The targets that link cli/ (the rest link libward only).
+# src/cli/ward.c's main() becomes ward_main() for the targets that need it.
+FUZZ_CLI_OBJS := $(CLI_SRCS:src/%.c=$(B)/obj/fuzz/cli/%.o)
+FUZZ_MCP_OBJS := $(MCP_SRCS:src/%.c=$(B)/obj/fuzz/cli/%.o)
+# The targets that link src/cli (with the MCP server), and those that
+# link the MCP server only; the rest link libward only.
 FUZZ_WITH_CLI := fuzz_argv fuzz_mcp
+FUZZ_WITH_MCP := fuzz_jsonrpc
 
 $(B)/obj/fuzz/lib/%.o: src/%.c $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
@@ -377,7 +402,7 @@ $(B)/obj/fuzz/lib/%.o: src/%.c $(DEPS_TEST_STAMP)
 	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -fPIC \
 	    -DWARD_BUILDING $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/obj/fuzz/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
+$(B)/obj/fuzz/cli/%.o: src/%.c $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  FUZZCC  $<')
 	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=ward_main \
@@ -391,11 +416,14 @@ FUZZ_CLI_LINK := $(FUZZ_CLI_OBJS) $(FUZZ_WRAP)
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  FUZZ    $@')
-	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -Icli $(PKG_CFLAGS) -o $@ $< \
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc/cli $(PKG_CFLAGS) \
+	    -o $@ $< \
 	    $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_CLI_LINK)) \
+	    $(if $(filter $(FUZZ_WITH_MCP),$(@F)),$(FUZZ_MCP_OBJS)) \
 	    $(FUZZ_LIB_OBJS) $(LIB_LIBS)
 
 $(FUZZ_WITH_CLI:%=$(B)/fuzz/%): $(FUZZ_CLI_OBJS)
+$(FUZZ_WITH_MCP:%=$(B)/fuzz/%): $(FUZZ_MCP_OBJS)
 .SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_CLI_OBJS)
 
 fuzz: $(FUZZ_BINS)
@@ -426,9 +454,10 @@ fuzz-lane: $(FUZZ_BINS)
 # each target is about (tests/fuzz/cov.sh names them).
 FUZZ_COV_SECONDS ?= 0
 FUZZ_COV_CFLAGS := -g -O1 -fprofile-instr-generate -fcoverage-mapping \
-                   $(CSTD) -Iinclude -Isrc
+                   $(CSTD) -Iinclude -Isrc $(TEST_INCLUDES)
 FUZZ_COV_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzzcov/lib/%.o)
-FUZZ_COV_CLI_OBJS := $(CLI_SRCS:cli/%.c=$(B)/obj/fuzzcov/cli/%.o)
+FUZZ_COV_CLI_OBJS := $(CLI_SRCS:src/%.c=$(B)/obj/fuzzcov/cli/%.o)
+FUZZ_COV_MCP_OBJS := $(MCP_SRCS:src/%.c=$(B)/obj/fuzzcov/cli/%.o)
 FUZZ_COV_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz-cov/%)
 
 $(B)/obj/fuzzcov/lib/%.o: src/%.c $(DEPS_TEST_STAMP)
@@ -437,7 +466,7 @@ $(B)/obj/fuzzcov/lib/%.o: src/%.c $(DEPS_TEST_STAMP)
 	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer-no-link -fPIC \
 	    -DWARD_BUILDING $(PKG_CFLAGS) -c $< -o $@
 
-$(B)/obj/fuzzcov/cli/%.o: cli/%.c $(DEPS_TEST_STAMP)
+$(B)/obj/fuzzcov/cli/%.o: src/%.c $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  COVCC   $<')
 	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=ward_main \
@@ -447,9 +476,11 @@ $(B)/fuzz-cov/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_COV_LIB_OBJS) \
                       $(FUZZ_COV_CLI_OBJS) $(DEPS_TEST_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  COVLD   $@')
-	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer -Icli $(PKG_CFLAGS) \
+	$(Q)clang $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer -Isrc/cli $(PKG_CFLAGS) \
 	    -o $@ $< $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_COV_CLI_OBJS) \
-	    $(FUZZ_WRAP)) $(FUZZ_COV_LIB_OBJS) $(LIB_LIBS)
+	    $(FUZZ_WRAP)) \
+	    $(if $(filter $(FUZZ_WITH_MCP),$(@F)),$(FUZZ_COV_MCP_OBJS)) \
+	    $(FUZZ_COV_LIB_OBJS) $(LIB_LIBS)
 
 .SECONDARY: $(FUZZ_COV_LIB_OBJS) $(FUZZ_COV_CLI_OBJS)
 
@@ -559,9 +590,8 @@ deb: deps-deb $(MUSL_CONF)
 
 # --- format --------------------------------------------------------------
 
-FMT_SRCS = $(wildcard include/ward/*.h src/*.c src/*.h cli/*.c cli/*.h \
-           launcher/*.c tests/unit/*.c tests/unit/*.h bench/*.c \
-           tests/fuzz/*.c)
+FMT_SRCS = $(wildcard include/ward/*.h src/*/*.c src/*/*.h \
+           tests/unit/*.c tests/unit/*.h bench/*.c tests/fuzz/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(FMT_SRCS) && echo "format-check: ok"

@@ -352,6 +352,19 @@ WARD_EXTERN const ward_presets *ward_config_presets(const ward_config *cfg);
 WARD_EXTERN const ward_rules *ward_config_rules(const ward_config *cfg);
 
 /**
+ * ward_config_policy_new - the policy the configuration describes, in
+ * @mode (ward_config_mode() for the configured one): its workspace, access
+ * rules, git protection and its exceptions, the unix sockets it allows
+ * and its network for that mode (when configured; otherwise the mode's
+ * default). The policy borrows the rules: @cfg must outlive it. The
+ * caller frees *out with ward_policy_free(). WARD_EINVAL when no
+ * workspace is configured.
+ */
+WARD_EXTERN int ward_config_policy_new(ward_policy **out,
+				       const ward_config *cfg,
+				       enum ward_mode mode);
+
+/**
  * ward_config_provider_options - fill the chain override, runner_command
  * and probe_timeout_ms of @opts (other fields untouched). The pointers
  * borrow from @cfg.

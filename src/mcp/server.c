@@ -1,9 +1,9 @@
 /*
- * ward mcp — the MCP server: options and set-up, the stdin loop, the
- * protocol methods, worker threads, the stdout writer, cancellation,
- * approvals by elicitation, and the orderly end at end of input or on a
- * stop signal. The tools themselves are in cmd_mcp_tools.c. See cmd_mcp.h
- * for the shape.
+ * ward's MCP server: the stdin loop, the protocol methods, worker
+ * threads, the stdout writer, cancellation, approvals by elicitation, and
+ * the orderly end at end of input or on a stop signal. The tools
+ * themselves are in tools.c. See mcp_internal.h for the shape; the
+ * command line and the set-up are the front end's (src/cli/cmd_mcp.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,12 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jsonrpc.h"
+#include "ward/json.h"
 #include "ward/render.h"
 
-#include "cli.h"
-#include "cmd_mcp.h"
-#include "cmd_session.h"
+#include "jsonrpc.h"
+#include "mcp_internal.h"
 
 /* The longest message line accepted on stdin. */
 #define MCP_MAX_LINE (4u * 1024u * 1024u)
@@ -32,10 +31,6 @@
 #define MCP_MAX_WORKERS 64
 /* Stack of a worker thread (musl's default is too small for the fence). */
 #define MCP_WORKER_STACK (1024u * 1024u)
-
-static const char mcp_usage[] =
-    "ward mcp [--workspace DIR | --session ID] [--mode MODE] "
-    "[--config FILE] [OPTIONS]";
 
 /* Revisions this server speaks, newest first. */
 static const char *const protocols[] = {"2025-11-25", "2025-06-18",
@@ -49,90 +44,26 @@ static const char *const log_levels[] = {"debug",   "info",	"notice",
 /* Levels from here on also go to stderr. */
 #define STDERR_LEVEL 2
 
-static void print_help(void)
+noreturn void mcp_oom(void)
 {
-	printf(
-	    "Usage: %s\n"
-	    "\n"
-	    "Serve the Model Context Protocol on stdin/stdout: any MCP client "
-	    "(an agent)\n"
-	    "gets a `bash` tool whose commands run under ward's "
-	    "kernel-enforced "
-	    "file\n"
-	    "sandbox, background tasks (task_output, task_kill) and file "
-	    "tools through the\n"
-	    "file fence (read_file, write_file, edit_file, list_directory). "
-	    "After a denial\n"
-	    "the model may ask to retry once under a wider mode; the client "
-	    "asks its user\n"
-	    "(MCP elicitation) before anything runs.\n"
-	    "\n"
-	    "Every connection is a session: a new one in DIR, or the existing "
-	    "session ID.\n"
-	    "Its mode can be changed from another terminal with 'ward session "
-	    "mode ID MODE';\n"
-	    "the next call uses it.\n"
-	    "\n"
-	    "Options:\n"
-	    "  -w, --workspace DIR    the workspace of a new session (default: "
-	    ".)\n"
-	    "      --session ID       serve an existing session (its cwd is "
-	    "the workspace)\n"
-	    "  -m, --mode MODE        set the session's mode: read-only, "
-	    "workspace-write or\n"
-	    "                         danger-full-access (default: ward.yml's, "
-	    "else read-only)\n"
-	    "  -r, --runner RUNNER    auto (default), bwrap or "
-	    "landlock\n" CLI_CONFIG_HELP CLI_NETWORK_HELP CLI_ENV_KEEP_HELP
-		CLI_ALLOW_UNIX_HELP
-	    "  -h, --help             show this help and exit\n"
-	    "\n"
-	    "Advanced:\n"
-	    "      --drain-timeout SECONDS\n"
-	    "                         at end of input, let calls in progress "
-	    "finish for\n"
-	    "                         up to SECONDS (default 120; 0: stop "
-	    "them at once)\n"
-	    "      --landlock-via-launcher\n"
-	    "                         accepted for compatibility: Landlock "
-	    "runs always\n"
-	    "                         go through the landlock-run launcher "
-	    "(its keeper)\n"
-	    "\n"
-	    "Only MCP goes to stdout; logs go to stderr. At end of input the "
-	    "calls in\n"
-	    "progress are answered when they finish (within --drain-timeout, "
-	    "while the\n"
-	    "client still reads), then every command and background task still "
-	    "running\n"
-	    "is stopped and ward exits 0. On SIGTERM, SIGINT or SIGHUP "
-	    "everything is\n"
-	    "stopped at once, and then ward dies of that signal.\n"
-	    "\n"
-	    "Client configuration (e.g. .mcp.json):\n"
-	    "  {\"mcpServers\": {\"ward\": {\"command\": \"ward\",\n"
-	    "    \"args\": [\"mcp\", \"--workspace\", \"/path/to/project\", "
-	    "\"--mode\", \"workspace-write\"]}}}\n"
-	    "\n"
-	    "See ward-mcp(1).\n",
-	    mcp_usage);
+	fputs("ward mcp: out of memory\n", stderr);
+	exit(125);
 }
 
-/* --drain-timeout SECONDS: a whole number from 0 to 3600. */
-static unsigned long parse_drain(const char *arg)
+/*
+ * Put @s on @f as escaped for an approval form: it cannot hide or repaint
+ * the question (see ward_escalation_escape). NULL puts nothing.
+ */
+static void put_display(FILE *f, const char *s)
 {
-	unsigned long v;
-	char *end = NULL;
+	char *e = NULL;
 
-	errno = 0;
-	if (*arg >= '0' && *arg <= '9')
-		v = strtoul(arg, &end, 10);
-	if (!end || *end || errno || v > MCP_TIMEOUT_MAX_MS / 1000)
-		die_usage(mcp_usage,
-			  "invalid --drain-timeout '%s' (expected a whole "
-			  "number of seconds from 0 to %lu)",
-			  arg, MCP_TIMEOUT_MAX_MS / 1000);
-	return v * 1000;
+	if (!s)
+		return;
+	if (ward_escalation_escape(&e, s) != 0)
+		mcp_oom();
+	fputs(e, f);
+	ward_free(e);
 }
 
 /* --- writing --------------------------------------------------------- */
@@ -217,7 +148,7 @@ void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
 			     "notifications/message",
 			     json_pack("{s:s, s:s, s:o}", "level", level,
 				       "logger", "ward", "data",
-				       cli_json_text(text, strlen(text)))));
+				       ward_json_text(text, strlen(text)))));
 }
 
 /* --- per-call state ---------------------------------------------------- */
@@ -330,9 +261,9 @@ static char *approval_message(const struct ward_approval_request *req)
 	fprintf(m, "ward: this %s asks to run once under a wider sandbox.\n",
 		what);
 	fprintf(m, "%s: ", what);
-	cli_put_display(m, req->summary);
+	put_display(m, req->summary);
 	fprintf(m, "\ndirectory: ");
-	cli_put_display(m, req->cwd);
+	put_display(m, req->cwd);
 	if (req->network)
 		fprintf(m, "\nnetwork: %s\nrequested: %s%s\njustification: ",
 			ward_network_name(req->net_current),
@@ -344,7 +275,7 @@ static char *approval_message(const struct ward_approval_request *req)
 		    "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
 		    ward_mode_name(req->current),
 		    ward_mode_name(req->requested));
-	cli_put_display(m, req->justification);
+	put_display(m, req->justification);
 	if (req->session_id)
 		fprintf(m, "\nsession: %s", req->session_id);
 	if (req->network)
@@ -488,7 +419,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	    "default", 0, "required", "allow");
 	at_2511 = mcp_protocol_at_least(srv, "2025-11-25");
 	params = json_pack("{s:o, s:o}", "message",
-			   cli_json_text(message, strlen(message)),
+			   ward_json_text(message, strlen(message)),
 			   "requestedSchema", schema);
 	if (params && at_2511)
 		json_object_set_new(params, "mode", json_string("form"));
@@ -899,91 +830,6 @@ static void on_line(void *ctx, const char *line, size_t len)
 	ward_jr_msg_clear(&m);
 }
 
-/* --- set-up and the end ------------------------------------------------ */
-
-/* Open the existing session @id; dies on failure (before any MCP). */
-static void open_session(struct mcp_server *srv, const char *id)
-{
-	int err = ward_session_open(&srv->session, NULL, id);
-
-	if (err == WARD_EINVAL || err == -ENOENT)
-		die_usage(mcp_usage, "%s", ward_error_last());
-	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-}
-
-/*
- * Create the new session in @workspace, recording the mode and approval
- * policy in force (@mode, ward.yml's approval). Called only once the
- * configuration is known to be valid: a failed start leaves no session.
- */
-static void create_session(struct mcp_server *srv, const char *workspace,
-			   enum ward_mode mode)
-{
-	struct ward_session_create_options co =
-	    WARD_SESSION_CREATE_OPTIONS_INIT;
-	int err;
-
-	co.cwd = workspace ? workspace : ".";
-	co.set_mode = true;
-	co.mode = mode;
-	co.set_approval = true;
-	co.approval = srv->defaults.approval;
-	err = ward_session_create_with(&srv->session, &co);
-	if (err == -ENOENT || err == -ENOTDIR || err == WARD_EINVAL)
-		die_usage(mcp_usage, "%s", ward_error_last());
-	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-}
-
-/* Whether the canonical @dir is @path or an ancestor of it. */
-static bool is_ancestor(const char *dir, const char *path)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
-}
-
-/*
- * Some clients start servers in / or in the home directory. Under
- * workspace-write that would make the whole tree writable, so a workspace
- * that is /, $HOME or an ancestor of $HOME is taken only when it was
- * named (--workspace, ward.yml's workspace, a session), never as the
- * current directory by default. Dies with exit 2 naming --workspace.
- */
-static void check_implicit_workspace(const ward_config *cfg,
-				     enum ward_mode mode)
-{
-	struct ward_config_origin from;
-	const char *ws = ward_config_workspace(cfg, &from);
-	const char *home_env = getenv("HOME");
-	char *home = home_env && *home_env ? realpath(home_env, NULL) : NULL;
-	bool wide;
-
-	if (!ws || from.layer != WARD_CONFIG_LAYER_DEFAULT ||
-	    mode != WARD_MODE_WORKSPACE_WRITE) {
-		free(home);
-		return;
-	}
-	wide = strcmp(ws, "/") == 0 || (home && is_ancestor(ws, home));
-	free(home);
-	if (wide)
-		die_usage(mcp_usage,
-			  "refusing to make %s the workspace under "
-			  "workspace-write: it is the current directory, not "
-			  "one you named, and it is %s, so every file under it "
-			  "would be writable (some clients start servers in / "
-			  "or $HOME); pass --workspace DIR with the project's "
-			  "directory (--workspace %s if you mean it)",
-			  ws,
-			  strcmp(ws, "/") == 0 ? "the root directory"
-					       : "your home directory or one "
-						 "that contains it",
-			  ws);
-}
-
 /*
  * The startup line: the runner, enforcement and reasons a call made now
  * would actually get — the plan of a call under the session's mode, not
@@ -996,8 +842,8 @@ static void print_startup(struct mcp_server *srv)
 	const ward_plan *plan;
 	ward_call *wc = NULL;
 
-	co.config = srv->setup.config;
-	co.provider = srv->setup.provider;
+	co.config = srv->o->config;
+	co.provider = srv->o->provider;
 	co.session = srv->session;
 	co.surface = WARD_SURFACE_MCP;
 	co.argv = argv;
@@ -1009,7 +855,7 @@ static void print_startup(struct mcp_server *srv)
 	plan = ward_call_plan(wc);
 	fprintf(stderr, "ward mcp: session %s, workspace %s, mode %s, ",
 		ward_session_id(srv->session),
-		ward_policy_workspace(srv->setup.policy),
+		ward_policy_workspace(srv->o->policy),
 		ward_mode_name(ward_call_mode(wc)));
 	if (!plan)
 		fprintf(stderr, "runner none (%s; commands will not run)\n",
@@ -1184,15 +1030,18 @@ static void die_of(int sig)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
-static void server_init(struct mcp_server *srv)
+static void server_init(struct mcp_server *srv,
+			const struct mcp_options *o)
 {
 	pthread_condattr_t cattr;
 
 	memset(srv, 0, sizeof(*srv));
-	srv->po = (struct cli_policy_opts)CLI_POLICY_OPTS_INIT;
+	srv->o = o;
+	srv->session = o->session;
+	srv->defaults = o->defaults;
 	srv->out_fd = STDOUT_FILENO;
 	srv->log_level = -1;
-	srv->drain_ms = MCP_DRAIN_DEFAULT_MS;
+	srv->drain_ms = o->drain_ms;
 	snprintf(srv->protocol, sizeof(srv->protocol), "%s", protocols[0]);
 	pthread_mutex_init(&srv->out_lock, NULL);
 	pthread_mutex_init(&srv->lock, NULL);
@@ -1205,113 +1054,34 @@ static void server_init(struct mcp_server *srv)
 static void server_free(struct mcp_server *srv)
 {
 	ward_netproxy_free(srv->netproxy);
-	ward_session_free(srv->session);
-	cli_setup_free(&srv->setup, &srv->po);
 	pthread_cond_destroy(&srv->cond);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_mutex_destroy(&srv->out_lock);
 }
 
-const struct cli_option cli_mcp_options[] = {
-    CLI_POLICY_OPTIONS,
-    CLI_CONFIG_OPTIONS,
-    CLI_NETWORK_OPTIONS,
-    CLI_OPTION_ENV_KEEP,
-    CLI_OPTION_ALLOW_UNIX,
-    CLI_OPTION_SESSION,
-    {"drain-timeout", CLI_OPT_DRAIN, "SECONDS", CLI_VALUE_TEXT, NULL},
-    CLI_OPTION_HELP,
-    CLI_OPTION_END,
-};
-
-int cmd_mcp(int argc, char **argv)
+int mcp_serve(const struct mcp_options *o)
 {
 	static struct mcp_server srv;
 	struct ward_jr_lines lines;
-	struct cli_getopt g;
-	const char *session_id = NULL;
-	enum ward_mode flag_mode;
-	bool mode_given;
 	char buf[65536], why[64];
 	ssize_t n = 0;
-	int opt, err, sfd, sig = 0;
+	int err, sfd, sig = 0;
 
-	server_init(&srv);
-	cli_getopt_init(&g, cli_mcp_options, true, NULL, mcp_usage, argc, argv);
-	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
-		if (opt == CLI_OPT_DRAIN) {
-			srv.drain_ms = parse_drain(optarg);
-			continue;
-		}
-		if (opt == CLI_OPT_SESSION) {
-			if (!ward_session_id_valid(optarg))
-				die_usage(mcp_usage,
-					  "invalid session id '%s' (letters, "
-					  "digits and '-')",
-					  optarg);
-			session_id = optarg;
-			continue;
-		}
-		if (cli_config_option(&srv.po, opt, optarg, mcp_usage) ||
-		    cli_policy_option(&srv.po, opt, optarg, mcp_usage))
-			continue;
-		if (opt == 'h') {
-			print_help();
-			return CLI_EXIT_OK;
-		}
-		die_getopt(mcp_usage, opt, argc, argv);
-	}
-	if (optind < argc)
-		die_usage(mcp_usage, "unexpected argument '%s'", argv[optind]);
-	if (session_id && srv.po.workspace)
-		die_usage(mcp_usage,
-			  "option '--workspace' cannot be combined with "
-			  "'--session': the session's cwd is the workspace");
-
+	server_init(&srv, o);
 	/* Output to a closed client must not kill the server (children get
 	 * SIGPIPE back: the executor resets it). */
 	signal(SIGPIPE, SIG_IGN);
 	sfd = stop_signal_fd();
-
-	if (session_id) {
-		open_session(&srv, session_id);
-		if (ward_session_cwd(srv.session))
-			srv.po.workspace = ward_session_cwd(srv.session);
-	}
-	/* ward.yml's own mode is the session's default; --mode is recorded
-	 * in the session as a knob event (like `ward session mode`). */
-	flag_mode = srv.po.mode;
-	mode_given = srv.po.mode_given;
-	srv.po.mode_given = false;
-	cli_setup_build(&srv.setup, &srv.po, mcp_usage, CLI_SETUP_PROVIDER);
 	if (ward_netproxy_new(&srv.netproxy) != 0) {
 		fprintf(stderr,
-			"%s: warning: cannot start the network proxy (%s); a "
-			"call with an allowlist starts its own\n",
-			cli_name, ward_error_last());
+			"ward mcp: warning: cannot start the network proxy "
+			"(%s); a call with an allowlist starts its own\n",
+			ward_error_last());
 		srv.netproxy = NULL;
-	}
-	srv.defaults.mode = ward_config_mode(srv.setup.config, NULL);
-	srv.defaults.approval = ward_config_approval(srv.setup.config, NULL);
-	srv.defaults.root = ward_config_workspace(srv.setup.config, NULL);
-	if (!session_id) {
-		/* A new session: only now that the configuration is valid,
-		 * and with the mode in force recorded in it. */
-		check_implicit_workspace(srv.setup.config,
-					 mode_given ? flag_mode
-						    : srv.defaults.mode);
-		create_session(&srv, srv.po.workspace,
-			       mode_given ? flag_mode : srv.defaults.mode);
-	} else if (mode_given &&
-		   ward_session_set_mode(NULL, srv.session, flag_mode,
-					 &srv.defaults) != 0) {
-		die(CLI_EXIT_WARD, "session %s: %s",
-		    ward_session_id(srv.session), ward_error_last());
 	}
 
 	/* Probe once, now: calls then only read the cached verdict. */
-	err = ward_provider_select(srv.setup.provider, &srv.runner,
-				   &srv.enforcement);
+	err = ward_provider_select(o->provider, &srv.runner, &srv.enforcement);
 	srv.confines = err == 0 && srv.enforcement != WARD_ENFORCEMENT_NONE;
 	if (err)
 		snprintf(srv.select_error, sizeof(srv.select_error), "%s",
@@ -1370,5 +1140,5 @@ int cmd_mcp(int argc, char **argv)
 		close(sfd);
 	if (sig)
 		die_of(sig);
-	return sig ? 128 + sig : CLI_EXIT_OK;
+	return sig ? 128 + sig : 0;
 }

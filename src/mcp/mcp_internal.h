@@ -10,14 +10,15 @@
  * sends (elicitation/create, for approvals) are answered on stdin; the
  * main thread routes each answer to the worker waiting for it, by id.
  *
- * This header is shared by cmd_mcp.c (protocol, threads, sessions,
- * approvals) and cmd_mcp_tools.c (the tools).
+ * This header is shared by server.c (protocol, threads, sessions,
+ * approvals) and tools.c (the tools); mcp.h is the front end's entry.
  */
-#ifndef WARD_CLI_CMD_MCP_H
-#define WARD_CLI_CMD_MCP_H
+#ifndef WARD_MCP_INTERNAL_H
+#define WARD_MCP_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdnoreturn.h>
 
 #include <jansson.h>
 
@@ -26,15 +27,10 @@
 #include "ward/exec.h"
 #include "ward/session.h"
 
-#include "policy_opts.h"
-
-/* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
-int cmd_mcp(int argc, char **argv);
+#include "mcp.h"
 
 /* Defaults and bounds of the tools (their descriptions in render.c say
  * the same numbers). */
-#define MCP_TIMEOUT_DEFAULT_MS 120000UL
-#define MCP_TIMEOUT_MAX_MS     3600000UL
 #define MCP_WAIT_MAX_MS	       600000UL
 /* Captured output per stream: the first and the last half are kept. */
 #define MCP_CAPTURE_LIMIT (64u * 1024u)
@@ -48,10 +44,6 @@ int cmd_mcp(int argc, char **argv);
 /* How often a call that carries a progress token hears from us while it
  * waits (for a command, a task or the user's approval). */
 #define MCP_PROGRESS_EVERY_MS 2000
-/* How long end of input waits for calls in progress to finish (default of
- * --drain-timeout): the default timeout of a foreground command, so a call
- * made with the defaults is never cut short. */
-#define MCP_DRAIN_DEFAULT_MS MCP_TIMEOUT_DEFAULT_MS
 
 /* A background task started by the bash tool. */
 struct mcp_bgtask {
@@ -89,8 +81,7 @@ struct mcp_pending {
 
 struct mcp_server {
 	/* Set up before the first message; read-only afterwards. */
-	struct cli_policy_opts po;
-	struct cli_setup setup; /* config, base policy, provider */
+	const struct mcp_options *o; /* config, base policy, provider */
 	ward_session *session;
 	struct ward_session_defaults defaults;
 	bool confines; /* a runner can confine (provider select worked) */
@@ -129,7 +120,7 @@ struct mcp_server {
 	unsigned long next_task;
 };
 
-/* --- cmd_mcp.c, for the tools ------------------------------------------ */
+/* --- server.c, for the tools ------------------------------------------ */
 
 /* mcp_send - write @msg (consumed) as one line; false when it could not. */
 bool mcp_send(struct mcp_server *srv, json_t *msg);
@@ -190,7 +181,7 @@ bool mcp_call_cancelled(struct mcp_call *call);
 /* mcp_protocol_at_least - the negotiated revision is @rev or later. */
 bool mcp_protocol_at_least(struct mcp_server *srv, const char *rev);
 
-/* --- cmd_mcp_tools.c --------------------------------------------------- */
+/* --- tools.c --------------------------------------------------- */
 
 /* The tools/list result. */
 json_t *mcp_tools_list(struct mcp_server *srv);
@@ -209,5 +200,8 @@ json_t *mcp_tools_call(struct mcp_call *call, const char *name, json_t *args,
 /* mcp_tasks_stop_all - kill every background task, record how each one
  * ended in the session, free them (at end of input). */
 void mcp_tasks_stop_all(struct mcp_server *srv);
+
+/* mcp_oom - out of memory: say so and exit 125 (nothing can be answered). */
+noreturn void mcp_oom(void);
 
 #endif

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "landlock.h"
+#include "util/landlock.h"
 
 #include "internal.h"
 #include "translate_internal.h"

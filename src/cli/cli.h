@@ -20,6 +20,7 @@
 
 #include "ward/common.h"
 #include "ward/exec.h"
+#include "ward/json.h"
 #include "ward/mode.h"
 #include "ward/policy.h"
 #include "ward/provider.h"
@@ -181,6 +182,8 @@ int cmd_probe(int argc, char **argv);
 int cmd_confine(int argc, char **argv);
 /* `ward completion bash|zsh` (cli/cmd_completion.c). */
 int cmd_completion(int argc, char **argv);
+/* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
+int cmd_mcp(int argc, char **argv);
 
 /* The option tables of ward itself and of the commands (their .c files). */
 extern const struct cli_option cli_ward_options[];
@@ -292,12 +295,6 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
 			    ward_provider *provider);
 
-/*
- * cli_json_text - a JSON string holding @len bytes of @buf, which may hold
- * NULs and invalid UTF-8 (each invalid byte becomes U+FFFD). Dies with
- * exit 125 when out of memory.
- */
-json_t *cli_json_text(const char *buf, size_t len);
 
 /* cli_json_print - print @value compactly on stdout with a newline, then
  * release it. Dies with exit 125 when it cannot be written. */

@@ -40,8 +40,8 @@
 #include <unistd.h>
 
 #include "glob.h"
-#include "hide.h"
-#include "landlock.h"
+#include "util/hide.h"
+#include "util/landlock.h"
 #include "internal.h"
 #include "protect.h"
 #include "translate_internal.h"

@@ -63,9 +63,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hide.h"
-#include "landlock.h"
-#include "supervise.h"
+#include "util/hide.h"
+#include "util/landlock.h"
+#include "util/supervise.h"
 
 #ifndef LANDLOCK_RUN_VERSION
 #define LANDLOCK_RUN_VERSION "0.1.0"

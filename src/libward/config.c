@@ -3589,6 +3589,42 @@ int ward_config_check_confine(const ward_config *cfg)
 	    origin_text(o, sizeof(o), &cfg->from[K_RUNNER_COMMAND]));
 }
 
+int ward_config_policy_new(ward_policy **out, const ward_config *cfg,
+			   enum ward_mode mode)
+{
+	const char *ws = ward_config_workspace(cfg, NULL);
+	ward_policy *p = NULL;
+	bool net_set = false;
+	enum ward_network net = ward_config_network(cfg, mode, &net_set, NULL);
+	int err;
+
+	*out = NULL;
+	if (!ws)
+		return ward_err(WARD_EINVAL, "no workspace root is configured");
+	err = ward_policy_new(&p, mode, ws);
+	if (!err)
+		err = ward_policy_set_rules(p, ward_config_rules(cfg));
+	if (!err)
+		err = ward_policy_set_protect_git(
+		    p, ward_config_protect_git(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_unprotected(
+		    p, ward_config_unprotect(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_allow_unix(p,
+						 ward_config_allow_unix(cfg, NULL));
+	if (!err && net_set)
+		err = ward_policy_set_network(p, net,
+					      ward_config_allow_domains(cfg),
+					      ward_config_deny_domains(cfg));
+	if (err) {
+		ward_policy_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
 int ward_config_provider_new(ward_provider **out, const ward_config *cfg,
 			     enum ward_runner force)
 {

@@ -101,7 +101,7 @@ static void get_ll_facts(struct ll_facts *f)
 
 static json_t *json_str_or_null(const char *s)
 {
-	return s ? cli_json_text(s, strlen(s)) : json_null();
+	return s ? ward_json_text(s, strlen(s)) : json_null();
 }
 
 /* What a call here would get (its plan), when ward.yml is valid. */
@@ -120,7 +120,7 @@ static json_t *strv_json(char *const *v)
 
 	for (size_t i = 0; arr && v && v[i]; i++)
 		if (json_array_append_new(arr,
-					  cli_json_text(v[i], strlen(v[i]))))
+					  ward_json_text(v[i], strlen(v[i]))))
 			die(CLI_EXIT_WARD, "out of memory");
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
@@ -155,7 +155,7 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 		    json_object_set_new(c, "probed",
 					json_boolean(e[i].probed)) ||
 		    json_object_set_new(
-			c, "why", cli_json_text(e[i].why, strlen(e[i].why))) ||
+			c, "why", ward_json_text(e[i].why, strlen(e[i].why))) ||
 		    json_array_append_new(chain, c);
 	}
 	bad =
@@ -195,7 +195,7 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	    json_object_set_new(
 		obj, "call",
 		cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
-				     cli_json_text(cf->workspace,
+				     ward_json_text(cf->workspace,
 						   strlen(cf->workspace)),
 				     "mode", ward_mode_name(cf->mode),
 				     "network", ward_network_name(cf->network))

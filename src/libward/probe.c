@@ -10,9 +10,9 @@
 
 #include "ward/probe.h"
 
-#include "hide.h"
+#include "util/hide.h"
 #include "internal.h"
-#include "landlock.h"
+#include "util/landlock.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444

@@ -114,23 +114,6 @@ void cli_config_options(struct ward_config_options *out,
  */
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json);
 
-/*
- * cli_denials_json - the call's denial report as a JSON array, one object
- * per entry: {path, operation, cause ("mode", "rule" or "protected"), rule
- * (the rule as written, or what is protected; null for the mode), mode,
- * source ("FILE:LINE", "--mode", "session ID", …), how ("exact" or
- * "derived")}. Dies with exit 125 when out of memory.
- */
-struct ward_call;
-json_t *cli_denials_json(const struct ward_call *call);
-/*
- * cli_network_json - the call's network as front ends report it: {mode
- * ("off", "allowlist", "on"), connections: [{host, port, protocol,
- * verdict, bytes_sent, bytes_received, reason}], denied: the markers, one
- * line per refused host, or null}. Dies with exit 125 when out of memory.
- */
-json_t *cli_network_json(const struct ward_call *call);
-
 /* cli_setup_free - free what cli_setup_build() made and @o's vector. */
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o);
 

@@ -130,14 +130,14 @@ noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
 			const char *e = ward_config_error(cfg, i, NULL);
 
 			if (json_array_append_new(arr,
-						  cli_json_text(e, strlen(e))))
+						  ward_json_text(e, strlen(e))))
 				die(CLI_EXIT_WARD, "out of memory");
 		}
 		if (!obj || !arr ||
 		    json_object_set_new(
 			obj, "error", json_string(CLI_ERR("CONFIG_INVALID"))) ||
 		    json_object_set_new(obj, "message",
-					cli_json_text(first, strlen(first))) ||
+					ward_json_text(first, strlen(first))) ||
 		    json_object_set_new(obj, "errors", arr))
 			die(CLI_EXIT_WARD, "out of memory");
 		cli_json_print(obj);
@@ -221,35 +221,10 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		cli_config_report_errors(s.config, json);
 	say_ignored(s.config, flags & CLI_SETUP_QUIET);
 
-	err = ward_policy_new(&s.policy, ward_config_mode(s.config, NULL),
-			      ward_config_workspace(s.config, NULL));
-	if (err)
+	if (ward_config_policy_new(&s.policy, s.config,
+				   ward_config_mode(s.config, NULL)) != 0)
 		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 		     ward_error_last());
-	/* The policy borrows the rules; s.config keeps them alive. */
-	if (ward_policy_set_rules(s.policy, ward_config_rules(s.config)) ||
-	    ward_policy_set_protect_git(
-		s.policy, ward_config_protect_git(s.config, NULL)) ||
-	    ward_policy_set_unprotected(
-		s.policy, ward_config_unprotect(s.config, NULL)) ||
-	    ward_policy_set_allow_unix(s.policy,
-				       ward_config_allow_unix(s.config, NULL)))
-		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
-		     ward_error_last());
-	/* The configured network (the mode's default when nothing sets
-	 * it, which the policy already has). */
-	{
-		bool set = false;
-		enum ward_network net = ward_config_network(
-		    s.config, ward_policy_mode(s.policy), &set, NULL);
-
-		if (set &&
-		    ward_policy_set_network(
-			s.policy, net, ward_config_allow_domains(s.config),
-			ward_config_deny_domains(s.config)) != 0)
-			fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
-			     ward_error_last());
-	}
 
 	if (flags & CLI_SETUP_PROVIDER) {
 		/* Rules with a custom runner would silently do nothing. */
@@ -270,70 +245,6 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		}
 	}
 	*out = s;
-}
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? cli_json_text(s, strlen(s)) : json_null();
-}
-
-json_t *cli_denials_json(const ward_call *call)
-{
-	json_t *arr = json_array();
-
-	if (!arr)
-		die(CLI_EXIT_WARD, "out of memory");
-	for (size_t i = 0; i < ward_call_denial_count(call); i++) {
-		const struct ward_denial *d = ward_call_denial(call, i);
-		json_t *o = json_pack(
-		    "{s:o, s:s, s:s, s:o, s:s, s:o, s:s}", "path",
-		    str_or_null(d->path), "operation",
-		    d->operation ? d->operation : "access", "cause",
-		    ward_denial_cause_name(d->cause), "rule",
-		    str_or_null(d->cause == WARD_DENIAL_MODE ? NULL : d->rule),
-		    "mode", ward_mode_name(d->mode), "source",
-		    str_or_null(d->source), "how",
-		    ward_denial_how_name(d->how));
-
-		if (!o || json_array_append_new(arr, o) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
-	}
-	return arr;
-}
-
-json_t *cli_network_json(const ward_call *call)
-{
-	json_t *obj = json_object(), *conns = json_array(), *denied;
-	struct ward_net_event e;
-	char *text = NULL;
-
-	if (!obj || !conns)
-		die(CLI_EXIT_WARD, "out of memory");
-	for (size_t i = 0; i < ward_call_net_event_count(call); i++) {
-		json_t *o;
-
-		if (ward_call_net_event(call, i, &e) != 0)
-			break;
-		o = json_pack("{s:o, s:i, s:s, s:s, s:I, s:I, s:o}", "host",
-			      str_or_null(e.host), "port", (int)e.port,
-			      "protocol", e.protocol, "verdict", e.verdict,
-			      "bytes_sent", (json_int_t)e.bytes_sent,
-			      "bytes_received", (json_int_t)e.bytes_received,
-			      "reason", str_or_null(e.reason));
-		if (!o || json_array_append_new(conns, o) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
-	}
-	if (ward_call_render_network(&text, call) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	denied = str_or_null(*text ? text : NULL);
-	free(text);
-	if (json_object_set_new(
-		obj, "mode",
-		json_string(ward_network_name(ward_call_network(call)))) ||
-	    json_object_set_new(obj, "connections", conns) ||
-	    json_object_set_new(obj, "denied", denied))
-		die(CLI_EXIT_WARD, "out of memory");
-	return obj;
 }
 
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)

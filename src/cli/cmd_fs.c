@@ -314,7 +314,7 @@ static int report_failure_text(int err, const struct ward_fs_denial *d,
 	obj = new_object(op);
 	set_or_die(obj, "ok", json_false());
 	set_or_die(obj, "error", json_string(error_code(err)));
-	set_or_die(obj, "message", cli_json_text(detail, strlen(detail)));
+	set_or_die(obj, "message", ward_json_text(detail, strlen(detail)));
 	if (err == WARD_EDENIED) {
 		den = json_object();
 		if (!den)
@@ -325,13 +325,13 @@ static int report_failure_text(int err, const struct ward_fs_denial *d,
 		set_or_die(den, "reason",
 			   json_string(ward_fs_reason_name(d->reason)));
 		set_or_die(den, "path",
-			   cli_json_text(d->path, strlen(d->path)));
+			   ward_json_text(d->path, strlen(d->path)));
 		set_or_die(den, "resolved",
-			   cli_json_text(d->resolved, strlen(d->resolved)));
+			   ward_json_text(d->resolved, strlen(d->resolved)));
 		set_or_die(obj, "denial", den);
 		set_or_die(obj, "marker", json_string(marker));
 		if (fs_call)
-			set_or_die(obj, "denials", cli_denials_json(fs_call));
+			set_or_die(obj, "denials", ward_json_call_denials(fs_call));
 	}
 	cli_json_print(obj);
 out:
@@ -587,7 +587,7 @@ static int do_ls(const ward_policy *policy, const struct fs_opts *o,
 		je = json_object();
 		if (!je)
 			die(CLI_EXIT_WARD, "out of memory");
-		set_or_die(je, "path", cli_json_text(e->path, strlen(e->path)));
+		set_or_die(je, "path", ward_json_text(e->path, strlen(e->path)));
 		set_or_die(je, "type", json_string(ward_fs_type_name(e->type)));
 		set_or_die(je, "denied", json_boolean(e->denied));
 		if (!e->denied) {
@@ -623,7 +623,7 @@ static int do_stat(const ward_policy *policy, const struct fs_opts *o,
 		obj = new_object("stat");
 		set_or_die(obj, "path", json_string(args[0]));
 		set_or_die(obj, "resolved",
-			   cli_json_text(st.resolved, strlen(st.resolved)));
+			   ward_json_text(st.resolved, strlen(st.resolved)));
 		set_or_die(obj, "type",
 			   json_string(ward_fs_type_name(st.type)));
 		set_or_die(obj, "size", json_integer((json_int_t)st.size));
@@ -633,7 +633,7 @@ static int do_stat(const ward_policy *policy, const struct fs_opts *o,
 		set_or_die(
 		    obj, "link_target",
 		    st.link_target
-			? cli_json_text(st.link_target, strlen(st.link_target))
+			? ward_json_text(st.link_target, strlen(st.link_target))
 			: json_null());
 		cli_json_print(obj);
 	} else {

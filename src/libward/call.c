@@ -337,15 +337,14 @@ static int resolve_cwd(char **out, const char *ws, const char *given)
 static int resolve_network(ward_call *c, enum ward_mode mode)
 {
 	const ward_config *cfg = c->config;
-	bool set = false;
-	enum ward_network net = ward_config_network(cfg, mode, &set, NULL);
+	enum ward_network net = ward_config_network(cfg, mode, NULL, NULL);
 	enum ward_knob_source src = WARD_KNOB_DEFAULT;
 
 	if (c->session)
 		net = ward_session_network(c->session, net, &src);
 	c->net_source = src;
-	if (!set && src == WARD_KNOB_DEFAULT)
-		return 0; /* the policy's default follows its mode */
+	if (src == WARD_KNOB_DEFAULT)
+		return 0; /* the configuration's, set with the policy */
 	return ward_policy_set_network(c->base, net,
 				       ward_config_allow_domains(cfg),
 				       ward_config_deny_domains(cfg));
@@ -385,20 +384,7 @@ static int resolve_policy(ward_call *c)
 		c->approval =
 		    ward_session_approval(c->session, c->approval, NULL);
 	}
-	if (!ws)
-		return ward_err(WARD_EINVAL, "no workspace root is configured");
-	err = ward_policy_new(&c->base, mode, ws);
-	if (!err)
-		err = ward_policy_set_rules(c->base, ward_config_rules(cfg));
-	if (!err)
-		err = ward_policy_set_protect_git(
-		    c->base, ward_config_protect_git(cfg, NULL));
-	if (!err)
-		err = ward_policy_set_unprotected(
-		    c->base, ward_config_unprotect(cfg, NULL));
-	if (!err)
-		err = ward_policy_set_allow_unix(
-		    c->base, ward_config_allow_unix(cfg, NULL));
+	err = ward_config_policy_new(&c->base, cfg, mode);
 	if (!err)
 		err = resolve_network(c, mode);
 	if (!err && c->session)

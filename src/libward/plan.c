@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "landlock.h"
+#include "util/landlock.h"
 #include "translate_internal.h"
 
 #ifndef WARD_LIBEXECDIR

@@ -261,7 +261,7 @@ static json_t *state_json(const ward_session *s, const ward_presets *p,
 
 	set_or_die(obj, "id", json_string(ward_session_id(s)));
 	set_or_die(obj, "cwd",
-		   cwd ? cli_json_text(cwd, strlen(cwd)) : json_null());
+		   cwd ? ward_json_text(cwd, strlen(cwd)) : json_null());
 	set_or_die(obj, "created", json_string(ward_session_created(s)));
 	set_or_die(obj, "ward_version", json_string(ward_session_version(s)));
 	set_or_die(obj, "mode", json_string(ward_mode_name(mode)));
@@ -276,7 +276,7 @@ static json_t *state_json(const ward_session *s, const ward_presets *p,
 	set_or_die(obj, "torn_tail", json_boolean(ward_session_torn(s)));
 	set_or_die(
 	    obj, "path",
-	    cli_json_text(ward_session_path(s), strlen(ward_session_path(s))));
+	    ward_json_text(ward_session_path(s), strlen(ward_session_path(s))));
 	return obj;
 }
 
@@ -462,7 +462,7 @@ static int do_new(int argc, char **argv)
 		obj = new_object();
 		set_or_die(obj, "id", json_string(ward_session_id(s)));
 		set_or_die(obj, "path",
-			   cli_json_text(ward_session_path(s),
+			   ward_json_text(ward_session_path(s),
 					 strlen(ward_session_path(s))));
 		cli_json_print(obj);
 	} else {
@@ -1076,7 +1076,7 @@ static int do_log(int argc, char **argv)
 		set_or_die(hdr, "type", json_string("session/header"));
 		set_or_die(hdr, "id", json_string(ward_session_id(s)));
 		set_or_die(hdr, "cwd",
-			   cwd ? cli_json_text(cwd, strlen(cwd)) : json_null());
+			   cwd ? ward_json_text(cwd, strlen(cwd)) : json_null());
 		set_or_die(hdr, "created",
 			   json_string(ward_session_created(s)));
 		set_or_die(hdr, "ward_version",

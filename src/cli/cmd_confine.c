@@ -97,7 +97,7 @@ static json_t *strv_json(char *const *v)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; v && v[i]; i++)
 		if (json_array_append_new(arr,
-					  cli_json_text(v[i], strlen(v[i]))))
+					  ward_json_text(v[i], strlen(v[i]))))
 			die(CLI_EXIT_WARD, "out of memory");
 	return arr;
 }
@@ -114,7 +114,7 @@ static void print_json(const ward_call *call, char *const *argv)
 		die(CLI_EXIT_WARD, "out of memory");
 	if (json_object_set_new(obj, "argv", strv_json(argv)) ||
 	    json_object_set_new(obj, "cwd",
-				cli_json_text(ward_call_cwd(call),
+				ward_json_text(ward_call_cwd(call),
 					      strlen(ward_call_cwd(call)))) ||
 	    json_object_set_new(obj, "runner", json_string(runner)) ||
 	    json_object_set_new(obj, "enforcement",

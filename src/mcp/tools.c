@@ -1,5 +1,5 @@
 /*
- * ward mcp — the tools: bash (foreground and background), task_output,
+ * ward's MCP server — the tools: bash (foreground and background), task_output,
  * task_kill, and the file tools through the fence (read_file, write_file,
  * edit_file, list_directory).
  *
@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "ward/fsfence.h"
+#include "ward/json.h"
 #include "ward/render.h"
 
-#include "cli.h"
-#include "cmd_mcp.h"
+#include "mcp_internal.h"
 
 /* --- the argument tables ---------------------------------------------- */
 
@@ -185,7 +185,7 @@ static size_t field_count(const struct tool_def *d)
 static void set_new(json_t *obj, const char *key, json_t *value)
 {
 	if (!value || json_object_set_new(obj, key, value) != 0)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 }
 
 static json_t *field_schema(const struct tool_def *d, const struct field *f,
@@ -197,7 +197,7 @@ static json_t *field_schema(const struct tool_def *d, const struct field *f,
 	size_t n;
 
 	if (!s)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	set_new(s, "type",
 		json_string(f->type == F_STRING ? "string"
 			    : f->type == F_BOOL ? "boolean"
@@ -263,7 +263,7 @@ static json_t *tool_json(struct mcp_server *srv, const struct tool_def *d,
 	char *full = NULL;
 
 	if (!t || !props || !req || !schema)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	for (const struct field *f = d->fields; f->name; f++) {
 		if (is_escalation_field(f->name) && !fields)
 			continue;
@@ -284,7 +284,7 @@ static json_t *tool_json(struct mcp_server *srv, const struct tool_def *d,
 	    mcp_elicits(srv)) {
 		if (asprintf(&full, "%s\n\n%s", desc,
 			     ward_render_policy(approval)) < 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		desc = full;
 	}
 	set_new(t, "description", json_string(desc));
@@ -335,10 +335,10 @@ static json_t *result_n(struct mcp_server *srv, const char *text, size_t len,
 {
 	json_t *r =
 	    json_pack("{s:[{s:s, s:o}], s:b}", "content", "type", "text",
-		      "text", cli_json_text(text, len), "isError", is_error);
+		      "text", ward_json_text(text, len), "isError", is_error);
 
 	if (!r)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	if (structured && mcp_protocol_at_least(srv, "2025-06-18"))
 		set_new(r, "structuredContent", structured);
 	else
@@ -562,8 +562,8 @@ static ward_call *call_new(struct mcp_call *call, json_t *args,
 	*r = check_escalation(srv, args, &asked, &requested);
 	if (*r)
 		return NULL;
-	co.config = srv->setup.config;
-	co.provider = srv->setup.provider;
+	co.config = srv->o->config;
+	co.provider = srv->o->provider;
 	co.session = srv->session;
 	co.subject = subject;
 	co.surface = WARD_SURFACE_MCP;
@@ -630,7 +630,7 @@ static json_t *call_begin(struct mcp_call *call, ward_call *wc,
 	else
 		err = ward_call_render_refusal(&text, wc);
 	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
+		return tool_error(srv, "%s", ward_error_last());
 	r = result_text(srv, text, true, NULL);
 	free(text);
 	return r;
@@ -646,7 +646,7 @@ static json_t *partial_json(const ward_call *wc)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && v && v[i]; i++)
-		json_array_append_new(arr, cli_json_text(v[i], strlen(v[i])));
+		json_array_append_new(arr, ward_json_text(v[i], strlen(v[i])));
 	return arr;
 }
 
@@ -713,13 +713,13 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	rr.denied = false;
 	rr.mode = mode;
 	if (ward_render_run(&text, &rr) != 0)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	if (denied) {
 		char *dt = NULL, *both = NULL;
 
 		if (ward_call_render_denial(&dt, v->call) != 0 ||
 		    asprintf(&both, "%s\n%s", text, dt) < 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		free(text);
 		free(dt);
 		text = both;
@@ -729,10 +729,10 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		char *nt = NULL, *both = NULL;
 
 		if (ward_call_render_network(&nt, v->call) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		if (*nt) {
 			if (asprintf(&both, "%s\n%s", text, nt) < 0)
-				die(CLI_EXIT_WARD, "out of memory");
+				mcp_oom();
 			free(text);
 			text = both;
 		}
@@ -746,7 +746,7 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 					    WARD_STOP_SHUTDOWN,
 					true) != 0 ||
 		    asprintf(&both, "%s\n%s", text, stop) < 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		free(text);
 		free(stop);
 		text = both;
@@ -762,9 +762,9 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 			 denied, v->call));
 	if (st)
 		set_new(st, "denials",
-			res ? cli_denials_json(v->call) : json_array());
+			res ? ward_json_call_denials(v->call) : json_array());
 	if (st && res)
-		set_new(st, "network", cli_network_json(v->call));
+		set_new(st, "network", ward_json_call_network(v->call));
 	if (st && v->task_id) {
 		set_new(st, "task_id", json_string(v->task_id));
 		set_new(st, "running", json_boolean(!res));
@@ -794,7 +794,7 @@ static json_t *not_run(struct mcp_server *srv, int err, const char *detail,
 					ward_call_stopped(wc) !=
 					    WARD_STOP_CANCELLED,
 					false) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		r = result_text(srv, text, true, NULL);
 		free(text);
 		return r;
@@ -803,7 +803,7 @@ static json_t *not_run(struct mcp_server *srv, int err, const char *detail,
 	if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER) {
 		if (ward_render_unavailable(&text, WARD_SUBJECT_COMMAND,
 					    detail) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		r = result_text(srv, text, true, NULL);
 		free(text);
 		return r;
@@ -963,7 +963,7 @@ static json_t *bg_add(struct mcp_call *call, ward_call *wc,
 	json_t *st, *r;
 
 	if (!t)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	t->call = wc;
 	t->timeout_ms = timeout_ms;
 	pthread_mutex_lock(&srv->lock);
@@ -982,7 +982,7 @@ static json_t *bg_add(struct mcp_call *call, ward_call *wc,
 	}
 	if (ward_render_task_started(&text, t->id, (long)ward_task_pid(task)) !=
 	    0)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	st = json_pack("{s:s, s:b, s:I, s:b, s:o}", "task_id", t->id, "running",
 		       1, "pid", (json_int_t)ward_task_pid(task), "escalated",
 		       ward_call_escalated(wc), "sandbox",
@@ -1060,7 +1060,7 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 	xo.timeout_ms = timeout > 0 ? (unsigned long)timeout
 			: bg	    ? 0
 				    : MCP_TIMEOUT_DEFAULT_MS;
-	xo.landlock_via_launcher = srv->po.landlock_via_launcher;
+	xo.landlock_via_launcher = srv->o->landlock_via_launcher;
 	/* Descendants die with the call (runners without a pid namespace);
 	 * calls run concurrently here: the per-call cgroup only, never the
 	 * process-wide subreaper. */
@@ -1137,7 +1137,7 @@ static json_t *task_view(struct mcp_server *srv, struct mcp_bgtask *t,
 	/* What came since the last read, and what of it was dropped from
 	 * the middle ("[… N bytes omitted …]"). */
 	if (ward_task_read_output(&o, task) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
+		return tool_error(srv, "%s", ward_error_last());
 	v.out = o.out;
 	v.out_len = o.out_len;
 	v.out_head = o.out_head;
@@ -1291,7 +1291,7 @@ static json_t *fs_failed(struct mcp_server *srv, struct fs_call *fc, int err,
 	if (err == WARD_ENOTTEXT) {
 		/* The fence's own text names a CLI option. */
 		if (ward_render_not_text(&text, WARD_SURFACE_MCP, path) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		r = result_text(srv, text, true, NULL);
 		free(text);
 		return r;
@@ -1301,7 +1301,7 @@ static json_t *fs_failed(struct mcp_server *srv, struct fs_call *fc, int err,
 				  detail_of(err, detail, sizeof(detail)));
 	fs_record(srv, fc, err, denial);
 	if (ward_call_render_denial(&text, fc->wc) != 0)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	r = result_text(
 	    srv, text, true,
 	    json_pack("{s:s, s:s, s:o, s:o}", "operation",
@@ -1309,7 +1309,7 @@ static json_t *fs_failed(struct mcp_server *srv, struct fs_call *fc, int err,
 		      ward_fs_reason_name(denial->reason), "sandbox",
 		      sandbox_json(mode, WARD_RUNNER_NONE, "fsfence",
 				   WARD_ENFORCEMENT_FULL, true, NULL),
-		      "denials", cli_denials_json(fc->wc)));
+		      "denials", ward_json_call_denials(fc->wc)));
 	free(text);
 	return r;
 }
@@ -1389,7 +1389,7 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 		/* One line beyond the fence's bound: no offset/limit helps. */
 		if (ward_render_read_line_too_large(&text, path,
 						    ro.offset + 1) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		r = result_text(srv, text, true, NULL);
 		free(text);
 		text = NULL;
@@ -1444,7 +1444,7 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	if (err != 0 ||
 	    asprintf(&text, "%.*s%s%s", (int)shown, c.data,
 		     shown && c.data[shown - 1] != '\n' ? "\n" : "", more) < 0)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	r = result_text(srv, text, false, st);
 	free(more);
 	free(text);
@@ -1478,7 +1478,7 @@ static json_t *run_write_file(struct mcp_call *call, json_t *args)
 		goto out;
 	}
 	if (ward_render_fs_done(&text, WARD_FS_OP_WRITE, path, len) != 0)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	r = result_text(srv, text, false, fs_structured(&fc));
 	free(text);
 out:
@@ -1510,7 +1510,7 @@ static json_t *run_edit_file(struct mcp_call *call, json_t *args)
 		goto out;
 	}
 	if (ward_render_fs_done(&text, WARD_FS_OP_EDIT, path, n) != 0)
-		die(CLI_EXIT_WARD, "out of memory");
+		mcp_oom();
 	r = result_text(srv, text, false, fs_structured(&fc));
 	free(text);
 out:
@@ -1557,7 +1557,7 @@ static json_t *run_list_directory(struct mcp_call *call, json_t *args)
 		free(text);
 		text = NULL;
 		if (ward_render_listing(&text, &part) != 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		if (strlen(text) <= MCP_FILE_LIMIT - 256 || k == 0)
 			break;
 		k = k * (MCP_FILE_LIMIT - 256) / strlen(text) * 9 / 10;
@@ -1567,7 +1567,7 @@ static json_t *run_list_directory(struct mcp_call *call, json_t *args)
 					       l.truncated) != 0 ||
 		    asprintf(&both, "%s%s%s", k ? text : "", k ? "\n" : "",
 			     more) < 0)
-			die(CLI_EXIT_WARD, "out of memory");
+			mcp_oom();
 		free(text);
 		text = both;
 	}

@@ -107,7 +107,7 @@ static json_t *source_json(const struct ward_config_origin *o)
 		obj, "layer", json_string(ward_config_layer_name(o->layer))) ||
 	    json_object_set_new(obj, "file",
 				o->file
-				    ? cli_json_text(o->file, strlen(o->file))
+				    ? ward_json_text(o->file, strlen(o->file))
 				    : json_null()) ||
 	    json_object_set_new(obj, "line",
 				o->line ? json_integer(o->line) : json_null()))
@@ -147,7 +147,7 @@ static json_t *strv_json(char *const *v)
 
 	for (size_t i = 0; arr && v && v[i]; i++)
 		if (json_array_append_new(arr,
-					  cli_json_text(v[i], strlen(v[i]))))
+					  ward_json_text(v[i], strlen(v[i]))))
 			die(CLI_EXIT_WARD, "out of memory");
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
@@ -156,7 +156,7 @@ static json_t *strv_json(char *const *v)
 
 static json_t *jstr(const char *s)
 {
-	return s ? cli_json_text(s, strlen(s)) : json_null();
+	return s ? ward_json_text(s, strlen(s)) : json_null();
 }
 
 /* --- the report --------------------------------------------------------- */
@@ -751,20 +751,8 @@ static int config_check(int argc, char **argv)
 		valid = false;
 	}
 	if (err == 0) {
-		err = ward_policy_new(&r.policy, ward_config_mode(r.cfg, NULL),
-				      ws);
-		if (err == 0)
-			err = ward_policy_set_rules(r.policy,
-						    ward_config_rules(r.cfg));
-		if (err == 0)
-			err = ward_policy_set_protect_git(
-			    r.policy, ward_config_protect_git(r.cfg, NULL));
-		if (err == 0)
-			err = ward_policy_set_unprotected(
-			    r.policy, ward_config_unprotect(r.cfg, NULL));
-		if (err == 0)
-			err = ward_policy_set_allow_unix(
-			    r.policy, ward_config_allow_unix(r.cfg, NULL));
+		err = ward_config_policy_new(&r.policy, r.cfg,
+					     ward_config_mode(r.cfg, NULL));
 		if (err)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
 		pick_runners(&r);

@@ -333,7 +333,7 @@ static json_t *strv_json(char *const *v)
 
 	for (size_t i = 0; arr && v && v[i]; i++)
 		if (json_array_append_new(arr,
-					  cli_json_text(v[i], strlen(v[i]))))
+					  ward_json_text(v[i], strlen(v[i]))))
 			die(CLI_EXIT_WARD, "out of memory");
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
@@ -360,8 +360,8 @@ static void print_json(const ward_result *r, const ward_call *call)
 				sig > 0 ? json_integer(sig) : json_null()) ||
 	    json_object_set_new(obj, "timed_out",
 				json_boolean(ward_result_timed_out(r))) ||
-	    json_object_set_new(obj, "stdout", cli_json_text(out, out_len)) ||
-	    json_object_set_new(obj, "stderr", cli_json_text(err, err_len)) ||
+	    json_object_set_new(obj, "stdout", ward_json_text(out, out_len)) ||
+	    json_object_set_new(obj, "stderr", ward_json_text(err, err_len)) ||
 	    json_object_set_new(
 		obj, "stdout_truncated_bytes",
 		json_integer((json_int_t)ward_result_stdout_dropped(r))) ||
@@ -385,8 +385,8 @@ static void print_json(const ward_result *r, const ward_call *call)
 		sb, "partial",
 		strv_json(plan ? ward_plan_partial(plan) : NULL)) ||
 	    json_object_set_new(obj, "sandbox", sb) ||
-	    json_object_set_new(obj, "denials", cli_denials_json(call)) ||
-	    json_object_set_new(obj, "network", cli_network_json(call)) ||
+	    json_object_set_new(obj, "denials", ward_json_call_denials(call)) ||
+	    json_object_set_new(obj, "network", ward_json_call_network(call)) ||
 	    json_object_set_new(obj, "env_dropped",
 				strv_json(ward_call_env_dropped(call))))
 		die(CLI_EXIT_WARD, "out of memory");

@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "landlock.h"
+#include "util/landlock.h"
 #include "translate_internal.h"
 #include "ward/probe.h"
 

@@ -28,7 +28,7 @@
 #include "gitconfig.h"
 #include "internal.h"
 #include "protect.h"
-#include "sha256.h"
+#include "util/sha256.h"
 #include "translate_internal.h"
 
 /* A .git file or commondir larger than this is not git's. */

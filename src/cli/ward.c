@@ -22,7 +22,6 @@
 #include "cli.h"
 #include "cmd_config.h"
 #include "cmd_fs.h"
-#include "cmd_mcp.h"
 #include "cmd_session.h"
 
 static int cmd_help(int argc, char **argv);
@@ -384,7 +383,7 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 			obj, "error",
 			json_string(CLI_ERR("SANDBOX_UNAVAILABLE"))) ||
 		    json_object_set_new(obj, "message",
-					cli_json_text(msg, strlen(msg))) ||
+					ward_json_text(msg, strlen(msg))) ||
 		    json_object_set_new(obj, "hints", h))
 			die(CLI_EXIT_WARD, "out of memory");
 		cli_json_print(obj);
@@ -399,75 +398,6 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 }
 
 /* --- JSON ------------------------------------------------------------ */
-
-/*
- * Length of the valid UTF-8 sequence at @s (at most @len bytes), or 0 when
- * it is not one. Rejects what jansson rejects: overlong forms, surrogates
- * and code points above U+10FFFF.
- */
-static size_t utf8_seq(const unsigned char *s, size_t len)
-{
-	unsigned cp;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n > len)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-json_t *cli_json_text(const char *buf, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)buf;
-	json_t *str;
-	char *clean;
-	size_t o = 0;
-
-	if (!buf)
-		buf = "", len = 0;
-	str = json_stringn(buf, len);
-	if (str)
-		return str;
-	/* Invalid UTF-8: each bad byte becomes U+FFFD (3 bytes). */
-	clean = malloc(len * 3 + 1);
-	if (!clean)
-		die(CLI_EXIT_WARD, "out of memory");
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(s + i, len - i);
-
-		if (n == 0) {
-			memcpy(clean + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-			continue;
-		}
-		memcpy(clean + o, s + i, n);
-		o += n;
-		i += n;
-	}
-	str = json_stringn(clean, o);
-	free(clean);
-	if (!str)
-		die(CLI_EXIT_WARD, "out of memory");
-	return str;
-}
 
 void cli_json_print(json_t *value)
 {
@@ -487,7 +417,7 @@ void cli_json_error(const char *code, const char *message)
 
 	if (!obj || json_object_set_new(obj, "error", json_string(code)) ||
 	    json_object_set_new(obj, "message",
-				cli_json_text(message, strlen(message))))
+				ward_json_text(message, strlen(message))))
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
 }

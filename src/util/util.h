@@ -1,0 +1,34 @@
+/*
+ * ward's util layer: small libc-only helpers every other layer uses
+ * (libward, the MCP server, the CLI and the static launchers), each
+ * written once. Nothing here allocates or keeps state.
+ */
+#ifndef WARD_UTIL_H
+#define WARD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * util_path_within - whether the absolute @path is @dir or lies beneath
+ * it, lexically (both canonical, no trailing '/'). "/" holds every
+ * absolute path; a relative @path is within nothing.
+ */
+bool util_path_within(const char *path, const char *dir);
+
+/*
+ * util_write_all - write all @len bytes of @buf to @fd, retrying on EINTR
+ * and waiting for POLLOUT on EAGAIN. Returns 0, or -errno (-EIO when the
+ * file takes nothing).
+ */
+int util_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * util_utf8_decode - the length of the valid UTF-8 sequence at @p (at most
+ * @len bytes, @len > 0), with its code point in *@cp when @cp is not NULL;
+ * 0 when the bytes there are not one (overlong forms, surrogates and code
+ * points above U+10FFFF are invalid). ASCII is a sequence of 1.
+ */
+size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len);
+
+#endif

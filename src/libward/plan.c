@@ -438,8 +438,9 @@ enum ward_network ward_plan_network(const ward_plan *plan)
 /*
  * The network attachment of a call's argv (allowlist only): under bwrap
  * the endpoint's socket bound read-only at WARD_BRIDGE_SOCKET (after the
- * profile's --dev /dev, whose tmpfs takes the mount point) into @pre, and
- * ward-bridge into @inner; under Landlock `--net-connect PORT` into @pre.
+ * profile's --dev /dev, whose tmpfs takes the mount point) and ward-bridge
+ * bound read-only onto itself into @pre, and ward-bridge's argv into
+ * @inner; under Landlock `--net-connect PORT` into @pre.
  * A plan printed without a call (ward_plan_argv) shows placeholders.
  */
 static void push_net(struct ward_strv *pre, struct ward_strv *inner,
@@ -457,6 +458,12 @@ static void push_net(struct ward_strv *pre, struct ward_strv *inner,
 					? net->unix_path
 					: "<the call's proxy socket>");
 		ward_strv_push(pre, WARD_BRIDGE_SOCKET);
+		/* Bound onto itself, like the launcher: ward may live where
+		 * the sandbox sees something else (under /tmp, which bwrap
+		 * replaces), and nothing inside may replace it. */
+		ward_strv_push(pre, "--ro-bind");
+		ward_strv_push(pre, p->bridge_path);
+		ward_strv_push(pre, p->bridge_path);
 		snprintf(port, sizeof(port), "%d", WARD_BRIDGE_PORT);
 		ward_strv_push(inner, p->bridge_path);
 		ward_strv_push(inner, "--port");

@@ -186,6 +186,18 @@ check_allow() {
 }
 
 @test "network allowlist: allowed name, denied name, IP literal (bwrap)" { check_allow bwrap; }
+# ward installed where the sandbox sees something else: bwrap mounts its own
+# /tmp, so a ward-bridge found beside a ward under /tmp must be bound in.
+@test "network allowlist: a ward installed under /tmp still reaches its bridge (bwrap)" {
+	local inst
+	inst=$(mktemp -d /tmp/ward-e2e-inst.XXXXXX)
+	cp "$WARD" "$LAUNCHER" "$(dirname "$WARD")/ward-bridge" "$inst/"
+	WARD=$inst/ward ward_run bwrap read-only --allow-domain localhost -- \
+		curl --noproxy '' -sS -m 10 "http://localhost:$HTTP/ok.txt"
+	rm -rf "$inst"
+	[ "$status" = 0 ] || fail "the command did not run: $stderr"
+	[ "$output" = "ward ok" ]
+}
 @test "network allowlist: allowed name, denied name, IP literal (landlock-run)" { check_allow landlock-run; }
 @test "network allowlist: allowed name, denied name, IP literal (landlock in-process)" { check_allow landlock; }
 

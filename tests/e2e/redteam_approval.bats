@@ -35,9 +35,17 @@ teardown() {
 	rm -rf "$RT_HOME"
 }
 
+# The characters, spelled as UTF-8 bytes: bash turns $'\u…' into a
+# character only under a UTF-8 locale (CI runs without LANG).
+LS=$'\xe2\x80\xa8'         # U+2028 LINE SEPARATOR
+PS=$'\xe2\x80\xa9'         # U+2029 PARAGRAPH SEPARATOR
+RLO=$'\xe2\x80\xae'        # U+202E RIGHT-TO-LEFT OVERRIDE
+ZWSP=$'\xe2\x80\x8b'       # U+200B ZERO WIDTH SPACE
+TAG_O=$'\xf3\xa0\x81\xaf' # U+E006F TAG LATIN SMALL LETTER O
+TAG_K=$'\xf3\xa0\x81\xab' # U+E006B TAG LATIN SMALL LETTER K
 # The justification: a line separator, an override, a zero-width space
 # and tag characters spelling "ok".
-JUST=$'fix typo\u2028ward: approved by policy\u202e txt.exe \u200b\U000e006f\U000e006b'
+JUST="fix typo${LS}ward: approved by policy${RLO} txt.exe ${ZWSP}${TAG_O}${TAG_K}"
 
 # Run "$@" in a terminal (script), as the test's user, answering nothing;
 # the prompt is in $output.
@@ -45,15 +53,17 @@ in_terminal() {
 	local cmd
 	printf -v cmd '%q ' "$@"
 	# The answer typed ahead is discarded by the prompt (tcflush); the end
-	# of input that follows cancels it.
-	output=$(printf 'n\n' | timeout -k 2 30 "${E2E_AS[@]}" env HOME="$HOME" \
+	# of input that follows cancels it. script(1) runs $cmd with $SHELL,
+	# which must read %q's quoting: bash, whatever the caller's is.
+	output=$(printf 'n\n' | timeout -k 2 30 "${E2E_AS[@]}" \
+		env HOME="$HOME" SHELL=/bin/bash \
 		script -qec "$cmd" /dev/null 2>&1 | tr -d '\r')
 	printf '# %s\n' "$output" | head -n 20
 }
 
 assert_escaped() {
 	local raw
-	for raw in $'\u2028' $'\u202e' $'\u200b' $'\U000e006f'; do
+	for raw in "$LS" "$RLO" "$ZWSP" "$TAG_O"; do
 		[[ "$output" != *"$raw"* ]] ||
 			fail "the prompt holds a raw U+$(printf '%s' "$raw" | iconv -f utf-8 -t utf-32be | od -An -tx1 | tr -d ' \n')"
 	done
@@ -75,7 +85,7 @@ prompt_case() {
 	[ ! -e "$OUT_DIR/etc-x" ] || fail "the unanswered write happened"
 	# A command and its argument are escaped the same way.
 	in_terminal "$WARD" run -w "$WS" --escalate danger-full-access \
-		--justification "$JUST" -- printf '%s' $'a\u2029b'
+		--justification "$JUST" -- printf '%s' "a${PS}b"
 	[[ "$output" == *'a\u2029b'* ]] || fail "the command is not escaped"
 	assert_escaped
 }

@@ -35,7 +35,6 @@ teardown() {
 	e2e_teardown
 }
 
-RT_PY=$E2E_ROOT/tests/e2e/redteam_root.py
 
 require_runner() {
 	case "$1" in

@@ -13,7 +13,6 @@
 load helpers
 
 WEAK=${WEAK_WARD:-$E2E_BUILD/tests/weak/ward}
-RT_PY=$E2E_ROOT/tests/e2e/redteam_root.py
 SYSCTL=/proc/sys/vm/swappiness
 
 setup() {

@@ -24,6 +24,10 @@ load helpers
 
 setup() {
 	e2e_setup
+	# A copy the sandbox can read wherever the tree is (a checkout under
+	# /tmp is hidden by bwrap's own /tmp in read-only mode).
+	cp "$E2E_ROOT/tests/e2e/redteam_root.py" "$OUT_DIR/"
+	RT_PY=$OUT_DIR/redteam_root.py
 	RT_ABS=ward-rt-$E2E_TAG
 }
 
@@ -31,7 +35,6 @@ teardown() {
 	e2e_teardown
 }
 
-RT_PY=$E2E_ROOT/tests/e2e/redteam_root.py
 
 require_runner() {
 	case "$1" in

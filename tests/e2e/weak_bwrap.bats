@@ -13,11 +13,14 @@
 load helpers
 
 WEAK=${WEAK_WARD:-$E2E_BUILD/tests/weak/ward}
-RT_PY=$E2E_ROOT/tests/e2e/redteam_root.py
 SYSCTL=/proc/sys/vm/swappiness
 
 setup() {
 	e2e_setup
+	# A copy the sandbox can read wherever the tree is (a checkout under
+	# /tmp is hidden by bwrap's own /tmp in read-only mode).
+	cp "$E2E_ROOT/tests/e2e/redteam_root.py" "$OUT_DIR/"
+	RT_PY=$OUT_DIR/redteam_root.py
 	[ -x "$WEAK" ] || skip "$WEAK is not built (make $WEAK)"
 	bwrap --ro-bind / / --unshare-user -- true 2>/dev/null ||
 		skip "bwrap cannot create a sandbox here"

@@ -278,8 +278,8 @@ PROXYD := $(B)/tests/ward-proxyd
 $(PROXYD): tests/e2e/ward-proxyd.c $(LIBA)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CCLD    $@')
-	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) -o $@ $< \
-	    $(LIBA) $(LIB_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(APP_CFLAGS) $(PKG_CFLAGS) $(TEST_INCLUDES) \
+	    -o $@ $< $(LIBA) $(LIB_LIBS)
 
 # The same, static with musl, when ward is: it checks libevent as
 # scripts/musl-deps.sh built it (nothing in ward calls the proxy yet).
@@ -288,8 +288,8 @@ PROXYD_MUSL := $(B)/tests/ward-proxyd-musl
 $(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  MUSLLD  $@')
-	$(Q)$(MUSL_CC) -static $(CPPFLAGS) $(MUSL_CFLAGS) -o $@ $< \
-	    $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
+	$(Q)$(MUSL_CC) -static $(CPPFLAGS) $(MUSL_CFLAGS) $(TEST_INCLUDES) \
+	    -o $@ $< $(MUSL_LIB_OBJS) $(MUSL_DEPLIBS)
 endif
 
 # Escapes for tests/e2e/redteam_box.bats (not installed).

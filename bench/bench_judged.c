@@ -1,6 +1,6 @@
 /*
  * bench_judged — system calls for bench/calls.sh to time under landlock-run
- * with and without the supervisor (src/supervise.c).
+ * with and without the supervisor (src/util/supervise.c).
  *
  *   bench_judged judged N   N chmod() of a file in the current directory
  *                           and N connect() to 127.0.0.1:1 (refused): each

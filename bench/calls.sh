@@ -19,7 +19,7 @@
 #      for Landlock (target: 5 ms)
 #   6. the Landlock layer inside bwrap: ward confine's bwrap argv with
 #      and without the inner landlock-run (what defense in depth costs)
-#   7. the supervisor (src/supervise.c): landlock-run with it against a
+#   7. the supervisor (src/util/supervise.c): landlock-run with it against a
 #      build without it (-DLANDLOCK_RUN_NO_SUPERVISOR, bench only): per
 #      call (`true`), per judged system call (chmod + connect) and per
 #      plain system call (the filter alone)

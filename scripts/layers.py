@@ -1,24 +1,38 @@
 #!/usr/bin/env python3
-"""scripts/layers.py — the layer check (`make check` runs it).
+"""scripts/layers.py [BUILD] — the layer check (`make check` runs it).
 
 ward's sources are layered, lowest first:
 
-    src/util       libc only: kernel shims, paths, I/O (also in the launchers)
-    src/libward    the library (include/ward/ is its public face)
-    src/mcp        the MCP server (JSON-RPC, tools), on libward's public API
-    src/cli        the `ward` program, on libward's public API and mcp's entry
-    src/launcher   landlock-run and ward-bridge: static, util only
+    src/util       libc only: kernel shims (Landlock, the seccomp
+                   supervisor, mount hiding), paths, I/O, hashing; shared
+                   by libward and the launchers
+    src/libward    the library; include/ward/ is its public face
+    src/mcp        the MCP server, on libward's public API
+    src/cli        the `ward` program, on libward's public API and the MCP
+                   server's entry (src/mcp/mcp.h)
+    src/launcher   landlock-run and ward-bridge: static, src/util only
 
-Every `#include "…"` in a file is an arrow from its folder to the folder of
-the file it names. An arrow may only point to the same layer or to an
-allowed lower one (the table below); a front end (mcp, cli) may use only
-libward's public headers (include/ward/), never its internals. Within a
-folder, the arrows between modules (a module is a .c and its .h) must not
-form a cycle. The script prints every violation with the file and line and
-exits 1; 0 when the tree is clean.
+Two views of the arrows are checked.
+
+1. Includes: every `#include "…"` is an arrow from the file's folder to the
+   folder of the file it names. It may point only to the same folder or to
+   one the table below allows; a front end (mcp, cli) may use libward only
+   through include/ward/, and src/mcp only through mcp.h. (Includes within
+   a folder are not judged: a module's internal header including its
+   public one is no cycle; the symbols say what calls what.)
+2. Symbols (with BUILD, the build directory of `make`): every object file
+   that uses a symbol another object defines is an arrow from its module
+   to that module (a module is a .c file). An arrow may not point to a
+   higher layer, and the arrows between the modules of one folder must not
+   form a cycle (a public header does not hide a cycle: render.c calling
+   escalation.c calling render.c is one).
+
+Every violation is printed with its file (and line); the exit status is 1
+when there is one, 0 when the tree is clean.
 """
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -32,9 +46,10 @@ ALLOWED = {
     "src/cli": {"src/util", "include/ward", "src/mcp"},
     "src/launcher": {"src/util"},
 }
-# What a front end may include from another layer's folder: only these
-# files of src/mcp are its public entry.
+# What another layer may include from a folder: only these files.
 ENTRY = {"src/mcp": {"mcp.h"}}
+# The order of the layers that own code (for the symbol arrows).
+RANK = {"src/util": 0, "src/libward": 1, "src/mcp": 2, "src/cli": 3}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -56,7 +71,41 @@ def resolve(src, name, search):
     return None
 
 
-def main():
+def cycles(graph):
+    """The strongly connected components of more than one node (Tarjan)."""
+    index, low, stack, on, sccs = {}, {}, [], set(), []
+    counter = [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return sccs
+
+
+def check_includes(errors):
     search = [os.path.join(ROOT, "include"), os.path.join(ROOT, "src")]
     files = []
     for top in ("src", "include/ward"):
@@ -64,22 +113,20 @@ def main():
             for n in names:
                 if n.endswith((".c", ".h")):
                     files.append(os.path.join(dirpath, n))
-    errors = []
-    edges = {}  # (folder, module) -> set(module) within the same folder
     for f in sorted(files):
         fol = folder_of(f)
+        rel = os.path.relpath(f, ROOT)
         if fol is None:
-            errors.append(f"{os.path.relpath(f, ROOT)}: not in a known layer "
+            errors.append(f"{rel}: not in a known layer "
                           f"({', '.join(ALLOWED)})")
             continue
-        mod = os.path.splitext(os.path.basename(f))[0]
         with open(f, encoding="utf-8", errors="replace") as fh:
             for lineno, line in enumerate(fh, 1):
                 m = INCLUDE.match(line)
                 if not m:
                     continue
                 target = resolve(f, m.group(1), search)
-                where = f"{os.path.relpath(f, ROOT)}:{lineno}"
+                where = f"{rel}:{lineno}"
                 if target is None:
                     errors.append(f"{where}: #include \"{m.group(1)}\" "
                                   "names no file of the tree")
@@ -88,9 +135,6 @@ def main():
                 if tfol is None:
                     continue
                 if tfol == fol:
-                    tmod = os.path.splitext(os.path.basename(target))[0]
-                    if tmod != mod:
-                        edges.setdefault((fol, mod), set()).add(tmod)
                     continue
                 if tfol not in ALLOWED[fol]:
                     errors.append(f"{where}: {fol} may not include "
@@ -102,47 +146,65 @@ def main():
                     errors.append(f"{where}: {fol} may include only "
                                   f"{', '.join(sorted(entry))} of {tfol}, "
                                   f"not {os.path.basename(target)}")
-    # Cycles between modules of one folder (Tarjan's algorithm).
-    for fol in ALLOWED:
-        graph = {m: e for (f, m), e in edges.items() if f == fol}
-        index, low, stack, on, sccs = {}, {}, [], set(), []
-        counter = [0]
 
-        def strong(v):
-            index[v] = low[v] = counter[0]
-            counter[0] += 1
-            stack.append(v)
-            on.add(v)
-            for w in graph.get(v, ()):
-                if w not in index:
-                    strong(w)
-                    low[v] = min(low[v], low[w])
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                if len(comp) > 1:
-                    sccs.append(sorted(comp))
 
-        sys.setrecursionlimit(10000)
-        for v in sorted(graph):
-            if v not in index:
-                strong(v)
-        for comp in sccs:
-            errors.append(f"{fol}: a cycle between the modules "
-                          f"{', '.join(comp)}")
+def nm(path, *flags):
+    out = subprocess.run(["nm", *flags, path], capture_output=True,
+                         text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def check_symbols(build, errors):
+    objs = {}  # (folder, module) -> object file
+    # ward's own objects: the musl build's when ward is static, else the
+    # dynamic build's (libward's are always there).
+    for subs, fols in ((("obj/musl/lib", "obj/lib"), ("util", "libward")),
+                       (("obj/musl/cli", "obj/cli"), ("mcp", "cli"))):
+        for fol in fols:
+            cand = [os.path.join(build, s, fol) for s in subs]
+            d = next((c for c in cand if os.path.isdir(c)), None)
+            if d is None:
+                errors.append(f"{cand[-1]}: no objects (run make first)")
+                return
+            for n in sorted(os.listdir(d)):
+                if n.endswith(".o"):
+                    objs[("src/" + fol, n[:-2])] = os.path.join(d, n)
+    defined, used = {}, {}
+    for key, path in objs.items():
+        for sym in nm(path, "--defined-only", "-g"):
+            defined.setdefault(sym, key)
+        used[key] = nm(path, "-u")
+    graph = {}
+    for key, syms in used.items():
+        for sym in syms:
+            owner = defined.get(sym)
+            if owner is None or owner == key:
+                continue
+            if RANK[owner[0]] > RANK[key[0]]:
+                errors.append(f"{key[0]}/{key[1]}.c uses {sym} of "
+                              f"{owner[0]}/{owner[1]}.c, a higher layer")
+                continue
+            if owner[0] == key[0]:
+                graph.setdefault(key, set()).add(owner)
+    for comp in cycles(graph):
+        fol = comp[0][0]
+        errors.append(f"{fol}: the modules "
+                      f"{', '.join(m for _, m in comp)} call each other "
+                      "(a cycle)")
+
+
+def main():
+    errors = []
+    check_includes(errors)
+    if len(sys.argv) > 1:
+        check_symbols(sys.argv[1], errors)
     for e in errors:
         print(f"layers: {e}")
     if errors:
         print(f"layers: {len(errors)} violation(s)")
         return 1
-    print("layers: ok")
+    print("layers: ok" + ("" if len(sys.argv) > 1 else
+                          " (includes only: no build directory given)"))
     return 0
 
 

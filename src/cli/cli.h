@@ -41,12 +41,12 @@ enum cli_long_opt {
 	CLI_OPT_JSON = 256,
 	CLI_OPT_MAX_OUTPUT,
 	CLI_OPT_LL_LAUNCHER,
-	CLI_OPT_ACCESS,	      /* --access RULE (cli/policy_opts.h) */
-	CLI_OPT_CONFIG,	      /* --config FILE (cli/policy_opts.h) */
-	CLI_OPT_ENV_KEEP,     /* --env-keep NAME (cli/policy_opts.h) */
-	CLI_OPT_ALLOW_UNIX,   /* --allow-unix PATH (cli/policy_opts.h) */
-	CLI_OPT_NETWORK,      /* --network off|on (cli/policy_opts.h) */
-	CLI_OPT_ALLOW_DOMAIN, /* --allow-domain PATTERN (cli/policy_opts.h) */
+	CLI_OPT_ACCESS,	      /* --access RULE (src/cli/policy_opts.h) */
+	CLI_OPT_CONFIG,	      /* --config FILE (src/cli/policy_opts.h) */
+	CLI_OPT_ENV_KEEP,     /* --env-keep NAME (src/cli/policy_opts.h) */
+	CLI_OPT_ALLOW_UNIX,   /* --allow-unix PATH (src/cli/policy_opts.h) */
+	CLI_OPT_NETWORK,      /* --network off|on (src/cli/policy_opts.h) */
+	CLI_OPT_ALLOW_DOMAIN, /* --allow-domain PATTERN (src/cli/policy_opts.h) */
 	CLI_OPT_EXPLAIN,      /* ward run --explain */
 	CLI_OPT_ESCALATE_NETWORK, /* ward run --escalate-network HOST|on */
 	CLI_OPT_DRAIN,		  /* ward mcp --drain-timeout */
@@ -104,7 +104,7 @@ struct cli_command {
 	enum cli_value operands[3];	  /* what the operands are */
 };
 
-/* The command table (cli/ward.c), ending with a NULL name. */
+/* The command table (src/cli/ward.c), ending with a NULL name. */
 extern const struct cli_command cli_commands[];
 
 /* The option rows every command shares; a table ends with CLI_OPTION_END. */
@@ -125,7 +125,7 @@ extern const struct cli_command cli_commands[];
 /* The most rows one option table may have. */
 #define CLI_MAX_OPTIONS 40
 
-/* getopt_long() over a table of cli_option rows (cli/options.c). */
+/* getopt_long() over a table of cli_option rows (src/cli/options.c). */
 struct cli_getopt {
 	const struct cli_option *opts;
 	const char *sub;   /* the subcommand being parsed, or NULL */
@@ -180,7 +180,7 @@ extern bool cli_json_mode;
 int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_confine(int argc, char **argv);
-/* `ward completion bash|zsh` (cli/cmd_completion.c). */
+/* `ward completion bash|zsh` (src/cli/cmd_completion.c). */
 int cmd_completion(int argc, char **argv);
 /* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
 int cmd_mcp(int argc, char **argv);
@@ -230,7 +230,7 @@ struct cli_policy_opts {
 	enum ward_runner runner;  /* WARD_RUNNER_NONE: auto (the chain) */
 	const char *shell_string; /* -c STRING, or NULL */
 	bool landlock_via_launcher;
-	/* Set by cli_config_option() (cli/policy_opts.h): */
+	/* Set by cli_config_option() (src/cli/policy_opts.h): */
 	bool mode_given;	 /* --mode was given (else ward.yml decides) */
 	const char *config_file; /* --config FILE, or NULL */
 	const char **access;	 /* --access RULE…, malloc'd vector */

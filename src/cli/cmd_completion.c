@@ -1,6 +1,6 @@
 /*
  * ward completion — print a bash or zsh completion script generated from
- * the command table (cli_commands[] in cli/ward.c) and each command's
+ * the command table (cli_commands[] in src/cli/ward.c) and each command's
  * option table: the same rows getopt_long() is given, so the scripts
  * cannot offer an option ward does not take, or miss one it does.
  *

@@ -14,7 +14,7 @@
  * the command and everything it spawns. Plan, then apply: every argument is
  * parsed before the kernel is touched; then start the keeper (below), and
  * in the command's process build the ruleset, start the supervisor
- * (src/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
+ * (src/util/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
  * connects, judged outside the sandbox), drop capabilities, set
  * no_new_privs, landlock_restrict_self(), arm the supervisor's filter, exec.
  *
@@ -41,7 +41,7 @@
  * was not built, nothing ran" from "the command failed". The one non-fatal
  * line is the info line `landlock-run: partial enforcement …`.
  *
- * Static and dependency-free: libc plus src/landlock.c (shared with libward,
+ * Static and dependency-free: libc plus src/util/landlock.c (shared with libward,
  * so the launcher and the in-process executor cannot drift).
  */
 #include <dirent.h>

@@ -1,5 +1,5 @@
 /*
- * ward — the denial report (include/ward/denial.h, src/denial.h).
+ * ward — the denial report (include/ward/denial.h, src/libward/denial.h).
  *
  * Judging a path: the call's plan says why a refusal there is the
  * sandbox's — a `--` rule or a hidden protected path such as ward's state

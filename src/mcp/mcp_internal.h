@@ -3,7 +3,7 @@
  * file tools (see man/ward-mcp.1 and docs/MCP.md).
  *
  * Shape: the main thread reads stdin (one JSON-RPC message per line,
- * src/jsonrpc.c), answers the quick methods itself and hands every
+ * src/mcp/jsonrpc.c), answers the quick methods itself and hands every
  * tools/call to a worker thread, so a slow command blocks neither `ping`
  * nor another call. Everything written to stdout goes through one
  * mutex-protected writer, one whole line at a time. Requests the server

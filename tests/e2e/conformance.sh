@@ -300,7 +300,7 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 		echo "- **$(md_escape "$k")** — bwrap: $a; landlock-run: $b; landlock (in-process): $c."
 		if [ "$b" != "$c" ]; then
 			echo "  UNEXPLAINED: landlock-run and the in-process path share"
-			echo "  src/landlock.c and should not differ; investigate."
+			echo "  src/util/landlock.c and should not differ; investigate."
 		fi
 		if why=$(reason_for "$k"); then
 			echo "  $why"

@@ -5,7 +5,7 @@
 # (bwrap, landlock-run, in-process Landlock), as root and as nobody: every
 # `--` match can be neither read nor written, every `r-` match not written,
 # the non-matches stay usable. On Landlock the launcher hides them by mounts
-# in a private namespace (src/hide.c); these tests try to get around that:
+# in a private namespace (src/util/hide.c); these tests try to get around that:
 # unmounting, a nested user namespace, another process's /proc/PID/root, a
 # symbolic link, and look for mounts leaking to the host. The container
 # lane (user namespaces denied: tests/e2e/nouserns.py) must carve the

@@ -8,7 +8,7 @@
 # link), so the fence must too: for every path of the table — through the
 # link and at its target — `ward fs read`/`ward fs write` are denied exactly
 # where a confined `cat`/`echo >` is — on Landlock too, whose launcher
-# mounts over the `r-` match inside the writable root (src/hide.c).
+# mounts over the `r-` match inside the writable root (src/util/hide.c).
 #
 # Printed as a table (fence, bwrap, landlock, landlock-run) when run with
 # bats --tap / --verbose-run; each row is also checked.

@@ -21,18 +21,18 @@ fi
 # The files each target is about.
 files_of() {
 	case "$1" in
-	argv) echo cli/options.c ;;
-	classify) echo src/classify.c ;;
-	config) echo src/config.c ;;
-	fence) echo src/fsfence.c ;;
-	gitconfig) echo src/gitconfig.c ;;
-	glob) echo src/glob.c ;;
-	jsonrpc) echo src/jsonrpc.c ;;
-	landlock) echo src/translate.c ;;
-	mcp) echo cli/cmd_mcp.c cli/cmd_mcp_tools.c ;;
-	proxy) echo src/proxy_http.c src/proxy_socks.c src/proxy_rules.c ;;
-	rules) echo src/rules.c ;;
-	session) echo src/session.c ;;
+	argv) echo src/cli/options.c ;;
+	classify) echo src/libward/classify.c ;;
+	config) echo src/libward/config.c ;;
+	fence) echo src/libward/fsfence.c ;;
+	gitconfig) echo src/libward/gitconfig.c ;;
+	glob) echo src/libward/glob.c ;;
+	jsonrpc) echo src/mcp/jsonrpc.c ;;
+	landlock) echo src/libward/translate.c ;;
+	mcp) echo src/mcp/server.c src/mcp/tools.c ;;
+	proxy) echo src/libward/proxy_http.c src/libward/proxy_socks.c src/libward/proxy_rules.c ;;
+	rules) echo src/libward/rules.c ;;
+	session) echo src/libward/session.c ;;
 	*) echo "" ;;
 	esac
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz_argv — libFuzzer target for the command line's option parsing
- * (cli/options.c: cli_getopt_init and cli_getopt_next over every
+ * (src/cli/options.c: cli_getopt_init and cli_getopt_next over every
  * command's option table in cli/, as `ward` parses them).
  *
  * Input: byte 0 picks the command (every entry of cli_commands with an

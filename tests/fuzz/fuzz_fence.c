@@ -1,6 +1,6 @@
 /*
  * fuzz_fence — libFuzzer target for the fs fence's path walk
- * (src/fsfence.c: ward_fs_resolve and ward_fs_check), on a scratch tree
+ * (src/libward/fsfence.c: ward_fs_resolve and ward_fs_check), on a scratch tree
  * full of symlinks: out of the workspace (relative and absolute), up,
  * into a `--` directory, a loop, a dangling one, a chain.
  *

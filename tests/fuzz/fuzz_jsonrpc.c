@@ -1,6 +1,6 @@
 /*
  * fuzz_jsonrpc — libFuzzer target for the JSON-RPC reader of `ward mcp`
- * (src/jsonrpc.c): the line splitter, the message parser and the
+ * (src/mcp/jsonrpc.c): the line splitter, the message parser and the
  * builders, without spawning anything.
  *
  * Input: byte 0 picks the chunk size the splitter is fed in, byte 1 the

@@ -1,9 +1,9 @@
 /*
  * fuzz_landlock — libFuzzer target for the Landlock rule translation
- * (src/translate.c: ward_xlate_new for WARD_RUNNER_LANDLOCK, the read and
+ * (src/libward/translate.c: ward_xlate_new for WARD_RUNNER_LANDLOCK, the read and
  * write grants, the complement expansion that hides a `--` path by
  * granting its siblings, the carve-outs of protected paths, glob
- * expansion) judged against the fs fence (src/fsfence.c), which applies
+ * expansion) judged against the fs fence (src/libward/fsfence.c), which applies
  * every rule exactly.
  *
  * Input: byte 0 picks the mode; the rest is access rules text, one rule a

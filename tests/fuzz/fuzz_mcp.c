@@ -1,6 +1,6 @@
 /*
  * fuzz_mcp — libFuzzer target for `ward mcp`'s server loop and its tools'
- * arguments (cli/cmd_mcp.c, cli/cmd_mcp_tools.c over libward): the whole
+ * arguments (src/mcp/server.c, src/mcp/tools.c over libward): the whole
  * server runs in-process, input after input, on a scratch workspace and
  * session store.
  *
@@ -42,7 +42,6 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "cmd_mcp.h"
 #include "fuzz_cli.h"
 #include "ward/ward.h"
 

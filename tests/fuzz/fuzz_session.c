@@ -1,6 +1,6 @@
 /*
  * fuzz_session — libFuzzer target for the session log reader
- * (src/session.c): the full read, the incremental refresh of the knob
+ * (src/libward/session.c): the full read, the incremental refresh of the knob
  * folds, and the torn-tail repair.
  *
  * Input: bytes 0-1 pick where the log is cut for the incremental read;

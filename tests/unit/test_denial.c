@@ -1,6 +1,6 @@
 /*
  * Unit tests for the denial report: deriving entries from a command's
- * error output and the plan (src/denial.c), and its texts (render.c):
+ * error output and the plan (src/libward/denial.c), and its texts (render.c):
  * the marker lines, the hint per surface, the advice, --explain, and the
  * other surface-dependent texts.
  */

@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/env.c (the environment a command gets) and the
+ * Unit tests for src/libward/env.c (the environment a command gets) and the
  * configuration's `env` key and --env-keep flag layer.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/escalation.c: the ladder, the strictly-wider check,
+ * Unit tests for src/libward/escalation.c: the ladder, the strictly-wider check,
  * every verdict with its exact text and proof on disk of whether the
  * command ran, the audit trail in the session log, and that a grant never
  * leaks to the next call.

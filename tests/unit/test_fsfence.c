@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/fsfence.c: the in-process file fence.
+ * Unit tests for src/libward/fsfence.c: the in-process file fence.
  *
  * Every test gets a fresh base directory under /var/tmp (not /tmp: /tmp is
  * itself a writable root under workspace-write) holding:
@@ -8,7 +8,7 @@
  *   out/     a directory outside every writable root
  *
  * The policy's $TMPDIR is cleared so the writable roots are exactly the
- * workspace and /tmp. Rules are real ward_rules (src/rules.c).
+ * workspace and /tmp. Rules are real ward_rules (src/libward/rules.c).
  *
  * Children (forked for rlimits and mount namespaces) report through their
  * exit status, never through cmocka.
@@ -45,7 +45,7 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-/* The hidden testing hook of src/fsfence.c (linked statically). */
+/* The hidden testing hook of src/libward/fsfence.c (linked statically). */
 int ward_fsfence_test_force_fallback(int on);
 
 #define TMP_TAG ".ward-tmp-"

@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/jsonrpc.c: the line splitter `ward mcp` reads stdin
+ * Unit tests for src/mcp/jsonrpc.c: the line splitter `ward mcp` reads stdin
  * with, the JSON-RPC 2.0 parser and the builders.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/landlock.c: ABI detection and downgrade, ruleset
+ * Unit tests for src/util/landlock.c: ABI detection and downgrade, ruleset
  * preparation, capability dropping and enforcement.
  *
  * Everything that restricts runs in a forked child (a Landlock domain and a

@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/notice.c: the warnings already shown, per scope and
+ * Unit tests for src/libward/notice.c: the warnings already shown, per scope and
  * workspace, in ward's state directory (XDG_STATE_HOME points at a fresh
  * directory for each test).
  */

@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/render.c: every model-facing text, exactly.
+ * Unit tests for src/libward/render.c: every model-facing text, exactly.
  */
 #include <setjmp.h>
 #include <stdarg.h>

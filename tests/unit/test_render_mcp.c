@@ -1,5 +1,5 @@
 /*
- * Unit tests for the texts src/render.c gives `ward mcp`: the per-tool
+ * Unit tests for the texts src/libward/render.c gives `ward mcp`: the per-tool
  * descriptions and field descriptions, a command's result
  * (ward_render_run), a started background task, the approval-unavailable
  * advice, file-change confirmations, the read continuation line and

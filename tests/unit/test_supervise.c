@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/supervise.c: the pure path checks, and the
+ * Unit tests for src/util/supervise.c: the pure path checks, and the
  * supervisor itself judging real calls in a forked child (no Landlock
  * needed: the child only sets no_new_privs and arms the filter).
  *

@@ -180,8 +180,10 @@ extern bool cli_json_mode;
 int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_confine(int argc, char **argv);
-/* `ward completion bash|zsh` (src/cli/cmd_completion.c). */
-int cmd_completion(int argc, char **argv);
+/* `ward completion bash|zsh` (src/cli/cmd_completion.c), from the command
+ * table @cmds and ward's own options. */
+int cmd_completion(int argc, char **argv, const struct cli_command *cmds,
+		   const struct cli_option *ward_options);
 /* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
 int cmd_mcp(int argc, char **argv);
 

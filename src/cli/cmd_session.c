@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "cmd_session.h"
 #include "policy_opts.h"
+#include "util/util.h"
 
 static const char session_usage[] =
     "ward session new|list|show|mode|approval|preset|presets|log|rm|prune "
@@ -1166,24 +1167,6 @@ static void on_prompt_signal(int sig)
 	prompt_interrupted = 1;
 }
 
-/* write() all of @len bytes to @fd. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t w;
-
-	while (len > 0) {
-		w = write(fd, buf, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 enum ward_approval_outcome
 cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 {
@@ -1233,7 +1216,7 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 		goto out_close;
 	/* Type-ahead typed before the question was shown is no answer. */
 	tcflush(fd, TCIFLUSH);
-	if (write_all(fd, text, len) != 0)
+	if (util_write_all(fd, text, len) != 0)
 		goto out_free;
 
 	/* Ctrl-C (or a termination request) cancels the question, not
@@ -1280,7 +1263,7 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	if (outcome == WARD_APPROVAL_CANCELLED)
-		write_all(fd, "\n", 1);
+		util_write_all(fd, "\n", 1);
 out_free:
 	free(text);
 out_close:

@@ -120,10 +120,22 @@ struct mcp_server {
 	unsigned long next_task;
 };
 
-/* --- server.c, for the tools ------------------------------------------ */
+/* --- core.c: what the tools and the loop share ----------------------- */
+
+/* mcp_oom - out of memory: say so and exit 125 (nothing can be answered). */
+noreturn void mcp_oom(void);
 
 /* mcp_send - write @msg (consumed) as one line; false when it could not. */
 bool mcp_send(struct mcp_server *srv, json_t *msg);
+
+/* mcp_send_error - answer request @id (borrowed; NULL: null) with a
+ * JSON-RPC error. */
+void mcp_send_error(struct mcp_server *srv, json_t *id, int code,
+		    const char *message);
+
+/* mcp_log_level - the index of log level @level ("debug" … "emergency"),
+ * or -1 when it is not one. */
+int mcp_log_level(const char *level);
 
 /* mcp_log - a log line on stderr, and as notifications/message when the
  * client asked for @level ("debug" … "emergency") or more. */
@@ -200,8 +212,5 @@ json_t *mcp_tools_call(struct mcp_call *call, const char *name, json_t *args,
 /* mcp_tasks_stop_all - kill every background task, record how each one
  * ended in the session, free them (at end of input). */
 void mcp_tasks_stop_all(struct mcp_server *srv);
-
-/* mcp_oom - out of memory: say so and exit 125 (nothing can be answered). */
-noreturn void mcp_oom(void);
 
 #endif

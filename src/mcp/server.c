@@ -1,9 +1,10 @@
 /*
  * ward's MCP server: the stdin loop, the protocol methods, worker
- * threads, the stdout writer, cancellation, approvals by elicitation, and
- * the orderly end at end of input or on a stop signal. The tools
- * themselves are in tools.c. See mcp_internal.h for the shape; the
- * command line and the set-up are the front end's (src/cli/cmd_mcp.c).
+ * threads, and the orderly end at end of input or on a stop signal. What
+ * the tools share with it (the writer, logging, per-call state,
+ * approvals) is in core.c, the tools in tools.c; see mcp_internal.h for
+ * the shape. The command line and the set-up are the front end's
+ * (src/cli/cmd_mcp.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,446 +37,6 @@
 static const char *const protocols[] = {"2025-11-25", "2025-06-18",
 					"2025-03-26"};
 
-/* MCP (syslog) log levels, least severe first. */
-static const char *const log_levels[] = {"debug",   "info",	"notice",
-					 "warning", "error",	"critical",
-					 "alert",   "emergency"};
-#define N_LOG_LEVELS (sizeof(log_levels) / sizeof(log_levels[0]))
-/* Levels from here on also go to stderr. */
-#define STDERR_LEVEL 2
-
-noreturn void mcp_oom(void)
-{
-	fputs("ward mcp: out of memory\n", stderr);
-	exit(125);
-}
-
-/*
- * Put @s on @f as escaped for an approval form: it cannot hide or repaint
- * the question (see ward_escalation_escape). NULL puts nothing.
- */
-static void put_display(FILE *f, const char *s)
-{
-	char *e = NULL;
-
-	if (!s)
-		return;
-	if (ward_escalation_escape(&e, s) != 0)
-		mcp_oom();
-	fputs(e, f);
-	ward_free(e);
-}
-
-/* --- writing --------------------------------------------------------- */
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t w;
-
-	while (len > 0) {
-		w = write(fd, buf, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-bool mcp_send(struct mcp_server *srv, json_t *msg)
-{
-	size_t len = 0;
-	char *line = ward_jr_encode(&len, msg);
-	bool ok = false;
-
-	json_decref(msg);
-	if (!line) {
-		fprintf(stderr, "ward mcp: cannot encode a message: out of "
-				"memory\n");
-		return false;
-	}
-	pthread_mutex_lock(&srv->out_lock);
-	if (!srv->out_dead) {
-		ok = write_all(srv->out_fd, line, len) == 0;
-		if (!ok) {
-			srv->out_dead = true;
-			fprintf(stderr,
-				"ward mcp: cannot write to stdout (%s); "
-				"nothing more will be sent\n",
-				strerror(errno));
-		}
-	}
-	pthread_mutex_unlock(&srv->out_lock);
-	free(line);
-	return ok;
-}
-
-static void send_error(struct mcp_server *srv, json_t *id, int code,
-		       const char *message)
-{
-	mcp_send(srv, ward_jr_error(id, code, message, NULL));
-}
-
-static int level_index(const char *level)
-{
-	for (size_t i = 0; i < N_LOG_LEVELS; i++)
-		if (strcmp(log_levels[i], level) == 0)
-			return (int)i;
-	return -1;
-}
-
-void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
-{
-	int idx = level_index(level);
-	char text[1024];
-	bool notify;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (idx >= STDERR_LEVEL)
-		fprintf(stderr, "ward mcp: %s\n", text);
-	pthread_mutex_lock(&srv->lock);
-	notify = srv->log_level >= 0 && idx >= srv->log_level;
-	pthread_mutex_unlock(&srv->lock);
-	if (notify)
-		mcp_send(srv,
-			 ward_jr_notification(
-			     "notifications/message",
-			     json_pack("{s:s, s:s, s:o}", "level", level,
-				       "logger", "ward", "data",
-				       ward_json_text(text, strlen(text)))));
-}
-
-/* --- per-call state ---------------------------------------------------- */
-
-bool mcp_elicits(struct mcp_server *srv)
-{
-	bool e;
-
-	pthread_mutex_lock(&srv->lock);
-	e = srv->elicitation;
-	pthread_mutex_unlock(&srv->lock);
-	return e;
-}
-
-bool mcp_escalation_fields(struct mcp_server *srv, enum ward_mode mode,
-			   enum ward_approval_policy approval)
-{
-	enum ward_mode targets[2];
-
-	/* Without elicitation nobody can be asked: the fields would only
-	 * lead to a retry that must fail. */
-	return srv->confines && approval == WARD_APPROVAL_ASK &&
-	       ward_escalation_targets(targets, mode) > 0 && mcp_elicits(srv);
-}
-
-int mcp_session_knobs(struct mcp_server *srv, enum ward_mode *mode,
-		      enum ward_knob_source *source,
-		      enum ward_approval_policy *approval)
-{
-	/* Only what was appended since the last look is read (another
-	 * terminal may have changed a knob with `ward session mode`). */
-	int err = ward_session_refresh(srv->session);
-
-	if (err)
-		return err;
-	*mode = ward_session_mode(srv->session, srv->defaults.mode, source);
-	*approval =
-	    ward_session_approval(srv->session, srv->defaults.approval, NULL);
-	return 0;
-}
-
-void mcp_knobs_seen(struct mcp_server *srv, enum ward_mode mode,
-		    enum ward_approval_policy approval)
-{
-	bool changed = false, offered;
-
-	/* The tools' fields follow the session's mode: when they changed
-	 * since the client listed them, tell it to list again. */
-	offered = mcp_escalation_fields(srv, mode, approval);
-	pthread_mutex_lock(&srv->lock);
-	if (srv->listed && srv->listed_escalation != offered) {
-		srv->listed_escalation = offered;
-		changed = true;
-	}
-	pthread_mutex_unlock(&srv->lock);
-	if (changed)
-		mcp_send(srv, ward_jr_notification(
-				  "notifications/tools/list_changed", NULL));
-}
-
-bool mcp_call_attach(struct mcp_call *call, ward_call *wc)
-{
-	struct mcp_server *srv = call->srv;
-	bool ok = true;
-
-	pthread_mutex_lock(&srv->lock);
-	if (wc && (call->cancelled || srv->eof)) {
-		ward_call_stop(wc, call->cancelled ? WARD_STOP_CANCELLED
-						   : WARD_STOP_SHUTDOWN);
-		ok = false;
-	}
-	call->wc = wc;
-	pthread_mutex_unlock(&srv->lock);
-	return ok;
-}
-
-bool mcp_call_cancelled(struct mcp_call *call)
-{
-	bool c;
-
-	pthread_mutex_lock(&call->srv->lock);
-	c = call->cancelled;
-	pthread_mutex_unlock(&call->srv->lock);
-	return c;
-}
-
-bool mcp_protocol_at_least(struct mcp_server *srv, const char *rev)
-{
-	bool at;
-
-	pthread_mutex_lock(&srv->lock);
-	/* Revisions are dates: they compare as strings. */
-	at = strcmp(srv->protocol, rev) >= 0;
-	pthread_mutex_unlock(&srv->lock);
-	return at;
-}
-
-/* --- approval by elicitation ---------------------------------------- */
-
-/* The question the person is asked (person-facing, not model-facing). */
-static char *approval_message(const struct ward_approval_request *req)
-{
-	const char *what = ward_subject_name(req->subject);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-
-	if (!m)
-		return NULL;
-	fprintf(m, "ward: this %s asks to run once under a wider sandbox.\n",
-		what);
-	fprintf(m, "%s: ", what);
-	put_display(m, req->summary);
-	fprintf(m, "\ndirectory: ");
-	put_display(m, req->cwd);
-	if (req->network)
-		fprintf(m, "\nnetwork: %s\nrequested: %s%s\njustification: ",
-			ward_network_name(req->net_current),
-			req->net_host ? "network access to " : "network on",
-			req->net_host ? req->net_host : "");
-	else
-		fprintf(
-		    m,
-		    "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
-		    ward_mode_name(req->current),
-		    ward_mode_name(req->requested));
-	put_display(m, req->justification);
-	if (req->session_id)
-		fprintf(m, "\nsession: %s", req->session_id);
-	if (req->network)
-		fprintf(m,
-			"\nAllow this %s, once, %s%s? Accept with \"allow\" "
-			"checked to allow it; decline to refuse.",
-			what,
-			req->net_host ? "network access to "
-				      : "the whole network",
-			req->net_host ? req->net_host : "");
-	else
-		fprintf(m,
-			"\nAllow this %s to run once under %s? Accept with "
-			"\"allow\" checked to allow it; decline to refuse.",
-			what, ward_mode_name(req->requested));
-	if (fclose(m) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-void mcp_progress(struct mcp_call *call, double value, const char *message)
-{
-	if (!call->progress_token)
-		return;
-	/* The protocol wants it to increase with every notification. */
-	if (value <= call->progress)
-		value = call->progress + 1;
-	call->progress = value;
-	mcp_send(call->srv, ward_jr_notification(
-				"notifications/progress",
-				json_pack("{s:O, s:f, s:s}", "progressToken",
-					  call->progress_token, "progress",
-					  call->progress, "message", message)));
-}
-
-static void send_progress(struct mcp_call *call, const char *message)
-{
-	mcp_progress(call, call->progress + 1, message);
-}
-
-/* Wait (srv->lock held) until @p is answered, the call is cancelled or
- * input ends, sending progress every MCP_PROGRESS_EVERY_MS. */
-static void wait_answer(struct mcp_call *call, struct mcp_pending *p)
-{
-	struct mcp_server *srv = call->srv;
-	struct timespec until;
-
-	while (!p->done && !call->cancelled && !srv->eof && !srv->draining) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += MCP_PROGRESS_EVERY_MS / 1000;
-		if (pthread_cond_timedwait(&srv->cond, &srv->lock, &until) ==
-			ETIMEDOUT &&
-		    !p->done && !call->cancelled && !srv->eof &&
-		    !srv->draining) {
-			pthread_mutex_unlock(&srv->lock);
-			send_progress(call, "waiting for the user to approve "
-					    "or decline");
-			pthread_mutex_lock(&srv->lock);
-		}
-	}
-}
-
-/* The outcome an elicitation response means. */
-static enum ward_approval_outcome read_answer(json_t *response)
-{
-	json_t *result = json_object_get(response, "result");
-	const char *action =
-	    json_string_value(json_object_get(result, "action"));
-	json_t *allow;
-
-	if (!result || !action)
-		return WARD_APPROVAL_UNAVAILABLE; /* an error response */
-	if (strcmp(action, "accept") == 0) {
-		allow = json_object_get(json_object_get(result, "content"),
-					"allow");
-		return json_is_true(allow) ? WARD_APPROVAL_ALLOWED_ONCE
-					   : WARD_APPROVAL_REJECTED;
-	}
-	if (strcmp(action, "decline") == 0)
-		return WARD_APPROVAL_REJECTED;
-	if (strcmp(action, "cancel") == 0)
-		return WARD_APPROVAL_CANCELLED;
-	return WARD_APPROVAL_UNAVAILABLE;
-}
-
-static void unlink_pending(struct mcp_server *srv, struct mcp_pending *p)
-{
-	for (struct mcp_pending **pp = &srv->pending; *pp; pp = &(*pp)->next) {
-		if (*pp == p) {
-			*pp = p->next;
-			return;
-		}
-	}
-}
-
-enum ward_approval_outcome mcp_approve(void *ctx,
-				       const struct ward_approval_request *req)
-{
-	struct mcp_call *call = ctx;
-	struct mcp_server *srv = call->srv;
-	enum ward_approval_outcome outcome;
-	struct mcp_pending *p;
-	json_t *params, *schema;
-	char *message, rid[32], title[320];
-	bool elicit, stop, done, at_2511;
-
-	pthread_mutex_lock(&srv->lock);
-	elicit = srv->elicitation;
-	stop = call->cancelled || srv->eof || srv->draining;
-	snprintf(rid, sizeof(rid), "ward-%lu", ++srv->next_request);
-	pthread_mutex_unlock(&srv->lock);
-	if (!elicit) {
-		call->no_elicitation = true;
-		return WARD_APPROVAL_UNAVAILABLE;
-	}
-	if (stop)
-		return WARD_APPROVAL_CANCELLED;
-
-	message = approval_message(req);
-	p = calloc(1, sizeof(*p));
-	if (!message || !p) {
-		free(message);
-		free(p);
-		return WARD_APPROVAL_UNAVAILABLE;
-	}
-	if (req->network)
-		snprintf(title, sizeof(title), "Allow once: %s%.200s",
-			 req->net_host ? "network access to " : "network on",
-			 req->net_host ? req->net_host : "");
-	else
-		snprintf(title, sizeof(title), "Allow once under %s",
-			 ward_mode_name(req->requested));
-	schema = json_pack(
-	    "{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object",
-	    "properties", "allow", "type", "boolean", "title", title,
-	    "description",
-	    "Check to let it run once under the wider mode; leave unchecked "
-	    "to refuse.",
-	    "default", 0, "required", "allow");
-	at_2511 = mcp_protocol_at_least(srv, "2025-11-25");
-	params = json_pack("{s:o, s:o}", "message",
-			   ward_json_text(message, strlen(message)),
-			   "requestedSchema", schema);
-	if (params && at_2511)
-		json_object_set_new(params, "mode", json_string("form"));
-	p->id = json_string(rid);
-	free(message);
-	if (!params || !p->id) {
-		json_decref(params);
-		json_decref(p->id);
-		free(p);
-		return WARD_APPROVAL_UNAVAILABLE;
-	}
-
-	pthread_mutex_lock(&srv->lock);
-	p->next = srv->pending;
-	srv->pending = p;
-	pthread_mutex_unlock(&srv->lock);
-	mcp_log(srv, "notice", "%s: asking the user to allow %s once (%s)",
-		req->call_id ? req->call_id : "?",
-		ward_mode_name(req->requested), rid);
-	if (!mcp_send(srv,
-		      ward_jr_request(p->id, "elicitation/create", params))) {
-		outcome = WARD_APPROVAL_UNAVAILABLE;
-		pthread_mutex_lock(&srv->lock);
-		unlink_pending(srv, p);
-		pthread_mutex_unlock(&srv->lock);
-		goto out_free;
-	}
-	/* The command has not started: its timeout is not running. */
-	send_progress(call, "waiting for the user to approve or decline");
-
-	pthread_mutex_lock(&srv->lock);
-	wait_answer(call, p);
-	done = p->done;
-	unlink_pending(srv, p);
-	pthread_mutex_unlock(&srv->lock);
-
-	if (done) {
-		outcome = read_answer(p->response);
-	} else {
-		/* Cancelled, or the client went away: withdraw the question. */
-		outcome = WARD_APPROVAL_CANCELLED;
-		mcp_send(srv, ward_jr_notification(
-				  "notifications/cancelled",
-				  json_pack("{s:O, s:s}", "requestId", p->id,
-					    "reason",
-					    "the tool call was cancelled")));
-	}
-	mcp_log(srv, "notice", "%s: the user's answer: %s",
-		req->call_id ? req->call_id : "?",
-		ward_approval_outcome_name(outcome));
-out_free:
-	json_decref(p->response);
-	json_decref(p->id);
-	free(p);
-	return outcome;
-}
 
 /* --- the methods ------------------------------------------------------ */
 
@@ -496,7 +57,7 @@ static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
 
 	if (!json_is_object(m->params) || !asked ||
 	    (caps && !json_is_object(caps))) {
-		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+		mcp_send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
 			   "Invalid params: initialize needs "
 			   "\"protocolVersion\" (a string) and "
 			   "\"capabilities\" (an object)");
@@ -549,7 +110,7 @@ static void do_tools_list(struct mcp_server *srv, struct ward_jr_msg *m)
 	json_t *result = mcp_tools_list(srv);
 
 	if (!result) {
-		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR,
+		mcp_send_error(srv, m->id, WARD_JR_INTERNAL_ERROR,
 			   ward_error_last());
 		return;
 	}
@@ -560,10 +121,10 @@ static void do_set_level(struct mcp_server *srv, struct ward_jr_msg *m)
 {
 	const char *level =
 	    json_string_value(json_object_get(m->params, "level"));
-	int idx = level ? level_index(level) : -1;
+	int idx = level ? mcp_log_level(level) : -1;
 
 	if (idx < 0) {
-		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+		mcp_send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
 			   "Invalid params: \"level\" must be one of debug, "
 			   "info, notice, warning, error, critical, alert, "
 			   "emergency");
@@ -606,7 +167,7 @@ static void *worker_main(void *arg)
 	else if (result)
 		mcp_send(srv, ward_jr_result(call->id, result));
 	else
-		send_error(srv, call->id, code ? code : WARD_JR_INTERNAL_ERROR,
+		mcp_send_error(srv, call->id, code ? code : WARD_JR_INTERNAL_ERROR,
 			   message ? message : ward_error_last());
 
 	json_decref(call->id);
@@ -635,7 +196,7 @@ static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
 
 	if (!json_is_object(m->params) || !json_is_string(name) ||
 	    (args && !json_is_object(args) && !json_is_null(args))) {
-		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+		mcp_send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
 			   "Invalid params: tools/call needs \"name\" (a "
 			   "string) and \"arguments\" (an object)");
 		return;
@@ -643,12 +204,12 @@ static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
 	if (!mcp_tools_known(json_string_value(name))) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.128s",
 			 json_string_value(name));
-		send_error(srv, m->id, WARD_JR_INVALID_PARAMS, msg);
+		mcp_send_error(srv, m->id, WARD_JR_INVALID_PARAMS, msg);
 		return;
 	}
 	call = calloc(1, sizeof(*call));
 	if (!call) {
-		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, "out of memory");
+		mcp_send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, "out of memory");
 		return;
 	}
 	/* The worker gets its own copies: jansson's reference counts are
@@ -661,7 +222,7 @@ static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
 	if (json_is_string(token) || json_is_integer(token))
 		call->progress_token = json_incref(token);
 	if (!call->id || !call->params) {
-		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, "out of memory");
+		mcp_send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, "out of memory");
 		goto out_free;
 	}
 
@@ -670,14 +231,14 @@ static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
 		busy |= json_equal(c->id, m->id);
 	if (busy) {
 		pthread_mutex_unlock(&srv->lock);
-		send_error(srv, m->id, WARD_JR_INVALID_REQUEST,
+		mcp_send_error(srv, m->id, WARD_JR_INVALID_REQUEST,
 			   "Invalid Request: a request with this id is "
 			   "still in progress");
 		goto out_free;
 	}
 	if (srv->active >= MCP_MAX_WORKERS) {
 		pthread_mutex_unlock(&srv->lock);
-		send_error(srv, m->id, WARD_JR_INTERNAL_ERROR,
+		mcp_send_error(srv, m->id, WARD_JR_INTERNAL_ERROR,
 			   "too many tool calls in progress; retry when one "
 			   "has finished");
 		goto out_free;
@@ -700,7 +261,7 @@ static void do_tools_call(struct mcp_server *srv, struct ward_jr_msg *m)
 	srv->active--;
 	pthread_mutex_unlock(&srv->lock);
 	snprintf(msg, sizeof(msg), "cannot start a thread: %s", strerror(rc));
-	send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, msg);
+	mcp_send_error(srv, m->id, WARD_JR_INTERNAL_ERROR, msg);
 out_free:
 	json_decref(call->id);
 	json_decref(call->params);
@@ -713,7 +274,7 @@ static void do_request(struct mcp_server *srv, struct ward_jr_msg *m)
 	char msg[256];
 
 	if (m->params && !json_is_object(m->params)) {
-		send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
+		mcp_send_error(srv, m->id, WARD_JR_INVALID_PARAMS,
 			   "Invalid params: \"params\" must be an object");
 		return;
 	}
@@ -730,7 +291,7 @@ static void do_request(struct mcp_server *srv, struct ward_jr_msg *m)
 	else {
 		snprintf(msg, sizeof(msg), "Method not found: %.128s",
 			 m->method);
-		send_error(srv, m->id, WARD_JR_METHOD_NOT_FOUND, msg);
+		mcp_send_error(srv, m->id, WARD_JR_METHOD_NOT_FOUND, msg);
 	}
 }
 
@@ -804,18 +365,18 @@ static void on_line(void *ctx, const char *line, size_t len)
 			 "Invalid Request: message longer than %u bytes; "
 			 "skipped up to its newline",
 			 MCP_MAX_LINE);
-		send_error(srv, NULL, WARD_JR_INVALID_REQUEST, msg);
+		mcp_send_error(srv, NULL, WARD_JR_INVALID_REQUEST, msg);
 		return;
 	}
 	if (ward_jr_parse(&m, line, len) != 0) {
-		send_error(srv, NULL, WARD_JR_INTERNAL_ERROR, "out of memory");
+		mcp_send_error(srv, NULL, WARD_JR_INTERNAL_ERROR, "out of memory");
 		return;
 	}
 	switch (m.kind) {
 	case WARD_JR_EMPTY:
 		break;
 	case WARD_JR_INVALID:
-		send_error(srv, m.id, m.code, m.message);
+		mcp_send_error(srv, m.id, m.code, m.message);
 		break;
 	case WARD_JR_REQUEST:
 		do_request(srv, &m);

@@ -30,6 +30,12 @@ WARD_EXTERN json_t *ward_json_text(const char *buf, size_t len);
 WARD_EXTERN json_t *ward_json_str(const char *s);
 
 /**
+ * ward_json_strv - a JSON array of the strings of the NULL-terminated @v
+ * (each as ward_json_text); @v NULL is [].
+ */
+WARD_EXTERN json_t *ward_json_strv(char *const *v);
+
+/**
  * ward_json_call_denials - the call's denial report as an array, one
  * object per entry: {path, operation, cause ("mode", "rule" or
  * "protected"), rule (as written, or what is protected; null for the

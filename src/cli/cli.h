@@ -104,6 +104,30 @@ struct cli_command {
 	enum cli_value operands[3];	  /* what the operands are */
 };
 
+/*
+ * cli_subcommand - the index of subcommand @arg of `ward @cmd` in @subs
+ * (ending with a NULL name); messages say "ward CMD SUB: " from then on.
+ * Dies with a usage error listing the valid ones when @arg is none.
+ */
+size_t cli_subcommand(const struct cli_command *subs, const char *cmd,
+		      const char *usage, const char *arg);
+
+/* A suffix of a number and what it multiplies by; a table ends with 0. */
+struct cli_unit {
+	char suffix;
+	unsigned long long mult;
+};
+/* k, K, m, M, g, G: binary multiples of a byte. */
+extern const struct cli_unit cli_units_bytes[];
+
+/*
+ * cli_parse_scaled - a whole number at the start of @arg (a digit first),
+ * optionally followed by one suffix of @units (NULL: none allowed), into
+ * *@out. False when @arg is anything else or the value overflows.
+ */
+bool cli_parse_scaled(unsigned long long *out, const char *arg,
+		      const struct cli_unit *units);
+
 /* The command table (src/cli/ward.c), ending with a NULL name. */
 extern const struct cli_command cli_commands[];
 

@@ -107,7 +107,7 @@ static json_t *source_json(const struct ward_config_origin *o)
 		obj, "layer", json_string(ward_config_layer_name(o->layer))) ||
 	    json_object_set_new(obj, "file",
 				o->file
-				    ? ward_json_text(o->file, strlen(o->file))
+				    ? ward_json_str(o->file)
 				    : json_null()) ||
 	    json_object_set_new(obj, "line",
 				o->line ? json_integer(o->line) : json_null()))
@@ -139,24 +139,6 @@ static void push_or_die(json_t *arr, json_t *value)
 {
 	if (!value || json_array_append_new(arr, value))
 		die(CLI_EXIT_WARD, "out of memory");
-}
-
-static json_t *strv_json(char *const *v)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && v && v[i]; i++)
-		if (json_array_append_new(arr,
-					  ward_json_text(v[i], strlen(v[i]))))
-			die(CLI_EXIT_WARD, "out of memory");
-	if (!arr)
-		die(CLI_EXIT_WARD, "out of memory");
-	return arr;
-}
-
-static json_t *jstr(const char *s)
-{
-	return s ? ward_json_text(s, strlen(s)) : json_null();
 }
 
 /* --- the report --------------------------------------------------------- */
@@ -456,9 +438,9 @@ static json_t *settings_json(const struct report *r)
 		die(CLI_EXIT_WARD, "out of memory");
 	set_or_die(obj, "mode",
 		   setting_json(
-		       jstr(ward_mode_name(ward_config_mode(r->cfg, &o))), &o));
+		       ward_json_str(ward_mode_name(ward_config_mode(r->cfg, &o))), &o));
 	set_or_die(obj, "workspace",
-		   setting_json(jstr(ward_config_workspace(r->cfg, &o)), &o));
+		   setting_json(ward_json_str(ward_config_workspace(r->cfg, &o)), &o));
 	n = ward_config_runners(&chain, r->cfg, &o);
 	if (n == 0)
 		n = ward_platform_chain(&chain, ward_platform_current());
@@ -470,13 +452,13 @@ static json_t *settings_json(const struct report *r)
 	set_or_die(obj, "runners", setting_json(arr, &o));
 	set_or_die(
 	    obj, "runner_command",
-	    setting_json(jstr(ward_config_runner_command(r->cfg, &o)), &o));
+	    setting_json(ward_json_str(ward_config_runner_command(r->cfg, &o)), &o));
 	sigs = ward_config_runner_failure_signatures(r->cfg, &o);
 	arr = json_array();
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; sigs[i]; i++)
-		push_or_die(arr, jstr(sigs[i]));
+		push_or_die(arr, ward_json_str(sigs[i]));
 	set_or_die(obj, "runner_failure_signatures", setting_json(arr, &o));
 	t = ward_config_probe_timeout_ms(r->cfg, &o);
 	set_or_die(obj, "probe_timeout_ms",
@@ -493,7 +475,7 @@ static json_t *settings_json(const struct report *r)
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; un[i]; i++)
-		push_or_die(arr, jstr(un[i]));
+		push_or_die(arr, ward_json_str(un[i]));
 	set_or_die(obj, "unprotect", setting_json(arr, &o));
 	{
 		char *const *d;
@@ -511,7 +493,7 @@ static json_t *settings_json(const struct report *r)
 			if (!arr)
 				die(CLI_EXIT_WARD, "out of memory");
 			for (size_t i = 0; d[i]; i++)
-				push_or_die(arr, jstr(d[i]));
+				push_or_die(arr, ward_json_str(d[i]));
 			set_or_die(obj, k ? "deny_domains" : "allow_domains",
 				   setting_json(arr, &o));
 		}
@@ -536,18 +518,18 @@ static void print_json(const struct report *r, bool valid)
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; i < ward_config_error_count(r->cfg); i++)
-		push_or_die(arr, jstr(ward_config_error(r->cfg, i, NULL)));
+		push_or_die(arr, ward_json_str(ward_config_error(r->cfg, i, NULL)));
 	if (r->extra_error)
-		push_or_die(arr, jstr(r->extra_error));
+		push_or_die(arr, ward_json_str(r->extra_error));
 	set_or_die(obj, "errors", arr);
 	arr = json_array();
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; i < ward_config_warning_count(r->cfg); i++)
-		push_or_die(arr, jstr(ward_config_warning(r->cfg, i)));
+		push_or_die(arr, ward_json_str(ward_config_warning(r->cfg, i)));
 	for (size_t i = 0; i < r->nrunners; i++)
 		for (size_t j = 0; r->warnings[i] && r->warnings[i][j]; j++)
-			push_or_die(arr, jstr(r->warnings[i][j]));
+			push_or_die(arr, ward_json_str(r->warnings[i][j]));
 	set_or_die(obj, "warnings", arr);
 
 	files = json_object();
@@ -560,7 +542,7 @@ static void print_json(const struct report *r, bool valid)
 		f = json_object();
 		if (!f)
 			die(CLI_EXIT_WARD, "out of memory");
-		set_or_die(f, "path", jstr(paths[i]));
+		set_or_die(f, "path", ward_json_str(paths[i]));
 		set_or_die(
 		    f, "read",
 		    json_boolean(ward_config_file(r->cfg, layers[i]) != NULL));
@@ -593,7 +575,7 @@ static void print_json(const struct report *r, bool valid)
 		f = json_object();
 		if (!f)
 			die(CLI_EXIT_WARD, "out of memory");
-		set_or_die(f, "name", jstr(name));
+		set_or_die(f, "name", ward_json_str(name));
 		set_or_die(f, "mode", json_string(ward_mode_name(m)));
 		set_or_die(f, "approval",
 			   json_string(ward_approval_policy_name(ap)));
@@ -624,10 +606,10 @@ static void print_json(const struct report *r, bool valid)
 		if (!f)
 			die(CLI_EXIT_WARD, "out of memory");
 		set_or_die(f, "access", json_string(access_name(in.access)));
-		set_or_die(f, "entry", jstr(in.source));
-		set_or_die(f, "pattern", jstr(in.pattern));
+		set_or_die(f, "entry", ward_json_str(in.source));
+		set_or_die(f, "pattern", ward_json_str(in.pattern));
 		set_or_die(f, "glob", json_boolean(in.is_glob));
-		set_or_die(f, "regex", jstr(in.regex));
+		set_or_die(f, "regex", ward_json_str(in.regex));
 		set_or_die(f, "source", source_json(&o));
 		push_or_die(arr, f);
 	}
@@ -643,14 +625,14 @@ static void print_json(const struct report *r, bool valid)
 		if (!f || !lines || !warns)
 			die(CLI_EXIT_WARD, "out of memory");
 		for (size_t j = 0; r->describe[i] && r->describe[i][j]; j++)
-			push_or_die(lines, jstr(r->describe[i][j]));
+			push_or_die(lines, ward_json_str(r->describe[i][j]));
 		for (size_t j = 0; r->warnings[i] && r->warnings[i][j]; j++)
-			push_or_die(warns, jstr(r->warnings[i][j]));
+			push_or_die(warns, ward_json_str(r->warnings[i][j]));
 		set_or_die(f, "runner",
 			   json_string(ward_runner_name(r->runners[i])));
 		set_or_die(f, "applies", lines);
 		set_or_die(f, "warnings", warns);
-		set_or_die(f, "partial", strv_json(r->partial[i]));
+		set_or_die(f, "partial", ward_json_strv(r->partial[i]));
 		push_or_die(arr, f);
 	}
 	set_or_die(obj, "runners", arr);
@@ -661,10 +643,10 @@ static void print_json(const struct report *r, bool valid)
 		if (!env)
 			die(CLI_EXIT_WARD, "out of memory");
 		set_or_die(env, "drop",
-			   strv_json(ward_config_env_drop(r->cfg, &o)));
+			   ward_json_strv(ward_config_env_drop(r->cfg, &o)));
 		set_or_die(env, "keep",
-			   strv_json(ward_config_env_keep(r->cfg)));
-		set_or_die(env, "dropped", strv_json(r->env_dropped));
+			   ward_json_strv(ward_config_env_keep(r->cfg)));
+		set_or_die(env, "dropped", ward_json_strv(r->env_dropped));
 		set_or_die(env, "source", source_json(&o));
 		set_or_die(obj, "env", env);
 	}
@@ -782,18 +764,13 @@ static int config_check(int argc, char **argv)
 
 int cmd_config(int argc, char **argv)
 {
-	static char name[64];
-
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		if (argc < 2)
 			die_usage(config_usage, "no subcommand given");
 		print_help();
 		return CLI_EXIT_OK;
 	}
-	if (strcmp(argv[1], "check") != 0)
-		die_usage(config_usage,
-			  "unknown subcommand '%s' (valid: check)", argv[1]);
-	snprintf(name, sizeof(name), "ward config check");
-	cli_name = name;
+	/* check is the only one. */
+	cli_subcommand(cli_config_commands, "config", config_usage, argv[1]);
 	return config_check(argc - 1, argv + 1);
 }

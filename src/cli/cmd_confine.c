@@ -89,19 +89,6 @@ static void print_help(void)
 }
 
 /* A JSON array of strings. */
-static json_t *strv_json(char *const *v)
-{
-	json_t *arr = json_array();
-
-	if (!arr)
-		die(CLI_EXIT_WARD, "out of memory");
-	for (size_t i = 0; v && v[i]; i++)
-		if (json_array_append_new(arr,
-					  ward_json_text(v[i], strlen(v[i]))))
-			die(CLI_EXIT_WARD, "out of memory");
-	return arr;
-}
-
 static void print_json(const ward_call *call, char *const *argv)
 {
 	const ward_plan *plan = ward_call_plan(call);
@@ -112,16 +99,15 @@ static void print_json(const ward_call *call, char *const *argv)
 
 	if (!obj || !env)
 		die(CLI_EXIT_WARD, "out of memory");
-	if (json_object_set_new(obj, "argv", strv_json(argv)) ||
+	if (json_object_set_new(obj, "argv", ward_json_strv(argv)) ||
 	    json_object_set_new(obj, "cwd",
-				ward_json_text(ward_call_cwd(call),
-					      strlen(ward_call_cwd(call)))) ||
+				ward_json_str(ward_call_cwd(call))) ||
 	    json_object_set_new(obj, "runner", json_string(runner)) ||
 	    json_object_set_new(obj, "enforcement",
 				json_string(ward_enforcement_name(
 				    ward_plan_enforcement(plan)))) ||
 	    json_object_set_new(obj, "partial",
-				strv_json(ward_plan_partial(plan))) ||
+				ward_json_strv(ward_plan_partial(plan))) ||
 	    json_object_set_new(
 		obj, "mode",
 		json_string(ward_mode_name(ward_plan_mode(plan)))) ||
@@ -132,7 +118,7 @@ static void print_json(const ward_call *call, char *const *argv)
 		obj, "denial_signature",
 		json_string(ward_plan_denial_signature(plan))) ||
 	    json_object_set_new(obj, "warnings",
-				strv_json(ward_plan_warnings(plan))) ||
+				ward_json_strv(ward_plan_warnings(plan))) ||
 	    /* Runner none confines nothing: the environment stays as is. */
 	    (r != WARD_RUNNER_NONE &&
 	     json_object_set_new(env, "WARD_SANDBOX", json_string(runner))) ||

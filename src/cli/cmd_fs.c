@@ -158,40 +158,13 @@ static void print_help(void)
 /* A non-negative decimal, with an optional K, M or G suffix (binary). */
 static uint64_t parse_count(const char *opt, const char *arg, bool suffix)
 {
-	unsigned long long n, mult = 1;
-	char *end = NULL;
+	unsigned long long n;
 
-	errno = 0;
-	if (*arg < '0' || *arg > '9')
-		goto bad;
-	n = strtoull(arg, &end, 10);
-	if (errno == ERANGE)
-		goto bad;
-	if (suffix && *end && !end[1]) {
-		switch (*end) {
-		case 'k':
-		case 'K':
-			mult = 1ULL << 10;
-			end++;
-			break;
-		case 'm':
-		case 'M':
-			mult = 1ULL << 20;
-			end++;
-			break;
-		case 'g':
-		case 'G':
-			mult = 1ULL << 30;
-			end++;
-			break;
-		}
-	}
-	if (*end || n > UINT64_MAX / mult)
-		goto bad;
-	return (uint64_t)(n * mult);
-bad:
-	die_usage(fs_usage, "invalid %s '%s' (expected a number%s)", opt, arg,
-		  suffix ? ", e.g. 4096 or 1M" : "");
+	if (!cli_parse_scaled(&n, arg, suffix ? cli_units_bytes : NULL) ||
+	    n > UINT64_MAX)
+		die_usage(fs_usage, "invalid %s '%s' (expected a number%s)",
+			  opt, arg, suffix ? ", e.g. 4096 or 1M" : "");
+	return (uint64_t)n;
 }
 
 /* Read all of standard input; dies with 125 when it cannot. */
@@ -314,7 +287,7 @@ static int report_failure_text(int err, const struct ward_fs_denial *d,
 	obj = new_object(op);
 	set_or_die(obj, "ok", json_false());
 	set_or_die(obj, "error", json_string(error_code(err)));
-	set_or_die(obj, "message", ward_json_text(detail, strlen(detail)));
+	set_or_die(obj, "message", ward_json_str(detail));
 	if (err == WARD_EDENIED) {
 		den = json_object();
 		if (!den)
@@ -325,9 +298,9 @@ static int report_failure_text(int err, const struct ward_fs_denial *d,
 		set_or_die(den, "reason",
 			   json_string(ward_fs_reason_name(d->reason)));
 		set_or_die(den, "path",
-			   ward_json_text(d->path, strlen(d->path)));
+			   ward_json_str(d->path));
 		set_or_die(den, "resolved",
-			   ward_json_text(d->resolved, strlen(d->resolved)));
+			   ward_json_str(d->resolved));
 		set_or_die(obj, "denial", den);
 		set_or_die(obj, "marker", json_string(marker));
 		if (fs_call)
@@ -587,7 +560,7 @@ static int do_ls(const ward_policy *policy, const struct fs_opts *o,
 		je = json_object();
 		if (!je)
 			die(CLI_EXIT_WARD, "out of memory");
-		set_or_die(je, "path", ward_json_text(e->path, strlen(e->path)));
+		set_or_die(je, "path", ward_json_str(e->path));
 		set_or_die(je, "type", json_string(ward_fs_type_name(e->type)));
 		set_or_die(je, "denied", json_boolean(e->denied));
 		if (!e->denied) {
@@ -623,7 +596,7 @@ static int do_stat(const ward_policy *policy, const struct fs_opts *o,
 		obj = new_object("stat");
 		set_or_die(obj, "path", json_string(args[0]));
 		set_or_die(obj, "resolved",
-			   ward_json_text(st.resolved, strlen(st.resolved)));
+			   ward_json_str(st.resolved));
 		set_or_die(obj, "type",
 			   json_string(ward_fs_type_name(st.type)));
 		set_or_die(obj, "size", json_integer((json_int_t)st.size));
@@ -633,7 +606,7 @@ static int do_stat(const ward_policy *policy, const struct fs_opts *o,
 		set_or_die(
 		    obj, "link_target",
 		    st.link_target
-			? ward_json_text(st.link_target, strlen(st.link_target))
+			? ward_json_str(st.link_target)
 			: json_null());
 		cli_json_print(obj);
 	} else {
@@ -711,23 +684,8 @@ _Static_assert(sizeof(subs) / sizeof(subs[0]) ==
 		   sizeof(cli_fs_commands) / sizeof(cli_fs_commands[0]) - 1,
 	       "one handler per subcommand of cli_fs_commands");
 
-/* The subcommands' names as "a, b, c" into @buf. */
-static const char *sub_names(char *buf, size_t len)
-{
-	size_t used;
-
-	buf[0] = '\0';
-	for (size_t i = 0; cli_fs_commands[i].name; i++) {
-		used = strlen(buf);
-		snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-			 cli_fs_commands[i].name);
-	}
-	return buf;
-}
-
 int cmd_fs(int argc, char **argv)
 {
-	static char name[64];
 	struct cli_policy_opts po = CLI_POLICY_OPTS_INIT;
 	struct fs_opts o = {0};
 	const struct fs_sub *sub = NULL;
@@ -737,7 +695,6 @@ int cmd_fs(int argc, char **argv)
 	const ward_policy *policy = NULL;
 	const char *sub_name = NULL;
 	struct cli_getopt g;
-	char valid[128];
 	bool quiet = false;
 	ward_call *call = NULL;
 	int opt, nargs, status, err;
@@ -748,16 +705,13 @@ int cmd_fs(int argc, char **argv)
 		print_help();
 		return CLI_EXIT_OK;
 	}
-	for (size_t i = 0; cli_fs_commands[i].name; i++)
-		if (!strcmp(argv[1], cli_fs_commands[i].name)) {
-			sub = &subs[i];
-			sub_name = cli_fs_commands[i].name;
-		}
-	if (!sub)
-		die_usage(fs_usage, "unknown subcommand '%s' (valid: %s)",
-			  argv[1], sub_names(valid, sizeof(valid)));
-	snprintf(name, sizeof(name), "ward fs %s", sub_name);
-	cli_name = name;
+	{
+		size_t i = cli_subcommand(cli_fs_commands, "fs", fs_usage,
+					  argv[1]);
+
+		sub = &subs[i];
+		sub_name = cli_fs_commands[i].name;
+	}
 	argc--;
 	argv++;
 	/* Options may follow the paths (GNU permutation); "--" ends them.

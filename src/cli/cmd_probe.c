@@ -99,11 +99,6 @@ static void get_ll_facts(struct ll_facts *f)
 			 ward_error_last());
 }
 
-static json_t *json_str_or_null(const char *s)
-{
-	return s ? ward_json_text(s, strlen(s)) : json_null();
-}
-
 /* What a call here would get (its plan), when ward.yml is valid. */
 struct call_facts {
 	bool have;		 /* a call could be planned */
@@ -113,19 +108,6 @@ struct call_facts {
 	enum ward_network network;
 	char *const *partial;
 };
-
-static json_t *strv_json(char *const *v)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && v && v[i]; i++)
-		if (json_array_append_new(arr,
-					  ward_json_text(v[i], strlen(v[i]))))
-			die(CLI_EXIT_WARD, "out of memory");
-	if (!arr)
-		die(CLI_EXIT_WARD, "out of memory");
-	return arr;
-}
 
 static void print_json(const struct ward_probe_entry *e, size_t n,
 		       int select_err, enum ward_runner chosen,
@@ -155,7 +137,7 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 		    json_object_set_new(c, "probed",
 					json_boolean(e[i].probed)) ||
 		    json_object_set_new(
-			c, "why", ward_json_text(e[i].why, strlen(e[i].why))) ||
+			c, "why", ward_json_str(e[i].why)) ||
 		    json_array_append_new(chain, c);
 	}
 	bad =
@@ -180,29 +162,28 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 					       : json_integer(ll->errata)) ||
 	    json_object_set_new(llo, "mounts", json_boolean(ll->mounts)) ||
 	    json_object_set_new(llo, "error",
-				ll->abi < 0 ? json_str_or_null(ll->abi_error)
+				ll->abi < 0 ? ward_json_str(ll->abi_error)
 					    : json_null()) ||
 	    json_object_set_new(llo, "network", json_boolean(ll->abi >= 4)) ||
 	    json_object_set_new(obj, "landlock", llo) ||
 	    json_object_set_new(
 		paths, "bwrap",
-		json_str_or_null(ward_provider_bwrap_path(provider))) ||
+		ward_json_str(ward_provider_bwrap_path(provider))) ||
 	    json_object_set_new(
 		paths, "landlock_run",
-		json_str_or_null(ward_provider_launcher_path(provider))) ||
+		ward_json_str(ward_provider_launcher_path(provider))) ||
 	    json_object_set_new(obj, "paths", paths) ||
-	    json_object_set_new(obj, "partial", strv_json(cf->partial)) ||
+	    json_object_set_new(obj, "partial", ward_json_strv(cf->partial)) ||
 	    json_object_set_new(
 		obj, "call",
 		cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
-				     ward_json_text(cf->workspace,
-						   strlen(cf->workspace)),
+				     ward_json_str(cf->workspace),
 				     "mode", ward_mode_name(cf->mode),
 				     "network", ward_network_name(cf->network))
 			 : json_null()) ||
 	    json_object_set_new(obj, "config_error",
 				cf->config_error[0]
-				    ? json_str_or_null(cf->config_error)
+				    ? ward_json_str(cf->config_error)
 				    : json_null());
 	if (bad)
 		die(CLI_EXIT_WARD, "out of memory");

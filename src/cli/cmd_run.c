@@ -184,43 +184,15 @@ bad:
 /* A positive byte count with an optional K, M or G suffix (binary). */
 static size_t parse_bytes(const char *arg)
 {
-	unsigned long long n, mult = 1;
-	char *end = NULL;
+	unsigned long long n;
 
-	errno = 0;
-	if (*arg < '0' || *arg > '9')
-		goto bad;
-	n = strtoull(arg, &end, 10);
-	if (errno == ERANGE)
-		goto bad;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k':
-	case 'K':
-		mult = 1ULL << 10;
-		break;
-	case 'm':
-	case 'M':
-		mult = 1ULL << 20;
-		break;
-	case 'g':
-	case 'G':
-		mult = 1ULL << 30;
-		break;
-	default:
-		goto bad;
-	}
-	if (*end && end[1])
-		goto bad;
-	if (n == 0 || n > (unsigned long long)SIZE_MAX / mult)
-		goto bad;
-	return (size_t)(n * mult);
-bad:
-	die_usage(run_usage,
-		  "invalid --max-output '%s' (expected a positive number of "
-		  "bytes, e.g. 65536 or 1M)",
-		  arg);
+	if (!cli_parse_scaled(&n, arg, cli_units_bytes) || n == 0 ||
+	    n > SIZE_MAX)
+		die_usage(run_usage,
+			  "invalid --max-output '%s' (expected a positive "
+			  "number of bytes, e.g. 65536 or 1M)",
+			  arg);
+	return (size_t)n;
 }
 
 /*
@@ -326,20 +298,6 @@ static int result_status(const ward_result *r)
 	return ward_result_exit_code(r);
 }
 
-/* A JSON array of the strings of @v. */
-static json_t *strv_json(char *const *v)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && v && v[i]; i++)
-		if (json_array_append_new(arr,
-					  ward_json_text(v[i], strlen(v[i]))))
-			die(CLI_EXIT_WARD, "out of memory");
-	if (!arr)
-		die(CLI_EXIT_WARD, "out of memory");
-	return arr;
-}
-
 static void print_json(const ward_result *r, const ward_call *call)
 {
 	const ward_plan *plan = ward_call_plan(call);
@@ -383,12 +341,12 @@ static void print_json(const ward_result *r, const ward_call *call)
 		json_string(ward_network_name(ward_call_network(call)))) ||
 	    json_object_set_new(
 		sb, "partial",
-		strv_json(plan ? ward_plan_partial(plan) : NULL)) ||
+		ward_json_strv(plan ? ward_plan_partial(plan) : NULL)) ||
 	    json_object_set_new(obj, "sandbox", sb) ||
 	    json_object_set_new(obj, "denials", ward_json_call_denials(call)) ||
 	    json_object_set_new(obj, "network", ward_json_call_network(call)) ||
 	    json_object_set_new(obj, "env_dropped",
-				strv_json(ward_call_env_dropped(call))))
+				ward_json_strv(ward_call_env_dropped(call))))
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
 }

@@ -41,8 +41,8 @@
 #include "util/util.h"
 
 static const char session_usage[] =
-    "ward session new|list|show|mode|approval|preset|presets|log|rm|prune "
-    "[OPTIONS] [ARG...]";
+    "ward session new|list|show|mode|approval|network|preset|presets|log|rm|"
+    "prune [OPTIONS] [ARG...]";
 
 static void print_help(void)
 {
@@ -262,7 +262,7 @@ static json_t *state_json(const ward_session *s, const ward_presets *p,
 
 	set_or_die(obj, "id", json_string(ward_session_id(s)));
 	set_or_die(obj, "cwd",
-		   cwd ? ward_json_text(cwd, strlen(cwd)) : json_null());
+		   ward_json_str(cwd));
 	set_or_die(obj, "created", json_string(ward_session_created(s)));
 	set_or_die(obj, "ward_version", json_string(ward_session_version(s)));
 	set_or_die(obj, "mode", json_string(ward_mode_name(mode)));
@@ -277,7 +277,7 @@ static json_t *state_json(const ward_session *s, const ward_presets *p,
 	set_or_die(obj, "torn_tail", json_boolean(ward_session_torn(s)));
 	set_or_die(
 	    obj, "path",
-	    ward_json_text(ward_session_path(s), strlen(ward_session_path(s))));
+	    ward_json_str(ward_session_path(s)));
 	return obj;
 }
 
@@ -463,8 +463,7 @@ static int do_new(int argc, char **argv)
 		obj = new_object();
 		set_or_die(obj, "id", json_string(ward_session_id(s)));
 		set_or_die(obj, "path",
-			   ward_json_text(ward_session_path(s),
-					 strlen(ward_session_path(s))));
+			   ward_json_str(ward_session_path(s)));
 		cli_json_print(obj);
 	} else {
 		printf("%s\n", ward_session_id(s));
@@ -803,44 +802,18 @@ static int do_rm(int argc, char **argv)
  */
 static unsigned long long parse_duration(const char *arg)
 {
-	unsigned long long n, mult = 1;
-	char *end = NULL;
+	static const struct cli_unit units[] = {
+	    {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 7 * 86400},
+	    {0, 0},
+	};
+	unsigned long long n;
 
-	errno = 0;
-	if (*arg < '0' || *arg > '9')
-		goto bad;
-	n = strtoull(arg, &end, 10);
-	if (errno == ERANGE)
-		goto bad;
-	switch (*end) {
-	case '\0':
-	case 's':
-		break;
-	case 'm':
-		mult = 60;
-		break;
-	case 'h':
-		mult = 3600;
-		break;
-	case 'd':
-		mult = 86400;
-		break;
-	case 'w':
-		mult = 7 * 86400ULL;
-		break;
-	default:
-		goto bad;
-	}
-	if (*end && end[1])
-		goto bad;
-	if (n > ULLONG_MAX / mult)
-		goto bad;
-	return n * mult;
-bad:
-	die_usage(session_usage,
-		  "invalid duration '%s' (expected a number with s, m, h, d or "
-		  "w, e.g. 30d)",
-		  arg);
+	if (!cli_parse_scaled(&n, arg, units))
+		die_usage(session_usage,
+			  "invalid duration '%s' (expected a number with s, m, "
+			  "h, d or w, e.g. 30d)",
+			  arg);
+	return n;
 }
 
 static int prune_extra(int opt, void *ctx)
@@ -1077,7 +1050,7 @@ static int do_log(int argc, char **argv)
 		set_or_die(hdr, "type", json_string("session/header"));
 		set_or_die(hdr, "id", json_string(ward_session_id(s)));
 		set_or_die(hdr, "cwd",
-			   cwd ? ward_json_text(cwd, strlen(cwd)) : json_null());
+			   ward_json_str(cwd));
 		set_or_die(hdr, "created",
 			   json_string(ward_session_created(s)));
 		set_or_die(hdr, "ward_version",
@@ -1119,24 +1092,8 @@ _Static_assert(sizeof(handlers) / sizeof(handlers[0]) ==
 		       1,
 	       "one handler per subcommand of cli_session_commands");
 
-/* The subcommands' names as "a, b, c" into @buf. */
-static const char *sub_names(char *buf, size_t len)
-{
-	size_t used;
-
-	buf[0] = '\0';
-	for (size_t i = 0; cli_session_commands[i].name; i++) {
-		used = strlen(buf);
-		snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-			 cli_session_commands[i].name);
-	}
-	return buf;
-}
-
 int cmd_session(int argc, char **argv)
 {
-	static char name[64];
-	char valid[128];
 	const char *sub;
 
 	if (argc < 2)
@@ -1146,15 +1103,8 @@ int cmd_session(int argc, char **argv)
 		print_help();
 		return CLI_EXIT_OK;
 	}
-	for (size_t i = 0; cli_session_commands[i].name; i++) {
-		if (strcmp(sub, cli_session_commands[i].name) != 0)
-			continue;
-		snprintf(name, sizeof(name), "ward session %s", sub);
-		cli_name = name;
-		return handlers[i](argc - 1, argv + 1);
-	}
-	die_usage(session_usage, "unknown subcommand '%s' (valid: %s)", sub,
-		  sub_names(valid, sizeof(valid)));
+	return handlers[cli_subcommand(cli_session_commands, "session",
+				       session_usage, sub)](argc - 1, argv + 1);
 }
 
 /* --- the terminal approval prompt ------------------------------------------ */

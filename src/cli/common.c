@@ -5,6 +5,7 @@
  * shell quoting and display escaping.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,7 +300,7 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
 			obj, "error",
 			json_string(CLI_ERR("SANDBOX_UNAVAILABLE"))) ||
 		    json_object_set_new(obj, "message",
-					ward_json_text(msg, strlen(msg))) ||
+					ward_json_str(msg)) ||
 		    json_object_set_new(obj, "hints", h))
 			die(CLI_EXIT_WARD, "out of memory");
 		cli_json_print(obj);
@@ -333,7 +334,7 @@ void cli_json_error(const char *code, const char *message)
 
 	if (!obj || json_object_set_new(obj, "error", json_string(code)) ||
 	    json_object_set_new(obj, "message",
-				ward_json_text(message, strlen(message))))
+				ward_json_str(message)))
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
 }
@@ -392,4 +393,60 @@ void cli_put_display(FILE *f, const char *s)
 		die(CLI_EXIT_WARD, "out of memory");
 	fputs(e, f);
 	ward_free(e);
+}
+
+size_t cli_subcommand(const struct cli_command *subs, const char *cmd,
+		      const char *usage, const char *arg)
+{
+	static char name[64];
+	char valid[256];
+	size_t used;
+
+	for (size_t i = 0; subs[i].name; i++)
+		if (strcmp(arg, subs[i].name) == 0) {
+			snprintf(name, sizeof(name), "ward %s %s", cmd,
+				 subs[i].name);
+			cli_name = name;
+			return i;
+		}
+	valid[0] = '\0';
+	for (size_t i = 0; subs[i].name; i++) {
+		used = strlen(valid);
+		snprintf(valid + used, sizeof(valid) - used, "%s%s",
+			 i ? ", " : "", subs[i].name);
+	}
+	die_usage(usage, "unknown subcommand '%s' (valid: %s)", arg, valid);
+}
+
+const struct cli_unit cli_units_bytes[] = {
+    {'k', 1ULL << 10}, {'K', 1ULL << 10}, {'m', 1ULL << 20},
+    {'M', 1ULL << 20}, {'g', 1ULL << 30}, {'G', 1ULL << 30},
+    {0, 0},
+};
+
+bool cli_parse_scaled(unsigned long long *out, const char *arg,
+		      const struct cli_unit *units)
+{
+	unsigned long long n, mult = 1;
+	char *end = NULL;
+
+	errno = 0;
+	if (*arg < '0' || *arg > '9')
+		return false;
+	n = strtoull(arg, &end, 10);
+	if (errno == ERANGE)
+		return false;
+	if (*end) {
+		const struct cli_unit *u = units;
+
+		while (u && u->suffix && u->suffix != *end)
+			u++;
+		if (!u || !u->suffix || end[1])
+			return false;
+		mult = u->mult;
+	}
+	if (n > ULLONG_MAX / mult)
+		return false;
+	*out = n * mult;
+	return true;
 }

@@ -51,6 +51,18 @@ json_t *ward_json_str(const char *s)
 	return s ? ward_json_text(s, strlen(s)) : json_null();
 }
 
+json_t *ward_json_strv(char *const *v)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && v && v[i]; i++)
+		if (json_array_append_new(arr, ward_json_str(v[i])) != 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	return arr;
+}
+
 json_t *ward_json_call_denials(const ward_call *call)
 {
 	json_t *arr = json_array();

@@ -116,7 +116,7 @@ void mcp_log(struct mcp_server *srv, const char *level, const char *fmt, ...)
 			     "notifications/message",
 			     json_pack("{s:s, s:s, s:o}", "level", level,
 				       "logger", "ward", "data",
-				       ward_json_text(text, strlen(text)))));
+				       ward_json_str(text))));
 }
 
 /* --- per-call state ---------------------------------------------------- */
@@ -387,7 +387,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	    "default", 0, "required", "allow");
 	at_2511 = mcp_protocol_at_least(srv, "2025-11-25");
 	params = json_pack("{s:o, s:o}", "message",
-			   ward_json_text(message, strlen(message)),
+			   ward_json_str(message),
 			   "requestedSchema", schema);
 	if (params && at_2511)
 		json_object_set_new(params, "mode", json_string("form"));

@@ -646,7 +646,7 @@ static json_t *partial_json(const ward_call *wc)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && v && v[i]; i++)
-		json_array_append_new(arr, ward_json_text(v[i], strlen(v[i])));
+		json_array_append_new(arr, ward_json_str(v[i]));
 	return arr;
 }
 

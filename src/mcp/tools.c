@@ -1322,6 +1322,20 @@ static json_t *fs_structured(const struct fs_call *fc)
 			 "fsfence", WARD_ENFORCEMENT_FULL, false, NULL));
 }
 
+/* How a change through the fence ended well: "wrote N bytes to PATH"… */
+static json_t *fs_done(struct mcp_server *srv, struct fs_call *fc,
+		       enum ward_fs_op op, const char *path, size_t n)
+{
+	char *text = NULL;
+	json_t *r;
+
+	if (ward_render_fs_done(&text, op, path, n) != 0)
+		mcp_oom();
+	r = result_text(srv, text, false, fs_structured(fc));
+	free(text);
+	return r;
+}
+
 /* The number of lines of @p[0..n): newlines, plus a last line without. */
 static unsigned long long count_lines(const char *p, size_t n)
 {
@@ -1463,7 +1477,6 @@ static json_t *run_write_file(struct mcp_call *call, json_t *args)
 	const char *path = arg_str(args, "path");
 	json_t *content = json_object_get(args, "content");
 	size_t len = json_string_length(content);
-	char *text = NULL;
 	json_t *r;
 	int err = 0;
 
@@ -1477,10 +1490,7 @@ static json_t *run_write_file(struct mcp_call *call, json_t *args)
 		r = fs_failed(srv, &fc, err, &denial, path);
 		goto out;
 	}
-	if (ward_render_fs_done(&text, WARD_FS_OP_WRITE, path, len) != 0)
-		mcp_oom();
-	r = result_text(srv, text, false, fs_structured(&fc));
-	free(text);
+	r = fs_done(srv, &fc, WARD_FS_OP_WRITE, path, len);
 out:
 	fs_end(srv, &fc, err, &denial);
 	return r;
@@ -1494,7 +1504,6 @@ static json_t *run_edit_file(struct mcp_call *call, json_t *args)
 	struct fs_call fc;
 	const char *path = arg_str(args, "path");
 	size_t n = 0;
-	char *text = NULL;
 	json_t *r;
 	int err = 0;
 
@@ -1509,10 +1518,7 @@ static json_t *run_edit_file(struct mcp_call *call, json_t *args)
 		r = fs_failed(srv, &fc, err, &denial, path);
 		goto out;
 	}
-	if (ward_render_fs_done(&text, WARD_FS_OP_EDIT, path, n) != 0)
-		mcp_oom();
-	r = result_text(srv, text, false, fs_structured(&fc));
-	free(text);
+	r = fs_done(srv, &fc, WARD_FS_OP_EDIT, path, n);
 out:
 	fs_end(srv, &fc, err, &denial);
 	return r;

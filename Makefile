@@ -183,7 +183,8 @@ $(PATHS_STAMP):
 
 $(LIBA): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	@$(if $(Q),echo '  AR      $@')
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(MCPA): $(MCP_OBJS)
 	@mkdir -p $(@D)
@@ -191,7 +192,8 @@ $(MCPA): $(MCP_OBJS)
 
 $(LIBSO): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
 
 LIB_PATCHES := $(wildcard scripts/patches/*/*.patch)
 
@@ -222,13 +224,15 @@ $(B)/obj/musl/cli/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_CONF)
 ifeq ($(WARD_MUSL),1)
 $(WARD): $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) $(MUSL_CONF)
 	@mkdir -p $(@D)
-	$(MUSL_CC) -static -o $@ $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) \
+	@$(if $(Q),echo '  MUSLLD  $@')
+	$(Q)$(MUSL_CC) -static -o $@ $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) \
 	    $(MUSL_DEPLIBS)
 else
 $(WARD): $(CLI_OBJS) $(LIBA)
 	@mkdir -p $(@D)
 	@echo '$(DYNAMIC_WARNING)' >&2
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
 endif
 
 # landlock-run shares src/util with libward: one copy of the kernel
@@ -236,13 +240,15 @@ endif
 $(LAUNCHER): src/launcher/landlock-run.c $(LAUNCH_UTIL) $(LAUNCH_UTIL_HDRS) \
 	     $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/landlock-run.c \
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/landlock-run.c \
 	    $(LAUNCH_UTIL)
 
 # ward-bridge runs inside bwrap's network namespace: static, libc only.
 $(BRIDGE): src/launcher/ward-bridge.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/ward-bridge.c
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/ward-bridge.c
 
 $(B)/ward.pc: ward.pc.in Makefile $(PATHS_STAMP)
 	@mkdir -p $(@D)

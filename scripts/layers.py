@@ -27,6 +27,8 @@ Two views of the arrows are checked.
    form a cycle (a public header does not hide a cycle: render.c calling
    escalation.c calling render.c is one).
 
+3. The page: every module (.c file) is named in docs/ARCHITECTURE.md.
+
 Every violation is printed with its file (and line); the exit status is 1
 when there is one, 0 when the tree is clean.
 """
@@ -193,9 +195,26 @@ def check_symbols(build, errors):
                       "(a cycle)")
 
 
+def check_doc(errors):
+    """Every module of the tree is named in docs/ARCHITECTURE.md."""
+    doc_path = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
+    with open(doc_path, encoding="utf-8") as fh:
+        doc = fh.read()
+    for fol in ALLOWED:
+        d = os.path.join(ROOT, fol)
+        if not fol.startswith("src/") or not os.path.isdir(d):
+            continue
+        for n in sorted(os.listdir(d)):
+            if n.endswith(".c") and f"`{n}`" not in doc:
+                errors.append(f"docs/ARCHITECTURE.md does not name "
+                              f"{fol}/{n} (its Modules tables list every "
+                              "module)")
+
+
 def main():
     errors = []
     check_includes(errors)
+    check_doc(errors)
     if len(sys.argv) > 1:
         check_symbols(sys.argv[1], errors)
     for e in errors:

@@ -37,7 +37,8 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.environ.get("LAYERS_ROOT") or os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))
 
 # folder -> the folders its files may include from (besides itself)
 ALLOWED = {

@@ -342,7 +342,7 @@ covered() {
 		'"mcpServers"' 'npx @modelcontextprotocol/inspector' \
 		'ward_call_new(&call, &o)' \
 		'make demo' `# make check itself: not run from inside it` \
-		'include/ward/   public API' # the tree, not an example
+		'include/ward/   libward' # the tree, not an example
 	covered man/ward.1 '$ ward probe' "sh -c 'echo hi > note.txt'" \
 		'--timeout 10m -- make -j8' "ward run --json -c 'ls; echo done >&2'" \
 		'refused by rule "-- .env"' '"stdout_truncated_bytes": 0' \

@@ -159,7 +159,7 @@ def check_options(ward, launcher):
 
 def check_codes():
     emitted = set()
-    for d in ("cli", "src"):
+    for d in ("src/cli", "src/mcp", "src/libward", "src/util"):
         for name in sorted(os.listdir(os.path.join(ROOT, d))):
             if not name.endswith((".c", ".h")):
                 continue

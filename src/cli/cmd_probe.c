@@ -109,6 +109,26 @@ struct call_facts {
 	char *const *partial;
 };
 
+/*
+ * How the processes a call starts end with it on @runner (@pidns: a pid
+ * namespace can be made here). See docs/RUNNERS.md.
+ */
+static const char *containment_text(enum ward_runner runner, int pidns)
+{
+	switch (runner) {
+	case WARD_RUNNER_BWRAP:
+		return "bwrap's pid namespace";
+	case WARD_RUNNER_LANDLOCK:
+		return pidns > 0 ? "landlock-run's keeper, in a pid namespace"
+				 : "landlock-run's keeper, a subreaper sweep "
+				   "(no pid namespace without CAP_SYS_ADMIN)";
+	case WARD_RUNNER_NONE:
+		return "none (not confined)";
+	default:
+		return "the process group";
+	}
+}
+
 static void print_json(const struct ward_probe_entry *e, size_t n,
 		       int select_err, enum ward_runner chosen,
 		       enum ward_enforcement enf, const struct ll_facts *ll,
@@ -154,6 +174,10 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 		obj, "enforcement",
 		select_err ? json_null()
 			   : json_string(ward_enforcement_name(enf))) ||
+	    json_object_set_new(obj, "containment",
+				select_err ? json_null()
+					   : json_string(containment_text(
+						 chosen, ward_probe_pidns()))) ||
 	    json_object_set_new(llo, "abi",
 				ll->abi > 0 ? json_integer(ll->abi)
 					    : json_null()) ||
@@ -190,25 +214,6 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	cli_json_print(obj);
 }
 
-/*
- * How the processes a call starts end with it on @runner (@pidns: a pid
- * namespace can be made here). See docs/RUNNERS.md.
- */
-static const char *containment_text(enum ward_runner runner, int pidns)
-{
-	switch (runner) {
-	case WARD_RUNNER_BWRAP:
-		return "bwrap's pid namespace";
-	case WARD_RUNNER_LANDLOCK:
-		return pidns > 0 ? "landlock-run's keeper, in a pid namespace"
-				 : "landlock-run's keeper, a subreaper sweep "
-				   "(no pid namespace without CAP_SYS_ADMIN)";
-	case WARD_RUNNER_NONE:
-		return "none (not confined)";
-	default:
-		return "the process group";
-	}
-}
 
 static void print_text(const struct ward_probe_entry *e, size_t n,
 		       int select_err, const char *select_detail,

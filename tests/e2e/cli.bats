@@ -479,11 +479,16 @@ check_denied() {
 	[ "$status" -eq 0 ] || [ "$status" -eq 125 ]
 	[ "$(json '[c["runner"] for c in d["chain"]]')" = "['bwrap', 'landlock']" ]
 	[ "$(json 'sorted(d["chain"][0])')" = "['probed', 'runner', 'usable', 'verdict', 'why']" ]
-	[ "$(json 'sorted(d)')" = "['call', 'chain', 'chosen', 'config_error', 'enforcement', 'landlock', 'partial', 'paths', 'platform']" ]
+	[ "$(json 'sorted(d)')" = "['call', 'chain', 'chosen', 'config_error', 'containment', 'enforcement', 'landlock', 'partial', 'paths', 'platform']" ]
 	[ "$(json 'd["paths"]["landlock_run"]')" = "$LAUNCHER" ]
 	[ "$(json 'd["platform"]')" = linux ]
 	if [ "$status" -eq 0 ]; then
 		[ "$(json 'd["chosen"] in ("bwrap", "landlock")')" = True ]
+		# The same sentence as the text's containment: line.
+		[ "$(json 'd["containment"]')" = \
+			"$("$WARD" probe | sed -n 's/^containment: *//p')" ]
+	else
+		[ "$(json 'd["containment"]')" = None ]
 	fi
 	if [ "$(json 'd["landlock"]["abi"] is not None')" = True ]; then
 		[ "$(json 'd["landlock"]["abi"] >= 1')" = True ]
@@ -495,6 +500,7 @@ check_denied() {
 	[ "$(json '[c["runner"] for c in d["chain"]]')" = "['landlock']" ]
 	[ "$(json 'd["chain"][0]["probed"]')" = False ]
 	[ "$(json 'd["chosen"]')" = landlock ]
+	[[ "$(json 'd["containment"]')" == "landlock-run's keeper"* ]]
 }
 
 # --- confine ----------------------------------------------------------------------

@@ -102,7 +102,7 @@ if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	jobs=${WARD_TEST_JOBS:-$(nproc)}
 	files=()
 	for f in mcp redteam_persist redteam_state redteam cli polish \
-		sandbox_landlock_run sandbox_landlock sandbox_bwrap; do
+		sandbox_landlock sandbox_bwrap; do
 		[ -e "tests/e2e/$f.bats" ] && files+=("tests/e2e/$f.bats")
 	done
 	for f in tests/e2e/*.bats; do

@@ -104,8 +104,9 @@ struct ward_exec_options {
 	 * is not confined and gets the environment as given. */
 	char *const *envp;
 	/**
-	 * Use the wrapped launcher argv (landlock-run) instead of confining
-	 * in-process when the runner is Landlock.
+	 * Ignored: every Landlock run goes through the launcher
+	 * (landlock-run), which stays as the command's keeper. Kept so that
+	 * callers setting it still compile.
 	 */
 	bool landlock_via_launcher;
 	/* --- version 2 --- */

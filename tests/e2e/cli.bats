@@ -542,6 +542,20 @@ check_denied() {
 	[ "$(json 'd["env"]["WARD_SANDBOX"]')" = landlock ]
 }
 
+# Every Landlock run goes through landlock-run, so the old switch to it is
+# accepted and changes nothing (the suites run one Landlock variant).
+@test "--landlock-via-launcher is accepted and changes nothing" {
+	local with without
+	with=$("$WARD" confine --json -w "$WS" --runner landlock \
+		--landlock-via-launcher -- true)
+	without=$("$WARD" confine --json -w "$WS" --runner landlock -- true)
+	[ -n "$with" ]
+	[ "$with" = "$without" ]
+	run -0 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
+		--json -- sh -c 'echo "$WARD_SANDBOX"'
+	[ "$(json 'd["stdout"]')" = landlock ]
+}
+
 @test "confine prints one shell-quoted line that runs confined" {
 	require_runner landlock
 	run -0 "$WARD" confine -w "$WS" --runner landlock -- printf '%s|' "a b" "it's"

@@ -12,8 +12,8 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 
 out=${1:-docs/CONFORMANCE.md}
-variants=(bwrap landlock-run landlock)
-titles=("bwrap" "landlock-run" "landlock (in-process)")
+variants=(bwrap landlock)
+titles=("bwrap" "landlock")
 
 for b in build/bin/ward build/bin/landlock-run; do
 	[ -x "$b" ] || {
@@ -196,10 +196,10 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	echo "and \`tests/e2e/sandbox_chain.bats\`) on the real kernel. Do not edit by"
 	echo "hand: run \`make && tests/e2e/conformance.sh\`."
 	echo
-	echo "Runner variants: **bwrap** = \`--runner bwrap\`; **landlock-run** ="
-	echo "\`--runner landlock --landlock-via-launcher\` (the static launcher);"
-	echo "**landlock (in-process)** = \`--runner landlock\` (the executor confines"
-	echo "the child between fork and exec with the same code)."
+	echo "Runners: **bwrap** = \`--runner bwrap\` (with ward's Landlock layer"
+	echo "inside); **landlock** = \`--runner landlock\` (every Landlock run goes"
+	echo "through the static launcher, landlock-run, which stays as the command's"
+	echo "keeper)."
 	echo
 	echo "## Environment"
 	echo
@@ -280,7 +280,7 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	echo
 	echo "## Differences"
 	echo
-	echo "Every case whose outcome is not the same under all three runners,"
+	echo "Every case whose outcome is not the same under both runners,"
 	echo "with the reason."
 	echo
 	ndiff=0
@@ -288,20 +288,15 @@ errno_note="Same outcome, different errno: bwrap refuses writes through its read
 	for k in "${keys[@]}" "${rule_keys[@]}"; do
 		# Compared as the table shows them: pty numbers differ per run.
 		a=$(cell bwrap "$k" | sed -E 's#/dev/pts/[0-9]+#/dev/pts/N#g')
-		b=$(cell landlock-run "$k" | sed -E 's#/dev/pts/[0-9]+#/dev/pts/N#g')
-		c=$(cell landlock "$k" | sed -E 's#/dev/pts/[0-9]+#/dev/pts/N#g')
-		[ "$a" = "$b" ] && [ "$b" = "$c" ] && continue
+		b=$(cell landlock "$k" | sed -E 's#/dev/pts/[0-9]+#/dev/pts/N#g')
+		[ "$a" = "$b" ] && continue
 		ndiff=$((ndiff + 1))
-		if [ "$b" = "$c" ] && ! why=$(reason_for "$k") &&
+		if ! why=$(reason_for "$k") &&
 			[ "$(coarse "$a")" = denied ] && [ "$(coarse "$b")" = denied ]; then
 			errno_only+=("$k")
 			continue
 		fi
-		echo "- **$(md_escape "$k")** — bwrap: $a; landlock-run: $b; landlock (in-process): $c."
-		if [ "$b" != "$c" ]; then
-			echo "  UNEXPLAINED: landlock-run and the in-process path share"
-			echo "  src/util/landlock.c and should not differ; investigate."
-		fi
+		echo "- **$(md_escape "$k")** — bwrap: $a; landlock: $b."
 		if why=$(reason_for "$k"); then
 			echo "  $why"
 		else

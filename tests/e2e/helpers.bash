@@ -33,7 +33,7 @@ PY=/usr/bin/python3
 E2E_TIMEOUT=${E2E_TIMEOUT:-60}
 
 # The variant a test file runs under, from its name:
-# sandbox_bwrap.bats -> bwrap, sandbox_landlock_run.bats -> landlock-run, …
+# sandbox_bwrap.bats -> bwrap, sandbox_landlock.bats -> landlock
 e2e_variant_from_file() {
 	local base
 	base=$(basename "$BATS_TEST_FILENAME" .bats)

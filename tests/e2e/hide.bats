@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # shellcheck shell=bats
 #
-# Glob rules inside the workspace really hidden, on every runner variant
-# (bwrap, landlock-run, in-process Landlock), as root and as nobody: every
+# Glob rules inside the workspace really hidden, on every runner (bwrap and
+# Landlock, which always runs through landlock-run), as root and as nobody: every
 # `--` match can be neither read nor written, every `r-` match not written,
 # the non-matches stay usable. On Landlock the launcher hides them by mounts
 # in a private namespace (src/util/hide.c); these tests try to get around that:
@@ -45,7 +45,7 @@ make_tree() {
 }
 
 variants() {
-	echo bwrap landlock-run landlock
+	echo bwrap landlock
 }
 
 # Skip the bwrap variant where bwrap cannot start (user namespaces denied).
@@ -153,7 +153,7 @@ print("end")' "$WS/c/server.key"
 	make_tree
 	for who in root nobody; do
 		[ "$who" = root ] || as_nobody
-		for v in landlock-run landlock; do
+		for v in landlock; do
 			ward_run "$v" workspace-write "${RULES[@]}" -- sh -c '
 				cat "/proc/$PPID/root$1" 2>/dev/null && echo LEAK
 				cat "/proc/1/root$1" 2>/dev/null && echo LEAK1
@@ -184,7 +184,7 @@ print("end")' "$WS/c/server.key"
 	make_tree
 	local before during after
 	before=$(cat /proc/self/mountinfo)
-	for v in landlock-run landlock; do
+	for v in landlock; do
 		ward_run "$v" workspace-write "${RULES[@]}" -- sh -c \
 			'grep -c "" /proc/self/mountinfo >"$1"; sleep 1' _ "$WS/n.$v" &
 		local pid=$!

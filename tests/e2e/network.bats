@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # The network knob end to end (docs/NETWORK.md): real clients (curl, git,
 # pip, npm, a raw TCP connect, a UDP datagram) against local stand-ins on
-# the host's 127.0.0.1 (tests/e2e/net_server.py), on every runner variant
-# (bwrap, landlock-run, landlock in-process) and every setting: off (the
+# the host's 127.0.0.1 (tests/e2e/net_server.py), on every runner (bwrap,
+# Landlock through landlock-run) and every setting: off (the
 # default of read-only and workspace-write), on, and an allowlist served
 # by ward's proxy. Nothing here needs the internet.
 #
@@ -129,8 +129,7 @@ check_off() {
 }
 
 @test "network off (default): nothing leaves (bwrap)" { check_off bwrap; }
-@test "network off (default): nothing leaves (landlock-run)" { check_off landlock-run; }
-@test "network off (default): nothing leaves (landlock in-process)" { check_off landlock; }
+@test "network off (default): nothing leaves (landlock)" { check_off landlock; }
 
 # --- on -------------------------------------------------------------------
 
@@ -145,8 +144,7 @@ check_on() {
 }
 
 @test "network on: the host's network (bwrap)" { check_on bwrap; }
-@test "network on: the host's network (landlock-run)" { check_on landlock-run; }
-@test "network on: the host's network (landlock in-process)" { check_on landlock; }
+@test "network on: the host's network (landlock)" { check_on landlock; }
 
 # --- allowlist ------------------------------------------------------------
 
@@ -198,8 +196,7 @@ check_allow() {
 	[ "$status" = 0 ] || fail "the command did not run: $stderr"
 	[ "$output" = "ward ok" ]
 }
-@test "network allowlist: allowed name, denied name, IP literal (landlock-run)" { check_allow landlock-run; }
-@test "network allowlist: allowed name, denied name, IP literal (landlock in-process)" { check_allow landlock; }
+@test "network allowlist: allowed name, denied name, IP literal (landlock)" { check_allow landlock; }
 
 check_clients() {
 	local v=$1
@@ -236,8 +233,7 @@ check_clients() {
 }
 
 @test "network allowlist: git clone, pip, npm through the proxy (bwrap)" { check_clients bwrap; }
-@test "network allowlist: git clone, pip, npm through the proxy (landlock-run)" { check_clients landlock-run; }
-@test "network allowlist: git clone, pip, npm through the proxy (landlock in-process)" { check_clients landlock; }
+@test "network allowlist: git clone, pip, npm through the proxy (landlock)" { check_clients landlock; }
 
 # --- around the knob -------------------------------------------------------
 

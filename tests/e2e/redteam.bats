@@ -166,15 +166,11 @@ landlock_orphan() {
 	[ -z "$left" ] || fail "a setsid'd descendant outlived ward: pid $left"
 }
 
-@test "landlock (in-process): a setsid'd descendant does not outlive --timeout" {
+@test "landlock: a setsid'd descendant does not outlive --timeout" {
 	landlock_orphan landlock
 }
 
-@test "landlock-run: a setsid'd descendant does not outlive --timeout" {
-	landlock_orphan landlock-run
-}
-
-@test "landlock (in-process): a setsid'd descendant does not outlive the call" {
+@test "landlock: a setsid'd descendant does not outlive the call" {
 	local tag=ward-rt-orphan-$E2E_TAG
 	require_landlock
 	ward_run landlock workspace-write -c \
@@ -258,9 +254,4 @@ sysctl_write_refused() {
 @test "landlock: host sysctls are read-only (workspace-write mode)" {
 	require_landlock
 	sysctl_write_refused landlock workspace-write
-}
-
-@test "landlock-run: host sysctls are read-only (workspace-write mode)" {
-	require_landlock
-	sysctl_write_refused landlock-run workspace-write
 }

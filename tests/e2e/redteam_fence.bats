@@ -10,7 +10,7 @@
 # where a confined `cat`/`echo >` is — on Landlock too, whose launcher
 # mounts over the `r-` match inside the writable root (src/util/hide.c).
 #
-# Printed as a table (fence, bwrap, landlock, landlock-run) when run with
+# Printed as a table (fence, bwrap, landlock) when run with
 # bats --tap / --verbose-run; each row is also checked.
 
 load helpers
@@ -101,12 +101,12 @@ ROWS=(
 )
 
 table_case() {
-	local who=$1 row op p lpath ll f b l lr bad=0
+	local who=$1 row op p lpath ll f b l bad=0
 	if [ "$who" = nobody ]; then
 		as_nobody
 		chown -R 65534:65534 "$WS"
 	fi
-	printf '# %-6s %-24s %-8s %-8s %-8s %-8s\n' op path fence bwrap landlock landlock-run >&3
+	printf '# %-6s %-24s %-8s %-8s %-8s\n' op path fence bwrap landlock >&3
 	for row in "${ROWS[@]}"; do
 		read -r op lpath ll <<<"$row"
 		p=${lpath/#\~/$RT_HOME}
@@ -118,13 +118,10 @@ table_case() {
 		b=$(runner_outcome bwrap "$op" "$p")
 		rm -f "$WS/data/f" "$WS/other/f"
 		l=$(runner_outcome landlock "$op" "$p")
-		rm -f "$WS/data/f" "$WS/other/f"
-		lr=$(runner_outcome landlock-run "$op" "$p")
-		printf '# %-6s %-24s %-8s %-8s %-8s %-8s\n' "$op" "$lpath" "$f" "$b" "$l" "$lr" >&3
+		printf '# %-6s %-24s %-8s %-8s %-8s\n' "$op" "$lpath" "$f" "$b" "$l" >&3
 		[ "$b" = n/a ] || [ "$f" = "$b" ] || bad=1
 		if [ "$ll" = yes ]; then
 			[ "$l" = n/a ] || [ "$f" = "$l" ] || bad=1
-			[ "$lr" = n/a ] || [ "$f" = "$lr" ] || bad=1
 		fi
 	done
 	[ "$bad" = 0 ] || fail "the fence and the runners disagree (table above)"

@@ -6,8 +6,8 @@
 # hooks (in .git/hooks, in a core.hooksPath directory), git configuration
 # pulled in by include.path / includeIf, editor and agent settings
 # (.vscode, .idea, .claude, .mcp.json), direnv's .envrc, husky's .husky,
-# and ward's own .ward. Each class runs on every runner (bwrap, Landlock
-# in-process, landlock-run) as root and as the unprivileged user nobody:
+# and ward's own .ward. Each class runs on every runner (bwrap, and Landlock
+# through landlock-run) as root and as the unprivileged user nobody:
 # where a runner cannot keep a path read-only (anything inside a writable
 # root on Landlock, a missing path on bwrap), ward run's guard must find
 # the change after the run by content, move it out of the workspace to the
@@ -132,8 +132,6 @@ touch $RT_PWN
 @test "bwrap: a hook rewritten in place, size and mtime kept, is put back (nobody)" { inplace_case bwrap nobody; }
 @test "landlock: a hook rewritten in place, size and mtime kept, is put back (root)" { inplace_case landlock root; }
 @test "landlock: a hook rewritten in place, size and mtime kept, is put back (nobody)" { inplace_case landlock nobody; }
-@test "landlock-run: a hook rewritten in place, size and mtime kept, is put back (root)" { inplace_case landlock-run root; }
-@test "landlock-run: a hook rewritten in place, size and mtime kept, is put back (nobody)" { inplace_case landlock-run nobody; }
 
 # --- 1. no entry cap -----------------------------------------------------------
 
@@ -161,8 +159,6 @@ flood_case() {
 @test "bwrap: flooding .git/hooks does not switch the guard off (nobody)" { flood_case bwrap nobody; }
 @test "landlock: flooding .git/hooks does not switch the guard off (root)" { flood_case landlock root; }
 @test "landlock: flooding .git/hooks does not switch the guard off (nobody)" { flood_case landlock nobody; }
-@test "landlock-run: flooding .git/hooks does not switch the guard off (root)" { flood_case landlock-run root; }
-@test "landlock-run: flooding .git/hooks does not switch the guard off (nobody)" { flood_case landlock-run nobody; }
 
 # A tree the guard cannot snapshot whole: under Landlock (the guard is
 # what keeps it) the call does not run, and says what to do (fail closed,
@@ -194,11 +190,9 @@ for i in range(20001):
 }
 
 # 20,001 files each: one variant in make check, the rest in check-slow.
-@test "landlock-run: a hooks directory too large to check refuses the call (root)" { toomany_case landlock-run root; }
 @test "bwrap: a hooks directory too large to check stays read-only (root) (slow)" { slow "20,001 hooks"; toomany_case bwrap root; }
 @test "landlock: a hooks directory too large to check refuses the call (root) (slow)" { slow "20,001 hooks"; toomany_case landlock root; }
 @test "landlock: a hooks directory too large to check refuses the call (nobody) (slow)" { slow "20,001 hooks"; toomany_case landlock nobody; }
-@test "landlock-run: a hooks directory too large to check refuses the call (nobody) (slow)" { slow "20,001 hooks"; toomany_case landlock-run nobody; }
 
 # The quarantine is out of every confined run's reach: a command cannot
 # read it back or put a file back from it.
@@ -208,7 +202,7 @@ for i in range(20001):
 	ward_run landlock workspace-write -c 'echo evil > .git/hooks/pre-push'
 	local q=$XDG_STATE_HOME/ward/quarantine
 	[ -d "$q" ] || fail "no quarantine at $q"
-	for v in landlock landlock-run bwrap; do
+	for v in landlock bwrap; do
 		[ "$v" != bwrap ] || bwrap --ro-bind / / --unshare-user -- true 2>/dev/null || continue
 		ward_run "$v" workspace-write -c 'ls -R "$1" && echo LISTED' sh "$q"
 		[[ "$output" != *LISTED* ]] || fail "$v: a confined run listed the quarantine"
@@ -238,8 +232,6 @@ hookspath_case() {
 @test "bwrap: the core.hooksPath directory (.husky/_) stays the user's (nobody)" { hookspath_case bwrap nobody; }
 @test "landlock: the core.hooksPath directory (.husky/_) stays the user's (root)" { hookspath_case landlock root; }
 @test "landlock: the core.hooksPath directory (.husky/_) stays the user's (nobody)" { hookspath_case landlock nobody; }
-@test "landlock-run: the core.hooksPath directory (.husky/_) stays the user's (root)" { hookspath_case landlock-run root; }
-@test "landlock-run: the core.hooksPath directory (.husky/_) stays the user's (nobody)" { hookspath_case landlock-run nobody; }
 
 # include.path to a file in the worktree, and includeIf to one that does
 # not exist yet: either would set core.fsmonitor for the user's git.
@@ -267,8 +259,6 @@ include_case() {
 @test "bwrap: include.path and includeIf.*.path files stay the user's (nobody)" { include_case bwrap nobody; }
 @test "landlock: include.path and includeIf.*.path files stay the user's (root)" { include_case landlock root; }
 @test "landlock: include.path and includeIf.*.path files stay the user's (nobody)" { include_case landlock nobody; }
-@test "landlock-run: include.path and includeIf.*.path files stay the user's (root)" { include_case landlock-run root; }
-@test "landlock-run: include.path and includeIf.*.path files stay the user's (nobody)" { include_case landlock-run nobody; }
 
 # The fence refuses the same places.
 @test "fs fence: hooksPath, include and trap files are refused under workspace-write" {
@@ -323,8 +313,6 @@ traps_case() {
 @test "bwrap: .vscode, .idea, .claude, .mcp.json, .envrc, .husky, .ward stay the user's (nobody)" { traps_case bwrap nobody; }
 @test "landlock: .vscode, .idea, .claude, .mcp.json, .envrc, .husky, .ward stay the user's (root)" { traps_case landlock root; }
 @test "landlock: .vscode, .idea, .claude, .mcp.json, .envrc, .husky, .ward stay the user's (nobody)" { traps_case landlock nobody; }
-@test "landlock-run: .vscode, .idea, .claude, .mcp.json, .envrc, .husky, .ward stay the user's (root)" { traps_case landlock-run root; }
-@test "landlock-run: .vscode, .idea, .claude, .mcp.json, .envrc, .husky, .ward stay the user's (nobody)" { traps_case landlock-run nobody; }
 
 # --- 2. releasing a protected path: the user's file only ---------------------------
 

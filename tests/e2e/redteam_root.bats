@@ -2,7 +2,7 @@
 # shellcheck shell=bats
 #
 # Root's identity on what ward does not govern (issue 9, item 7), on every
-# Linux runner (bwrap, landlock-run, in-process Landlock), as root and as
+# Linux runner (bwrap, and Landlock through landlock-run), as root and as
 # the unprivileged user nobody:
 #
 #   - metadata outside the writable roots (chmod, fchmod, chown, xattrs —
@@ -173,18 +173,6 @@ rt_socket_case() {
 @test "bwrap: metadata, sockets, abstract, cgroup (nobody, read-only)" {
 	rt_case bwrap nobody read-only
 }
-@test "landlock-run: metadata, sockets, abstract, cgroup (root, workspace-write)" {
-	rt_socket_case landlock-run root
-}
-@test "landlock-run: metadata, sockets, abstract, cgroup (nobody, workspace-write)" {
-	rt_socket_case landlock-run nobody
-}
-@test "landlock-run: metadata, sockets, abstract, cgroup (root, read-only)" {
-	rt_case landlock-run root read-only
-}
-@test "landlock-run: metadata, sockets, abstract, cgroup (nobody, read-only)" {
-	rt_case landlock-run nobody read-only
-}
 @test "landlock: metadata, sockets, abstract, cgroup (root, workspace-write)" {
 	rt_socket_case landlock root
 }
@@ -295,7 +283,7 @@ open("result", "w").write(r)
 # docs/RUNNERS.md.)
 @test "race: a symlink flipped under chmod/chown/utime never reaches outside" {
 	local variant
-	for variant in landlock-run landlock; do
+	for variant in landlock; do
 		require_runner "$variant"
 	done
 	echo victim >"$OUT_DIR/victim"
@@ -306,7 +294,7 @@ open("result", "w").write(r)
 	echo mine >"$WS/mine"
 	ln -s "$OUT_DIR/victim" "$WS/flip"
 	cd "$WS"
-	for variant in landlock-run landlock; do
+	for variant in landlock; do
 		ward_run "$variant" workspace-write -- "$PY" -c '
 import os, sys, time
 out = sys.argv[1]

@@ -6,8 +6,8 @@
 #
 #   - ward's state directory (the session logs, their locks, the probe
 #     cache, the guard's quarantine) is hidden: not listable, not
-#     readable, no lock can be taken on a session log — on bwrap, Landlock
-#     and landlock-run, as root and as nobody, and through the fs fence;
+#     readable, no lock can be taken on a session log — on bwrap and
+#     Landlock, as root and as nobody, and through the fs fence;
 #   - the terminal settings a command changes (stty -echo, raw mode, the
 #     window size) are put back when ward run ends: normally, at a timeout,
 #     and when ward itself is stopped by a signal;
@@ -111,8 +111,6 @@ print(\"LOCKED\")" "$1"
 @test "bwrap: the session store is hidden (nobody)" { store_case bwrap nobody; }
 @test "landlock: the session store is hidden (root)" { store_case landlock root; }
 @test "landlock: the session store is hidden (nobody)" { store_case landlock nobody; }
-@test "landlock-run: the session store is hidden (root)" { store_case landlock-run root; }
-@test "landlock-run: the session store is hidden (nobody)" { store_case landlock-run nobody; }
 
 # --- the terminal --------------------------------------------------------------------
 
@@ -160,7 +158,6 @@ kill -TERM $w; wait $w' ;;
 @test "bwrap: stty -echo, raw mode and the window size are put back (nobody)" { tty_case bwrap nobody exit; }
 @test "landlock: stty -echo, raw mode and the window size are put back (root)" { tty_case landlock root exit; }
 @test "landlock: stty -echo, raw mode and the window size are put back (nobody)" { tty_case landlock nobody exit; }
-@test "landlock-run: stty -echo, raw mode and the window size are put back (root)" { tty_case landlock-run root exit; }
 @test "bwrap: the terminal is put back after a timeout" { tty_case bwrap root timeout; }
 @test "landlock: the terminal is put back after a timeout (nobody)" { tty_case landlock nobody timeout; }
 @test "bwrap: the terminal is put back when ward is killed by SIGTERM" { tty_case bwrap root signal; }
@@ -200,7 +197,6 @@ tmpdir_refused_case() {
 @test "bwrap: a \$TMPDIR the caller does not own is refused, loudly (nobody)" { tmpdir_refused_case bwrap nobody; }
 @test "landlock: a \$TMPDIR outside /tmp, /var/tmp and \$XDG_RUNTIME_DIR is refused, loudly (root)" { tmpdir_refused_case landlock root; }
 @test "landlock: a \$TMPDIR the caller does not own is refused, loudly (nobody)" { tmpdir_refused_case landlock nobody; }
-@test "landlock-run: a \$TMPDIR outside /tmp, /var/tmp and \$XDG_RUNTIME_DIR is refused, loudly (root)" { tmpdir_refused_case landlock-run root; }
 
 @test "a \$TMPDIR the caller owns under /var/tmp is a writable root, silently" {
 	require_runner landlock
@@ -219,34 +215,3 @@ tmpdir_refused_case() {
 # when the call is planned. An entry removed between the plan and the start
 # (another process's temporary file) must not fail the call: those grants
 # are optional (--ro-if-exists), and a gone entry only narrows.
-@test "landlock-run: an entry beside a hidden path removed after the plan does not fail the call" {
-	require_runner landlock-run
-	local d argv
-	d=$(mktemp -d /var/tmp/ward-vanish.XXXXXX)
-	RT_DIRS+=("$d")
-	mkdir "$d/secret" "$d/gone" "$d/kept"
-	echo key >"$d/secret/key"
-	echo hi >"$d/kept/f"
-	run --separate-stderr "$WARD" confine --runner landlock --json \
-		--access "-- $d/secret" -- cat "$d/kept/f"
-	[ "$status" = 0 ]
-	argv=$output
-	[[ "$argv" == *'"--ro-if-exists"'*"$d/gone"* ]]
-	rm -rf "$d/gone"
-	run --separate-stderr python3 -c '
-import json, os, sys
-j = json.loads(sys.argv[1])
-os.environ["WARD_SANDBOX"] = j["runner"]
-os.execvp(j["argv"][0], j["argv"])' "$argv"
-	echo "# $stderr"
-	[ "$status" = 0 ]
-	[ "$output" = hi ]
-	# The hidden path stays hidden.
-	run python3 -c '
-import json, os, sys
-j = json.loads(sys.argv[1])
-a = j["argv"]; a[-1] = sys.argv[2]
-os.execvp(a[0], a)' "$argv" "$d/secret/key"
-	[ "$status" != 0 ]
-	! grep -qx key <<<"$output"
-}

@@ -1,1 +1,0 @@
-sandbox_cases.bats.in

@@ -208,6 +208,8 @@ int cmd_confine(int argc, char **argv);
  * table @cmds and ward's own options. */
 int cmd_completion(int argc, char **argv, const struct cli_command *cmds,
 		   const struct cli_option *ward_options);
+/* `ward session SUBCOMMAND …`; argv[0] is "session". */
+int cmd_session(int argc, char **argv);
 /* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
 int cmd_mcp(int argc, char **argv);
 

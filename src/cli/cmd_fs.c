@@ -23,7 +23,7 @@
 
 #include "cli.h"
 #include "cmd_fs.h"
-#include "cmd_session.h"
+#include "session_opts.h"
 #include "policy_opts.h"
 #include "ward/call.h"
 

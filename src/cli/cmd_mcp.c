@@ -12,7 +12,7 @@
 #include "mcp/mcp.h"
 
 #include "cli.h"
-#include "cmd_session.h"
+#include "session_opts.h"
 #include "policy_opts.h"
 
 static const char mcp_usage[] =

@@ -23,7 +23,7 @@
 #include "ward/tty.h"
 
 #include "cli.h"
-#include "cmd_session.h"
+#include "session_opts.h"
 #include "policy_opts.h"
 
 #define DEFAULT_MAX_OUTPUT (1024 * 1024)

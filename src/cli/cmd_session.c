@@ -1,7 +1,7 @@
 /*
  * ward session — create sessions, read and set their knobs and presets,
- * print their logs; and the --session / --escalate machinery shared by
- * `ward run` and `ward fs`, with the terminal approval prompt.
+ * print their logs. (The --session / --escalate options `ward run` and
+ * `ward fs` share are in session_opts.c, the terminal prompt in prompt.c.)
  *
  *   ward session new [--cwd DIR] [--mode MODE] [--approval ask|never]
  *   ward session list [--json]
@@ -36,7 +36,7 @@
 #include "ward/session.h"
 
 #include "cli.h"
-#include "cmd_session.h"
+#include "session_opts.h"
 #include "policy_opts.h"
 #include "util/util.h"
 
@@ -219,19 +219,6 @@ static json_t *new_object(void)
 	if (!obj)
 		die(CLI_EXIT_WARD, "out of memory");
 	return obj;
-}
-
-/* Open session @id, dying 2 (bad id, no such session) or 125. */
-static ward_session *open_or_die(const char *id, const char *usage)
-{
-	ward_session *s = NULL;
-	int err = ward_session_open(&s, NULL, id);
-
-	if (err == WARD_EINVAL || err == -ENOENT)
-		die_usage(usage, "%s", ward_error_last());
-	if (err)
-		die(CLI_EXIT_WARD, "session %s: %s", id, ward_error_last());
-	return s;
 }
 
 /* The valid preset names as "a, b, c" into @buf. */
@@ -559,7 +546,7 @@ static int do_show(int argc, char **argv)
 
 	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 1, 1, "show needs a session id");
-	s = open_or_die(argv[first], session_usage);
+	s = cli_session_open(argv[first], session_usage);
 	cfg = session_config(s);
 	config_defaults(&d, cfg);
 	st = state_json(s, ward_config_presets(cfg), &d);
@@ -635,7 +622,7 @@ static int do_knob(int argc, char **argv, bool mode_knob)
 				  "never)",
 				  argv[first + 1]);
 	}
-	s = open_or_die(argv[first], session_usage);
+	s = cli_session_open(argv[first], session_usage);
 	cfg = session_config(s);
 	config_defaults(&d, cfg);
 	if (argc - first == 2)
@@ -674,7 +661,7 @@ static int do_network(int argc, char **argv)
 			  "invalid network '%s' (valid: off, on; an allowlist "
 			  "comes from ward.yml's allow_domains)",
 			  argv[first + 1]);
-	s = open_or_die(argv[first], session_usage);
+	s = cli_session_open(argv[first], session_usage);
 	cfg = session_config(s);
 	config_defaults(&d, cfg);
 	dflt = ward_config_network(cfg, ward_session_mode(s, d.mode, NULL),
@@ -700,7 +687,7 @@ static int do_preset(int argc, char **argv)
 
 	first = parse_simple(argc, argv, NULL, NULL, NULL);
 	need_args(argc - first, 1, 2, "preset needs a session id");
-	s = open_or_die(argv[first], session_usage);
+	s = cli_session_open(argv[first], session_usage);
 	cfg = session_config(s);
 	config_defaults(&d, cfg);
 	p = ward_config_presets(cfg);
@@ -1043,7 +1030,7 @@ static int do_log(int argc, char **argv)
 
 	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 1, 1, "log needs a session id");
-	s = open_or_die(argv[first], session_usage);
+	s = cli_session_open(argv[first], session_usage);
 	cwd = ward_session_cwd(s);
 	if (json) {
 		hdr = new_object();
@@ -1105,235 +1092,4 @@ int cmd_session(int argc, char **argv)
 	}
 	return handlers[cli_subcommand(cli_session_commands, "session",
 				       session_usage, sub)](argc - 1, argv + 1);
-}
-
-/* --- the terminal approval prompt ------------------------------------------ */
-
-static volatile sig_atomic_t prompt_interrupted;
-
-static void on_prompt_signal(int sig)
-{
-	(void)sig;
-	prompt_interrupted = 1;
-}
-
-enum ward_approval_outcome
-cli_tty_approve(void *ctx, const struct ward_approval_request *req)
-{
-	struct sigaction sa, old_int, old_term, old_quit;
-	enum ward_approval_outcome outcome = WARD_APPROVAL_UNAVAILABLE;
-	const char *what = ward_subject_name(req->subject);
-	char *text = NULL, answer[64];
-	size_t len = 0, got = 0;
-	ssize_t r;
-	FILE *m;
-	int fd;
-
-	(void)ctx;
-	/* Like sudo: the controlling terminal, whatever stdin/stdout are. */
-	fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return WARD_APPROVAL_UNAVAILABLE;
-	m = open_memstream(&text, &len);
-	if (!m)
-		goto out_close;
-	fprintf(m, "\nward: this %s asks for a wider sandbox, once\n", what);
-	fprintf(m, "  %-15s ", what);
-	cli_put_display(m, req->summary);
-	fprintf(m, "\n  %-15s ", "directory");
-	cli_put_display(m, req->cwd);
-	if (req->network)
-		fprintf(m, "\n  %-15s %s\n  %-15s %s%s\n  %-15s ", "network",
-			ward_network_name(req->net_current), "requested",
-			req->net_host ? "access to " : "on",
-			req->net_host ? req->net_host : "", "justification");
-	else
-		fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
-			ward_mode_name(req->current), "requested mode",
-			ward_mode_name(req->requested), "justification");
-	cli_put_display(m, req->justification);
-	if (req->session_id)
-		fprintf(m, "\n  %-15s %s", "session", req->session_id);
-	if (req->network)
-		fprintf(m, "\nAllow this %s, once, %s%s? [y/N] ", what,
-			req->net_host ? "network access to "
-				      : "the whole network",
-			req->net_host ? req->net_host : "");
-	else
-		fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,
-			ward_mode_name(req->requested));
-	if (fclose(m) != 0 || !text)
-		goto out_close;
-	/* Type-ahead typed before the question was shown is no answer. */
-	tcflush(fd, TCIFLUSH);
-	if (util_write_all(fd, text, len) != 0)
-		goto out_free;
-
-	/* Ctrl-C (or a termination request) cancels the question, not
-	 * ward: the refusal is still recorded. No SA_RESTART, so read()
-	 * returns EINTR. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_prompt_signal;
-	sigemptyset(&sa.sa_mask);
-	prompt_interrupted = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGQUIT, &sa, &old_quit);
-	for (;;) {
-		r = read(fd, answer + got, sizeof(answer) - 1 - got);
-		if (r < 0 && errno == EINTR && !prompt_interrupted)
-			continue;
-		if (r < 0) {
-			outcome = prompt_interrupted
-				      ? WARD_APPROVAL_CANCELLED
-				      : WARD_APPROVAL_UNAVAILABLE;
-			break;
-		}
-		if (r == 0) {
-			outcome = WARD_APPROVAL_CANCELLED; /* end of input */
-			break;
-		}
-		got += (size_t)r;
-		answer[got] = '\0';
-		if (strchr(answer, '\n') || got == sizeof(answer) - 1) {
-			char *nl = strchr(answer, '\n');
-
-			if (nl)
-				*nl = '\0';
-			if (nl && nl > answer && nl[-1] == '\r')
-				nl[-1] = '\0';
-			outcome = !strcasecmp(answer, "y") ||
-					  !strcasecmp(answer, "yes")
-				      ? WARD_APPROVAL_ALLOWED_ONCE
-				      : WARD_APPROVAL_REJECTED;
-			break;
-		}
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	if (outcome == WARD_APPROVAL_CANCELLED)
-		util_write_all(fd, "\n", 1);
-out_free:
-	free(text);
-out_close:
-	close(fd);
-	return outcome;
-}
-
-/* --- --session / --escalate for run and fs --------------------------------- */
-
-bool cli_session_option(struct cli_session *cs, int opt, const char *arg,
-			const char *usage)
-{
-	switch (opt) {
-	case 'm':
-		cs->mode_given = true;
-		return false;
-	case 'w':
-		cs->workspace_given = true;
-		return false;
-	case CLI_OPT_SESSION:
-		if (!ward_session_id_valid(arg))
-			die_usage(usage,
-				  "invalid session id '%s' (letters, digits "
-				  "and '-')",
-				  arg);
-		cs->id = arg;
-		return true;
-	case CLI_OPT_ESCALATE:
-		if (ward_mode_parse(&cs->requested, arg) != 0)
-			die_usage(usage,
-				  "invalid mode '%s' for --escalate (valid: "
-				  "workspace-write, danger-full-access)",
-				  arg);
-		cs->escalate = true;
-		return true;
-	case CLI_OPT_JUSTIFICATION:
-		cs->justification = arg;
-		return true;
-	}
-	return false;
-}
-
-void cli_session_begin(struct cli_session *cs, struct cli_policy_opts *po,
-		       const char *usage, bool json)
-{
-	const char *blank = cs->justification;
-
-	while (blank && (*blank == ' ' || *blank == '\t' || *blank == '\n'))
-		blank++;
-	if (cs->justification && !cs->escalate)
-		die_usage(usage, "option '--justification' needs '--escalate'");
-	if (cs->escalate && (!blank || !*blank))
-		die_usage(usage,
-			  "option '--escalate' needs '--justification TEXT' "
-			  "(why the wider mode is needed)");
-	if (!cs->id && !cs->escalate)
-		return;
-	if (cs->id && cs->mode_given)
-		die_usage(usage,
-			  "option '--mode' cannot be combined with "
-			  "'--session': the session decides the mode (change "
-			  "it with 'ward session mode', or ask for one call "
-			  "with '--escalate')");
-	if (cs->id && cs->workspace_given)
-		die_usage(usage,
-			  "option '--workspace' cannot be combined with "
-			  "'--session': the session's cwd is the workspace");
-	(void)json;
-	if (cs->id) {
-		cs->session = open_or_die(cs->id, usage);
-		/* The session's cwd is the workspace root (and decides which
-		 * project file applies); without one, ward.yml's. The mode
-		 * is the call's business (ward_call_new folds the session's
-		 * knobs against ward.yml's default). */
-		if (ward_session_cwd(cs->session))
-			po->workspace = ward_session_cwd(cs->session);
-	}
-}
-
-/* The code of a --json error for an escalation that was not granted. */
-static const char *refusal_code(enum ward_escalation_verdict v)
-{
-	switch (v) {
-	case WARD_ESCALATION_NOT_WIDER:
-		return CLI_ERR("ESCALATION_NOT_WIDER");
-	case WARD_ESCALATION_NO_SERVICE:
-		return CLI_ERR("ESCALATION_NO_APPROVAL_SERVICE");
-	case WARD_ESCALATION_POLICY_NEVER:
-		return CLI_ERR("ESCALATION_POLICY_NEVER");
-	case WARD_ESCALATION_REJECTED:
-		return CLI_ERR("ESCALATION_REJECTED");
-	case WARD_ESCALATION_CANCELLED:
-		return CLI_ERR("ESCALATION_CANCELLED");
-	case WARD_ESCALATION_UNAVAILABLE:
-		return CLI_ERR("ESCALATION_UNAVAILABLE");
-	case WARD_ESCALATION_GRANTED:
-		break;
-	}
-	return CLI_ERR("WARD_FAILED");
-}
-
-/* An escalation that was not granted: its text (or JSON), exit 122. */
-noreturn void cli_call_refused(const ward_call *call, bool json)
-{
-	char *text = NULL;
-
-	if (ward_call_render_refusal(&text, call) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	if (json) {
-		cli_json_error(refusal_code(ward_call_verdict(call)), text);
-	} else {
-		fflush(stdout);
-		fprintf(stderr, "%s\n", text);
-	}
-	free(text);
-	exit(CLI_EXIT_NOT_APPROVED);
-}
-
-void cli_session_end(struct cli_session *cs)
-{
-	ward_session_free(cs->session);
-	cs->session = NULL;
 }

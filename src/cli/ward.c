@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "cmd_config.h"
 #include "cmd_fs.h"
-#include "cmd_session.h"
+#include "session_opts.h"
 
 static int cmd_help(int argc, char **argv);
 static int completion_main(int argc, char **argv);

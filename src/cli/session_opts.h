@@ -1,6 +1,7 @@
 /*
- * ward session — sessions from the command line (see man/ward-session.1),
- * and the session/escalation options `ward run` and `ward fs` share:
+ * ward — the session and escalation options `ward run` and `ward fs` share
+ * (session_opts.c; `ward session` itself is cmd_session.c, the terminal
+ * prompt prompt.c):
  *
  *   --session ID                the call's policy comes from the session
  *                               and the call is recorded in its log
@@ -8,8 +9,8 @@
  *                               ask the person on the controlling terminal
  *                               to let this one call run under MODE
  */
-#ifndef WARD_CLI_CMD_SESSION_H
-#define WARD_CLI_CMD_SESSION_H
+#ifndef WARD_CLI_SESSION_OPTS_H
+#define WARD_CLI_SESSION_OPTS_H
 
 #include <stdbool.h>
 
@@ -58,8 +59,11 @@ struct cli_session {
 	ward_session *session;
 };
 
-/* `ward session SUBCOMMAND …`; argv[0] is "session". */
-int cmd_session(int argc, char **argv);
+/*
+ * cli_session_open - open session @id; dies with 2 (a bad id, no such
+ * session; @usage is shown) or 125 (it cannot be read).
+ */
+ward_session *cli_session_open(const char *id, const char *usage);
 
 /*
  * cli_session_option - handle --session, --escalate and --justification,

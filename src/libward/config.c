@@ -51,6 +51,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 #include "ward/config.h"
 #include "ward/env.h"
 
@@ -2723,7 +2724,7 @@ static void resolve_unprotect(ward_config *cfg,
 				cfg->oom = true;
 			continue;
 		}
-		if (ward_dir && ward_path_within(abs, ward_dir))
+		if (ward_dir && util_path_within(abs, ward_dir))
 			cwarn(cfg,
 			      "unprotect (%s:%u): %s lies in the project's "
 			      ".ward, which is never released",

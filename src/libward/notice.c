@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/util.h"
 #include "ward/notice.h"
 
 #include "internal.h"
@@ -193,7 +194,7 @@ int ward_notice_seen(bool *out_seen, const char *scope, const char *workspace,
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0 && errno == ENOENT && digest) {
 		/* Only something to remember creates the directory. */
-		if (ward_mkdir_p(dir) == 0)
+		if (util_mkdir_p(dir) == 0)
 			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					    O_CLOEXEC);
 	}

@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "util/landlock.h"
 #include "translate_internal.h"
+#include "util/util.h"
 
 #ifndef WARD_LIBEXECDIR
 #define WARD_LIBEXECDIR "/usr/local/libexec/ward"
@@ -649,7 +650,7 @@ out_free:
 int ward_confined_apply(const ward_confined *c)
 {
 	for (size_t i = 0; c && c->create && c->create[i]; i++) {
-		int err = ward_mkdir_p(c->create[i]);
+		int err = util_mkdir_p(c->create[i]);
 
 		if (err)
 			return ward_err(err,

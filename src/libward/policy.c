@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 struct ward_policy {
 	enum ward_mode mode;
@@ -53,7 +54,7 @@ static void forget(ward_policy *p)
 	pthread_mutex_lock(&p->lock);
 	ward_strv_free(p->roots);
 	p->roots = NULL;
-	ward_protect_free(p->prot, p->nprot);
+	free(p->prot);
 	p->prot = NULL;
 	p->nprot = 0;
 	p->prot_done = false;
@@ -436,30 +437,66 @@ int ward_policy_roots(char *const **out, const ward_policy *policy)
 
 	pthread_mutex_lock(&p->lock);
 	if (!p->roots)
-		err = ward_roots_compute(&p->roots, p);
+		err = ward_roots_compute(&p->roots, p->mode, p->workspace,
+					 p->tmpdir, p->rules);
 	if (!err)
 		*out = p->roots;
 	pthread_mutex_unlock(&p->lock);
 	return err;
 }
 
-int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
-			  const ward_policy *policy)
+int ward_roots_writable(char ***out, const ward_policy *policy)
+{
+	char *const *roots;
+	char **copy;
+	int err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL,
+				"writable roots: missing argument");
+	err = ward_policy_roots(&roots, policy);
+	if (err)
+		return err;
+	copy = ward_strv_dup(roots);
+	if (!copy)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = copy;
+	return 0;
+}
+
+bool ward_policy_protected_cached(const struct ward_protected **out,
+				  size_t *out_len, const ward_policy *policy)
 {
 	ward_policy *p = (ward_policy *)policy; /* the cache only */
-	int err = 0;
+	bool done;
 
 	pthread_mutex_lock(&p->lock);
-	if (!p->prot_done) {
-		err = ward_protect_list(&p->prot, &p->nprot, p);
-		p->prot_done = err == 0;
-	}
-	if (!err) {
+	done = p->prot_done;
+	if (done) {
 		*out = p->prot;
 		*out_len = p->nprot;
 	}
 	pthread_mutex_unlock(&p->lock);
-	return err;
+	return done;
+}
+
+void ward_policy_protected_keep(const struct ward_protected **out,
+				size_t *out_len, const ward_policy *policy,
+				struct ward_protected *v, size_t n)
+{
+	ward_policy *p = (ward_policy *)policy; /* the cache only */
+
+	pthread_mutex_lock(&p->lock);
+	if (p->prot_done) {
+		free(v);
+	} else {
+		p->prot = v;
+		p->nprot = n;
+		p->prot_done = true;
+	}
+	*out = p->prot;
+	*out_len = p->nprot;
+	pthread_mutex_unlock(&p->lock);
 }
 
 int ward_policy_rule_aliases(const struct ward_rule_alias **out,
@@ -498,7 +535,7 @@ enum ward_access ward_policy_rule_access(const ward_policy *policy,
 	if (ward_policy_rule_aliases(&a, &n, policy) != 0)
 		return WARD_ACCESS_NONE;
 	for (size_t i = 0; i < n; i++) {
-		if (!ward_path_within(path, a[i].canon))
+		if (!util_path_within(path, a[i].canon))
 			continue;
 		got = ward_rules_match_key(policy->rules, a[i].key, a[i].canon,
 					   path);

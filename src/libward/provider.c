@@ -38,6 +38,7 @@
 #include "internal.h"
 #include "util/landlock.h"
 #include "translate_internal.h"
+#include "util/util.h"
 #include "ward/probe.h"
 
 #ifndef WARD_LIBEXECDIR
@@ -942,7 +943,7 @@ static void cache_store(ward_provider *p, enum ward_runner runner,
 	size_t o = 0;
 	int dfd, fd, n;
 
-	if (!cache_dir(dir, sizeof(dir)) || ward_mkdir_p(dir) != 0)
+	if (!cache_dir(dir, sizeof(dir)) || util_mkdir_p(dir) != 0)
 		return;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)

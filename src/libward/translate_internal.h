@@ -36,8 +36,6 @@ void ward_xlate_free(struct ward_xlate *plan);
 int ward_xlate_apply(const struct ward_xlate *plan);
 /* The directories ward_xlate_apply() creates (owned; possibly empty). */
 char *const *ward_xlate_create(const struct ward_xlate *plan);
-/* mkdir -p @path, mode 0700 for what it creates; 0 or -errno. */
-int ward_mkdir_p(const char *path);
 
 /*
  * bwrap: append the rule part of the profile (it goes after the writable

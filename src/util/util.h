@@ -1,7 +1,7 @@
 /*
  * ward's util layer: small libc-only helpers every other layer uses
  * (libward, the MCP server, the CLI and the static launchers), each
- * written once. Nothing here allocates or keeps state.
+ * written once. Nothing here keeps state; what allocates says so.
  */
 #ifndef WARD_UTIL_H
 #define WARD_UTIL_H
@@ -15,6 +15,21 @@
  * absolute path; a relative @path is within nothing.
  */
 bool util_path_within(const char *path, const char *dir);
+
+/*
+ * util_path_canon - @path (absolute, normalised) made canonical as far as
+ * it exists: the realpath of its longest existing prefix, the rest
+ * appended as is. A relative @path is returned as is. A malloc'd string
+ * the caller frees, or NULL on ENOMEM.
+ */
+char *util_path_canon(const char *path);
+
+/*
+ * util_mkdir_p - mkdir -p the absolute @path, mode 0700 for what it
+ * creates. Returns 0 or -errno (-ENAMETOOLONG for a path longer than
+ * PATH_MAX or a relative one).
+ */
+int util_mkdir_p(const char *path);
 
 /*
  * util_write_all - write all @len bytes of @buf to @fd, retrying on EINTR

@@ -1,6 +1,8 @@
 /*
  * ward — the provider: the runner chain, its functional probes (once per
- * runner per provider), and confine().
+ * runner per provider), and the choice of a runner for a policy. What a
+ * confined command is (ward_provider_confine(), ward_confined_*) is the
+ * plan's business: plan.c, which calls this module, never the reverse.
  *
  * Thread safety: a provider caches what it learned (resolved binaries,
  * probe verdicts) under its own lock, so one provider may be shared by
@@ -1329,7 +1331,7 @@ const char *ward_provider_launcher_path(ward_provider *provider)
 	return path;
 }
 
-/* --- exported: confine --------------------------------------------------- */
+/* --- exported: choosing a runner for a policy ---------------------------- */
 
 /*
  * A bwrap that lies where a confined run could have written it (reached
@@ -1511,67 +1513,6 @@ int ward_provider_choose(struct ward_runner_choice *out,
 		return err;
 	*out = c;
 	return 0;
-}
-
-int ward_provider_confine(ward_confined **out, ward_provider *provider,
-			  const ward_policy *policy, char *const argv[])
-{
-	ward_plan *plan = NULL;
-	int err;
-
-	if (!out || !provider || !policy)
-		return ward_err(WARD_EINVAL, "invalid argument");
-	if (!argv || !argv[0] || !argv[0][0])
-		return ward_err(WARD_EINVAL, "no command to confine");
-	err = ward_plan_new(&plan, provider, policy);
-	if (err)
-		return err;
-	err = ward_confined_from_plan(out, plan, argv, NULL);
-	ward_plan_free(plan);
-	return err;
-}
-
-void ward_confined_free(ward_confined *confined)
-{
-	if (!confined)
-		return;
-	ward_strv_free(confined->argv);
-	ward_strv_free(confined->prefix);
-	ward_strv_free(confined->create);
-	ward_strv_free(confined->cmd);
-	ward_strv_free(confined->ll_ro);
-	ward_strv_free(confined->ll_rw);
-	ward_strv_free(confined->ll_unix);
-	ward_strv_free(confined->inner);
-	free(confined->runner_path);
-	ward_strv_free(confined->failure_signatures);
-	free(confined);
-}
-
-char *const *ward_confined_argv(const ward_confined *confined)
-{
-	return confined ? confined->argv : NULL;
-}
-
-enum ward_runner ward_confined_runner(const ward_confined *c)
-{
-	return c ? c->runner : WARD_RUNNER_NONE;
-}
-
-enum ward_enforcement ward_confined_enforcement(const ward_confined *c)
-{
-	return c ? c->enforcement : WARD_ENFORCEMENT_NONE;
-}
-
-enum ward_mode ward_confined_mode(const ward_confined *c)
-{
-	/* No confinement described: report the fail-safe mode. */
-	return c ? c->mode : WARD_MODE_READ_ONLY;
-}
-
-const char *ward_confined_denial_signature(const ward_confined *c)
-{
-	return ward_denial_signature(c ? c->runner : WARD_RUNNER_NONE);
 }
 
 int ward_provider_options_init(struct ward_provider_options *opts,

@@ -1331,7 +1331,7 @@ const char *ward_provider_launcher_path(ward_provider *provider)
 	return path;
 }
 
-/* --- exported: choosing a runner for a policy ---------------------------- */
+/* --- exported: choosing a runner for a policy ----------------------------- */
 
 /*
  * A bwrap that lies where a confined run could have written it (reached

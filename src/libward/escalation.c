@@ -16,11 +16,6 @@
 #include "ward/escalation.h"
 #include "ward/render.h"
 
-const char *ward_subject_name(enum ward_subject subject)
-{
-	return subject == WARD_SUBJECT_OPERATION ? "operation" : "command";
-}
-
 const char *ward_approval_outcome_name(enum ward_approval_outcome outcome)
 {
 	switch (outcome) {

@@ -531,20 +531,6 @@ static const char *path_name(const char *path)
 
 /* --- policy ------------------------------------------------------------ */
 
-static const char *const op_names[] = {
-    [WARD_FS_OP_READ] = "read", [WARD_FS_OP_WRITE] = "write",
-    [WARD_FS_OP_EDIT] = "edit", [WARD_FS_OP_REMOVE] = "remove",
-    [WARD_FS_OP_MOVE] = "move", [WARD_FS_OP_MKDIR] = "mkdir",
-    [WARD_FS_OP_LIST] = "list", [WARD_FS_OP_STAT] = "stat",
-};
-
-const char *ward_fs_op_name(enum ward_fs_op op)
-{
-	if ((unsigned)op >= sizeof(op_names) / sizeof(op_names[0]))
-		return "unknown";
-	return op_names[op];
-}
-
 const char *ward_fs_reason_name(enum ward_fs_reason reason)
 {
 	switch (reason) {
@@ -2224,18 +2210,6 @@ int ward_fs_resolve(char **out, const ward_policy *policy, enum ward_fs_op op,
 	c.path = NULL;
 	canon_clear(&c);
 	return 0;
-}
-
-int ward_fs_op_parse(enum ward_fs_op *out, const char *name)
-{
-	for (unsigned op = 0; name && op <= WARD_FS_OP_STAT; op++) {
-		if (strcmp(name, ward_fs_op_name((enum ward_fs_op)op)) == 0) {
-			*out = (enum ward_fs_op)op;
-			return 0;
-		}
-	}
-	return ward_err(WARD_EINVAL, "unknown file operation '%s'",
-			name ? name : "(null)");
 }
 
 /* --- list, stat -------------------------------------------------------- */

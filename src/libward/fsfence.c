@@ -38,6 +38,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 /* --- kernel shims ------------------------------------------------------ */
 
@@ -255,21 +256,10 @@ static int open_nofollow(const char *path, int flags)
 
 /* --- paths ------------------------------------------------------------- */
 
-/* True when canonical @path is @dir or lies beneath it. */
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
-}
-
 /* True when canonical @path lies strictly beneath @dir. */
 static bool path_beneath(const char *path, const char *dir)
 {
-	return path_within(path, dir) && strcmp(path, dir) != 0;
+	return util_path_within(path, dir) && strcmp(path, dir) != 0;
 }
 
 /* @path relative to @dir, which it lies within ("" when equal). */
@@ -706,8 +696,8 @@ static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
 	if (ward_policy_rule_aliases(&a, &na, policy) != 0)
 		return true;
 	for (size_t i = 0; i < na; i++) {
-		if (path_within(a[i].canon, dir) ||
-		    path_within(dir, a[i].canon))
+		if (util_path_within(a[i].canon, dir) ||
+		    util_path_within(dir, a[i].canon))
 			return true;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -716,9 +706,9 @@ static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
 		if (info.access != WARD_ACCESS_RO &&
 		    info.access != WARD_ACCESS_NONE)
 			continue;
-		if (path_within(info.literal_prefix, dir))
+		if (util_path_within(info.literal_prefix, dir))
 			return true;
-		if (info.is_glob && path_within(dir, info.literal_prefix))
+		if (info.is_glob && util_path_within(dir, info.literal_prefix))
 			return true;
 	}
 	return false;

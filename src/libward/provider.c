@@ -158,17 +158,6 @@ static char *path_lookup(const char *name)
 	return NULL;
 }
 
-/* True when @path is @root or lies beneath it (both canonical). */
-static bool path_within(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return path[0] == '/';
-	return strncmp(path, root, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
-}
-
 /*
  * Refuse a runner binary that a confined run could have replaced: one inside
  * the workspace or inside any writable root of @policy. Both the path as
@@ -183,7 +172,8 @@ static int check_runner_location(const char *what, const char *path,
 	char *real = realpath(path, NULL);
 	int err = 0;
 
-	if (path_within(path, ws) || (real && path_within(real, ws))) {
+	if (util_path_within(path, ws) ||
+	    (real && util_path_within(real, ws))) {
 		err = ward_err(WARD_ERUNNER,
 			       "%s at %s is inside the workspace; refusing to "
 			       "use it",
@@ -194,8 +184,8 @@ static int check_runner_location(const char *what, const char *path,
 	if (err)
 		goto out_free;
 	for (size_t i = 0; roots[i]; i++) {
-		if (path_within(path, roots[i]) ||
-		    (real && path_within(real, roots[i]))) {
+		if (util_path_within(path, roots[i]) ||
+		    (real && util_path_within(real, roots[i]))) {
 			err = ward_err(WARD_ERUNNER,
 				       "%s at %s is inside the writable root "
 				       "%s; refusing to use it",

@@ -42,6 +42,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 #include "ward/session.h"
 
 /* A log larger than this is refused rather than read into memory. */
@@ -368,17 +369,6 @@ static char *join(const char *dir, const char *name)
 	if (asprintf(&s, "%s/%s", dir, name) < 0)
 		return NULL;
 	return s;
-}
-
-/* True when @path is @dir or lies beneath it (both canonical). */
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
 }
 
 /* --- reading ------------------------------------------------------------ */
@@ -841,7 +831,7 @@ static int check_store(const char *store, const ward_policy *policy)
 	if (err)
 		return err;
 	for (size_t i = 0; roots[i]; i++) {
-		if (!path_within(store, roots[i]))
+		if (!util_path_within(store, roots[i]))
 			continue;
 		if (ward_protect_match(policy, store) != WARD_ACCESS_DEFAULT)
 			continue;
@@ -1655,7 +1645,7 @@ int ward_session_create_with(ward_session **out,
 				      real_cwd);
 		if (!err)
 			err = ward_policy_set_tmpdir(probe, NULL);
-		if (!err && path_within(real_store, real_cwd))
+		if (!err && util_path_within(real_store, real_cwd))
 			err = check_store(real_store, probe);
 		ward_policy_free(probe);
 		if (err)

@@ -73,6 +73,7 @@
 
 #include "exec_internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
@@ -318,29 +319,6 @@ static void close_pipe(int p[2])
 {
 	close_fd(&p[0]);
 	close_fd(&p[1]);
-}
-
-/* Write all of @buf; false when @fd refuses (the tee is then abandoned). */
-static bool write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				struct pollfd p = {.fd = fd, .events = POLLOUT};
-
-				poll(&p, 1, -1);
-				continue;
-			}
-			return false;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
 }
 
 int ward_exec_opts_check(struct ward_exec_options *dst,
@@ -1697,7 +1675,7 @@ static void pipe_guard_off(struct pipe_guard *g)
 static void sink_put(struct ward_sink *s, pthread_mutex_t *lock,
 		     const char *buf, size_t n)
 {
-	if (s->tee_fd >= 0 && !write_all(s->tee_fd, buf, n))
+	if (s->tee_fd >= 0 && util_write_all(s->tee_fd, buf, n) != 0)
 		s->tee_fd = -1; /* keep draining; stop copying */
 	if (!s->cap && !s->pending)
 		return;
@@ -2137,7 +2115,7 @@ void ward_exec_guard_report(struct ward_protect_guard *guard,
 			if (pending)
 				ward_capbuf_append(pending, notes[i], n + 1);
 			if (fd >= 0)
-				write_all(fd, notes[i], n + 1);
+				(void)util_write_all(fd, notes[i], n + 1);
 			notes[i][n] = '\0';
 		}
 		ward_strv_free(notes);

@@ -1114,24 +1114,6 @@ static int tmp_create(char *tmp, int dirfd, const char *name, mode_t mode)
 	return -EEXIST;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Copy everything from @in to @out. */
 static int copy_fd(int out, int in)
 {
@@ -1148,7 +1130,7 @@ static int copy_fd(int out, int in)
 		}
 		if (n == 0)
 			return 0;
-		err = write_all(out, buf, (size_t)n);
+		err = util_write_all(out, buf, (size_t)n);
 		if (err)
 			return err;
 	}
@@ -1187,7 +1169,7 @@ static int replace_file(int dirfd, const char *name, const struct source *src,
 				given, strerror(-fd));
 	what = "write";
 	err = src->fd >= 0 ? copy_fd(fd, src->fd)
-			   : write_all(fd, src->data, src->len);
+			   : util_write_all(fd, src->data, src->len);
 	if (!err && old) {
 		what = "keep the permissions of";
 		if ((old->st_uid != geteuid() || old->st_gid != getegid()) &&

@@ -635,36 +635,15 @@ static int open_log(const ward_session *s, bool write)
 /* --- writing ------------------------------------------------------------ */
 
 /*
- * write() all of @len bytes, in one call unless it comes back short. A
- * short write to a regular file means the disk filled up (or a size limit
- * or a signal came) during it: the rest is written again, which either
- * finishes the line or fails with the reason (ENOSPC, EFBIG), so the
- * caller can name it. The caller holds the log's exclusive lock, so the
- * pieces cannot interleave with another writer's.
- */
-static int write_full(int fd, const char *buf, size_t len)
-{
-	ssize_t w;
-
-	while (len > 0) {
-		w = write(fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/*
  * Append one line (@line holds the text and its newline) to the log open
- * on @fd, which the caller has locked exclusively: one write() (see
- * write_full()), then fdatasync(). When the write fails, the file is cut
- * back to its old size so that no torn line stays behind.
+ * on @fd, which the caller has locked exclusively: one write() unless it
+ * comes back short, then fdatasync(). A short write to a regular file means
+ * the disk filled up (or a size limit or a signal came) during it: the
+ * rest is written again (util_write_all), which either finishes the line
+ * or fails with the reason (ENOSPC, EFBIG), so the caller can name it; the
+ * lock keeps the pieces from interleaving with another writer's. When the
+ * write fails, the file is cut back to its old size so that no torn line
+ * stays behind.
  */
 static int append_line(int fd, const char *line, size_t len, const char *path)
 {
@@ -673,7 +652,7 @@ static int append_line(int fd, const char *line, size_t len, const char *path)
 
 	if (fstat(fd, &st) != 0)
 		return ward_err(-errno, "%s: %s", path, strerror(errno));
-	err = write_full(fd, line, len);
+	err = util_write_all(fd, line, len);
 	if (err) {
 		if (ftruncate(fd, st.st_size) != 0) {
 			/* The next append's repair will cut it. */
@@ -1509,7 +1488,7 @@ static int create_file(const char *store, const char *id, const char *cwd,
 			       strerror(errno));
 		goto out_free;
 	}
-	err = write_full(fd, line, len);
+	err = util_write_all(fd, line, len);
 	if (!err && fdatasync(fd) != 0)
 		err = -errno;
 	if (close(fd) != 0 && !err)

@@ -644,37 +644,11 @@ static void bevent(struct builder *b, struct fy_event *e, unsigned *ndocs)
  */
 static size_t utf8_invalid_at(const unsigned char *s, size_t len)
 {
-	size_t i = 0;
+	size_t i = 0, n;
 
-	while (i < len) {
-		unsigned cp;
-		size_t n;
-
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if (s[i] >= 0xc2 && s[i] <= 0xdf)
-			n = 2, cp = s[i] & 0x1f;
-		else if (s[i] >= 0xe0 && s[i] <= 0xef)
-			n = 3, cp = s[i] & 0x0f;
-		else if (s[i] >= 0xf0 && s[i] <= 0xf4)
-			n = 4, cp = s[i] & 0x07;
-		else
-			return i;
-		if (n > len - i)
-			return i;
-		for (size_t k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return i;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return i;
+	while (i < len && (n = util_utf8_decode(NULL, s + i, len - i)) != 0)
 		i += n;
-	}
-	return len;
+	return i;
 }
 
 /* The 1-based line of offset @at in @text. */

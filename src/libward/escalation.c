@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "proxy_internal.h"
+#include "util/util.h"
 #include "ward/escalation.h"
 #include "ward/render.h"
 
@@ -469,38 +470,6 @@ static bool hidden_cp(unsigned cp)
 	return false;
 }
 
-/*
- * The code point of the UTF-8 sequence at @p (at most @left bytes) in
- * *cp and its length, or 0 when it is not a valid, shortest, non-surrogate
- * sequence.
- */
-static size_t utf8_decode(unsigned *cp, const unsigned char *p, size_t left)
-{
-	size_t n;
-	unsigned c;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
-}
-
 int ward_escalation_escape(char **out, const char *text)
 {
 	const unsigned char *start = (const unsigned char *)(text ? text : "");
@@ -526,7 +495,7 @@ int ward_escalation_escape(char **out, const char *text)
 			p++;
 			continue;
 		}
-		n = utf8_decode(&cp, p, len - (size_t)(p - start));
+		n = util_utf8_decode(&cp, p, len - (size_t)(p - start));
 		if (n == 0) {
 			o += (size_t)sprintf(buf + o, "\\x%02x", *p);
 			p++;

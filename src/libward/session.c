@@ -43,6 +43,7 @@
 #include "internal.h"
 #include "protect.h"
 #include "util/util.h"
+#include "ward/json.h"
 #include "ward/session.h"
 
 /* A log larger than this is refused rather than read into memory. */
@@ -217,70 +218,6 @@ static int random_hex(char *buf, size_t n)
 	return 0;
 }
 
-/*
- * The length of the valid UTF-8 sequence at @p (at most @len bytes), or 0
- * when it is not one (overlong forms, surrogates and values above U+10FFFF
- * are invalid).
- */
-static size_t utf8_seq(const unsigned char *p, size_t len)
-{
-	size_t n;
-	unsigned cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-/*
- * A JSON string of @s, which may hold invalid UTF-8 (a command line can):
- * each invalid byte becomes U+FFFD. NULL on ENOMEM.
- */
-static json_t *json_text(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), o = 0, k;
-	char *buf;
-	json_t *j;
-
-	buf = malloc(len * 3 + 1);
-	if (!buf)
-		return NULL;
-	for (size_t i = 0; i < len;) {
-		k = utf8_seq(p + i, len - i);
-		if (k == 0) {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-			continue;
-		}
-		memcpy(buf + o, p + i, k);
-		o += k;
-		i += k;
-	}
-	j = json_stringn(buf, o);
-	free(buf);
-	return j;
-}
-
 static json_t *json_strv(char *const *v)
 {
 	json_t *arr = json_array();
@@ -288,7 +225,7 @@ static json_t *json_strv(char *const *v)
 	if (!arr)
 		return NULL;
 	for (size_t i = 0; v[i]; i++) {
-		if (json_array_append_new(arr, json_text(v[i])) != 0) {
+		if (json_array_append_new(arr, ward_json_str(v[i])) != 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -1453,7 +1390,7 @@ static int create_file(const char *store, const char *id, const char *cwd,
 	hdr = json_object();
 	if (!hdr || !put(hdr, "type", json_string(TYPE_HEADER)) ||
 	    !put(hdr, "id", json_string(id)) ||
-	    !put(hdr, "cwd", cwd ? json_text(cwd) : json_null()) ||
+	    !put(hdr, "cwd", ward_json_str(cwd)) ||
 	    !put(hdr, "created", json_string(when)) ||
 	    !put(hdr, "ward_version", json_string(WARD_VERSION))) {
 		json_decref(hdr);
@@ -2132,16 +2069,16 @@ int ward_session_record_call(ward_session *s, const struct ward_session_call *c)
 		return ward_bad_version("session call", c->version,
 					WARD_SESSION_CALL_VERSION);
 	ev = event_new("call/start");
-	ok = ev && put(ev, "call", json_text(c->call_id)) &&
-	     put(ev, "tool", json_text(c->tool));
+	ok = ev && put(ev, "call", ward_json_str(c->call_id)) &&
+	     put(ev, "tool", ward_json_str(c->tool));
 	if (ok && c->argv)
 		ok = put(ev, "argv", json_strv(c->argv));
 	if (ok && c->operation)
-		ok = put(ev, "operation", json_text(c->operation));
+		ok = put(ev, "operation", ward_json_str(c->operation));
 	if (ok && c->paths)
 		ok = put(ev, "paths", json_strv(c->paths));
 	if (ok && c->cwd)
-		ok = put(ev, "cwd", json_text(c->cwd));
+		ok = put(ev, "cwd", ward_json_str(c->cwd));
 	ok = ok && put(ev, "mode", json_string(ward_mode_name(c->mode))) &&
 	     put(ev, "mode_source",
 		 json_string(ward_knob_source_name(c->mode_source))) &&
@@ -2168,7 +2105,7 @@ int ward_session_record_result(ward_session *s,
 		return ward_bad_version("session result", r->version,
 					WARD_SESSION_RESULT_VERSION);
 	ev = event_new("call/result");
-	ok = ev && put(ev, "call", json_text(r->call_id)) &&
+	ok = ev && put(ev, "call", ward_json_str(r->call_id)) &&
 	     put(ev, "ran", json_boolean(r->ran));
 	if (ok && r->ran)
 		ok = put(ev, "mode", json_string(ward_mode_name(r->mode))) &&
@@ -2187,9 +2124,9 @@ int ward_session_record_result(ward_session *s,
 		     put(ev, "enforcement",
 			 json_string(ward_enforcement_name(r->enforcement)));
 	if (ok && r->error)
-		ok = put(ev, "error", json_text(r->error));
+		ok = put(ev, "error", ward_json_str(r->error));
 	if (ok && r->text)
-		ok = put(ev, "text", json_text(r->text));
+		ok = put(ev, "text", ward_json_str(r->text));
 	if (!ok) {
 		json_decref(ev);
 		return ward_err(-ENOMEM, "out of memory");

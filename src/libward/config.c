@@ -988,23 +988,6 @@ static void confine_parse_child(void)
 }
 #endif
 
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-
-/* Close descriptors @first to @last (close_range, or one by one). */
-static void close_span(unsigned first, unsigned last)
-{
-	struct rlimit lim;
-
-	if (first > last || syscall(SYS_close_range, first, last, 0) == 0)
-		return;
-	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
-		lim.rlim_cur = 65536;
-	for (unsigned fd = first; fd <= last && fd < lim.rlim_cur; fd++)
-		close((int)fd);
-}
-
 /*
  * In the child: /dev/null on 0, 1 and 2 and no other descriptor but @fd
  * (returned, maybe moved), so that nothing the parser does can reach the
@@ -1020,9 +1003,7 @@ static int keep_only(int fd)
 	for (int i = 0; i < 3; i++)
 		if (dup2(nul, i) < 0)
 			_exit(126);
-	if (fd > 3)
-		close_span(3, (unsigned)fd - 1);
-	close_span((unsigned)fd + 1, ~0U);
+	util_close_from(3, fd, false);
 	return fd;
 }
 

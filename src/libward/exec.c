@@ -78,12 +78,6 @@
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
 #endif
-#ifndef __NR_close_range
-#define __NR_close_range 436
-#endif
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal 424
 #endif
@@ -560,21 +554,6 @@ static void child_report(int fd, int stage, int e, const char *a, const char *b)
 	_exit(CHILD_FAILED);
 }
 
-/* Mark every descriptor from @first up close-on-exec. */
-static int child_cloexec_from(int first)
-{
-	struct rlimit lim;
-
-	if (syscall(__NR_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
-		return 0;
-	/* Before Linux 5.11: one fcntl per possible descriptor. */
-	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
-		lim.rlim_cur = 65536;
-	for (int fd = first; fd < (int)lim.rlim_cur; fd++)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
-	return 0;
-}
-
 /*
  * The child shares the caller's memory (see spawn_child), so a handler of
  * the caller must never run in it: every caught signal goes back to its
@@ -668,7 +647,7 @@ static void child_main(const struct child_args *a)
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	/* Everything else (the status pipe included, still needed until
 	 * exec) goes at exec. */
-	child_cloexec_from(fd3 >= 0 ? 4 : 3);
+	util_close_from(fd3 >= 0 ? 4 : 3, -1, true);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);

@@ -2,15 +2,25 @@
  * ward's util layer: see util.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
+
+#ifndef __NR_close_range
+#define __NR_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 
 bool util_path_within(const char *path, const char *dir)
 {
@@ -135,4 +145,38 @@ size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len)
 	if (cp)
 		*cp = c;
 	return n;
+}
+
+int util_close_range_except(unsigned first, int keep, bool cloexec)
+{
+	unsigned flags = cloexec ? CLOSE_RANGE_CLOEXEC : 0;
+
+	if (keep >= 0 && (unsigned)keep >= first) {
+		if ((unsigned)keep > first &&
+		    syscall(__NR_close_range, first, (unsigned)keep - 1,
+			    flags) != 0)
+			return -errno;
+		first = (unsigned)keep + 1;
+	}
+	if (syscall(__NR_close_range, first, ~0U, flags) != 0)
+		return -errno;
+	return 0;
+}
+
+void util_close_from(unsigned first, int keep, bool cloexec)
+{
+	struct rlimit lim;
+
+	if (util_close_range_except(first, keep, cloexec) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
+		lim.rlim_cur = 65536;
+	for (unsigned fd = first; fd < lim.rlim_cur; fd++) {
+		if ((int)fd == keep)
+			continue;
+		if (cloexec)
+			fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		else
+			close((int)fd);
+	}
 }

@@ -46,4 +46,21 @@ int util_write_all(int fd, const void *buf, size_t len);
  */
 size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len);
 
+/*
+ * util_close_range_except - close every descriptor from @first up except
+ * @keep (-1: none) with close_range(2), or with @cloexec only mark them
+ * close-on-exec. Returns 0, or -errno when the kernel has no close_range
+ * (Linux 5.9; its CLOEXEC flag 5.11) or a seccomp filter refuses it: the
+ * caller then falls back (util_close_from() does).
+ */
+int util_close_range_except(unsigned first, int keep, bool cloexec);
+
+/*
+ * util_close_from - util_close_range_except(), else one close() (or
+ * fcntl(FD_CLOEXEC)) per descriptor below the soft RLIMIT_NOFILE, at most
+ * 65536. Allocates nothing: safe in a child that shares its parent's
+ * memory (a vfork-like clone) or was forked from threads.
+ */
+void util_close_from(unsigned first, int keep, bool cloexec);
+
 #endif

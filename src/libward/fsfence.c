@@ -2500,18 +2500,28 @@ int ward_fs_render_denial(char **out, const struct ward_fs_denial *denial,
 				  escalation_offered && !by_rule);
 }
 
-int ward_fs_read_options_init(struct ward_fs_read_options *opts,
-			      unsigned version)
+/*
+ * The body every ward_fs_*_options_init() shares: check @version (one for
+ * all the fs options), then copy the @size bytes of @init over @opts.
+ */
+static int fs_options_init(void *opts, const void *init, size_t size,
+			   unsigned version)
 {
-	const struct ward_fs_read_options init = WARD_FS_READ_OPTIONS_INIT;
-
 	if (!opts)
 		return ward_err(WARD_EINVAL, "fs options: NULL");
 	if (version != WARD_FS_OPTIONS_VERSION)
 		return ward_bad_version("fs options", version,
 					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
+	memcpy(opts, init, size);
 	return 0;
+}
+
+int ward_fs_read_options_init(struct ward_fs_read_options *opts,
+			      unsigned version)
+{
+	const struct ward_fs_read_options init = WARD_FS_READ_OPTIONS_INIT;
+
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_write_options_init(struct ward_fs_write_options *opts,
@@ -2519,13 +2529,7 @@ int ward_fs_write_options_init(struct ward_fs_write_options *opts,
 {
 	const struct ward_fs_write_options init = WARD_FS_WRITE_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_edit_options_init(struct ward_fs_edit_options *opts,
@@ -2533,13 +2537,7 @@ int ward_fs_edit_options_init(struct ward_fs_edit_options *opts,
 {
 	const struct ward_fs_edit_options init = WARD_FS_EDIT_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_remove_options_init(struct ward_fs_remove_options *opts,
@@ -2547,13 +2545,7 @@ int ward_fs_remove_options_init(struct ward_fs_remove_options *opts,
 {
 	const struct ward_fs_remove_options init = WARD_FS_REMOVE_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_move_options_init(struct ward_fs_move_options *opts,
@@ -2561,13 +2553,7 @@ int ward_fs_move_options_init(struct ward_fs_move_options *opts,
 {
 	const struct ward_fs_move_options init = WARD_FS_MOVE_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_mkdir_options_init(struct ward_fs_mkdir_options *opts,
@@ -2575,13 +2561,7 @@ int ward_fs_mkdir_options_init(struct ward_fs_mkdir_options *opts,
 {
 	const struct ward_fs_mkdir_options init = WARD_FS_MKDIR_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_list_options_init(struct ward_fs_list_options *opts,
@@ -2589,13 +2569,7 @@ int ward_fs_list_options_init(struct ward_fs_list_options *opts,
 {
 	const struct ward_fs_list_options init = WARD_FS_LIST_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_stat_options_init(struct ward_fs_stat_options *opts,
@@ -2603,11 +2577,5 @@ int ward_fs_stat_options_init(struct ward_fs_stat_options *opts,
 {
 	const struct ward_fs_stat_options init = WARD_FS_STAT_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }

@@ -1485,6 +1485,21 @@ out_free:
 	return err;
 }
 
+/*
+ * fstat the open @fd into *@st and refuse anything but a regular file (a
+ * read or an edit of @path). 0, or the error (ward_err set).
+ */
+static int stat_regular(struct stat *st, int fd, const char *path)
+{
+	if (fstat(fd, st) != 0)
+		return ward_err(-errno, "%s: %s", path, strerror(errno));
+	if (S_ISDIR(st->st_mode))
+		return ward_err(-EISDIR, "%s: is a directory", path);
+	if (!S_ISREG(st->st_mode))
+		return ward_err(WARD_EINVAL, "%s: not a regular file", path);
+	return 0;
+}
+
 /* Bytes @offset.. of @fd, at most @limit (0: all), -EFBIG past @max. */
 static int read_bytes(struct buf *b, bool *truncated, int fd, uint64_t size,
 		      uint64_t offset, uint64_t limit, uint64_t max)
@@ -1604,18 +1619,9 @@ int ward_fs_read(struct ward_fs_content *out, struct ward_fs_denial *denial,
 	fd = open_for_read(&f, path, O_RDONLY | O_NONBLOCK, NULL);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) != 0) {
-		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+	err = stat_regular(&st, fd, path);
+	if (err)
 		goto out_close;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err = ward_err(-EISDIR, "%s: is a directory", path);
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = ward_err(WARD_EINVAL, "%s: not a regular file", path);
-		goto out_close;
-	}
 	if (o.binary)
 		err = read_bytes(&b, &truncated, fd, (uint64_t)st.st_size,
 				 o.offset, o.limit, o.max_bytes);
@@ -1801,18 +1807,9 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 			       path, strerror(errno));
 		goto out_target;
 	}
-	if (fstat(fd, &st) != 0) {
-		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+	err = stat_regular(&st, fd, path);
+	if (err)
 		goto out_close;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err = ward_err(-EISDIR, "%s: is a directory", path);
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = ward_err(WARD_EINVAL, "%s: not a regular file", path);
-		goto out_close;
-	}
 	err = read_whole(&in, fd, (uint64_t)st.st_size, o.max_bytes);
 	if (err == -EFBIG) {
 		err = ward_err(err,

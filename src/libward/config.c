@@ -2595,39 +2595,42 @@ static void resolve_workspace(ward_config *cfg,
 	cfg->workspace = real;
 }
 
+/*
+ * The highest file layer (--config, the project's, the user's) that sets
+ * the scalar @key, recorded as the key's origin; NULL when none does.
+ * The parser keeps the user-only keys out of the project file.
+ */
+static struct layer *pick_scalar(ward_config *cfg, enum key key)
+{
+	enum ward_config_layer l;
+	struct layer *L = pick(cfg, key, WARD_CONFIG_LAYER_EXPLICIT, &l);
+
+	if (L)
+		set_from(cfg, key, l, L);
+	return L;
+}
+
 /* Scalar keys set only by the user file and --config (never project). */
 static void resolve_simple(ward_config *cfg)
 {
-	enum ward_config_layer l;
 	struct layer *L;
 
-	if ((L = pick(cfg, K_RUNNERS, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_RUNNERS))) {
 		cfg->runners = L->runners;
 		cfg->nrunners = L->nrunners;
-		set_from(cfg, K_RUNNERS, l, L);
 	}
-	if ((L = pick(cfg, K_RUNNER_COMMAND, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_RUNNER_COMMAND)))
 		cfg->runner_command = L->runner_command;
-		set_from(cfg, K_RUNNER_COMMAND, l, L);
-	}
-	if ((L = pick(cfg, K_SIGNATURES, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_SIGNATURES)))
 		cfg->sigs = L->sigs;
-		set_from(cfg, K_SIGNATURES, l, L);
-	}
-	if ((L = pick(cfg, K_PROBE_TIMEOUT, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_PROBE_TIMEOUT)))
 		cfg->probe_timeout_ms = L->probe_timeout_ms;
-		set_from(cfg, K_PROBE_TIMEOUT, l, L);
-	}
 	/* approval: ask in the project file is allowed (it only narrows). */
-	if ((L = pick(cfg, K_APPROVAL, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_APPROVAL)))
 		cfg->approval = L->approval;
-		set_from(cfg, K_APPROVAL, l, L);
-	}
-	if ((L = pick(cfg, K_PROTECT_GIT, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
-		/* A true anywhere above a false wins; false is user-only. */
+	/* A true anywhere above a false wins; false is user-only. */
+	if ((L = pick_scalar(cfg, K_PROTECT_GIT)))
 		cfg->protect_git = L->protect_git;
-		set_from(cfg, K_PROTECT_GIT, l, L);
-	}
 }
 
 /*

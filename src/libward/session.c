@@ -64,6 +64,31 @@ enum knob {
 	KNOB_NETWORK,
 };
 
+/* The events that set a knob: their type, the member holding the value,
+ * and what a value the knob does not know makes of the line. */
+static const struct knob_event {
+	const char *type, *member, *unknown;
+	enum knob knob;
+} knob_events[] = {
+    {TYPE_MODE, "mode", "a sandbox/mode event with an unknown mode", KNOB_MODE},
+    {TYPE_APPROVAL, "policy", "an approval/policy event with an unknown policy",
+     KNOB_APPROVAL},
+    {TYPE_NETWORK, "network", "a sandbox/network event with an unknown network",
+     KNOB_NETWORK},
+};
+
+#define N_KNOB_EVENTS (sizeof(knob_events) / sizeof(knob_events[0]))
+
+/* The event that sets @knob (not KNOB_NONE). */
+static const struct knob_event *knob_event_of(enum knob knob)
+{
+	for (size_t i = 0; i < N_KNOB_EVENTS; i++) {
+		if (knob_events[i].knob == knob)
+			return &knob_events[i];
+	}
+	return &knob_events[0];
+}
+
 struct event {
 	char *line; /* the JSON text, NUL-terminated, no newline */
 	char *type;
@@ -404,6 +429,35 @@ static int parse_header(struct snapshot *snap, json_t *obj, const char *id,
 	return 0;
 }
 
+/* The value of @knob spelled @text into *@value; false when unknown. */
+static bool knob_parse(int *value, enum knob knob, const char *text)
+{
+	enum ward_approval_policy p;
+	enum ward_network n;
+	enum ward_mode m;
+
+	switch (knob) {
+	case KNOB_MODE:
+		if (ward_mode_parse(&m, text) != 0)
+			return false;
+		*value = (int)m;
+		return true;
+	case KNOB_APPROVAL:
+		if (ward_approval_policy_parse(&p, text) != 0)
+			return false;
+		*value = (int)p;
+		return true;
+	case KNOB_NETWORK:
+		if (ward_network_parse(&n, text) != 0)
+			return false;
+		*value = (int)n;
+		return true;
+	case KNOB_NONE:
+		break;
+	}
+	return false;
+}
+
 /* Validate one event line and append it to @snap. */
 static int parse_event(struct snapshot *snap, json_t *obj, const char *line,
 		       size_t len, size_t lineno, const char *path)
@@ -419,39 +473,17 @@ static int parse_event(struct snapshot *snap, json_t *obj, const char *line,
 	t = json_string_value(type);
 	if (strcmp(t, TYPE_HEADER) == 0)
 		return corrupt(path, lineno, "a second session header");
-	if (strcmp(t, TYPE_MODE) == 0) {
-		enum ward_mode m;
+	for (size_t i = 0; i < N_KNOB_EVENTS; i++) {
+		const struct knob_event *k = &knob_events[i];
 
-		val = json_object_get(obj, "mode");
+		if (strcmp(t, k->type) != 0)
+			continue;
+		val = json_object_get(obj, k->member);
 		v = json_is_string(val) ? json_string_value(val) : "";
-		if (ward_mode_parse(&m, v) != 0)
-			return corrupt(path, lineno,
-				       "a sandbox/mode event with an unknown "
-				       "mode");
-		ev.knob = KNOB_MODE;
-		ev.value = (int)m;
-	} else if (strcmp(t, TYPE_APPROVAL) == 0) {
-		enum ward_approval_policy p;
-
-		val = json_object_get(obj, "policy");
-		v = json_is_string(val) ? json_string_value(val) : "";
-		if (ward_approval_policy_parse(&p, v) != 0)
-			return corrupt(path, lineno,
-				       "an approval/policy event with an "
-				       "unknown policy");
-		ev.knob = KNOB_APPROVAL;
-		ev.value = (int)p;
-	} else if (strcmp(t, TYPE_NETWORK) == 0) {
-		enum ward_network n;
-
-		val = json_object_get(obj, "network");
-		v = json_is_string(val) ? json_string_value(val) : "";
-		if (ward_network_parse(&n, v) != 0)
-			return corrupt(path, lineno,
-				       "a sandbox/network event with an "
-				       "unknown network");
-		ev.knob = KNOB_NETWORK;
-		ev.value = (int)n;
+		if (!knob_parse(&ev.value, k->knob, v))
+			return corrupt(path, lineno, k->unknown);
+		ev.knob = k->knob;
+		break;
 	}
 	if (snap->n == snap->cap) {
 		size_t cap = snap->cap ? snap->cap * 2 : 32;
@@ -875,12 +907,6 @@ static int session_alloc(ward_session **out, const char *store, const char *id)
  */
 static int knob_of_text(const char *line, size_t len)
 {
-	static const struct {
-		const char *type;
-		enum knob knob;
-	} knobs[] = {{TYPE_MODE, KNOB_MODE},
-		     {TYPE_APPROVAL, KNOB_APPROVAL},
-		     {TYPE_NETWORK, KNOB_NETWORK}};
 	const char *p = line, *end = line + len;
 
 	/* {"type":" — spaces allowed where JSON allows them. */
@@ -901,12 +927,12 @@ static int knob_of_text(const char *line, size_t len)
 		p++;
 	if (p == end || *p++ != '"')
 		return -1;
-	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-		size_t tl = strlen(knobs[i].type);
+	for (size_t i = 0; i < N_KNOB_EVENTS; i++) {
+		size_t tl = strlen(knob_events[i].type);
 
 		if ((size_t)(end - p) > tl &&
-		    memcmp(p, knobs[i].type, tl) == 0 && p[tl] == '"')
-			return (int)knobs[i].knob;
+		    memcmp(p, knob_events[i].type, tl) == 0 && p[tl] == '"')
+			return (int)knob_events[i].knob;
 	}
 	/* Some other type; make sure the string ends (no escapes in a type
 	 * ward writes, so a backslash means: parse). */
@@ -1936,12 +1962,8 @@ enum ward_network ward_session_network(const ward_session *s,
 static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 		    int dflt)
 {
-	const char *type = knob == KNOB_MODE	  ? TYPE_MODE
-			   : knob == KNOB_NETWORK ? TYPE_NETWORK
-						  : TYPE_APPROVAL;
-	const char *field = knob == KNOB_MODE	   ? "mode"
-			    : knob == KNOB_NETWORK ? "network"
-						   : "policy";
+	const char *type = knob_event_of(knob)->type;
+	const char *field = knob_event_of(knob)->member;
 	const char *name =
 	    knob == KNOB_MODE ? ward_mode_name((enum ward_mode)value)
 	    : knob == KNOB_NETWORK

@@ -2141,6 +2141,28 @@ out_free:
 	return err;
 }
 
+/*
+ * Write `(deny OPS (subpath "PATH"))` to @f and, when @desc is not NULL,
+ * the same line followed by "  (TAGWHY)". 0 or WARD_EINVAL (a path SBPL
+ * cannot hold).
+ */
+static int seatbelt_deny_subpath(FILE *f, struct ward_strv *desc,
+				 const char *ops, const char *path,
+				 const char *tag, const char *why)
+{
+	int err;
+
+	fprintf(f, "(deny %s (subpath ", ops);
+	err = sbpl_string(f, path);
+	if (err)
+		return err;
+	fputs("))\n", f);
+	if (desc)
+		linef(desc, "(deny %s (subpath \"%s\"))  (%s%s)", ops, path,
+		      tag, why);
+	return 0;
+}
+
 /* Write one deny rule for @info to @f (and to @desc when not NULL). */
 static int seatbelt_rule(FILE *f, const struct ward_xlate *p,
 			 struct ward_strv *desc, size_t i,
@@ -2153,13 +2175,12 @@ static int seatbelt_rule(FILE *f, const struct ward_xlate *p,
 	int err;
 
 	rule_name(name, sizeof(name), p, i);
-	fprintf(f, "(deny %s ", ops);
 	if (info->is_glob) {
 		err = seatbelt_regex(&re, info);
 		if (err)
 			return err;
 		/* #"…" is a raw string; the regex never holds '"'. */
-		fprintf(f, "(regex #\"%s\"))\n", re);
+		fprintf(f, "(deny %s (regex #\"%s\"))\n", ops, re);
 		if (desc)
 			linef(desc, "(deny %s (regex #\"%s\"))  (%s)", ops, re,
 			      name);
@@ -2169,16 +2190,18 @@ static int seatbelt_rule(FILE *f, const struct ward_xlate *p,
 	path = util_path_canon(info->pattern);
 	if (!path)
 		return -ENOMEM;
-	fputs("(subpath ", f);
-	err = sbpl_string(f, path);
-	if (!err) {
-		fputs("))\n", f);
-		if (desc)
-			linef(desc, "(deny %s (subpath \"%s\"))  (%s)", ops,
-			      path, name);
-	}
+	err = seatbelt_deny_subpath(f, desc, ops, path, "", name);
 	free(path);
 	return err;
+}
+
+/* The comment that opens the rules, before the first of them. */
+static void seatbelt_rules_header(FILE *f, bool *header)
+{
+	if (*header)
+		return;
+	fputs("; Access rules and protected paths (a later rule wins).\n", f);
+	*header = true;
 }
 
 static int seatbelt_write(FILE *f, const struct ward_xlate *p,
@@ -2196,66 +2219,35 @@ static int seatbelt_write(FILE *f, const struct ward_xlate *p,
 			    info.access !=
 				(pass ? WARD_ACCESS_NONE : WARD_ACCESS_RO))
 				continue;
-			if (!header) {
-				fputs("; Access rules and protected paths "
-				      "(a later rule wins).\n",
-				      f);
-				header = true;
-			}
+			seatbelt_rules_header(f, &header);
 			err = seatbelt_rule(f, p, desc, i, &info);
 			if (err)
 				return err;
 		}
-		for (size_t j = 0; pass == 2 && j < p->nprot; j++) {
-			const char *path = p->prot[j].path;
+		for (size_t j = 0; pass != 0 && j < p->nprot; j++) {
+			const struct ward_protected *pr = &p->prot[j];
+			bool hidden = pr->access == WARD_ACCESS_NONE;
 
-			/* Hidden (ward's state directory): everywhere. */
-			if (p->prot[j].access != WARD_ACCESS_NONE)
+			/*
+			 * Pass 2, the hidden ones (ward's state directory):
+			 * everywhere. Pass 1, the read-only ones inside a
+			 * root (outside the roots they are read-only
+			 * already). A missing git path is denied too:
+			 * Seatbelt names paths, so it keeps `.git/commondir`
+			 * from being created (the list has git paths only
+			 * when the repository exists).
+			 */
+			if (pass == 2
+				? !hidden
+				: hidden || !overlapping_root(p, pr->path))
 				continue;
-			if (!header) {
-				fputs("; Access rules and protected paths "
-				      "(a later rule wins).\n",
-				      f);
-				header = true;
-			}
-			fputs("(deny file-read* file-write* (subpath ", f);
-			err = sbpl_string(f, path);
+			seatbelt_rules_header(f, &header);
+			err = seatbelt_deny_subpath(
+			    f, desc,
+			    hidden ? "file-read* file-write*" : "file-write*",
+			    pr->path, "protected: ", pr->what);
 			if (err)
 				return err;
-			fputs("))\n", f);
-			if (desc)
-				linef(desc,
-				      "(deny file-read* file-write* (subpath "
-				      "\"%s\"))  (protected: %s)",
-				      path, p->prot[j].what);
-		}
-		for (size_t j = 0; pass == 1 && j < p->nprot; j++) {
-			const char *path = p->prot[j].path;
-
-			/* Outside the roots it is read-only already. A
-			 * missing git path is denied too: Seatbelt names
-			 * paths, so it keeps `.git/commondir` from being
-			 * created (the list has git paths only when the
-			 * repository exists). */
-			if (!overlapping_root(p, path) ||
-			    p->prot[j].access == WARD_ACCESS_NONE)
-				continue;
-			if (!header) {
-				fputs("; Access rules and protected paths "
-				      "(a later rule wins).\n",
-				      f);
-				header = true;
-			}
-			fputs("(deny file-write* (subpath ", f);
-			err = sbpl_string(f, path);
-			if (err)
-				return err;
-			fputs("))\n", f);
-			if (desc)
-				linef(desc,
-				      "(deny file-write* (subpath \"%s\"))  "
-				      "(protected: %s)",
-				      path, p->prot[j].what);
 		}
 	}
 	/*

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "statefile.h"
 #include "util/landlock.h"
 #include "translate_internal.h"
 #include "util/util.h"
@@ -717,6 +718,7 @@ static enum ward_verdict probe_real(ward_provider *p, enum ward_runner runner,
  * one else may write them.
  */
 #define CACHE_MAGIC "ward-probe-cache 1"
+#define CACHE_FILE  "probe-cache"
 #define CACHE_MAX   4096
 
 static void fnv(uint64_t *h, const void *data, size_t n)
@@ -838,57 +840,18 @@ static uint64_t cache_key(ward_provider *p, enum ward_runner runner)
 	return h;
 }
 
-/* ward's state directory, where the cache lives; false when none. */
-static bool cache_dir(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-
-	if (xdg && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/ward", xdg);
-	else if (home && home[0] == '/')
-		n = snprintf(buf, len, "%s/.local/state/ward", home);
-	else
-		return false;
-	return n > 0 && (size_t)n < len;
-}
-
-/* True when @fd is ours and nobody else may write it. */
-static bool cache_trusted(int fd, bool dir)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-	       !(st.st_mode & 022) &&
-	       (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
-}
-
 /* Read the cache file into @buf (NUL-terminated); false when untrusted. */
 static bool cache_read(char *buf, size_t len)
 {
-	char dir[PATH_MAX];
-	int dfd, fd = -1;
-	ssize_t n = -1;
+	int dfd = ward_statefile_open(false);
+	bool ok;
 
 	buf[0] = '\0';
-	if (!cache_dir(dir, sizeof(dir)))
-		return false;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return false;
-	if (cache_trusted(dfd, true))
-		fd = openat(dfd, "probe-cache",
-			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd >= 0 && cache_trusted(fd, false))
-		n = read(fd, buf, len - 1);
-	if (fd >= 0)
-		close(fd);
+	ok = ward_statefile_read(dfd, CACHE_FILE, CACHE_MAGIC, buf, len);
 	close(dfd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strncmp(buf, CACHE_MAGIC "\n", sizeof(CACHE_MAGIC)) == 0;
+	return ok;
 }
 
 /* Look @runner up: true and @c filled when the cache has its verdict. */
@@ -930,18 +893,14 @@ static bool cache_load(ward_provider *p, enum ward_runner runner,
 static void cache_store(ward_provider *p, enum ward_runner runner,
 			const struct verdict_cache *c)
 {
-	char dir[PATH_MAX], tmp[64], buf[CACHE_MAX], out[CACHE_MAX];
+	char buf[CACHE_MAX], out[CACHE_MAX];
 	const char *line;
 	size_t o = 0;
-	int dfd, fd, n;
+	int dfd, n;
 
-	if (!cache_dir(dir, sizeof(dir)) || util_mkdir_p(dir) != 0)
-		return;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = ward_statefile_open(true);
 	if (dfd < 0)
 		return;
-	if (!cache_trusted(dfd, true))
-		goto out_close_dir;
 	n = snprintf(out, sizeof(out), "%s\n%s %016llx %d %s\n", CACHE_MAGIC,
 		     ward_runner_name(runner),
 		     (unsigned long long)cache_key(p, runner), (int)c->verdict,
@@ -950,7 +909,8 @@ static void cache_store(ward_provider *p, enum ward_runner runner,
 		goto out_close_dir;
 	o = (size_t)n;
 	/* Keep the other runners' lines (their keys are checked on load). */
-	if (cache_read(buf, sizeof(buf))) {
+	if (ward_statefile_read(dfd, CACHE_FILE, CACHE_MAGIC, buf,
+				sizeof(buf))) {
 		for (line = strchr(buf, '\n'); line && line[1];) {
 			size_t len;
 
@@ -966,15 +926,7 @@ static void cache_store(ward_provider *p, enum ward_runner runner,
 			line = strchr(line, '\n');
 		}
 	}
-	snprintf(tmp, sizeof(tmp), ".probe-cache.%ld", (long)getpid());
-	fd = openat(dfd, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		goto out_close_dir;
-	n = (int)write(fd, out, o);
-	close(fd);
-	if (n != (int)o || renameat(dfd, tmp, dfd, "probe-cache") != 0)
-		unlinkat(dfd, tmp, 0);
+	ward_statefile_write(dfd, CACHE_FILE, out, o);
 out_close_dir:
 	close(dfd);
 }

@@ -1908,8 +1908,12 @@ bool ward_session_torn(const ward_session *s)
 
 /* --- exported: knobs ------------------------------------------------------ */
 
-/* A fold's current value (-1: none), under the session's lock. */
-static int folded(const ward_session *s, enum knob knob)
+/*
+ * The folded value of @knob, read under the session's lock, or @dflt when
+ * the log sets none; *@source (when not NULL) says which it is.
+ */
+static int folded(const ward_session *s, enum knob knob, int dflt,
+		  enum ward_knob_source *source)
 {
 	ward_session *m = (ward_session *)s;
 	int v;
@@ -1919,39 +1923,30 @@ static int folded(const ward_session *s, enum knob knob)
 	    : knob == KNOB_NETWORK ? m->network
 				   : m->approval;
 	pthread_mutex_unlock(&m->lock);
-	return v;
+	if (source)
+		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
+	return v < 0 ? dflt : v;
 }
 
 enum ward_mode ward_session_mode(const ward_session *s, enum ward_mode dflt,
 				 enum ward_knob_source *source)
 {
-	int v = folded(s, KNOB_MODE);
-
-	if (source)
-		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
-	return v < 0 ? dflt : (enum ward_mode)v;
+	return (enum ward_mode)folded(s, KNOB_MODE, (int)dflt, source);
 }
 
 enum ward_approval_policy ward_session_approval(const ward_session *s,
 						enum ward_approval_policy dflt,
 						enum ward_knob_source *source)
 {
-	int v = folded(s, KNOB_APPROVAL);
-
-	if (source)
-		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
-	return v < 0 ? dflt : (enum ward_approval_policy)v;
+	return (enum ward_approval_policy)folded(s, KNOB_APPROVAL, (int)dflt,
+						 source);
 }
 
 enum ward_network ward_session_network(const ward_session *s,
 				       enum ward_network dflt,
 				       enum ward_knob_source *source)
 {
-	int v = folded(s, KNOB_NETWORK);
-
-	if (source)
-		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
-	return v < 0 ? dflt : (enum ward_network)v;
+	return (enum ward_network)folded(s, KNOB_NETWORK, (int)dflt, source);
 }
 
 /*

@@ -181,25 +181,37 @@ static void linef(struct ward_strv *sv, const char *fmt, ...)
 }
 
 /*
+ * The printf-formatted @fmt pushed as a warning, and returned (the
+ * caller frees it); NULL when out of memory (the plan then fails).
+ */
+__attribute__((format(printf, 2, 0))) static char *
+vwarn(struct ward_xlate *p, const char *fmt, va_list ap)
+{
+	char *line = NULL;
+
+	if (vasprintf(&line, fmt, ap) < 0) {
+		p->oom = true;
+		return NULL;
+	}
+	ward_strv_push(&p->warn, line);
+	return line;
+}
+
+/*
  * A warning about a rule (or protected path) the runner does not enforce
  * at all: it is also a reason the call's enforcement is partial.
  */
 __attribute__((format(printf, 2, 3))) static void
 unenforced(struct ward_xlate *p, const char *fmt, ...)
 {
-	char *line = NULL;
+	char *line;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&line, fmt, ap);
+	line = vwarn(p, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		p->oom = true;
-		return;
-	}
-	ward_strv_push(&p->warn, line);
-	ward_strv_push(&p->partial, line);
+	if (line)
+		ward_strv_push(&p->partial, line);
 	free(line);
 }
 
@@ -211,19 +223,13 @@ unenforced(struct ward_xlate *p, const char *fmt, ...)
 __attribute__((format(printf, 2, 3))) static void refuse(struct ward_xlate *p,
 							 const char *fmt, ...)
 {
-	char *line = NULL;
+	char *line;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&line, fmt, ap);
+	line = vwarn(p, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		p->oom = true;
-		return;
-	}
-	ward_strv_push(&p->warn, line);
-	if (!p->refusal)
+	if (line && !p->refusal)
 		p->refusal = line;
 	else
 		free(line);

@@ -200,6 +200,12 @@ struct scan {
 	const char *gd;
 };
 
+/* "." or "..". */
+static bool is_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
 /* Bounds of the scan: git directories protected (the repository's, its
  * submodules', nested ones), worktrees per git directory, and how deep a
  * submodule's name (it may hold '/') or a nesting goes. */
@@ -560,8 +566,7 @@ static void add_worktrees(struct scan *s, const char *gd)
 	/* Not through a symlink: the paths below must stay canonical. */
 	d = is_dir_nofollow(wdir) ? opendir(wdir) : NULL;
 	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.' &&
-		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+		if (is_dot(e->d_name))
 			continue;
 		if (asprintf(&w, "%s/%s", wdir, e->d_name) < 0) {
 			s->pl->oom = true;
@@ -608,8 +613,7 @@ static void add_modules(struct scan *s, const char *dir, unsigned depth,
 		return;
 	d = is_dir_nofollow(dir) ? opendir(dir) : NULL;
 	while (d && !s->capped && !s->pl->oom && (e = readdir(d))) {
-		if (e->d_name[0] == '.' &&
-		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+		if (is_dot(e->d_name))
 			continue;
 		if (asprintf(&sub, "%s/%s", dir, e->d_name) < 0) {
 			s->pl->oom = true;
@@ -1244,11 +1248,6 @@ static int openat_dir(int dirfd, const char *name)
 static bool same_inode(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-static bool is_dot(const char *name)
-{
-	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
 }
 
 /* Append "/@name" to the path in @buf (length *len); false if too long. */

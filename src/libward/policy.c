@@ -80,6 +80,37 @@ static int set_string(char **slot, const char *value)
 	return 0;
 }
 
+/*
+ * A copy of the NULL-terminated @paths into *@out (NULL when empty), each
+ * of which must be absolute; @what names them in the error.
+ */
+static int dup_absolute(char ***out, char *const *paths, const char *what)
+{
+	char **copy = NULL;
+
+	for (size_t i = 0; paths && paths[i]; i++) {
+		if (paths[i][0] != '/')
+			return ward_err(WARD_EINVAL,
+					"%s: '%s' is not an absolute path",
+					what, paths[i]);
+	}
+	if (paths && paths[0]) {
+		copy = ward_strv_dup(paths);
+		if (!copy)
+			return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = copy;
+	return 0;
+}
+
+/* @v, or an empty vector for NULL (the getters never return NULL). */
+static char *const *or_none(char *const *v)
+{
+	static char *const none[] = {NULL};
+
+	return v ? v : none;
+}
+
 int ward_policy_new(ward_policy **out, enum ward_mode mode,
 		    const char *workspace_root)
 {
@@ -204,21 +235,14 @@ bool ward_policy_protect_git(const ward_policy *policy)
 
 int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 {
-	char **copy = NULL;
+	char **copy;
+	int err;
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "policy: NULL");
-	for (size_t i = 0; paths && paths[i]; i++) {
-		if (paths[i][0] != '/')
-			return ward_err(WARD_EINVAL,
-					"unprotected path '%s' is not absolute",
-					paths[i]);
-	}
-	if (paths && paths[0]) {
-		copy = ward_strv_dup(paths);
-		if (!copy)
-			return ward_err(-ENOMEM, "out of memory");
-	}
+	err = dup_absolute(&copy, paths, "unprotect");
+	if (err)
+		return err;
 	forget(policy);
 	ward_strv_free(policy->unprotected);
 	policy->unprotected = copy;
@@ -227,22 +251,14 @@ int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 
 int ward_policy_set_allow_unix(ward_policy *policy, char *const *paths)
 {
-	char **copy = NULL;
+	char **copy;
+	int err;
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "policy: NULL");
-	for (size_t i = 0; paths && paths[i]; i++) {
-		if (paths[i][0] != '/')
-			return ward_err(WARD_EINVAL,
-					"allow_unix: '%s' is not an absolute "
-					"path",
-					paths[i]);
-	}
-	if (paths && paths[0]) {
-		copy = ward_strv_dup(paths);
-		if (!copy)
-			return ward_err(-ENOMEM, "out of memory");
-	}
+	err = dup_absolute(&copy, paths, "allow_unix");
+	if (err)
+		return err;
 	ward_strv_free(policy->allow_unix);
 	policy->allow_unix = copy;
 	return 0;
@@ -250,16 +266,12 @@ int ward_policy_set_allow_unix(ward_policy *policy, char *const *paths)
 
 char *const *ward_policy_allow_unix(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->allow_unix ? policy->allow_unix : none;
+	return or_none(policy->allow_unix);
 }
 
 char *const *ward_policy_unprotected(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->unprotected ? policy->unprotected : none;
+	return or_none(policy->unprotected);
 }
 
 int ward_policy_set_store(ward_policy *policy, const char *store)
@@ -385,16 +397,12 @@ bool ward_policy_network_default(const ward_policy *policy)
 
 char *const *ward_policy_allow_domains(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->allow ? policy->allow : none;
+	return or_none(policy->allow);
 }
 
 char *const *ward_policy_deny_domains(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->deny ? policy->deny : none;
+	return or_none(policy->deny);
 }
 
 int ward_policy_with_network(ward_policy **out, const ward_policy *base,

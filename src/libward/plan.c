@@ -57,20 +57,15 @@ static char *const empty_strv[] = {NULL};
 /* The seatbelt prefix: sandbox-exec -p PROFILE. */
 static int seatbelt_prefix(ward_plan *p)
 {
-	struct ward_strv sv = {0};
 	char *text = NULL;
 	int err;
 
 	err = ward_seatbelt_profile_x(&text, p->policy, p->x);
 	if (err)
 		return err;
-	/* sandbox-exec cannot set the environment: the executor sets
-	 * WARD_SANDBOX=seatbelt for the child it spawns. */
-	ward_strv_push(&sv, SANDBOX_EXEC);
-	ward_strv_push(&sv, "-p");
-	ward_strv_push(&sv, text);
+	err = ward_seatbelt_argv(&p->prefix, text, NULL);
 	free(text);
-	return ward_strv_finish(&p->prefix, &sv);
+	return err;
 }
 
 /*

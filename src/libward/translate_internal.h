@@ -79,6 +79,12 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 			 int status_fd, char *const argv[]);
 int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 			    const struct ward_xlate *x);
+/*
+ * The sandbox-exec argv for the Seatbelt @profile text: SANDBOX_EXEC -p
+ * PROFILE, then -- ARGV… when @argv is not NULL. The caller frees *out
+ * with ward_strv_free().
+ */
+int ward_seatbelt_argv(char ***out, const char *profile, char *const argv[]);
 
 /* Absolute, never looked up in PATH: no environment picks the confiner. */
 #define SANDBOX_EXEC "/usr/bin/sandbox-exec"

@@ -1265,8 +1265,8 @@ out_free:
 	return err;
 }
 
-/* Open the log, share-lock it and bring the folds up to date. */
-static int refresh_locked(ward_session *s)
+/* The log open for reading and share-locked, or -errno. */
+static int open_shared(ward_session *s)
 {
 	int fd, err;
 
@@ -1274,8 +1274,22 @@ static int refresh_locked(ward_session *s)
 	if (fd < 0)
 		return fd;
 	err = lock_fd(fd, LOCK_SH, s->path);
-	if (!err)
-		err = refresh_fd(s, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Open the log, share-lock it and bring the folds up to date. */
+static int refresh_locked(ward_session *s)
+{
+	int fd, err;
+
+	fd = open_shared(s);
+	if (fd < 0)
+		return fd;
+	err = refresh_fd(s, fd);
 	close(fd);
 	return err;
 }
@@ -1298,12 +1312,9 @@ static int load_events(ward_session *s)
 	struct snapshot snap = {0};
 	int fd, err;
 
-	fd = open_log(s, false);
+	fd = open_shared(s);
 	if (fd < 0)
 		return fd;
-	err = lock_fd(fd, LOCK_SH, s->path);
-	if (err)
-		goto out_close;
 	err = load_fd(&snap, fd, s->id, s->path);
 	if (err)
 		goto out_close;

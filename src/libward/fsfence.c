@@ -1486,6 +1486,26 @@ out_free:
 }
 
 /*
+ * The caller's options @opts (NULL: keep the defaults in @o) copied over
+ * the @size bytes of @o once their version is checked: every fs options
+ * struct starts with its unsigned version, and one version covers them
+ * all.
+ */
+static int fs_options_take(void *o, const void *opts, size_t size)
+{
+	unsigned version;
+
+	if (!opts)
+		return 0;
+	memcpy(&version, opts, sizeof(version));
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	memcpy(o, opts, size);
+	return 0;
+}
+
+/*
  * fstat the open @fd into *@st and refuse anything but a regular file (a
  * read or an edit of @path). 0, or the error (ward_err set).
  */
@@ -1607,12 +1627,9 @@ int ward_fs_read(struct ward_fs_content *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "read: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	if (!o.max_bytes)
 		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
 	fence_init(&f, policy, WARD_FS_OP_READ, denial);
@@ -1711,12 +1728,9 @@ int ward_fs_write(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy || (!data && len))
 		return ward_err(WARD_EINVAL, "write: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_WRITE, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
@@ -1779,12 +1793,9 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 
 	if (!policy || !old_text || !new_text)
 		return ward_err(WARD_EINVAL, "edit: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	if (!o.max_bytes)
 		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
 	olen = strlen(old_text);
@@ -1946,12 +1957,9 @@ int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "remove: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_REMOVE, denial);
 	err = target_open(&t, &f, path, 0);
 	if (err)
@@ -2035,12 +2043,9 @@ int ward_fs_move(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "move: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_MOVE, denial);
 	err = target_open(&s, &f, from, 0);
 	if (err)
@@ -2088,12 +2093,9 @@ int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "mkdir: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_MKDIR, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
@@ -2320,12 +2322,9 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "list: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_LIST, denial);
 	fd = open_for_read(&f, path, O_RDONLY | O_DIRECTORY, &real);
 	if (fd < 0) {
@@ -2392,12 +2391,9 @@ int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "stat: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_STAT, denial);
 	err = path_absolute(&abs, policy, path);
 	if (err)

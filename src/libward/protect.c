@@ -7,8 +7,8 @@
  * $XDG_CONFIG_HOME, $XDG_STATE_HOME) and, for git, from the workspace's
  * `.git` and the repository's configuration. The policy keeps it for the
  * call (ward_policy_protected(), computed here and kept by policy.c);
- * nothing here caches across calls: the
- * workspace changes, and a stale gitdir would protect the wrong place.
+ * nothing here caches across calls: the workspace changes, and a stale
+ * gitdir would protect the wrong place.
  */
 #include <dirent.h>
 #include <errno.h>

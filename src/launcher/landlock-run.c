@@ -66,13 +66,10 @@
 #include "util/hide.h"
 #include "util/landlock.h"
 #include "util/supervise.h"
+#include "util/util.h"
 
 #ifndef LANDLOCK_RUN_VERSION
 #define LANDLOCK_RUN_VERSION "0.1.0"
-#endif
-
-#ifndef __NR_close_range
-#define __NR_close_range 436
 #endif
 
 #define PROG "landlock-run"
@@ -227,12 +224,7 @@ static void close_inherited_fds(int keep_fd)
 	unsigned long fd, max;
 	DIR *dir;
 
-	if (keep_fd < 0 && syscall(__NR_close_range, 3U, ~0U, 0U) == 0)
-		return;
-	if (keep_fd >= 0 &&
-	    (keep_fd == 3 ||
-	     syscall(__NR_close_range, 3U, (unsigned)keep_fd - 1, 0U) == 0) &&
-	    syscall(__NR_close_range, (unsigned)keep_fd + 1, ~0U, 0U) == 0)
+	if (util_close_range_except(3, keep_fd, false) == 0)
 		return;
 
 	/* close_range (Linux 5.9) may be filtered by seccomp: walk /proc. */

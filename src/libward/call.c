@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "netproxy.h"
 #include "protect.h"
+#include "util/util.h"
 
 struct ward_call {
 	/* The options, copied. */
@@ -316,7 +317,7 @@ static int resolve_cwd(char **out, const char *ws, const char *given)
 				"working directory %s is not a directory",
 				given);
 	}
-	if (!ward_path_within(real, ws)) {
+	if (!util_path_within(real, ws)) {
 		free(real);
 		return ward_err(WARD_EINVAL,
 				"working directory %s is outside the workspace "

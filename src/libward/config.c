@@ -51,6 +51,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 #include "ward/config.h"
 #include "ward/env.h"
 
@@ -643,37 +644,11 @@ static void bevent(struct builder *b, struct fy_event *e, unsigned *ndocs)
  */
 static size_t utf8_invalid_at(const unsigned char *s, size_t len)
 {
-	size_t i = 0;
+	size_t i = 0, n;
 
-	while (i < len) {
-		unsigned cp;
-		size_t n;
-
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if (s[i] >= 0xc2 && s[i] <= 0xdf)
-			n = 2, cp = s[i] & 0x1f;
-		else if (s[i] >= 0xe0 && s[i] <= 0xef)
-			n = 3, cp = s[i] & 0x0f;
-		else if (s[i] >= 0xf0 && s[i] <= 0xf4)
-			n = 4, cp = s[i] & 0x07;
-		else
-			return i;
-		if (n > len - i)
-			return i;
-		for (size_t k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return i;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return i;
+	while (i < len && (n = util_utf8_decode(NULL, s + i, len - i)) != 0)
 		i += n;
-	}
-	return len;
+	return i;
 }
 
 /* The 1-based line of offset @at in @text. */
@@ -1013,23 +988,6 @@ static void confine_parse_child(void)
 }
 #endif
 
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-
-/* Close descriptors @first to @last (close_range, or one by one). */
-static void close_span(unsigned first, unsigned last)
-{
-	struct rlimit lim;
-
-	if (first > last || syscall(SYS_close_range, first, last, 0) == 0)
-		return;
-	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
-		lim.rlim_cur = 65536;
-	for (unsigned fd = first; fd <= last && fd < lim.rlim_cur; fd++)
-		close((int)fd);
-}
-
 /*
  * In the child: /dev/null on 0, 1 and 2 and no other descriptor but @fd
  * (returned, maybe moved), so that nothing the parser does can reach the
@@ -1045,9 +1003,7 @@ static int keep_only(int fd)
 	for (int i = 0; i < 3; i++)
 		if (dup2(nul, i) < 0)
 			_exit(126);
-	if (fd > 3)
-		close_span(3, (unsigned)fd - 1);
-	close_span((unsigned)fd + 1, ~0U);
+	util_close_from(3, fd, false);
 	return fd;
 }
 
@@ -2639,39 +2595,42 @@ static void resolve_workspace(ward_config *cfg,
 	cfg->workspace = real;
 }
 
+/*
+ * The highest file layer (--config, the project's, the user's) that sets
+ * the scalar @key, recorded as the key's origin; NULL when none does.
+ * The parser keeps the user-only keys out of the project file.
+ */
+static struct layer *pick_scalar(ward_config *cfg, enum key key)
+{
+	enum ward_config_layer l;
+	struct layer *L = pick(cfg, key, WARD_CONFIG_LAYER_EXPLICIT, &l);
+
+	if (L)
+		set_from(cfg, key, l, L);
+	return L;
+}
+
 /* Scalar keys set only by the user file and --config (never project). */
 static void resolve_simple(ward_config *cfg)
 {
-	enum ward_config_layer l;
 	struct layer *L;
 
-	if ((L = pick(cfg, K_RUNNERS, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_RUNNERS))) {
 		cfg->runners = L->runners;
 		cfg->nrunners = L->nrunners;
-		set_from(cfg, K_RUNNERS, l, L);
 	}
-	if ((L = pick(cfg, K_RUNNER_COMMAND, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_RUNNER_COMMAND)))
 		cfg->runner_command = L->runner_command;
-		set_from(cfg, K_RUNNER_COMMAND, l, L);
-	}
-	if ((L = pick(cfg, K_SIGNATURES, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_SIGNATURES)))
 		cfg->sigs = L->sigs;
-		set_from(cfg, K_SIGNATURES, l, L);
-	}
-	if ((L = pick(cfg, K_PROBE_TIMEOUT, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_PROBE_TIMEOUT)))
 		cfg->probe_timeout_ms = L->probe_timeout_ms;
-		set_from(cfg, K_PROBE_TIMEOUT, l, L);
-	}
 	/* approval: ask in the project file is allowed (it only narrows). */
-	if ((L = pick(cfg, K_APPROVAL, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
+	if ((L = pick_scalar(cfg, K_APPROVAL)))
 		cfg->approval = L->approval;
-		set_from(cfg, K_APPROVAL, l, L);
-	}
-	if ((L = pick(cfg, K_PROTECT_GIT, WARD_CONFIG_LAYER_EXPLICIT, &l))) {
-		/* A true anywhere above a false wins; false is user-only. */
+	/* A true anywhere above a false wins; false is user-only. */
+	if ((L = pick_scalar(cfg, K_PROTECT_GIT)))
 		cfg->protect_git = L->protect_git;
-		set_from(cfg, K_PROTECT_GIT, l, L);
-	}
 }
 
 /*
@@ -2723,7 +2682,7 @@ static void resolve_unprotect(ward_config *cfg,
 				cfg->oom = true;
 			continue;
 		}
-		if (ward_dir && ward_path_within(abs, ward_dir))
+		if (ward_dir && util_path_within(abs, ward_dir))
 			cwarn(cfg,
 			      "unprotect (%s:%u): %s lies in the project's "
 			      ".ward, which is never released",

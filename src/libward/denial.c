@@ -18,6 +18,7 @@
 #include "denial.h"
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 const char *ward_denial_cause_name(enum ward_denial_cause cause)
 {
@@ -145,16 +146,6 @@ static bool absolute(char *out, size_t len, const char *cwd, const char *path)
 	return n > 0 && (size_t)n < len;
 }
 
-static bool within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '/' || path[n] == '\0');
-}
-
 /* An operation that changes something (what modes and `r-` refuse). */
 static bool changes(const char *op)
 {
@@ -217,7 +208,7 @@ bool ward_denial_judge(struct ward_denial_set *set,
 	 * in it reads as missing. */
 	for (size_t i = 0; i < nprot; i++) {
 		if (prot[i].access != WARD_ACCESS_NONE ||
-		    !within(abs, prot[i].path))
+		    !util_path_within(abs, prot[i].path))
 			continue;
 		e.cause = WARD_DENIAL_PROTECTED;
 		e.rule = prot[i].what;
@@ -231,7 +222,7 @@ bool ward_denial_judge(struct ward_denial_set *set,
 		return false;
 	e.operation = op ? op : "write";
 	for (size_t i = 0; i < nprot; i++) {
-		if (!within(abs, prot[i].path))
+		if (!util_path_within(abs, prot[i].path))
 			continue;
 		e.cause = WARD_DENIAL_PROTECTED;
 		e.rule = prot[i].what;
@@ -243,7 +234,7 @@ bool ward_denial_judge(struct ward_denial_set *set,
 	}
 	if (mode != WARD_MODE_READ_ONLY && ward_policy_roots(&roots, pol) == 0)
 		for (size_t i = 0; roots && roots[i] && !writable; i++)
-			writable = within(abs, roots[i]);
+			writable = util_path_within(abs, roots[i]);
 	if (writable && why != WARD_DENIAL_EKNOWN)
 		return false; /* a plain permission error */
 	e.cause = WARD_DENIAL_MODE;

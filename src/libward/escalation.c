@@ -13,13 +13,9 @@
 
 #include "internal.h"
 #include "proxy_internal.h"
+#include "util/util.h"
 #include "ward/escalation.h"
 #include "ward/render.h"
-
-const char *ward_subject_name(enum ward_subject subject)
-{
-	return subject == WARD_SUBJECT_OPERATION ? "operation" : "command";
-}
 
 const char *ward_approval_outcome_name(enum ward_approval_outcome outcome)
 {
@@ -263,6 +259,54 @@ static int decide(const struct ward_escalation *e, const ward_policy *base,
 }
 
 /*
+ * What every escalation needs, whatever it asks for: a justification
+ * (valid UTF-8, into *@justification as a new JSON string) and, in a
+ * session, the call it belongs to.
+ */
+static int check_request(json_t **justification,
+			 const struct ward_escalation *e)
+{
+	if (blank(e->justification))
+		return ward_err(WARD_EINVAL,
+				"an escalation needs a justification");
+	if (e->session && (!e->call_id || !*e->call_id))
+		return ward_err(WARD_EINVAL,
+				"an escalation in a session needs a call id");
+	*justification = json_string(e->justification);
+	if (!*justification)
+		return ward_err(WARD_EINVAL,
+				"the justification is not valid UTF-8");
+	return 0;
+}
+
+/*
+ * The last step of every escalation: record the verdict @v with its @text
+ * (freed here), then hand out @v and @wide (the granted policy, consumed;
+ * NULL when nothing was granted). On error nothing is handed out.
+ */
+static int conclude(ward_policy **granted,
+		    enum ward_escalation_verdict *verdict,
+		    const struct ward_escalation *e,
+		    enum ward_escalation_verdict v, ward_policy *wide,
+		    char *text)
+{
+	int err;
+
+	err = record(e, "escalation/verdict",
+		     json_pack("{s:s, s:s*}", "verdict",
+			       ward_escalation_verdict_name(v), "text", text));
+	free(text);
+	if (err) {
+		ward_policy_free(wide);
+		return err;
+	}
+	if (wide)
+		*granted = wide;
+	*verdict = v;
+	return 0;
+}
+
+/*
  * A network escalation: the same steps and records as a mode's, with the
  * network asked for (a host or on) in place of the mode, and its own texts.
  */
@@ -277,12 +321,6 @@ static int authorize_network(ward_policy **granted,
 	char what[320], *text = NULL;
 	int err;
 
-	if (blank(e->justification))
-		return ward_err(WARD_EINVAL,
-				"an escalation needs a justification");
-	if (e->session && (!e->call_id || !*e->call_id))
-		return ward_err(WARD_EINVAL,
-				"an escalation in a session needs a call id");
 	if (e->net_host && ward_network_pattern_check(e->net_host) != 0)
 		return ward_err(WARD_EINVAL, "network escalation: %s",
 				ward_error_last());
@@ -291,10 +329,9 @@ static int authorize_network(ward_policy **granted,
 				"network escalation: ask for one host, not a "
 				"pattern (\"%s\")",
 				e->net_host);
-	justification = json_string(e->justification);
-	if (!justification)
-		return ward_err(WARD_EINVAL,
-				"the justification is not valid UTF-8");
+	err = check_request(&justification, e);
+	if (err)
+		return err;
 	err = record(e, "escalation/request",
 		     json_pack("{s:s, s:s, s:s?, s:o, s:s}", "network_from",
 			       ward_network_name(ward_policy_network(base)),
@@ -324,18 +361,7 @@ static int authorize_network(ward_policy **granted,
 		ward_policy_free(wide);
 		return err;
 	}
-	err = record(e, "escalation/verdict",
-		     json_pack("{s:s, s:s*}", "verdict",
-			       ward_escalation_verdict_name(v), "text", text));
-	free(text);
-	if (err) {
-		ward_policy_free(wide);
-		return err;
-	}
-	if (wide)
-		*granted = wide;
-	*verdict = v;
-	return 0;
+	return conclude(granted, verdict, e, v, wide, text);
 }
 
 int ward_escalation_authorize(ward_policy **granted,
@@ -360,16 +386,9 @@ int ward_escalation_authorize(ward_policy **granted,
 	if ((unsigned)e->requested > WARD_MODE_DANGER_FULL_ACCESS)
 		return ward_err(WARD_EINVAL, "escalation to unknown mode %d",
 				(int)e->requested);
-	if (blank(e->justification))
-		return ward_err(WARD_EINVAL,
-				"an escalation needs a justification");
-	if (e->session && (!e->call_id || !*e->call_id))
-		return ward_err(WARD_EINVAL,
-				"an escalation in a session needs a call id");
-	justification = json_string(e->justification);
-	if (!justification)
-		return ward_err(WARD_EINVAL,
-				"the justification is not valid UTF-8");
+	err = check_request(&justification, e);
+	if (err)
+		return err;
 	from = ward_policy_mode(base);
 	err = record(e, "escalation/request",
 		     json_pack("{s:s, s:o, s:s}", "from", ward_mode_name(from),
@@ -391,18 +410,7 @@ int ward_escalation_authorize(ward_policy **granted,
 		if (err)
 			return err;
 	}
-	err = record(e, "escalation/verdict",
-		     json_pack("{s:s, s:s*}", "verdict",
-			       ward_escalation_verdict_name(v), "text", text));
-	free(text);
-	if (err) {
-		ward_policy_free(wide);
-		return err;
-	}
-	if (wide)
-		*granted = wide;
-	*verdict = v;
-	return 0;
+	return conclude(granted, verdict, e, v, wide, text);
 }
 
 int ward_escalation_init(struct ward_escalation *e, unsigned version)
@@ -474,38 +482,6 @@ static bool hidden_cp(unsigned cp)
 	return false;
 }
 
-/*
- * The code point of the UTF-8 sequence at @p (at most @left bytes) in
- * *cp and its length, or 0 when it is not a valid, shortest, non-surrogate
- * sequence.
- */
-static size_t utf8_decode(unsigned *cp, const unsigned char *p, size_t left)
-{
-	size_t n;
-	unsigned c;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
-}
-
 int ward_escalation_escape(char **out, const char *text)
 {
 	const unsigned char *start = (const unsigned char *)(text ? text : "");
@@ -531,7 +507,7 @@ int ward_escalation_escape(char **out, const char *text)
 			p++;
 			continue;
 		}
-		n = utf8_decode(&cp, p, len - (size_t)(p - start));
+		n = util_utf8_decode(&cp, p, len - (size_t)(p - start));
 		if (n == 0) {
 			o += (size_t)sprintf(buf + o, "\\x%02x", *p);
 			p++;

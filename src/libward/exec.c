@@ -73,15 +73,10 @@
 
 #include "exec_internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
-#endif
-#ifndef __NR_close_range
-#define __NR_close_range 436
-#endif
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal 424
@@ -318,29 +313,6 @@ static void close_pipe(int p[2])
 {
 	close_fd(&p[0]);
 	close_fd(&p[1]);
-}
-
-/* Write all of @buf; false when @fd refuses (the tee is then abandoned). */
-static bool write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				struct pollfd p = {.fd = fd, .events = POLLOUT};
-
-				poll(&p, 1, -1);
-				continue;
-			}
-			return false;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
 }
 
 int ward_exec_opts_check(struct ward_exec_options *dst,
@@ -582,21 +554,6 @@ static void child_report(int fd, int stage, int e, const char *a, const char *b)
 	_exit(CHILD_FAILED);
 }
 
-/* Mark every descriptor from @first up close-on-exec. */
-static int child_cloexec_from(int first)
-{
-	struct rlimit lim;
-
-	if (syscall(__NR_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
-		return 0;
-	/* Before Linux 5.11: one fcntl per possible descriptor. */
-	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
-		lim.rlim_cur = 65536;
-	for (int fd = first; fd < (int)lim.rlim_cur; fd++)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
-	return 0;
-}
-
 /*
  * The child shares the caller's memory (see spawn_child), so a handler of
  * the caller must never run in it: every caught signal goes back to its
@@ -690,7 +647,7 @@ static void child_main(const struct child_args *a)
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	/* Everything else (the status pipe included, still needed until
 	 * exec) goes at exec. */
-	child_cloexec_from(fd3 >= 0 ? 4 : 3);
+	util_close_from(fd3 >= 0 ? 4 : 3, -1, true);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
@@ -1697,7 +1654,7 @@ static void pipe_guard_off(struct pipe_guard *g)
 static void sink_put(struct ward_sink *s, pthread_mutex_t *lock,
 		     const char *buf, size_t n)
 {
-	if (s->tee_fd >= 0 && !write_all(s->tee_fd, buf, n))
+	if (s->tee_fd >= 0 && util_write_all(s->tee_fd, buf, n) != 0)
 		s->tee_fd = -1; /* keep draining; stop copying */
 	if (!s->cap && !s->pending)
 		return;
@@ -2137,7 +2094,7 @@ void ward_exec_guard_report(struct ward_protect_guard *guard,
 			if (pending)
 				ward_capbuf_append(pending, notes[i], n + 1);
 			if (fd >= 0)
-				write_all(fd, notes[i], n + 1);
+				(void)util_write_all(fd, notes[i], n + 1);
 			notes[i][n] = '\0';
 		}
 		ward_strv_free(notes);

@@ -38,6 +38,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 /* --- kernel shims ------------------------------------------------------ */
 
@@ -255,21 +256,10 @@ static int open_nofollow(const char *path, int flags)
 
 /* --- paths ------------------------------------------------------------- */
 
-/* True when canonical @path is @dir or lies beneath it. */
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
-}
-
 /* True when canonical @path lies strictly beneath @dir. */
 static bool path_beneath(const char *path, const char *dir)
 {
-	return path_within(path, dir) && strcmp(path, dir) != 0;
+	return util_path_within(path, dir) && strcmp(path, dir) != 0;
 }
 
 /* @path relative to @dir, which it lies within ("" when equal). */
@@ -531,20 +521,6 @@ static const char *path_name(const char *path)
 
 /* --- policy ------------------------------------------------------------ */
 
-static const char *const op_names[] = {
-    [WARD_FS_OP_READ] = "read", [WARD_FS_OP_WRITE] = "write",
-    [WARD_FS_OP_EDIT] = "edit", [WARD_FS_OP_REMOVE] = "remove",
-    [WARD_FS_OP_MOVE] = "move", [WARD_FS_OP_MKDIR] = "mkdir",
-    [WARD_FS_OP_LIST] = "list", [WARD_FS_OP_STAT] = "stat",
-};
-
-const char *ward_fs_op_name(enum ward_fs_op op)
-{
-	if ((unsigned)op >= sizeof(op_names) / sizeof(op_names[0]))
-		return "unknown";
-	return op_names[op];
-}
-
 const char *ward_fs_reason_name(enum ward_fs_reason reason)
 {
 	switch (reason) {
@@ -720,8 +696,8 @@ static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
 	if (ward_policy_rule_aliases(&a, &na, policy) != 0)
 		return true;
 	for (size_t i = 0; i < na; i++) {
-		if (path_within(a[i].canon, dir) ||
-		    path_within(dir, a[i].canon))
+		if (util_path_within(a[i].canon, dir) ||
+		    util_path_within(dir, a[i].canon))
 			return true;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -730,9 +706,9 @@ static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
 		if (info.access != WARD_ACCESS_RO &&
 		    info.access != WARD_ACCESS_NONE)
 			continue;
-		if (path_within(info.literal_prefix, dir))
+		if (util_path_within(info.literal_prefix, dir))
 			return true;
-		if (info.is_glob && path_within(dir, info.literal_prefix))
+		if (info.is_glob && util_path_within(dir, info.literal_prefix))
 			return true;
 	}
 	return false;
@@ -1138,24 +1114,6 @@ static int tmp_create(char *tmp, int dirfd, const char *name, mode_t mode)
 	return -EEXIST;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Copy everything from @in to @out. */
 static int copy_fd(int out, int in)
 {
@@ -1172,7 +1130,7 @@ static int copy_fd(int out, int in)
 		}
 		if (n == 0)
 			return 0;
-		err = write_all(out, buf, (size_t)n);
+		err = util_write_all(out, buf, (size_t)n);
 		if (err)
 			return err;
 	}
@@ -1211,7 +1169,7 @@ static int replace_file(int dirfd, const char *name, const struct source *src,
 				given, strerror(-fd));
 	what = "write";
 	err = src->fd >= 0 ? copy_fd(fd, src->fd)
-			   : write_all(fd, src->data, src->len);
+			   : util_write_all(fd, src->data, src->len);
 	if (!err && old) {
 		what = "keep the permissions of";
 		if ((old->st_uid != geteuid() || old->st_gid != getegid()) &&
@@ -1527,6 +1485,41 @@ out_free:
 	return err;
 }
 
+/*
+ * The caller's options @opts (NULL: keep the defaults in @o) copied over
+ * the @size bytes of @o once their version is checked: every fs options
+ * struct starts with its unsigned version, and one version covers them
+ * all.
+ */
+static int fs_options_take(void *o, const void *opts, size_t size)
+{
+	unsigned version;
+
+	if (!opts)
+		return 0;
+	memcpy(&version, opts, sizeof(version));
+	if (version != WARD_FS_OPTIONS_VERSION)
+		return ward_bad_version("fs options", version,
+					WARD_FS_OPTIONS_VERSION);
+	memcpy(o, opts, size);
+	return 0;
+}
+
+/*
+ * fstat the open @fd into *@st and refuse anything but a regular file (a
+ * read or an edit of @path). 0, or the error (ward_err set).
+ */
+static int stat_regular(struct stat *st, int fd, const char *path)
+{
+	if (fstat(fd, st) != 0)
+		return ward_err(-errno, "%s: %s", path, strerror(errno));
+	if (S_ISDIR(st->st_mode))
+		return ward_err(-EISDIR, "%s: is a directory", path);
+	if (!S_ISREG(st->st_mode))
+		return ward_err(WARD_EINVAL, "%s: not a regular file", path);
+	return 0;
+}
+
 /* Bytes @offset.. of @fd, at most @limit (0: all), -EFBIG past @max. */
 static int read_bytes(struct buf *b, bool *truncated, int fd, uint64_t size,
 		      uint64_t offset, uint64_t limit, uint64_t max)
@@ -1634,30 +1627,18 @@ int ward_fs_read(struct ward_fs_content *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "read: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	if (!o.max_bytes)
 		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
 	fence_init(&f, policy, WARD_FS_OP_READ, denial);
 	fd = open_for_read(&f, path, O_RDONLY | O_NONBLOCK, NULL);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) != 0) {
-		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+	err = stat_regular(&st, fd, path);
+	if (err)
 		goto out_close;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err = ward_err(-EISDIR, "%s: is a directory", path);
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = ward_err(WARD_EINVAL, "%s: not a regular file", path);
-		goto out_close;
-	}
 	if (o.binary)
 		err = read_bytes(&b, &truncated, fd, (uint64_t)st.st_size,
 				 o.offset, o.limit, o.max_bytes);
@@ -1747,12 +1728,9 @@ int ward_fs_write(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy || (!data && len))
 		return ward_err(WARD_EINVAL, "write: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_WRITE, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
@@ -1815,12 +1793,9 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 
 	if (!policy || !old_text || !new_text)
 		return ward_err(WARD_EINVAL, "edit: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	if (!o.max_bytes)
 		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
 	olen = strlen(old_text);
@@ -1843,18 +1818,9 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 			       path, strerror(errno));
 		goto out_target;
 	}
-	if (fstat(fd, &st) != 0) {
-		err = ward_err(-errno, "%s: %s", path, strerror(errno));
+	err = stat_regular(&st, fd, path);
+	if (err)
 		goto out_close;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err = ward_err(-EISDIR, "%s: is a directory", path);
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = ward_err(WARD_EINVAL, "%s: not a regular file", path);
-		goto out_close;
-	}
 	err = read_whole(&in, fd, (uint64_t)st.st_size, o.max_bytes);
 	if (err == -EFBIG) {
 		err = ward_err(err,
@@ -1991,12 +1957,9 @@ int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "remove: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_REMOVE, denial);
 	err = target_open(&t, &f, path, 0);
 	if (err)
@@ -2080,12 +2043,9 @@ int ward_fs_move(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "move: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_MOVE, denial);
 	err = target_open(&s, &f, from, 0);
 	if (err)
@@ -2133,12 +2093,9 @@ int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "mkdir: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_MKDIR, denial);
 	err = target_open(&t, &f, path,
 			  T_FOLLOW | T_MISSING_LAST |
@@ -2224,18 +2181,6 @@ int ward_fs_resolve(char **out, const ward_policy *policy, enum ward_fs_op op,
 	c.path = NULL;
 	canon_clear(&c);
 	return 0;
-}
-
-int ward_fs_op_parse(enum ward_fs_op *out, const char *name)
-{
-	for (unsigned op = 0; name && op <= WARD_FS_OP_STAT; op++) {
-		if (strcmp(name, ward_fs_op_name((enum ward_fs_op)op)) == 0) {
-			*out = (enum ward_fs_op)op;
-			return 0;
-		}
-	}
-	return ward_err(WARD_EINVAL, "unknown file operation '%s'",
-			name ? name : "(null)");
 }
 
 /* --- list, stat -------------------------------------------------------- */
@@ -2377,12 +2322,9 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "list: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_LIST, denial);
 	fd = open_for_read(&f, path, O_RDONLY | O_DIRECTORY, &real);
 	if (fd < 0) {
@@ -2449,12 +2391,9 @@ int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "stat: missing argument");
-	if (opts) {
-		if (opts->version != WARD_FS_OPTIONS_VERSION)
-			return ward_bad_version("fs options", opts->version,
-						WARD_FS_OPTIONS_VERSION);
-		o = *opts;
-	}
+	err = fs_options_take(&o, opts, sizeof(o));
+	if (err)
+		return err;
 	fence_init(&f, policy, WARD_FS_OP_STAT, denial);
 	err = path_absolute(&abs, policy, path);
 	if (err)
@@ -2554,18 +2493,28 @@ int ward_fs_render_denial(char **out, const struct ward_fs_denial *denial,
 				  escalation_offered && !by_rule);
 }
 
-int ward_fs_read_options_init(struct ward_fs_read_options *opts,
-			      unsigned version)
+/*
+ * The body every ward_fs_*_options_init() shares: check @version (one for
+ * all the fs options), then copy the @size bytes of @init over @opts.
+ */
+static int fs_options_init(void *opts, const void *init, size_t size,
+			   unsigned version)
 {
-	const struct ward_fs_read_options init = WARD_FS_READ_OPTIONS_INIT;
-
 	if (!opts)
 		return ward_err(WARD_EINVAL, "fs options: NULL");
 	if (version != WARD_FS_OPTIONS_VERSION)
 		return ward_bad_version("fs options", version,
 					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
+	memcpy(opts, init, size);
 	return 0;
+}
+
+int ward_fs_read_options_init(struct ward_fs_read_options *opts,
+			      unsigned version)
+{
+	const struct ward_fs_read_options init = WARD_FS_READ_OPTIONS_INIT;
+
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_write_options_init(struct ward_fs_write_options *opts,
@@ -2573,13 +2522,7 @@ int ward_fs_write_options_init(struct ward_fs_write_options *opts,
 {
 	const struct ward_fs_write_options init = WARD_FS_WRITE_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_edit_options_init(struct ward_fs_edit_options *opts,
@@ -2587,13 +2530,7 @@ int ward_fs_edit_options_init(struct ward_fs_edit_options *opts,
 {
 	const struct ward_fs_edit_options init = WARD_FS_EDIT_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_remove_options_init(struct ward_fs_remove_options *opts,
@@ -2601,13 +2538,7 @@ int ward_fs_remove_options_init(struct ward_fs_remove_options *opts,
 {
 	const struct ward_fs_remove_options init = WARD_FS_REMOVE_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_move_options_init(struct ward_fs_move_options *opts,
@@ -2615,13 +2546,7 @@ int ward_fs_move_options_init(struct ward_fs_move_options *opts,
 {
 	const struct ward_fs_move_options init = WARD_FS_MOVE_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_mkdir_options_init(struct ward_fs_mkdir_options *opts,
@@ -2629,13 +2554,7 @@ int ward_fs_mkdir_options_init(struct ward_fs_mkdir_options *opts,
 {
 	const struct ward_fs_mkdir_options init = WARD_FS_MKDIR_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_list_options_init(struct ward_fs_list_options *opts,
@@ -2643,13 +2562,7 @@ int ward_fs_list_options_init(struct ward_fs_list_options *opts,
 {
 	const struct ward_fs_list_options init = WARD_FS_LIST_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }
 
 int ward_fs_stat_options_init(struct ward_fs_stat_options *opts,
@@ -2657,11 +2570,5 @@ int ward_fs_stat_options_init(struct ward_fs_stat_options *opts,
 {
 	const struct ward_fs_stat_options init = WARD_FS_STAT_OPTIONS_INIT;
 
-	if (!opts)
-		return ward_err(WARD_EINVAL, "fs options: NULL");
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	*opts = init;
-	return 0;
+	return fs_options_init(opts, &init, sizeof(init), version);
 }

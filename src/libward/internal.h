@@ -30,19 +30,27 @@ int ward_bad_version(const char *what, unsigned got, unsigned newest);
 /*
  * The writable roots of @policy (roots.h), computed once per policy and
  * kept in it: *out is borrowed from the policy (valid while it lives and
- * no setter is called). ward_roots_compute() is the computation itself.
+ * no setter is called).
  */
 int ward_policy_roots(char *const **out, const ward_policy *policy);
-int ward_roots_compute(char ***out, const ward_policy *policy);
+/*
+ * ward_roots_compute - the computation itself (roots.c), from a policy's
+ * @mode, canonical @workspace, captured @tmpdir (NULL: unset) and access
+ * @rules (NULL: none), in the order ward_roots_writable() documents. The
+ * caller frees *out with ward_strv_free().
+ */
+int ward_roots_compute(char ***out, enum ward_mode mode,
+		       const char *workspace, const char *tmpdir,
+		       const ward_rules *rules);
 
 /*
- * ward_roots_tmpdir_refused - why $TMPDIR (the policy's captured one) is
- * not a writable root under workspace-write although it is set: NULL when
- * it is one (or unset, or the mode adds none), else a sentence naming it,
- * into @buf. See roots.c for the rule.
+ * ward_roots_tmpdir_refused - why @tmpdir (a policy's captured $TMPDIR) is
+ * not a writable root under @mode workspace-write although it is set: NULL
+ * when it is one (or unset, or the mode adds none), else a sentence naming
+ * it, into @buf. See roots.c for the rule.
  */
 const char *ward_roots_tmpdir_refused(char *buf, size_t len,
-				      const ward_policy *policy);
+				      enum ward_mode mode, const char *tmpdir);
 
 /*
  * The session store a policy runs for (set by ward_call): hidden from

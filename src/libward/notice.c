@@ -29,7 +29,7 @@
 #include "ward/notice.h"
 
 #include "internal.h"
-#include "translate_internal.h"
+#include "statefile.h"
 
 #define NOTICE_MAGIC	   "ward-warnings-shown 1"
 #define NOTICE_FILE	   "warnings-shown"
@@ -48,60 +48,6 @@ static void fnv(uint64_t *h, const char *s)
 	}
 	*h ^= 0xff;
 	*h *= 0x100000001b3ULL;
-}
-
-/* ward's state directory into @buf; false when there is none. */
-static bool state_dir(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-
-	/* The same rule as the protected-path list and the probe cache: a
-	 * relative XDG_STATE_HOME is ignored, as the XDG spec says. */
-	if (xdg && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/ward", xdg);
-	else if (home && home[0] == '/')
-		n = snprintf(buf, len, "%s/.local/state/ward", home);
-	else
-		return false;
-	return n > 0 && (size_t)n < len;
-}
-
-/* True when @fd is ours and nobody else may write it. */
-static bool trusted(int fd, bool dir)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-	       !(st.st_mode & 022) &&
-	       (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
-}
-
-/*
- * Read the file under @dfd into @buf (NUL-terminated, at most @len - 1
- * bytes). Returns false when it is missing, untrusted or not ours.
- */
-static bool read_store(int dfd, char *buf, size_t len)
-{
-	ssize_t n = -1;
-	int fd;
-
-	buf[0] = '\0';
-	fd = openat(dfd, NOTICE_FILE,
-		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (trusted(fd, false)) {
-		do
-			n = read(fd, buf, len - 1);
-		while (n < 0 && errno == EINTR);
-	}
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strncmp(buf, NOTICE_MAGIC "\n", sizeof(NOTICE_MAGIC)) == 0;
 }
 
 /* The digest recorded for @key in @buf (after the magic line), or 0. */
@@ -123,10 +69,9 @@ static uint64_t lookup(const char *buf, const char *key)
 static void write_store(int dfd, const char *old, const char *key,
 			uint64_t digest)
 {
-	char out[NOTICE_MAX], tmp[64];
+	char out[NOTICE_MAX];
 	size_t o = 0, kept = 0;
-	ssize_t w;
-	int fd, n;
+	int n;
 
 	n = snprintf(out, sizeof(out), "%s\n", NOTICE_MAGIC);
 	o = (size_t)n;
@@ -151,17 +96,7 @@ static void write_store(int dfd, const char *old, const char *key,
 		out[o++] = '\n';
 		kept++;
 	}
-	snprintf(tmp, sizeof(tmp), ".%s.%ld", NOTICE_FILE, (long)getpid());
-	fd = openat(dfd, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	do
-		w = write(fd, out, o);
-	while (w < 0 && errno == EINTR);
-	close(fd);
-	if (w != (ssize_t)o || renameat(dfd, tmp, dfd, NOTICE_FILE) != 0)
-		unlinkat(dfd, tmp, 0);
+	ward_statefile_write(dfd, NOTICE_FILE, out, o);
 }
 
 int ward_notice_seen(bool *out_seen, const char *scope, const char *workspace,
@@ -169,7 +104,7 @@ int ward_notice_seen(bool *out_seen, const char *scope, const char *workspace,
 {
 	uint64_t kh = 0xcbf29ce484222325ULL, digest = 0xcbf29ce484222325ULL;
 	/* On the stack: ~9 KiB, and no allocation on every `ward run`. */
-	char dir[PATH_MAX], key[17], buf[NOTICE_MAX + 1];
+	char key[17], buf[NOTICE_MAX + 1];
 	bool have, seen;
 	int dfd;
 
@@ -188,28 +123,19 @@ int ward_notice_seen(bool *out_seen, const char *scope, const char *workspace,
 		digest = 1;
 
 	*out_seen = false;
-	if (!state_dir(dir, sizeof(dir)))
-		return 0;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 && errno == ENOENT && digest) {
-		/* Only something to remember creates the directory. */
-		if (ward_mkdir_p(dir) == 0)
-			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					    O_CLOEXEC);
-	}
+	/* Only something to remember creates the directory. */
+	dfd = ward_statefile_open(digest != 0);
 	if (dfd < 0) {
 		/* Nothing recorded, and no warnings: nothing new. */
 		*out_seen = digest == 0;
 		return 0;
 	}
-	if (!trusted(dfd, true))
-		goto out_close_dir;
-	have = read_store(dfd, buf, sizeof(buf));
+	have = ward_statefile_read(dfd, NOTICE_FILE, NOTICE_MAGIC, buf,
+				   sizeof(buf));
 	seen = (have ? lookup(buf, key) : 0) == digest;
 	if (!seen)
 		write_store(dfd, have ? buf : "", key, digest);
 	*out_seen = seen;
-out_close_dir:
 	close(dfd);
 	return 0;
 }

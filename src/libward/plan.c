@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "util/landlock.h"
 #include "translate_internal.h"
+#include "util/util.h"
 
 #ifndef WARD_LIBEXECDIR
 #define WARD_LIBEXECDIR "/usr/local/libexec/ward"
@@ -56,20 +57,15 @@ static char *const empty_strv[] = {NULL};
 /* The seatbelt prefix: sandbox-exec -p PROFILE. */
 static int seatbelt_prefix(ward_plan *p)
 {
-	struct ward_strv sv = {0};
 	char *text = NULL;
 	int err;
 
 	err = ward_seatbelt_profile_x(&text, p->policy, p->x);
 	if (err)
 		return err;
-	/* sandbox-exec cannot set the environment: the executor sets
-	 * WARD_SANDBOX=seatbelt for the child it spawns. */
-	ward_strv_push(&sv, SANDBOX_EXEC);
-	ward_strv_push(&sv, "-p");
-	ward_strv_push(&sv, text);
+	err = ward_seatbelt_argv(&p->prefix, text, NULL);
 	free(text);
-	return ward_strv_finish(&p->prefix, &sv);
+	return err;
 }
 
 /*
@@ -646,10 +642,76 @@ out_free:
 	return err == -ENOMEM ? ward_err(-ENOMEM, "out of memory") : err;
 }
 
+/*
+ * The provider's public confine() (provider.h): a plan made for this one
+ * command, and the confined command from it. The plan, not the provider,
+ * owns what a confined command is.
+ */
+int ward_provider_confine(ward_confined **out, ward_provider *provider,
+			  const ward_policy *policy, char *const argv[])
+{
+	ward_plan *plan = NULL;
+	int err;
+
+	if (!out || !provider || !policy)
+		return ward_err(WARD_EINVAL, "invalid argument");
+	if (!argv || !argv[0] || !argv[0][0])
+		return ward_err(WARD_EINVAL, "no command to confine");
+	err = ward_plan_new(&plan, provider, policy);
+	if (err)
+		return err;
+	err = ward_confined_from_plan(out, plan, argv, NULL);
+	ward_plan_free(plan);
+	return err;
+}
+
+void ward_confined_free(ward_confined *confined)
+{
+	if (!confined)
+		return;
+	ward_strv_free(confined->argv);
+	ward_strv_free(confined->prefix);
+	ward_strv_free(confined->create);
+	ward_strv_free(confined->cmd);
+	ward_strv_free(confined->ll_ro);
+	ward_strv_free(confined->ll_rw);
+	ward_strv_free(confined->ll_unix);
+	ward_strv_free(confined->inner);
+	free(confined->runner_path);
+	ward_strv_free(confined->failure_signatures);
+	free(confined);
+}
+
+char *const *ward_confined_argv(const ward_confined *confined)
+{
+	return confined ? confined->argv : NULL;
+}
+
+enum ward_runner ward_confined_runner(const ward_confined *c)
+{
+	return c ? c->runner : WARD_RUNNER_NONE;
+}
+
+enum ward_enforcement ward_confined_enforcement(const ward_confined *c)
+{
+	return c ? c->enforcement : WARD_ENFORCEMENT_NONE;
+}
+
+enum ward_mode ward_confined_mode(const ward_confined *c)
+{
+	/* No confinement described: report the fail-safe mode. */
+	return c ? c->mode : WARD_MODE_READ_ONLY;
+}
+
+const char *ward_confined_denial_signature(const ward_confined *c)
+{
+	return ward_denial_signature(c ? c->runner : WARD_RUNNER_NONE);
+}
+
 int ward_confined_apply(const ward_confined *c)
 {
 	for (size_t i = 0; c && c->create && c->create[i]; i++) {
-		int err = ward_mkdir_p(c->create[i]);
+		int err = util_mkdir_p(c->create[i]);
 
 		if (err)
 			return ward_err(err,

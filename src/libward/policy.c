@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 struct ward_policy {
 	enum ward_mode mode;
@@ -53,7 +54,7 @@ static void forget(ward_policy *p)
 	pthread_mutex_lock(&p->lock);
 	ward_strv_free(p->roots);
 	p->roots = NULL;
-	ward_protect_free(p->prot, p->nprot);
+	free(p->prot);
 	p->prot = NULL;
 	p->nprot = 0;
 	p->prot_done = false;
@@ -77,6 +78,37 @@ static int set_string(char **slot, const char *value)
 	free(*slot);
 	*slot = copy;
 	return 0;
+}
+
+/*
+ * A copy of the NULL-terminated @paths into *@out (NULL when empty), each
+ * of which must be absolute; @what names them in the error.
+ */
+static int dup_absolute(char ***out, char *const *paths, const char *what)
+{
+	char **copy = NULL;
+
+	for (size_t i = 0; paths && paths[i]; i++) {
+		if (paths[i][0] != '/')
+			return ward_err(WARD_EINVAL,
+					"%s: '%s' is not an absolute path",
+					what, paths[i]);
+	}
+	if (paths && paths[0]) {
+		copy = ward_strv_dup(paths);
+		if (!copy)
+			return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = copy;
+	return 0;
+}
+
+/* @v, or an empty vector for NULL (the getters never return NULL). */
+static char *const *or_none(char *const *v)
+{
+	static char *const none[] = {NULL};
+
+	return v ? v : none;
 }
 
 int ward_policy_new(ward_policy **out, enum ward_mode mode,
@@ -203,21 +235,14 @@ bool ward_policy_protect_git(const ward_policy *policy)
 
 int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 {
-	char **copy = NULL;
+	char **copy;
+	int err;
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "policy: NULL");
-	for (size_t i = 0; paths && paths[i]; i++) {
-		if (paths[i][0] != '/')
-			return ward_err(WARD_EINVAL,
-					"unprotected path '%s' is not absolute",
-					paths[i]);
-	}
-	if (paths && paths[0]) {
-		copy = ward_strv_dup(paths);
-		if (!copy)
-			return ward_err(-ENOMEM, "out of memory");
-	}
+	err = dup_absolute(&copy, paths, "unprotect");
+	if (err)
+		return err;
 	forget(policy);
 	ward_strv_free(policy->unprotected);
 	policy->unprotected = copy;
@@ -226,22 +251,14 @@ int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 
 int ward_policy_set_allow_unix(ward_policy *policy, char *const *paths)
 {
-	char **copy = NULL;
+	char **copy;
+	int err;
 
 	if (!policy)
 		return ward_err(WARD_EINVAL, "policy: NULL");
-	for (size_t i = 0; paths && paths[i]; i++) {
-		if (paths[i][0] != '/')
-			return ward_err(WARD_EINVAL,
-					"allow_unix: '%s' is not an absolute "
-					"path",
-					paths[i]);
-	}
-	if (paths && paths[0]) {
-		copy = ward_strv_dup(paths);
-		if (!copy)
-			return ward_err(-ENOMEM, "out of memory");
-	}
+	err = dup_absolute(&copy, paths, "allow_unix");
+	if (err)
+		return err;
 	ward_strv_free(policy->allow_unix);
 	policy->allow_unix = copy;
 	return 0;
@@ -249,16 +266,12 @@ int ward_policy_set_allow_unix(ward_policy *policy, char *const *paths)
 
 char *const *ward_policy_allow_unix(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->allow_unix ? policy->allow_unix : none;
+	return or_none(policy->allow_unix);
 }
 
 char *const *ward_policy_unprotected(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->unprotected ? policy->unprotected : none;
+	return or_none(policy->unprotected);
 }
 
 int ward_policy_set_store(ward_policy *policy, const char *store)
@@ -384,16 +397,12 @@ bool ward_policy_network_default(const ward_policy *policy)
 
 char *const *ward_policy_allow_domains(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->allow ? policy->allow : none;
+	return or_none(policy->allow);
 }
 
 char *const *ward_policy_deny_domains(const ward_policy *policy)
 {
-	static char *const none[] = {NULL};
-
-	return policy->deny ? policy->deny : none;
+	return or_none(policy->deny);
 }
 
 int ward_policy_with_network(ward_policy **out, const ward_policy *base,
@@ -436,30 +445,66 @@ int ward_policy_roots(char *const **out, const ward_policy *policy)
 
 	pthread_mutex_lock(&p->lock);
 	if (!p->roots)
-		err = ward_roots_compute(&p->roots, p);
+		err = ward_roots_compute(&p->roots, p->mode, p->workspace,
+					 p->tmpdir, p->rules);
 	if (!err)
 		*out = p->roots;
 	pthread_mutex_unlock(&p->lock);
 	return err;
 }
 
-int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
-			  const ward_policy *policy)
+int ward_roots_writable(char ***out, const ward_policy *policy)
+{
+	char *const *roots;
+	char **copy;
+	int err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL,
+				"writable roots: missing argument");
+	err = ward_policy_roots(&roots, policy);
+	if (err)
+		return err;
+	copy = ward_strv_dup(roots);
+	if (!copy)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = copy;
+	return 0;
+}
+
+bool ward_policy_protected_cached(const struct ward_protected **out,
+				  size_t *out_len, const ward_policy *policy)
 {
 	ward_policy *p = (ward_policy *)policy; /* the cache only */
-	int err = 0;
+	bool done;
 
 	pthread_mutex_lock(&p->lock);
-	if (!p->prot_done) {
-		err = ward_protect_list(&p->prot, &p->nprot, p);
-		p->prot_done = err == 0;
-	}
-	if (!err) {
+	done = p->prot_done;
+	if (done) {
 		*out = p->prot;
 		*out_len = p->nprot;
 	}
 	pthread_mutex_unlock(&p->lock);
-	return err;
+	return done;
+}
+
+void ward_policy_protected_keep(const struct ward_protected **out,
+				size_t *out_len, const ward_policy *policy,
+				struct ward_protected *v, size_t n)
+{
+	ward_policy *p = (ward_policy *)policy; /* the cache only */
+
+	pthread_mutex_lock(&p->lock);
+	if (p->prot_done) {
+		free(v);
+	} else {
+		p->prot = v;
+		p->nprot = n;
+		p->prot_done = true;
+	}
+	*out = p->prot;
+	*out_len = p->nprot;
+	pthread_mutex_unlock(&p->lock);
 }
 
 int ward_policy_rule_aliases(const struct ward_rule_alias **out,
@@ -498,7 +543,7 @@ enum ward_access ward_policy_rule_access(const ward_policy *policy,
 	if (ward_policy_rule_aliases(&a, &n, policy) != 0)
 		return WARD_ACCESS_NONE;
 	for (size_t i = 0; i < n; i++) {
-		if (!ward_path_within(path, a[i].canon))
+		if (!util_path_within(path, a[i].canon))
 			continue;
 		got = ward_rules_match_key(policy->rules, a[i].key, a[i].canon,
 					   path);

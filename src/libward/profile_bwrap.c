@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "translate_internal.h"
+#include "util/util.h"
 
 /* Mount points the profile itself creates over the read-only root. */
 #define PRIVATE_TMP "/tmp"
@@ -25,17 +26,6 @@ static size_t path_depth(const char *path)
 			depth++;
 	}
 	return depth;
-}
-
-/* True when @path is @dir or lies beneath it (lexically). */
-static bool path_is_within(const char *path, const char *dir)
-{
-	size_t len = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return path[0] == '/';
-	return strncmp(path, dir, len) == 0 &&
-	       (path[len] == '\0' || path[len] == '/');
 }
 
 /*
@@ -102,11 +92,11 @@ static char *private_tmpdir(const ward_policy *policy)
 static void push_read_only_tmp(struct ward_strv *sv, const ward_policy *policy)
 {
 	const char *ws = ward_policy_workspace(policy);
-	bool ws_hidden = path_is_within(ws, PRIVATE_TMP);
+	bool ws_hidden = util_path_within(ws, PRIVATE_TMP);
 	char *tmpdir = private_tmpdir(policy);
 
 	/* Inside a read-only workspace the directory cannot be created. */
-	if (tmpdir && !(ws_hidden && path_is_within(tmpdir, ws))) {
+	if (tmpdir && !(ws_hidden && util_path_within(tmpdir, ws))) {
 		ward_strv_push(sv, "--dir");
 		ward_strv_push(sv, tmpdir);
 	}

@@ -167,10 +167,27 @@ int ward_profile_seatbelt(char **out, const ward_policy *policy)
 	return err;
 }
 
+int ward_seatbelt_argv(char ***out, const char *profile, char *const argv[])
+{
+	struct ward_strv sv = {0};
+
+	/*
+	 * sandbox-exec cannot set the environment: the executor sets
+	 * WARD_SANDBOX=seatbelt for the child it spawns.
+	 */
+	ward_strv_push(&sv, SANDBOX_EXEC);
+	ward_strv_push(&sv, "-p");
+	ward_strv_push(&sv, profile);
+	if (argv) {
+		ward_strv_push(&sv, "--");
+		ward_strv_push_all(&sv, argv);
+	}
+	return ward_strv_finish(out, &sv);
+}
+
 int ward_profile_seatbelt_argv(char ***out, const ward_policy *policy,
 			       char *const argv[])
 {
-	struct ward_strv sv = {0};
 	char *text = NULL;
 	int err;
 
@@ -180,17 +197,7 @@ int ward_profile_seatbelt_argv(char ***out, const ward_policy *policy,
 	err = ward_profile_seatbelt(&text, policy);
 	if (err)
 		return err;
-	/*
-	 * sandbox-exec cannot set the environment: the executor sets
-	 * WARD_SANDBOX=seatbelt for the child it spawns.
-	 */
-	ward_strv_push(&sv, SANDBOX_EXEC);
-	ward_strv_push(&sv, "-p");
-	ward_strv_push(&sv, text);
+	err = ward_seatbelt_argv(out, text, argv);
 	free(text);
-	if (argv) {
-		ward_strv_push(&sv, "--");
-		ward_strv_push_all(&sv, argv);
-	}
-	return ward_strv_finish(out, &sv);
+	return err;
 }

@@ -6,8 +6,9 @@
  * The list is derived from the policy and the environment ($HOME,
  * $XDG_CONFIG_HOME, $XDG_STATE_HOME) and, for git, from the workspace's
  * `.git` and the repository's configuration. The policy keeps it for the
- * call (ward_policy_protected()); nothing here caches across calls: the
- * workspace changes, and a stale gitdir would protect the wrong place.
+ * call (ward_policy_protected(), computed here and kept by policy.c);
+ * nothing here caches across calls: the workspace changes, and a stale
+ * gitdir would protect the wrong place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +30,7 @@
 #include "internal.h"
 #include "protect.h"
 #include "util/sha256.h"
-#include "translate_internal.h"
+#include "util/util.h"
 
 /* A .git file or commondir larger than this is not git's. */
 #define GIT_FILE_MAX 4096
@@ -37,52 +38,6 @@
  * few hundred bytes); nor deeper include chains than git follows. */
 #define GIT_CONFIG_MAX	  (1024 * 1024)
 #define GIT_INCLUDE_DEPTH 10
-
-bool ward_path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return path[0] == '/';
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
-}
-
-char *ward_path_canon(const char *path)
-{
-	char buf[PATH_MAX], *real, *out;
-	size_t n = strlen(path), cut = n;
-	const char *rest;
-
-	if (path[0] != '/' || n >= sizeof(buf))
-		return strdup(path);
-	memcpy(buf, path, n + 1);
-	/* Shorten from the end until a prefix resolves ("/" always does). */
-	for (;;) {
-		char *slash;
-
-		real = realpath(cut ? buf : "/", NULL);
-		if (real)
-			break;
-		if (errno == ENOMEM)
-			return NULL;
-		if (cut == 0)
-			return strdup(path);
-		slash = memrchr(buf, '/', cut);
-		cut = slash ? (size_t)(slash - buf) : 0;
-		buf[cut] = '\0';
-	}
-	rest = path + cut;
-	if (!*rest)
-		return real;
-	if (strcmp(real, "/") == 0) {
-		out = strdup(rest);
-	} else if (asprintf(&out, "%s%s", real, rest) < 0) {
-		out = NULL;
-	}
-	free(real);
-	return out;
-}
 
 /* The home directory: $HOME when absolute, else the password database. */
 static const char *home_dir(char *buf, size_t len)
@@ -115,7 +70,7 @@ static char *xdg_ward_dir(const char *var, const char *fallback)
 		if (asprintf(&lex, "%s/%s/ward", home, fallback) < 0)
 			return NULL;
 	}
-	out = ward_path_canon(lex);
+	out = util_path_canon(lex);
 	free(lex);
 	return out;
 }
@@ -223,10 +178,10 @@ static char *resolve_against(const char *base, const char *rel)
 	char *lex, *out;
 
 	if (rel[0] == '/')
-		return ward_path_canon(rel);
+		return util_path_canon(rel);
 	if (asprintf(&lex, "%s/%s", base, rel) < 0)
 		return NULL;
-	out = ward_path_canon(lex);
+	out = util_path_canon(lex);
 	free(lex);
 	return out;
 }
@@ -239,11 +194,17 @@ struct scan {
 	unsigned gitdirs;	 /* git directories protected so far */
 	bool capped;		 /* GIT_DIRS_MAX reached */
 	const char *ws;		 /* the canonical workspace */
-	char **roots;		 /* the writable roots (owned) */
+	char *const *roots;	 /* the policy's writable roots (borrowed) */
 	/* The git directory whose configuration is being read: includes
 	 * inside it are read too. */
 	const char *gd;
 };
+
+/* "." or "..". */
+static bool is_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
 
 /* Bounds of the scan: git directories protected (the repository's, its
  * submodules', nested ones), worktrees per git directory, and how deep a
@@ -292,7 +253,7 @@ static void add_kind(struct scan *s, const char *dir, const char *name,
 		return;
 	}
 	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
-		real = ward_path_canon(p);
+		real = util_path_canon(p);
 		note(s, true,
 		     "%s is a symbolic link to %s: ward protects %s, but a "
 		     "mount or a Landlock grant follows a link, so bwrap and "
@@ -390,18 +351,18 @@ static char *protect_named(struct scan *s, const char *abs, const char *what,
 	const char *holds = NULL;
 	bool inside;
 
-	canon = ward_path_canon(abs);
+	canon = util_path_canon(abs);
 	if (!canon) {
 		s->pl->oom = true;
 		return NULL;
 	}
-	inside = ward_path_within(abs, s->ws) || ward_path_within(canon, s->ws);
-	if (ward_path_within(s->ws, canon))
+	inside = util_path_within(abs, s->ws) || util_path_within(canon, s->ws);
+	if (util_path_within(s->ws, canon))
 		holds = s->ws;
 	for (size_t i = 0; s->roots && s->roots[i]; i++) {
-		if (!holds && ward_path_within(s->roots[i], canon))
+		if (!holds && util_path_within(s->roots[i], canon))
 			holds = s->roots[i];
-		inside = inside || ward_path_within(canon, s->roots[i]);
+		inside = inside || util_path_within(canon, s->roots[i]);
 	}
 	if (holds) {
 		note(s, false,
@@ -420,7 +381,7 @@ static char *protect_named(struct scan *s, const char *abs, const char *what,
 	if (name && *name && strcmp(name, ".") && strcmp(name, "..")) {
 		char *dir = strndup(abs, (size_t)(slash - abs));
 
-		parent = dir ? ward_path_canon(*dir ? dir : "/") : NULL;
+		parent = dir ? util_path_canon(*dir ? dir : "/") : NULL;
 		free(dir);
 	}
 	if (parent)
@@ -473,13 +434,13 @@ static void on_gitcfg(void *ctx, enum ward_gitcfg_key key, const char *value,
 		return;
 	/* Read it too, if it is the repository's: never a file elsewhere
 	 * (a command must not choose what ward reads and protects). */
-	if (ward_path_within(canon, s->ws) ||
-	    (s->gd && ward_path_within(canon, s->gd))) {
+	if (util_path_within(canon, s->ws) ||
+	    (s->gd && util_path_within(canon, s->gd))) {
 		if (r->depth + 1 < GIT_INCLUDE_DEPTH)
 			read_gitconfig(s, canon, r->depth + 1);
 	} else {
 		for (size_t i = 0; s->roots && s->roots[i]; i++) {
-			if (!ward_path_within(canon, s->roots[i]))
+			if (!util_path_within(canon, s->roots[i]))
 				continue;
 			note(s, false,
 			     "%s:%u includes %s, outside the workspace but in "
@@ -605,8 +566,7 @@ static void add_worktrees(struct scan *s, const char *gd)
 	/* Not through a symlink: the paths below must stay canonical. */
 	d = is_dir_nofollow(wdir) ? opendir(wdir) : NULL;
 	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.' &&
-		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+		if (is_dot(e->d_name))
 			continue;
 		if (asprintf(&w, "%s/%s", wdir, e->d_name) < 0) {
 			s->pl->oom = true;
@@ -653,8 +613,7 @@ static void add_modules(struct scan *s, const char *dir, unsigned depth,
 		return;
 	d = is_dir_nofollow(dir) ? opendir(dir) : NULL;
 	while (d && !s->capped && !s->pl->oom && (e = readdir(d))) {
-		if (e->d_name[0] == '.' &&
-		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+		if (is_dot(e->d_name))
 			continue;
 		if (asprintf(&sub, "%s/%s", dir, e->d_name) < 0) {
 			s->pl->oom = true;
@@ -893,7 +852,7 @@ static void release(struct plist *pl, const ward_policy *policy)
 	if (!un || !un[0])
 		return;
 	for (size_t i = 0; un[i]; i++) {
-		char *c = ward_path_canon(un[i]);
+		char *c = util_path_canon(un[i]);
 
 		if (!c) {
 			pl->oom = true;
@@ -910,9 +869,9 @@ static void release(struct plist *pl, const ward_policy *policy)
 		if (pl->v[i].kind == WARD_PROTECT_GIT ||
 		    pl->v[i].kind == WARD_PROTECT_TRAP) {
 			for (size_t j = 0; j < canon.n && !drop; j++)
-				drop = ward_path_within(pl->v[i].path,
+				drop = util_path_within(pl->v[i].path,
 							canon.v[j]) ||
-				       ward_path_within(pl->v[i].path, un[j]);
+				       util_path_within(pl->v[i].path, un[j]);
 		}
 		if (drop) {
 			free(pl->v[i].path);
@@ -951,19 +910,17 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	 * such a policy instead (ward_session_check_policy).
 	 */
 	if (store) {
-		p = ward_path_canon(store);
-		if (p && ward_roots_compute(&s.roots, policy) != 0)
+		p = util_path_canon(store);
+		if (p && ward_policy_roots(&s.roots, policy) != 0)
 			pl->oom = true;
 		for (size_t i = 0; p && s.roots && s.roots[i]; i++) {
-			if (ward_path_within(p, s.roots[i])) {
+			if (util_path_within(p, s.roots[i])) {
 				free(p);
 				p = NULL;
 				break;
 			}
 		}
-		ward_strv_free(s.roots);
-		s.roots = NULL;
-		if (p && state && ward_path_within(p, state))
+		if (p && state && util_path_within(p, state))
 			free(p);
 		else if (p)
 			plist_add_access(pl, p, WARD_PROTECT_HOME,
@@ -977,7 +934,7 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	plist_add(pl, p, WARD_PROTECT_PROJECT, "the project's ward directory");
 	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
 		return;
-	if (ward_roots_compute(&s.roots, policy) != 0) {
+	if (ward_policy_roots(&s.roots, policy) != 0) {
 		pl->oom = true;
 		return;
 	}
@@ -986,22 +943,79 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 			 traps[i].what);
 	if (ward_policy_protect_git(policy))
 		add_git(&s, ws);
-	ward_strv_free(s.roots);
 	release(pl, policy);
+}
+
+static void plist_free(struct plist *pl)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		free(pl->v[i].path);
+	free(pl->v);
+}
+
+/*
+ * The vector of @pl as one allocation, the paths after the entries, so
+ * that free() frees it (and the policy that keeps it needs nothing of this
+ * module to let it go). NULL when @pl is empty or on ENOMEM (*oom).
+ */
+static struct ward_protected *plist_pack(const struct plist *pl, bool *oom)
+{
+	size_t size = pl->n * sizeof(struct ward_protected);
+	struct ward_protected *v;
+	char *at;
+
+	*oom = false;
+	if (pl->n == 0)
+		return NULL;
+	for (size_t i = 0; i < pl->n; i++)
+		size += strlen(pl->v[i].path) + 1;
+	v = malloc(size);
+	if (!v) {
+		*oom = true;
+		return NULL;
+	}
+	at = (char *)(v + pl->n);
+	for (size_t i = 0; i < pl->n; i++) {
+		size_t len = strlen(pl->v[i].path) + 1;
+
+		v[i] = pl->v[i];
+		v[i].path = memcpy(at, pl->v[i].path, len);
+		at += len;
+	}
+	return v;
 }
 
 int ward_protect_list(struct ward_protected **out, size_t *out_len,
 		      const ward_policy *policy)
 {
+	struct ward_protected *v = NULL;
 	struct plist pl = {0};
+	bool oom = false;
 
 	scan_policy(&pl, NULL, false, policy);
-	if (pl.oom) {
-		ward_protect_free(pl.v, pl.n);
+	if (!pl.oom)
+		v = plist_pack(&pl, &oom);
+	plist_free(&pl);
+	if (pl.oom || oom)
 		return ward_err(-ENOMEM, "protected paths: out of memory");
-	}
-	*out = pl.v;
+	*out = v;
 	*out_len = pl.n;
+	return 0;
+}
+
+int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
+			  const ward_policy *policy)
+{
+	struct ward_protected *v = NULL;
+	size_t n = 0;
+	int err;
+
+	if (ward_policy_protected_cached(out, out_len, policy))
+		return 0;
+	err = ward_protect_list(&v, &n, policy);
+	if (err)
+		return err;
+	ward_policy_protected_keep(out, out_len, policy, v, n);
 	return 0;
 }
 
@@ -1011,7 +1025,7 @@ int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
 	struct plist pl = {0};
 
 	scan_policy(&pl, &notes, links, policy);
-	ward_protect_free(pl.v, pl.n);
+	plist_free(&pl);
 	if (pl.oom) {
 		ward_strv_discard(&notes);
 		return ward_err(-ENOMEM, "protected paths: out of memory");
@@ -1019,15 +1033,6 @@ int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
 	if (ward_strv_finish(out, &notes) != 0)
 		return ward_err(-ENOMEM, "protected paths: out of memory");
 	return 0;
-}
-
-void ward_protect_free(struct ward_protected *v, size_t n)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(v[i].path);
-	free(v);
 }
 
 /*
@@ -1043,7 +1048,7 @@ enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 	if (ward_policy_protected(&v, &n, policy) != 0)
 		return WARD_ACCESS_NONE;
 	for (size_t i = 0; i < n; i++) {
-		if (ward_path_within(path, v[i].path) && v[i].access > best)
+		if (util_path_within(path, v[i].path) && v[i].access > best)
 			best = v[i].access;
 	}
 	return best;
@@ -1057,7 +1062,7 @@ bool ward_protect_inside(const ward_policy *policy, const char *dir)
 	if (ward_policy_protected(&v, &n, policy) != 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		if (ward_path_within(v[i].path, dir) &&
+		if (util_path_within(v[i].path, dir) &&
 		    strcmp(v[i].path, dir) != 0)
 			return true;
 	}
@@ -1243,11 +1248,6 @@ static int openat_dir(int dirfd, const char *name)
 static bool same_inode(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-static bool is_dot(const char *name)
-{
-	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
 }
 
 /* Append "/@name" to the path in @buf (length *len); false if too long. */
@@ -1697,12 +1697,12 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 		if (v[i].kind == WARD_PROTECT_HOME)
 			continue;
 		for (size_t r = 0; roots[r] && !inside; r++)
-			inside = ward_path_within(v[i].path, roots[r]);
+			inside = util_path_within(v[i].path, roots[r]);
 		/* A path inside another guarded one is in its snapshot. */
 		for (size_t j = 0; j < n && !nested; j++)
 			nested = j != i && v[j].kind != WARD_PROTECT_HOME &&
 				 !(v[j].flags & WARD_PROTECT_LINK) &&
-				 ward_path_within(v[i].path, v[j].path) &&
+				 util_path_within(v[i].path, v[j].path) &&
 				 strcmp(v[i].path, v[j].path) != 0;
 		if (inside && !nested && !runner_keeps(runner, &v[i]))
 			items[nitems++] =
@@ -1889,7 +1889,7 @@ static int quarantine_dir(struct quarantine *q)
 			return -1;
 		*home_end = '/';
 	}
-	if (ward_mkdir_p(base) != 0)
+	if (util_mkdir_p(base) != 0)
 		return -1;
 	bfd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0)

@@ -96,18 +96,31 @@ struct ward_protected {
 /*
  * ward_protect_list - the protected paths of @policy for its mode: home
  * and project always (a caller that confines nothing decides what to do
- * with them), git and trap only under workspace-write. The caller frees
- * the vector with ward_protect_free(). Returns 0 or -ENOMEM.
+ * with them), git and trap only under workspace-write. The vector is one
+ * allocation (the paths follow the entries; NULL when there are none):
+ * the caller frees it with free(). Returns 0 or -ENOMEM.
  */
 int ward_protect_list(struct ward_protected **out, size_t *out_len,
 		      const ward_policy *policy);
 /*
  * ward_policy_protected - ward_protect_list() computed once per policy and
- * kept in it (policy.c): the vector is borrowed from the policy.
+ * kept in it: the vector is borrowed from the policy (valid while it lives
+ * and no setter is called).
  */
 int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
 			  const ward_policy *policy);
-void ward_protect_free(struct ward_protected *v, size_t n);
+/*
+ * The policy's side of that cache (policy.c). _cached: whether the policy
+ * keeps a list, then borrowed into *out. _keep: make @v (from
+ * ward_protect_list(), consumed) the policy's list unless another thread
+ * kept one first (then @v is freed), and borrow the kept one into *out:
+ * every reader of one policy sees the same list.
+ */
+bool ward_policy_protected_cached(const struct ward_protected **out,
+				  size_t *out_len, const ward_policy *policy);
+void ward_policy_protected_keep(const struct ward_protected **out,
+				size_t *out_len, const ward_policy *policy,
+				struct ward_protected *v, size_t n);
 
 /*
  * ward_protect_notes - what the scan of the repository found that the
@@ -219,16 +232,6 @@ enum ward_access ward_protect_match(const ward_policy *policy,
  * would take it along).
  */
 bool ward_protect_inside(const ward_policy *policy, const char *dir);
-
-/* True when @path is @dir or lies beneath it (lexically; "/" holds all). */
-bool ward_path_within(const char *path, const char *dir);
-
-/*
- * ward_path_canon - @path (absolute, normalised) made canonical as far as
- * it exists: the realpath of its longest existing prefix, the rest
- * appended as is. A malloc'd string, or NULL on ENOMEM.
- */
-char *ward_path_canon(const char *path);
 
 /*
  * ward's state directory ($XDG_STATE_HOME/ward, else

@@ -1,6 +1,8 @@
 /*
  * ward — the provider: the runner chain, its functional probes (once per
- * runner per provider), and confine().
+ * runner per provider), and the choice of a runner for a policy. What a
+ * confined command is (ward_provider_confine(), ward_confined_*) is the
+ * plan's business: plan.c, which calls this module, never the reverse.
  *
  * Thread safety: a provider caches what it learned (resolved binaries,
  * probe verdicts) under its own lock, so one provider may be shared by
@@ -36,8 +38,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "statefile.h"
 #include "util/landlock.h"
 #include "translate_internal.h"
+#include "util/util.h"
 #include "ward/probe.h"
 
 #ifndef WARD_LIBEXECDIR
@@ -155,17 +159,6 @@ static char *path_lookup(const char *name)
 	return NULL;
 }
 
-/* True when @path is @root or lies beneath it (both canonical). */
-static bool path_within(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return path[0] == '/';
-	return strncmp(path, root, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
-}
-
 /*
  * Refuse a runner binary that a confined run could have replaced: one inside
  * the workspace or inside any writable root of @policy. Both the path as
@@ -180,7 +173,8 @@ static int check_runner_location(const char *what, const char *path,
 	char *real = realpath(path, NULL);
 	int err = 0;
 
-	if (path_within(path, ws) || (real && path_within(real, ws))) {
+	if (util_path_within(path, ws) ||
+	    (real && util_path_within(real, ws))) {
 		err = ward_err(WARD_ERUNNER,
 			       "%s at %s is inside the workspace; refusing to "
 			       "use it",
@@ -191,8 +185,8 @@ static int check_runner_location(const char *what, const char *path,
 	if (err)
 		goto out_free;
 	for (size_t i = 0; roots[i]; i++) {
-		if (path_within(path, roots[i]) ||
-		    (real && path_within(real, roots[i]))) {
+		if (util_path_within(path, roots[i]) ||
+		    (real && util_path_within(real, roots[i]))) {
 			err = ward_err(WARD_ERUNNER,
 				       "%s at %s is inside the writable root "
 				       "%s; refusing to use it",
@@ -724,6 +718,7 @@ static enum ward_verdict probe_real(ward_provider *p, enum ward_runner runner,
  * one else may write them.
  */
 #define CACHE_MAGIC "ward-probe-cache 1"
+#define CACHE_FILE  "probe-cache"
 #define CACHE_MAX   4096
 
 static void fnv(uint64_t *h, const void *data, size_t n)
@@ -845,57 +840,18 @@ static uint64_t cache_key(ward_provider *p, enum ward_runner runner)
 	return h;
 }
 
-/* ward's state directory, where the cache lives; false when none. */
-static bool cache_dir(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-
-	if (xdg && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/ward", xdg);
-	else if (home && home[0] == '/')
-		n = snprintf(buf, len, "%s/.local/state/ward", home);
-	else
-		return false;
-	return n > 0 && (size_t)n < len;
-}
-
-/* True when @fd is ours and nobody else may write it. */
-static bool cache_trusted(int fd, bool dir)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-	       !(st.st_mode & 022) &&
-	       (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
-}
-
 /* Read the cache file into @buf (NUL-terminated); false when untrusted. */
 static bool cache_read(char *buf, size_t len)
 {
-	char dir[PATH_MAX];
-	int dfd, fd = -1;
-	ssize_t n = -1;
+	int dfd = ward_statefile_open(false);
+	bool ok;
 
 	buf[0] = '\0';
-	if (!cache_dir(dir, sizeof(dir)))
-		return false;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return false;
-	if (cache_trusted(dfd, true))
-		fd = openat(dfd, "probe-cache",
-			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd >= 0 && cache_trusted(fd, false))
-		n = read(fd, buf, len - 1);
-	if (fd >= 0)
-		close(fd);
+	ok = ward_statefile_read(dfd, CACHE_FILE, CACHE_MAGIC, buf, len);
 	close(dfd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strncmp(buf, CACHE_MAGIC "\n", sizeof(CACHE_MAGIC)) == 0;
+	return ok;
 }
 
 /* Look @runner up: true and @c filled when the cache has its verdict. */
@@ -937,18 +893,14 @@ static bool cache_load(ward_provider *p, enum ward_runner runner,
 static void cache_store(ward_provider *p, enum ward_runner runner,
 			const struct verdict_cache *c)
 {
-	char dir[PATH_MAX], tmp[64], buf[CACHE_MAX], out[CACHE_MAX];
+	char buf[CACHE_MAX], out[CACHE_MAX];
 	const char *line;
 	size_t o = 0;
-	int dfd, fd, n;
+	int dfd, n;
 
-	if (!cache_dir(dir, sizeof(dir)) || ward_mkdir_p(dir) != 0)
-		return;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = ward_statefile_open(true);
 	if (dfd < 0)
 		return;
-	if (!cache_trusted(dfd, true))
-		goto out_close_dir;
 	n = snprintf(out, sizeof(out), "%s\n%s %016llx %d %s\n", CACHE_MAGIC,
 		     ward_runner_name(runner),
 		     (unsigned long long)cache_key(p, runner), (int)c->verdict,
@@ -957,7 +909,8 @@ static void cache_store(ward_provider *p, enum ward_runner runner,
 		goto out_close_dir;
 	o = (size_t)n;
 	/* Keep the other runners' lines (their keys are checked on load). */
-	if (cache_read(buf, sizeof(buf))) {
+	if (ward_statefile_read(dfd, CACHE_FILE, CACHE_MAGIC, buf,
+				sizeof(buf))) {
 		for (line = strchr(buf, '\n'); line && line[1];) {
 			size_t len;
 
@@ -973,15 +926,7 @@ static void cache_store(ward_provider *p, enum ward_runner runner,
 			line = strchr(line, '\n');
 		}
 	}
-	snprintf(tmp, sizeof(tmp), ".probe-cache.%ld", (long)getpid());
-	fd = openat(dfd, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		goto out_close_dir;
-	n = (int)write(fd, out, o);
-	close(fd);
-	if (n != (int)o || renameat(dfd, tmp, dfd, "probe-cache") != 0)
-		unlinkat(dfd, tmp, 0);
+	ward_statefile_write(dfd, CACHE_FILE, out, o);
 out_close_dir:
 	close(dfd);
 }
@@ -1328,7 +1273,7 @@ const char *ward_provider_launcher_path(ward_provider *provider)
 	return path;
 }
 
-/* --- exported: confine --------------------------------------------------- */
+/* --- exported: choosing a runner for a policy ----------------------------- */
 
 /*
  * A bwrap that lies where a confined run could have written it (reached
@@ -1510,67 +1455,6 @@ int ward_provider_choose(struct ward_runner_choice *out,
 		return err;
 	*out = c;
 	return 0;
-}
-
-int ward_provider_confine(ward_confined **out, ward_provider *provider,
-			  const ward_policy *policy, char *const argv[])
-{
-	ward_plan *plan = NULL;
-	int err;
-
-	if (!out || !provider || !policy)
-		return ward_err(WARD_EINVAL, "invalid argument");
-	if (!argv || !argv[0] || !argv[0][0])
-		return ward_err(WARD_EINVAL, "no command to confine");
-	err = ward_plan_new(&plan, provider, policy);
-	if (err)
-		return err;
-	err = ward_confined_from_plan(out, plan, argv, NULL);
-	ward_plan_free(plan);
-	return err;
-}
-
-void ward_confined_free(ward_confined *confined)
-{
-	if (!confined)
-		return;
-	ward_strv_free(confined->argv);
-	ward_strv_free(confined->prefix);
-	ward_strv_free(confined->create);
-	ward_strv_free(confined->cmd);
-	ward_strv_free(confined->ll_ro);
-	ward_strv_free(confined->ll_rw);
-	ward_strv_free(confined->ll_unix);
-	ward_strv_free(confined->inner);
-	free(confined->runner_path);
-	ward_strv_free(confined->failure_signatures);
-	free(confined);
-}
-
-char *const *ward_confined_argv(const ward_confined *confined)
-{
-	return confined ? confined->argv : NULL;
-}
-
-enum ward_runner ward_confined_runner(const ward_confined *c)
-{
-	return c ? c->runner : WARD_RUNNER_NONE;
-}
-
-enum ward_enforcement ward_confined_enforcement(const ward_confined *c)
-{
-	return c ? c->enforcement : WARD_ENFORCEMENT_NONE;
-}
-
-enum ward_mode ward_confined_mode(const ward_confined *c)
-{
-	/* No confinement described: report the fail-safe mode. */
-	return c ? c->mode : WARD_MODE_READ_ONLY;
-}
-
-const char *ward_confined_denial_signature(const ward_confined *c)
-{
-	return ward_denial_signature(c ? c->runner : WARD_RUNNER_NONE);
 }
 
 int ward_provider_options_init(struct ward_provider_options *opts,

@@ -1,5 +1,8 @@
 /*
- * ward — the one writable-roots function.
+ * ward — the one writable-roots function: from a mode, a workspace, a
+ * captured $TMPDIR and the access rules to the canonical writable roots.
+ * The policy keeps the answer for the call (ward_policy_roots(),
+ * policy.c); this module knows nothing of the policy.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -10,7 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "protect.h"
+#include "util/util.h"
 
 /*
  * Append the canonical form of @path unless it does not resolve to a
@@ -89,13 +92,13 @@ static bool tmpdir_check(const char *tmpdir, char *why, size_t len)
 	}
 	for (int i = 0; i < 2 && !under; i++) {
 		r = realpath(i ? "/var/tmp" : "/tmp", NULL);
-		under = r && ward_path_within(real, r) && strcmp(real, r) != 0;
+		under = r && util_path_within(real, r) && strcmp(real, r) != 0;
 		free(r);
 	}
 	if (!under && xdg && xdg[0] == '/') {
 		rxdg = realpath(xdg, NULL);
 		under = rxdg && stat(rxdg, &st) == 0 && S_ISDIR(st.st_mode) &&
-			st.st_uid == geteuid() && ward_path_within(real, rxdg);
+			st.st_uid == geteuid() && util_path_within(real, rxdg);
 	}
 	if (!under) {
 		reason = "it does not lie under /tmp, /var/tmp or "
@@ -104,7 +107,7 @@ static bool tmpdir_check(const char *tmpdir, char *why, size_t len)
 	}
 	if (home && home[0] == '/')
 		rhome = realpath(home, NULL);
-	if (rhome && ward_path_within(rhome, real)) {
+	if (rhome && util_path_within(rhome, real)) {
 		reason = "it holds the home directory";
 		goto out;
 	}
@@ -119,12 +122,11 @@ out:
 }
 
 const char *ward_roots_tmpdir_refused(char *buf, size_t len,
-				      const ward_policy *policy)
+				      enum ward_mode mode, const char *tmpdir)
 {
-	const char *tmpdir = ward_policy_tmpdir(policy);
 	char why[256];
 
-	if (!tmpdir || ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
+	if (!tmpdir || mode != WARD_MODE_WORKSPACE_WRITE ||
 	    tmpdir_check(tmpdir, why, sizeof(why)))
 		return NULL;
 	snprintf(buf, len,
@@ -155,46 +157,28 @@ static void push_rw_rules(struct ward_strv *sv, const ward_rules *rules)
 	}
 }
 
-int ward_roots_writable(char ***out, const ward_policy *policy)
-{
-	char *const *roots;
-	char **copy;
-	int err;
-
-	if (!out || !policy)
-		return ward_err(WARD_EINVAL,
-				"writable roots: missing argument");
-	err = ward_policy_roots(&roots, policy);
-	if (err)
-		return err;
-	copy = ward_strv_dup(roots);
-	if (!copy)
-		return ward_err(-ENOMEM, "out of memory");
-	*out = copy;
-	return 0;
-}
-
-int ward_roots_compute(char ***out, const ward_policy *policy)
+int ward_roots_compute(char ***out, enum ward_mode mode,
+		       const char *workspace, const char *tmpdir,
+		       const ward_rules *rules)
 {
 	struct ward_strv sv = {0};
 
-	switch (ward_policy_mode(policy)) {
+	switch (mode) {
 	case WARD_MODE_READ_ONLY:
 		break;
 	case WARD_MODE_WORKSPACE_WRITE:
-		push_root(&sv, ward_policy_workspace(policy));
+		push_root(&sv, workspace);
 		push_root(&sv, "/tmp");
-		if (ward_policy_tmpdir(policy) &&
-		    tmpdir_check(ward_policy_tmpdir(policy), NULL, 0))
-			push_root(&sv, ward_policy_tmpdir(policy));
-		push_rw_rules(&sv, ward_policy_rules(policy));
+		if (tmpdir && tmpdir_check(tmpdir, NULL, 0))
+			push_root(&sv, tmpdir);
+		push_rw_rules(&sv, rules);
 		break;
 	case WARD_MODE_DANGER_FULL_ACCESS:
 		ward_strv_push(&sv, "/");
 		break;
 	default:
 		return ward_err(WARD_EINVAL, "unknown sandbox mode %d",
-				(int)ward_policy_mode(policy));
+				(int)mode);
 	}
 	return ward_strv_finish(out, &sv);
 }

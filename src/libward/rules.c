@@ -48,6 +48,7 @@
 #include "glob.h"
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
 
 #define FNV_INIT  0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
@@ -1370,7 +1371,7 @@ int ward_rule_aliases_compute(struct ward_rule_alias **out, size_t *out_len,
 			seen = strcmp(v[j].key, key) == 0;
 		if (seen)
 			continue;
-		canon = ward_path_canon(key);
+		canon = util_path_canon(key);
 		if (!canon)
 			goto out_oom;
 		if (strcmp(canon, key) == 0) {
@@ -1412,7 +1413,7 @@ enum ward_access ward_rules_match_key(const ward_rules *rules, const char *key,
 	const char *rest;
 	locale_t old;
 
-	if (!rules || !ward_path_within(path, canon))
+	if (!rules || !util_path_within(path, canon))
 		return WARD_ACCESS_DEFAULT;
 	nd = lookup(rules, fnv(key, klen), key, klen);
 	if (!nd)

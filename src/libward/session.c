@@ -42,6 +42,8 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "util/util.h"
+#include "ward/json.h"
 #include "ward/session.h"
 
 /* A log larger than this is refused rather than read into memory. */
@@ -61,6 +63,31 @@ enum knob {
 	KNOB_APPROVAL,
 	KNOB_NETWORK,
 };
+
+/* The events that set a knob: their type, the member holding the value,
+ * and what a value the knob does not know makes of the line. */
+static const struct knob_event {
+	const char *type, *member, *unknown;
+	enum knob knob;
+} knob_events[] = {
+    {TYPE_MODE, "mode", "a sandbox/mode event with an unknown mode", KNOB_MODE},
+    {TYPE_APPROVAL, "policy", "an approval/policy event with an unknown policy",
+     KNOB_APPROVAL},
+    {TYPE_NETWORK, "network", "a sandbox/network event with an unknown network",
+     KNOB_NETWORK},
+};
+
+#define N_KNOB_EVENTS (sizeof(knob_events) / sizeof(knob_events[0]))
+
+/* The event that sets @knob (not KNOB_NONE). */
+static const struct knob_event *knob_event_of(enum knob knob)
+{
+	for (size_t i = 0; i < N_KNOB_EVENTS; i++) {
+		if (knob_events[i].knob == knob)
+			return &knob_events[i];
+	}
+	return &knob_events[0];
+}
 
 struct event {
 	char *line; /* the JSON text, NUL-terminated, no newline */
@@ -216,70 +243,6 @@ static int random_hex(char *buf, size_t n)
 	return 0;
 }
 
-/*
- * The length of the valid UTF-8 sequence at @p (at most @len bytes), or 0
- * when it is not one (overlong forms, surrogates and values above U+10FFFF
- * are invalid).
- */
-static size_t utf8_seq(const unsigned char *p, size_t len)
-{
-	size_t n;
-	unsigned cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-/*
- * A JSON string of @s, which may hold invalid UTF-8 (a command line can):
- * each invalid byte becomes U+FFFD. NULL on ENOMEM.
- */
-static json_t *json_text(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), o = 0, k;
-	char *buf;
-	json_t *j;
-
-	buf = malloc(len * 3 + 1);
-	if (!buf)
-		return NULL;
-	for (size_t i = 0; i < len;) {
-		k = utf8_seq(p + i, len - i);
-		if (k == 0) {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-			continue;
-		}
-		memcpy(buf + o, p + i, k);
-		o += k;
-		i += k;
-	}
-	j = json_stringn(buf, o);
-	free(buf);
-	return j;
-}
-
 static json_t *json_strv(char *const *v)
 {
 	json_t *arr = json_array();
@@ -287,7 +250,7 @@ static json_t *json_strv(char *const *v)
 	if (!arr)
 		return NULL;
 	for (size_t i = 0; v[i]; i++) {
-		if (json_array_append_new(arr, json_text(v[i])) != 0) {
+		if (json_array_append_new(arr, ward_json_str(v[i])) != 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -368,17 +331,6 @@ static char *join(const char *dir, const char *name)
 	if (asprintf(&s, "%s/%s", dir, name) < 0)
 		return NULL;
 	return s;
-}
-
-/* True when @path is @dir or lies beneath it (both canonical). */
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
 }
 
 /* --- reading ------------------------------------------------------------ */
@@ -477,6 +429,35 @@ static int parse_header(struct snapshot *snap, json_t *obj, const char *id,
 	return 0;
 }
 
+/* The value of @knob spelled @text into *@value; false when unknown. */
+static bool knob_parse(int *value, enum knob knob, const char *text)
+{
+	enum ward_approval_policy p;
+	enum ward_network n;
+	enum ward_mode m;
+
+	switch (knob) {
+	case KNOB_MODE:
+		if (ward_mode_parse(&m, text) != 0)
+			return false;
+		*value = (int)m;
+		return true;
+	case KNOB_APPROVAL:
+		if (ward_approval_policy_parse(&p, text) != 0)
+			return false;
+		*value = (int)p;
+		return true;
+	case KNOB_NETWORK:
+		if (ward_network_parse(&n, text) != 0)
+			return false;
+		*value = (int)n;
+		return true;
+	case KNOB_NONE:
+		break;
+	}
+	return false;
+}
+
 /* Validate one event line and append it to @snap. */
 static int parse_event(struct snapshot *snap, json_t *obj, const char *line,
 		       size_t len, size_t lineno, const char *path)
@@ -492,39 +473,17 @@ static int parse_event(struct snapshot *snap, json_t *obj, const char *line,
 	t = json_string_value(type);
 	if (strcmp(t, TYPE_HEADER) == 0)
 		return corrupt(path, lineno, "a second session header");
-	if (strcmp(t, TYPE_MODE) == 0) {
-		enum ward_mode m;
+	for (size_t i = 0; i < N_KNOB_EVENTS; i++) {
+		const struct knob_event *k = &knob_events[i];
 
-		val = json_object_get(obj, "mode");
+		if (strcmp(t, k->type) != 0)
+			continue;
+		val = json_object_get(obj, k->member);
 		v = json_is_string(val) ? json_string_value(val) : "";
-		if (ward_mode_parse(&m, v) != 0)
-			return corrupt(path, lineno,
-				       "a sandbox/mode event with an unknown "
-				       "mode");
-		ev.knob = KNOB_MODE;
-		ev.value = (int)m;
-	} else if (strcmp(t, TYPE_APPROVAL) == 0) {
-		enum ward_approval_policy p;
-
-		val = json_object_get(obj, "policy");
-		v = json_is_string(val) ? json_string_value(val) : "";
-		if (ward_approval_policy_parse(&p, v) != 0)
-			return corrupt(path, lineno,
-				       "an approval/policy event with an "
-				       "unknown policy");
-		ev.knob = KNOB_APPROVAL;
-		ev.value = (int)p;
-	} else if (strcmp(t, TYPE_NETWORK) == 0) {
-		enum ward_network n;
-
-		val = json_object_get(obj, "network");
-		v = json_is_string(val) ? json_string_value(val) : "";
-		if (ward_network_parse(&n, v) != 0)
-			return corrupt(path, lineno,
-				       "a sandbox/network event with an "
-				       "unknown network");
-		ev.knob = KNOB_NETWORK;
-		ev.value = (int)n;
+		if (!knob_parse(&ev.value, k->knob, v))
+			return corrupt(path, lineno, k->unknown);
+		ev.knob = k->knob;
+		break;
 	}
 	if (snap->n == snap->cap) {
 		size_t cap = snap->cap ? snap->cap * 2 : 32;
@@ -645,36 +604,15 @@ static int open_log(const ward_session *s, bool write)
 /* --- writing ------------------------------------------------------------ */
 
 /*
- * write() all of @len bytes, in one call unless it comes back short. A
- * short write to a regular file means the disk filled up (or a size limit
- * or a signal came) during it: the rest is written again, which either
- * finishes the line or fails with the reason (ENOSPC, EFBIG), so the
- * caller can name it. The caller holds the log's exclusive lock, so the
- * pieces cannot interleave with another writer's.
- */
-static int write_full(int fd, const char *buf, size_t len)
-{
-	ssize_t w;
-
-	while (len > 0) {
-		w = write(fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/*
  * Append one line (@line holds the text and its newline) to the log open
- * on @fd, which the caller has locked exclusively: one write() (see
- * write_full()), then fdatasync(). When the write fails, the file is cut
- * back to its old size so that no torn line stays behind.
+ * on @fd, which the caller has locked exclusively: one write() unless it
+ * comes back short, then fdatasync(). A short write to a regular file means
+ * the disk filled up (or a size limit or a signal came) during it: the
+ * rest is written again (util_write_all), which either finishes the line
+ * or fails with the reason (ENOSPC, EFBIG), so the caller can name it; the
+ * lock keeps the pieces from interleaving with another writer's. When the
+ * write fails, the file is cut back to its old size so that no torn line
+ * stays behind.
  */
 static int append_line(int fd, const char *line, size_t len, const char *path)
 {
@@ -683,7 +621,7 @@ static int append_line(int fd, const char *line, size_t len, const char *path)
 
 	if (fstat(fd, &st) != 0)
 		return ward_err(-errno, "%s: %s", path, strerror(errno));
-	err = write_full(fd, line, len);
+	err = util_write_all(fd, line, len);
 	if (err) {
 		if (ftruncate(fd, st.st_size) != 0) {
 			/* The next append's repair will cut it. */
@@ -841,7 +779,7 @@ static int check_store(const char *store, const ward_policy *policy)
 	if (err)
 		return err;
 	for (size_t i = 0; roots[i]; i++) {
-		if (!path_within(store, roots[i]))
+		if (!util_path_within(store, roots[i]))
 			continue;
 		if (ward_protect_match(policy, store) != WARD_ACCESS_DEFAULT)
 			continue;
@@ -969,12 +907,6 @@ static int session_alloc(ward_session **out, const char *store, const char *id)
  */
 static int knob_of_text(const char *line, size_t len)
 {
-	static const struct {
-		const char *type;
-		enum knob knob;
-	} knobs[] = {{TYPE_MODE, KNOB_MODE},
-		     {TYPE_APPROVAL, KNOB_APPROVAL},
-		     {TYPE_NETWORK, KNOB_NETWORK}};
 	const char *p = line, *end = line + len;
 
 	/* {"type":" — spaces allowed where JSON allows them. */
@@ -995,12 +927,12 @@ static int knob_of_text(const char *line, size_t len)
 		p++;
 	if (p == end || *p++ != '"')
 		return -1;
-	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-		size_t tl = strlen(knobs[i].type);
+	for (size_t i = 0; i < N_KNOB_EVENTS; i++) {
+		size_t tl = strlen(knob_events[i].type);
 
 		if ((size_t)(end - p) > tl &&
-		    memcmp(p, knobs[i].type, tl) == 0 && p[tl] == '"')
-			return (int)knobs[i].knob;
+		    memcmp(p, knob_events[i].type, tl) == 0 && p[tl] == '"')
+			return (int)knob_events[i].knob;
 	}
 	/* Some other type; make sure the string ends (no escapes in a type
 	 * ward writes, so a backslash means: parse). */
@@ -1333,8 +1265,8 @@ out_free:
 	return err;
 }
 
-/* Open the log, share-lock it and bring the folds up to date. */
-static int refresh_locked(ward_session *s)
+/* The log open for reading and share-locked, or -errno. */
+static int open_shared(ward_session *s)
 {
 	int fd, err;
 
@@ -1342,8 +1274,22 @@ static int refresh_locked(ward_session *s)
 	if (fd < 0)
 		return fd;
 	err = lock_fd(fd, LOCK_SH, s->path);
-	if (!err)
-		err = refresh_fd(s, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Open the log, share-lock it and bring the folds up to date. */
+static int refresh_locked(ward_session *s)
+{
+	int fd, err;
+
+	fd = open_shared(s);
+	if (fd < 0)
+		return fd;
+	err = refresh_fd(s, fd);
 	close(fd);
 	return err;
 }
@@ -1366,12 +1312,9 @@ static int load_events(ward_session *s)
 	struct snapshot snap = {0};
 	int fd, err;
 
-	fd = open_log(s, false);
+	fd = open_shared(s);
 	if (fd < 0)
 		return fd;
-	err = lock_fd(fd, LOCK_SH, s->path);
-	if (err)
-		goto out_close;
 	err = load_fd(&snap, fd, s->id, s->path);
 	if (err)
 		goto out_close;
@@ -1484,7 +1427,7 @@ static int create_file(const char *store, const char *id, const char *cwd,
 	hdr = json_object();
 	if (!hdr || !put(hdr, "type", json_string(TYPE_HEADER)) ||
 	    !put(hdr, "id", json_string(id)) ||
-	    !put(hdr, "cwd", cwd ? json_text(cwd) : json_null()) ||
+	    !put(hdr, "cwd", ward_json_str(cwd)) ||
 	    !put(hdr, "created", json_string(when)) ||
 	    !put(hdr, "ward_version", json_string(WARD_VERSION))) {
 		json_decref(hdr);
@@ -1519,7 +1462,7 @@ static int create_file(const char *store, const char *id, const char *cwd,
 			       strerror(errno));
 		goto out_free;
 	}
-	err = write_full(fd, line, len);
+	err = util_write_all(fd, line, len);
 	if (!err && fdatasync(fd) != 0)
 		err = -errno;
 	if (close(fd) != 0 && !err)
@@ -1655,7 +1598,7 @@ int ward_session_create_with(ward_session **out,
 				      real_cwd);
 		if (!err)
 			err = ward_policy_set_tmpdir(probe, NULL);
-		if (!err && path_within(real_store, real_cwd))
+		if (!err && util_path_within(real_store, real_cwd))
 			err = check_store(real_store, probe);
 		ward_policy_free(probe);
 		if (err)
@@ -1976,8 +1919,12 @@ bool ward_session_torn(const ward_session *s)
 
 /* --- exported: knobs ------------------------------------------------------ */
 
-/* A fold's current value (-1: none), under the session's lock. */
-static int folded(const ward_session *s, enum knob knob)
+/*
+ * The folded value of @knob, read under the session's lock, or @dflt when
+ * the log sets none; *@source (when not NULL) says which it is.
+ */
+static int folded(const ward_session *s, enum knob knob, int dflt,
+		  enum ward_knob_source *source)
 {
 	ward_session *m = (ward_session *)s;
 	int v;
@@ -1987,39 +1934,30 @@ static int folded(const ward_session *s, enum knob knob)
 	    : knob == KNOB_NETWORK ? m->network
 				   : m->approval;
 	pthread_mutex_unlock(&m->lock);
-	return v;
+	if (source)
+		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
+	return v < 0 ? dflt : v;
 }
 
 enum ward_mode ward_session_mode(const ward_session *s, enum ward_mode dflt,
 				 enum ward_knob_source *source)
 {
-	int v = folded(s, KNOB_MODE);
-
-	if (source)
-		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
-	return v < 0 ? dflt : (enum ward_mode)v;
+	return (enum ward_mode)folded(s, KNOB_MODE, (int)dflt, source);
 }
 
 enum ward_approval_policy ward_session_approval(const ward_session *s,
 						enum ward_approval_policy dflt,
 						enum ward_knob_source *source)
 {
-	int v = folded(s, KNOB_APPROVAL);
-
-	if (source)
-		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
-	return v < 0 ? dflt : (enum ward_approval_policy)v;
+	return (enum ward_approval_policy)folded(s, KNOB_APPROVAL, (int)dflt,
+						 source);
 }
 
 enum ward_network ward_session_network(const ward_session *s,
 				       enum ward_network dflt,
 				       enum ward_knob_source *source)
 {
-	int v = folded(s, KNOB_NETWORK);
-
-	if (source)
-		*source = v < 0 ? WARD_KNOB_DEFAULT : WARD_KNOB_SESSION;
-	return v < 0 ? dflt : (enum ward_network)v;
+	return (enum ward_network)folded(s, KNOB_NETWORK, (int)dflt, source);
 }
 
 /*
@@ -2030,12 +1968,8 @@ enum ward_network ward_session_network(const ward_session *s,
 static int set_knob(bool *changed, ward_session *s, enum knob knob, int value,
 		    int dflt)
 {
-	const char *type = knob == KNOB_MODE	  ? TYPE_MODE
-			   : knob == KNOB_NETWORK ? TYPE_NETWORK
-						  : TYPE_APPROVAL;
-	const char *field = knob == KNOB_MODE	   ? "mode"
-			    : knob == KNOB_NETWORK ? "network"
-						   : "policy";
+	const char *type = knob_event_of(knob)->type;
+	const char *field = knob_event_of(knob)->member;
 	const char *name =
 	    knob == KNOB_MODE ? ward_mode_name((enum ward_mode)value)
 	    : knob == KNOB_NETWORK
@@ -2163,16 +2097,16 @@ int ward_session_record_call(ward_session *s, const struct ward_session_call *c)
 		return ward_bad_version("session call", c->version,
 					WARD_SESSION_CALL_VERSION);
 	ev = event_new("call/start");
-	ok = ev && put(ev, "call", json_text(c->call_id)) &&
-	     put(ev, "tool", json_text(c->tool));
+	ok = ev && put(ev, "call", ward_json_str(c->call_id)) &&
+	     put(ev, "tool", ward_json_str(c->tool));
 	if (ok && c->argv)
 		ok = put(ev, "argv", json_strv(c->argv));
 	if (ok && c->operation)
-		ok = put(ev, "operation", json_text(c->operation));
+		ok = put(ev, "operation", ward_json_str(c->operation));
 	if (ok && c->paths)
 		ok = put(ev, "paths", json_strv(c->paths));
 	if (ok && c->cwd)
-		ok = put(ev, "cwd", json_text(c->cwd));
+		ok = put(ev, "cwd", ward_json_str(c->cwd));
 	ok = ok && put(ev, "mode", json_string(ward_mode_name(c->mode))) &&
 	     put(ev, "mode_source",
 		 json_string(ward_knob_source_name(c->mode_source))) &&
@@ -2199,7 +2133,7 @@ int ward_session_record_result(ward_session *s,
 		return ward_bad_version("session result", r->version,
 					WARD_SESSION_RESULT_VERSION);
 	ev = event_new("call/result");
-	ok = ev && put(ev, "call", json_text(r->call_id)) &&
+	ok = ev && put(ev, "call", ward_json_str(r->call_id)) &&
 	     put(ev, "ran", json_boolean(r->ran));
 	if (ok && r->ran)
 		ok = put(ev, "mode", json_string(ward_mode_name(r->mode))) &&
@@ -2218,9 +2152,9 @@ int ward_session_record_result(ward_session *s,
 		     put(ev, "enforcement",
 			 json_string(ward_enforcement_name(r->enforcement)));
 	if (ok && r->error)
-		ok = put(ev, "error", json_text(r->error));
+		ok = put(ev, "error", ward_json_str(r->error));
 	if (ok && r->text)
-		ok = put(ev, "text", json_text(r->text));
+		ok = put(ev, "text", ward_json_str(r->text));
 	if (!ok) {
 		json_decref(ev);
 		return ward_err(-ENOMEM, "out of memory");

@@ -45,6 +45,7 @@
 #include "internal.h"
 #include "protect.h"
 #include "translate_internal.h"
+#include "util/util.h"
 
 /* Where a target came from. */
 enum src {
@@ -180,25 +181,37 @@ static void linef(struct ward_strv *sv, const char *fmt, ...)
 }
 
 /*
+ * The printf-formatted @fmt pushed as a warning, and returned (the
+ * caller frees it); NULL when out of memory (the plan then fails).
+ */
+__attribute__((format(printf, 2, 0))) static char *
+vwarn(struct ward_xlate *p, const char *fmt, va_list ap)
+{
+	char *line = NULL;
+
+	if (vasprintf(&line, fmt, ap) < 0) {
+		p->oom = true;
+		return NULL;
+	}
+	ward_strv_push(&p->warn, line);
+	return line;
+}
+
+/*
  * A warning about a rule (or protected path) the runner does not enforce
  * at all: it is also a reason the call's enforcement is partial.
  */
 __attribute__((format(printf, 2, 3))) static void
 unenforced(struct ward_xlate *p, const char *fmt, ...)
 {
-	char *line = NULL;
+	char *line;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&line, fmt, ap);
+	line = vwarn(p, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		p->oom = true;
-		return;
-	}
-	ward_strv_push(&p->warn, line);
-	ward_strv_push(&p->partial, line);
+	if (line)
+		ward_strv_push(&p->partial, line);
 	free(line);
 }
 
@@ -210,19 +223,13 @@ unenforced(struct ward_xlate *p, const char *fmt, ...)
 __attribute__((format(printf, 2, 3))) static void refuse(struct ward_xlate *p,
 							 const char *fmt, ...)
 {
-	char *line = NULL;
+	char *line;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&line, fmt, ap);
+	line = vwarn(p, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		p->oom = true;
-		return;
-	}
-	ward_strv_push(&p->warn, line);
-	if (!p->refusal)
+	if (line && !p->refusal)
 		p->refusal = line;
 	else
 		free(line);
@@ -269,7 +276,7 @@ static const char *target_why(char *buf, size_t len, const struct ward_xlate *p,
 static bool within_any_root(const struct ward_xlate *p, const char *path)
 {
 	for (size_t i = 0; p->roots[i]; i++) {
-		if (ward_path_within(path, p->roots[i]))
+		if (util_path_within(path, p->roots[i]))
 			return true;
 	}
 	return false;
@@ -280,8 +287,8 @@ static const char *overlapping_root(const struct ward_xlate *p,
 				    const char *path)
 {
 	for (size_t i = 0; p->roots[i]; i++) {
-		if (ward_path_within(path, p->roots[i]) ||
-		    ward_path_within(p->roots[i], path))
+		if (util_path_within(path, p->roots[i]) ||
+		    util_path_within(p->roots[i], path))
 			return p->roots[i];
 	}
 	return NULL;
@@ -371,26 +378,6 @@ static bool probe_path(const char *path, bool *is_dir)
 	return true;
 }
 
-/* mkdir -p @path (mode 0700 for what it creates). */
-int ward_mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf) || path[0] != '/')
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return -errno;
-		buf[i] = path[i];
-	}
-	return 0;
-}
-
 /* --- gathering targets -------------------------------------------------- */
 
 /* Components of an absolute path ("/" has none). */
@@ -436,7 +423,7 @@ static void add_group(struct ward_xlate *p, const struct ward_rule_info *info)
 	g = &p->g[p->ng];
 	memset(g, 0, sizeof(*g));
 	g->lex = strdup(info->literal_prefix);
-	g->can = ward_path_canon(info->literal_prefix);
+	g->can = util_path_canon(info->literal_prefix);
 	g->maxdepth = depth;
 	g->has_none = info->access == WARD_ACCESS_NONE;
 	p->ng++;
@@ -685,7 +672,7 @@ static enum ward_access wmatch(const struct walker *w, const char *name)
 			continue;
 		if (g->last && !wild(g->last, name))
 			continue;
-		if (!w->always[i] && (!ward_path_within(w->lex, g->prefix) ||
+		if (!w->always[i] && (!util_path_within(w->lex, g->prefix) ||
 				      strcmp(w->lex, g->prefix) == 0))
 			continue;
 		if (g->simple || regexec(&g->re, w->lex, 0, NULL, 0) == 0)
@@ -844,8 +831,8 @@ static void walk_groups(struct ward_xlate *p)
 			covered = j != i && o->maxdepth == UINT_MAX &&
 				  group_needed(p, o) &&
 				  strcmp(o->lex, g->lex) != 0 &&
-				  ward_path_within(g->lex, o->lex) &&
-				  ward_path_within(g->can, o->can);
+				  util_path_within(g->lex, o->lex) &&
+				  util_path_within(g->can, o->can);
 		}
 		if (covered || p->stop || !probe_path(g->can, &is_dir) ||
 		    !is_dir || walk_skips(p, g->can))
@@ -866,10 +853,10 @@ static void walk_groups(struct ward_xlate *p)
 		memcpy(w->can, g->can, w->clen + 1);
 		w->ncand = 0;
 		for (size_t j = 0; j < nglobs; j++) {
-			bool inside = ward_path_within(g->lex, globs[j].prefix);
+			bool inside = util_path_within(g->lex, globs[j].prefix);
 
 			if (!inside &&
-			    !ward_path_within(globs[j].prefix, g->lex))
+			    !util_path_within(globs[j].prefix, g->lex))
 				continue;
 			w->always[w->ncand] = inside;
 			w->cand[w->ncand++] = &globs[j];
@@ -910,7 +897,7 @@ static void reduce_targets(struct ward_xlate *p)
 		bool covered = false;
 
 		while (depth &&
-		       !ward_path_within(t.path, p->t[stack[depth - 1]].path))
+		       !util_path_within(t.path, p->t[stack[depth - 1]].path))
 			depth--;
 		for (size_t k = 0; k < depth && !covered; k++) {
 			enum ward_access a = p->t[stack[k]].access;
@@ -936,14 +923,14 @@ static void reduce_targets(struct ward_xlate *p)
 /* The last parent directory made canonical (rules come in runs). */
 struct canon_cache {
 	char *dir;   /* as the rule spells it */
-	char *canon; /* ward_path_canon(dir) */
+	char *canon; /* util_path_canon(dir) */
 	int fd;	     /* canon, O_PATH (-1: not open) */
-	/* The same for dir's own parent (NULL: ward_path_canon(dir)). */
+	/* The same for dir's own parent (NULL: util_path_canon(dir)). */
 	struct canon_cache *up;
 };
 
 /*
- * ward_path_canon(@path) for a literal rule, and whether it exists (lstat:
+ * util_path_canon(@path) for a literal rule, and whether it exists (lstat:
  * a symbolic link counts as a file). Rules listed together tend to share a
  * parent: the parent is made canonical and opened once (realpath reads a
  * link per component), the last component costs one fstatat below it —
@@ -978,7 +965,7 @@ static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
 
 			cc->canon = canon_rule(cc->up, cc->dir, &e, &d);
 		} else {
-			cc->canon = ward_path_canon(cc->dir);
+			cc->canon = util_path_canon(cc->dir);
 		}
 		if (!cc->canon) {
 			free(cc->dir);
@@ -1021,7 +1008,7 @@ static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
 	}
 	free(out);
 out_full:
-	out = ward_path_canon(path);
+	out = util_path_canon(path);
 	if (out)
 		*exists = probe_path(out, is_dir);
 	return out;
@@ -1177,12 +1164,12 @@ static void warn_globs(struct ward_xlate *p, bool only_hidden, bool skip_roots)
 
 static bool bwrap_private(const struct ward_xlate *p, const char *path)
 {
-	if (ward_path_within(path, "/proc") || ward_path_within(path, "/dev"))
+	if (util_path_within(path, "/proc") || util_path_within(path, "/dev"))
 		return true;
 	/* In read-only /tmp is a private tmpfs (the workspace bound back). */
 	return p->mode == WARD_MODE_READ_ONLY &&
-	       ward_path_within(path, "/tmp") &&
-	       !ward_path_within(path, ward_policy_workspace(p->policy));
+	       util_path_within(path, "/tmp") &&
+	       !util_path_within(path, ward_policy_workspace(p->policy));
 }
 
 /* The outermost writable root @path lies strictly beneath, or NULL. */
@@ -1193,7 +1180,7 @@ static const char *outer_root(const struct ward_xlate *p, const char *path)
 	for (size_t i = 0; p->roots[i]; i++) {
 		const char *r = p->roots[i];
 
-		if (ward_path_within(path, r) && strcmp(path, r) != 0 &&
+		if (util_path_within(path, r) && strcmp(path, r) != 0 &&
 		    (!best || strlen(r) < strlen(best)))
 			best = r;
 	}
@@ -1228,7 +1215,7 @@ static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
 			if (is_root(p, buf))
 				break;
 			for (size_t j = 0; j < nk && !inside; j++)
-				inside = ward_path_within(buf, kept[j]->path);
+				inside = util_path_within(buf, kept[j]->path);
 			if (!inside)
 				ward_strv_push(&pins, buf);
 		}
@@ -1289,7 +1276,7 @@ void ward_bwrap_push_proc(struct ward_strv *sv)
  */
 static void bwrap_private_again(struct ward_xlate *p, const char *path)
 {
-	if (ward_path_within("/dev", path)) {
+	if (util_path_within("/dev", path)) {
 		ward_strv_push(&p->bw, "--dev");
 		ward_strv_push(&p->bw, "/dev");
 		linef(&p->desc,
@@ -1297,7 +1284,7 @@ static void bwrap_private_again(struct ward_xlate *p, const char *path)
 		      "read-only %s)",
 		      path);
 	}
-	if (ward_path_within("/proc", path)) {
+	if (util_path_within("/proc", path)) {
 		ward_bwrap_push_proc(&p->bw);
 		linef(&p->desc,
 		      "--proc /proc  (the private /proc again, over "
@@ -1321,10 +1308,10 @@ static void bwrap_ro_roots(struct ward_xlate *p, const char *path,
 		const char *r = p->roots[i];
 		bool covered = false;
 
-		if (!ward_path_within(r, path))
+		if (!util_path_within(r, path))
 			continue;
 		for (size_t j = 0; p->roots[j] && !covered; j++)
-			covered = j != i && ward_path_within(r, p->roots[j]) &&
+			covered = j != i && util_path_within(r, p->roots[j]) &&
 				  (strcmp(r, p->roots[j]) != 0 || j < i);
 		if (covered)
 			continue;
@@ -1517,7 +1504,7 @@ static void complement(struct comp *c, const char *dir, int depth)
 		return;
 	if (depth == 0) {
 		for (size_t i = 0; i < c->nexcl; i++) {
-			if (ward_path_within(dir, c->excl[i]))
+			if (util_path_within(dir, c->excl[i]))
 				return;
 		}
 	}
@@ -1542,7 +1529,7 @@ static void complement(struct comp *c, const char *dir, int depth)
 		if (lo < c->nexcl) {
 			if (strcmp(c->excl[lo], dir) == 0)
 				return;
-			tainted = ward_path_within(c->excl[lo], dir);
+			tainted = util_path_within(c->excl[lo], dir);
 		}
 	}
 	if (!tainted) {
@@ -1842,9 +1829,9 @@ static void landlock_rw(struct ward_xlate *p)
 
 			if (pr->kind != WARD_PROTECT_HOME)
 				continue;
-			if (ward_path_within(w, pr->path))
+			if (util_path_within(w, pr->path))
 				inside = pr->path;
-			else if (ward_path_within(pr->path, w))
+			else if (util_path_within(pr->path, w))
 				ward_strv_push(&excl, pr->path);
 		}
 		if (inside) {
@@ -1863,7 +1850,7 @@ static void landlock_rw(struct ward_xlate *p)
 				break;
 			}
 			for (size_t k = 0; k < p->ninroot; k++) {
-				if (!ward_path_within(p->inroot[k]->path, w))
+				if (!util_path_within(p->inroot[k]->path, w))
 					continue;
 				ward_strv_push(&excl, p->inroot[k]->path);
 				ruled[nruled++] = p->inroot[k];
@@ -2126,7 +2113,7 @@ static int sbpl_string(FILE *f, const char *s)
 static int seatbelt_regex(char **out, const struct ward_rule_info *info)
 {
 	const char *rest = pattern_rest(info), *why = NULL;
-	char *canon = ward_path_canon(info->literal_prefix), *glob = NULL;
+	char *canon = util_path_canon(info->literal_prefix), *glob = NULL;
 	unsigned char *lit = NULL;
 	size_t cl, rl, at;
 	int err;
@@ -2160,6 +2147,28 @@ out_free:
 	return err;
 }
 
+/*
+ * Write `(deny OPS (subpath "PATH"))` to @f and, when @desc is not NULL,
+ * the same line followed by "  (TAGWHY)". 0 or WARD_EINVAL (a path SBPL
+ * cannot hold).
+ */
+static int seatbelt_deny_subpath(FILE *f, struct ward_strv *desc,
+				 const char *ops, const char *path,
+				 const char *tag, const char *why)
+{
+	int err;
+
+	fprintf(f, "(deny %s (subpath ", ops);
+	err = sbpl_string(f, path);
+	if (err)
+		return err;
+	fputs("))\n", f);
+	if (desc)
+		linef(desc, "(deny %s (subpath \"%s\"))  (%s%s)", ops, path,
+		      tag, why);
+	return 0;
+}
+
 /* Write one deny rule for @info to @f (and to @desc when not NULL). */
 static int seatbelt_rule(FILE *f, const struct ward_xlate *p,
 			 struct ward_strv *desc, size_t i,
@@ -2172,32 +2181,33 @@ static int seatbelt_rule(FILE *f, const struct ward_xlate *p,
 	int err;
 
 	rule_name(name, sizeof(name), p, i);
-	fprintf(f, "(deny %s ", ops);
 	if (info->is_glob) {
 		err = seatbelt_regex(&re, info);
 		if (err)
 			return err;
 		/* #"…" is a raw string; the regex never holds '"'. */
-		fprintf(f, "(regex #\"%s\"))\n", re);
+		fprintf(f, "(deny %s (regex #\"%s\"))\n", ops, re);
 		if (desc)
 			linef(desc, "(deny %s (regex #\"%s\"))  (%s)", ops, re,
 			      name);
 		free(re);
 		return 0;
 	}
-	path = ward_path_canon(info->pattern);
+	path = util_path_canon(info->pattern);
 	if (!path)
 		return -ENOMEM;
-	fputs("(subpath ", f);
-	err = sbpl_string(f, path);
-	if (!err) {
-		fputs("))\n", f);
-		if (desc)
-			linef(desc, "(deny %s (subpath \"%s\"))  (%s)", ops,
-			      path, name);
-	}
+	err = seatbelt_deny_subpath(f, desc, ops, path, "", name);
 	free(path);
 	return err;
+}
+
+/* The comment that opens the rules, before the first of them. */
+static void seatbelt_rules_header(FILE *f, bool *header)
+{
+	if (*header)
+		return;
+	fputs("; Access rules and protected paths (a later rule wins).\n", f);
+	*header = true;
 }
 
 static int seatbelt_write(FILE *f, const struct ward_xlate *p,
@@ -2215,66 +2225,35 @@ static int seatbelt_write(FILE *f, const struct ward_xlate *p,
 			    info.access !=
 				(pass ? WARD_ACCESS_NONE : WARD_ACCESS_RO))
 				continue;
-			if (!header) {
-				fputs("; Access rules and protected paths "
-				      "(a later rule wins).\n",
-				      f);
-				header = true;
-			}
+			seatbelt_rules_header(f, &header);
 			err = seatbelt_rule(f, p, desc, i, &info);
 			if (err)
 				return err;
 		}
-		for (size_t j = 0; pass == 2 && j < p->nprot; j++) {
-			const char *path = p->prot[j].path;
+		for (size_t j = 0; pass != 0 && j < p->nprot; j++) {
+			const struct ward_protected *pr = &p->prot[j];
+			bool hidden = pr->access == WARD_ACCESS_NONE;
 
-			/* Hidden (ward's state directory): everywhere. */
-			if (p->prot[j].access != WARD_ACCESS_NONE)
+			/*
+			 * Pass 2, the hidden ones (ward's state directory):
+			 * everywhere. Pass 1, the read-only ones inside a
+			 * root (outside the roots they are read-only
+			 * already). A missing git path is denied too:
+			 * Seatbelt names paths, so it keeps `.git/commondir`
+			 * from being created (the list has git paths only
+			 * when the repository exists).
+			 */
+			if (pass == 2
+				? !hidden
+				: hidden || !overlapping_root(p, pr->path))
 				continue;
-			if (!header) {
-				fputs("; Access rules and protected paths "
-				      "(a later rule wins).\n",
-				      f);
-				header = true;
-			}
-			fputs("(deny file-read* file-write* (subpath ", f);
-			err = sbpl_string(f, path);
+			seatbelt_rules_header(f, &header);
+			err = seatbelt_deny_subpath(
+			    f, desc,
+			    hidden ? "file-read* file-write*" : "file-write*",
+			    pr->path, "protected: ", pr->what);
 			if (err)
 				return err;
-			fputs("))\n", f);
-			if (desc)
-				linef(desc,
-				      "(deny file-read* file-write* (subpath "
-				      "\"%s\"))  (protected: %s)",
-				      path, p->prot[j].what);
-		}
-		for (size_t j = 0; pass == 1 && j < p->nprot; j++) {
-			const char *path = p->prot[j].path;
-
-			/* Outside the roots it is read-only already. A
-			 * missing git path is denied too: Seatbelt names
-			 * paths, so it keeps `.git/commondir` from being
-			 * created (the list has git paths only when the
-			 * repository exists). */
-			if (!overlapping_root(p, path) ||
-			    p->prot[j].access == WARD_ACCESS_NONE)
-				continue;
-			if (!header) {
-				fputs("; Access rules and protected paths "
-				      "(a later rule wins).\n",
-				      f);
-				header = true;
-			}
-			fputs("(deny file-write* (subpath ", f);
-			err = sbpl_string(f, path);
-			if (err)
-				return err;
-			fputs("))\n", f);
-			if (desc)
-				linef(desc,
-				      "(deny file-write* (subpath \"%s\"))  "
-				      "(protected: %s)",
-				      path, p->prot[j].what);
 		}
 	}
 	/*
@@ -2343,7 +2322,8 @@ static void warn_tmpdir(struct ward_xlate *p)
 {
 	char why[2 * PATH_MAX];
 
-	if (ward_roots_tmpdir_refused(why, sizeof(why), p->policy))
+	if (ward_roots_tmpdir_refused(why, sizeof(why), p->mode,
+				      ward_policy_tmpdir(p->policy)))
 		linef(&p->warn, "%s: %s", runner_label(p->runner), why);
 }
 
@@ -2488,7 +2468,7 @@ const char *ward_xlate_refusal(const struct ward_xlate *plan)
 int ward_xlate_apply(const struct ward_xlate *plan)
 {
 	for (size_t i = 0; i < plan->create.n; i++) {
-		int err = ward_mkdir_p(plan->create.v[i]);
+		int err = util_mkdir_p(plan->create.v[i]);
 
 		if (err)
 			return ward_err(err,

@@ -36,8 +36,6 @@ void ward_xlate_free(struct ward_xlate *plan);
 int ward_xlate_apply(const struct ward_xlate *plan);
 /* The directories ward_xlate_apply() creates (owned; possibly empty). */
 char *const *ward_xlate_create(const struct ward_xlate *plan);
-/* mkdir -p @path, mode 0700 for what it creates; 0 or -errno. */
-int ward_mkdir_p(const char *path);
 
 /*
  * bwrap: append the rule part of the profile (it goes after the writable
@@ -81,6 +79,12 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 			 int status_fd, char *const argv[]);
 int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 			    const struct ward_xlate *x);
+/*
+ * The sandbox-exec argv for the Seatbelt @profile text: SANDBOX_EXEC -p
+ * PROFILE, then -- ARGV… when @argv is not NULL. The caller frees *out
+ * with ward_strv_free().
+ */
+int ward_seatbelt_argv(char ***out, const char *profile, char *const argv[]);
 
 /* Absolute, never looked up in PATH: no environment picks the confiner. */
 #define SANDBOX_EXEC "/usr/bin/sandbox-exec"

@@ -27,6 +27,7 @@
 
 #include "landlock.h"
 #include "supervise.h"
+#include "util.h"
 
 /* --- kernel UAPI (seccomp.h, openat2.h, stat.h), defined here -------------- */
 
@@ -45,9 +46,6 @@
 #endif
 #ifndef __NR_pidfd_getfd
 #define __NR_pidfd_getfd 438
-#endif
-#ifndef __NR_close_range
-#define __NR_close_range 436
 #endif
 #ifndef __NR_statx
 #if defined(__x86_64__)
@@ -995,10 +993,7 @@ static void sv_main(int sock, pid_t target, const char *const *rw, size_t nrw,
 	    dup2(nul, 2) < 0 || dup2(sock, 3) < 0)
 		_exit(1);
 	sock = 3;
-	if (syscall(__NR_close_range, 4U, ~0U, 0U) != 0) {
-		for (i = 4; i < 1024; i++)
-			close((int)i);
-	}
+	util_close_from(4, -1, false);
 	(void)prctl(PR_SET_NAME, (unsigned long)"ward-supervise", 0, 0, 0);
 
 	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,

@@ -2,11 +2,25 @@
  * ward's util layer: see util.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
+
+#ifndef __NR_close_range
+#define __NR_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 
 bool util_path_within(const char *path, const char *dir)
 {
@@ -16,6 +30,61 @@ bool util_path_within(const char *path, const char *dir)
 		return path[0] == '/';
 	return strncmp(path, dir, n) == 0 &&
 	       (path[n] == '\0' || path[n] == '/');
+}
+
+char *util_path_canon(const char *path)
+{
+	char buf[PATH_MAX], *real, *out;
+	size_t n = strlen(path), cut = n;
+	const char *rest;
+
+	if (path[0] != '/' || n >= sizeof(buf))
+		return strdup(path);
+	memcpy(buf, path, n + 1);
+	/* Shorten from the end until a prefix resolves ("/" always does). */
+	for (;;) {
+		char *slash;
+
+		real = realpath(cut ? buf : "/", NULL);
+		if (real)
+			break;
+		if (errno == ENOMEM)
+			return NULL;
+		if (cut == 0)
+			return strdup(path);
+		slash = memrchr(buf, '/', cut);
+		cut = slash ? (size_t)(slash - buf) : 0;
+		buf[cut] = '\0';
+	}
+	rest = path + cut;
+	if (!*rest)
+		return real;
+	if (strcmp(real, "/") == 0) {
+		out = strdup(rest);
+	} else if (asprintf(&out, "%s%s", real, rest) < 0) {
+		out = NULL;
+	}
+	free(real);
+	return out;
+}
+
+int util_mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf) || path[0] != '/')
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = path[i];
+	}
+	return 0;
 }
 
 int util_write_all(int fd, const void *buf, size_t len)
@@ -76,4 +145,38 @@ size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len)
 	if (cp)
 		*cp = c;
 	return n;
+}
+
+int util_close_range_except(unsigned first, int keep, bool cloexec)
+{
+	unsigned flags = cloexec ? CLOSE_RANGE_CLOEXEC : 0;
+
+	if (keep >= 0 && (unsigned)keep >= first) {
+		if ((unsigned)keep > first &&
+		    syscall(__NR_close_range, first, (unsigned)keep - 1,
+			    flags) != 0)
+			return -errno;
+		first = (unsigned)keep + 1;
+	}
+	if (syscall(__NR_close_range, first, ~0U, flags) != 0)
+		return -errno;
+	return 0;
+}
+
+void util_close_from(unsigned first, int keep, bool cloexec)
+{
+	struct rlimit lim;
+
+	if (util_close_range_except(first, keep, cloexec) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
+		lim.rlim_cur = 65536;
+	for (unsigned fd = first; fd < lim.rlim_cur; fd++) {
+		if ((int)fd == keep)
+			continue;
+		if (cloexec)
+			fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		else
+			close((int)fd);
+	}
 }

@@ -1,7 +1,7 @@
 /*
  * ward's util layer: small libc-only helpers every other layer uses
  * (libward, the MCP server, the CLI and the static launchers), each
- * written once. Nothing here allocates or keeps state.
+ * written once. Nothing here keeps state; what allocates says so.
  */
 #ifndef WARD_UTIL_H
 #define WARD_UTIL_H
@@ -17,6 +17,21 @@
 bool util_path_within(const char *path, const char *dir);
 
 /*
+ * util_path_canon - @path (absolute, normalised) made canonical as far as
+ * it exists: the realpath of its longest existing prefix, the rest
+ * appended as is. A relative @path is returned as is. A malloc'd string
+ * the caller frees, or NULL on ENOMEM.
+ */
+char *util_path_canon(const char *path);
+
+/*
+ * util_mkdir_p - mkdir -p the absolute @path, mode 0700 for what it
+ * creates. Returns 0 or -errno (-ENAMETOOLONG for a path longer than
+ * PATH_MAX or a relative one).
+ */
+int util_mkdir_p(const char *path);
+
+/*
  * util_write_all - write all @len bytes of @buf to @fd, retrying on EINTR
  * and waiting for POLLOUT on EAGAIN. Returns 0, or -errno (-EIO when the
  * file takes nothing).
@@ -30,5 +45,22 @@ int util_write_all(int fd, const void *buf, size_t len);
  * points above U+10FFFF are invalid). ASCII is a sequence of 1.
  */
 size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len);
+
+/*
+ * util_close_range_except - close every descriptor from @first up except
+ * @keep (-1: none) with close_range(2), or with @cloexec only mark them
+ * close-on-exec. Returns 0, or -errno when the kernel has no close_range
+ * (Linux 5.9; its CLOEXEC flag 5.11) or a seccomp filter refuses it: the
+ * caller then falls back (util_close_from() does).
+ */
+int util_close_range_except(unsigned first, int keep, bool cloexec);
+
+/*
+ * util_close_from - util_close_range_except(), else one close() (or
+ * fcntl(FD_CLOEXEC)) per descriptor below the soft RLIMIT_NOFILE, at most
+ * 65536. Allocates nothing: safe in a child that shares its parent's
+ * memory (a vfork-like clone) or was forked from threads.
+ */
+void util_close_from(unsigned first, int keep, bool cloexec);
 
 #endif

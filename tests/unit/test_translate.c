@@ -33,6 +33,7 @@
 #include "protect.h"
 #include "hide.h"
 #include "landlock.h"
+#include "util.h"
 #include "translate_internal.h"
 
 #define BWRAP	 "/usr/bin/bwrap"
@@ -744,7 +745,7 @@ static void t_protect_worktree(void **state)
 	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
 	for (size_t i = 0; i < n; i++)
 		print_message("protected: %s (%s)\n", v[i].path, v[i].what);
-	ward_protect_free(v, n);
+	free(v);
 	assert_int_equal(ward_protect_match(fx->policy, P(fx, "wt/.git")),
 			 WARD_ACCESS_RO);
 	assert_int_equal(
@@ -914,7 +915,7 @@ static bool grant_within(char **v, const char *path)
 	for (size_t i = 0; v && v[i]; i++) {
 		const char *g = v[i][0] == WARD_LL_OPTIONAL ? v[i] + 1 : v[i];
 
-		if (ward_path_within(g, path))
+		if (util_path_within(g, path))
 			return true;
 	}
 	return false;
@@ -977,7 +978,7 @@ static void t_landlock_hides(void **state)
 /*
  * Literal rules are made canonical with their parent looked up once per
  * run of siblings: a linked parent and a link as the last component end
- * on the real path, as ward_path_canon() would have it.
+ * on the real path, as util_path_canon() would have it.
  */
 static void t_landlock_literal_canon(void **state)
 {
@@ -1358,14 +1359,14 @@ static void t_path_canon(void **state)
 	char want[PATH_MAX];
 
 	xsymlink(fx->base, "alias", "ws");
-	c = ward_path_canon(P(fx, "alias/a/nothing/here"));
+	c = util_path_canon(P(fx, "alias/a/nothing/here"));
 	snprintf(want, sizeof(want), "%s/ws/a/nothing/here", fx->base);
 	assert_string_equal(c, want);
 	free(c);
-	c = ward_path_canon("/");
+	c = util_path_canon("/");
 	assert_string_equal(c, "/");
 	free(c);
-	c = ward_path_canon("/no-such-top-dir-ward/x");
+	c = util_path_canon("/no-such-top-dir-ward/x");
 	assert_string_equal(c, "/no-such-top-dir-ward/x");
 	free(c);
 }
@@ -1461,7 +1462,7 @@ static void t_git_commondir(void **state)
 	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
 	assert_true(listed(v, n, P(fx, "ws/.git/commondir"), 0));
 	assert_true(listed(v, n, P(fx, "ws/.git/config.worktree"), 0));
-	ward_protect_free(v, n);
+	free(v);
 	assert_int_equal(fence_write(fx->policy, P(fx, "ws/.git/commondir")),
 			 WARD_EDENIED);
 	assert_int_equal(
@@ -1484,7 +1485,7 @@ static void t_git_commondir(void **state)
 	assert_true(listed(v, n, P(fx, "ws/.git/config"), 0));
 	assert_false(listed(v, n, P(fx, "ws/evil/hooks"), 0));
 	assert_false(listed(v, n, P(fx, "ws/evil/config"), 0));
-	ward_protect_free(v, n);
+	free(v);
 	w = warnings(fx->policy, WARD_RUNNER_BWRAP);
 	dump("warning", w);
 	assert_int_equal(count_lines(w, "bwrap", P(fx, "ws/.git/commondir"),
@@ -1532,7 +1533,7 @@ static void t_git_worktree_untrusted(void **state)
 	assert_true(listed(v, n, P(fx, "out/gd/config"), 0));
 	assert_true(listed(v, n, P(fx, "out/gd/commondir"), 0));
 	assert_false(listed(v, n, P(fx, "out/evil/hooks"), 0));
-	ward_protect_free(v, n);
+	free(v);
 	/* A real worktree layout whose commondir names another place. */
 	xmkdir(fx->base, "out/main");
 	xmkdir(fx->base, "out/main/worktrees");
@@ -1545,7 +1546,7 @@ static void t_git_worktree_untrusted(void **state)
 	assert_true(listed(v, n, P(fx, "out/main/worktrees/wt/hooks"), 0));
 	assert_false(listed(v, n, P(fx, "out/evil/hooks"), 0));
 	assert_false(listed(v, n, P(fx, "out/main/hooks"), 0));
-	ward_protect_free(v, n);
+	free(v);
 }
 
 /* A symlinked .git: the target's traps, the link itself, and a warning. */
@@ -1569,7 +1570,7 @@ static void t_git_symlink(void **state)
 	assert_true(listed(v, n, P(fx, "lk/.gitreal/hooks"), 0));
 	assert_true(listed(v, n, P(fx, "lk/.gitreal/config"), 0));
 	assert_true(listed(v, n, P(fx, "lk/.gitreal/commondir"), 0));
-	ward_protect_free(v, n);
+	free(v);
 	argv = bwrap_argv(fx->policy);
 	assert_true(
 	    find_opt(argv, "--ro-bind", P(fx, "lk/.gitreal/hooks"), NULL) > 0);
@@ -1635,7 +1636,7 @@ static void t_git_modules_worktrees(void **state)
 	assert_true(listed(v, n, P(fx, "ws/.git/worktrees/w1/gitdir"), 0));
 	assert_true(
 	    listed(v, n, P(fx, "ws/.git/worktrees/w1/config.worktree"), 0));
-	ward_protect_free(v, n);
+	free(v);
 	argv = bwrap_argv(fx->policy);
 	assert_true(find_opt(argv, "--ro-bind",
 			     P(fx, "ws/.git/modules/libs/foo/config"),

@@ -243,21 +243,6 @@ static int random_hex(char *buf, size_t n)
 	return 0;
 }
 
-static json_t *json_strv(char *const *v)
-{
-	json_t *arr = json_array();
-
-	if (!arr)
-		return NULL;
-	for (size_t i = 0; v[i]; i++) {
-		if (json_array_append_new(arr, ward_json_str(v[i])) != 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
 /* obj[key] = value (value stolen); false on ENOMEM. */
 static bool put(json_t *obj, const char *key, json_t *value)
 {
@@ -2100,11 +2085,11 @@ int ward_session_record_call(ward_session *s, const struct ward_session_call *c)
 	ok = ev && put(ev, "call", ward_json_str(c->call_id)) &&
 	     put(ev, "tool", ward_json_str(c->tool));
 	if (ok && c->argv)
-		ok = put(ev, "argv", json_strv(c->argv));
+		ok = put(ev, "argv", ward_json_strv(c->argv));
 	if (ok && c->operation)
 		ok = put(ev, "operation", ward_json_str(c->operation));
 	if (ok && c->paths)
-		ok = put(ev, "paths", json_strv(c->paths));
+		ok = put(ev, "paths", ward_json_strv(c->paths));
 	if (ok && c->cwd)
 		ok = put(ev, "cwd", ward_json_str(c->cwd));
 	ok = ok && put(ev, "mode", json_string(ward_mode_name(c->mode))) &&

@@ -106,6 +106,9 @@ struct ward_xlate {
 	struct target **inroot;
 	size_t ninroot;
 	bool inroot_complement; /* no mounts: carved out of the grants */
+	/* bwrap: a Landlock layer (landlock-run) runs inside, which can take
+	 * the rules' mounts (ward_xlate_new_bwrap). */
+	bool inner_hides;
 	struct ward_strv warn;
 	struct ward_strv desc;
 	/* ward's missing directories the apply step creates (bwrap). */
@@ -1205,9 +1208,13 @@ static const char *outer_root(const struct ward_xlate *p, const char *path)
  * above it is bound onto itself, which makes it a mount point. A mount
  * point cannot be renamed or removed (EBUSY), so a command cannot move
  * `.git` aside and build a new one with its own hooks around the read-only
- * mounts. Directories inside a kept target need no pin.
+ * mounts, nor move a hidden file's directory aside and put a file of its
+ * own where the hidden one was. Directories inside a kept target need no
+ * pin. The pins of @kept, sorted (a parent before its children) and
+ * without duplicates, into @out (the caller's).
  */
-static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
+static void collect_pins(struct ward_xlate *p, struct target *const *kept,
+			 size_t nk, struct ward_strv *out)
 {
 	struct ward_strv pins = {0};
 	char buf[PATH_MAX];
@@ -1243,6 +1250,18 @@ static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
 	for (size_t i = 0; i < pins.n; i++) {
 		if (i && strcmp(pins.v[i], pins.v[i - 1]) == 0)
 			continue;
+		ward_strv_push(out, pins.v[i]);
+	}
+	ward_strv_discard(&pins);
+}
+
+/* bwrap's pins: `--bind A A` per directory (see collect_pins). */
+static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
+{
+	struct ward_strv pins = {0};
+
+	collect_pins(p, kept, nk, &pins);
+	for (size_t i = 0; i < pins.n; i++) {
 		ward_strv_push(&p->bw, "--bind");
 		ward_strv_push(&p->bw, pins.v[i]);
 		ward_strv_push(&p->bw, pins.v[i]);
@@ -1251,7 +1270,55 @@ static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
 		      "path: it cannot be renamed away)",
 		      pins.v[i], pins.v[i]);
 	}
+	if (pins.oom)
+		p->oom = true;
 	ward_strv_discard(&pins);
+}
+
+/* "--hide P" or "--hide-ro P" for the launcher, with its description. */
+static void push_hide(struct ward_xlate *p, const struct target *t,
+		      enum ward_access access)
+{
+	char why[PATH_MAX + 256];
+	const char *opt = access == WARD_ACCESS_NONE ? "--hide" : "--hide-ro";
+
+	ward_strv_push(&p->ll_hide, opt);
+	ward_strv_push(&p->ll_hide, t->path);
+	linef(&p->desc, "%s %s  (%s)", opt, t->path,
+	      target_why(why, sizeof(why), p, t));
+}
+
+/*
+ * The launcher's mounts for @v (matches of the rules inside the writable
+ * roots): the pins of their parents first (`--pin D`, outermost first:
+ * see collect_pins), then the read-only binds (`--hide-ro P`: a hide inside
+ * one lands on the copy), then the hides (`--hide P`). The Landlock runner
+ * and the Landlock layer inside bwrap use the same list.
+ */
+static void launcher_mounts(struct ward_xlate *p, struct target **v, size_t n)
+{
+	struct ward_strv pins = {0};
+
+	collect_pins(p, v, n, &pins);
+	for (size_t i = 0; i < pins.n; i++) {
+		ward_strv_push(&p->ll_hide, "--pin");
+		ward_strv_push(&p->ll_hide, pins.v[i]);
+		linef(&p->desc,
+		      "--pin %s  (a parent of a read-only or hidden path, "
+		      "bound onto itself: it cannot be renamed away)",
+		      pins.v[i]);
+	}
+	if (pins.oom)
+		p->oom = true;
+	ward_strv_discard(&pins);
+	for (size_t k = 0; k < n; k++) {
+		if (v[k]->access == WARD_ACCESS_RO)
+			push_hide(p, v[k], WARD_ACCESS_RO);
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (v[k]->access == WARD_ACCESS_NONE)
+			push_hide(p, v[k], WARD_ACCESS_NONE);
+	}
 }
 
 void ward_bwrap_push_proc(struct ward_strv *sv)
@@ -1340,10 +1407,19 @@ static void bwrap_ro_roots(struct ward_xlate *p, const char *path,
 
 static void plan_bwrap(struct ward_xlate *p)
 {
-	struct target **kept = NULL;
-	size_t nk = 0, budget = limits.max_targets, dropped = 0;
+	struct target **kept = NULL, **inner = NULL;
+	size_t nk = 0, ni = 0, budget = limits.max_targets, dropped = 0;
 	char why[PATH_MAX + 256];
 	const char *r = runner_label(p->runner);
+	/*
+	 * The rules' matches inside the writable roots go to the Landlock
+	 * layer inside bwrap when there is one and it can mount: one mount
+	 * namespace and one mount call per match there, where bwrap re-reads
+	 * its whole mount table for every one of its own mounts (seconds for
+	 * hundreds of matches). Protected paths and what lies outside the
+	 * roots stay in bwrap's profile.
+	 */
+	bool to_inner = p->inner_hides && can_mount();
 
 	for (size_t i = 0; i < p->nt; i++) {
 		struct target *t = &p->t[i];
@@ -1364,7 +1440,10 @@ static void plan_bwrap(struct ward_xlate *p)
 	if (p->oom)
 		return;
 	kept = calloc(p->nt ? p->nt : 1, sizeof(*kept));
-	if (!kept) {
+	inner = calloc(p->nt ? p->nt : 1, sizeof(*inner));
+	if (!kept || !inner) {
+		free(kept);
+		free(inner);
 		p->oom = true;
 		return;
 	}
@@ -1430,7 +1509,11 @@ static void plan_bwrap(struct ward_xlate *p)
 		}
 		if (t->src != SRC_PROTECT)
 			budget--;
-		kept[nk++] = t;
+		if (to_inner && t->src != SRC_PROTECT &&
+		    within_any_root(p, t->path))
+			inner[ni++] = t;
+		else
+			kept[nk++] = t;
 	}
 	if (dropped)
 		refuse(p,
@@ -1481,7 +1564,10 @@ static void plan_bwrap(struct ward_xlate *p)
 			      why);
 		}
 	}
+	/* The Landlock layer's (landlock-run --pin/--hide-ro/--hide). */
+	launcher_mounts(p, inner, ni);
 	free(kept);
+	free(inner);
 }
 
 /* --- landlock ----------------------------------------------------------- */
@@ -1627,19 +1713,6 @@ static char *join(char *const *v, size_t n)
 	}
 	s[len] = '\0';
 	return s;
-}
-
-/* "--hide P" or "--hide-ro P" for the launcher, with its description. */
-static void push_hide(struct ward_xlate *p, const struct target *t,
-		      enum ward_access access)
-{
-	char why[PATH_MAX + 256];
-	const char *opt = access == WARD_ACCESS_NONE ? "--hide" : "--hide-ro";
-
-	ward_strv_push(&p->ll_hide, opt);
-	ward_strv_push(&p->ll_hide, t->path);
-	linef(&p->desc, "%s %s  (%s)", opt, t->path,
-	      target_why(why, sizeof(why), p, t));
 }
 
 /* The rules behind a set of targets, for a refusal: "rule …, rule …". */
@@ -1963,15 +2036,7 @@ static void landlock_inroot(struct ward_xlate *p)
 		p->inroot_complement = true;
 		return;
 	}
-	/* Read-only binds first: a hide inside one lands on the copy. */
-	for (size_t k = 0; k < p->ninroot; k++) {
-		if (p->inroot[k]->access == WARD_ACCESS_RO)
-			push_hide(p, p->inroot[k], WARD_ACCESS_RO);
-	}
-	for (size_t k = 0; k < p->ninroot; k++) {
-		if (p->inroot[k]->access == WARD_ACCESS_NONE)
-			push_hide(p, p->inroot[k], WARD_ACCESS_NONE);
-	}
+	launcher_mounts(p, p->inroot, p->ninroot);
 }
 
 static void plan_landlock(struct ward_xlate *p)
@@ -2368,6 +2433,12 @@ static void plan_none(struct ward_xlate *p)
 int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		   enum ward_runner runner)
 {
+	return ward_xlate_new_inner(out, policy, runner, false);
+}
+
+int ward_xlate_new_inner(struct ward_xlate **out, const ward_policy *policy,
+			 enum ward_runner runner, bool inner_launcher)
+{
 	struct ward_xlate *p;
 	int err;
 
@@ -2378,6 +2449,7 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		return ward_err(-ENOMEM, "out of memory");
 	p->policy = policy;
 	p->runner = runner;
+	p->inner_hides = inner_launcher && runner == WARD_RUNNER_BWRAP;
 	p->mode = ward_policy_mode(policy);
 	p->rules = ward_policy_rules(policy);
 	p->nrules = ward_rules_count(p->rules);

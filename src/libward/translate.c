@@ -1218,28 +1218,51 @@ static void collect_pins(struct ward_xlate *p, struct target *const *kept,
 {
 	struct ward_strv pins = {0};
 	char buf[PATH_MAX];
+	const char **sorted;
 
+	if (!nk)
+		return;
+	/* The kept paths sorted, to ask "is this directory one?" by binary
+	 * search (hundreds of matches: no quadratic scan). */
+	sorted = malloc(nk * sizeof(*sorted));
+	if (!sorted) {
+		p->oom = true;
+		return;
+	}
+	for (size_t k = 0; k < nk; k++)
+		sorted[k] = kept[k]->path;
+	qsort(sorted, nk, sizeof(*sorted), str_cmp);
 	for (size_t k = 0; k < nk; k++) {
 		const char *w = outer_root(p, kept[k]->path);
-		size_t wl;
+		size_t wl, cut = SIZE_MAX;
+		char *s;
 
 		if (!w)
 			continue;
 		wl = strlen(w);
+		/* The outermost parent that is itself kept (its length):
+		 * it and what lies inside it need no pin. */
 		snprintf(buf, sizeof(buf), "%s", kept[k]->path);
-		for (char *s = strrchr(buf, '/'); s && (size_t)(s - buf) > wl;
-		     s = strrchr(buf, '/')) {
-			bool inside = false;
+		while ((s = strrchr(buf, '/')) != NULL && s != buf) {
+			const char *key = buf;
 
+			*s = '\0';
+			if (bsearch(&key, sorted, nk, sizeof(*sorted),
+				    str_cmp))
+				cut = (size_t)(s - buf);
+		}
+		/* The parents up to the outermost root, exclusive. */
+		snprintf(buf, sizeof(buf), "%s", kept[k]->path);
+		for (s = strrchr(buf, '/'); s && (size_t)(s - buf) > wl;
+		     s = strrchr(buf, '/')) {
 			*s = '\0';
 			if (is_root(p, buf))
 				break;
-			for (size_t j = 0; j < nk && !inside; j++)
-				inside = ward_path_within(buf, kept[j]->path);
-			if (!inside)
+			if ((size_t)(s - buf) < cut)
 				ward_strv_push(&pins, buf);
 		}
 	}
+	free(sorted);
 	if (pins.oom) {
 		ward_strv_discard(&pins);
 		p->oom = true;

@@ -1440,9 +1440,10 @@ static void plan_bwrap(struct ward_xlate *p)
 	 * namespace and one mount call per match there, where bwrap re-reads
 	 * its whole mount table for every one of its own mounts (seconds for
 	 * hundreds of matches). Protected paths and what lies outside the
-	 * roots stay in bwrap's profile.
+	 * roots stay in bwrap's profile. (Asked only when there is such a
+	 * match: can_mount() forks once per process.)
 	 */
-	bool to_inner = p->inner_hides && can_mount();
+	int to_inner = p->inner_hides ? -1 : 0;
 
 	for (size_t i = 0; i < p->nt; i++) {
 		struct target *t = &p->t[i];
@@ -1533,7 +1534,8 @@ static void plan_bwrap(struct ward_xlate *p)
 		if (t->src != SRC_PROTECT)
 			budget--;
 		if (to_inner && t->src != SRC_PROTECT &&
-		    within_any_root(p, t->path))
+		    within_any_root(p, t->path) &&
+		    (to_inner > 0 || (to_inner = can_mount() ? 1 : 0) > 0))
 			inner[ni++] = t;
 		else
 			kept[nk++] = t;

@@ -691,7 +691,14 @@ static int kill_children(pid_t self)
 static void sweep(void)
 {
 	pid_t self = getpid();
+	sigset_t chld;
 
+	/* Blocked since keep(): a child's death is waited for with
+	 * sigtimedwait, which returns as soon as one dies (a fixed sleep
+	 * cost every call a millisecond: the supervisor is usually still
+	 * exiting when the command has). */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
 	for (;;) {
 		struct timespec ms = {0, 1000000};
 		pid_t pid;
@@ -705,7 +712,7 @@ static void sweep(void)
 		 * blocking wait: a zombie kill() "succeeds" on may stay
 		 * unreapable until its tracer is gone. */
 		kill_children(self);
-		nanosleep(&ms, NULL);
+		sigtimedwait(&chld, NULL, &ms);
 	}
 }
 

@@ -244,11 +244,14 @@ $(LAUNCHER): src/launcher/landlock-run.c $(LAUNCH_UTIL) $(LAUNCH_UTIL_HDRS) \
 	$(Q)$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/landlock-run.c \
 	    $(LAUNCH_UTIL)
 
-# ward-bridge runs inside bwrap's network namespace: static, libc only.
-$(BRIDGE): src/launcher/ward-bridge.c $(DEPS_STAMP)
+# ward-bridge runs inside bwrap's network namespace: static, libc only
+# (src/util/landlock.c for ward_ll_drop_caps).
+$(BRIDGE): src/launcher/ward-bridge.c src/util/landlock.c \
+	   src/util/landlock.h $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/ward-bridge.c
+	$(Q)$(LAUNCH_CC) $(LAUNCH_CFLAGS) -o $@ src/launcher/ward-bridge.c \
+	    src/util/landlock.c
 
 $(B)/ward.pc: ward.pc.in Makefile $(PATHS_STAMP)
 	@mkdir -p $(@D)

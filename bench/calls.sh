@@ -25,7 +25,9 @@
 #      plain system call (the filter alone)
 #
 # Knobs: CALLS_ROUNDS (default 300), CALLS_DOC (docs/BENCHMARKS.md; empty:
-# do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree).
+# do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree),
+# CALLS_PARTS="1 2 5" runs only those parts (the table then says "not
+# measured" for the others: use it with CALLS_DOC= while working).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -35,6 +37,8 @@ OUT=$ROOT/build/bench/calls
 ROUNDS=${CALLS_ROUNDS:-300}
 DOC=${CALLS_DOC-docs/BENCHMARKS.md}
 BIG=${CALLS_BIG:-1}
+PARTS=" ${CALLS_PARTS:-1 2 3 4 5 6 7} "
+part() { [[ $PARTS == *" $1 "* ]]; }
 mkdir -p "$OUT"
 rm -f "$OUT"/*.json
 
@@ -75,10 +79,10 @@ raw_bwrap() { # WS MODE -> the raw argv of `ward confine`, space-joined
 for ws in ws git; do
 	for mode in read-only workspace-write; do
 		cd "$WORK/$ws"
-		paired "landlock-$ws-$mode" "$ROUNDS" \
+		part 1 && paired "landlock-$ws-$mode" "$ROUNDS" \
 			"sh=sh -c true" \
 			"ward=$WARD run --mode $mode --runner landlock -- true"
-		paired "bwrap-$ws-$mode" "$ROUNDS" \
+		part 2 && paired "bwrap-$ws-$mode" "$ROUNDS" \
 			"raw=$(raw_bwrap "$WORK/$ws" "$mode")" \
 			"ward=$WARD run --mode $mode --runner bwrap -- true"
 	done
@@ -86,12 +90,15 @@ done
 cd "$WORK/ws"
 
 # 3: the chain with its probe verdict kept across processes.
-"$WARD" run -- true
-paired auto "$ROUNDS" \
-	"forced=$WARD run --runner bwrap -- true" \
-	"auto=$WARD run -- true"
+if part 3; then
+	"$WARD" run -- true
+	paired auto "$ROUNDS" \
+		"forced=$WARD run --runner bwrap -- true" \
+		"auto=$WARD run -- true"
+fi
 
 # 4: a session with 50,000 events against a new one.
+if part 4; then
 NEW=$("$WARD" session new --cwd "$WORK/ws")
 BIG_ID=$("$WARD" session new --cwd "$WORK/ws")
 python3 - "$HOME/.local/state/ward/sessions/$BIG_ID.jsonl" <<'EOF'
@@ -105,9 +112,10 @@ EOF
 paired session "$((ROUNDS / 3))" \
 	"new=$WARD run --session $NEW --runner landlock -- true" \
 	"big=$WARD run --session $BIG_ID --runner landlock -- true"
+fi
 
 # 5: rules over a big tree.
-if [ "$BIG" = 1 ]; then
+if [ "$BIG" = 1 ] && part 5; then
 	python3 - "$WORK/tree" <<'EOF'
 import os, sys
 root = sys.argv[1]
@@ -147,7 +155,7 @@ EOF
 fi
 
 # 6: the Landlock layer inside bwrap.
-for mode in read-only workspace-write; do
+part 6 && for mode in read-only workspace-write; do
 	full=$(raw_bwrap "$WORK/ws" "$mode")
 	# The bwrap part alone: up to the first --, then the command.
 	outer=$(python3 -c 'import sys
@@ -161,12 +169,15 @@ print(" ".join(b[:k] + b[k + 3:]))' "$full")
 done
 
 # 7: the supervisor.
+if part 7; then
 NOSV=$OUT/landlock-run-nosv
 JUDGED=$OUT/bench_judged
 LL_CC=$(command -v musl-gcc || echo cc)
 $LL_CC -std=c11 -D_GNU_SOURCE -Os -static -I"$ROOT/src" \
-	-DLANDLOCK_RUN_NO_SUPERVISOR -o "$NOSV" "$ROOT/launcher/landlock-run.c" \
-	"$ROOT/src/landlock.c" "$ROOT/src/supervise.c"
+	-DLANDLOCK_RUN_NO_SUPERVISOR -o "$NOSV" \
+	"$ROOT/src/launcher/landlock-run.c" "$ROOT/src/util/landlock.c" \
+	"$ROOT/src/util/supervise.c" "$ROOT/src/util/hide.c" \
+	"$ROOT/src/util/util.c"
 cc -O2 -std=c11 -D_GNU_SOURCE -o "$JUDGED" "$ROOT/bench/bench_judged.c"
 LL="$ROOT/build/bin/landlock-run --ro / --rw /dev/null --rw $WORK/ws --"
 LN="$NOSV --ro / --rw /dev/null --rw $WORK/ws --"
@@ -175,6 +186,7 @@ paired sv-judged "$((ROUNDS / 3))" "nosv=$LN $JUDGED judged 2000" \
 	"sv=$LL $JUDGED judged 2000"
 paired sv-plain "$((ROUNDS / 3))" "nosv=$LN $JUDGED plain 1000000" \
 	"sv=$LL $JUDGED plain 1000000"
+fi
 
 python3 - "$OUT" "$DOC" "${RT[*]:-none}" <<'EOF'
 import json, os, re, sys

@@ -3,10 +3,11 @@
  *
  *   landlock-run [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...
  *                [--net-off | --net-connect PORT]
- *                [--hide PATH]... [--hide-ro PATH]...
+ *                [--hide PATH]... [--hide-ro PATH]... [--pin DIR]...
  *                -- COMMAND [ARG...]
  *     (and --ro-if-exists / --rw-if-exists PATH: optional grants;
- *     --hide / --hide-ro: mounts in the command's mount namespace, hide.h)
+ *     --hide / --hide-ro / --pin: mounts in the command's mount namespace,
+ *     hide.h)
  *   landlock-run --probe
  *
  * Landlock can only restrict the calling process, so the command's side
@@ -99,7 +100,7 @@ struct plan {
 static const char usage_text[] =
     "Usage: " PROG " [--ro PATH]... [--rw PATH]... [--allow-unix PATH]...\n"
     "                    [--net-off | --net-connect PORT]\n"
-    "                    [--hide PATH]... [--hide-ro PATH]...\n"
+    "                    [--hide PATH]... [--hide-ro PATH]... [--pin DIR]...\n"
     "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "\n"
@@ -131,6 +132,8 @@ static const char usage_text[] =
     "              directory behind an empty read-only tmpfs, a file\n"
     "              behind /dev/null (neither readable nor writable)\n"
     "  --hide-ro PATH bind PATH onto itself read-only (same namespace)\n"
+    "  --pin DIR   bind DIR onto itself as it is (same namespace): a\n"
+    "              mount point cannot be renamed or removed\n"
     "              (a PATH that no longer exists, or is a symbolic link,\n"
     "              is skipped: a mount would follow the link)\n"
     "  --probe     restrict a short-lived child and report\n"
@@ -320,6 +323,9 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->hide_kind[p->nhide] = WARD_HIDE_RO;
 			p->hide[p->nhide++] =
 			    opt_value(argc, argv, &i, "--hide-ro");
+		} else if (is_opt(a, "--pin")) {
+			p->hide_kind[p->nhide] = WARD_HIDE_PIN;
+			p->hide[p->nhide++] = opt_value(argc, argv, &i, "--pin");
 		} else if (is_opt(a, "--hide")) {
 			p->hide_kind[p->nhide] = WARD_HIDE_NONE;
 			p->hide[p->nhide++] =
@@ -406,9 +412,10 @@ static bool own_mntns;
 
 /*
  * --hide / --hide-ro, in the command's process (after keep()): a private
- * mount namespace (init's when it made one), then the mounts, in the
- * order given (read-only binds before hides: a hide inside a read-only
- * path lands on the read-only copy). Done before the ruleset is built and
+ * mount namespace (init's when it made one), then the mounts: the pins,
+ * the read-only binds, the hides, each in the order given (a pin before
+ * what lies inside it, a read-only bind before a hide inside it: the later
+ * mount lands on the earlier copy). Done before the ruleset is built and
  * before the capabilities are dropped: the command inherits the namespace
  * with no capability to unmount, and Landlock forbids it every mount
  * change anyway. The working directory is entered again by its name, so a
@@ -433,8 +440,10 @@ static void apply_hides(const struct plan *p)
 		if (ret)
 			die("%s", err);
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		enum ward_hide_kind k = pass ? WARD_HIDE_NONE : WARD_HIDE_RO;
+	for (int pass = 0; pass < 3; pass++) {
+		static const enum ward_hide_kind order[] = {
+		    WARD_HIDE_PIN, WARD_HIDE_RO, WARD_HIDE_NONE};
+		enum ward_hide_kind k = order[pass];
 
 		for (i = 0; i < p->nhide; i++) {
 			if (p->hide_kind[i] != k)
@@ -674,7 +683,14 @@ static int kill_children(pid_t self)
 static void sweep(void)
 {
 	pid_t self = getpid();
+	sigset_t chld;
 
+	/* Blocked since keep(): a child's death is waited for with
+	 * sigtimedwait, which returns as soon as one dies (a fixed sleep
+	 * cost every call a millisecond: the supervisor is usually still
+	 * exiting when the command has). */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
 	for (;;) {
 		struct timespec ms = {0, 1000000};
 		pid_t pid;
@@ -688,7 +704,7 @@ static void sweep(void)
 		 * blocking wait: a zombie kill() "succeeds" on may stay
 		 * unreapable until its tracer is gone. */
 		kill_children(self);
-		nanosleep(&ms, NULL);
+		sigtimedwait(&chld, NULL, &ms);
 	}
 }
 
@@ -905,6 +921,21 @@ static void keep(struct keeper *out, int pid_fd)
 	/* The command cannot ptrace or read us (Landlock forbids a domain
 	 * to reach out too; this also covers kernels that only log). */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/*
+	 * The keeper needs no capability to wait, forward and kill (the
+	 * command keeps our uid): whatever the caller gave the launcher —
+	 * root's, or CAP_SYS_ADMIN that bwrap keeps for the mounts of a
+	 * Landlock layer inside it — is dropped here, bounding set included,
+	 * while the command runs.
+	 */
+	{
+		char err[256];
+
+		if (ward_ll_drop_caps(err, sizeof(err)) != 0) {
+			kill(k.child, SIGKILL);
+			die("keeper: %s", err);
+		}
+	}
 
 	while (!have_status) {
 		siginfo_t si;
@@ -952,6 +983,53 @@ static void keep(struct keeper *out, int pid_fd)
 		sweep();
 	}
 	exit_like(status);
+}
+
+/*
+ * execvp() without its failed execve()s: each PATH entry where the command
+ * is not (ENOENT, ENOTDIR: a failed execve costs tens of microseconds, a
+ * failed access a few) is skipped by access(); what execve then refuses
+ * goes on to the next entry as execvp would (ENOENT, ENOTDIR, EACCES,
+ * remembering EACCES). Returns the errno execvp would have left.
+ */
+static int exec_command(char **cmd)
+{
+	extern char **environ;
+	const char *path = getenv("PATH");
+	char buf[4096];
+	bool eacces = false;
+	size_t n = strlen(cmd[0]);
+
+	if (strchr(cmd[0], '/') || !cmd[0][0]) {
+		execve(cmd[0], cmd, environ);
+		return errno;
+	}
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	for (const char *s = path;; s++) {
+		const char *end = strchrnul(s, ':');
+		size_t len = (size_t)(end - s);
+
+		if (len + 1 + n + 1 <= sizeof(buf)) {
+			memcpy(buf, s, len);
+			buf[len] = '/';
+			memcpy(buf + len + 1, cmd[0], n + 1);
+			/* An empty entry is the working directory. */
+			if (access(len ? buf : buf + 1, F_OK) == 0) {
+				execve(len ? buf : buf + 1, cmd, environ);
+				if (errno == EACCES)
+					eacces = true;
+				else if (errno != ENOENT && errno != ENOTDIR)
+					return errno;
+			} else if (errno == EACCES) {
+				eacces = true;
+			}
+		}
+		if (!*end)
+			break;
+		s = end;
+	}
+	return eacces ? EACCES : ENOENT;
 }
 
 int main(int argc, char **argv)
@@ -1018,8 +1096,7 @@ int main(int argc, char **argv)
 	if (k.pidns)
 		init_run(&k); /* returns in the command's process */
 
-	execvp(p.cmd[0], p.cmd);
-	e = errno;
+	e = exec_command(p.cmd);
 	if (p.shell_status) {
 		/* Confined already: the command's own failure, like sh's. */
 		if (e == ENOENT && !strchr(p.cmd[0], '/'))

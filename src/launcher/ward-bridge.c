@@ -47,6 +47,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/landlock.h"
+
 #ifndef WARD_BRIDGE_VERSION
 #define WARD_BRIDGE_VERSION "0.1.0"
 #endif
@@ -356,6 +358,20 @@ int main(int argc, char **argv)
 		if (e == ENOENT && !strchr(cmd[0], '/'))
 			die("%s: command not found", cmd[0]);
 		die("cannot execute %s: %s", cmd[0], strerror(e));
+	}
+	/*
+	 * The bridge relays what the command sends: it keeps no capability
+	 * (bwrap keeps CAP_SYS_ADMIN for a root caller's Landlock layer,
+	 * which runs after us: the child has it, we drop it here, bounding
+	 * set included).
+	 */
+	{
+		char err[256];
+
+		if (ward_ll_drop_caps(err, sizeof(err)) != 0) {
+			kill(child, SIGKILL);
+			die("%s", err);
+		}
 	}
 	signal(SIGPIPE, SIG_IGN);
 

@@ -1244,6 +1244,33 @@ out_close:
  * (a process stuck in the kernel). The common case, nothing left behind,
  * is one waitid() that finds no child at all: /proc is not read.
  */
+/*
+ * Wait up to a millisecond for one of @l's processes to exit: a poll on
+ * their pidfds returns as soon as one does (a fixed sleep made every call
+ * whose sandbox init was still dying wait a millisecond). Without pidfds
+ * (before Linux 5.3), the millisecond.
+ */
+static void wait_one_exit(const struct pidlist *l)
+{
+	struct timespec ms = {0, 1000000};
+	struct pollfd p[16];
+	nfds_t n = 0;
+
+	for (size_t i = 0; i < l->n && n < sizeof(p) / sizeof(p[0]); i++) {
+		int fd = (int)syscall(__NR_pidfd_open, l->v[i], 0);
+
+		if (fd >= 0)
+			p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	if (n == 0) {
+		nanosleep(&ms, NULL);
+		return;
+	}
+	poll(p, n, 1);
+	for (nfds_t i = 0; i < n; i++)
+		close(p[i].fd);
+}
+
 static void sweep_children(unsigned long long since)
 {
 	uint64_t until = now_ms() + SWEEP_MS;
@@ -1254,6 +1281,8 @@ static void sweep_children(unsigned long long since)
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 &&
 	    errno == ECHILD)
 		return;
+	bool polled = false;
+
 	while (now_ms() < until) {
 		struct timespec ms = {0, 1000000};
 		bool found = false, reaped = false;
@@ -1268,10 +1297,19 @@ static void sweep_children(unsigned long long since)
 		}
 		if (!found)
 			break;
-		if (reaped)
+		if (reaped) {
 			until = now_ms() + SWEEP_MS;
-		else
-			nanosleep(&ms, NULL); /* killed: let them die */
+			polled = false;
+		} else if (!polled) {
+			wait_one_exit(&l); /* killed: let them die */
+			polled = true;
+		} else {
+			/* A zombie a tracer still holds makes the poll
+			 * return at once: no spinning, every other round
+			 * sleeps. */
+			nanosleep(&ms, NULL);
+			polled = false;
+		}
 	}
 	free(l.v);
 }

@@ -181,6 +181,7 @@ static int build_inner(ward_plan *p, const char *launcher)
 	struct ward_strv sv = {0}, pre = {0};
 	char *const *roots = NULL;
 	char *const *ok = ward_policy_allow_unix(p->policy);
+	char *const *hides = ward_xlate_landlock_hides(p->x);
 	int err;
 
 	err = ward_policy_roots(&roots, p->policy);
@@ -203,11 +204,32 @@ static int build_inner(ward_plan *p, const char *launcher)
 		ward_strv_push(&sv, "--allow-unix");
 		ward_strv_push(&sv, ok[i]);
 	}
+	/* The rules' matches inside the roots (translate.c: plan_bwrap). */
+	ward_strv_push_all(&sv, hides);
 	ward_strv_push(&sv, "--");
 	err = ward_strv_finish(&p->inner, &sv);
 	if (err)
 		return err;
 	ward_strv_push_all(&pre, p->prefix);
+	/*
+	 * Mounts inside bwrap: an unprivileged caller's launcher makes a
+	 * user and mount namespace of its own. Root's cannot (bwrap maps uid
+	 * 0 onto itself and drops every capability; a process without
+	 * CAP_SETFCAP may not map uid 0 into a new user namespace), so bwrap
+	 * keeps CAP_SYS_ADMIN — over its own user namespace only — for the
+	 * launcher to mount with, and CAP_SETPCAP for it to empty the
+	 * bounding set afterwards. Nothing runs with them but ward's own
+	 * static code: ward-bridge drops both in the process that relays,
+	 * the launcher's keeper drops both, and the launcher drops them (with
+	 * the bounding set, securebits locked, no_new_privs) before Landlock
+	 * and the command. After --cap-drop ALL, which bwrap applies first.
+	 */
+	if (hides[0] && geteuid() == 0) {
+		ward_strv_push(&pre, "--cap-add");
+		ward_strv_push(&pre, "CAP_SYS_ADMIN");
+		ward_strv_push(&pre, "--cap-add");
+		ward_strv_push(&pre, "CAP_SETPCAP");
+	}
 	ward_strv_push(&pre, "--ro-bind");
 	ward_strv_push(&pre, launcher);
 	ward_strv_push(&pre, launcher);
@@ -300,7 +322,7 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 	}
 	/* The rules of the call, translated once for its runner (for runner
 	 * none: the warning that only the fence applies them). */
-	err = ward_xlate_new(&p->x, policy, p->runner);
+	err = ward_xlate_new_inner(&p->x, policy, p->runner, c.inner != NULL);
 	if (err)
 		goto out_free_plan;
 	if (ward_xlate_refusal(p->x)) {

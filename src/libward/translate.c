@@ -107,6 +107,9 @@ struct ward_xlate {
 	struct target **inroot;
 	size_t ninroot;
 	bool inroot_complement; /* no mounts: carved out of the grants */
+	/* bwrap: a Landlock layer (landlock-run) runs inside, which can take
+	 * the rules' mounts (ward_xlate_new_bwrap). */
+	bool inner_hides;
 	struct ward_strv warn;
 	struct ward_strv desc;
 	/* ward's missing directories the apply step creates (bwrap). */
@@ -1192,34 +1195,61 @@ static const char *outer_root(const struct ward_xlate *p, const char *path)
  * above it is bound onto itself, which makes it a mount point. A mount
  * point cannot be renamed or removed (EBUSY), so a command cannot move
  * `.git` aside and build a new one with its own hooks around the read-only
- * mounts. Directories inside a kept target need no pin.
+ * mounts, nor move a hidden file's directory aside and put a file of its
+ * own where the hidden one was. Directories inside a kept target need no
+ * pin. The pins of @kept, sorted (a parent before its children) and
+ * without duplicates, into @out (the caller's).
  */
-static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
+static void collect_pins(struct ward_xlate *p, struct target *const *kept,
+			 size_t nk, struct ward_strv *out)
 {
 	struct ward_strv pins = {0};
 	char buf[PATH_MAX];
+	const char **sorted;
 
+	if (!nk)
+		return;
+	/* The kept paths sorted, to ask "is this directory one?" by binary
+	 * search (hundreds of matches: no quadratic scan). */
+	sorted = malloc(nk * sizeof(*sorted));
+	if (!sorted) {
+		p->oom = true;
+		return;
+	}
+	for (size_t k = 0; k < nk; k++)
+		sorted[k] = kept[k]->path;
+	qsort(sorted, nk, sizeof(*sorted), str_cmp);
 	for (size_t k = 0; k < nk; k++) {
 		const char *w = outer_root(p, kept[k]->path);
-		size_t wl;
+		size_t wl, cut = SIZE_MAX;
+		char *s;
 
 		if (!w)
 			continue;
 		wl = strlen(w);
+		/* The outermost parent that is itself kept (its length):
+		 * it and what lies inside it need no pin. */
 		snprintf(buf, sizeof(buf), "%s", kept[k]->path);
-		for (char *s = strrchr(buf, '/'); s && (size_t)(s - buf) > wl;
-		     s = strrchr(buf, '/')) {
-			bool inside = false;
+		while ((s = strrchr(buf, '/')) != NULL && s != buf) {
+			const char *key = buf;
 
+			*s = '\0';
+			if (bsearch(&key, sorted, nk, sizeof(*sorted),
+				    str_cmp))
+				cut = (size_t)(s - buf);
+		}
+		/* The parents up to the outermost root, exclusive. */
+		snprintf(buf, sizeof(buf), "%s", kept[k]->path);
+		for (s = strrchr(buf, '/'); s && (size_t)(s - buf) > wl;
+		     s = strrchr(buf, '/')) {
 			*s = '\0';
 			if (is_root(p, buf))
 				break;
-			for (size_t j = 0; j < nk && !inside; j++)
-				inside = util_path_within(buf, kept[j]->path);
-			if (!inside)
+			if ((size_t)(s - buf) < cut)
 				ward_strv_push(&pins, buf);
 		}
 	}
+	free(sorted);
 	if (pins.oom) {
 		ward_strv_discard(&pins);
 		p->oom = true;
@@ -1230,6 +1260,18 @@ static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
 	for (size_t i = 0; i < pins.n; i++) {
 		if (i && strcmp(pins.v[i], pins.v[i - 1]) == 0)
 			continue;
+		ward_strv_push(out, pins.v[i]);
+	}
+	ward_strv_discard(&pins);
+}
+
+/* bwrap's pins: `--bind A A` per directory (see collect_pins). */
+static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
+{
+	struct ward_strv pins = {0};
+
+	collect_pins(p, kept, nk, &pins);
+	for (size_t i = 0; i < pins.n; i++) {
 		ward_strv_push(&p->bw, "--bind");
 		ward_strv_push(&p->bw, pins.v[i]);
 		ward_strv_push(&p->bw, pins.v[i]);
@@ -1238,7 +1280,55 @@ static void bwrap_pins(struct ward_xlate *p, struct target **kept, size_t nk)
 		      "path: it cannot be renamed away)",
 		      pins.v[i], pins.v[i]);
 	}
+	if (pins.oom)
+		p->oom = true;
 	ward_strv_discard(&pins);
+}
+
+/* "--hide P" or "--hide-ro P" for the launcher, with its description. */
+static void push_hide(struct ward_xlate *p, const struct target *t,
+		      enum ward_access access)
+{
+	char why[PATH_MAX + 256];
+	const char *opt = access == WARD_ACCESS_NONE ? "--hide" : "--hide-ro";
+
+	ward_strv_push(&p->ll_hide, opt);
+	ward_strv_push(&p->ll_hide, t->path);
+	linef(&p->desc, "%s %s  (%s)", opt, t->path,
+	      target_why(why, sizeof(why), p, t));
+}
+
+/*
+ * The launcher's mounts for @v (matches of the rules inside the writable
+ * roots): the pins of their parents first (`--pin D`, outermost first:
+ * see collect_pins), then the read-only binds (`--hide-ro P`: a hide inside
+ * one lands on the copy), then the hides (`--hide P`). The Landlock runner
+ * and the Landlock layer inside bwrap use the same list.
+ */
+static void launcher_mounts(struct ward_xlate *p, struct target **v, size_t n)
+{
+	struct ward_strv pins = {0};
+
+	collect_pins(p, v, n, &pins);
+	for (size_t i = 0; i < pins.n; i++) {
+		ward_strv_push(&p->ll_hide, "--pin");
+		ward_strv_push(&p->ll_hide, pins.v[i]);
+		linef(&p->desc,
+		      "--pin %s  (a parent of a read-only or hidden path, "
+		      "bound onto itself: it cannot be renamed away)",
+		      pins.v[i]);
+	}
+	if (pins.oom)
+		p->oom = true;
+	ward_strv_discard(&pins);
+	for (size_t k = 0; k < n; k++) {
+		if (v[k]->access == WARD_ACCESS_RO)
+			push_hide(p, v[k], WARD_ACCESS_RO);
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (v[k]->access == WARD_ACCESS_NONE)
+			push_hide(p, v[k], WARD_ACCESS_NONE);
+	}
 }
 
 void ward_bwrap_push_proc(struct ward_strv *sv)
@@ -1327,10 +1417,20 @@ static void bwrap_ro_roots(struct ward_xlate *p, const char *path,
 
 static void plan_bwrap(struct ward_xlate *p)
 {
-	struct target **kept = NULL;
-	size_t nk = 0, budget = limits.max_targets, dropped = 0;
+	struct target **kept = NULL, **inner = NULL;
+	size_t nk = 0, ni = 0, budget = limits.max_targets, dropped = 0;
 	char why[PATH_MAX + 256];
 	const char *r = runner_label(p->runner);
+	/*
+	 * The rules' matches inside the writable roots go to the Landlock
+	 * layer inside bwrap when there is one and it can mount: one mount
+	 * namespace and one mount call per match there, where bwrap re-reads
+	 * its whole mount table for every one of its own mounts (seconds for
+	 * hundreds of matches). Protected paths and what lies outside the
+	 * roots stay in bwrap's profile. (Asked only when there is such a
+	 * match: can_mount() forks once per process.)
+	 */
+	int to_inner = p->inner_hides ? -1 : 0;
 
 	for (size_t i = 0; i < p->nt; i++) {
 		struct target *t = &p->t[i];
@@ -1351,7 +1451,10 @@ static void plan_bwrap(struct ward_xlate *p)
 	if (p->oom)
 		return;
 	kept = calloc(p->nt ? p->nt : 1, sizeof(*kept));
-	if (!kept) {
+	inner = calloc(p->nt ? p->nt : 1, sizeof(*inner));
+	if (!kept || !inner) {
+		free(kept);
+		free(inner);
 		p->oom = true;
 		return;
 	}
@@ -1417,7 +1520,12 @@ static void plan_bwrap(struct ward_xlate *p)
 		}
 		if (t->src != SRC_PROTECT)
 			budget--;
-		kept[nk++] = t;
+		if (to_inner && t->src != SRC_PROTECT &&
+		    within_any_root(p, t->path) &&
+		    (to_inner > 0 || (to_inner = can_mount() ? 1 : 0) > 0))
+			inner[ni++] = t;
+		else
+			kept[nk++] = t;
 	}
 	if (dropped)
 		refuse(p,
@@ -1468,7 +1576,10 @@ static void plan_bwrap(struct ward_xlate *p)
 			      why);
 		}
 	}
+	/* The Landlock layer's (landlock-run --pin/--hide-ro/--hide). */
+	launcher_mounts(p, inner, ni);
 	free(kept);
+	free(inner);
 }
 
 /* --- landlock ----------------------------------------------------------- */
@@ -1614,19 +1725,6 @@ static char *join(char *const *v, size_t n)
 	}
 	s[len] = '\0';
 	return s;
-}
-
-/* "--hide P" or "--hide-ro P" for the launcher, with its description. */
-static void push_hide(struct ward_xlate *p, const struct target *t,
-		      enum ward_access access)
-{
-	char why[PATH_MAX + 256];
-	const char *opt = access == WARD_ACCESS_NONE ? "--hide" : "--hide-ro";
-
-	ward_strv_push(&p->ll_hide, opt);
-	ward_strv_push(&p->ll_hide, t->path);
-	linef(&p->desc, "%s %s  (%s)", opt, t->path,
-	      target_why(why, sizeof(why), p, t));
 }
 
 /* The rules behind a set of targets, for a refusal: "rule …, rule …". */
@@ -1950,15 +2048,7 @@ static void landlock_inroot(struct ward_xlate *p)
 		p->inroot_complement = true;
 		return;
 	}
-	/* Read-only binds first: a hide inside one lands on the copy. */
-	for (size_t k = 0; k < p->ninroot; k++) {
-		if (p->inroot[k]->access == WARD_ACCESS_RO)
-			push_hide(p, p->inroot[k], WARD_ACCESS_RO);
-	}
-	for (size_t k = 0; k < p->ninroot; k++) {
-		if (p->inroot[k]->access == WARD_ACCESS_NONE)
-			push_hide(p, p->inroot[k], WARD_ACCESS_NONE);
-	}
+	launcher_mounts(p, p->inroot, p->ninroot);
 }
 
 static void plan_landlock(struct ward_xlate *p)
@@ -2348,6 +2438,12 @@ static void plan_none(struct ward_xlate *p)
 int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		   enum ward_runner runner)
 {
+	return ward_xlate_new_inner(out, policy, runner, false);
+}
+
+int ward_xlate_new_inner(struct ward_xlate **out, const ward_policy *policy,
+			 enum ward_runner runner, bool inner_launcher)
+{
 	struct ward_xlate *p;
 	int err;
 
@@ -2358,6 +2454,7 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		return ward_err(-ENOMEM, "out of memory");
 	p->policy = policy;
 	p->runner = runner;
+	p->inner_hides = inner_launcher && runner == WARD_RUNNER_BWRAP;
 	p->mode = ward_policy_mode(policy);
 	p->rules = ward_policy_rules(policy);
 	p->nrules = ward_rules_count(p->rules);

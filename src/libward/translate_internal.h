@@ -26,6 +26,16 @@ struct ward_xlate;
 int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		   enum ward_runner runner);
 void ward_xlate_free(struct ward_xlate *plan);
+/*
+ * ward_xlate_new_inner - the same, for a bwrap run with the Landlock layer
+ * (landlock-run) inside when @inner_launcher: the rules' matches inside the
+ * writable roots are then mounted by the launcher (--pin, --hide-ro,
+ * --hide: ward_xlate_landlock_hides()) instead of by bwrap, when this
+ * process can make a mount namespace (ward_hide_possible()). Otherwise
+ * (and for every other runner) the same as ward_xlate_new().
+ */
+int ward_xlate_new_inner(struct ward_xlate **out, const ward_policy *policy,
+			 enum ward_runner runner, bool inner_launcher);
 
 /*
  * The side effects the translation's operations rely on, done once before
@@ -60,12 +70,13 @@ void ward_bwrap_push_proc(struct ward_strv *sv);
  */
 int ward_xlate_landlock(char ***ro, char ***rw, const struct ward_xlate *plan);
 /*
- * landlock: the launcher's mount options, `--hide P` and `--hide-ro P`
- * pairs (read-only binds first), for the rules' matches inside the writable
- * roots — and for `--` paths outside them whose complement would exceed
- * its budget (owned by the plan; empty when nothing is mounted). A plan
- * with any needs the launcher: the in-process executor cannot make the
- * namespace (see exec.c).
+ * landlock, and bwrap with the Landlock layer inside (ward_xlate_new_inner):
+ * the launcher's mount options, `--pin D`, `--hide-ro P` and `--hide P`
+ * pairs in that order, for the rules' matches inside the writable roots
+ * (and their parents' pins) — and on Landlock for `--` paths outside them
+ * whose complement would exceed its budget (owned by the plan; empty when
+ * nothing is mounted). A Landlock plan with any needs the launcher: the
+ * in-process executor cannot make the namespace (see exec.c).
  */
 char *const *ward_xlate_landlock_hides(const struct ward_xlate *plan);
 

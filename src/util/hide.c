@@ -154,7 +154,8 @@ int ward_hide_unshare(char *err, size_t err_len)
 /*
  * A detached mount that hides: for a directory an empty tmpfs, for a file
  * a copy of the /dev/null mount, both read-only, nodev, nosuid, noexec;
- * for @kind RO a recursive copy of @fd's own mount, read-only. Returns the
+ * for @kind RO a recursive copy of @fd's own mount, read-only; for PIN the
+ * same copy as it is. Returns the
  * mount's descriptor or -errno.
  */
 static int make_cover(int fd, bool is_dir, enum ward_hide_kind kind)
@@ -162,12 +163,14 @@ static int make_cover(int fd, bool is_dir, enum ward_hide_kind kind)
 	struct h_mount_attr attr = {0};
 	int m, fs, e;
 
-	if (kind == WARD_HIDE_RO) {
+	if (kind == WARD_HIDE_RO || kind == WARD_HIDE_PIN) {
 		m = (int)syscall(__NR_open_tree, fd, "",
 				 H_OPEN_TREE_CLONE | O_CLOEXEC |
 				     H_AT_EMPTY_PATH | H_AT_RECURSIVE);
 		if (m < 0)
 			return -errno;
+		if (kind == WARD_HIDE_PIN)
+			return m;
 		attr.attr_set = H_MOUNT_ATTR_RDONLY;
 		if (syscall(__NR_mount_setattr, m, "",
 			    H_AT_EMPTY_PATH | H_AT_RECURSIVE, &attr,
@@ -238,9 +241,9 @@ int ward_hide_apply(const char *path, enum ward_hide_kind kind, bool *skipped,
 	m = make_cover(fd, S_ISDIR(st.st_mode), kind);
 	if (m < 0) {
 		ret = fail(err, err_len,
-			   kind == WARD_HIDE_RO
-			       ? "cannot make a read-only copy of"
-			       : "cannot make a cover for",
+			   kind == WARD_HIDE_RO	   ? "cannot make a read-only copy of"
+			   : kind == WARD_HIDE_PIN ? "cannot make a copy to pin"
+						   : "cannot make a cover for",
 			   path, -m);
 		goto out_close;
 	}

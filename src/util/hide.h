@@ -23,6 +23,7 @@
 enum ward_hide_kind {
 	WARD_HIDE_NONE, /* `--`: neither readable nor writable */
 	WARD_HIDE_RO,	/* `r-`: readable, not writable */
+	WARD_HIDE_PIN,	/* bound onto itself as it is: cannot be renamed */
 };
 
 /**
@@ -41,7 +42,8 @@ int ward_hide_unshare(char *err, size_t err_len);
  * hide to @path: a directory gets an empty read-only tmpfs over it, any
  * other file /dev/null bound read-only and nodev over it (open fails with
  * EACCES), and WARD_HIDE_RO binds @path (with what is mounted below it)
- * onto itself read-only. The path is opened once (O_PATH|O_NOFOLLOW) and
+ * onto itself read-only, WARD_HIDE_PIN onto itself as it is (a
+ * mount point cannot be renamed or removed: EBUSY). The path is opened once (O_PATH|O_NOFOLLOW) and
  * the mount goes onto that descriptor, so no rename during the call can
  * redirect it.
  *

@@ -244,6 +244,202 @@ print("end")' "$WS/c/server.key"
 	[ "$output" != inkeys ] || fail "the content leaked"
 }
 
+# --- bwrap: the Landlock layer inside mounts the matches ------------------
+
+# The argv of `ward confine --runner bwrap --json` (one element a line).
+bwrap_argv() {
+	run --separate-stderr "${E2E_AS[@]}" "$WARD" confine --json \
+		--mode workspace-write --workspace "$WS" --runner bwrap \
+		"${RULES[@]}" -- true
+	assert_status 0
+	$PY -c 'import json,sys; print("\n".join(json.load(sys.stdin)["argv"]))' <<<"$output"
+}
+
+@test "hide: bwrap hands the matches to the Landlock layer, not to its own mounts" {
+	make_tree
+	local argv inner
+	for who in root nobody; do
+		[ "$who" = root ] || as_nobody
+		argv=$(bwrap_argv)
+		# After bwrap's "--": the launcher's options, with the mounts.
+		inner=$(sed -n '/^--$/,$p' <<<"$argv")
+		grep -qx -- "--hide" <<<"$inner" || fail "$who: no --hide: $argv"
+		grep -qx -- "--hide-ro" <<<"$inner" || fail "$who: no --hide-ro"
+		grep -qx -- "--pin" <<<"$inner" || fail "$who: no --pin"
+		grep -qxF "$WS/a/b/site.pem" <<<"$inner" || fail "$who: site.pem"
+		# None of the matches is a bwrap mount any more.
+		if sed '/^--$/,$d' <<<"$argv" | grep -qF "$WS/"; then
+			fail "$who: a match is still in bwrap's profile: $argv"
+		fi
+		# Root only: bwrap keeps CAP_SYS_ADMIN for the launcher's mounts
+		# (an unprivileged launcher makes its own user namespace).
+		if [ "$who" = root ]; then
+			grep -qx CAP_SYS_ADMIN <<<"$argv" || fail "root: no --cap-add"
+		elif grep -qx -- "--cap-add" <<<"$argv"; then
+			fail "nobody: --cap-add in $argv"
+		fi
+	done
+}
+
+# Every way around a mount: rename the match or a parent, hard link it,
+# delete it, reach it through /proc/PID/root, remount it writable (as it
+# is, and from a nested user and mount namespace), mount over a parent.
+check_bypass() {
+	local v=$1
+	ward_run "$v" workspace-write "${RULES[@]}" -- $PY -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
+def tried(what, f):
+    try:
+        r = f()
+    except OSError:
+        return
+    if r is None or r == 0:
+        print(what, "succeeded")
+def readable(p):
+    try:
+        with open(p) as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+def write(p):
+    # An existing file only ("r+" never creates one).
+    with open(p, "r+") as fh:
+        fh.seek(0, 2)
+        fh.write("owned\n")
+tried("rename site.pem", lambda: os.rename("a/b/site.pem", "a/b/moved"))
+tried("rename a/b", lambda: os.rename("a/b", "a/moved"))
+tried("rename a", lambda: os.rename("a", "moved"))
+tried("rename src/x", lambda: os.rename("src/x", "src/moved"))
+tried("rename keys.key", lambda: os.rename("keys.key", "moved.key"))
+tried("unlink site.pem", lambda: os.unlink("a/b/site.pem"))
+tried("unlink Cargo.lock", lambda: os.unlink("Cargo.lock"))
+tried("rename Cargo.lock", lambda: os.rename("Cargo.lock", "moved.lock"))
+tried("link site.pem", lambda: os.link("a/b/site.pem", "hard"))
+tried("link Cargo.lock", lambda: os.link("Cargo.lock", "hard.lock"))
+for p in ("hard", "moved", "a/moved/site.pem", "moved/b/site.pem"):
+    if readable(p) == "pem":
+        print("READ", p)
+tried("write hard.lock", lambda: write("hard.lock"))
+os.symlink("a/b/site.pem", "sym")
+if readable("sym") is not None:
+    print("READ sym")
+for pid in ("self", "1", str(os.getppid())):
+    if readable("/proc/%s/root%s/a/b/site.pem" % (pid, os.getcwd())) == "pem":
+        print("READ /proc/%s/root" % pid)
+def remount(p):
+    return libc.mount(None, p.encode(), None, MS_REMOUNT | MS_BIND, None)
+tried("remount Cargo.lock", lambda: remount("Cargo.lock"))
+tried("remount site.pem", lambda: remount("a/b/site.pem"))
+tried("bind over a", lambda: libc.mount(b"/tmp", b"a", None, MS_BIND, None))
+if libc.unshare(0x10000000 | 0x20000) == 0:
+    tried("nested remount Cargo.lock", lambda: remount("Cargo.lock"))
+    tried("nested remount site.pem", lambda: remount("a/b/site.pem"))
+    tried("nested umount site.pem", lambda: libc.umount2(b"a/b/site.pem", 2))
+    tried("nested umount a/b", lambda: libc.umount2(b"a/b", 2))
+    tried("nested rename a", lambda: os.rename("a", "moved"))
+    if readable("a/b/site.pem") == "pem":
+        print("READ nested")
+    tried("nested write Cargo.lock", lambda: write("Cargo.lock"))
+print("end")'
+	[ "$status" = 0 ] || fail "$v: status $status"
+	[ "$output" = end ] || fail "$v: $output"
+	[ "$(cat "$WS/a/b/site.pem")" = pem ] || fail "$v: site.pem changed"
+	[ "$(cat "$WS/Cargo.lock")" = lock ] || fail "$v: Cargo.lock changed"
+	[ -d "$WS/a/b" ] && [ -d "$WS/keys.key" ] || fail "$v: a directory moved"
+	rm -f "$WS/sym"
+}
+
+@test "hide: renames, links, /proc/PID/root and remounts do not get around a match (root and nobody)" {
+	make_tree
+	for who in root nobody; do
+		[ "$who" = root ] || as_nobody
+		for v in $(variants); do
+			usable "$v" || continue
+			check_bypass "$v"
+			echo "$who $v ok"
+		done
+	done
+}
+
+# The descendants of process $1, from the host's /proc: "PID PPID NAME
+# CapInh CapPrm CapEff CapBnd CapAmb", one a line.
+CAPS_PY='
+import os, sys
+procs = {}
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    try:
+        lines = open("/proc/%s/status" % pid).read().splitlines()
+    except OSError:
+        continue
+    f = dict(l.split(":\t", 1) for l in lines if ":\t" in l)
+    procs[pid] = f
+todo, seen = [sys.argv[1]], set()
+while todo:
+    p = todo.pop()
+    for pid, f in procs.items():
+        if f["PPid"].strip() == p and pid not in seen:
+            seen.add(pid)
+            todo.append(pid)
+            print(pid, p, f["Name"], *(f[k].strip() for k in
+                  ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")))'
+
+@test "hide: as root on bwrap, nothing that runs in the sandbox keeps a capability (bridge too)" {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	usable bwrap || skip "bwrap cannot start here"
+	make_tree
+	local line outer="" zero=0000000000000000 pid i
+	for net in on allowlist; do
+		local -a flags=()
+		[ "$net" = on ] || flags=(--allow-domain localhost)
+		rm -f "$WS/ready" "$WS/go"
+		# The command reports its own sets, then waits while the host
+		# looks at every process of the call.
+		"$WARD" run --mode workspace-write --workspace "$WS" \
+			--runner bwrap "${RULES[@]}" "${flags[@]}" -- sh -c '
+			grep "^Cap" /proc/self/status >ready
+			while [ ! -e go ]; do sleep 0.05; done' 2>/dev/null &
+		pid=$!
+		E2E_PIDS+=("$pid")
+		for i in $(seq 200); do
+			[ -s "$WS/ready" ] && break
+			sleep 0.05
+		done
+		[ -s "$WS/ready" ] || fail "$net: the command did not start"
+		output=$($PY -c "$CAPS_PY" "$pid")
+		touch "$WS/go"
+		wait "$pid" || fail "$net: status $?"
+		echo "$output"
+		[ "$(grep -c "$zero" "$WS/ready")" = 5 ] ||
+			fail "$net: the command: $(cat "$WS/ready")"
+		grep -q " landlock-run " <<<"$output" || fail "no launcher: $output"
+		if [ "$net" = allowlist ]; then
+			grep -q " ward-bridge " <<<"$output" || fail "no bridge: $output"
+		fi
+		outer=""
+		while read -r line; do
+			set -- $line
+			# bwrap outside the sandbox (the caller's root), and its
+			# pid 1 inside (a reaper that runs no command: no
+			# capability, a bounding set it cannot use).
+			if [ "$3" = bwrap ] && [ -z "$outer" ]; then
+				outer=$1
+				continue
+			fi
+			if [ "$3" = bwrap ] && [ "$2" = "$outer" ]; then
+				[ "$4 $5 $6 $8" = "$zero $zero $zero $zero" ] ||
+					fail "$net: bwrap's pid 1: $line"
+				continue
+			fi
+			[ "$4 $5 $6 $7 $8" = "$zero $zero $zero $zero $zero" ] ||
+				fail "$net: $3 keeps a capability: $line"
+		done <<<"$output"
+	done
+}
+
 # --- the container lane: user namespaces denied --------------------------
 
 @test "hide: without user namespaces, ward probe says no mounts (nobody)" {

@@ -1441,7 +1441,7 @@ static void t_concurrent_calls(void **state)
 
 /*
  * This process's cgroup v2 directory, found here independently of
- * exec.c: the "0::" line of /proc/self/cgroup under a cgroup2 mount.
+ * contain.c: the "0::" line of /proc/self/cgroup under a cgroup2 mount.
  */
 static bool my_cgroup_dir(char *buf, size_t len)
 {

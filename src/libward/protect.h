@@ -241,4 +241,10 @@ bool ward_protect_inside(const ward_policy *policy, const char *dir);
  */
 char *ward_state_dir(void);
 
+/* "." or "..": shared by the scan (protect.c) and the guard (guard.c). */
+static inline bool is_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
 #endif

@@ -1,7 +1,7 @@
 /*
  * ward — SHA-256 (FIPS 180-4), internal to libward.
  *
- * The guard (protect.c) compares what a confined run left in a protected
+ * The guard (guard.c) compares what a confined run left in a protected
  * path with what was there before by content, not by size and time stamps
  * (a command can restore both), and must do so for files it does not keep
  * a copy of. A digest is the bounded way to remember content. Written

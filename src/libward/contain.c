@@ -639,7 +639,7 @@ static void sweep_children(unsigned long long since)
  * it with the call.
  */
 void ward_contain_begin(struct ward_spawn *sp, enum ward_runner runner,
-			  unsigned want)
+			unsigned want)
 {
 	if (runner == WARD_RUNNER_NONE || runner == WARD_RUNNER_SEATBELT)
 		return;

@@ -23,7 +23,7 @@ files_of() {
 	case "$1" in
 	argv) echo src/cli/options.c ;;
 	classify) echo src/libward/classify.c ;;
-	config) echo src/libward/config.c ;;
+	config) echo src/libward/config.c src/libward/config_parse.c src/libward/config_schema.c ;;
 	fence) echo src/libward/fsfence.c ;;
 	gitconfig) echo src/libward/gitconfig.c ;;
 	glob) echo src/libward/glob.c ;;

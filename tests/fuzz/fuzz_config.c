@@ -1,6 +1,7 @@
 /*
- * fuzz_config — libFuzzer target for config.c (libfyaml's event parser,
- * the schema walk, the layers and their resolution, and rules.c beneath).
+ * fuzz_config — libFuzzer target for config.c, config_parse.c and
+ * config_schema.c (libfyaml's event parser, the schema walk, the layers
+ * and their resolution, and rules.c beneath).
  *
  * Input: USER FILE [ '\0' PROJECT FILE ]. Both are parsed from memory as
  * their layers ("user.yml", "project.yml") and resolved with the workspace
@@ -35,7 +36,7 @@ const char *__lsan_default_suppressions(void);
  * libfyaml 0.7.12 (Debian 12) leaks the text buffer of a scalar token whose
  * text needed unescaping once fy_token_get_text() has been called on it
  * (e.g. 'it''s'); a known upstream bug, fixed after 0.7. Leaks allocated
- * inside libfyaml are not ours to find here; config.c's own allocations
+ * inside libfyaml are not ours to find here; config*.c's own allocations
  * (the tree, the layers, the rules) are still checked.
  */
 const char *__lsan_default_suppressions(void)

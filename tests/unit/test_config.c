@@ -1,9 +1,10 @@
 /*
- * Unit tests for config.c: valid configurations, every error kind with its
- * "FILE:LINE: KEY: message", layer precedence and origins, the project
- * file's narrowing-only rule (every widening key refused), block text vs
- * list access, file reading (missing, FIFO, directory, too big) and hostile
- * input (huge files, deep nesting, alias bombs, NUL bytes, 10,000 entries).
+ * Unit tests for config.c, config_parse.c and config_schema.c: valid
+ * configurations, every error kind with its "FILE:LINE: KEY: message",
+ * layer precedence and origins, the project file's narrowing-only rule
+ * (every widening key refused), block text vs list access, file reading
+ * (missing, FIFO, directory, too big) and hostile input (huge files, deep
+ * nesting, alias bombs, NUL bytes, 10,000 entries).
  */
 #include <errno.h>
 #include <fcntl.h>

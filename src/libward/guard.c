@@ -554,7 +554,7 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 
 /*
  * Whether @runner keeps the protected path @pr read-only itself: bwrap
- * binds every existing one that is not a symlink (translate.c).
+ * binds every existing one that is not a symlink (translate_bwrap.c).
  */
 static bool runner_keeps(enum ward_runner runner,
 			 const struct ward_protected *pr)

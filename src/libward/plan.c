@@ -204,7 +204,7 @@ static int build_inner(ward_plan *p, const char *launcher)
 		ward_strv_push(&sv, "--allow-unix");
 		ward_strv_push(&sv, ok[i]);
 	}
-	/* The rules' matches inside the roots (translate.c: plan_bwrap). */
+	/* The rules' matches inside the roots (translate_bwrap.c). */
 	ward_strv_push_all(&sv, hides);
 	ward_strv_push(&sv, "--");
 	err = ward_strv_finish(&p->inner, &sv);

@@ -202,7 +202,7 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	}
 	/*
 	 * After every writable bind, so that they win: pins, then `r-` and
-	 * protected paths read-only, then `--` hidden (see translate.c).
+	 * protected paths read-only, then `--` hidden (see translate_bwrap.c).
 	 */
 	ward_xlate_bwrap_push(&sv, x);
 	ward_strv_push_all(&sv, (char *const *)hardening);

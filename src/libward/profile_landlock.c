@@ -36,7 +36,7 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 	/*
 	 * Read and execute: "/" — or, when a `--` rule hides something
 	 * outside the writable roots, every entry along the way to it but
-	 * the hidden one (see translate.c, complement).
+	 * the hidden one (see translate_landlock.c, complement).
 	 */
 	for (size_t i = 0; ro[i]; i++)
 		push_grant(&sv, "--ro", ro[i]);

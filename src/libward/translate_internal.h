@@ -58,8 +58,8 @@ void ward_xlate_bwrap_push(struct ward_strv *sv, const struct ward_xlate *plan);
 
 /*
  * bwrap: `--proc /proc`, then /proc/sys, /proc/sysrq-trigger, /proc/irq and
- * /proc/bus bound read-only over it (see translate.c for why bwrap's own
- * covering is not enough).
+ * /proc/bus bound read-only over it (see translate_bwrap.c for why
+ * bwrap's own covering is not enough).
  */
 void ward_bwrap_push_proc(struct ward_strv *sv);
 

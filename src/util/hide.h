@@ -5,7 +5,7 @@
  * or write back from one file. A private mount namespace can: /dev/null
  * bound (read-only, nodev) over a hidden file, an empty read-only tmpfs
  * over a hidden directory, a read-only bind of a path onto itself for an
- * `r-` match — the same operations as the bwrap profile (translate.c).
+ * `r-` match — the same operations as the bwrap profile (translate_bwrap.c).
  *
  * Like landlock.c, this file depends on libc only: it is compiled into the
  * static landlock-run launcher (which applies the mounts) and into libward

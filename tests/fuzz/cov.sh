@@ -28,7 +28,7 @@ files_of() {
 	gitconfig) echo src/libward/gitconfig.c ;;
 	glob) echo src/libward/glob.c ;;
 	jsonrpc) echo src/mcp/jsonrpc.c ;;
-	landlock) echo src/libward/translate.c ;;
+	landlock) echo src/libward/translate.c src/libward/translate_targets.c src/libward/translate_landlock.c ;;
 	mcp) echo src/mcp/server.c src/mcp/tools.c ;;
 	proxy) echo src/libward/proxy_http.c src/libward/proxy_socks.c src/libward/proxy_rules.c ;;
 	rules) echo src/libward/rules.c ;;

@@ -1,7 +1,8 @@
 /*
  * fuzz_landlock — libFuzzer target for the Landlock rule translation
- * (src/libward/translate.c: ward_xlate_new for WARD_RUNNER_LANDLOCK, the read and
- * write grants, the complement expansion that hides a `--` path by
+ * (src/libward/translate*.c: ward_xlate_new for WARD_RUNNER_LANDLOCK, the
+ * targets (translate_targets.c), the read and write grants
+ * (translate_landlock.c), the complement expansion that hides a `--` path by
  * granting its siblings, the carve-outs of protected paths, glob
  * expansion) judged against the fs fence (src/libward/fsfence.c), which applies
  * every rule exactly.

@@ -18,6 +18,10 @@
  * A symlink swapped in after step 1 makes step 3 fail (ELOOP): the whole
  * resolution is retried a few times, so the new link is judged like any
  * other. Nothing in step 4 follows a name that step 2 did not judge.
+ *
+ * Steps 1 to 3 (and ward_fs_check, the rendering) are this file; the
+ * operations (step 4) are fsfence_ops.c; fsfence_internal.h is what they
+ * share.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +40,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "fsfence_internal.h"
 #include "internal.h"
 #include "protect.h"
 #include "util/util.h"
@@ -59,26 +64,14 @@ struct fence_open_how {
 	uint64_t resolve;
 };
 
-#define FENCE_RESOLVE_NO_MAGICLINKS 0x02
-#define FENCE_RESOLVE_NO_SYMLINKS   0x04
-#define FENCE_RESOLVE_BENEATH	    0x08
-
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
-
-/* How often a resolution is retried when the tree changes under it. */
-#define FENCE_RETRIES 8
 /* Symlinks followed while resolving one path (the kernel's limit). */
 #define FENCE_MAX_LINKS 40
-/* Directory depth bound for recursive remove, scans and listings. */
-#define FENCE_MAX_DEPTH 256
 /* The marker of our temporary files: ".NAME.ward-tmp-XXXXXXXXXXXX". */
 #define FENCE_TMP_TAG ".ward-tmp-"
 
 /* 0: unknown, 1: openat2 works, -1: missing (ENOSYS, or EPERM from a
  * seccomp filter that predates it). */
-static atomic_int openat2_state;
+atomic_int ward_fence_openat2_state;
 
 /*
  * Testing hook, deliberately not in a public header (hidden symbol): force
@@ -88,11 +81,12 @@ static atomic_int openat2_state;
 int ward_fsfence_test_force_fallback(int on);
 int ward_fsfence_test_force_fallback(int on)
 {
-	atomic_store(&openat2_state, on ? -1 : 0);
+	atomic_store(&ward_fence_openat2_state, on ? -1 : 0);
 	return 0;
 }
 
-static int sys_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
+int ward_fence_sys_openat2(int dirfd, const char *path, int flags,
+			   uint64_t resolve)
 {
 	struct fence_open_how how = {
 	    .flags = (uint64_t)(unsigned)(flags | O_CLOEXEC),
@@ -103,8 +97,8 @@ static int sys_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
-static int sys_renameat2(int olddirfd, const char *oldpath, int newdirfd,
-			 const char *newpath, unsigned flags)
+int ward_fence_sys_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+			     const char *newpath, unsigned flags)
 {
 	return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath,
 			    flags);
@@ -198,34 +192,34 @@ static int open_beneath(int dirfd, const char *rel, int flags)
 		fd = openat(dirfd, ".", flags | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
-	if (atomic_load(&openat2_state) >= 0) {
+	if (atomic_load(&ward_fence_openat2_state) >= 0) {
 		for (tries = 0; tries < FENCE_RETRIES; tries++) {
-			fd = sys_openat2(dirfd, rel, flags,
-					 FENCE_RESOLVE_BENEATH |
-					     FENCE_RESOLVE_NO_SYMLINKS |
-					     FENCE_RESOLVE_NO_MAGICLINKS);
+			fd = ward_fence_sys_openat2(
+			    dirfd, rel, flags,
+			    FENCE_RESOLVE_BENEATH | FENCE_RESOLVE_NO_SYMLINKS |
+				FENCE_RESOLVE_NO_MAGICLINKS);
 			if (fd >= 0) {
-				atomic_store(&openat2_state, 1);
+				atomic_store(&ward_fence_openat2_state, 1);
 				return fd;
 			}
 			/* EAGAIN: a concurrent rename or mount; retry. */
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			if ((errno == ENOSYS || errno == EPERM) &&
-			    atomic_load(&openat2_state) == 0) {
-				atomic_store(&openat2_state, -1);
+			    atomic_load(&ward_fence_openat2_state) == 0) {
+				atomic_store(&ward_fence_openat2_state, -1);
 				break;
 			}
 			return -errno;
 		}
-		if (atomic_load(&openat2_state) >= 0)
+		if (atomic_load(&ward_fence_openat2_state) >= 0)
 			return -EAGAIN;
 	}
 	return walk_nofollow(dirfd, rel, flags);
 }
 
 /* Open the canonical absolute @path without following any symlink. */
-static int open_nofollow(const char *path, int flags)
+int ward_fence_open_nofollow(const char *path, int flags)
 {
 	int root, fd;
 
@@ -233,18 +227,19 @@ static int open_nofollow(const char *path, int flags)
 		fd = open("/", flags | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
-	if (atomic_load(&openat2_state) >= 0) {
-		fd = sys_openat2(AT_FDCWD, path, flags,
-				 FENCE_RESOLVE_NO_SYMLINKS |
-				     FENCE_RESOLVE_NO_MAGICLINKS);
+	if (atomic_load(&ward_fence_openat2_state) >= 0) {
+		fd = ward_fence_sys_openat2(AT_FDCWD, path, flags,
+					    FENCE_RESOLVE_NO_SYMLINKS |
+						FENCE_RESOLVE_NO_MAGICLINKS);
 		if (fd >= 0) {
-			atomic_store(&openat2_state, 1);
+			atomic_store(&ward_fence_openat2_state, 1);
 			return fd;
 		}
 		if (errno != ENOSYS && errno != EPERM && errno != EAGAIN)
 			return -errno;
-		if (errno != EAGAIN && atomic_load(&openat2_state) == 0)
-			atomic_store(&openat2_state, -1);
+		if (errno != EAGAIN &&
+		    atomic_load(&ward_fence_openat2_state) == 0)
+			atomic_store(&ward_fence_openat2_state, -1);
 	}
 	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -273,8 +268,8 @@ static const char *path_rel(const char *path, const char *dir)
 }
 
 /* The caller's path made absolute against the workspace root. */
-static int path_absolute(char **out, const ward_policy *policy,
-			 const char *path)
+int ward_fence_path_absolute(char **out, const ward_policy *policy,
+			     const char *path)
 {
 	const char *ws = ward_policy_workspace(policy);
 	char *abs;
@@ -300,7 +295,7 @@ static int path_absolute(char **out, const ward_policy *policy,
  * and no trailing '/'. Only equal to the physical path when no symlink is
  * on the way, which the caller must have the kernel confirm.
  */
-static char *path_lexical(const char *abs)
+char *ward_fence_path_lexical(const char *abs)
 {
 	char *out = malloc(strlen(abs) + 2);
 	const char *p = abs;
@@ -333,7 +328,7 @@ static char *path_lexical(const char *abs)
 }
 
 /* Whether @path has a ".." component. */
-static bool has_dotdot(const char *path)
+bool ward_fence_has_dotdot(const char *path)
 {
 	for (const char *p = path; (p = strstr(p, "..")); p += 2)
 		if ((p == path || p[-1] == '/') && (p[2] == '/' || !p[2]))
@@ -341,20 +336,7 @@ static bool has_dotdot(const char *path)
 	return false;
 }
 
-/* A resolved path. */
-struct canon {
-	/* Canonical absolute path: no symlinks (except maybe the last
-	 * component when it was not followed), no ".", "..", or "//". */
-	char *path;
-	/* Trailing components that do not exist (0: the entry exists). */
-	unsigned missing;
-	/* The caller's path ended in '/'. */
-	bool trailing_slash;
-	/* lstat of the entry when it exists. */
-	struct stat st;
-};
-
-static void canon_clear(struct canon *c)
+void ward_fence_canon_clear(struct canon *c)
 {
 	free(c->path);
 	memset(c, 0, sizeof(*c));
@@ -369,7 +351,8 @@ static void canon_clear(struct canon *c)
  * directory has more after it), -ELOOP, -ENAMETOOLONG, -ENOENT (".." after
  * a missing component), -EACCES, …
  */
-static int canon_resolve(struct canon *out, const char *abs, bool follow_last)
+int ward_fence_canon_resolve(struct canon *out, const char *abs,
+			     bool follow_last)
 {
 	char *buf = NULL, *rest = NULL, *link = NULL, *nrest;
 	const char *p, *next, *q;
@@ -567,17 +550,8 @@ static bool is_mutation(enum ward_fs_op op)
 	}
 }
 
-/* One fenced call. */
-struct fence {
-	const ward_policy *policy;
-	enum ward_fs_op op;
-	struct ward_fs_denial *denial;
-	/* Writable roots, loaded on first use by a mutation. */
-	char *const *roots; /* borrowed from the policy */
-};
-
-static void fence_init(struct fence *f, const ward_policy *policy,
-		       enum ward_fs_op op, struct ward_fs_denial *denial)
+void ward_fence_init(struct fence *f, const ward_policy *policy,
+		     enum ward_fs_op op, struct ward_fs_denial *denial)
 {
 	f->policy = policy;
 	f->op = op;
@@ -585,13 +559,13 @@ static void fence_init(struct fence *f, const ward_policy *policy,
 	f->roots = NULL;
 }
 
-static void fence_done(struct fence *f)
+void ward_fence_done(struct fence *f)
 {
 	f->roots = NULL;
 }
 
 /* Copy @src into the fixed buffer @dst of @size, truncating. */
-static void copy_trunc(char *dst, size_t size, const char *src)
+void ward_fence_copy_trunc(char *dst, size_t size, const char *src)
 {
 	size_t n = src ? strlen(src) : 0;
 
@@ -612,9 +586,10 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 		f->denial->mode = mode;
 		f->denial->op = f->op;
 		f->denial->reason = why;
-		copy_trunc(f->denial->path, sizeof(f->denial->path), given);
-		copy_trunc(f->denial->resolved, sizeof(f->denial->resolved),
-			   resolved);
+		ward_fence_copy_trunc(f->denial->path, sizeof(f->denial->path),
+				      given);
+		ward_fence_copy_trunc(f->denial->resolved,
+				      sizeof(f->denial->resolved), resolved);
 	}
 	if (resolved && strcmp(given, resolved) != 0)
 		return ward_err(WARD_EDENIED,
@@ -631,7 +606,8 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
  * give the canonical @path, as the runners apply them: a rule is also
  * matched where its path resolves (ward_policy_rule_access).
  */
-static enum ward_access rule_access(const ward_policy *policy, const char *path)
+enum ward_access ward_fence_rule_access(const ward_policy *policy,
+					const char *path)
 {
 	enum ward_access a = ward_policy_rule_access(policy, path);
 
@@ -660,7 +636,7 @@ static bool protect_hides(const ward_policy *policy)
 /* Whether any rule of at least @kind (WARD_ACCESS_RO covers RO and NONE)
  * exists, or a hidden protected path: when none does, there is nothing to
  * match. */
-static bool rules_restrict(const ward_policy *policy, enum ward_access kind)
+bool ward_fence_rules_restrict(const ward_policy *policy, enum ward_access kind)
 {
 	const ward_rules *rules = ward_policy_rules(policy);
 	struct ward_rule_info info;
@@ -727,10 +703,10 @@ static int fence_roots(struct fence *f)
  * wider mode would help. On success for a mutation, *root (when not NULL)
  * is the deepest writable root @real lies strictly beneath.
  */
-static int fence_judge(struct fence *f, const char *given, const char *real,
-		       const char **root)
+int ward_fence_judge(struct fence *f, const char *given, const char *real,
+		     const char **root)
 {
-	enum ward_access access = rule_access(f->policy, real);
+	enum ward_access access = ward_fence_rule_access(f->policy, real);
 	const char *best = NULL;
 	bool itself = false;
 	int err;
@@ -783,10 +759,10 @@ static int scan_judge(struct scan *s, const char *path)
 	/* Scans serve removals and moves: protected paths count as `r-`
 	 * (hidden ones as `--`, through rule_access). */
 	if (ward_protect_match(s->f->policy, path) == WARD_ACCESS_RO &&
-	    rule_access(s->f->policy, path) != WARD_ACCESS_NONE)
+	    ward_fence_rule_access(s->f->policy, path) != WARD_ACCESS_NONE)
 		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY, s->given,
 				  path);
-	switch (rule_access(s->f->policy, path)) {
+	switch (ward_fence_rule_access(s->f->policy, path)) {
 	case WARD_ACCESS_NONE:
 		return fence_deny(s->f, WARD_FS_DENIED_RULE_NO_ACCESS, s->given,
 				  path);
@@ -875,9 +851,8 @@ static int scan_tree(struct scan *s, int dirfd, unsigned depth)
  * (to @dst, or NULL): deny when a rule protects anything inside it, or the
  * place it would land. Nothing has been touched yet when this denies.
  */
-static int fence_judge_tree(struct fence *f, const char *given,
-			    const char *real, int parentfd, const char *name,
-			    const char *dst)
+int ward_fence_judge_tree(struct fence *f, const char *given, const char *real,
+			  int parentfd, const char *name, const char *dst)
 {
 	struct scan *s;
 	int fd, err;
@@ -896,10 +871,10 @@ static int fence_judge_tree(struct fence *f, const char *given,
 	}
 	s->f = f;
 	s->given = given;
-	copy_trunc(s->src, sizeof(s->src), real);
+	ward_fence_copy_trunc(s->src, sizeof(s->src), real);
 	s->slen = strlen(s->src);
 	if (dst) {
-		copy_trunc(s->dst, sizeof(s->dst), dst);
+		ward_fence_copy_trunc(s->dst, sizeof(s->dst), dst);
 		s->dlen = strlen(s->dst);
 	}
 	err = scan_tree(s, fd, 0);
@@ -909,32 +884,12 @@ static int fence_judge_tree(struct fence *f, const char *given,
 
 /* --- targets of mutations ---------------------------------------------- */
 
-/* Flags of target_open(). */
-#define T_FOLLOW       0x1 /* follow a symlink as the final component */
-#define T_MISSING_LAST 0x2 /* the entry itself may be missing */
-#define T_MISSING_TAIL 0x4 /* parents may be missing too */
-
-/* A judged entry, with its nearest existing directory open. */
-struct target {
-	struct canon c;
-	/*
-	 * The deepest existing directory on the way to the entry: its parent
-	 * when the parent exists. Opened O_RDONLY|O_DIRECTORY beneath the
-	 * writable root, the kernel checking that no symlink was crossed.
-	 */
-	int dirfd;
-	/* What remains below @dirfd: "name", or "a/b/name" (missing). */
-	const char *tail;
-	/* The entry's name (last component of c.path). */
-	const char *name;
-};
-
-static void target_close(struct target *t)
+void ward_fence_target_close(struct target *t)
 {
 	if (t->dirfd >= 0)
 		close(t->dirfd);
 	t->dirfd = -1;
-	canon_clear(&t->c);
+	ward_fence_canon_clear(&t->c);
 }
 
 /*
@@ -942,8 +897,8 @@ static void target_close(struct target *t)
  * owns @t and releases it with target_close(). Retries when the tree
  * changes between the resolution and the kernel-checked open.
  */
-static int target_open(struct target *t, struct fence *f, const char *given,
-		       unsigned flags)
+int ward_fence_target_open(struct target *t, struct fence *f, const char *given,
+			   unsigned flags)
 {
 	const char *root = NULL, *rel;
 	char *abs = NULL, *slash;
@@ -953,17 +908,17 @@ static int target_open(struct target *t, struct fence *f, const char *given,
 
 	memset(t, 0, sizeof(*t));
 	t->dirfd = -1;
-	err = path_absolute(&abs, f->policy, given);
+	err = ward_fence_path_absolute(&abs, f->policy, given);
 	if (err)
 		return err;
 	for (tries = 0; tries < FENCE_RETRIES; tries++) {
-		canon_clear(&t->c);
-		err = canon_resolve(&t->c, abs, flags & T_FOLLOW);
+		ward_fence_canon_clear(&t->c);
+		err = ward_fence_canon_resolve(&t->c, abs, flags & T_FOLLOW);
 		if (err) {
 			err = ward_err(err, "%s: %s", given, strerror(-err));
 			goto out_free;
 		}
-		err = fence_judge(f, given, t->c.path, &root);
+		err = ward_fence_judge(f, given, t->c.path, &root);
 		if (err)
 			goto out_free;
 		if (t->c.missing > 1 && !(flags & T_MISSING_TAIL)) {
@@ -995,7 +950,7 @@ static int target_open(struct target *t, struct fence *f, const char *given,
 		for (char *p = (char *)t->tail; (p = strchr(p, '/')); p++) {
 			save = *p;
 			*p = '\0';
-			err = fence_judge(f, given, t->c.path, NULL);
+			err = ward_fence_judge(f, given, t->c.path, NULL);
 			*p = save;
 			if (err)
 				goto out_free;
@@ -1003,7 +958,7 @@ static int target_open(struct target *t, struct fence *f, const char *given,
 		save = *slash;
 		*slash = '\0';
 		rel = path_rel(*t->c.path ? t->c.path : "/", root);
-		rootfd = open_nofollow(root, O_PATH | O_DIRECTORY);
+		rootfd = ward_fence_open_nofollow(root, O_PATH | O_DIRECTORY);
 		if (rootfd < 0) {
 			*slash = save;
 			err = ward_err(rootfd, "writable root %s: %s", root,
@@ -1033,7 +988,7 @@ static int target_open(struct target *t, struct fence *f, const char *given,
 		       given);
 out_free:
 	free(abs);
-	canon_clear(&t->c);
+	ward_fence_canon_clear(&t->c);
 	return err;
 }
 
@@ -1043,7 +998,7 @@ out_free:
  * with O_NOFOLLOW right after it is made, so a symlink planted in its
  * place is never entered.
  */
-static int target_make_parents(struct target *t, const char *given)
+int ward_fence_target_make_parents(struct target *t, const char *given)
 {
 	char comp[NAME_MAX + 1];
 	const char *p = t->tail, *slash;
@@ -1136,16 +1091,6 @@ static int copy_fd(int out, int in)
 	}
 }
 
-/* What replace_file() writes: bytes, or the content of a descriptor. */
-struct source {
-	const void *data;
-	size_t len;
-	int fd; /* >= 0: copy from here instead */
-};
-
-/* Flags of replace_file(). */
-#define R_EXCLUSIVE 0x1 /* fail with -EEXIST rather than replace */
-
 /*
  * Replace @name in @dirfd with @src, durably: temporary file in the same
  * directory (O_EXCL), content, owner and permission bits of @old (the
@@ -1154,9 +1099,10 @@ struct source {
  * @name still is that very file, unchanged (else -EAGAIN). On any failure
  * the temporary file is removed and @name is untouched.
  */
-static int replace_file(int dirfd, const char *name, const struct source *src,
-			const struct stat *old, const struct stat *expect,
-			unsigned flags, const char *given)
+int ward_fence_replace_file(int dirfd, const char *name,
+			    const struct source *src, const struct stat *old,
+			    const struct stat *expect, unsigned flags,
+			    const char *given)
 {
 	char tmp[NAME_MAX + 1];
 	struct stat now;
@@ -1207,7 +1153,8 @@ static int replace_file(int dirfd, const char *name, const struct source *src,
 	}
 	what = "replace";
 	if (flags & R_EXCLUSIVE)
-		err = sys_renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE);
+		err = ward_fence_sys_renameat2(dirfd, tmp, dirfd, name,
+					       RENAME_NOREPLACE);
 	else
 		err = renameat(dirfd, tmp, dirfd, name);
 	if (err != 0) {
@@ -1282,7 +1229,7 @@ static size_t ascii_prefix(const unsigned char *p, size_t n)
 }
 #endif
 
-static bool is_text(const char *s, size_t len)
+bool ward_fence_is_text(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	const unsigned char *end = p + len;
@@ -1315,13 +1262,7 @@ static bool is_text(const char *s, size_t len)
 	return true;
 }
 
-/* A growable byte buffer, always NUL-terminated. */
-struct buf {
-	char *data;
-	size_t len, cap;
-};
-
-static int buf_append(struct buf *b, const void *data, size_t len)
+int ward_fence_buf_append(struct buf *b, const void *data, size_t len)
 {
 	size_t cap;
 	char *p;
@@ -1342,7 +1283,7 @@ static int buf_append(struct buf *b, const void *data, size_t len)
 	return 0;
 }
 
-static ssize_t read_retry(int fd, void *buf, size_t len)
+ssize_t ward_fence_read_retry(int fd, void *buf, size_t len)
 {
 	ssize_t n;
 
@@ -1354,7 +1295,7 @@ static ssize_t read_retry(int fd, void *buf, size_t len)
 
 /* Read all of @fd (a regular file of size @size at open) into @b, giving
  * -EFBIG past @max bytes. */
-static int read_whole(struct buf *b, int fd, uint64_t size, uint64_t max)
+int ward_fence_read_whole(struct buf *b, int fd, uint64_t size, uint64_t max)
 {
 	size_t want;
 	ssize_t n;
@@ -1375,7 +1316,7 @@ static int read_whole(struct buf *b, int fd, uint64_t size, uint64_t max)
 			b->data = p;
 			b->cap = b->len + want + 1;
 		}
-		n = read_retry(fd, b->data + b->len, want);
+		n = ward_fence_read_retry(fd, b->data + b->len, want);
 		if (n < 0)
 			return -errno;
 		b->data[b->len + (size_t)n] = '\0';
@@ -1386,742 +1327,6 @@ static int read_whole(struct buf *b, int fd, uint64_t size, uint64_t max)
 			return -EFBIG;
 		want = 65536;
 	}
-}
-
-/* --- read -------------------------------------------------------------- */
-
-/* Open @given for reading, judged against `--` rules on its resolved path;
- * @flags are open(2) flags. */
-static int open_for_read(struct fence *f, const char *given, int flags,
-			 char **resolved)
-{
-	struct canon c = {0};
-	char *abs = NULL;
-	int err, fd, tries;
-
-	err = path_absolute(&abs, f->policy, given);
-	if (err)
-		return err;
-	/* No `--` rule at all: there is nothing to judge and reads are not
-	 * confined by roots, so this is a plain open. */
-	if (!resolved && !rules_restrict(f->policy, WARD_ACCESS_NONE)) {
-		fd = open(abs, flags | O_CLOEXEC);
-		err = fd < 0
-			  ? ward_err(-errno, "%s: %s", given, strerror(errno))
-			  : fd;
-		free(abs);
-		return err;
-	}
-	/*
-	 * Fast path: judge the lexical path, then open the path as given
-	 * with the kernel refusing any symlink. If that works, no symlink
-	 * was crossed, so the lexical path is the physical one and the
-	 * judgement holds. Not with "..": without RESOLVE_BENEATH the kernel
-	 * does not guard ".." against a concurrent rename, so such a path
-	 * is resolved in user space first. Anything else takes the full
-	 * resolution below.
-	 */
-	if (atomic_load(&openat2_state) >= 0 && !has_dotdot(abs)) {
-		c.path = path_lexical(abs);
-		if (c.path &&
-		    rule_access(f->policy, c.path) != WARD_ACCESS_NONE) {
-			fd = sys_openat2(AT_FDCWD, abs, flags,
-					 FENCE_RESOLVE_NO_SYMLINKS |
-					     FENCE_RESOLVE_NO_MAGICLINKS);
-			if (fd >= 0) {
-				if (resolved) {
-					*resolved = c.path;
-					c.path = NULL;
-				}
-				err = fd;
-				goto out_free;
-			}
-		}
-	}
-	for (tries = 0; tries < FENCE_RETRIES; tries++) {
-		canon_clear(&c);
-		err = canon_resolve(&c, abs, true);
-		/*
-		 * Judge before saying "not found": under a `--` rule a missing
-		 * path is denied like an existing one, so the fence is no
-		 * oracle for what exists in a hidden directory.
-		 */
-		if (!err) {
-			err = fence_judge(f, given, c.path, NULL);
-			if (err)
-				goto out_free;
-		}
-		if (!err && c.missing)
-			err = -ENOENT;
-		if (!err && (flags & O_DIRECTORY) && !S_ISDIR(c.st.st_mode))
-			err = -ENOTDIR;
-		if (err) {
-			err = ward_err(err, "%s: %s", given, strerror(-err));
-			goto out_free;
-		}
-		fd = open_nofollow(c.path, flags);
-		if (fd >= 0) {
-			if (resolved) {
-				*resolved = c.path;
-				c.path = NULL;
-			}
-			err = fd;
-			goto out_free;
-		}
-		err = fd;
-		if (err != -ELOOP && err != -ENOENT && err != -ENOTDIR &&
-		    err != -EAGAIN) {
-			err = ward_err(err, "%s: %s", given, strerror(-err));
-			goto out_free;
-		}
-	}
-	err = ward_err(-EAGAIN,
-		       "%s: the path kept changing while it was "
-		       "being resolved",
-		       given);
-out_free:
-	canon_clear(&c);
-	free(abs);
-	return err;
-}
-
-/*
- * The caller's options @opts (NULL: keep the defaults in @o) copied over
- * the @size bytes of @o once their version is checked: every fs options
- * struct starts with its unsigned version, and one version covers them
- * all.
- */
-static int fs_options_take(void *o, const void *opts, size_t size)
-{
-	unsigned version;
-
-	if (!opts)
-		return 0;
-	memcpy(&version, opts, sizeof(version));
-	if (version != WARD_FS_OPTIONS_VERSION)
-		return ward_bad_version("fs options", version,
-					WARD_FS_OPTIONS_VERSION);
-	memcpy(o, opts, size);
-	return 0;
-}
-
-/*
- * fstat the open @fd into *@st and refuse anything but a regular file (a
- * read or an edit of @path). 0, or the error (ward_err set).
- */
-static int stat_regular(struct stat *st, int fd, const char *path)
-{
-	if (fstat(fd, st) != 0)
-		return ward_err(-errno, "%s: %s", path, strerror(errno));
-	if (S_ISDIR(st->st_mode))
-		return ward_err(-EISDIR, "%s: is a directory", path);
-	if (!S_ISREG(st->st_mode))
-		return ward_err(WARD_EINVAL, "%s: not a regular file", path);
-	return 0;
-}
-
-/* Bytes @offset.. of @fd, at most @limit (0: all), -EFBIG past @max. */
-static int read_bytes(struct buf *b, bool *truncated, int fd, uint64_t size,
-		      uint64_t offset, uint64_t limit, uint64_t max)
-{
-	char probe;
-	ssize_t n;
-	uint64_t want;
-	int err;
-
-	if (offset && lseek(fd, (off_t)offset, SEEK_SET) < 0)
-		return -errno;
-	if (!limit)
-		return read_whole(b, fd, size > offset ? size - offset : 0,
-				  max);
-	want = limit;
-	if (want > max)
-		want = max + 1;
-	while (b->len < want) {
-		char chunk[65536];
-		size_t ask = want - b->len < sizeof(chunk)
-				 ? (size_t)(want - b->len)
-				 : sizeof(chunk);
-
-		n = read_retry(fd, chunk, ask);
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		err = buf_append(b, chunk, (size_t)n);
-		if (err)
-			return err;
-	}
-	if (b->len > max)
-		return -EFBIG;
-	n = read_retry(fd, &probe, 1);
-	*truncated = n > 0;
-	return 0;
-}
-
-/* Lines @offset.. of @fd, at most @limit (0: all), -EFBIG past @max. */
-static int read_lines(struct buf *b, bool *truncated, int fd, uint64_t size,
-		      uint64_t offset, uint64_t limit, uint64_t max)
-{
-	char chunk[65536];
-	const char *p, *end, *nl;
-	uint64_t skipped = 0, taken = 0;
-	ssize_t n;
-	int err;
-
-	if (!offset && !limit)
-		return read_whole(b, fd, size, max);
-	for (;;) {
-		n = read_retry(fd, chunk, sizeof(chunk));
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		p = chunk;
-		end = chunk + n;
-		while (skipped < offset && p < end) {
-			nl = memchr(p, '\n', (size_t)(end - p));
-			if (!nl) {
-				p = end;
-				break;
-			}
-			p = nl + 1;
-			skipped++;
-		}
-		if (limit && taken >= limit && p < end) {
-			*truncated = true;
-			return 0;
-		}
-		while (p < end && (!limit || taken < limit)) {
-			nl = limit ? memchr(p, '\n', (size_t)(end - p)) : NULL;
-			if (!nl) {
-				err = buf_append(b, p, (size_t)(end - p));
-				p = end;
-			} else {
-				err = buf_append(b, p, (size_t)(nl + 1 - p));
-				p = nl + 1;
-				taken++;
-			}
-			if (err)
-				return err;
-		}
-		if (b->len > max)
-			return -EFBIG;
-		if (limit && taken >= limit && p < end) {
-			*truncated = true;
-			return 0;
-		}
-	}
-}
-
-int ward_fs_read(struct ward_fs_content *out, struct ward_fs_denial *denial,
-		 const ward_policy *policy, const char *path,
-		 const struct ward_fs_read_options *opts)
-{
-	struct ward_fs_read_options o = WARD_FS_READ_OPTIONS_INIT;
-	struct buf b = {0};
-	struct fence f;
-	struct stat st;
-	bool truncated = false;
-	int fd, err;
-
-	if (!out || !policy)
-		return ward_err(WARD_EINVAL, "read: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	if (!o.max_bytes)
-		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
-	fence_init(&f, policy, WARD_FS_OP_READ, denial);
-	fd = open_for_read(&f, path, O_RDONLY | O_NONBLOCK, NULL);
-	if (fd < 0)
-		return fd;
-	err = stat_regular(&st, fd, path);
-	if (err)
-		goto out_close;
-	if (o.binary)
-		err = read_bytes(&b, &truncated, fd, (uint64_t)st.st_size,
-				 o.offset, o.limit, o.max_bytes);
-	else
-		err = read_lines(&b, &truncated, fd, (uint64_t)st.st_size,
-				 o.offset, o.limit, o.max_bytes);
-	if (err == -EFBIG) {
-		err = ward_err(err,
-			       "%s: too large to read at once (more than %llu "
-			       "bytes); read a part with an offset and a limit",
-			       path, (unsigned long long)o.max_bytes);
-		goto out_free;
-	}
-	if (err) {
-		err = ward_err(err, "%s: %s", path, strerror(-err));
-		goto out_free;
-	}
-	if (!b.data && buf_append(&b, "", 0) != 0) {
-		err = ward_err(-ENOMEM, "out of memory");
-		goto out_free;
-	}
-	if (!o.binary && !is_text(b.data, b.len)) {
-		err = ward_err(WARD_ENOTTEXT,
-			       "%s: not text (NUL bytes or invalid UTF-8); "
-			       "read it as bytes",
-			       path);
-		goto out_free;
-	}
-	out->data = b.data;
-	out->len = b.len;
-	out->file_size = (uint64_t)st.st_size;
-	out->truncated = truncated;
-	close(fd);
-	return 0;
-
-out_free:
-	free(b.data);
-out_close:
-	close(fd);
-	return err;
-}
-
-void ward_fs_content_clear(struct ward_fs_content *c)
-{
-	if (!c)
-		return;
-	free(c->data);
-	memset(c, 0, sizeof(*c));
-}
-
-/* --- write, edit ------------------------------------------------------- */
-
-/* The current regular file @name in @dirfd (*exists false when absent). */
-static int stat_existing(struct stat *st, bool *exists, int dirfd,
-			 const char *name, const char *given)
-{
-	*exists = false;
-	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		return ward_err(-errno, "%s: %s", given, strerror(errno));
-	}
-	if (S_ISDIR(st->st_mode))
-		return ward_err(-EISDIR, "%s: is a directory", given);
-	/* A symlink here was planted after resolution (it resolved as
-	 * something else): replacing the link itself writes nothing
-	 * outside, so treat it as absent. */
-	if (S_ISLNK(st->st_mode))
-		return 0;
-	if (!S_ISREG(st->st_mode))
-		return ward_err(WARD_EINVAL, "%s: not a regular file", given);
-	*exists = true;
-	return 0;
-}
-
-int ward_fs_write(struct ward_fs_denial *denial, const ward_policy *policy,
-		  const char *path, const void *data, size_t len,
-		  const struct ward_fs_write_options *opts)
-{
-	struct ward_fs_write_options o = WARD_FS_WRITE_OPTIONS_INIT;
-	struct source src = {data, len, -1};
-	struct target t;
-	struct fence f;
-	struct stat st;
-	bool exists;
-	int err;
-
-	if (!policy || (!data && len))
-		return ward_err(WARD_EINVAL, "write: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	fence_init(&f, policy, WARD_FS_OP_WRITE, denial);
-	err = target_open(&t, &f, path,
-			  T_FOLLOW | T_MISSING_LAST |
-			      (o.create_parents ? T_MISSING_TAIL : 0));
-	if (err)
-		goto out_fence;
-	if (t.c.trailing_slash || !*t.name) {
-		err = ward_err(-EISDIR, "%s: names a directory", path);
-		goto out_target;
-	}
-	if (t.c.missing > 1) {
-		err = target_make_parents(&t, path);
-		if (err)
-			goto out_target;
-	}
-	err = stat_existing(&st, &exists, t.dirfd, t.name, path);
-	if (err)
-		goto out_target;
-	if (exists && o.exclusive) {
-		err = ward_err(-EEXIST, "%s: already exists", path);
-		goto out_target;
-	}
-	err = replace_file(t.dirfd, t.name, &src, exists ? &st : NULL, NULL,
-			   o.exclusive ? R_EXCLUSIVE : 0, path);
-out_target:
-	target_close(&t);
-out_fence:
-	fence_done(&f);
-	return err;
-}
-
-/* Count the non-overlapping occurrences of @old in @s. */
-static size_t count_occurrences(const char *s, size_t len, const char *old,
-				size_t olen)
-{
-	const char *p = s, *end = s + len, *hit;
-	size_t n = 0;
-
-	while ((hit = memmem(p, (size_t)(end - p), old, olen))) {
-		n++;
-		p = hit + olen;
-	}
-	return n;
-}
-
-int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
-		 const ward_policy *policy, const char *path,
-		 const char *old_text, const char *new_text,
-		 const struct ward_fs_edit_options *opts)
-{
-	struct ward_fs_edit_options o = WARD_FS_EDIT_OPTIONS_INIT;
-	struct buf in = {0}, out = {0};
-	struct source src = {NULL, 0, -1};
-	const char *p, *hit, *end;
-	size_t olen, nlen, count;
-	struct target t;
-	struct fence f;
-	struct stat st;
-	int fd = -1, err;
-
-	if (!policy || !old_text || !new_text)
-		return ward_err(WARD_EINVAL, "edit: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	if (!o.max_bytes)
-		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
-	olen = strlen(old_text);
-	nlen = strlen(new_text);
-	if (!olen)
-		return ward_err(WARD_EINVAL, "edit %s: the old text is empty",
-				path ? path : "");
-	if (strcmp(old_text, new_text) == 0)
-		return ward_err(WARD_EINVAL,
-				"edit %s: the old and new text are identical",
-				path ? path : "");
-	fence_init(&f, policy, WARD_FS_OP_EDIT, denial);
-	err = target_open(&t, &f, path, T_FOLLOW);
-	if (err)
-		goto out_fence;
-	fd = openat(t.dirfd, t.name,
-		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = ward_err(errno == ELOOP ? -EAGAIN : -errno, "%s: %s",
-			       path, strerror(errno));
-		goto out_target;
-	}
-	err = stat_regular(&st, fd, path);
-	if (err)
-		goto out_close;
-	err = read_whole(&in, fd, (uint64_t)st.st_size, o.max_bytes);
-	if (err == -EFBIG) {
-		err = ward_err(err,
-			       "%s: too large to edit (more than %llu "
-			       "bytes)",
-			       path, (unsigned long long)o.max_bytes);
-		goto out_close;
-	}
-	if (!err && !in.data)
-		err = buf_append(&in, "", 0);
-	if (err) {
-		err = ward_err(err, "%s: %s", path, strerror(-err));
-		goto out_close;
-	}
-	if (!is_text(in.data, in.len)) {
-		err =
-		    ward_err(WARD_ENOTTEXT,
-			     "%s: not text (NUL bytes or invalid UTF-8)", path);
-		goto out_close;
-	}
-	count = count_occurrences(in.data, in.len, old_text, olen);
-	if (count == 0) {
-		err = ward_err(WARD_ENOMATCH, "%s: the old text was not found",
-			       path);
-		goto out_close;
-	}
-	if (count > 1 && !o.replace_all) {
-		err = ward_err(WARD_ENOTUNIQUE,
-			       "%s: the old text occurs %zu times; give more "
-			       "context or ask to replace all",
-			       path, count);
-		goto out_close;
-	}
-	p = in.data;
-	end = in.data + in.len;
-	err = buf_append(&out, "", 0);
-	for (size_t i = 0; !err && i < count; i++) {
-		hit = memmem(p, (size_t)(end - p), old_text, olen);
-		err = buf_append(&out, p, (size_t)(hit - p));
-		if (!err)
-			err = buf_append(&out, new_text, nlen);
-		p = hit + olen;
-	}
-	if (!err)
-		err = buf_append(&out, p, (size_t)(end - p));
-	if (err) {
-		err = ward_err(err, "out of memory");
-		goto out_close;
-	}
-	src.data = out.data;
-	src.len = out.len;
-	err = replace_file(t.dirfd, t.name, &src, &st, &st, 0, path);
-	if (!err && replacements)
-		*replacements = count;
-out_close:
-	close(fd);
-	free(in.data);
-	free(out.data);
-out_target:
-	target_close(&t);
-out_fence:
-	fence_done(&f);
-	return err;
-}
-
-/* --- remove, move, mkdir ----------------------------------------------- */
-
-/*
- * Remove the directory @name in @parentfd and everything in it, never
- * following a symlink: each directory is entered with O_NOFOLLOW, so one
- * swapped for a symlink is unlinked as a link instead.
- */
-static int remove_tree(int parentfd, const char *name, unsigned depth)
-{
-	struct dirent *e;
-	unsigned passes = 0;
-	bool again = true;
-	DIR *dir;
-	int fd, err = 0;
-
-	if (depth > FENCE_MAX_DEPTH)
-		return -ELOOP;
-	fd = openat(parentfd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		/* Not a directory (any more): remove the entry itself. */
-		if (errno == ENOTDIR || errno == ELOOP)
-			return unlinkat(parentfd, name, 0) ? -errno : 0;
-		return errno == ENOENT ? 0 : -errno;
-	}
-	dir = fdopendir(fd);
-	if (!dir) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	/* Entries removed while reading may make readdir skip others: pass
-	 * again until a pass finds the directory empty. */
-	while (again && !err && passes++ < 16) {
-		again = false;
-		rewinddir(dir);
-		while ((e = readdir(dir))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			again = true;
-			if (e->d_type != DT_DIR) {
-				if (unlinkat(fd, e->d_name, 0) == 0 ||
-				    errno == ENOENT)
-					continue;
-				if (errno != EISDIR) {
-					err = -errno;
-					break;
-				}
-			}
-			err = remove_tree(fd, e->d_name, depth + 1);
-			if (err)
-				break;
-		}
-	}
-	closedir(dir);
-	if (err)
-		return err;
-	return unlinkat(parentfd, name, AT_REMOVEDIR) ? -errno : 0;
-}
-
-int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
-		   const char *path, const struct ward_fs_remove_options *opts)
-{
-	struct ward_fs_remove_options o = WARD_FS_REMOVE_OPTIONS_INIT;
-	struct target t;
-	struct fence f;
-	struct stat st;
-	int err;
-
-	if (!policy)
-		return ward_err(WARD_EINVAL, "remove: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	fence_init(&f, policy, WARD_FS_OP_REMOVE, denial);
-	err = target_open(&t, &f, path, 0);
-	if (err)
-		goto out_fence;
-	if (fstatat(t.dirfd, t.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		err = ward_err(-errno, "%s: %s", path, strerror(errno));
-		goto out_target;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		if (unlinkat(t.dirfd, t.name, 0) != 0)
-			err = ward_err(-errno, "%s: %s", path, strerror(errno));
-		goto out_target;
-	}
-	if (!o.recursive) {
-		err = ward_err(-EISDIR,
-			       "%s: is a directory (remove it recursively)",
-			       path);
-		goto out_target;
-	}
-	err = fence_judge_tree(&f, path, t.c.path, t.dirfd, t.name, NULL);
-	if (err)
-		goto out_target;
-	err = remove_tree(t.dirfd, t.name, 0);
-	if (err)
-		err = ward_err(err, "%s: %s", path, strerror(-err));
-out_target:
-	target_close(&t);
-out_fence:
-	fence_done(&f);
-	return err;
-}
-
-/* Across file systems: copy the regular file, then remove the source. */
-static int move_by_copy(struct target *s, struct target *d, bool overwrite,
-			const char *from, const char *to)
-{
-	struct source src = {NULL, 0, -1};
-	struct stat st, dst;
-	bool exists;
-	int err;
-
-	src.fd = openat(s->dirfd, s->name,
-			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (src.fd < 0)
-		return ward_err(-EXDEV,
-				"move %s to %s: different file systems, and "
-				"only a regular file can be copied across",
-				from, to);
-	if (fstat(src.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(src.fd);
-		return ward_err(-EXDEV,
-				"move %s to %s: different file systems, and "
-				"only a regular file can be copied across",
-				from, to);
-	}
-	err = stat_existing(&dst, &exists, d->dirfd, d->name, to);
-	if (!err && exists && !overwrite)
-		err = ward_err(-EEXIST, "%s: already exists", to);
-	/* Keep the source's permissions: it is the same file, moved. */
-	if (!err)
-		err = replace_file(d->dirfd, d->name, &src, &st, NULL,
-				   overwrite ? 0 : R_EXCLUSIVE, to);
-	close(src.fd);
-	if (!err && unlinkat(s->dirfd, s->name, 0) != 0)
-		err = ward_err(-errno,
-			       "move %s: copied to %s, but removing "
-			       "the source failed: %s",
-			       from, to, strerror(errno));
-	return err;
-}
-
-int ward_fs_move(struct ward_fs_denial *denial, const ward_policy *policy,
-		 const char *from, const char *to,
-		 const struct ward_fs_move_options *opts)
-{
-	struct ward_fs_move_options o = WARD_FS_MOVE_OPTIONS_INIT;
-	struct target s, d;
-	struct fence f;
-	struct stat st;
-	int err;
-
-	if (!policy)
-		return ward_err(WARD_EINVAL, "move: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	fence_init(&f, policy, WARD_FS_OP_MOVE, denial);
-	err = target_open(&s, &f, from, 0);
-	if (err)
-		goto out_fence;
-	err = target_open(&d, &f, to, T_MISSING_LAST);
-	if (err)
-		goto out_source;
-	if (fstatat(s.dirfd, s.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		err = ward_err(-errno, "%s: %s", from, strerror(errno));
-		goto out_dest;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err = fence_judge_tree(&f, from, s.c.path, s.dirfd, s.name,
-				       d.c.path);
-		if (err)
-			goto out_dest;
-	}
-	if (sys_renameat2(s.dirfd, s.name, d.dirfd, d.name,
-			  o.overwrite ? 0 : RENAME_NOREPLACE) == 0)
-		goto out_dest;
-	err = -errno;
-	if (err == -EXDEV)
-		err = move_by_copy(&s, &d, o.overwrite, from, to);
-	else if (err == -EEXIST || err == -ENOTEMPTY)
-		err = ward_err(-EEXIST, "move %s: %s already exists", from, to);
-	else
-		err = ward_err(err, "move %s to %s: %s", from, to,
-			       strerror(-err));
-out_dest:
-	target_close(&d);
-out_source:
-	target_close(&s);
-out_fence:
-	fence_done(&f);
-	return err;
-}
-
-int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
-		  const char *path, const struct ward_fs_mkdir_options *opts)
-{
-	struct ward_fs_mkdir_options o = WARD_FS_MKDIR_OPTIONS_INIT;
-	struct target t;
-	struct fence f;
-	int err;
-
-	if (!policy)
-		return ward_err(WARD_EINVAL, "mkdir: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	fence_init(&f, policy, WARD_FS_OP_MKDIR, denial);
-	err = target_open(&t, &f, path,
-			  T_FOLLOW | T_MISSING_LAST |
-			      (o.parents ? T_MISSING_TAIL : 0));
-	if (err)
-		goto out_fence;
-	if (!t.c.missing) {
-		if (!S_ISDIR(t.c.st.st_mode))
-			err =
-			    ward_err(o.parents ? -ENOTDIR : -EEXIST,
-				     "%s: exists and is not a directory", path);
-		else if (!o.parents)
-			err = ward_err(-EEXIST, "%s: already exists", path);
-		goto out_target;
-	}
-	err = target_make_parents(&t, path);
-	if (err)
-		goto out_target;
-	if (mkdirat(t.dirfd, t.name, 0777) != 0 &&
-	    (errno != EEXIST || !o.parents))
-		err = ward_err(-errno, "%s: %s", path, strerror(errno));
-out_target:
-	target_close(&t);
-out_fence:
-	fence_done(&f);
-	return err;
 }
 
 /* --- check ------------------------------------------------------------- */
@@ -2137,23 +1342,23 @@ int ward_fs_check(struct ward_fs_denial *denial, const ward_policy *policy,
 
 	if (!policy || (unsigned)op > WARD_FS_OP_STAT)
 		return ward_err(WARD_EINVAL, "check: bad argument");
-	err = path_absolute(&abs, policy, path);
+	err = ward_fence_path_absolute(&abs, policy, path);
 	if (err)
 		return err;
 	/* The same resolution as the operation itself: remove, move and
 	 * stat act on a final symlink, the others on what it points to. */
 	follow = op != WARD_FS_OP_REMOVE && op != WARD_FS_OP_MOVE &&
 		 op != WARD_FS_OP_STAT;
-	err = canon_resolve(&c, abs, follow);
+	err = ward_fence_canon_resolve(&c, abs, follow);
 	if (err) {
 		err = ward_err(err, "%s: %s", path, strerror(-err));
 		goto out_free;
 	}
-	fence_init(&f, policy, op, denial);
-	err = fence_judge(&f, path, c.path, NULL);
-	fence_done(&f);
+	ward_fence_init(&f, policy, op, denial);
+	err = ward_fence_judge(&f, path, c.path, NULL);
+	ward_fence_done(&f);
 out_free:
-	canon_clear(&c);
+	ward_fence_canon_clear(&c);
 	free(abs);
 	return err;
 }
@@ -2167,314 +1372,21 @@ int ward_fs_resolve(char **out, const ward_policy *policy, enum ward_fs_op op,
 
 	if (!out || !policy || !path || (unsigned)op > WARD_FS_OP_STAT)
 		return ward_err(WARD_EINVAL, "resolve: bad argument");
-	err = path_absolute(&abs, policy, path);
+	err = ward_fence_path_absolute(&abs, policy, path);
 	if (err)
 		return err;
 	/* As ward_fs_check: the operation's own resolution. */
-	err = canon_resolve(&c, abs,
-			    op != WARD_FS_OP_REMOVE && op != WARD_FS_OP_MOVE &&
-				op != WARD_FS_OP_STAT);
+	err = ward_fence_canon_resolve(&c, abs,
+				       op != WARD_FS_OP_REMOVE &&
+					   op != WARD_FS_OP_MOVE &&
+					   op != WARD_FS_OP_STAT);
 	free(abs);
 	if (err)
 		return ward_err(err, "%s: %s", path, strerror(-err));
 	*out = c.path;
 	c.path = NULL;
-	canon_clear(&c);
+	ward_fence_canon_clear(&c);
 	return 0;
-}
-
-/* --- list, stat -------------------------------------------------------- */
-
-static enum ward_fs_type type_of(mode_t mode)
-{
-	if (S_ISREG(mode))
-		return WARD_FS_TYPE_FILE;
-	if (S_ISDIR(mode))
-		return WARD_FS_TYPE_DIR;
-	if (S_ISLNK(mode))
-		return WARD_FS_TYPE_SYMLINK;
-	return WARD_FS_TYPE_OTHER;
-}
-
-struct lister {
-	struct fence *f;
-	const char *given;
-	bool judge; /* `--` rules exist: match every entry */
-	unsigned max_depth;
-	size_t max_entries;
-	struct ward_fs_listing out;
-	size_t cap;
-	char real[PATH_MAX]; /* resolved path of the current entry */
-	size_t rlen;
-	char rel[PATH_MAX]; /* its path relative to the listed directory */
-	size_t llen;
-};
-
-static int lister_add(struct lister *l, const struct stat *st, bool denied)
-{
-	struct ward_fs_entry *e;
-	size_t cap;
-
-	if (l->out.count == l->cap) {
-		cap = l->cap ? l->cap * 2 : 64;
-		e = realloc(l->out.entries, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		l->out.entries = e;
-		l->cap = cap;
-	}
-	e = &l->out.entries[l->out.count];
-	memset(e, 0, sizeof(*e));
-	e->path = strdup(l->rel);
-	if (!e->path)
-		return -ENOMEM;
-	e->type = type_of(st->st_mode);
-	e->denied = denied;
-	if (!denied) {
-		e->size = (uint64_t)st->st_size;
-		e->mode = (uint32_t)(st->st_mode & 07777);
-		e->mtime_sec = (int64_t)st->st_mtim.tv_sec;
-	}
-	l->out.count++;
-	return 0;
-}
-
-static int list_dir(struct lister *l, int dirfd, unsigned depth)
-{
-	size_t rlen = l->rlen, llen = l->llen, n;
-	struct dirent *e;
-	struct stat st;
-	bool denied;
-	DIR *dir;
-	int err = 0, sub;
-
-	dir = fdopendir(dirfd);
-	if (!dir) {
-		err = -errno;
-		close(dirfd);
-		return err;
-	}
-	while ((errno = 0, e = readdir(dir))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (l->out.count >= l->max_entries) {
-			l->out.truncated = true;
-			break;
-		}
-		n = strlen(e->d_name);
-		if (rlen + 1 + n >= PATH_MAX || llen + 1 + n >= PATH_MAX)
-			continue;
-		l->real[rlen] = '/';
-		memcpy(l->real + rlen + 1, e->d_name, n + 1);
-		l->rlen = rlen + 1 + n;
-		if (llen)
-			l->rel[llen] = '/';
-		memcpy(l->rel + llen + !!llen, e->d_name, n + 1);
-		l->llen = llen + !!llen + n;
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			goto next; /* vanished meanwhile */
-		denied = l->judge &&
-			 rule_access(l->f->policy, l->real) == WARD_ACCESS_NONE;
-		err = lister_add(l, &st, denied);
-		if (err)
-			break;
-		if (S_ISDIR(st.st_mode) && !denied &&
-		    depth + 1 < l->max_depth) {
-			sub = openat(dirfd, e->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					 O_CLOEXEC);
-			if (sub >= 0) {
-				err = list_dir(l, sub, depth + 1);
-				if (err)
-					break;
-			}
-		}
-	next:
-		l->rlen = rlen;
-		l->llen = llen;
-	}
-	if (!err && errno)
-		err = -errno;
-	l->rlen = rlen;
-	l->llen = llen;
-	l->real[rlen] = '\0';
-	l->rel[llen] = '\0';
-	closedir(dir);
-	return err;
-}
-
-static int entry_cmp(const void *a, const void *b)
-{
-	const struct ward_fs_entry *x = a, *y = b;
-
-	return strcmp(x->path, y->path);
-}
-
-int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
-		 const ward_policy *policy, const char *path,
-		 const struct ward_fs_list_options *opts)
-{
-	struct ward_fs_list_options o = WARD_FS_LIST_OPTIONS_INIT;
-	struct lister *l;
-	struct fence f;
-	char *real = NULL;
-	int fd, err;
-
-	if (!out || !policy)
-		return ward_err(WARD_EINVAL, "list: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	fence_init(&f, policy, WARD_FS_OP_LIST, denial);
-	fd = open_for_read(&f, path, O_RDONLY | O_DIRECTORY, &real);
-	if (fd < 0) {
-		if (fd == -ENOTDIR)
-			ward_err(fd, "%s: not a directory", path);
-		return fd;
-	}
-	l = calloc(1, sizeof(*l));
-	if (!l) {
-		close(fd);
-		free(real);
-		return ward_err(-ENOMEM, "out of memory");
-	}
-	l->f = &f;
-	l->given = path;
-	l->judge = rules_restrict(policy, WARD_ACCESS_NONE);
-	l->max_depth = !o.recursive  ? 1
-		       : o.max_depth ? o.max_depth
-				     : WARD_FS_LIST_MAX_DEPTH_DEFAULT;
-	if (l->max_depth > FENCE_MAX_DEPTH)
-		l->max_depth = FENCE_MAX_DEPTH;
-	l->max_entries =
-	    o.max_entries ? o.max_entries : WARD_FS_LIST_MAX_ENTRIES_DEFAULT;
-	copy_trunc(l->real, sizeof(l->real), strcmp(real, "/") ? real : "");
-	l->rlen = strlen(l->real);
-	free(real);
-	err = list_dir(l, fd, 0);
-	if (err) {
-		ward_fs_listing_clear(&l->out);
-		err = ward_err(err, "%s: %s", path, strerror(-err));
-	} else {
-		if (l->out.count)
-			qsort(l->out.entries, l->out.count,
-			      sizeof(*l->out.entries), entry_cmp);
-		*out = l->out;
-	}
-	free(l);
-	return err;
-}
-
-void ward_fs_listing_clear(struct ward_fs_listing *l)
-{
-	if (!l)
-		return;
-	for (size_t i = 0; i < l->count; i++)
-		free(l->entries[i].path);
-	free(l->entries);
-	memset(l, 0, sizeof(*l));
-}
-
-int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
-		 const ward_policy *policy, const char *path,
-		 const struct ward_fs_stat_options *opts)
-{
-	struct ward_fs_stat_options o = WARD_FS_STAT_OPTIONS_INIT;
-	struct ward_fs_stat r = {0};
-	struct canon c = {0};
-	struct fence f;
-	struct stat st;
-	char *abs = NULL, *slash, link[PATH_MAX];
-	const char *name;
-	int err, dirfd = -1, tries;
-	ssize_t n;
-
-	if (!out || !policy)
-		return ward_err(WARD_EINVAL, "stat: missing argument");
-	err = fs_options_take(&o, opts, sizeof(o));
-	if (err)
-		return err;
-	fence_init(&f, policy, WARD_FS_OP_STAT, denial);
-	err = path_absolute(&abs, policy, path);
-	if (err)
-		return err;
-	for (tries = 0; tries < FENCE_RETRIES; tries++) {
-		canon_clear(&c);
-		err = canon_resolve(&c, abs, o.follow);
-		/* Judged before "not found", as in open_for_read(). */
-		if (!err) {
-			err = fence_judge(&f, path, c.path, NULL);
-			if (err)
-				goto out_free;
-		}
-		if (!err && c.missing)
-			err = -ENOENT;
-		if (err) {
-			err = ward_err(err, "%s: %s", path, strerror(-err));
-			goto out_free;
-		}
-		/* Describe the entry through its parent, opened without
-		 * following symlinks, so what is judged is what is seen. */
-		slash = strrchr(c.path, '/');
-		name = slash[1] ? slash + 1 : ".";
-		*slash = '\0';
-		dirfd = open_nofollow(slash == c.path ? "/" : c.path,
-				      O_PATH | O_DIRECTORY);
-		*slash = '/';
-		if (dirfd >= 0)
-			break;
-		err = dirfd;
-		if (err != -ELOOP && err != -ENOENT && err != -ENOTDIR &&
-		    err != -EAGAIN) {
-			err = ward_err(err, "%s: %s", path, strerror(-err));
-			goto out_free;
-		}
-	}
-	if (dirfd < 0) {
-		err = ward_err(-EAGAIN, "%s: the path kept changing", path);
-		goto out_free;
-	}
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		err = ward_err(-errno, "%s: %s", path, strerror(errno));
-		goto out_close;
-	}
-	r.type = type_of(st.st_mode);
-	r.size = (uint64_t)st.st_size;
-	r.mode = (uint32_t)(st.st_mode & 07777);
-	r.nlink = (uint64_t)st.st_nlink;
-	r.mtime_sec = (int64_t)st.st_mtim.tv_sec;
-	r.mtime_nsec = st.st_mtim.tv_nsec;
-	if (S_ISLNK(st.st_mode)) {
-		n = readlinkat(dirfd, name, link, sizeof(link) - 1);
-		if (n < 0) {
-			err = ward_err(-errno, "%s: %s", path, strerror(errno));
-			goto out_close;
-		}
-		link[n] = '\0';
-		r.link_target = strdup(link);
-		if (!r.link_target) {
-			err = ward_err(-ENOMEM, "out of memory");
-			goto out_close;
-		}
-	}
-	r.resolved = c.path;
-	c.path = NULL;
-	*out = r;
-out_close:
-	close(dirfd);
-out_free:
-	canon_clear(&c);
-	free(abs);
-	return err;
-}
-
-void ward_fs_stat_clear(struct ward_fs_stat *st)
-{
-	if (!st)
-		return;
-	free(st->resolved);
-	free(st->link_target);
-	memset(st, 0, sizeof(*st));
 }
 
 /* --- rendering --------------------------------------------------------- */

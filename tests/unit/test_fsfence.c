@@ -1,5 +1,6 @@
 /*
- * Unit tests for src/libward/fsfence.c: the in-process file fence.
+ * Unit tests for src/libward/fsfence.c and fsfence_ops.c: the in-process
+ * file fence.
  *
  * Every test gets a fresh base directory under /var/tmp (not /tmp: /tmp is
  * itself a writable root under workspace-write) holding:

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,10 +25,8 @@
 
 #include "config_internal.h"
 #include "internal.h"
-#include "protect.h"
 #include "util/util.h"
 #include "ward/config.h"
-#include "ward/env.h"
 
 /* --- errors and warnings ------------------------------------------------ */
 

@@ -5,29 +5,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libfyaml.h>
 
 #include "config_internal.h"
 #include "internal.h"
-#include "protect.h"
-#include "util/util.h"
 #include "ward/config.h"
 #include "ward/env.h"
 

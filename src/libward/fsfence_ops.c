@@ -10,18 +10,13 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fsfence_internal.h"
 #include "internal.h"
-#include "protect.h"
-#include "util/util.h"
 
 /* --- read -------------------------------------------------------------- */
 

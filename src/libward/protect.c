@@ -14,22 +14,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gitconfig.h"
 #include "internal.h"
 #include "protect.h"
-#include "util/sha256.h"
 #include "util/util.h"
 
 /* A .git file or commondir larger than this is not git's. */

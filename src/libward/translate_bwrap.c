@@ -4,24 +4,13 @@
  * binds, or the launcher's mounts when a Landlock layer runs inside
  * (see translate.c).
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <locale.h>
-#include <regex.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "glob.h"
-#include "util/hide.h"
-#include "util/landlock.h"
 #include "internal.h"
 #include "protect.h"
 #include "translate_impl.h"

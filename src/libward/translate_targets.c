@@ -19,13 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "glob.h"
-#include "util/hide.h"
-#include "util/landlock.h"
 #include "internal.h"
 #include "protect.h"
 #include "translate_impl.h"
 #include "translate_internal.h"
+#include "util/hide.h"
 #include "util/util.h"
 
 struct ward_xlate_limits ward_xl_limits = {

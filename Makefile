@@ -93,8 +93,9 @@ MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
                 $(MUSL_PREFIX)/lib/libevent_extra.a \
                 $(MUSL_PREFIX)/lib/libevent_pthreads.a \
                 $(MUSL_PREFIX)/lib/libevent_core.a
-# That libfyaml carries our patches (scripts/patches/libfyaml/): config.c
-# parses in-process with it, and in a child process with any other.
+# That libfyaml carries our patches (scripts/patches/libfyaml/):
+# config_parse.c parses in-process with it, and in a child process with any
+# other.
 MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
                -DWARD_FYAML_PATCHED
 DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be slower

@@ -777,7 +777,7 @@ static bool sig_ends(int sig)
 }
 
 /* bwrap: end the sandbox's pid 1, and so its whole pid namespace, when
- * its pid is known (bwrap_note_child, under the loop's lock). */
+ * its pid is known (ward_bwrap_note_child, under the loop's lock). */
 static void bwrap_kill_child(struct ward_spawn *sp)
 {
 	if (sp->bwrap_pidfd >= 0)

@@ -757,7 +757,7 @@ struct scan {
 static int scan_judge(struct scan *s, const char *path)
 {
 	/* Scans serve removals and moves: protected paths count as `r-`
-	 * (hidden ones as `--`, through rule_access). */
+	 * (hidden ones as `--`, through ward_fence_rule_access). */
 	if (ward_protect_match(s->f->policy, path) == WARD_ACCESS_RO &&
 	    ward_fence_rule_access(s->f->policy, path) != WARD_ACCESS_NONE)
 		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY, s->given,
@@ -894,8 +894,8 @@ void ward_fence_target_close(struct target *t)
 
 /*
  * Resolve, judge and open the target of a mutation. On success the caller
- * owns @t and releases it with target_close(). Retries when the tree
- * changes between the resolution and the kernel-checked open.
+ * owns @t and releases it with ward_fence_target_close(). Retries when the
+ * tree changes between the resolution and the kernel-checked open.
  */
 int ward_fence_target_open(struct target *t, struct fence *f, const char *given,
 			   unsigned flags)

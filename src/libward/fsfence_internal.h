@@ -52,7 +52,7 @@ struct fence {
 	char *const *roots; /* borrowed from the policy */
 };
 
-/* Flags of target_open(). */
+/* Flags of ward_fence_target_open(). */
 #define T_FOLLOW       0x1 /* follow a symlink as the final component */
 #define T_MISSING_LAST 0x2 /* the entry itself may be missing */
 #define T_MISSING_TAIL 0x4 /* parents may be missing too */
@@ -72,14 +72,15 @@ struct target {
 	const char *name;
 };
 
-/* What replace_file() writes: bytes, or the content of a descriptor. */
+/* What ward_fence_replace_file() writes: bytes, or the content of a
+ * descriptor. */
 struct source {
 	const void *data;
 	size_t len;
 	int fd; /* >= 0: copy from here instead */
 };
 
-/* Flags of replace_file(). */
+/* Flags of ward_fence_replace_file(). */
 #define R_EXCLUSIVE 0x1 /* fail with -EEXIST rather than replace */
 
 /* A growable byte buffer, always NUL-terminated. */
@@ -108,7 +109,8 @@ char *ward_fence_path_lexical(const char *abs);
 /* Whether @path has a ".." component. */
 bool ward_fence_has_dotdot(const char *path);
 /* Resolve @abs like the kernel would, in user space, tolerating missing
- * trailing components (see fsfence.c); release with canon_clear. */
+ * trailing components (see fsfence.c); release with
+ * ward_fence_canon_clear(). */
 int ward_fence_canon_resolve(struct canon *out, const char *abs,
 			     bool follow_last);
 void ward_fence_canon_clear(struct canon *c);

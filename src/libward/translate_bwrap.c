@@ -285,7 +285,7 @@ void ward_xl_plan_bwrap(struct ward_xlate *p)
 	 * its whole mount table for every one of its own mounts (seconds for
 	 * hundreds of matches). Protected paths and what lies outside the
 	 * roots stay in bwrap's profile. (Asked only when there is such a
-	 * match: can_mount() forks once per process.)
+	 * match: ward_xl_can_mount() forks once per process.)
 	 */
 	int to_inner = p->inner_hides ? -1 : 0;
 

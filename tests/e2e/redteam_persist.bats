@@ -329,9 +329,10 @@ traps_case() {
 	[[ "$output" == *"unprotect"*"$WS/.vscode"* ]] || fail "config check does not show it"
 }
 
-# A project file is a ceiling (config.c, cignore): its unprotect is ignored
-# with a warning naming the file and line, never a lockout, and the paths
-# stay protected; --config may not release a path either (an error).
+# A project file is a ceiling (config_schema.c, ward_cfg_ignore): its
+# unprotect is ignored with a warning naming the file and line, never a
+# lockout, and the paths stay protected; --config may not release a path
+# either (an error).
 @test "unprotect in a project file is ignored (the path stays protected); in --config an error" {
 	require_runner landlock
 	mkdir -p "$WS/.ward"

@@ -9,8 +9,8 @@
  *   raw-fork      fork + execve(/bin/true) + waitpid
  *   raw-spawn     posix_spawn(/bin/true) + waitpid (glibc: CLONE_VFORK)
  *   ward-none     ward_exec_run, danger-full-access (libward's bare spawn)
- *   ward-landlock ward_exec_run, forced landlock runner, read-only,
- *                 in-process confinement
+ *   ward-landlock ward_exec_run, forced landlock runner, read-only
+ *                 (through landlock-run, which stays as the keeper)
  *
  * Every libward run streams to /dev/null with stdin from /dev/null; the
  * raw variants inherit the same /dev/null descriptors.
@@ -62,7 +62,7 @@ static const char *const variant_label[V_COUNT] = {
     "fork+execve+waitpid /bin/true (unconfined)",
     "posix_spawn /bin/true (unconfined, vfork)",
     "libward danger-full-access (bare spawn)",
-    "libward landlock in-process, read-only",
+    "libward landlock (landlock-run), read-only",
 };
 
 struct bench {

@@ -188,6 +188,7 @@ paired sv-plain "$((ROUNDS / 3))" "nosv=$LN $JUDGED plain 1000000" \
 	"sv=$LL $JUDGED plain 1000000"
 fi
 
+cd "$ROOT"
 python3 - "$OUT" "$DOC" "${RT[*]:-none}" <<'EOF'
 import json, os, re, sys
 out, doc, rt = sys.argv[1], sys.argv[2], sys.argv[3]

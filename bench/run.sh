@@ -259,10 +259,10 @@ def target(what, a_name, a, b_name, b, limit):
 
 
 pr = sp["probe"]
-target("libward in-process Landlock spawn vs libward unconfined spawn",
+target("libward Landlock spawn (through landlock-run) vs libward unconfined spawn",
        "landlock", sp["ward_landlock"]["median_us"] / 1e3,
        "unconfined", sp["ward_unconfined"]["median_us"] / 1e3, 1.10)
-target("libward in-process Landlock spawn vs raw fork+execve",
+target("libward Landlock spawn (through landlock-run) vs raw fork+execve",
        "landlock", sp["ward_landlock"]["median_us"] / 1e3,
        "fork+exec", sp["raw_fork_exec"]["median_us"] / 1e3, 1.10)
 target("`ward run --runner landlock -- true` vs `sh -c true`",
@@ -325,7 +325,7 @@ spawn_names = [
     ("raw_fork_exec", "fork+execve+waitpid /bin/true"),
     ("raw_posix_spawn", "posix_spawn /bin/true (vfork)"),
     ("ward_unconfined", "libward danger-full-access (bare spawn)"),
-    ("ward_landlock", "libward landlock in-process, read-only"),
+    ("ward_landlock", "libward landlock (landlock-run), read-only"),
 ]
 
 print()
@@ -461,7 +461,7 @@ if px:
              f"close) {pc['endpoint']:.0f} µs.")
     L.append("")
 others = [b for b in env["BENCHES"].split()
-          if b not in ("bench_spawn", "bench_proxy")]
+          if b not in ("bench_spawn", "bench_paired", "bench_proxy")]
 L.append("### Other bench programs")
 L.append("")
 if not others:

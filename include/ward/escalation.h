@@ -22,6 +22,7 @@
 #define WARD_ESCALATION_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #include "common.h"
@@ -125,6 +126,12 @@ struct ward_approval_request {
  * 0 or -ENOMEM.
  */
 WARD_EXTERN int ward_escalation_escape(char **out, const char *text);
+
+/**
+ * ward_escalation_put - write @text to @f escaped as by
+ * ward_escalation_escape() (NULL writes nothing). Returns 0 or -ENOMEM.
+ */
+WARD_EXTERN int ward_escalation_put(FILE *f, const char *text);
 
 /**
  * An approval service: put @req to a person and return their answer. It

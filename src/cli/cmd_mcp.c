@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "session_opts.h"
 #include "policy_opts.h"
+#include "util/util.h"
 
 static const char mcp_usage[] =
     "ward mcp [--workspace DIR | --session ID] [--mode MODE] "
@@ -91,18 +92,15 @@ static void print_help(void)
 /* --drain-timeout SECONDS: a whole number from 0 to 3600. */
 static unsigned long parse_drain(const char *arg)
 {
-	unsigned long v;
-	char *end = NULL;
+	unsigned long long v;
 
-	errno = 0;
-	if (*arg >= '0' && *arg <= '9')
-		v = strtoul(arg, &end, 10);
-	if (!end || *end || errno || v > MCP_TIMEOUT_MAX_MS / 1000)
+	if (!cli_parse_scaled(&v, arg, NULL) ||
+	    v > MCP_TIMEOUT_MAX_MS / 1000)
 		die_usage(mcp_usage,
 			  "invalid --drain-timeout '%s' (expected a whole "
 			  "number of seconds from 0 to %lu)",
 			  arg, MCP_TIMEOUT_MAX_MS / 1000);
-	return v * 1000;
+	return (unsigned long)v * 1000;
 }
 
 /* --- set-up ------------------------------------------------------------ */
@@ -143,16 +141,6 @@ static void create_session(ward_session **out, const char *workspace,
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 }
 
-/* Whether the canonical @dir is @path or an ancestor of it. */
-static bool is_ancestor(const char *dir, const char *path)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
-}
-
 /*
  * Some clients start servers in / or in the home directory. Under
  * workspace-write that would make the whole tree writable, so a workspace
@@ -174,7 +162,7 @@ static void check_implicit_workspace(const ward_config *cfg,
 		free(home);
 		return;
 	}
-	wide = strcmp(ws, "/") == 0 || (home && is_ancestor(ws, home));
+	wide = strcmp(ws, "/") == 0 || (home && util_path_within(home, ws));
 	free(home);
 	if (wide)
 		die_usage(mcp_usage,

@@ -379,20 +379,10 @@ void cli_shell_quote(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
-/*
- * Append @s to @f for a person to read: libward's display escaping
- * (ward_escalation_escape), so a justification, command or file name
- * cannot hide or repaint the question it appears in (a terminal prompt,
- * or an MCP client's approval form). NULL prints nothing.
- */
 void cli_put_display(FILE *f, const char *s)
 {
-	char *e = NULL;
-
-	if (ward_escalation_escape(&e, s) != 0)
+	if (ward_escalation_put(f, s) != 0)
 		die(CLI_EXIT_WARD, "out of memory");
-	fputs(e, f);
-	ward_free(e);
 }
 
 size_t cli_subcommand(const struct cli_command *subs, const char *cmd,

@@ -526,3 +526,18 @@ int ward_escalation_escape(char **out, const char *text)
 	*out = buf;
 	return 0;
 }
+
+int ward_escalation_put(FILE *f, const char *text)
+{
+	char *e = NULL;
+	int err;
+
+	if (!text)
+		return 0;
+	err = ward_escalation_escape(&e, text);
+	if (err)
+		return err;
+	fputs(e, f);
+	free(e);
+	return 0;
+}

@@ -35,20 +35,11 @@ noreturn void mcp_oom(void)
 	exit(125);
 }
 
-/*
- * Put @s on @f as escaped for an approval form: it cannot hide or repaint
- * the question (see ward_escalation_escape). NULL puts nothing.
- */
+/* Put @s on @f escaped for an approval form (ward_escalation_put). */
 static void put_display(FILE *f, const char *s)
 {
-	char *e = NULL;
-
-	if (!s)
-		return;
-	if (ward_escalation_escape(&e, s) != 0)
+	if (ward_escalation_put(f, s) != 0)
 		mcp_oom();
-	fputs(e, f);
-	ward_free(e);
 }
 
 /* --- writing --------------------------------------------------------- */

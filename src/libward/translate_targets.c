@@ -1039,9 +1039,11 @@ void ward_xl_warn_globs(struct ward_xlate *p, bool only_hidden, bool skip_roots)
 			    !group_needed(p, g))
 				continue;
 			ward_xl_rule_name(name, sizeof(name), p, i);
+			/* What lies beyond the bound is not enforced: the
+			 * call's enforcement is partial, and says why. */
 			if (g->stopped)
-				ward_xl_linef(
-				    &p->warn,
+				ward_xl_unenforced(
+				    p,
 				    "%s: %s: the walk below %s stopped at its "
 				    "bound (%zu entries or %u ms): matches "
 				    "beyond it are not covered by %s; the fs "

@@ -120,14 +120,19 @@ static const char usage_text[] =
     "              a COMMAND that cannot be executed is the command's\n"
     "              failure, reported like a shell: exit 127 (not found)\n"
     "              or 126, not 125\n"
-    "  --net-off   no network: no TCP bind or connect, and no socket\n"
-    "              but unix and route netlink (UDP, raw, packet refused)\n"
+    "  --net-off   no network: every inet connect and send fails with\n"
+    "              ENETUNREACH, no inet bind or listen; no socket but\n"
+    "              unix, route netlink, TCP and UDP (others: EAFNOSUPPORT)\n"
     "  --net-connect PORT\n"
-    "              TCP connect to PORT only (a proxy's), no bind; sockets\n"
-    "              limited to unix, route netlink and TCP (Landlock ABI 4)\n"
+    "              TCP connect to " WARD_LL_PROXY_ADDR ":PORT only (a proxy's;\n"
+    "              others ECONNREFUSED), no bind; sockets as --net-off\n"
+    "              (Landlock ABI 4)\n"
+    "  --net-local the network namespace is the sandbox's own (bwrap's):\n"
+    "              refuse only vsock and non-route netlink sockets\n"
     "  --pid-fd N  write the pid of the process that confines itself\n"
     "              (the one the kernel's audit records name) to the\n"
-    "              open descriptor N, then close it\n"
+    "              open descriptor N; the supervisor then writes there\n"
+    "              its record of refused network access (supervise.h)\n"
     "  --hide PATH    hide PATH, in a private mount namespace: a\n"
     "              directory behind an empty read-only tmpfs, a file\n"
     "              behind /dev/null (neither readable nor writable)\n"
@@ -144,11 +149,12 @@ static const char usage_text[] =
     "  --version   show the version\n"
     "\n"
     "The command runs without capabilities, with no_new_privs, and without\n"
-    "descriptors other than 0, 1 and 2. A supervisor outside the sandbox\n"
-    "refuses (EACCES) chmod, chown, extended attributes, timestamps and\n"
-    "inode flags outside the --rw paths, and connecting to a unix socket\n"
-    "that is neither named by --allow-unix nor bound during the run in a\n"
-    "--rw directory; io_uring is refused (ENOSYS). Launcher failures print\n"
+    "descriptors other than 0, 1 and 2. A supervisor performs or refuses\n"
+    "(EACCES) chmod, chown, extended attributes, timestamps and inode\n"
+    "flags outside the --rw paths, and every connect, bind and addressed\n"
+    "send: a unix socket is reachable only when the command's own\n"
+    "processes bound it or --allow-unix names it. io_uring is refused\n"
+    "(ENOSYS). Launcher failures print\n"
     "\"" PROG ": <message>\" and exit 125.\n";
 
 static void die(const char *fmt, ...)
@@ -347,6 +353,10 @@ static void parse(struct plan *p, int argc, char **argv)
 			if (p->net != WARD_LL_NET_ON)
 				die_usage("give one network option", a);
 			p->net = WARD_LL_NET_OFF;
+		} else if (strcmp(a, "--net-local") == 0) {
+			if (p->net != WARD_LL_NET_ON)
+				die_usage("give one network option", a);
+			p->net = WARD_LL_NET_LOCAL;
 		} else if (is_opt(a, "--net-connect")) {
 			const char *v =
 			    opt_value(argc, argv, &i, "--net-connect");
@@ -470,6 +480,7 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 {
 	static const char *const rw[] = {"/dev/null"};
 	struct ward_sv sv = WARD_SV_INIT;
+	struct ward_sv_config cfg = {.report_fd = -1, .net = WARD_LL_NET_ON};
 	char err[256];
 	bool scope_signal = (rs->scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
 	pid_t parent = getppid();
@@ -497,12 +508,14 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 	/* Every run has a supervisor: one that cannot start or arm here
 	 * (seccomp without user notification, a listener already installed
 	 * by an outer sandbox) would fail every run. */
-	if (ward_sv_spawn(&sv, rw, 1, NULL, 0, err, sizeof(err)) != 0) {
-		fprintf(stderr, PROG ": probe: %s\n", err);
-		return 1;
-	}
 	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	cfg.rw = rw;
+	cfg.nrw = 1;
+	if (ward_sv_spawn(&sv, &cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": probe: %s\n", err);
 		return 1;
 	}
 	if (ward_sv_arm(&sv, err, sizeof(err)) != 0) {
@@ -890,8 +903,7 @@ static void keep(struct keeper *out, int pid_fd)
 		/* A session of its own (the keeper forwards to its group);
 		 * in a pid namespace, init gives the command one. */
 		setsid();
-		if (pid_fd >= 0)
-			close(pid_fd);
+		/* pid_fd stays open here: the supervisor reports on it. */
 		if (k.pidns) {
 			close(st_p[0]);
 			close(alive_p[1]);
@@ -1073,18 +1085,28 @@ int main(int argc, char **argv)
 		die_prepare(ret, err);
 	report_partial(&rs);
 
-#ifndef LANDLOCK_RUN_NO_SUPERVISOR
-	/* Outside the domain: forked before landlock_restrict_self. */
-	ret = ward_sv_spawn(&sv, p.rw, p.nrw, p.unix_ok, p.nunix, err,
-			    sizeof(err));
-	if (ret)
-		die("%s", err);
-#endif
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)
 		die("%s", err);
 	ward_ll_close(&rs);
 #ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	/* Inside the domain, under its filters: what it performs for the
+	 * command meets the command's own checks (supervise.h). */
+	{
+		struct ward_sv_config cfg = {
+		    .rw = p.rw,
+		    .nrw = p.nrw,
+		    .unix_ok = p.unix_ok,
+		    .nunix = p.nunix,
+		    .net = p.net,
+		    .net_port = p.net_port,
+		    .report_fd = p.pid_fd,
+		};
+
+		ret = ward_sv_spawn(&sv, &cfg, err, sizeof(err));
+		if (ret)
+			die("%s", err);
+	}
 	ret = ward_sv_arm(&sv, err, sizeof(err));
 	if (ret)
 		die("%s", err);
@@ -1093,6 +1115,8 @@ int main(int argc, char **argv)
 	 * supervisor is this build's difference. Never installed. */
 	(void)sv;
 #endif
+	if (p.pid_fd >= 0)
+		close(p.pid_fd);
 	if (k.pidns)
 		init_run(&k); /* returns in the command's process */
 

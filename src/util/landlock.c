@@ -413,6 +413,8 @@ static int net_plan(struct ward_ll_ruleset *rs, int net, unsigned port,
 	rs->handled_net = 0;
 	if (net == WARD_LL_NET_ON)
 		return 0;
+	if (net == WARD_LL_NET_LOCAL)
+		return 0; /* the namespace's own: the family filter only */
 	if (net != WARD_LL_NET_OFF && net != WARD_LL_NET_CONNECT) {
 		snprintf(err, err_len, "unknown network setting %d", net);
 		return -EINVAL;
@@ -909,7 +911,9 @@ static int install_metadata_filter(bool rw_dir)
 #define LL_AF_INET6	  10
 #define LL_AF_NETLINK	  16
 #define LL_SOCK_STREAM	  1
+#define LL_SOCK_DGRAM	  2
 #define LL_IPPROTO_TCP	  6
+#define LL_IPPROTO_UDP	  17
 #define LL_NETLINK_ROUTE  0
 #define LL_MSG_FASTOPEN	  0x20000000U
 #define LL_SOCK_TYPE_MASK 0xfU
@@ -937,11 +941,16 @@ enum ll_label {
 	L_NONE = 0,
 	L_SOCK,
 	L_INET,
+	L_TCP,
+	L_UDP,
 	L_NL,
 	L_FLAGS2,
 	L_FLAGS3,
 	L_ALLOW,
 	L_DENY,
+	L_NOAF,
+	L_NOPROTO,
+	L_UNREACH,
 	L_COUNT
 };
 
@@ -974,19 +983,29 @@ static uint32_t arg_lo(int i)
 }
 #endif
 
+/* An unconditional jump to @l (resolved into k below). */
+static void asm_goto(struct ll_asm *a, enum ll_label l)
+{
+	asm_put(a, BPF_JMP | BPF_JA, 0, l, L_NONE);
+}
+
 /*
  * Install the network filter for @net (see ward_ll_enforce). Kept apart
  * from the metadata filter: each is one seccomp program, and the kernel
- * runs both (the strictest answer wins). Returns 0 or -errno.
+ * runs both (the strictest answer wins). The refusals give the errors of
+ * a kernel without the family or protocol, which programs read as "no
+ * network here" and give up on at once (EACCES made wget retry for 90 s).
+ * Returns 0 or -errno.
  */
 static int install_net_filter(int net)
 {
 #ifdef LL_AUDIT_ARCH
 	struct ll_asm a = {.n = 0};
 	struct ll_sock_fprog prog;
-	const uint32_t deny = SECCOMP_RET_ERRNO | (EACCES & 0xffff);
 	const uint16_t jeq = BPF_JMP | BPF_JEQ | BPF_K;
 	const uint16_t ld = BPF_LD | BPF_W | BPF_ABS;
+	const uint16_t ret = BPF_RET | BPF_K;
+	const bool local = net == WARD_LL_NET_LOCAL;
 
 	asm_put(&a, ld, offsetof(struct ll_seccomp_data, arch), L_NONE, L_NONE);
 	asm_put(&a, jeq, LL_AUDIT_ARCH, L_NONE, L_DENY);
@@ -996,51 +1015,68 @@ static int install_net_filter(int net)
 #endif
 	asm_put(&a, jeq, LL_NR_SOCKET, L_SOCK, L_NONE);
 	asm_put(&a, jeq, LL_NR_SOCKETPAIR, L_SOCK, L_NONE);
-	asm_put(&a, jeq, LL_NR_SENDTO, L_FLAGS3, L_NONE);
-	asm_put(&a, jeq, LL_NR_SENDMMSG, L_FLAGS3, L_NONE);
-	asm_put(&a, jeq, LL_NR_SENDMSG, L_FLAGS2, L_NONE);
-	/* io_uring's socket and connect operations bypass seccomp. */
-	asm_put(&a, jeq, LL_NR_IO_URING_SETUP, L_DENY, L_ALLOW);
+	if (!local) {
+		asm_put(&a, jeq, LL_NR_SENDTO, L_FLAGS3, L_NONE);
+		asm_put(&a, jeq, LL_NR_SENDMMSG, L_FLAGS3, L_NONE);
+		asm_put(&a, jeq, LL_NR_SENDMSG, L_FLAGS2, L_NONE);
+		/* io_uring's socket and connect operations bypass seccomp. */
+		asm_put(&a, jeq, LL_NR_IO_URING_SETUP, L_UNREACH, L_NONE);
+	}
+	asm_goto(&a, L_ALLOW);
 
 	/* socket(domain, type, protocol), socketpair likewise. */
 	asm_label(&a, L_SOCK);
 	asm_put(&a, ld, arg_lo(0), L_NONE, L_NONE);
 	asm_put(&a, jeq, LL_AF_UNIX, L_ALLOW, L_NONE);
 	asm_put(&a, jeq, LL_AF_NETLINK, L_NL, L_NONE);
-	if (net == WARD_LL_NET_CONNECT) {
-		asm_put(&a, jeq, LL_AF_INET, L_INET, L_NONE);
-		asm_put(&a, jeq, LL_AF_INET6, L_INET, L_DENY);
-	} else {
-		asm_put(&a, BPF_JMP | BPF_JA, 0, L_NONE, L_NONE);
-		a.jt[a.n - 1] = L_DENY; /* resolved into k below */
-	}
-	/* Stream sockets of TCP only: no UDP (DNS), no raw, no SCTP. */
+	asm_put(&a, jeq, LL_AF_INET, L_INET, L_NONE);
+	asm_put(&a, jeq, LL_AF_INET6, L_INET, L_NOAF);
+	/* inet: TCP streams and UDP datagrams only — the supervisor judges
+	 * their every destination; no raw, no SCTP (which can connect
+	 * through setsockopt), no MPTCP. The namespace's own: anything. */
 	asm_label(&a, L_INET);
-	asm_put(&a, ld, arg_lo(1), L_NONE, L_NONE);
-	asm_put(&a, BPF_ALU | BPF_AND | BPF_K, LL_SOCK_TYPE_MASK, L_NONE,
-		L_NONE);
-	asm_put(&a, jeq, LL_SOCK_STREAM, L_NONE, L_DENY);
+	if (local) {
+		asm_goto(&a, L_ALLOW);
+	} else {
+		asm_put(&a, ld, arg_lo(1), L_NONE, L_NONE);
+		asm_put(&a, BPF_ALU | BPF_AND | BPF_K, LL_SOCK_TYPE_MASK,
+			L_NONE, L_NONE);
+		asm_put(&a, jeq, LL_SOCK_STREAM, L_TCP, L_NONE);
+		asm_put(&a, jeq, LL_SOCK_DGRAM, L_UDP, L_NOPROTO);
+	}
+	asm_label(&a, L_TCP);
 	asm_put(&a, ld, arg_lo(2), L_NONE, L_NONE);
 	asm_put(&a, jeq, 0, L_ALLOW, L_NONE);
-	asm_put(&a, jeq, LL_IPPROTO_TCP, L_ALLOW, L_DENY);
-	/* Netlink: routing (interfaces, addresses) only. */
+	asm_put(&a, jeq, LL_IPPROTO_TCP, L_ALLOW, L_NOPROTO);
+	asm_label(&a, L_UDP);
+	asm_put(&a, ld, arg_lo(2), L_NONE, L_NONE);
+	asm_put(&a, jeq, 0, L_ALLOW, L_NONE);
+	asm_put(&a, jeq, LL_IPPROTO_UDP, L_ALLOW, L_NOPROTO);
+	/* Netlink: routing (interfaces, addresses) only — not the
+	 * kernel's uevents, audit or socket diagnostics. */
 	asm_label(&a, L_NL);
 	asm_put(&a, ld, arg_lo(2), L_NONE, L_NONE);
-	asm_put(&a, jeq, LL_NETLINK_ROUTE, L_ALLOW, L_DENY);
+	asm_put(&a, jeq, LL_NETLINK_ROUTE, L_ALLOW, L_NOPROTO);
 	/* sendmsg(fd, msg, flags): Fast Open connects without connect(). */
 	asm_label(&a, L_FLAGS2);
 	asm_put(&a, ld, arg_lo(2), L_NONE, L_NONE);
-	asm_put(&a, BPF_JMP | BPF_JSET | BPF_K, LL_MSG_FASTOPEN, L_DENY,
+	asm_put(&a, BPF_JMP | BPF_JSET | BPF_K, LL_MSG_FASTOPEN, L_UNREACH,
 		L_ALLOW);
 	/* sendto(fd, buf, len, flags, …), sendmmsg(fd, vec, n, flags). */
 	asm_label(&a, L_FLAGS3);
 	asm_put(&a, ld, arg_lo(3), L_NONE, L_NONE);
-	asm_put(&a, BPF_JMP | BPF_JSET | BPF_K, LL_MSG_FASTOPEN, L_DENY,
+	asm_put(&a, BPF_JMP | BPF_JSET | BPF_K, LL_MSG_FASTOPEN, L_UNREACH,
 		L_ALLOW);
 	asm_label(&a, L_ALLOW);
-	asm_put(&a, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, L_NONE, L_NONE);
+	asm_put(&a, ret, SECCOMP_RET_ALLOW, L_NONE, L_NONE);
 	asm_label(&a, L_DENY);
-	asm_put(&a, BPF_RET | BPF_K, deny, L_NONE, L_NONE);
+	asm_put(&a, ret, SECCOMP_RET_ERRNO | EACCES, L_NONE, L_NONE);
+	asm_label(&a, L_NOAF);
+	asm_put(&a, ret, SECCOMP_RET_ERRNO | EAFNOSUPPORT, L_NONE, L_NONE);
+	asm_label(&a, L_NOPROTO);
+	asm_put(&a, ret, SECCOMP_RET_ERRNO | EPROTONOSUPPORT, L_NONE, L_NONE);
+	asm_label(&a, L_UNREACH);
+	asm_put(&a, ret, SECCOMP_RET_ERRNO | ENETUNREACH, L_NONE, L_NONE);
 
 	for (size_t i = 0; i < a.n; i++) {
 		if (a.f[i].code == (BPF_JMP | BPF_JA)) {
@@ -1093,6 +1129,28 @@ int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 				 : 0) != 0)
 		return set_err(err, err_len, "landlock_restrict_self", errno);
 	return 0;
+}
+
+int ward_ll_scope_self(void)
+{
+	struct landlock_ruleset_attr attr;
+	long abi, fd;
+	int ret = 0;
+
+	abi = syscall(__NR_landlock_create_ruleset, NULL, 0,
+		      LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 6)
+		return 0; /* nothing scopes signals here */
+	memset(&attr, 0, sizeof(attr));
+	attr.scoped =
+	    LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+	fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0U);
+	if (fd < 0)
+		return -errno;
+	if (syscall(__NR_landlock_restrict_self, (int)fd, 0U) != 0)
+		ret = -errno;
+	close((int)fd);
+	return ret;
 }
 
 void ward_ll_close(struct ward_ll_ruleset *rs)

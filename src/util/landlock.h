@@ -72,17 +72,30 @@
 
 /*
  * What a ruleset does about the network (network.h's knob as the runner
- * sees it). ON: nothing. OFF: TCP bind and connect handled with no rule
- * (ABI >= 4) and, in the network filter (seccomp), every socket family
- * but unix and route netlink refused — so off holds below ABI 4 too.
- * CONNECT: TCP connect only to one port (the proxy endpoint's), no bind;
- * sockets limited to unix, route netlink and TCP; needs ABI >= 4.
+ * sees it).
+ *
+ * ON: nothing (the host's network).
+ * LOCAL: the network namespace is the sandbox's own (bwrap's): only the
+ *   socket families a namespace does not isolate are refused — vsock, and
+ *   netlink but for routing — with EAFNOSUPPORT / EPROTONOSUPPORT.
+ * OFF: TCP bind and connect handled with no rule (ABI >= 4), the family
+ *   filter as for LOCAL, inet only TCP and UDP sockets; the supervisor
+ *   answers every inet connect and send ENETUNREACH ("no network here",
+ *   as an empty namespace does) and refuses inet bind and listen
+ *   (EADDRNOTAVAIL) — so off holds below ABI 4 too.
+ * CONNECT: as OFF, but TCP connect to one port (the proxy endpoint's,
+ *   ABI >= 4) and, in the supervisor, to one address: WARD_LL_PROXY_ADDR
+ *   at that port; any other destination ECONNREFUSED.
  */
 enum ward_ll_net {
 	WARD_LL_NET_ON = 0,
 	WARD_LL_NET_OFF,
 	WARD_LL_NET_CONNECT,
+	WARD_LL_NET_LOCAL,
 };
+
+/** The proxy endpoint's address under WARD_LL_NET_CONNECT (127.0.0.1). */
+#define WARD_LL_PROXY_ADDR "127.0.0.1"
 
 /** A prepared ruleset, ready to enforce. */
 struct ward_ll_ruleset {
@@ -141,7 +154,7 @@ int ward_ll_prepare(struct ward_ll_ruleset *out, const char *const *ro,
  * (enum ward_ll_net) and @port (CONNECT only, 1..65535). CONNECT on a
  * kernel below ABI 4 fails with -EAFNOSUPPORT (the allowlist could not be
  * enforced: nothing would limit TCP connections). OFF below ABI 4 is
- * enforced by the network filter alone.
+ * enforced by the network filter and the supervisor alone.
  */
 int ward_ll_prepare_net(struct ward_ll_ruleset *out, const char *const *ro,
 			size_t nro, const char *const *rw, size_t nrw, int net,
@@ -178,13 +191,25 @@ int ward_ll_drop_caps(char *err, size_t err_len);
  *
  * With a network setting other than ON it also installs the network
  * filter (seccomp): socket() and socketpair() succeed only for AF_UNIX,
- * AF_NETLINK with NETLINK_ROUTE and (CONNECT) AF_INET/AF_INET6 stream
- * sockets of protocol 0 or TCP; anything else (UDP, so DNS; raw; packet)
- * fails with EACCES, as do io_uring_setup and TCP Fast Open sends (which
- * connect without connect()).
+ * AF_NETLINK with NETLINK_ROUTE, and AF_INET/AF_INET6 (LOCAL: any; OFF
+ * and CONNECT: TCP streams and UDP datagrams, whose every destination the
+ * supervisor judges); another family fails with EAFNOSUPPORT, another
+ * netlink or inet protocol with EPROTONOSUPPORT (what a kernel without
+ * them says: programs take it for "no network here"). OFF and CONNECT
+ * also refuse io_uring_setup and TCP Fast Open sends (which connect
+ * without connect()): ENETUNREACH.
  */
 int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err,
 		    size_t err_len);
+
+/**
+ * ward_ll_scope_self - restrict the calling process with one more
+ * Landlock layer that handles no access right and only scopes signals and
+ * abstract unix sockets (ABI >= 6; below, returns 0 and does nothing).
+ * ward_sv_arm() uses it so the supervisor, forked into the outer layer,
+ * is out of the command's reach. Async-signal-safe. 0 or -errno.
+ */
+int ward_ll_scope_self(void);
 
 /** ward_ll_close - close the ruleset fd (if any). */
 void ward_ll_close(struct ward_ll_ruleset *rs);

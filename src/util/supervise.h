@@ -1,41 +1,75 @@
 /*
  * ward — the seccomp supervisor: what Landlock cannot govern, judged by a
- * process outside the sandbox.
+ * process that performs what it allows itself.
  *
  * Landlock has no right for chmod, chown, extended attributes (ACLs
- * included), timestamps or the inode-flag ioctls, and none for connecting
- * to a pathname unix socket. A confined command keeps its uid, so a root
- * caller's command could chmod /etc/shadow or talk to docker.sock as root,
- * and anyone's command could reach the user's D-Bus or tmux server and run
- * something unconfined. The supervisor closes both:
+ * included), timestamps or the inode-flag ioctls, none for connecting to a
+ * pathname unix socket, and governs TCP by port, not by address. A
+ * confined command keeps its uid, so a root caller's command could chmod
+ * /etc/shadow or talk to docker.sock as root, anyone's command could reach
+ * the user's D-Bus or tmux server, and an allowlisted command could
+ * connect to any address at the proxy's port. The supervisor closes that:
  *
- *   1. ward_sv_spawn(), before landlock_restrict_self(): fork (twice, so
- *      the supervisor is nobody's child in the command's tree) a process
- *      that stays outside the Landlock domain. Landlock's signal scope
- *      (ABI 6) and its ptrace rule keep the command from signalling or
- *      tracing it.
- *   2. ward_sv_arm(), after no_new_privs: install a seccomp filter whose
- *      interesting calls return SECCOMP_RET_USER_NOTIF, and hand the
- *      listener to the supervisor over a socketpair.
- *   3. The supervisor resolves each call's path through /proc/PID/{cwd,fd}
- *      and lets it continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE) only when
- *      the object lies in a writable grant (metadata), or is a unix socket
- *      bound in a writable root during this call, or one named by
- *      --allow-unix (sockets); everything else fails with EACCES. A dead
- *      supervisor fails closed: the kernel answers ENOSYS.
+ *   1. ward_sv_spawn(), after ward_ll_enforce(): fork (twice, so the
+ *      supervisor is nobody's child in the command's tree) a process that
+ *      lives in the command's Landlock domain and under its metadata and
+ *      network filters, so that every call it performs for the command
+ *      meets the kernel's checks the command would meet (Landlock's file
+ *      rules — MAKE_SOCK for a bind —, its TCP port rules, its abstract
+ *      socket scope, DAC with the same uid and no capability).
+ *   2. ward_sv_arm(): put the command in a nested Landlock layer that only
+ *      scopes signals and abstract sockets (ABI 6), so the command cannot
+ *      signal the supervisor, which is outside that layer; install a
+ *      seccomp filter whose judged calls return SECCOMP_RET_USER_NOTIF;
+ *      hand the listener to the supervisor.
+ *   3. For every notification the supervisor either refuses the call or
+ *      performs it itself on the object it checked and returns the
+ *      result; it never lets the kernel continue a call it judged
+ *      (SECCOMP_USER_NOTIF_FLAG_CONTINUE would look the descriptor and the
+ *      user memory up again). Descriptors are taken with pidfd_getfd();
+ *      paths and addresses are copied once, resolved once, and acted on
+ *      through the supervisor's own handle. A dead supervisor fails
+ *      closed: the kernel answers every judged call with ENOSYS.
+ *
+ * The judging seam (for an in-process keeper later, and for fuzzing): one
+ * notification is judged by ward_sv_judge() over the state, the
+ * notification record and a target (struct ward_sv_target: a memory
+ * reader/writer, a descriptor copier, the target's cwd and root, and the
+ * "is the notification still pending" check). ward_sv_judge() does no I/O
+ * of its own beyond the target's operations and the system calls it
+ * performs on the descriptors those return; it never blocks (a call that
+ * would block is returned as a wait, see struct ward_sv_verdict), so any
+ * event loop can drive it. A fake target — canned memory, descriptors of
+ * temporary files, valid() always 0 — exercises the whole decoding.
  *
  * libc only, async-signal-safe after ward_sv_spawn() has returned in the
- * caller (the executor calls it between fork and exec): compiled into
- * libward and into the static landlock-run, like landlock.c. The residual
- * race (the path can change between the check and the kernel's own
- * resolution) is described in docs/RUNNERS.md.
+ * caller (the launcher calls it between fork and exec): compiled into
+ * libward and into the static landlock-run, like landlock.c. What holds
+ * and what is refused is in docs/RUNNERS.md ("the supervisor").
  */
 #ifndef WARD_SUPERVISE_H
 #define WARD_SUPERVISE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/** What the supervisor is told about the call it serves. */
+struct ward_sv_config {
+	/* The writable grants (landlock-run's --rw paths): metadata changes
+	 * are allowed strictly beneath a directory grant or on a
+	 * regular-file grant. */
+	const char *const *rw;
+	size_t nrw;
+	/* Unix socket paths reachable whatever made them (--allow-unix; a
+	 * directory allows every socket beneath it). */
+	const char *const *unix_ok;
+	size_t nunix;
+	int net;	   /* enum ward_ll_net (landlock.h) */
+	unsigned net_port; /* WARD_LL_NET_CONNECT: the proxy's port */
+	int report_fd;	   /* the status channel (struct ward_sv_report), -1 */
+};
 
 /** The caller's side of a spawned supervisor. */
 struct ward_sv {
@@ -49,39 +83,156 @@ struct ward_sv {
 	}
 
 /**
- * ward_sv_spawn - start the supervisor for a command about to be confined.
- * @rw: the writable grants (landlock-run's --rw paths); metadata changes
- *      are allowed strictly beneath a directory grant or on a regular-file
- *      grant, sockets bound during the call beneath a directory grant.
- * @unix_ok: unix socket paths reachable whatever the roots (a directory
- *      allows every socket beneath it).
+ * ward_sv_spawn - start the supervisor for a command about to run.
  *
- * Call before ward_ll_enforce() (the supervisor must be outside the
- * domain). The strings are only read, in the supervisor's copy of memory.
- * Does not wait for the supervisor to start (it snapshots the grants while
- * the caller builds its ruleset); ward_sv_arm() waits until it has. Returns
- * 0, or -errno with a message in @err.
+ * Call after ward_ll_enforce() (the supervisor must be in the command's
+ * Landlock domain and under its filters) and before ward_sv_arm(). The
+ * configuration's strings are only read, in the supervisor's copy of
+ * memory; @cfg->report_fd is kept open by the supervisor (the caller may
+ * close its copy). Does not wait for the supervisor to start;
+ * ward_sv_arm() waits until it has. Returns 0, or -errno with a message in
+ * @err.
  */
-int ward_sv_spawn(struct ward_sv *sv, const char *const *rw, size_t nrw,
-		  const char *const *unix_ok, size_t nunix, char *err,
-		  size_t err_len);
+int ward_sv_spawn(struct ward_sv *sv, const struct ward_sv_config *cfg,
+		  char *err, size_t err_len);
 
 /**
- * ward_sv_arm - install the notifying filter in the calling process
- * (no_new_privs must be set and every capability dropped: call after
- * ward_ll_enforce(); the supervisor, which holds none, takes the listener
- * with pidfd_getfd()) and hand its listener to the supervisor. Closes sv->sock. Async-signal-safe. Returns 0
- * or -errno with a message in @err (nothing may be exec'd then).
+ * ward_sv_arm - in the calling process: a nested Landlock layer scoping
+ * signals and abstract sockets (ABI >= 6; the supervisor stays outside
+ * it), then the notifying filter, and its listener handed to the
+ * supervisor (no_new_privs must be set and every capability dropped:
+ * call after ward_ll_enforce()). Closes sv->sock. Async-signal-safe.
+ * Returns 0 or -errno with a message in @err (nothing may be exec'd then).
  */
 int ward_sv_arm(struct ward_sv *sv, char *err, size_t err_len);
 
 /** ward_sv_close - drop a supervisor that will not be armed (it exits). */
 void ward_sv_close(struct ward_sv *sv);
 
+/* --- the judging seam ------------------------------------------------------ */
+
+/** One notification, as SECCOMP_IOCTL_NOTIF_RECV fills it (same layout). */
+struct ward_sv_notif {
+	uint64_t id;
+	uint32_t pid; /* the calling thread, in the supervisor's pid ns */
+	uint32_t flags;
+	int32_t nr;
+	uint32_t arch;
+	uint64_t ip;
+	uint64_t args[6];
+};
+
+enum {
+	WARD_SV_DIR_CWD,
+	WARD_SV_DIR_ROOT
+};
+
+/**
+ * What judging needs from the process that made the call. Every function
+ * returns -errno on failure; a descriptor returned is the caller's to
+ * close.
+ */
+struct ward_sv_target_ops {
+	/* Copy @len bytes at @addr of the target into @buf: bytes copied. */
+	ssize_t (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	/* Copy @buf to @addr of the target (sendmmsg's msg_len): bytes. */
+	ssize_t (*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
+	/* A copy of the target's descriptor @fd (pidfd_getfd()). */
+	int (*getfd)(void *ctx, int fd);
+	/* An O_PATH descriptor of the target's cwd or root (WARD_SV_DIR_*). */
+	int (*dir)(void *ctx, int which);
+	/* 0 while the notification is still pending (its target is the one
+	 * the reads above reached), else -ENOENT. Called after everything
+	 * was read and before anything is performed. */
+	int (*valid)(void *ctx);
+	/* Send the target's thread group @sig (the SIGPIPE a failed send
+	 * would have raised); may be NULL. */
+	int (*signal)(void *ctx, int sig);
+};
+
+struct ward_sv_target {
+	const struct ward_sv_target_ops *ops;
+	void *ctx;
+};
+
+enum ward_sv_verdict_kind {
+	WARD_SV_REPLY,	      /* answer now: val, or error */
+	WARD_SV_WAIT_CONNECT, /* a connect under way on fd: when it is
+				 writable, answer ward_sv_connect_result() */
+	WARD_SV_WAIT_REDO,    /* would block: judge the same notification
+				 again when fd is writable (fd -1: after
+				 retry_ms) */
+};
+
+/** What to do with a notification. */
+struct ward_sv_verdict {
+	int kind;	     /* enum ward_sv_verdict_kind */
+	int64_t val;	     /* REPLY: the call's value when error is 0 */
+	int error;	     /* REPLY: 0 or -errno */
+	int fd;		     /* WAIT_*: to poll (the verdict's), or -1 */
+	int retry_ms;	     /* WAIT_REDO without fd */
+	int64_t deadline_ms; /* WAIT_*: CLOCK_MONOTONIC, 0: none */
+	int timeout_error;   /* WAIT_*: the answer at the deadline */
+};
+
+struct ward_sv_state;
+
+/** The size of a struct ward_sv_state (allocate it page-aligned). */
+size_t ward_sv_state_size(void);
+
+/**
+ * ward_sv_state_init - snapshot @cfg into @s (zeroed memory of
+ * ward_sv_state_size() bytes): the grants canonical, with device and
+ * inode. Returns 0 or -errno.
+ */
+int ward_sv_state_init(struct ward_sv_state *s,
+		       const struct ward_sv_config *cfg);
+
+/**
+ * ward_sv_judge - judge notification @n of target @t: refuse it, perform
+ * it on the checked object, or say what to wait for. Writes @v. Never
+ * blocks. Remembers the unix sockets the target binds (device, inode and
+ * birth time) and counts refused network accesses in @s.
+ */
+void ward_sv_judge(struct ward_sv_state *s, const struct ward_sv_notif *n,
+		   const struct ward_sv_target *t, struct ward_sv_verdict *v);
+
+/** ward_sv_connect_result - a finished non-blocking connect: 0 or -errno. */
+int ward_sv_connect_result(int fd);
+
+/**
+ * The status-channel record of refused network access (landlock-run
+ * --pid-fd's channel carries it after the keeper's "PID\n" line). Written
+ * at the first refusal and again, with the final count, when the
+ * supervisor exits. 32 bytes, host byte order but addr/port as noted.
+ */
+struct ward_sv_report {
+	char magic[4];	  /* "WSVN" */
+	uint32_t count;	  /* network accesses refused so far */
+	uint16_t family;  /* of the first one: AF_INET or AF_INET6 */
+	uint16_t port;	  /* its port, host order */
+	uint8_t addr[16]; /* its address, network order (IPv4: 4 bytes) */
+	int32_t error;	  /* the errno the command got */
+};
+
+/** ward_sv_state_report - the record so far; false when nothing refused. */
+bool ward_sv_state_report(const struct ward_sv_state *s,
+			  struct ward_sv_report *out);
+
+/**
+ * ward_sv_report_find - the newest record in a status channel's bytes
+ * (@buf, @len: the keeper's pid line and records). Returns true and
+ * writes *@out when there is one.
+ */
+bool ward_sv_report_find(const void *buf, size_t len,
+			 struct ward_sv_report *out);
+
+/* --- pure helpers (unit-tested) ------------------------------------------- */
+
 /**
  * ward_sv_beneath - the path check: is canonical @path strictly beneath
  * canonical directory @dir (@dir == "/" holds every other absolute path)?
- * Pure string logic on component boundaries; exported for unit tests.
+ * Pure string logic on component boundaries.
  */
 bool ward_sv_beneath(const char *path, const char *dir);
 
@@ -89,10 +240,20 @@ bool ward_sv_beneath(const char *path, const char *dir);
  * ward_sv_sockaddr_path - the filesystem path of a unix socket address,
  * copied NUL-terminated into @out (capacity @len). Returns 1 for a
  * pathname address, 0 for any other (not AF_UNIX, unnamed, abstract) and
- * -EINVAL for a malformed one (no room for the terminating NUL). Pure;
- * exported for unit tests.
+ * -EINVAL for a malformed one (no room for the terminating NUL).
  */
 int ward_sv_sockaddr_path(const void *addr, size_t addrlen, char *out,
 			  size_t len);
+
+/**
+ * ward_sv_net_dest - may a socket reach inet address @addr (@len bytes)
+ * under network setting @net (enum ward_ll_net) with proxy port @port?
+ * ON and LOCAL: yes; OFF: never (-ENETUNREACH); CONNECT: only
+ * 127.0.0.1:@port, also as ::ffff:127.0.0.1 (-ECONNREFUSED otherwise).
+ * @tcp says the socket is a TCP stream (CONNECT allows nothing else).
+ * Returns 0, -errno, or 1 when @addr is not an inet address.
+ */
+int ward_sv_net_dest(int net, unsigned port, const void *addr, size_t len,
+		     bool tcp);
 
 #endif

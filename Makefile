@@ -309,6 +309,13 @@ $(BOXHELPER): tests/e2e/boxhelper.c
 	@$(if $(Q),echo '  CCLD    $@')
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $<
 
+# Attacks on the supervisor for tests/e2e/redteam_seal.bats (not installed).
+SEALHELPER := $(B)/tests/sealhelper
+$(SEALHELPER): tests/e2e/sealhelper.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CCLD    $@')
+	$(Q)$(CC) $(APP_CFLAGS) -pthread -o $@ $<
+
 # The container lane: user namespaces denied as container runtimes deny
 # them (tests/container/nouserns.c); only Landlock runs there.
 NOUSERNS := $(B)/tests/nouserns
@@ -317,7 +324,7 @@ $(NOUSERNS): tests/container/nouserns.c $(DEPS_TEST_STAMP)
 	@$(if $(Q),echo '  CCLD    $@')
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $< -lseccomp
 
-check-container: all $(BOXHELPER) $(NOUSERNS)
+check-container: all $(BOXHELPER) $(SEALHELPER) $(NOUSERNS)
 	@tests/container/run.sh
 
 # A ward whose bwrap profile is deliberately broken (-DWARD_TEST_WEAK_BWRAP:
@@ -364,7 +371,7 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 	@touch $@
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NPM_STAMP)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER) $(NPM_STAMP)
 	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)

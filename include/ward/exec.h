@@ -177,6 +177,17 @@ WARD_EXTERN const char *ward_result_stderr(const ward_result *r, size_t *len);
  * needed by the runner, or not available here).
  */
 WARD_EXTERN enum ward_contain ward_result_contain(const ward_result *r);
+/**
+ * How many network accesses the command attempted that the sandbox
+ * refused — a direct connect or send to an inet address with the network
+ * off, or anywhere but the proxy under an allowlist — as the supervisor
+ * counted them (the Landlock runner; 0 on other runners, whose refusals
+ * the kernel answers unseen). The first one's address, as text, into
+ * @addr (capacity @addr_len; may be NULL) and its port into *@port.
+ */
+WARD_EXTERN unsigned ward_result_network_refused(const ward_result *r,
+						 char *addr, size_t addr_len,
+						 unsigned *port);
 /** Bytes dropped from the middle of stdout / stderr. */
 WARD_EXTERN size_t ward_result_stdout_dropped(const ward_result *r);
 WARD_EXTERN size_t ward_result_stderr_dropped(const ward_result *r);

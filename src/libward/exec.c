@@ -47,7 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -57,6 +59,7 @@
 #include "contain.h"
 #include "exec_internal.h"
 #include "protect.h"
+#include "util/supervise.h"
 #include "util/util.h"
 
 #ifndef __NR_pidfd_open
@@ -119,6 +122,9 @@ struct ward_result {
 	size_t out_len, out_dropped;
 	char *err;
 	size_t err_len, err_dropped;
+	/* The supervisor's record of refused network access (Landlock). */
+	struct ward_sv_report net;
+	bool has_net;
 };
 
 /* --- bounded capture buffer ----------------------------------------------- */
@@ -1227,16 +1233,13 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	r->enforcement = sp->enforcement;
 	r->contain = (enum ward_contain)sp->contain;
 	r->pid = sp->pid;
-	/* The keeper's report on fd 3: the process that confined itself. */
+	/* The keeper's report on fd 3: the process that confined itself,
+	 * and the supervisor's record of refused network access. */
 	if (sp->keeper && sp->json_len > 0) {
-		char num[24];
-		size_t n = sp->json_len < sizeof(num) - 1 ? sp->json_len
-							 : sizeof(num) - 1;
-		long v;
+		long v = 0;
 
-		memcpy(num, sp->json, n);
-		num[n] = '\0';
-		v = strtol(num, NULL, 10);
+		r->has_net = ward_sv_report_find(sp->json, sp->json_len, &v,
+						 &r->net);
 		if (v > 0 && v <= INT_MAX)
 			r->pid = (pid_t)v;
 	}
@@ -1478,6 +1481,20 @@ const char *ward_result_stderr(const ward_result *r, size_t *len)
 enum ward_contain ward_result_contain(const ward_result *r)
 {
 	return r ? r->contain : WARD_CONTAIN_NONE;
+}
+
+unsigned ward_result_network_refused(const ward_result *r, char *addr,
+				     size_t addr_len, unsigned *port)
+{
+	if (!r || !r->has_net)
+		return 0;
+	if (addr && addr_len &&
+	    !inet_ntop(r->net.family == AF_INET6 ? AF_INET6 : AF_INET,
+		       r->net.addr, addr, (socklen_t)addr_len))
+		addr[0] = '\0';
+	if (port)
+		*port = r->net.port;
+	return r->net.count;
 }
 
 size_t ward_result_stdout_dropped(const ward_result *r)

@@ -206,6 +206,11 @@ static int build_inner(ward_plan *p, const char *launcher)
 	}
 	/* The rules' matches inside the roots (translate_bwrap.c). */
 	ward_strv_push_all(&sv, hides);
+	/* bwrap's own network namespace (off, an allowlist): the socket
+	 * families a namespace does not isolate (vsock, netlink but for
+	 * routing) are still refused. */
+	if (p->net != WARD_NETWORK_ON)
+		ward_strv_push(&sv, "--net-local");
 	ward_strv_push(&sv, "--");
 	err = ward_strv_finish(&p->inner, &sv);
 	if (err)

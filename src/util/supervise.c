@@ -581,21 +581,30 @@ bool ward_sv_state_report(const struct ward_sv_state *s,
 	return true;
 }
 
-bool ward_sv_report_find(const void *buf, size_t len,
+bool ward_sv_report_find(const void *buf, size_t len, long *pid,
 			 struct ward_sv_report *out)
 {
 	const unsigned char *b = buf;
 	bool found = false;
 	size_t i = 0;
 
-	/* The keeper's "PID\n" line, then records; either may come first. */
+	/* The keeper's "PID\n" line and records; either may come first. */
 	while (i < len) {
+		long v = 0;
+		bool digits = false;
+
 		if (len - i >= sizeof(*out) && memcmp(b + i, "WSVN", 4) == 0) {
 			memcpy(out, b + i, sizeof(*out));
 			found = true;
 			i += sizeof(*out);
 			continue;
 		}
+		while (i < len && b[i] >= '0' && b[i] <= '9' && v < 1L << 40) {
+			v = v * 10 + (b[i++] - '0');
+			digits = true;
+		}
+		if (digits && i < len && b[i] == '\n' && pid)
+			*pid = v;
 		while (i < len && b[i] != '\n')
 			i++;
 		i++;

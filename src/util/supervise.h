@@ -220,11 +220,12 @@ bool ward_sv_state_report(const struct ward_sv_state *s,
 			  struct ward_sv_report *out);
 
 /**
- * ward_sv_report_find - the newest record in a status channel's bytes
- * (@buf, @len: the keeper's pid line and records). Returns true and
- * writes *@out when there is one.
+ * ward_sv_report_find - read a status channel's bytes (@buf, @len: the
+ * keeper's "PID\n" line and the supervisor's records, in either order):
+ * the pid into *@pid (untouched when there is none), the newest record
+ * into *@out. Returns true when there is a record.
  */
-bool ward_sv_report_find(const void *buf, size_t len,
+bool ward_sv_report_find(const void *buf, size_t len, long *pid,
 			 struct ward_sv_report *out);
 
 /* --- pure helpers (unit-tested) ------------------------------------------- */

@@ -95,12 +95,12 @@ static char *find_bridge(void)
 
 /*
  * The network of the plan, checked against its runner: what each runner
- * enforces (docs/NETWORK.md), what it cannot (partial, with the reason),
- * and what ward refuses rather than run without (an allowlist on a kernel
+ * enforces (docs/NETWORK.md), and what ward refuses rather than run
+ * without (an allowlist on a kernel
  * whose Landlock cannot govern TCP; a network other than on where nothing
  * is confined).
  */
-static int plan_network(ward_plan *p, struct ward_strv *partial)
+static int plan_network(ward_plan *p)
 {
 	int abi;
 
@@ -138,16 +138,8 @@ static int plan_network(ward_plan *p, struct ward_strv *partial)
 					"4, Linux 6.7): use network off or on, "
 					"or install bubblewrap",
 					abi);
-		if (p->net == WARD_NETWORK_ALLOWLIST)
-			ward_strv_push(
-			    partial,
-			    "network allowlist under Landlock: the command "
-			    "keeps the host's network namespace and may "
-			    "connect over TCP only to the proxy's port, but "
-			    "on every address of the host (a local service "
-			    "listening on that port number elsewhere is "
-			    "reachable), and to any unix socket it can name; "
-			    "UDP, raw and other sockets are refused");
+		/* Full: the supervisor performs every connect, and only to
+		 * the proxy endpoint's own address and port (supervise.h). */
 		return 0;
 	case WARD_RUNNER_SEATBELT:
 		/* Off is in the profile (profile_seatbelt.c); an allowlist
@@ -334,29 +326,21 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		err = ward_err(WARD_EINVAL, "%s", ward_xlate_refusal(p->x));
 		goto out_free_plan;
 	}
-	err = plan_network(p, &partial);
-	if (err) {
-		ward_strv_discard(&partial);
+	err = plan_network(p);
+	if (err)
 		goto out_free_plan;
-	}
 	{
 		struct ward_strv w = {0};
 
 		ward_strv_push_all(&w, ward_xlate_warnings(p->x));
-		for (size_t i = 0; i < partial.n; i++)
-			ward_strv_push(&w, partial.v[i]);
 		err = ward_strv_finish(&p->warnings, &w);
-		if (err) {
-			ward_strv_discard(&partial);
+		if (err)
 			goto out_free_plan;
-		}
 	}
 	if (p->runner != WARD_RUNNER_NONE) {
 		err = build_prefix(p, c.inner);
-		if (err) {
-			ward_strv_discard(&partial);
+		if (err)
 			goto out_free_plan;
-		}
 	}
 	ward_strv_push_all(&partial, ward_xlate_partial(p->x));
 	if (p->runner == WARD_RUNNER_BWRAP && !p->inner)

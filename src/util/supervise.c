@@ -1968,13 +1968,20 @@ static void sv_send(int lfd, uint64_t id, int64_t val, int error)
 	(void)ioctl(lfd, SV_IOCTL_NOTIF_SEND, &resp);
 }
 
-/* The record to the status channel: at the first refusal, and at exit. */
-static void sv_report(struct sv_loop *l)
+/*
+ * The record to the status channel: after each of the first 16 refusals,
+ * then at every power of two, and at exit (a supervisor killed by the
+ * keeper's sweep writes no last record: the count read is then a lower
+ * bound past 16).
+ */
+static void sv_report(struct sv_loop *l, bool last)
 {
 	struct ward_sv_report rec;
 
 	if (l->report < 0 || !ward_sv_state_report(l->s, &rec) ||
 	    rec.count == l->reported)
+		return;
+	if (!last && rec.count > 16 && (rec.count & (rec.count - 1)))
 		return;
 	if (write(l->report, &rec, sizeof(rec)) == (ssize_t)sizeof(rec))
 		l->reported = rec.count;
@@ -1995,8 +2002,7 @@ static void sv_handle(struct sv_loop *l, const struct ward_sv_notif *n,
 	ward_sv_judge(l->s, n, &t, &v);
 	if (real.pidfd >= 0)
 		close(real.pidfd);
-	if (l->reported == 0)
-		sv_report(l);
+	sv_report(l, false);
 	if (v.kind == WARD_SV_REPLY) {
 		sv_send(l->lfd, n->id, v.val, v.error);
 		return;
@@ -2249,7 +2255,7 @@ static void sv_main(int sock, pid_t target, const struct ward_sv_config *cfg)
 	close(sock);
 	l.lfd = lfd;
 	sv_serve(&l);
-	sv_report(&l); /* the final count */
+	sv_report(&l, true); /* the final count */
 	_exit(0);
 }
 

@@ -202,9 +202,10 @@ int ward_sv_connect_result(int fd);
 
 /**
  * The status-channel record of refused network access (landlock-run
- * --pid-fd's channel carries it after the keeper's "PID\n" line). Written
- * at the first refusal and again, with the final count, when the
- * supervisor exits. 32 bytes, host byte order but addr/port as noted.
+ * --pid-fd's channel carries it beside the keeper's "PID\n" line). Written
+ * after each of the first 16 refusals, then at every power of two, and
+ * when the supervisor exits (the newest record counts). 32 bytes, host
+ * byte order but addr as noted.
  */
 struct ward_sv_report {
 	char magic[4];	  /* "WSVN" */

@@ -31,12 +31,16 @@
 
 load helpers
 
-SEAL=$E2E_BUILD/tests/sealhelper
 MCPBOX=$E2E_ROOT/tests/e2e/mcp_box.py
 
 setup() {
 	e2e_setup
-	[ -x "$SEAL" ] || skip "$SEAL is not built (make check builds it)"
+	[ -x "$E2E_BUILD/tests/sealhelper" ] ||
+		skip "$E2E_BUILD/tests/sealhelper is not built (make check builds it)"
+	# A copy the sandbox can run wherever the tree is (a checkout under
+	# /tmp is hidden by bwrap's own /tmp in read-only mode).
+	SEAL=$OUT_DIR/sealhelper
+	cp "$E2E_BUILD/tests/sealhelper" "$SEAL"
 	RT_HOME=$(mktemp -d /var/tmp/ward-seal-home.XXXXXX)
 	export HOME=$RT_HOME
 	unset XDG_CONFIG_HOME
@@ -295,15 +299,17 @@ proxy_case() {
 	ward_run "$v" workspace-write --allow-domain allowed.test -- \
 		"$SEAL" proxy-other "$WS/port" "$OUT_DIR/ready"
 	assert_status 0
-	for a in v4_other v4_any v6_loop v6_any v6_mapped_other; do
+	# (Inside bwrap's namespace 0.0.0.0 is its own loopback: the bridge.)
+	for a in v4_other v6_loop v6_mapped_other; do
 		grep -q "^$a=ok" <<<"$output" && fail "$a connected: $output"
 	done
 	grep -qx 'proxy=ok' <<<"$output" || fail "the proxy: $output"
 	[ ! -s "$OUT_DIR/other.log" ] ||
 		fail "a listener at the proxy's port was reached directly: $(cat "$E2E_CAP/listen.out")"
 	if [ "$v" = landlock ]; then
-		grep -qx 'v4_other=ECONNREFUSED' <<<"$output" || fail "$output"
-		grep -qx 'v6_any=ECONNREFUSED' <<<"$output" || fail "$output"
+		for a in v4_other v4_any v6_loop v6_any v6_mapped_other; do
+			grep -qx "$a=ECONNREFUSED" <<<"$output" || fail "$a: $output"
+		done
 		grep -qx 'proxy_mapped=ok' <<<"$output" || fail "$output"
 	fi
 }
@@ -339,8 +345,8 @@ clients_case() {
 	become "$who"
 	require_runner "$v"
 	for c in "curl -sS http://ward-seal.invalid/" "curl -sS http://192.0.2.1/" \
-		"wget -q --tries=3 http://ward-seal.invalid/" \
-		"wget -q --tries=3 http://192.0.2.1/" \
+		"wget -q http://ward-seal.invalid/" \
+		"wget -q http://192.0.2.1/" \
 		"git ls-remote http://192.0.2.1/x.git"; do
 		command -v "${c%% *}" >/dev/null || continue
 		E2E_TIMEOUT=30 ward_run "$v" workspace-write -- $c

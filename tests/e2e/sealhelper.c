@@ -212,6 +212,8 @@ static int race_path(const char *victim, const char *inside, double secs)
 		return 2;
 	}
 	strcpy(path_buf, inside);
+	path_a = inside;
+	path_b = victim;
 	pthread_create(&th, NULL, swap_path, NULL);
 	end = now() + secs;
 	while (now() < end) {
@@ -226,8 +228,8 @@ static int race_path(const char *victim, const char *inside, double secs)
 		tally((int)syscall(__NR_fchmodat2, dfd, path_buf, 0600,
 				   AT_EMPTY_PATH));
 		tally(utimensat(dfd, path_buf, ts, AT_EMPTY_PATH));
-		tally(fchownat(dfd, path_buf, getuid(), getgid(),
-			       AT_EMPTY_PATH));
+		tally(
+		    fchownat(dfd, path_buf, getuid(), getgid(), AT_EMPTY_PATH));
 	}
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
@@ -430,12 +432,12 @@ static int families(void)
 	try_inet("connect_v6", AF_INET6, "2001:db8::1", 80);
 	inet_pton(AF_INET, "192.0.2.1", &a.sin_addr);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	printf("sendto_udp=%s\n",
-	       ename(fd < 0 ? errno
-			    : sendto(fd, "x", 1, 0, (struct sockaddr *)&a,
-				     sizeof(a)) >= 0
-				  ? 0
-				  : errno));
+	printf(
+	    "sendto_udp=%s\n",
+	    ename(fd < 0 ? errno
+		  : sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) >= 0
+		      ? 0
+		      : errno));
 	return 0;
 }
 

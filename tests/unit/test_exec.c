@@ -1991,6 +1991,39 @@ static void t_no_leaks(void **state)
 	RUNNER_TEST(fn, cfg_bwrap), RUNNER_TEST(fn, cfg_ll),                   \
 	    RUNNER_TEST(fn, cfg_llrun)
 
+/*
+ * The supervisor's record of refused network access reaches the result
+ * as a typed fact (landlock-run's status channel): the count and the
+ * first address and port. With the network off a direct connect is
+ * refused; a call that tries nothing has none.
+ */
+static void t_network_refused(void **state)
+{
+	ward_result *r = NULL;
+	char addr[64] = "";
+	unsigned port = 0;
+
+	(void)state;
+	need(&cfg_llrun);
+	assert_int_equal(sh(&r, &cfg_llrun, WARD_MODE_WORKSPACE_WRITE,
+			    "(exec 3<>/dev/tcp/192.0.2.7/8443) 2>/dev/null; "
+			    "(exec 3<>/dev/tcp/192.0.2.8/80) 2>/dev/null; "
+			    "echo done",
+			    NULL),
+			 0);
+	assert_string_equal(out_of(r), "done\n");
+	assert_int_equal(
+	    ward_result_network_refused(r, addr, sizeof(addr), &port), 2);
+	assert_string_equal(addr, "192.0.2.7");
+	assert_int_equal(port, 8443);
+	ward_result_free(r);
+	assert_int_equal(sh(&r, &cfg_llrun, WARD_MODE_WORKSPACE_WRITE,
+			    "echo quiet", NULL),
+			 0);
+	assert_int_equal(ward_result_network_refused(r, NULL, 0, NULL), 0);
+	ward_result_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2040,6 +2073,7 @@ int main(void)
 	    cmocka_unit_test(t_contain_task),
 	    cmocka_unit_test(t_contain_cgroup_stale),
 	    cmocka_unit_test(t_options_version1),
+	    cmocka_unit_test(t_network_refused),
 	    cmocka_unit_test(t_no_leaks),
 	};
 

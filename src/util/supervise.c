@@ -1173,11 +1173,13 @@ static int sv_meta_call(struct ward_sv_state *s, const struct sv_call *c,
 
 #define SV_ADDR_MAX 128 /* sizeof(struct sockaddr_storage) */
 
-/* A copy of the target's socket, and what it is. */
+/* A copy of the target's socket, and what it is (asked once, lazily:
+ * most calls need only some of it). */
 struct sv_sock {
 	int fd;
-	int domain, type, protocol;
-	bool blocking; /* the file has no O_NONBLOCK */
+	int fl; /* its file's status flags */
+	int domain, type, protocol; /* -2: not asked yet */
+	bool blocking;		    /* the file has no O_NONBLOCK */
 };
 
 static int sv_sockopt(int fd, int opt)
@@ -1192,19 +1194,45 @@ static int sv_sockopt(int fd, int opt)
 
 static void sv_sock_info(struct sv_sock *k, int fd)
 {
-	int fl = fcntl(fd, F_GETFL);
-
 	k->fd = fd;
-	k->domain = sv_sockopt(fd, SO_DOMAIN);
-	k->type = sv_sockopt(fd, SO_TYPE);
-	k->protocol = sv_sockopt(fd, SO_PROTOCOL);
-	k->blocking = fl >= 0 && !(fl & O_NONBLOCK);
+	k->fl = fcntl(fd, F_GETFL);
+	k->domain = k->type = k->protocol = -2;
+	k->blocking = k->fl >= 0 && !(k->fl & O_NONBLOCK);
 }
 
-static bool sv_is_tcp(const struct sv_sock *k)
+static int sv_domain(struct sv_sock *k)
 {
-	return (k->domain == AF_INET || k->domain == AF_INET6) &&
-	       k->type == SOCK_STREAM && k->protocol == IPPROTO_TCP;
+	if (k->domain == -2)
+		k->domain = sv_sockopt(k->fd, SO_DOMAIN);
+	return k->domain;
+}
+
+static int sv_type(struct sv_sock *k)
+{
+	if (k->type == -2)
+		k->type = sv_sockopt(k->fd, SO_TYPE);
+	return k->type;
+}
+
+static bool sv_is_tcp(struct sv_sock *k)
+{
+	int d = sv_domain(k);
+
+	if ((d != AF_INET && d != AF_INET6) || sv_type(k) != SOCK_STREAM)
+		return false;
+	if (k->protocol == -2)
+		k->protocol = sv_sockopt(k->fd, SO_PROTOCOL);
+	return k->protocol == IPPROTO_TCP;
+}
+
+static bool sv_inet(int family)
+{
+	return family == AF_INET || family == AF_INET6;
+}
+
+static bool sv_net_closed(const struct ward_sv_state *s)
+{
+	return s->net == WARD_LL_NET_OFF || s->net == WARD_LL_NET_CONNECT;
 }
 
 /* The deadline of a blocking call on @fd (SO_SNDTIMEO), 0: none. */
@@ -1314,7 +1342,7 @@ static int sv_unix_dest(struct ward_sv_state *s, const struct ward_sv_target *t,
  * inet destinations are counted for the status channel.
  */
 static int sv_dest(struct ward_sv_state *s, const struct ward_sv_target *t,
-		   const struct sv_sock *k, struct sv_addr *sa, bool send)
+		   struct sv_sock *k, struct sv_addr *sa, bool send)
 {
 	unsigned short family;
 	int ret;
@@ -1329,12 +1357,13 @@ static int sv_dest(struct ward_sv_state *s, const struct ward_sv_target *t,
 			return ret; /* abstract, unnamed: Landlock's scope */
 		/* A connected-mode unix socket never looks a name up when
 		 * it sends (stream: an error, seqpacket: ignored). */
-		if (send && k->domain == AF_UNIX && k->type != SOCK_DGRAM)
+		if (send && sv_domain(k) == AF_UNIX && sv_type(k) != SOCK_DGRAM)
 			return 0;
 		return sv_unix_dest(s, t, sa);
 	}
+	/* Whether it is TCP matters only where the network is closed. */
 	ret = ward_sv_net_dest(s->net, s->net_port, sa->in, sa->inlen,
-			       sv_is_tcp(k));
+			       sv_net_closed(s) && sv_is_tcp(k));
 	if (ret < 0 && send && sv_is_tcp(k)) {
 		/* TCP ignores a send's address (Fast Open, which would not,
 		 * is refused by the network filter): drop it. */
@@ -1378,19 +1407,26 @@ static void sv_wait(struct ward_sv_verdict *v, struct sv_sock *k, int kind,
 static void sv_connect(struct sv_sock *k, const struct sv_addr *sa,
 		       struct ward_sv_verdict *v)
 {
-	int fl = fcntl(k->fd, F_GETFL), r, e;
+	int r, e;
 
 	if (k->blocking)
-		(void)fcntl(k->fd, F_SETFL, fl | O_NONBLOCK);
+		(void)fcntl(k->fd, F_SETFL, k->fl | O_NONBLOCK);
 	r = connect(k->fd, (const struct sockaddr *)sa->use, sa->uselen);
 	e = errno;
 	if (k->blocking)
-		(void)fcntl(k->fd, F_SETFL, fl);
+		(void)fcntl(k->fd, F_SETFL, k->fl);
 	if (r == 0) {
 		sv_reply(v, 0);
 	} else if (k->blocking && (e == EINPROGRESS || e == EALREADY)) {
-		sv_wait(v, k, WARD_SV_WAIT_CONNECT, -EINPROGRESS);
-	} else if (k->blocking && e == EAGAIN && k->domain == AF_UNIX) {
+		struct pollfd p = {.fd = k->fd, .events = POLLOUT};
+
+		/* Loopback answers at once, mostly: no trip through the
+		 * loop then. */
+		if (poll(&p, 1, 0) == 1)
+			sv_reply(v, ward_sv_connect_result(k->fd));
+		else
+			sv_wait(v, k, WARD_SV_WAIT_CONNECT, -EINPROGRESS);
+	} else if (k->blocking && e == EAGAIN && sv_domain(k) == AF_UNIX) {
 		/* A full backlog: a blocking connect waits for room. */
 		sv_wait(v, k, WARD_SV_WAIT_REDO, -EAGAIN);
 		close(v->fd);
@@ -1419,7 +1455,7 @@ int ward_sv_connect_result(int fd)
  * inode and birth time — the only way a socket becomes "the call's own".
  */
 static int sv_bind_path(struct ward_sv_state *s, const struct ward_sv_target *t,
-			const struct sv_sock *k)
+			struct sv_sock *k)
 {
 	struct sockaddr_un un;
 	struct sv_statx sx;
@@ -1484,18 +1520,8 @@ static int sv_bind_path(struct ward_sv_state *s, const struct ward_sv_target *t,
 	return e;
 }
 
-static bool sv_inet(int family)
-{
-	return family == AF_INET || family == AF_INET6;
-}
-
-static bool sv_net_closed(const struct ward_sv_state *s)
-{
-	return s->net == WARD_LL_NET_OFF || s->net == WARD_LL_NET_CONNECT;
-}
-
 static int sv_bind(struct ward_sv_state *s, const struct ward_sv_target *t,
-		   const struct sv_sock *k, struct sv_addr *sa)
+		   struct sv_sock *k, struct sv_addr *sa)
 {
 	unsigned short family = 0;
 	int r;
@@ -1626,7 +1652,7 @@ static int sv_read_data(struct ward_sv_state *s, const struct ward_sv_target *t,
  */
 static ssize_t sv_send_one(struct ward_sv_state *s,
 			   const struct ward_sv_target *t,
-			   const struct sv_sock *k, uint64_t addr, int flags)
+			   struct sv_sock *k, uint64_t addr, int flags)
 {
 	/* struct msghdr (64-bit): name 0, namelen 8, iov 16, iovlen 24,
 	 * control 32, controllen 40, flags 48. */
@@ -1636,7 +1662,7 @@ static ssize_t sv_send_one(struct ward_sv_state *s,
 	ssize_t r;
 
 	memset(&m, 0, sizeof(m));
-	m.dgram = k->type == SOCK_DGRAM;
+	m.dgram = sv_type(k) == SOCK_DGRAM;
 	if (sv_read(t, addr, hdr, sizeof(hdr)) != 0)
 		return -EFAULT;
 	memcpy(&namelen, &hdr[1], 4);
@@ -1665,7 +1691,7 @@ static ssize_t sv_send_one(struct ward_sv_state *s,
 /* sendto() with an address: one message of one buffer. */
 static ssize_t sv_sendto(struct ward_sv_state *s,
 			 const struct ward_sv_target *t,
-			 const struct sv_sock *k, const uint64_t *a)
+			 struct sv_sock *k, const uint64_t *a)
 {
 	struct sv_addr sa;
 	size_t len = (size_t)a[2];
@@ -1674,7 +1700,7 @@ static ssize_t sv_sendto(struct ward_sv_state *s,
 	if ((int64_t)a[2] < 0)
 		return -EINVAL;
 	if (len > SV_DATA_MAX) {
-		if (k->type == SOCK_DGRAM)
+		if (sv_type(k) == SOCK_DGRAM)
 			return -EMSGSIZE;
 		len = SV_DATA_MAX;
 	}
@@ -1700,7 +1726,7 @@ static ssize_t sv_sendto(struct ward_sv_state *s,
 /* sendmmsg(): message by message, each msg_len written back. */
 static ssize_t sv_sendmmsg(struct ward_sv_state *s,
 			   const struct ward_sv_target *t,
-			   const struct sv_sock *k, const uint64_t *a)
+			   struct sv_sock *k, const uint64_t *a)
 {
 	uint64_t vlen = a[2] & 0xffffffffU, i;
 	ssize_t r = 0;
@@ -1771,7 +1797,7 @@ static void sv_sock_call(struct ward_sv_state *s, const struct sv_call *c,
 		goto out_close;
 	case SV_LISTEN:
 		/* Listening autobinds an inet socket to a host port. */
-		if (sv_inet(k.domain) && sv_net_closed(s))
+		if (sv_net_closed(s) && sv_inet(sv_domain(&k)))
 			r = -EADDRNOTAVAIL;
 		else if ((r = t->ops->valid(t->ctx)) == 0)
 			r = sv_ret(listen(k.fd, (int)a[1]));
@@ -1842,7 +1868,8 @@ void ward_sv_judge(struct ward_sv_state *s, const struct ward_sv_notif *n,
 
 struct sv_real {
 	uint32_t pid; /* the calling thread */
-	int pidfd;    /* of that thread, opened on first use */
+	int pidfd;    /* of that thread, opened on first use (or cached) */
+	bool cached;  /* pidfd is the loop's, from an earlier call */
 	int lfd;
 	uint64_t id;
 };
@@ -1877,6 +1904,7 @@ static int sv_real_getfd(void *ctx, int fd)
 	struct sv_real *r = ctx;
 	int copy;
 
+again:
 	if (r->pidfd < 0) {
 		/* The thread itself (6.9): its descriptor table, which a
 		 * clone() without CLONE_FILES keeps apart. Before 6.9 only
@@ -1891,6 +1919,12 @@ static int sv_real_getfd(void *ctx, int fd)
 			return errno == ESRCH ? -ESRCH : -EACCES;
 	}
 	copy = (int)syscall(__NR_pidfd_getfd, r->pidfd, fd, 0U);
+	if (copy < 0 && errno == ESRCH && r->cached) {
+		/* The cached thread is gone and its number reused. */
+		r->pidfd = -1;
+		r->cached = false;
+		goto again;
+	}
 	if (copy < 0)
 		return errno == EBADF ? -EBADF : -EACCES;
 	return copy;
@@ -1951,6 +1985,8 @@ struct sv_pending {
 struct sv_loop {
 	struct ward_sv_state *s;
 	int lfd;
+	uint32_t cpid; /* the last caller, and its pidfd (-1: none) */
+	int cpidfd;
 	int report; /* -1: none */
 	uint32_t reported;
 	struct sv_pending pend[SV_PENDING_MAX];
@@ -1994,14 +2030,26 @@ static void sv_report(struct sv_loop *l, bool last)
 static void sv_handle(struct sv_loop *l, const struct ward_sv_notif *n,
 		      int64_t deadline)
 {
-	struct sv_real real = {n->pid, -1, l->lfd, n->id};
+	struct sv_real real = {n->pid, -1, false, l->lfd, n->id};
 	struct ward_sv_target t = {&sv_real_ops, &real};
 	struct ward_sv_verdict v;
 	struct sv_pending *p;
 
+	/* The same thread calls again and again: keep its pidfd. */
+	if (l->cpidfd >= 0 && l->cpid == n->pid) {
+		real.pidfd = l->cpidfd;
+		real.cached = true;
+	}
 	ward_sv_judge(l->s, n, &t, &v);
-	if (real.pidfd >= 0)
-		close(real.pidfd);
+	if (real.pidfd >= 0 && !real.cached) {
+		if (l->cpidfd >= 0)
+			close(l->cpidfd);
+		l->cpid = n->pid;
+		l->cpidfd = real.pidfd;
+	} else if (real.pidfd < 0 && l->cpidfd >= 0 && l->cpid == n->pid) {
+		close(l->cpidfd); /* it was stale */
+		l->cpidfd = -1;
+	}
 	sv_report(l, false);
 	if (v.kind == WARD_SV_REPLY) {
 		sv_send(l->lfd, n->id, v.val, v.error);
@@ -2216,6 +2264,7 @@ static void sv_main(int sock, pid_t target, const struct ward_sv_config *cfg)
 
 	memset(&l, 0, sizeof(l));
 	l.report = rep;
+	l.cpidfd = -1;
 	l.s = mmap(NULL, sizeof(*l.s), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (l.s == MAP_FAILED || ward_sv_state_init(l.s, cfg) != 0 ||

@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -233,12 +236,237 @@ static void t_live(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static void t_net_dest(void **state)
+{
+	struct sockaddr_in a4 = {.sin_family = AF_INET};
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6};
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
+
+	(void)state;
+	a4.sin_port = htons(3128);
+	inet_pton(AF_INET, "127.0.0.1", &a4.sin_addr);
+	a6.sin6_port = htons(3128);
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &a6.sin6_addr);
+#define D(net, a, tcp) ward_sv_net_dest((net), 3128, &(a), sizeof(a), (tcp))
+	assert_int_equal(D(WARD_LL_NET_ON, a4, true), 0);
+	assert_int_equal(D(WARD_LL_NET_LOCAL, a4, false), 0);
+	assert_int_equal(D(WARD_LL_NET_OFF, a4, true), -ENETUNREACH);
+	assert_int_equal(D(WARD_LL_NET_OFF, a6, true), -ENETUNREACH);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a4, true), 0);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a6, true), 0); /* mapped */
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a4, false), -ECONNREFUSED);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, un, true), 1); /* not inet */
+	a4.sin_port = htons(3129);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a4, true), -ECONNREFUSED);
+	a4.sin_port = htons(3128);
+	inet_pton(AF_INET, "127.0.0.2", &a4.sin_addr);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a4, true), -ECONNREFUSED);
+	inet_pton(AF_INET, "0.0.0.0", &a4.sin_addr);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a4, true), -ECONNREFUSED);
+	inet_pton(AF_INET6, "::1", &a6.sin6_addr);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a6, true), -ECONNREFUSED);
+	inet_pton(AF_INET6, "::", &a6.sin6_addr);
+	assert_int_equal(D(WARD_LL_NET_CONNECT, a6, true), -ECONNREFUSED);
+	/* too short for its family */
+	assert_int_equal(
+	    ward_sv_net_dest(WARD_LL_NET_CONNECT, 3128, &a4, 8, true),
+	    -ECONNREFUSED);
+#undef D
+}
+
+static void t_report_find(void **state)
+{
+	struct ward_sv_report a, b, out;
+	unsigned char buf[128];
+	long pid = 0;
+	size_t n;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memcpy(a.magic, "WSVN", 4);
+	a.count = 1;
+	a.port = 80;
+	b = a;
+	b.count = 3;
+	/* a record before the pid line, one after */
+	memcpy(buf, &a, sizeof(a));
+	n = sizeof(a);
+	memcpy(buf + n, "4242\n", 5);
+	n += 5;
+	memcpy(buf + n, &b, sizeof(b));
+	n += sizeof(b);
+	assert_true(ward_sv_report_find(buf, n, &pid, &out));
+	assert_int_equal(pid, 4242);
+	assert_int_equal(out.count, 3);
+	pid = 0;
+	assert_false(ward_sv_report_find("17\n", 3, &pid, &out));
+	assert_int_equal(pid, 17);
+	assert_false(ward_sv_report_find("", 0, NULL, &out));
+}
+
+/*
+ * The judging seam with a fake target (what a fuzzer drives): memory is
+ * this process's own, descriptors are duplicated, the notification is
+ * always still pending. ward_sv_judge() decides and performs.
+ */
+static ssize_t fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return (ssize_t)len;
+}
+
+static ssize_t fake_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	(void)ctx;
+	memcpy((void *)(uintptr_t)addr, buf, len);
+	return (ssize_t)len;
+}
+
+static int fake_getfd(void *ctx, int fd)
+{
+	int r = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	(void)ctx;
+	return r < 0 ? -errno : r;
+}
+
+static int fake_dir(void *ctx, int which)
+{
+	int r = open(which == WARD_SV_DIR_ROOT ? "/" : ".", O_PATH | O_CLOEXEC);
+
+	(void)ctx;
+	return r < 0 ? -errno : r;
+}
+
+static int fake_valid(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static const struct ward_sv_target_ops fake_ops = {
+    .read = fake_read,
+    .write = fake_write,
+    .getfd = fake_getfd,
+    .dir = fake_dir,
+    .valid = fake_valid,
+};
+
+#if defined(__x86_64__)
+#define TEST_ARCH 0xc000003eU
+#elif defined(__aarch64__)
+#define TEST_ARCH 0xc00000b7U
+#endif
+
+static void t_fake_target(void **state)
+{
+#ifdef TEST_ARCH
+	char root[] = "/var/tmp/ward-sv-fake-XXXXXX";
+	char out[] = "/var/tmp/ward-sv-fake-out-XXXXXX";
+	char in[600], victim[600], cmd[1400];
+	const char *rw[1];
+	struct ward_sv_config cfg = {
+	    .nrw = 1, .report_fd = -1, .net = WARD_LL_NET_OFF};
+	struct ward_sv_target t = {&fake_ops, NULL};
+	struct ward_sv_notif n;
+	struct ward_sv_verdict v;
+	struct ward_sv_report rep;
+	struct ward_sv_state *s;
+	struct sockaddr_in a4 = {.sin_family = AF_INET};
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	assert_non_null(mkdtemp(out));
+	snprintf(in, sizeof(in), "%s/in", root);
+	snprintf(victim, sizeof(victim), "%s/victim", out);
+	close(open(in, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	close(open(victim, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	rw[0] = root;
+	cfg.rw = rw;
+	s = mmap(NULL, ward_sv_state_size(), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(s != MAP_FAILED);
+	assert_int_equal(ward_sv_state_init(s, &cfg), 0);
+
+	/* fchmodat(AT_FDCWD, path, 0600): performed inside, refused out. */
+	memset(&n, 0, sizeof(n));
+	n.arch = TEST_ARCH;
+	n.nr = SYS_fchmodat;
+	n.args[0] = (uint64_t)(int64_t)AT_FDCWD;
+	n.args[1] = (uintptr_t)in;
+	n.args[2] = 0600;
+	ward_sv_judge(s, &n, &t, &v);
+	assert_int_equal(v.kind, WARD_SV_REPLY);
+	assert_int_equal(v.error, 0);
+	assert_int_equal(stat(in, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	n.args[1] = (uintptr_t)victim;
+	ward_sv_judge(s, &n, &t, &v);
+	assert_int_equal(v.error, -EACCES);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+
+	/* fchmod(fd): on the copy of the descriptor. */
+	fd = open(in, O_RDONLY | O_CLOEXEC);
+	n.nr = SYS_fchmod;
+	n.args[0] = (uint64_t)fd;
+	n.args[1] = 0640;
+	ward_sv_judge(s, &n, &t, &v);
+	assert_int_equal(v.error, 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	close(fd);
+
+	/* An unknown call, a wrong architecture: refused. */
+	n.nr = SYS_getpid;
+	ward_sv_judge(s, &n, &t, &v);
+	assert_int_equal(v.error, -EACCES);
+	n.nr = SYS_fchmod;
+	n.arch = 0x40000003U;
+	ward_sv_judge(s, &n, &t, &v);
+	assert_int_equal(v.error, -EACCES);
+	n.arch = TEST_ARCH;
+
+	/* connect() with the network off: unreachable, and counted. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	a4.sin_port = htons(443);
+	inet_pton(AF_INET, "192.0.2.9", &a4.sin_addr);
+	n.nr = SYS_connect;
+	n.args[0] = (uint64_t)fd;
+	n.args[1] = (uintptr_t)&a4;
+	n.args[2] = sizeof(a4);
+	assert_false(ward_sv_state_report(s, &rep));
+	ward_sv_judge(s, &n, &t, &v);
+	assert_int_equal(v.error, -ENETUNREACH);
+	assert_true(ward_sv_state_report(s, &rep));
+	assert_int_equal(rep.count, 1);
+	assert_int_equal(rep.port, 443);
+	assert_int_equal(rep.family, AF_INET);
+	assert_memory_equal(rep.addr, &a4.sin_addr, 4);
+	/* A bad address pointer length: EINVAL, nothing read. */
+	n.args[2] = 4096;
+	ward_sv_judge(s, &n, &t, &v);
+	assert_int_equal(v.error, -EINVAL);
+	close(fd);
+
+	munmap(s, ward_sv_state_size());
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, out);
+	assert_int_equal(system(cmd), 0);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(t_beneath),
-	    cmocka_unit_test(t_sockaddr),
-	    cmocka_unit_test(t_live),
+	    cmocka_unit_test(t_beneath),     cmocka_unit_test(t_sockaddr),
+	    cmocka_unit_test(t_live),	     cmocka_unit_test(t_net_dest),
+	    cmocka_unit_test(t_report_find), cmocka_unit_test(t_fake_target),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

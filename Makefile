@@ -530,7 +530,7 @@ check-asan: $(NPM_STAMP)
 # Only ever made by check-asan's sub-make (B=$(ASAN_B)).
 asan-build: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc \
             $(COMPLETIONS) $(DEPS_TEST_STAMP) $(UNIT_BINS) $(PROXYD) \
-            $(WEAK_WARD) $(BOXHELPER)
+            $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER)
 
 .PHONY: check-asan asan-build
 # --- end of the sanitizer lane -----------------------------------------------

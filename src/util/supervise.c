@@ -1462,6 +1462,7 @@ static int sv_bind_path(struct ward_sv_state *s, const struct ward_sv_target *t,
 	struct timespec t0;
 	char *slash = strrchr(s->path, '/');
 	const char *base = slash ? slash + 1 : s->path;
+	size_t blen;
 	int dir, r, e;
 
 	if (*base == '\0')
@@ -1482,9 +1483,14 @@ static int sv_bind_path(struct ward_sv_state *s, const struct ward_sv_target *t,
 		close(dir);
 		return r;
 	}
+	/* At most 108 bytes (from one sockaddr): the NUL only if it fits,
+	 * as the kernel takes a full sun_path without one. */
+	blen = strlen(base);
+	if (blen > sizeof(un.sun_path))
+		blen = sizeof(un.sun_path);
 	memset(&un, 0, sizeof(un));
 	un.sun_family = AF_UNIX;
-	memcpy(un.sun_path, base, strlen(base) + 1); /* < 108: from one */
+	memcpy(un.sun_path, base, blen);
 	/* The coarse clock lags every inode stamp: a file born after this
 	 * read cannot carry an earlier time. */
 	clock_gettime(CLOCK_REALTIME_COARSE, &t0);
@@ -1494,8 +1500,8 @@ static int sv_bind_path(struct ward_sv_state *s, const struct ward_sv_target *t,
 		return e;
 	}
 	r = bind(k->fd, (struct sockaddr *)&un,
-		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-			     strlen(base) + 1));
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + blen +
+			     (blen < sizeof(un.sun_path))));
 	e = r ? -errno : 0;
 	(void)chdir("/");
 	memset(&sx, 0, sizeof(sx));
@@ -1586,6 +1592,11 @@ static int sv_read_ctl(struct ward_sv_state *s, const struct ward_sv_target *t,
 
 		if (c->cmsg_level != SOL_SOCKET)
 			continue;
+		/* A header claiming more than the buffer holds: the
+		 * kernel's CMSG_OK() refuses it too. */
+		if (c->cmsg_len < sizeof(*c) ||
+		    c->cmsg_len > (size_t)(s->ctl + len - (unsigned char *)c))
+			return -EINVAL;
 		if (c->cmsg_type == SV_SCM_CREDENTIALS)
 			return -EPERM;
 		if (c->cmsg_type != SV_SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0))

@@ -415,6 +415,45 @@ check_denied() {
 	done
 }
 
+# assert_reasoned: $status is 0 or 125, and every line of $stderr that
+# ends a sentence with a colon has something after it; no libevent line.
+assert_reasoned() {
+	echo "# exit $status: $stderr"
+	[ "$status" -eq 0 ] || [ "$status" -eq 125 ] ||
+		fail "exit $status is neither the command's 0 nor ward's 125"
+	if printf '%s\n' "$stderr" | grep -E ':[[:space:]]*$'; then
+		fail "a message without its reason"
+	fi
+	if printf '%s\n' "$stderr" | grep -E '^\[(warn|err|debug|msg)\] '; then
+		fail "a library printed on ward's stderr"
+	fi
+}
+
+@test "few descriptors: ward's own status and a reason, never a library's exit" {
+	# libevent exited 1 when it could not make its signal socketpair
+	# (ulimit -n 5), and "cannot start ward's network proxy: " and
+	# "cannot open the network proxy for the call: " had nothing after
+	# the colon.
+	local n r
+	for r in bwrap landlock; do
+		require_runner "$r"
+		for n in $(seq 4 20); do
+			run --separate-stderr bash -c 'ulimit -n "$1" && shift &&
+				exec "$@"' _ "$n" "$WARD" run -r "$r" -w "$WS" \
+				--allow-domain localhost -- echo HELLO
+			assert_reasoned
+			[ "$status" -ne 0 ] || [ "$output" = HELLO ]
+			run --separate-stderr bash -c 'ulimit -n "$1" && shift &&
+				exec "$@"' _ "$n" "$WARD" run --json -r "$r" \
+				-w "$WS" --allow-domain localhost -- echo HELLO
+			assert_reasoned
+			[ "$status" -eq 0 ] ||
+				[ "$(json '"error" in d and
+					not d["message"].rstrip().endswith(":")')" = True ]
+		done
+	done
+}
+
 @test "run --json under danger-full-access reports runner none" {
 	run -0 "$WARD" run --json -w "$WS" -m danger-full-access -- true
 	[ "$(json 'd["sandbox"]["runner"]')" = none ]

@@ -9,6 +9,7 @@
  *     --hide / --hide-ro / --pin: mounts in the command's mount namespace,
  *     hide.h)
  *   landlock-run --probe
+ *   landlock-run --args FD   (the same command line, read from FD)
  *
  * Landlock can only restrict the calling process, so the command's side
  * restricts itself and then execs: the ruleset is inherited across execve by
@@ -103,6 +104,7 @@ static const char usage_text[] =
     "                    [--hide PATH]... [--hide-ro PATH]... [--pin DIR]...\n"
     "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
+    "       " PROG " --args FD\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"
     "filesystem access the kernel can govern is denied except:\n"
@@ -136,6 +138,9 @@ static const char usage_text[] =
     "              mount point cannot be renamed or removed\n"
     "              (a PATH that no longer exists, or is a symbolic link,\n"
     "              is skipped: a mount would follow the link)\n"
+    "  --args FD   read the whole command line (the options above, --,\n"
+    "              COMMAND and its arguments) from descriptor FD, each\n"
+    "              argument ended by a NUL byte, then close FD; alone\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\", then whether TCP is\n"
@@ -289,6 +294,71 @@ static const char *optional(const char *path)
 	s[0] = WARD_LL_OPTIONAL;
 	memcpy(s + 1, path, n + 1);
 	return s;
+}
+
+/* More than bwrap's or the kernel's argv limits can carry, with room. */
+#define ARGS_MAX_BYTES (256u << 20)
+
+/*
+ * `--args FD`: the command line comes from FD (NUL-terminated arguments),
+ * for a caller whose own runner limits its argv (bwrap 0.8 refuses more
+ * than 9,000 arguments, the command's included). *argc and *argv are
+ * replaced by argv[0] and what FD holds; FD is closed.
+ */
+static void load_args(int *argc, char ***argv)
+{
+	size_t len = 0, cap = 65536, n = 0;
+	char *buf = NULL, *end, **v;
+	ssize_t r;
+	long fd;
+
+	if (*argc < 2 || !is_opt((*argv)[1], "--args"))
+		return;
+	if (*argc != 3 || strchr((*argv)[1], '='))
+		die_usage("--args FD takes no other arguments", NULL);
+	errno = 0;
+	fd = strtol((*argv)[2], &end, 10);
+	if (errno || *end || end == (*argv)[2] || fd < 0 || fd > 65535)
+		die_usage("--args needs a descriptor number", (*argv)[2]);
+	for (;;) {
+		if (len == cap || !buf) {
+			char *grown;
+
+			if (buf)
+				cap *= 2;
+			if (cap > ARGS_MAX_BYTES)
+				die("--args: more than %u bytes of arguments",
+				    ARGS_MAX_BYTES);
+			grown = realloc(buf, cap);
+			if (!grown)
+				die("out of memory");
+			buf = grown;
+		}
+		r = read((int)fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			die("--args: cannot read descriptor %ld: %s", fd,
+			    strerror(errno));
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close((int)fd);
+	if (len == 0 || buf[len - 1] != '\0')
+		die("--args: descriptor %ld does not end with a NUL byte", fd);
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == '\0';
+	v = calloc(n + 2, sizeof(*v));
+	if (!v)
+		die("out of memory");
+	v[0] = (*argv)[0];
+	for (size_t i = 0, k = 1; i < len; k++) {
+		v[k] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	*argc = (int)n + 1;
+	*argv = v;
 }
 
 /* Parse the whole command line into @p before touching the kernel. */
@@ -1045,6 +1115,7 @@ int main(int argc, char **argv)
 	int ret;
 	int e;
 
+	load_args(&argc, &argv);
 	parse(&p, argc, argv);
 	close_inherited_fds(p.pid_fd);
 	if (p.pid_fd >= 0)

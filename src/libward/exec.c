@@ -47,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -77,8 +78,19 @@
 #define STREAM_ERR_TAIL (64 * 1024)
 /* Without a pidfd, how often to look whether the child exited. */
 #define EXIT_TICK_MS 20
-/* The child places descriptors 0 to 3; a source below this is moved. */
+/* The child places descriptors 0 to 3 (4 with the launcher's arguments);
+ * a source below the highest placed is moved above it. */
 #define CHILD_FD_HIGH 4
+/*
+ * bwrap 0.8 refuses more arguments than this (MAX_ARGS in bubblewrap.c:
+ * its argv[0] excluded, what --args reads included, the command's own
+ * arguments too).
+ */
+#define BWRAP_MAX_ARGS 9000
+/* Where the Landlock layer inside bwrap reads its command line from when
+ * bwrap's argv cannot carry it (landlock-run --args). */
+#define ARGS_FD	    4
+#define ARGS_FD_STR "4"
 /* Exit status of a child that failed before exec (like env/timeout). */
 #define CHILD_FAILED 125
 /* The child's stack (it needs well under 2 KiB; see -fstack-usage). */
@@ -438,6 +450,7 @@ struct child_args {
 	int out_fd;
 	int err_fd;
 	int fd3; /* bwrap's JSON status pipe, becomes fd 3; or -1 */
+	int fd4; /* the launcher's arguments (ARGS_FD); or -1 */
 	int status_fd;
 	const char *cwd;
 	char *const *argv;
@@ -534,11 +547,11 @@ static void child_reset_signals(const sigset_t *empty)
  * those are copied: the child holds the caller's descriptors until exec,
  * and a copy of every source could exceed a low RLIMIT_NOFILE.
  */
-static int child_lift(int fd)
+static int child_lift(int fd, int high)
 {
-	if (fd < 0 || fd >= CHILD_FD_HIGH)
+	if (fd < 0 || fd >= high)
 		return fd;
-	return fcntl(fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	return fcntl(fd, F_DUPFD_CLOEXEC, high);
 }
 
 /*
@@ -550,11 +563,12 @@ static int child_lift(int fd)
 static void child_main(const struct child_args *a)
 {
 	char err[200];
-	int in, out, errfd, fd3 = -1, st;
+	int in, out, errfd, fd3 = -1, fd4 = -1, st;
 	int saw_eacces = 0, e = ENOENT;
+	int high = a->fd4 >= 0 ? ARGS_FD + 1 : CHILD_FD_HIGH;
 	size_t pos = 0;
 
-	st = child_lift(a->status_fd);
+	st = child_lift(a->status_fd, high);
 	if (st < 0)
 		_exit(CHILD_FAILED);
 
@@ -571,29 +585,36 @@ static void child_main(const struct child_args *a)
 		_exit(CHILD_FAILED);
 
 	if (a->in_fd >= 0)
-		in = child_lift(a->in_fd);
+		in = child_lift(a->in_fd, high);
 	else
-		in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC));
+		in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC), high);
 	if (in < 0)
 		child_report(st, STAGE_SETUP, errno, "stdin", NULL);
-	out = child_lift(a->out_fd);
+	out = child_lift(a->out_fd, high);
 	if (out < 0)
 		child_report(st, STAGE_SETUP, errno, "stdout", NULL);
-	errfd = child_lift(a->err_fd);
+	errfd = child_lift(a->err_fd, high);
 	if (errfd < 0)
 		child_report(st, STAGE_SETUP, errno, "stderr", NULL);
 	if (a->fd3 >= 0) {
-		fd3 = child_lift(a->fd3);
+		fd3 = child_lift(a->fd3, high);
 		if (fd3 < 0)
 			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
 	}
-	/* dup2() clears close-on-exec on the target: these four survive. */
+	if (a->fd4 >= 0) {
+		fd4 = child_lift(a->fd4, high);
+		if (fd4 < 0)
+			child_report(st, STAGE_SETUP, errno, "arguments fd",
+				     NULL);
+	}
+	/* dup2() clears close-on-exec on the target: these survive. */
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
-	    (fd3 >= 0 && dup2(fd3, 3) < 0))
+	    (fd3 >= 0 && dup2(fd3, 3) < 0) ||
+	    (fd4 >= 0 && dup2(fd4, ARGS_FD) < 0))
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	/* Everything else (the status pipe included, still needed until
 	 * exec) goes at exec. */
-	util_close_from(fd3 >= 0 ? 4 : 3, -1, true);
+	util_close_from(fd4 >= 0 ? ARGS_FD + 1 : fd3 >= 0 ? 4 : 3, -1, true);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
@@ -707,10 +728,104 @@ static pid_t spawn_child(struct child_args *a, int cg_fd)
  * Nothing is planned again. A @cwd other than the one planned replaces
  * the planned --chdir operand.
  */
-static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
+/*
+ * A sealed memfd holding @opts then @cmd, each argument NUL-terminated,
+ * read from the start (landlock-run --args); -errno on failure.
+ */
+static int args_memfd(char *const *opts, char *const *cmd)
+{
+	char *const *parts[2] = {opts, cmd};
+	size_t len = 0, at = 0;
+	char *buf;
+	int fd, err = 0;
+
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; parts[k][i]; i++)
+			len += strlen(parts[k][i]) + 1;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return ward_err(-ENOMEM, "out of memory");
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; parts[k][i]; i++) {
+			size_t n = strlen(parts[k][i]) + 1;
+
+			memcpy(buf + at, parts[k][i], n);
+			at += n;
+		}
+	fd = memfd_create("ward-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		err = -errno;
+	else if ((err = util_write_all(fd, buf, len)) == 0 &&
+		 (fcntl(fd, F_ADD_SEALS,
+			F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
+			    F_SEAL_SEAL) != 0 ||
+		  lseek(fd, 0, SEEK_SET) != 0))
+		err = -errno;
+	free(buf);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return ward_err(err,
+				"cannot hand the command to the Landlock "
+				"layer: %s",
+				strerror(-err));
+	}
+	return fd;
+}
+
+/*
+ * The arguments past BWRAP_MAX_ARGS: the Landlock layer inside takes its
+ * whole command line (its options, --, the command) from a memfd
+ * instead (*args_fd, placed at ARGS_FD), so only bwrap's own part counts.
+ * Without that layer, or when bwrap's own part is too long, the error
+ * says which limit and by how much.
+ */
+static int bwrap_too_many(struct ward_strv *sv, int *args_fd,
+			  const ward_confined *c, size_t own, size_t total)
+{
+	size_t ninner = ward_strv_len(c->inner);
+	size_t at = c->inner ? c->inner_launcher : 0;
+
+	if (at >= ninner)
+		return ward_err(WARD_ERUNNER,
+				"bwrap: this call needs %zu arguments and "
+				"bwrap takes at most %d (its profile %zu, the "
+				"command %zu); without the Landlock layer "
+				"inside they cannot be passed another way: "
+				"run it with --runner landlock",
+				total, BWRAP_MAX_ARGS, own,
+				ward_strv_len(c->cmd));
+	/* bwrap's part: the profile, ward-bridge's, LAUNCHER --args N. */
+	if (own + at + 3 > BWRAP_MAX_ARGS)
+		return ward_err(WARD_ERUNNER,
+				"bwrap: its profile alone needs %zu arguments "
+				"and bwrap takes at most %d: run it with "
+				"--runner landlock, or with fewer rules",
+				own + at + 3, BWRAP_MAX_ARGS);
+	*args_fd = args_memfd(c->inner + at + 1, c->cmd);
+	if (*args_fd < 0)
+		return *args_fd;
+	for (size_t i = 0; i <= at; i++)
+		ward_strv_push(sv, c->inner[i]);
+	ward_strv_push(sv, "--args");
+	ward_strv_push(sv, ARGS_FD_STR);
+	return 0;
+}
+
+/*
+ * The bwrap (or custom bwrap-compatible) argv: exactly the plan's (its
+ * prefix, with --chdir, then the command), with `--json-status-fd 3`
+ * added after the binary — the one descriptor only the executor holds.
+ * Nothing is planned again. A @cwd other than the one planned replaces
+ * the planned --chdir operand. More arguments than bwrap takes: see
+ * bwrap_too_many (*args_fd is then the memfd to place at ARGS_FD).
+ */
+static int bwrap_argv(char ***out, int *args_fd, const ward_confined *c,
+		      const char *cwd)
 {
 	struct ward_strv sv = {0};
-	size_t n = ward_strv_len(c->prefix);
+	size_t n = ward_strv_len(c->prefix), own, total;
+	int err;
 
 	/* The prefix ends "--chdir DIR --". */
 	if (!c->prefix || n < 4 || strcmp(c->prefix[n - 1], "--") != 0 ||
@@ -724,8 +839,19 @@ static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
 		ward_strv_push(&sv, c->prefix[i]);
 	ward_strv_push(&sv, cwd);
 	ward_strv_push(&sv, "--");
-	ward_strv_push_all(&sv, c->inner); /* the Landlock layer, or none */
-	ward_strv_push_all(&sv, c->cmd);
+	/* What bwrap counts: everything but its argv[0]. */
+	own = sv.n - 1;
+	total = own + ward_strv_len(c->inner) + ward_strv_len(c->cmd);
+	if (total <= BWRAP_MAX_ARGS || c->runner != WARD_RUNNER_BWRAP) {
+		ward_strv_push_all(&sv, c->inner); /* the Landlock layer */
+		ward_strv_push_all(&sv, c->cmd);
+	} else {
+		err = bwrap_too_many(&sv, args_fd, c, own, total);
+		if (err) {
+			ward_strv_discard(&sv);
+			return err;
+		}
+	}
 	return ward_strv_finish(out, &sv);
 }
 
@@ -854,6 +980,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.cwd = o->cwd ? o->cwd : ward_policy_workspace(policy);
 	a.in_fd = o->stdin_fd;
 	a.fd3 = -1;
+	a.fd4 = -1;
 	a.parent = getpid();
 	sigemptyset(&a.empty);
 
@@ -871,7 +998,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
-		err = bwrap_argv(&wrapped, c, a.cwd);
+		err = bwrap_argv(&wrapped, &a.fd4, c, a.cwd);
 		if (err)
 			return err;
 		a.argv = wrapped;
@@ -964,6 +1091,8 @@ out_close_pipes:
 	close_pipe(out_p);
 	close_pipe(json_p);
 out_free_plan:
+	if (a.fd4 >= 0)
+		close(a.fd4);
 	free(cands);
 	free(envp);
 	ward_strv_free(wrapped);

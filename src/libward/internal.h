@@ -145,8 +145,11 @@ struct ward_confined {
 	 * BWRAP: what runs inside bwrap between the prefix and the command:
 	 * ward-bridge for an allowlist (BRIDGE --port P --socket S --), then
 	 * the Landlock layer (LAUNCHER --ro / --rw … --); or NULL.
+	 * @inner_launcher: where the Landlock layer starts in it (its
+	 * length when there is none).
 	 */
 	char **inner;
+	size_t inner_launcher;
 	/* Landlock: the plan hides paths by mounts (landlock-run --hide,
 	 * --hide-ro): a write a read-only cover refuses fails with EROFS. */
 	bool ll_mounts;

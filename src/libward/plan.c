@@ -643,6 +643,7 @@ int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
 		ward_strv_push_all(&prefix, plan->prefix);
 		push_net(&prefix, &inner, plan, net);
 		push_command(&prefix, plan, NULL, (char *const[]){NULL}, cwd);
+		c->inner_launcher = inner.n;
 		ward_strv_push_all(&inner, plan->inner);
 		if (ward_strv_finish(&c->prefix, &prefix) != 0 ||
 		    ward_strv_finish(&c->inner, &inner) != 0)

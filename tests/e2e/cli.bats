@@ -454,6 +454,56 @@ assert_reasoned() {
 	done
 }
 
+@test "a command with 12,000 arguments runs under every runner (bwrap's limit is 9,000)" {
+	# bwrap refused it ("Exceeded maximum number of arguments 9000",
+	# sandbox unavailable) and the chain did not fall back; `xargs -n
+	# 10000 ward run -- rm` is a real use. Odd arguments (empty, spaces,
+	# a newline) must arrive as they were given.
+	local r args=() i
+	for ((i = 0; i < 12000; i++)); do args+=("f$i"); done
+	args+=("" "a b" $'x\ny' "--" "-c")
+	local want
+	want=$(printf '%s\0' "${args[@]}" | sha256sum)
+	for r in bwrap landlock; do
+		require_runner "$r"
+		run --separate-stderr "$WARD" run -r "$r" -w "$WS" -- \
+			sh -c 'printf "%s\0" "$@" | sha256sum; ls /proc/self/fd | wc -l' \
+			sh "${args[@]}"
+		echo "# $r: exit $status: $stderr"
+		[ "$status" -eq 0 ]
+		[ "${lines[0]}" = "$want" ]
+		# 0, 1, 2 and ls's own directory: nothing of ward's.
+		[ "${lines[1]}" -eq 4 ]
+		# Through ward-bridge (an allowlist) too.
+		run --separate-stderr "$WARD" run -r "$r" -w "$WS" \
+			--allow-domain localhost -- \
+			sh -c 'printf "%s\0" "$@" | sha256sum' sh "${args[@]}"
+		[ "$status" -eq 0 ]
+		[ "$output" = "$want" ]
+	done
+	# bwrap without the Landlock layer inside (no landlock-run found):
+	# nothing else can carry the arguments, and the error says which
+	# limit, by how much, and what runs it.
+	if [[ " ${CLI_USABLE:-} " == *" bwrap "* ]]; then
+		mkdir "$OUTSIDE/lone"
+		cp "$WARD" "$OUTSIDE/lone/ward"
+		run "$OUTSIDE/lone/ward" probe
+		if [[ "$output" == *"landlock-run not found"* ]]; then
+			run --separate-stderr "$OUTSIDE/lone/ward" run -r bwrap \
+				-w "$WS" -- true "${args[@]}"
+			echo "# lone: $status: $stderr"
+			[ "$status" -eq 125 ]
+			[[ "$stderr" == *"bwrap: this call needs 12"*" arguments and bwrap takes at most 9000 (its profile "*", the command 12006)"*"--runner landlock"* ]]
+		fi
+	fi
+	# xargs splitting a long list: every file removed.
+	mkdir "$WS/many"
+	(cd "$WS/many" && seq 1 12000 | sed 's/^/f/' | xargs touch)
+	(cd "$WS/many" && ls | xargs -n 10000 "$WARD" run -m workspace-write \
+		-w "$WS/many" -- rm 2>&1 | head -5)
+	[ -z "$(ls -A "$WS/many")" ]
+}
+
 @test "run --json under danger-full-access reports runner none" {
 	run -0 "$WARD" run --json -w "$WS" -m danger-full-access -- true
 	[ "$(json 'd["sandbox"]["runner"]')" = none ]

@@ -2,6 +2,7 @@
  * ward — the thread-local last-error detail and string vectors.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "util/util.h"
 
 static _Thread_local char last_error[1024];
 
@@ -16,17 +18,20 @@ static _Thread_local char last_error[1024];
  * Formatted into a buffer of its own first: callers wrap the detail they
  * got (`ward_err(err, "cannot …: %s", ward_error_last())`), and printing
  * a buffer into itself leaves nothing after the colon (musl) or garbage
- * (glibc).
+ * (glibc). That buffer holds the longest path several times over; a
+ * message too long for last_error loses the middle of its longest words
+ * (the paths), never its end (the reason after them).
  */
 int ward_err(int err, const char *fmt, ...)
 {
-	char msg[sizeof(last_error)] = "";
+	char msg[4 * PATH_MAX] = "";
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	memcpy(last_error, msg, sizeof(msg));
+	util_shorten_middle(msg, sizeof(last_error));
+	memcpy(last_error, msg, strlen(msg) + 1);
 	return err;
 }
 

@@ -784,8 +784,7 @@ static int scan_tree(struct scan *s, int dirfd, unsigned depth)
 	bool isdir;
 
 	if (depth > FENCE_MAX_DEPTH)
-		return ward_err(-ELOOP, "%s: directory tree too deep",
-				s->given);
+		return ward_fence_too_deep(s->given);
 	dir = fdopendir(dirfd);
 	if (!dir) {
 		err = -errno;
@@ -998,13 +997,44 @@ out_free:
  * with O_NOFOLLOW right after it is made, so a symlink planted in its
  * place is never entered.
  */
+int ward_fence_too_deep(const char *given)
+{
+	return ward_err(-ENAMETOOLONG,
+			"%s: the tree goes more than %d directories deep; the "
+			"fence walks no deeper (and ward fs mkdir -p makes "
+			"no deeper)",
+			given, FENCE_MAX_DEPTH);
+}
+
+int ward_fence_depth_check(const struct target *t, const char *given,
+			   bool entry_is_dir)
+{
+	unsigned depth = 0;
+
+	for (const char *p = t->c.path; *p; p++)
+		depth += *p == '/' && p[1];
+	if (!entry_is_dir && depth)
+		depth--;
+	if (depth <= FENCE_MAX_DEPTH)
+		return 0;
+	return ward_err(-ENAMETOOLONG,
+			"%s: %u directories deep; the fence makes at most %d "
+			"(as deep as ward fs rm -r removes)",
+			given, depth, FENCE_MAX_DEPTH);
+}
+
 int ward_fence_target_make_parents(struct target *t, const char *given)
 {
 	char comp[NAME_MAX + 1];
 	const char *p = t->tail, *slash;
 	size_t n;
-	int fd;
+	int fd, err;
 
+	if (strchr(p, '/')) {
+		err = ward_fence_depth_check(t, given, false);
+		if (err)
+			return err;
+	}
 	while ((slash = strchr(p, '/'))) {
 		n = (size_t)(slash - p);
 		memcpy(comp, p, n);

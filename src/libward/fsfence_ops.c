@@ -539,7 +539,7 @@ static int remove_tree(int parentfd, const char *name, unsigned depth)
 	int fd, err = 0;
 
 	if (depth > FENCE_MAX_DEPTH)
-		return -ELOOP;
+		return -ENAMETOOLONG; /* names come from readdir: only this */
 	fd = openat(parentfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -620,7 +620,9 @@ int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
 	if (err)
 		goto out_target;
 	err = remove_tree(t.dirfd, t.name, 0);
-	if (err)
+	if (err == -ENAMETOOLONG)
+		err = ward_fence_too_deep(path);
+	else if (err)
 		err = ward_err(err, "%s: %s", path, strerror(-err));
 out_target:
 	ward_fence_target_close(&t);
@@ -749,7 +751,9 @@ int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
 			err = ward_err(-EEXIST, "%s: already exists", path);
 		goto out_target;
 	}
-	err = ward_fence_target_make_parents(&t, path);
+	err = ward_fence_depth_check(&t, path, true);
+	if (!err)
+		err = ward_fence_target_make_parents(&t, path);
 	if (err)
 		goto out_target;
 	if (mkdirat(t.dirfd, t.name, 0777) != 0 &&

@@ -47,6 +47,15 @@ int util_write_all(int fd, const void *buf, size_t len);
 size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len);
 
 /*
+ * util_shorten_middle - make the NUL-terminated @s shorter than @limit
+ * bytes (@limit > 80) by cutting its longest words (runs without a space:
+ * paths, in ward's messages) in their middle, each cut marked by "…", so
+ * the start and the end of a message — the reason after a long path —
+ * survive. A cut never splits a UTF-8 sequence. In place.
+ */
+void util_shorten_middle(char *s, size_t limit);
+
+/*
  * util_close_range_except - close every descriptor from @first up except
  * @keep (-1: none) with close_range(2), or with @cloexec only mark them
  * close-on-exec. Returns 0, or -errno when the kernel has no close_range

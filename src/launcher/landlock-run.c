@@ -677,6 +677,22 @@ struct keeper {
 	int alive_fd;  /* pidns, in init: EOF once the keeper is gone */
 	pid_t parent;  /* who started the launcher */
 	sigset_t old;  /* the signal mask to give the command */
+	/*
+	 * The supervisor, watched while the command runs: without a pid
+	 * namespace it is reparented to the keeper (a subreaper), which
+	 * learns its pid on @sv_fd (the confining process writes it); in
+	 * one, init is its parent and knows @sv_pid itself.
+	 */
+	int sv_fd;
+	pid_t sv_pid;
+	int report_fd; /* --pid-fd: the pid first, then how the run ended */
+};
+
+/* What init hands the keeper (pidns): the command's wait status, and the
+ * supervisor's when it died first (-1: it did not). */
+struct init_report {
+	int status;
+	int sv_status;
 };
 
 /* Kill @self's every child listed in /proc/self/task/@self/children
@@ -797,6 +813,107 @@ static void __attribute__((noreturn)) exit_like(int status)
 	_exit(128 + sig);
 }
 
+/*
+ * A supervisor that ends while the command still runs: killed, or failed
+ * (it exits 0 only when no process with its filter is left).
+ */
+static bool supervisor_failed(int status)
+{
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+/* "killed by signal N" / "exit status N" for a wait status. */
+static const char *status_text(char *buf, size_t len, int status)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	return buf;
+}
+
+/*
+ * The run ended for a reason of the sandbox's own, the command ended
+ * with it: say so on the report descriptor (for ward: one line, @event)
+ * and on stderr (for a person), and exit 125 — the launcher's status,
+ * not the command's.
+ */
+static void __attribute__((noreturn))
+keeper_failed(const struct keeper *k, const char *event, const char *why)
+{
+	if (k->report_fd >= 0) {
+		(void)!write(k->report_fd, event, strlen(event));
+		close(k->report_fd);
+	}
+	fprintf(stderr, PROG ": %s; the command was ended\n", why);
+	fflush(stderr);
+	_exit(EXIT_LAUNCHER_FAILURE);
+}
+
+/*
+ * The keeper reaped @pid (wait status @st), not the command: whether it
+ * was the supervisor, ended while the command runs. Its pid is read from
+ * the confining process once it is there (written before the filter is
+ * armed, so before it can matter).
+ */
+static bool keeper_lost_supervisor(struct keeper *k, pid_t pid, int st)
+{
+	if (!k->sv_pid && k->sv_fd >= 0 &&
+	    read(k->sv_fd, &k->sv_pid, sizeof(k->sv_pid)) !=
+		(ssize_t)sizeof(k->sv_pid))
+		k->sv_pid = 0;
+	return k->sv_pid > 0 && pid == k->sv_pid && supervisor_failed(st);
+}
+
+/* The keeper's end: like the command, unless the sandbox ended it. */
+static void __attribute__((noreturn))
+keeper_end(struct keeper *k, int status, int sv_status, bool caller_died)
+{
+	char why[160], how[40], event[64];
+
+	if (sv_status != -1) {
+		snprintf(event, sizeof(event), "supervisor-died %d\n",
+			 sv_status);
+		snprintf(why, sizeof(why),
+			 "the supervisor ended (%s) while the command ran, "
+			 "and judged calls failed from then on",
+			 status_text(how, sizeof(how), sv_status));
+		keeper_failed(k, event, why);
+	}
+	if (caller_died) {
+		snprintf(why, sizeof(why),
+			 "its caller (pid %d) died while the command ran",
+			 (int)k->parent);
+		keeper_failed(k, "caller-died\n", why);
+	}
+	if (k->report_fd >= 0) {
+		/* The run's end, as the command's: ward tells a keeper
+		 * that could say so from one that was killed. */
+		snprintf(event, sizeof(event), "exit %d\n", status);
+		(void)!write(k->report_fd, event, strlen(event));
+		close(k->report_fd);
+	}
+	exit_like(status);
+}
+
+/*
+ * In the process that confines itself, right after the supervisor was
+ * started: tell the keeper its pid (without a pid namespace the keeper
+ * reaps it), or keep it for init (with one, init does).
+ */
+static void keeper_supervised(struct keeper *k, pid_t sv_pid)
+{
+	if (k->pidns) {
+		k->sv_pid = sv_pid;
+		return;
+	}
+	if (k->sv_fd >= 0) {
+		(void)!write(k->sv_fd, &sv_pid, sizeof(sv_pid));
+		close(k->sv_fd);
+		k->sv_fd = -1;
+	}
+}
+
 /* init: the command's session, where forwarded signals go. */
 static volatile pid_t init_cmd;
 
@@ -856,6 +973,7 @@ static void init_setup(const struct keeper *k)
 static void init_run(struct keeper *k)
 {
 	struct sigaction sa, prev[sizeof(forwarded) / sizeof(forwarded[0])];
+	struct init_report rep = {0, -1};
 	pid_t cmd, pid;
 	int status;
 
@@ -891,11 +1009,20 @@ static void init_run(struct keeper *k)
 		pid = waitpid(-1, &status, 0);
 		if (pid == cmd)
 			break;
+		if (pid > 0 && pid == k->sv_pid && supervisor_failed(status)) {
+			/* Judged calls fail from now on: end the command
+			 * (everything in the namespace but us). */
+			rep.sv_status = status;
+			kill(-1, SIGKILL);
+			while (waitpid(cmd, &status, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
 		if (pid < 0 && errno != EINTR)
 			_exit(EXIT_LAUNCHER_FAILURE);
 	}
-	while (write(k->status_fd, &status, sizeof(status)) < 0 &&
-	       errno == EINTR)
+	rep.status = status;
+	while (write(k->status_fd, &rep, sizeof(rep)) < 0 && errno == EINTR)
 		;
 	_exit(0);
 }
@@ -918,12 +1045,15 @@ static bool new_pidns(void)
  */
 static void keep(struct keeper *out, int pid_fd)
 {
-	struct keeper k = {.status_fd = -1, .alive_fd = -1,
-			   .parent = getppid()};
-	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
+	struct keeper k = {.status_fd = -1,
+			   .alive_fd = -1,
+			   .parent = getppid(),
+			   .sv_fd = -1,
+			   .report_fd = pid_fd};
+	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1}, sv_p[2] = {-1, -1};
 	sigset_t wait_set;
-	int status = 0;
-	bool have_status = false, killing = false;
+	int status = 0, sv_status = -1;
+	bool have_status = false, killing = false, caller_died = false;
 
 	sigemptyset(&wait_set);
 	sigaddset(&wait_set, SIGCHLD);
@@ -939,6 +1069,8 @@ static void keep(struct keeper *out, int pid_fd)
 		die("cannot create a pipe: %s", strerror(errno));
 	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 		die("cannot become a child subreaper: %s", strerror(errno));
+	if (!k.pidns && pipe2(sv_p, O_CLOEXEC) != 0)
+		die("cannot create a pipe: %s", strerror(errno));
 
 	/*
 	 * A caller that dies takes the tree with it. Armed before the fork
@@ -962,6 +1094,7 @@ static void keep(struct keeper *out, int pid_fd)
 		setsid();
 		if (pid_fd >= 0)
 			close(pid_fd);
+		k.report_fd = -1;
 		if (k.pidns) {
 			close(st_p[0]);
 			close(alive_p[1]);
@@ -969,6 +1102,8 @@ static void keep(struct keeper *out, int pid_fd)
 			k.alive_fd = alive_p[0];
 			init_setup(&k);
 		} else {
+			close(sv_p[0]);
+			k.sv_fd = sv_p[1];
 			sigprocmask(SIG_SETMASK, &k.old, NULL);
 		}
 		*out = k;
@@ -981,12 +1116,15 @@ static void keep(struct keeper *out, int pid_fd)
 		if (write(pid_fd, buf, (size_t)n) < 0) {
 			/* the caller stopped listening: nothing to tell */
 		}
-		close(pid_fd);
 	}
 	if (k.pidns) {
 		close(st_p[1]);
 		close(alive_p[0]);
 		k.status_fd = st_p[0];
+	} else {
+		close(sv_p[1]);
+		k.sv_fd = sv_p[0];
+		fcntl(k.sv_fd, F_SETFL, O_NONBLOCK);
 	}
 	/* The command cannot ptrace or read us (Landlock forbids a domain
 	 * to reach out too; this also covers kernels that only log). */
@@ -1020,6 +1158,9 @@ static void keep(struct keeper *out, int pid_fd)
 			sig = sigwaitinfo(&wait_set, &si);
 		}
 		if (sig == KEEPER_KILL_SIGNAL) {
+			/* Our parent-death signal too: ward-bridge (or ward)
+			 * is gone, not asking. */
+			caller_died = getppid() != k.parent;
 			killing = true;
 			continue;
 		}
@@ -1031,10 +1172,20 @@ static void keep(struct keeper *out, int pid_fd)
 			continue;
 		}
 		for (;;) {
-			pid_t pid = waitpid(-1, &status, killing ? 0 : WNOHANG);
+			int st;
+			pid_t pid = waitpid(-1, &st, killing ? 0 : WNOHANG);
 
 			if (pid == k.child) {
+				status = st;
 				have_status = true;
+				break;
+			}
+			if (pid > 0 && !killing &&
+			    keeper_lost_supervisor(&k, pid, st)) {
+				/* Judged calls fail from now on: the loop
+				 * ends the command first. */
+				sv_status = st;
+				killing = true;
 				break;
 			}
 			if (pid == 0 || (pid < 0 && errno != EINTR))
@@ -1044,15 +1195,17 @@ static void keep(struct keeper *out, int pid_fd)
 	if (k.pidns) {
 		/* init passed on the command's status; without it init
 		 * itself died (killed): report that. */
-		int cmd_status;
-		ssize_t n = read(k.status_fd, &cmd_status, sizeof(cmd_status));
+		struct init_report rep;
+		ssize_t n = read(k.status_fd, &rep, sizeof(rep));
 
-		if (n == (ssize_t)sizeof(cmd_status))
-			status = cmd_status;
+		if (n == (ssize_t)sizeof(rep)) {
+			status = rep.status;
+			sv_status = rep.sv_status;
+		}
 	} else {
 		sweep();
 	}
-	exit_like(status);
+	keeper_end(&k, status, sv_status, caller_died);
 }
 
 /*
@@ -1150,6 +1303,7 @@ int main(int argc, char **argv)
 			    sizeof(err));
 	if (ret)
 		die("%s", err);
+	keeper_supervised(&k, sv.pid);
 #endif
 	ret = ward_ll_enforce(&rs, err, sizeof(err));
 	if (ret)

@@ -87,10 +87,14 @@
  * arguments too).
  */
 #define BWRAP_MAX_ARGS 9000
-/* Where the Landlock layer inside bwrap reads its command line from when
- * bwrap's argv cannot carry it (landlock-run --args). */
-#define ARGS_FD	    4
-#define ARGS_FD_STR "4"
+/*
+ * Descriptors past bwrap's status fd, for the Landlock layer inside: its
+ * command line when bwrap's argv cannot carry it (landlock-run --args,
+ * always the first), then its report (--pid-fd: how the run ended),
+ * placed at EXTRA_FD, EXTRA_FD + 1.
+ */
+#define EXTRA_FD  4
+#define EXTRA_MAX 2
 /* Exit status of a child that failed before exec (like env/timeout). */
 #define CHILD_FAILED 125
 /* The child's stack (it needs well under 2 KiB; see -fstack-usage). */
@@ -122,6 +126,7 @@ struct ward_result {
 	int term_signal;
 	bool timed_out;
 	bool denied;
+	char *sandbox_ended; /* why the sandbox ended the command, or NULL */
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
@@ -450,7 +455,7 @@ struct child_args {
 	int out_fd;
 	int err_fd;
 	int fd3; /* bwrap's JSON status pipe, becomes fd 3; or -1 */
-	int fd4; /* the launcher's arguments (ARGS_FD); or -1 */
+	int extra[EXTRA_MAX]; /* placed from EXTRA_FD on; -1: none */
 	int status_fd;
 	const char *cwd;
 	char *const *argv;
@@ -563,11 +568,14 @@ static int child_lift(int fd, int high)
 static void child_main(const struct child_args *a)
 {
 	char err[200];
-	int in, out, errfd, fd3 = -1, fd4 = -1, st;
+	int in, out, errfd, fd3 = -1, st, extra[EXTRA_MAX], nextra = 0;
 	int saw_eacces = 0, e = ENOENT;
-	int high = a->fd4 >= 0 ? ARGS_FD + 1 : CHILD_FD_HIGH;
+	int high;
 	size_t pos = 0;
 
+	while (nextra < EXTRA_MAX && a->extra[nextra] >= 0)
+		nextra++;
+	high = nextra ? EXTRA_FD + nextra : CHILD_FD_HIGH;
 	st = child_lift(a->status_fd, high);
 	if (st < 0)
 		_exit(CHILD_FAILED);
@@ -601,20 +609,22 @@ static void child_main(const struct child_args *a)
 		if (fd3 < 0)
 			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
 	}
-	if (a->fd4 >= 0) {
-		fd4 = child_lift(a->fd4, high);
-		if (fd4 < 0)
-			child_report(st, STAGE_SETUP, errno, "arguments fd",
+	for (int i = 0; i < nextra; i++) {
+		extra[i] = child_lift(a->extra[i], high);
+		if (extra[i] < 0)
+			child_report(st, STAGE_SETUP, errno, "launcher fd",
 				     NULL);
 	}
 	/* dup2() clears close-on-exec on the target: these survive. */
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
-	    (fd3 >= 0 && dup2(fd3, 3) < 0) ||
-	    (fd4 >= 0 && dup2(fd4, ARGS_FD) < 0))
+	    (fd3 >= 0 && dup2(fd3, 3) < 0))
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
+	for (int i = 0; i < nextra; i++)
+		if (dup2(extra[i], EXTRA_FD + i) < 0)
+			child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	/* Everything else (the status pipe included, still needed until
 	 * exec) goes at exec. */
-	util_close_from(fd4 >= 0 ? ARGS_FD + 1 : fd3 >= 0 ? 4 : 3, -1, true);
+	util_close_from(nextra ? EXTRA_FD + nextra : fd3 >= 0 ? 4 : 3, -1, true);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
@@ -729,23 +739,23 @@ static pid_t spawn_child(struct child_args *a, int cg_fd)
  * the planned --chdir operand.
  */
 /*
- * A sealed memfd holding @opts then @cmd, each argument NUL-terminated,
- * read from the start (landlock-run --args); -errno on failure.
+ * A sealed memfd holding the NULL-terminated vectors @parts in order, each
+ * argument NUL-terminated, read from the start (landlock-run --args);
+ * -errno on failure.
  */
-static int args_memfd(char *const *opts, char *const *cmd)
+static int args_memfd(char *const *const *parts, int nparts)
 {
-	char *const *parts[2] = {opts, cmd};
 	size_t len = 0, at = 0;
 	char *buf;
 	int fd, err = 0;
 
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < nparts; k++)
 		for (size_t i = 0; parts[k][i]; i++)
 			len += strlen(parts[k][i]) + 1;
 	buf = malloc(len ? len : 1);
 	if (!buf)
 		return ward_err(-ENOMEM, "out of memory");
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < nparts; k++)
 		for (size_t i = 0; parts[k][i]; i++) {
 			size_t n = strlen(parts[k][i]) + 1;
 
@@ -774,19 +784,47 @@ static int args_memfd(char *const *opts, char *const *cmd)
 }
 
 /*
- * The arguments past BWRAP_MAX_ARGS: the Landlock layer inside takes its
- * whole command line (its options, --, the command) from a memfd
- * instead (*args_fd, placed at ARGS_FD), so only bwrap's own part counts.
- * Without that layer, or when bwrap's own part is too long, the error
- * says which limit and by how much.
+ * What the executor hands the Landlock layer inside bwrap, at EXTRA_FD on:
+ * its command line when bwrap's argv cannot carry it (@args, a memfd, or
+ * -1), and the write end of its report pipe (@report, or -1), which it
+ * names with --pid-fd.
  */
-static int bwrap_too_many(struct ward_strv *sv, int *args_fd,
-			  const ward_confined *c, size_t own, size_t total)
+struct inner_fds {
+	int args;
+	int report;
+};
+
+/*
+ * The Landlock layer's part of the bwrap argv: ward-bridge's and the
+ * launcher's own argv, with `--pid-fd N` after the launcher when it
+ * reports. Past BWRAP_MAX_ARGS (bwrap's part @own, the whole @total), the
+ * launcher takes everything after its name from a memfd instead
+ * (`--args 4`), so only bwrap's own part counts; without the layer, or
+ * when bwrap's part alone is too long, the error says which limit and by
+ * how much.
+ */
+static int push_inner(struct ward_strv *sv, struct inner_fds *x,
+		      const ward_confined *c, size_t own, size_t total)
 {
 	size_t ninner = ward_strv_len(c->inner);
 	size_t at = c->inner ? c->inner_launcher : 0;
+	char num[16];
+	char *report[] = {"--pid-fd", num, NULL}, *none[] = {NULL};
+	bool layer = at < ninner;
 
-	if (at >= ninner)
+	if (x->report >= 0)
+		total += 2;
+	if (total <= BWRAP_MAX_ARGS || c->runner != WARD_RUNNER_BWRAP) {
+		snprintf(num, sizeof(num), "%d", EXTRA_FD);
+		for (size_t i = 0; i < ninner; i++) {
+			ward_strv_push(sv, c->inner[i]);
+			if (i == at && x->report >= 0)
+				ward_strv_push_all(sv, report);
+		}
+		ward_strv_push_all(sv, c->cmd);
+		return 0;
+	}
+	if (!layer)
 		return ward_err(WARD_ERUNNER,
 				"bwrap: this call needs %zu arguments and "
 				"bwrap takes at most %d (its profile %zu, the "
@@ -802,25 +840,30 @@ static int bwrap_too_many(struct ward_strv *sv, int *args_fd,
 				"and bwrap takes at most %d: run it with "
 				"--runner landlock, or with fewer rules",
 				own + at + 3, BWRAP_MAX_ARGS);
-	*args_fd = args_memfd(c->inner + at + 1, c->cmd);
-	if (*args_fd < 0)
-		return *args_fd;
+	snprintf(num, sizeof(num), "%d", EXTRA_FD + 1);
+	x->args = args_memfd(
+	    (char *const *const[]){x->report >= 0 ? report : none,
+				   c->inner + at + 1, c->cmd},
+	    3);
+	if (x->args < 0)
+		return x->args;
 	for (size_t i = 0; i <= at; i++)
 		ward_strv_push(sv, c->inner[i]);
 	ward_strv_push(sv, "--args");
-	ward_strv_push(sv, ARGS_FD_STR);
+	snprintf(num, sizeof(num), "%d", EXTRA_FD);
+	ward_strv_push(sv, num);
 	return 0;
 }
 
 /*
  * The bwrap (or custom bwrap-compatible) argv: exactly the plan's (its
  * prefix, with --chdir, then the command), with `--json-status-fd 3`
- * added after the binary — the one descriptor only the executor holds.
- * Nothing is planned again. A @cwd other than the one planned replaces
- * the planned --chdir operand. More arguments than bwrap takes: see
- * bwrap_too_many (*args_fd is then the memfd to place at ARGS_FD).
+ * added after the binary — the one descriptor only the executor holds —
+ * and what push_inner adds for the Landlock layer. Nothing is planned
+ * again. A @cwd other than the one planned replaces the planned --chdir
+ * operand.
  */
-static int bwrap_argv(char ***out, int *args_fd, const ward_confined *c,
+static int bwrap_argv(char ***out, struct inner_fds *x, const ward_confined *c,
 		      const char *cwd)
 {
 	struct ward_strv sv = {0};
@@ -842,17 +885,19 @@ static int bwrap_argv(char ***out, int *args_fd, const ward_confined *c,
 	/* What bwrap counts: everything but its argv[0]. */
 	own = sv.n - 1;
 	total = own + ward_strv_len(c->inner) + ward_strv_len(c->cmd);
-	if (total <= BWRAP_MAX_ARGS || c->runner != WARD_RUNNER_BWRAP) {
-		ward_strv_push_all(&sv, c->inner); /* the Landlock layer */
-		ward_strv_push_all(&sv, c->cmd);
-	} else {
-		err = bwrap_too_many(&sv, args_fd, c, own, total);
-		if (err) {
-			ward_strv_discard(&sv);
-			return err;
-		}
+	err = push_inner(&sv, x, c, own, total);
+	if (err) {
+		ward_strv_discard(&sv);
+		return err;
 	}
 	return ward_strv_finish(out, &sv);
+}
+
+/* Whether @c runs the Landlock layer inside bwrap (it then reports). */
+static bool has_inner_layer(const ward_confined *c)
+{
+	return c->runner == WARD_RUNNER_BWRAP && c->inner &&
+	       c->inner_launcher < ward_strv_len(c->inner);
 }
 
 /* Read the status pipe to EOF: 0 (exec happened) or a record. */
@@ -924,6 +969,7 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->out_fd = -1;
 	sp->err_fd = -1;
 	sp->json_fd = -1;
+	sp->report_fd = -1;
 	sp->started = -1;
 	sp->cg_fd = -1;
 	sp->bwrap_pidfd = -1;
@@ -961,7 +1007,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		     const struct ward_exec_options *o, bool capture)
 {
 	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1};
+	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1}, rep_p[2] = {-1, -1};
+	struct inner_fds x = {-1, -1};
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
@@ -980,7 +1027,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.cwd = o->cwd ? o->cwd : ward_policy_workspace(policy);
 	a.in_fd = o->stdin_fd;
 	a.fd3 = -1;
-	a.fd4 = -1;
+	a.extra[0] = a.extra[1] = -1;
 	a.parent = getpid();
 	sigemptyset(&a.empty);
 
@@ -998,9 +1045,19 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
-		err = bwrap_argv(&wrapped, &a.fd4, c, a.cwd);
+		if (has_inner_layer(c)) {
+			if (pipe2(rep_p, O_CLOEXEC) != 0)
+				return ward_err(-errno,
+						"cannot create a pipe: %s",
+						strerror(errno));
+			x.report = rep_p[1];
+		}
+		err = bwrap_argv(&wrapped, &x, c, a.cwd);
 		if (err)
-			return err;
+			goto out_free_plan;
+		a.extra[0] = x.args >= 0 ? x.args : x.report;
+		a.extra[1] = x.args >= 0 ? x.report : -1;
+		sp->bridge = c->inner_launcher > 0;
 		a.argv = wrapped;
 		break;
 	default:
@@ -1066,6 +1123,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	sp->out_fd = out_p[0];
 	sp->err_fd = err_p[0];
 	sp->json_fd = json_p[0];
+	sp->report_fd = rep_p[0];
+	rep_p[0] = -1;
 	/*
 	 * Runner none execs the command itself: it started. bwrap's JSON
 	 * status decides later. Another wrapper's start says nothing about
@@ -1091,8 +1150,9 @@ out_close_pipes:
 	close_pipe(out_p);
 	close_pipe(json_p);
 out_free_plan:
-	if (a.fd4 >= 0)
-		close(a.fd4);
+	if (x.args >= 0)
+		close(x.args);
+	close_pipe(rep_p);
 	free(cands);
 	free(envp);
 	ward_strv_free(wrapped);
@@ -1168,6 +1228,15 @@ static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
 		sink_put(s, lock, buf, (size_t)r);
 		return;
 	}
+	if (fd == &sp->report_fd) {
+		size_t k = sizeof(sp->report) - 1 - sp->report_len;
+
+		if (k > (size_t)r)
+			k = (size_t)r;
+		memcpy(sp->report + sp->report_len, buf, k);
+		sp->report_len += k;
+		return;
+	}
 	/* bwrap's JSON status: small; keep what fits. */
 	if (sp->json_len < sizeof(sp->json) - 1) {
 		size_t k = sizeof(sp->json) - 1 - sp->json_len;
@@ -1217,13 +1286,14 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 	if (guarded)
 		pipe_guard_on(&guard);
 	for (;;) {
-		struct pollfd pfd[5];
-		int *fds[3] = {&sp->out_fd, &sp->err_fd, &sp->json_fd};
-		struct ward_sink *sinks[3] = {&out, &err, NULL};
-		int idx[3] = {-1, -1, -1};
+		struct pollfd pfd[6];
+		int *fds[4] = {&sp->out_fd, &sp->err_fd, &sp->json_fd,
+			       &sp->report_fd};
+		struct ward_sink *sinks[4] = {&out, &err, NULL, NULL};
+		int idx[4] = {-1, -1, -1, -1};
 		int n = 0, npipes = 0, ipid = -1, iwake = -1, t = -1;
 
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			if (*fds[i] < 0)
 				continue;
 			idx[i] = n;
@@ -1256,7 +1326,7 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 
 			nanosleep(&ts, NULL);
 		}
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			if (idx[i] >= 0 && pfd[idx[i]].revents)
 				drain_one(fds[i], sinks[i], sp, lp->lock, buf,
 					  sizeof(buf));
@@ -1333,11 +1403,63 @@ void ward_spawn_close(struct ward_spawn *sp)
 	close_fd(&sp->out_fd);
 	close_fd(&sp->err_fd);
 	close_fd(&sp->json_fd);
+	close_fd(&sp->report_fd);
 	close_fd(&sp->pidfd);
 	close_fd(&sp->bwrap_pidfd);
 }
 
 /* --- classification and results ------------------------------------------- */
+
+/*
+ * Why the sandbox itself ended the command, from the Landlock layer's
+ * report (@rep, @len bytes: "PID\n", then "exit STATUS\n" when the run
+ * ended as the command did, or "supervisor-died STATUS\n" or
+ * "caller-died\n" when the keeper ended it): a sentence, or NULL (it did
+ * not, or out of memory). A keeper that started and said nothing more
+ * was killed itself — inside bwrap, when ward-bridge (@bridge) died its
+ * pid namespace went with it — unless ward ended the run (@by_caller), or
+ * the run ended well (@failed false).
+ */
+static char *sandbox_ended(const char *rep, size_t len, bool bridge,
+			   bool by_caller, bool failed)
+{
+	char line[64], how[48], *text = NULL;
+	const char *nl = memchr(rep, '\n', len), *ev;
+	size_t n;
+	int st;
+
+	if (!nl)
+		return NULL;
+	ev = nl + 1;
+	n = (size_t)(rep + len - ev);
+	if (n >= sizeof(line))
+		return NULL;
+	memcpy(line, ev, n);
+	line[n] = '\0';
+	if (sscanf(line, "supervisor-died %d", &st) == 1) {
+		if (WIFSIGNALED(st))
+			snprintf(how, sizeof(how), "killed by signal %d",
+				 WTERMSIG(st));
+		else
+			snprintf(how, sizeof(how), "exit status %d",
+				 WEXITSTATUS(st));
+		if (asprintf(&text,
+			     "the sandbox's supervisor ended (%s) while the "
+			     "command ran, so the calls it judges failed from "
+			     "then on; the command was ended",
+			     how) < 0)
+			text = NULL;
+	} else if (strcmp(line, "caller-died\n") == 0 ||
+		   (n == 0 && !by_caller && failed)) {
+		text = strdup(bridge ? "the network bridge (ward-bridge) died "
+				       "while the command ran; the command "
+				       "was ended"
+				     : "the sandbox's keeper (landlock-run) "
+				       "died while the command ran; the "
+				       "command was ended");
+	}
+	return text;
+}
 
 int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		      const struct ward_capbuf *out_cap,
@@ -1386,6 +1508,20 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	if (err)
 		goto out_free_result;
 	r->err_dropped = err_cap->dropped;
+	/* The command ran and the sandbox ended it: no runner failure (the
+	 * output so far is the result), no denial. */
+	if (sp->keeper)
+		r->sandbox_ended = sandbox_ended(sp->json, sp->json_len, false,
+						 true, false);
+	else if (sp->report_len)
+		r->sandbox_ended = sandbox_ended(
+		    sp->report, sp->report_len, sp->bridge,
+		    sp->ended_by_caller || sp->timed_out,
+		    r->exit_code >= 128 || r->term_signal);
+	if (r->sandbox_ended) {
+		*out = r;
+		return 0;
+	}
 
 	memset(&facts, 0, sizeof(facts));
 	facts.runner = sp->runner;
@@ -1547,7 +1683,13 @@ void ward_result_free(ward_result *result)
 		return;
 	free(result->out);
 	free(result->err);
+	free(result->sandbox_ended);
 	free(result);
+}
+
+const char *ward_result_sandbox_ended(const ward_result *r)
+{
+	return r ? r->sandbox_ended : NULL;
 }
 
 pid_t ward_result_pid(const ward_result *r)

@@ -504,6 +504,79 @@ assert_reasoned() {
 	[ -z "$(ls -A "$WS/many")" ]
 }
 
+# descendant PID NAME: the pid of a descendant of PID whose comm is NAME,
+# waiting up to 10 s for it to appear.
+descendant() {
+	local root=$1 name=$2 i p c todo
+	for ((i = 0; i < 200; i++)); do
+		todo=("$root")
+		while [ ${#todo[@]} -gt 0 ]; do
+			p=${todo[0]}
+			todo=("${todo[@]:1}")
+			for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+				if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$name" ]; then
+					echo "$c"
+					return 0
+				fi
+				todo+=("$c")
+			done
+		done
+		sleep 0.05
+	done
+	return 1
+}
+
+# killed_midway RUNNER NAME [WARD ARGS...]: run a command that prints
+# "before" and waits (bounded by --timeout), SIGKILL its sandbox process
+# NAME, and leave ward's status, stdout and stderr in $status, $output,
+# $stderr.
+killed_midway() {
+	local r=$1 name=$2 wp victim
+	shift 2
+	"$WARD" run -r "$r" -w "$WS" --timeout 20 "$@" -- sh -c \
+		'echo before; while :; do sleep 0.05; done' \
+		>"$OUTSIDE/out" 2>"$OUTSIDE/err" &
+	wp=$!
+	victim=$(descendant "$wp" "$name") || {
+		kill "$wp"
+		wait "$wp"
+		fail "no $name under ward"
+	}
+	kill -9 "$victim"
+	status=0
+	wait "$wp" || status=$?
+	output=$(cat "$OUTSIDE/out")
+	stderr=$(cat "$OUTSIDE/err")
+	echo "# $r, $name killed: exit $status: $output / $stderr"
+}
+
+@test "a killed supervisor or bridge ends the call with 125 and says so, output kept" {
+	# The call used to fail closed in silence: judged calls got ENOSYS
+	# (supervisor), or the call ended 137 with no word (ward-bridge).
+	local r
+	for r in bwrap landlock; do
+		require_runner "$r"
+		killed_midway "$r" ward-supervise
+		[ "$status" -eq 125 ]
+		[ "$output" = before ]
+		[[ "$stderr" == *"ward run: the sandbox's supervisor ended (killed by signal 9) while the command ran"*"the command was ended"* ]]
+		killed_midway "$r" ward-supervise --json
+		[ "$status" -eq 125 ]
+		[ "$(json 'd["stdout"]')" = before ]
+		[[ "$(json 'd["sandbox"]["ended"]')" == "the sandbox's supervisor ended (killed by signal 9)"* ]]
+	done
+	require_runner bwrap
+	killed_midway bwrap ward-bridge --allow-domain localhost
+	[ "$status" -eq 125 ]
+	[ "$output" = before ]
+	[[ "$stderr" == *"ward run: the network bridge (ward-bridge) died while the command ran; the command was ended"* ]]
+	# The command's own SIGKILL stays the command's.
+	run --separate-stderr "$WARD" run -w "$WS" --allow-domain localhost \
+		-- sh -c 'kill -9 $$'
+	[ "$status" -eq 137 ]
+	[[ "$stderr" != *"ward run:"* ]]
+}
+
 @test "run --json under danger-full-access reports runner none" {
 	run -0 "$WARD" run --json -w "$WS" -m danger-full-access -- true
 	[ "$(json 'd["sandbox"]["runner"]')" = none ]

@@ -851,6 +851,42 @@ keeper_failed(const struct keeper *k, const char *event, const char *why)
 }
 
 /*
+ * Whether the report's reader — ward, which holds the only read end — is
+ * gone: a pipe's writer sees POLLERR once no reader is left.
+ */
+static bool caller_gone(const struct keeper *k)
+{
+	struct pollfd p = {.fd = k->report_fd, .events = POLLOUT};
+
+	return k->report_fd >= 0 && poll(&p, 1, 0) == 1 &&
+	       (p.revents & POLLERR);
+}
+
+/*
+ * The report descriptor is also how the keeper knows its caller lives:
+ * inside bwrap neither bwrap's parent-death signals nor ours reach back to
+ * ward (a ward killed while bwrap started used to leave bwrap's sandbox
+ * process blocked in its namespaces; ward now starts bwrap without them),
+ * but ward's death closes the pipe's read end, which the kernel signals
+ * to an O_ASYNC writer (SIGIO, waited for with the keeper's signals).
+ * Armed, then checked: a caller already gone ends the launcher before
+ * the command starts.
+ */
+static void watch_caller(const struct keeper *k)
+{
+	int fl;
+
+	if (k->report_fd < 0)
+		return;
+	fl = fcntl(k->report_fd, F_GETFL);
+	if (fl < 0 || fcntl(k->report_fd, F_SETOWN, getpid()) != 0 ||
+	    fcntl(k->report_fd, F_SETFL, fl | O_ASYNC) != 0)
+		die("cannot watch the caller: %s", strerror(errno));
+	if (caller_gone(k))
+		die("the caller is gone");
+}
+
+/*
  * The keeper reaped @pid (wait status @st), not the command: whether it
  * was the supervisor, ended while the command runs. Its pid is read from
  * the confining process once it is there (written before the filter is
@@ -1058,6 +1094,7 @@ static void keep(struct keeper *out, int pid_fd)
 	sigemptyset(&wait_set);
 	sigaddset(&wait_set, SIGCHLD);
 	sigaddset(&wait_set, KEEPER_KILL_SIGNAL);
+	sigaddset(&wait_set, SIGIO);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(&wait_set, forwarded[i]);
 	/* Blocked before the child exists: nothing is lost in between. */
@@ -1083,6 +1120,7 @@ static void keep(struct keeper *out, int pid_fd)
 		die("cannot set the parent-death signal: %s", strerror(errno));
 	if (getppid() != k.parent)
 		die("the caller is gone");
+	watch_caller(&k);
 
 	fflush(NULL);
 	k.child = fork();
@@ -1156,6 +1194,14 @@ static void keep(struct keeper *out, int pid_fd)
 			kill(k.child, SIGKILL);
 		} else {
 			sig = sigwaitinfo(&wait_set, &si);
+		}
+		if (sig == SIGIO) {
+			/* The report's reader closed its end: ward is gone. */
+			if (caller_gone(&k)) {
+				caller_died = true;
+				killing = true;
+			}
+			continue;
 		}
 		if (sig == KEEPER_KILL_SIGNAL) {
 			/* Our parent-death signal too: ward-bridge (or ward)

@@ -88,13 +88,16 @@
  */
 #define BWRAP_MAX_ARGS 9000
 /*
- * Descriptors past bwrap's status fd, for the Landlock layer inside: its
- * command line when bwrap's argv cannot carry it (landlock-run --args,
- * always the first), then its report (--pid-fd: how the run ended),
- * placed at EXTRA_FD, EXTRA_FD + 1.
+ * Descriptors past bwrap's status fd, placed from EXTRA_FD on: for the
+ * Landlock layer inside, its command line when bwrap's argv cannot carry
+ * it (landlock-run --args, always the first) and its report (--pid-fd:
+ * how the run ended, and how it knows we live); then, for bwrap itself, a
+ * read end of its own status pipe (so that its status writes never fail
+ * once we are gone: bwrap dies on a failed one, which left its sandbox
+ * process blocked in its namespaces).
  */
 #define EXTRA_FD  4
-#define EXTRA_MAX 2
+#define EXTRA_MAX 3
 /* Exit status of a child that failed before exec (like env/timeout). */
 #define CHILD_FAILED 125
 /* The child's stack (it needs well under 2 KiB; see -fstack-usage). */
@@ -462,6 +465,10 @@ struct child_args {
 	char *const *envp;
 	char *const *cands;
 	bool shell_like; /* exec failure → 127 on stderr, not a record */
+	/* bwrap with the Landlock layer: its report pipe binds the sandbox
+	 * to us; bwrap must outlive us long enough to release its sandbox
+	 * process (no parent-death signal: docs/RUNNERS.md). */
+	bool caller_bound;
 	pid_t parent;
 	sigset_t empty;
 };
@@ -586,7 +593,8 @@ static void child_main(const struct child_args *a)
 	 * caller's), and a process group to kill as a whole. */
 	if (setsid() < 0)
 		child_report(st, STAGE_SETUP, errno, "setsid", NULL);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+	if (!a->caller_bound &&
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		child_report(st, STAGE_SETUP, errno, "PR_SET_PDEATHSIG", NULL);
 	/* The parent may have died before the prctl took effect. */
 	if (getppid() != a->parent)
@@ -1027,7 +1035,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.cwd = o->cwd ? o->cwd : ward_policy_workspace(policy);
 	a.in_fd = o->stdin_fd;
 	a.fd3 = -1;
-	a.extra[0] = a.extra[1] = -1;
+	a.extra[0] = a.extra[1] = a.extra[2] = -1;
 	a.parent = getpid();
 	sigemptyset(&a.empty);
 
@@ -1057,6 +1065,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 			goto out_free_plan;
 		a.extra[0] = x.args >= 0 ? x.args : x.report;
 		a.extra[1] = x.args >= 0 ? x.report : -1;
+		a.caller_bound = x.report >= 0;
 		sp->bridge = c->inner_launcher > 0;
 		a.argv = wrapped;
 		break;
@@ -1085,6 +1094,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		goto out_close_pipes;
 	}
 	a.status_fd = st_p[1];
+	if (a.caller_bound)
+		a.extra[x.args >= 0 ? 2 : 1] = json_p[0];
 	a.err_fd = err_p[1];
 	a.out_fd = capture ? out_p[1] : (o->stdout_fd >= 0 ? o->stdout_fd : 1);
 	a.fd3 = json_p[1];

@@ -269,13 +269,14 @@ static int build_prefix(ward_plan *p, const char *inner)
 	switch (p->runner) {
 	case WARD_RUNNER_BWRAP:
 		err = ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
-					   p->runner_path, -1, NULL);
+					   p->runner_path, -1, NULL,
+					   inner != NULL);
 		if (err || !inner)
 			return err;
 		return build_inner(p, inner);
 	case WARD_RUNNER_CUSTOM:
 		return ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
-					    p->runner_path, -1, NULL);
+					    p->runner_path, -1, NULL, false);
 	case WARD_RUNNER_LANDLOCK:
 		err = ward_xlate_landlock(&p->ll_ro, &p->ll_rw, p->x);
 		if (err)

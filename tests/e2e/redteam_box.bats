@@ -133,6 +133,40 @@ ward_killed_case() {
 	assert_no_survivor 2.5
 }
 
+# ward SIGKILLed at many points of its first milliseconds (bwrap's start
+# had a window: its sandbox process, not yet bound to its parent, was left
+# blocked in its namespaces, 1 kill in 73). Every process of every call
+# carries the token $WS/m.kill (bwrap's own argv holds the command's), so
+# what is left can be counted; none may be, once the sandbox had a
+# moment to notice its caller is gone.
+ward_killed_at_start_case() {
+	local v=$1 who=$2 i left
+	local -a flags
+	become "$who"
+	require_runner "$v"
+	read -r -a flags <<<"$(runner_flags "$v")"
+	for i in $(seq 1 60); do
+		# A subshell of its own: no job notice per kill.
+		(
+			"${E2E_AS[@]}" "$WARD" run --mode workspace-write \
+				--workspace "$WS" "${flags[@]}" -- \
+				sh -c 'sleep 30' "$WS/m.kill$i" >/dev/null 2>&1 &
+			pid=$!
+			sleep "0.0$((i % 10))$((RANDOM % 10))"
+			kill -KILL "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		) 2>/dev/null
+	done
+	# Bounded: the sandbox ends itself at its next step, in well under
+	# a second; blocked forever it would stay.
+	for i in $(seq 1 50); do
+		left=$(pgrep -f "$WS/m\.kill" | tr '\n' ' ')
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	[ -z "$left" ] || fail "left behind by a killed ward: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | cut -c1-120; echo; done)"
+}
+
 cgroup_case() {
 	local v=$1 who=$2 dir
 	become "$who"
@@ -160,6 +194,9 @@ cgroup_case() {
 @test "ward run bwrap (root): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case bwrap root; }
 @test "ward run bwrap (nobody): setsid, double fork and a ptraced zombie end with the call" { leftovers_case bwrap nobody; }
 @test "ward run bwrap (nobody): a call killed in its first milliseconds leaves nothing" { killed_early_case bwrap nobody; }
+@test "ward run bwrap (root): ward SIGKILLed during bwrap's start leaves no process" { ward_killed_at_start_case bwrap root; }
+@test "ward run bwrap (nobody): ward SIGKILLed during bwrap's start leaves no process" { ward_killed_at_start_case bwrap nobody; }
+@test "ward run landlock (root): ward SIGKILLed during the launcher's start leaves no process" { ward_killed_at_start_case landlock root; }
 @test "ward run bwrap (nobody): ward SIGKILLed takes the command's tree down" { ward_killed_case bwrap nobody; }
 @test "ward run bwrap (nobody): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case bwrap nobody; }
 @test "ward run landlock (root): setsid, double fork and a ptraced zombie end with the call" { leftovers_case landlock root; }

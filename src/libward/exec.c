@@ -78,9 +78,6 @@
 #define STREAM_ERR_TAIL (64 * 1024)
 /* Without a pidfd, how often to look whether the child exited. */
 #define EXIT_TICK_MS 20
-/* The child places descriptors 0 to 3 (4 with the launcher's arguments);
- * a source below the highest placed is moved above it. */
-#define CHILD_FD_HIGH 4
 /*
  * bwrap 0.8 refuses more arguments than this (MAX_ARGS in bubblewrap.c:
  * its argv[0] excluded, what --args reads included, the command's own
@@ -554,23 +551,34 @@ static void child_reset_signals(const sigset_t *empty)
 }
 
 /*
- * @fd itself when no dup2() onto 0 to 3 can clobber it, else a copy at
- * CHILD_FD_HIGH or above (close-on-exec); -1 and errno on failure. Only
- * those are copied: the child holds the caller's descriptors until exec,
- * and a copy of every source could exceed a low RLIMIT_NOFILE.
+ * @fd itself when no placement can clobber it: it is no placement's
+ * target (0 to @high - 1), or it is its own (@target; -1: it has none);
+ * else a copy at @high or above (close-on-exec); -1 and errno on failure.
+ * Only those are copied: the child holds the caller's descriptors until
+ * exec, and every copy is one more descriptor under the caller's
+ * RLIMIT_NOFILE (docs/THREADING.md counts them).
  */
-static int child_lift(int fd, int high)
+static int child_lift(int fd, int target, int high)
 {
-	if (fd < 0 || fd >= high)
+	if (fd < 0 || fd >= high || fd == target)
 		return fd;
 	return fcntl(fd, F_DUPFD_CLOEXEC, high);
+}
+
+/* @fd at @target without close-on-exec (dup2() leaves a descriptor onto
+ * itself as it is). */
+static int child_place(int fd, int target)
+{
+	if (fd == target)
+		return fcntl(fd, F_SETFD, 0);
+	return dup2(fd, target);
 }
 
 /*
  * Between clone and exec: async-signal-safe calls only, no writes to
  * memory shared with the caller. Never returns. Every source descriptor
- * among 0 to 3 is first lifted above them (child_lift), so no dup2() can
- * clobber another source, then placed.
+ * that another placement targets is first lifted above all of them
+ * (child_lift), so no dup2() can clobber another source, then placed.
  */
 static void child_main(const struct child_args *a)
 {
@@ -582,8 +590,9 @@ static void child_main(const struct child_args *a)
 
 	while (nextra < EXTRA_MAX && a->extra[nextra] >= 0)
 		nextra++;
-	high = nextra ? EXTRA_FD + nextra : CHILD_FD_HIGH;
-	st = child_lift(a->status_fd, high);
+	/* The placements' targets: 0 to 2, 3, then the extras. */
+	high = nextra ? EXTRA_FD + nextra : a->fd3 >= 0 ? 4 : 3;
+	st = child_lift(a->status_fd, -1, high);
 	if (st < 0)
 		_exit(CHILD_FAILED);
 
@@ -601,34 +610,35 @@ static void child_main(const struct child_args *a)
 		_exit(CHILD_FAILED);
 
 	if (a->in_fd >= 0)
-		in = child_lift(a->in_fd, high);
+		in = child_lift(a->in_fd, 0, high);
 	else
-		in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC), high);
+		in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC), 0,
+				high);
 	if (in < 0)
 		child_report(st, STAGE_SETUP, errno, "stdin", NULL);
-	out = child_lift(a->out_fd, high);
+	out = child_lift(a->out_fd, 1, high);
 	if (out < 0)
 		child_report(st, STAGE_SETUP, errno, "stdout", NULL);
-	errfd = child_lift(a->err_fd, high);
+	errfd = child_lift(a->err_fd, 2, high);
 	if (errfd < 0)
 		child_report(st, STAGE_SETUP, errno, "stderr", NULL);
 	if (a->fd3 >= 0) {
-		fd3 = child_lift(a->fd3, high);
+		fd3 = child_lift(a->fd3, 3, high);
 		if (fd3 < 0)
 			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
 	}
 	for (int i = 0; i < nextra; i++) {
-		extra[i] = child_lift(a->extra[i], high);
+		extra[i] = child_lift(a->extra[i], EXTRA_FD + i, high);
 		if (extra[i] < 0)
 			child_report(st, STAGE_SETUP, errno, "launcher fd",
 				     NULL);
 	}
-	/* dup2() clears close-on-exec on the target: these survive. */
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
-	    (fd3 >= 0 && dup2(fd3, 3) < 0))
+	/* Placed without close-on-exec: these survive. */
+	if (child_place(in, 0) < 0 || child_place(out, 1) < 0 ||
+	    child_place(errfd, 2) < 0 || (fd3 >= 0 && child_place(fd3, 3) < 0))
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	for (int i = 0; i < nextra; i++)
-		if (dup2(extra[i], EXTRA_FD + i) < 0)
+		if (child_place(extra[i], EXTRA_FD + i) < 0)
 			child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	/* Everything else (the status pipe included, still needed until
 	 * exec) goes at exec. */

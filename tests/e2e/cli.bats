@@ -399,19 +399,58 @@ check_denied() {
 	[ "$(json 'd["stdout"] == "a\ufffdb\x00c"')" = True ]
 }
 
+# with_fds N CMD...: run CMD with RLIMIT_NOFILE N and only 0-2 inherited
+# (bats keeps descriptors of its own open, and how many varied: the
+# budget below is ward's, counted from 3).
+with_fds() {
+	"$PY" -c '
+import os, resource, sys
+n = int(sys.argv[1])
+os.closerange(3, 65536)
+resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+os.execv(sys.argv[2], sys.argv[2:])' "$@"
+}
+
 @test "run --json and run work with only 16 descriptors (bwrap, landlock)" {
 	local r
 	for r in bwrap landlock; do
 		require_runner "$r"
-		run --separate-stderr bash -c 'ulimit -n 16 && exec "$@"' _ \
-			"$WARD" run --json -r "$r" -w "$WS" -- echo hello
+		run --separate-stderr with_fds 16 "$WARD" run --json -r "$r" \
+			-w "$WS" -- echo hello
 		echo "# $r --json: exit $status: $output $stderr"
 		[ "$status" -eq 0 ]
 		[ "$(json 'd["exit_code"]')" = 0 ]
 		[ "$(json 'd["stdout"]')" = hello ]
-		run --separate-stderr bash -c 'ulimit -n 16 && exec "$@"' _ \
-			"$WARD" run -r "$r" -w "$WS" -- echo hello
+		run --separate-stderr with_fds 16 "$WARD" run -r "$r" -w "$WS" \
+			-- echo hello
 		[ "$status" -eq 0 ] && [ "$output" = hello ]
+	done
+}
+
+@test "a call's descriptor budget: the fewest it runs with stays within docs/THREADING.md" {
+	# The budget (RLIMIT_NOFILE a call needs, 0-2 inherited), as
+	# docs/THREADING.md states it; the fewest found must not exceed it,
+	# so the margin to the 16 above is shown, not hoped for.
+	local r j n least budget
+	for r in bwrap landlock; do
+		require_runner "$r"
+		for j in "" --json; do
+			budget=$(sed -n "s/^| $r ${j:-stream} | \([0-9]*\) |.*/\1/p" \
+				"$ROOT/docs/THREADING.md")
+			[ -n "$budget" ] || fail "no budget for $r ${j:-stream}"
+			least=
+			for ((n = 16; n >= 4; n--)); do
+				with_fds "$n" "$WARD" run $j -r "$r" -w "$WS" \
+					-- true >/dev/null 2>&1 || break
+				least=$n
+			done
+			echo "# $r ${j:-stream}: runs with $least, budget $budget"
+			[ -n "$least" ] && [ "$least" -le "$budget" ]
+			# One fewer than the fewest is ward's clean refusal.
+			run --separate-stderr with_fds "$((least - 1))" "$WARD" \
+				run $j -r "$r" -w "$WS" -- true
+			[ "$status" -eq 125 ]
+		done
 	done
 }
 
@@ -438,18 +477,15 @@ assert_reasoned() {
 	for r in bwrap landlock; do
 		require_runner "$r"
 		for n in $(seq 4 20); do
-			run --separate-stderr bash -c 'ulimit -n "$1" && shift &&
-				exec "$@"' _ "$n" "$WARD" run -r "$r" -w "$WS" \
-				--allow-domain localhost -- echo HELLO
-			assert_reasoned
-			[ "$status" -ne 0 ] || [ "$output" = HELLO ]
-			run --separate-stderr bash -c 'ulimit -n "$1" && shift &&
-				exec "$@"' _ "$n" "$WARD" run --json -r "$r" \
+			run --separate-stderr with_fds "$n" "$WARD" run -r "$r" \
 				-w "$WS" --allow-domain localhost -- echo HELLO
 			assert_reasoned
+			[ "$status" -ne 0 ] || [ "$output" = HELLO ]
+			run --separate-stderr with_fds "$n" "$WARD" run --json \
+				-r "$r" -w "$WS" --allow-domain localhost -- echo HELLO
+			assert_reasoned
 			[ "$status" -eq 0 ] ||
-				[ "$(json '"error" in d and
-					not d["message"].rstrip().endswith(":")')" = True ]
+				[ "$(json '"error" in d and not d["message"].rstrip().endswith(":")')" = True ]
 		done
 	done
 }

@@ -602,8 +602,7 @@ static void child_main(const struct child_args *a)
 	 * caller's), and a process group to kill as a whole. */
 	if (setsid() < 0)
 		child_report(st, STAGE_SETUP, errno, "setsid", NULL);
-	if (!a->caller_bound &&
-	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+	if (!a->caller_bound && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		child_report(st, STAGE_SETUP, errno, "PR_SET_PDEATHSIG", NULL);
 	/* The parent may have died before the prctl took effect. */
 	if (getppid() != a->parent)
@@ -642,7 +641,7 @@ static void child_main(const struct child_args *a)
 			child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	/* Everything else (the status pipe included, still needed until
 	 * exec) goes at exec. */
-	util_close_from(nextra ? EXTRA_FD + nextra : fd3 >= 0 ? 4 : 3, -1, true);
+	util_close_from(nextra ? EXTRA_FD + nextra : (fd3 >= 0) + 3, -1, true);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
@@ -859,10 +858,10 @@ static int push_inner(struct ward_strv *sv, struct inner_fds *x,
 				"--runner landlock, or with fewer rules",
 				own + at + 3, BWRAP_MAX_ARGS);
 	snprintf(num, sizeof(num), "%d", EXTRA_FD + 1);
-	x->args = args_memfd(
-	    (char *const *const[]){x->report >= 0 ? report : none,
-				   c->inner + at + 1, c->cmd},
-	    3);
+	x->args =
+	    args_memfd((char *const *const[]){x->report >= 0 ? report : none,
+					      c->inner + at + 1, c->cmd},
+		       3);
 	if (x->args < 0)
 		return x->args;
 	for (size_t i = 0; i <= at; i++)
@@ -1532,13 +1531,13 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	/* The command ran and the sandbox ended it: no runner failure (the
 	 * output so far is the result), no denial. */
 	if (sp->keeper)
-		r->sandbox_ended = sandbox_ended(sp->json, sp->json_len, false,
-						 true, false);
+		r->sandbox_ended =
+		    sandbox_ended(sp->json, sp->json_len, false, true, false);
 	else if (sp->report_len)
-		r->sandbox_ended = sandbox_ended(
-		    sp->report, sp->report_len, sp->bridge,
-		    sp->ended_by_caller || sp->timed_out,
-		    r->exit_code >= 128 || r->term_signal);
+		r->sandbox_ended =
+		    sandbox_ended(sp->report, sp->report_len, sp->bridge,
+				  sp->ended_by_caller || sp->timed_out,
+				  r->exit_code >= 128 || r->term_signal);
 	if (r->sandbox_ended) {
 		*out = r;
 		return 0;

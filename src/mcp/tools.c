@@ -743,9 +743,8 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		 * what happened (never mistaken for the command's status). */
 		char *why = NULL, *both = NULL;
 
-		if (ward_render_sandbox_ended(&why,
-					      ward_result_sandbox_ended(res)) !=
-			0 ||
+		if (ward_render_sandbox_ended(
+			&why, ward_result_sandbox_ended(res)) != 0 ||
 		    asprintf(&both, "%s\n%s", text, why) < 0)
 			mcp_oom();
 		free(text);

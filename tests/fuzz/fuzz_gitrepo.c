@@ -144,7 +144,8 @@ static void build_tree(const uint8_t *data, size_t size)
 		i += nlen + 1;
 		content = data + (i < size ? i : size);
 		end = i < size ? memchr(content, '\0', size - i) : NULL;
-		clen = i < size ? (end ? (size_t)(end - content) : size - i) : 0;
+		clen =
+		    i < size ? (end ? (size_t)(end - content) : size - i) : 0;
 		i += clen + 1;
 		if (clen > MAX_CONTENT)
 			clen = MAX_CONTENT;

@@ -417,8 +417,8 @@ static void decide(struct decision *d, const unsigned char *b, size_t len)
 	}
 	if (b[0] == 5) {
 		d->protocol = WARD_PROXY_PROTO_SOCKS5;
-		d->kind = ward_socks5_parse_greeting(&used, &no_auth, b, len,
-						     &why);
+		d->kind =
+		    ward_socks5_parse_greeting(&used, &no_auth, b, len, &why);
 		if (d->kind != WARD_PARSE_OK)
 			return;
 		if (!no_auth) {

@@ -339,18 +339,19 @@ static void hostile_header(const uint8_t *body, size_t len)
 	if (err) {
 		/* Refused: no complete header line at all, the header
 		 * (line 1), or a bad later line. */
-		if (err != -EBADMSG ||
-		    (nl && error_line() != 1 &&
-		     (m.ok || error_line() < m.bad_line)))
+		if (err != -EBADMSG || (nl && error_line() != 1 &&
+					(m.ok || error_line() < m.bad_line)))
 			die("open of a hostile header");
 		model_free(&m);
 		return;
 	}
 	err = ward_session_reload(s);
 	if (m.ok != (err == 0) || (err && error_line() != m.bad_line)) {
-		fprintf(stderr, "reload after an accepted header: %d (%s), model "
-				"%s at %zu\n",
-			err, ward_error_last(), m.ok ? "ok" : "bad", m.bad_line);
+		fprintf(stderr,
+			"reload after an accepted header: %d (%s), model "
+			"%s at %zu\n",
+			err, ward_error_last(), m.ok ? "ok" : "bad",
+			m.bad_line);
 		abort();
 	}
 	if (!err) {

@@ -1667,9 +1667,8 @@ static void test_depth_agreement(void **state)
 	for (unsigned depth = count_slashes(path); depth < 256; depth++)
 		n += (size_t)snprintf(path + n, sizeof(path) - n, "/a");
 	assert_int_equal(ward_fs_mkdir(&d, fx->policy, path, &mo), 0);
-	assert_int_equal(ward_fs_remove(&d, fx->policy, P("%s/deep", fx->ws),
-					&ro),
-			 0);
+	assert_int_equal(
+	    ward_fs_remove(&d, fx->policy, P("%s/deep", fx->ws), &ro), 0);
 	assert_false(exists(P("%s/deep", fx->ws)));
 	/* Deeper, made by someone else: refused by its limit. */
 	n = (size_t)snprintf(path, sizeof(path), "%s/deep", fx->ws);
@@ -1680,11 +1679,11 @@ static void test_depth_agreement(void **state)
 		assert_int_equal(chdir("a"), 0);
 	}
 	assert_int_equal(chdir("/"), 0);
-	assert_int_equal(ward_fs_remove(&d, fx->policy, P("%s/deep", fx->ws),
-					&ro),
-			 -ENAMETOOLONG);
-	assert_non_null(strstr(ward_error_last(),
-			       "more than 256 directories deep"));
+	assert_int_equal(
+	    ward_fs_remove(&d, fx->policy, P("%s/deep", fx->ws), &ro),
+	    -ENAMETOOLONG);
+	assert_non_null(
+	    strstr(ward_error_last(), "more than 256 directories deep"));
 	assert_null(strstr(ward_error_last(), "link"));
 }
 

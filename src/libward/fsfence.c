@@ -290,43 +290,6 @@ int ward_fence_path_absolute(char **out, const ward_policy *policy,
 	return 0;
 }
 
-/*
- * @abs with "//", "." and ".." collapsed lexically (".." never above "/")
- * and no trailing '/'. Only equal to the physical path when no symlink is
- * on the way, which the caller must have the kernel confirm.
- */
-char *ward_fence_path_lexical(const char *abs)
-{
-	char *out = malloc(strlen(abs) + 2);
-	const char *p = abs;
-	size_t len = 0, n;
-
-	if (!out)
-		return NULL;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			if (len > 0)
-				len--;
-		} else if (!(n == 1 && p[0] == '.')) {
-			out[len++] = '/';
-			memcpy(out + len, p, n);
-			len += n;
-		}
-		p += n;
-	}
-	if (len == 0)
-		out[len++] = '/';
-	out[len] = '\0';
-	return out;
-}
-
 /* Whether @path has a ".." component. */
 bool ward_fence_has_dotdot(const char *path)
 {

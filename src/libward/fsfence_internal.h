@@ -109,8 +109,6 @@ int ward_fence_open_nofollow(const char *path, int flags);
 /* The caller's path made absolute against the workspace root. */
 int ward_fence_path_absolute(char **out, const ward_policy *policy,
 			     const char *path);
-/* @abs with "//", "." and ".." collapsed lexically, no trailing '/'. */
-char *ward_fence_path_lexical(const char *abs);
 /* Whether @path has a ".." component. */
 bool ward_fence_has_dotdot(const char *path);
 /* Resolve @abs like the kernel would, in user space, tolerating missing

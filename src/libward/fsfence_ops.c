@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsfence_internal.h"
+#include "util/util.h"
 #include "internal.h"
 
 /* --- read -------------------------------------------------------------- */
@@ -54,7 +55,7 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 	 */
 	if (atomic_load(&ward_fence_openat2_state) >= 0 &&
 	    !ward_fence_has_dotdot(abs)) {
-		c.path = ward_fence_path_lexical(abs);
+		c.path = util_path_lexical(abs);
 		if (c.path && ward_fence_rule_access(f->policy, c.path) !=
 				  WARD_ACCESS_NONE) {
 			fd = ward_fence_sys_openat2(

@@ -17,10 +17,18 @@
 bool util_path_within(const char *path, const char *dir);
 
 /*
- * util_path_canon - @path (absolute, normalised) made canonical as far as
- * it exists: the realpath of its longest existing prefix, the rest
- * appended as is. A relative @path is returned as is. A malloc'd string
- * the caller frees, or NULL on ENOMEM.
+ * util_path_lexical - the absolute @abs with "//", "." and ".." collapsed
+ * lexically (".." never above "/") and no trailing '/'. Only equal to the
+ * physical path when no symlink is on the way, which the caller must have
+ * the kernel confirm. A malloc'd string the caller frees, or NULL.
+ */
+char *util_path_lexical(const char *abs);
+
+/*
+ * util_path_canon - absolute @path made canonical as far as it exists:
+ * the realpath of its longest existing prefix, the rest appended, "."
+ * and ".." in it collapsed lexically. A relative @path is returned as is.
+ * A malloc'd string the caller frees, or NULL on ENOMEM.
  */
 char *util_path_canon(const char *path);
 

@@ -42,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_CONTENT 4096
 
 static char base[64], ws[PATH_MAX];
+/* libFuzzer's working directory: its corpus paths may be relative. */
+static int home_cwd = -1;
 
 static int rm_one(const char *p, const struct stat *st, int flag,
 		  struct FTW *ftw)
@@ -63,7 +65,8 @@ static void setup(void)
 
 	snprintf(base, sizeof(base), "%s/fuzz_gitrepo.XXXXXX",
 		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	if (!mkdtemp(base))
+	home_cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (home_cwd < 0 || !mkdtemp(base))
 		abort();
 	atexit(cleanup);
 	/* Canonical: the protected paths are. */
@@ -168,7 +171,7 @@ static void build_tree(const uint8_t *data, size_t size)
 			abort();
 		close(fd);
 	}
-	if (chdir("/") != 0)
+	if (fchdir(home_cwd) != 0)
 		abort();
 }
 

@@ -529,7 +529,7 @@ static void push_command(struct ward_strv *sv, const ward_plan *p,
 	ward_strv_push_all(sv, argv);
 }
 
-/* The whole argv: prefix, network attachment, command. */
+/* The whole argv to spawn: prefix, network attachment, command. */
 static int plan_argv_net(char ***out, const ward_plan *plan, char *const argv[],
 			 const char *cwd, const struct ward_net_attach *net)
 {
@@ -538,6 +538,14 @@ static int plan_argv_net(char ***out, const ward_plan *plan, char *const argv[],
 	int err;
 
 	ward_strv_push_all(&sv, plan->prefix);
+	/*
+	 * Whoever spawns this argv (ward confine's reader, an embedder)
+	 * holds no end of the Landlock layer's report pipe, so bwrap binds
+	 * the sandbox to it; the executor binds it through that pipe and
+	 * leaves this out (profile_bwrap.c says why).
+	 */
+	if (plan->runner == WARD_RUNNER_BWRAP && plan->inner)
+		ward_strv_push(&sv, "--die-with-parent");
 	push_net(&sv, &inner, plan, net);
 	err = ward_strv_finish(&in, &inner);
 	if (err) {

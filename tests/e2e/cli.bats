@@ -359,7 +359,8 @@ check_denied() {
 		[ "$stderr" = "" ]
 		[ "${#lines[@]}" -eq 1 ]
 		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'network', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
-		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'network', 'partial', 'runner']" ]
+		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'ended', 'enforcement', 'mode', 'network', 'partial', 'runner']" ]
+		[ "$(json 'd["sandbox"]["ended"]')" = None ]
 		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None}" ]
 		[ "$(json '[(x["path"], x["cause"], x["mode"], x["source"], x["how"]) for x in d["denials"]]')" = "[('$WS/f', 'mode', 'read-only', 'built-in default', 'derived')]" ]
 		[ "$(json 'd["exit_code"]')" = 4 ]
@@ -776,8 +777,10 @@ killed_midway() {
 }
 
 # What `ward confine` prints is what `ward run` executes: the executor runs
-# the plan's own vector, adding only bwrap's --json-status-fd (a descriptor
-# only ward holds). Seen from outside, with strace, on the real runners.
+# the plan's own vector, adding only the channels of descriptors only ward
+# holds: bwrap's --json-status-fd, the launcher's --pid-fd (inside bwrap in
+# place of --die-with-parent: docs/RUNNERS.md). Seen from outside, with
+# strace, on the real runners.
 confine_is_run() {
 	local runner=$1 mode=$2 want got
 	command -v strace >/dev/null || skip "strace is not installed"
@@ -808,6 +811,12 @@ for line in open(sys.argv[1]):
     # pid it reports.
     if argv[1:3] == ["--json-status-fd", "3"]:
         argv = argv[:1] + argv[3:]
+        # The Landlock layer's report binds the sandbox to ward instead
+        # of bwrap's parent-death signal, which the printed argv keeps.
+        at = argv.index("--") + 1
+        if argv[at + 1:at + 3] == ["--pid-fd", "4"]:
+            del argv[at + 1:at + 3]
+            argv.insert(argv.index("--chdir"), "--die-with-parent")
     if argv[1:4] == ["--shell-status", "--pid-fd", "3"]:
         argv = argv[:1] + argv[4:]
     print(json.dumps(argv))

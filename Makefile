@@ -102,7 +102,7 @@ DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be sl
 # Goals that never link ward need not build the musl libraries.
 MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
                    fuzz-smoke deps-test deps-bench deps-deb \
-                   check-asan asan-build fuzz-lane fuzz-cov
+                   check-asan asan-build fuzz-lane fuzz-cov fuzz-long
 
 # The layers (docs/ARCHITECTURE.md; scripts/layers.py checks them):
 # src/util and src/libward make libward; src/mcp (the MCP server) and
@@ -141,7 +141,7 @@ COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
 .PHONY: all deps deps-test deps-bench deps-deb demo check check-slow check-container unit e2e \
         bench install uninstall deb clean format format-check fuzz fuzz-smoke \
-        fuzz-lane fuzz-cov
+        fuzz-lane fuzz-cov fuzz-long
 .DEFAULT_GOAL := all
 
 # Sets WARD_MUSL; make builds it first (and restarts) when it is missing.
@@ -392,6 +392,9 @@ check-slow: all
 #   make fuzz-lane                            CI's lane: FUZZ_LANE_SECONDS
 #   make fuzz-cov [FUZZ_SECONDS=N]            source coverage of each
 #                                             target's file under test
+#   make fuzz-long [FUZZ_LONG_SECONDS=N]      every target N s (default
+#                                             600), then its coverage:
+#                                             $(B)/fuzz/long-report.txt
 # A target first replays its committed corpus (tests/fuzz/corpus/<name>/,
 # crash inputs included), then fuzzes into a scratch corpus.
 
@@ -503,6 +506,16 @@ $(B)/fuzz-cov/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_COV_LIB_OBJS) \
 
 fuzz-cov: $(FUZZ_COV_BINS)
 	@WARD_BUILD=$(B) tests/fuzz/cov.sh $(FUZZ_COV_SECONDS) $(FUZZ_COV_BINS)
+
+# make fuzz-long: the long lane (not CI's): every target for
+# FUZZ_LONG_SECONDS, FUZZ_JOBS at a time, then the source coverage its
+# corpus reaches; per-target executions, exec/s, edges and coverage are
+# kept in $(B)/fuzz/long-report.txt (tests/fuzz/long.sh).
+FUZZ_LONG_SECONDS ?= 600
+fuzz-long: $(FUZZ_BINS) $(FUZZ_COV_BINS)
+	@FUZZ_JOBS=$(FUZZ_JOBS) WARD_BUILD=$(B) tests/fuzz/long.sh \
+	    $(FUZZ_LONG_SECONDS) $(B)/fuzz/long-report.txt $(FUZZ_BINS) -- \
+	    $(FUZZ_COV_BINS)
 
 
 # --- sanitizer lane (make check-asan) ---------------------------------------

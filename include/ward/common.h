@@ -65,6 +65,23 @@ enum ward_error {
 WARD_EXTERN const char *ward_error_last(void);
 
 /**
+ * ward_fatal_handler_set - who ends the process when a library libward
+ * uses cannot return from an error (libevent's fatal errors and failed
+ * internal assertions, in the network proxy).
+ *
+ * libward never exits on its own errors; these come from inside a library
+ * that ends the process when its callback returns. @fn is called with a
+ * sentence saying what happened ("libevent: …"), on whichever thread hit
+ * it, and must not return: a front end reports the failure its own way
+ * and exits with its own status. Without a handler (or when @fn returns)
+ * libward writes "ward: MESSAGE" to stderr and ends the process with
+ * status 125 (ward itself failed), never with the library's status, which
+ * could be mistaken for the command's. Process-wide; set it once, before
+ * the first call.
+ */
+WARD_EXTERN void ward_fatal_handler_set(void (*fn)(const char *message));
+
+/**
  * ward_strerror - a short fixed description of an error code returned by
  * libward (a WARD_E* code or a negative errno). Never NULL; static storage.
  */

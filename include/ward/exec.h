@@ -163,6 +163,14 @@ WARD_EXTERN int ward_result_exit_code(const ward_result *r);
 WARD_EXTERN int ward_result_signal(const ward_result *r);
 WARD_EXTERN bool ward_result_timed_out(const ward_result *r);
 WARD_EXTERN bool ward_result_denied(const ward_result *r);
+/**
+ * ward_result_sandbox_ended - why the sandbox itself ended the command
+ * while it ran (its supervisor died, so the calls it judges were failing;
+ * the network bridge died), as a sentence; NULL when it did not. The
+ * command's output so far is in the result. Front ends report it as
+ * ward's own failure (ward run: exit 125), never as the command's status.
+ */
+WARD_EXTERN const char *ward_result_sandbox_ended(const ward_result *r);
 WARD_EXTERN enum ward_mode ward_result_mode(const ward_result *r);
 WARD_EXTERN enum ward_runner ward_result_runner(const ward_result *r);
 WARD_EXTERN enum ward_enforcement ward_result_enforcement(const ward_result *r);

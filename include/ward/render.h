@@ -138,6 +138,14 @@ WARD_EXTERN int ward_render_verdict_for(char **out, enum ward_surface surface,
 					enum ward_mode requested);
 
 /**
+ * ward_render_sandbox_ended - the line after the output of a command the
+ * sandbox itself ended (@why: ward_result_sandbox_ended()):
+ * `[sandbox failed: WHY; the output above is what it wrote until then]`.
+ * The caller frees *out.
+ */
+WARD_EXTERN int ward_render_sandbox_ended(char **out, const char *why);
+
+/**
  * ward_render_stopped - why a call ended early: the server (or its
  * client) went away, or the call was cancelled; @started: the command
  * had started (its output so far comes before this line). Never the

@@ -250,6 +250,12 @@ noreturn void die_usage(const char *usage, const char *fmt, ...)
  * option, then exit 2. The option string must start with "+:".
  */
 noreturn void die_getopt(const char *usage, int ret, int argc, char **argv);
+/*
+ * libward's fatal handler (ward_fatal_handler_set): a library error ward
+ * cannot return from ends ward like any of its failures, exit 125 (with
+ * --json, a WARD_FAILED object).
+ */
+noreturn void cli_fatal(const char *message);
 
 /* The common policy options of `ward run` and `ward confine`. */
 struct cli_policy_opts {

@@ -289,6 +289,8 @@ static noreturn void fail_command(int status, const char *why, bool json)
 /* The command's status as a shell reports it. */
 static int result_status(const ward_result *r)
 {
+	if (ward_result_sandbox_ended(r))
+		return CLI_EXIT_WARD;
 	if (ward_result_timed_out(r))
 		return CLI_EXIT_TIMEOUT;
 	if (ward_result_signal(r) > 0)
@@ -336,6 +338,8 @@ static void print_json(const ward_result *r, const ward_call *call)
 				    ward_result_enforcement(r)))) ||
 	    json_object_set_new(sb, "denied",
 				json_boolean(ward_call_denied(call))) ||
+	    json_object_set_new(sb, "ended",
+				ward_json_str(ward_result_sandbox_ended(r))) ||
 	    json_object_set_new(
 		sb, "network",
 		json_string(ward_network_name(ward_call_network(call)))) ||
@@ -375,6 +379,8 @@ static void print_epilogue(const ward_result *r, const ward_call *call,
 			"ward run: timed out after %s%s; the command's "
 			"process group was killed\n",
 			timeout_arg ? timeout_arg : "?", bare ? "s" : "");
+	if (ward_result_sandbox_ended(r))
+		fprintf(stderr, "ward run: %s\n", ward_result_sandbox_ended(r));
 	if (ward_call_denied(call)) {
 		if (ward_call_render_denial(&text, call) != 0)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());

@@ -94,6 +94,11 @@ noreturn void die_errno(int status, const char *fmt, ...)
 	exit(status);
 }
 
+noreturn void cli_fatal(const char *message)
+{
+	die(CLI_EXIT_WARD, "%s", message);
+}
+
 noreturn void die_usage(const char *usage, const char *fmt, ...)
 {
 	va_list ap;

@@ -7,6 +7,7 @@
  * must cost little more than `sh -c true`, so nothing here reads
  * configuration or probes anything before a subcommand asks for it.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -200,6 +201,15 @@ int main(int argc, char **argv)
 	cmd = find_command(argv[1]);
 	if (!cmd)
 		die_usage(ward_usage, "unknown command '%s'", argv[1]);
+	ward_fatal_handler_set(cli_fatal);
+	/*
+	 * Past RLIMIT_FSIZE a write fails with EFBIG and the kernel sends
+	 * SIGXFSZ, whose default kills ward mid-operation (ward fs write
+	 * left its temporary file and an unfinished call in the session).
+	 * Ignored, the write's EFBIG is an error ward reports and cleans up
+	 * after; the command gets the default back (exec.c resets it).
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	status = dispatch(cmd, argc - 1, argv + 1);
 	if (fflush(stdout) != 0 && status == CLI_EXIT_OK)
 		die_errno(CLI_EXIT_WARD, "cannot write the output");

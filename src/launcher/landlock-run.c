@@ -9,6 +9,7 @@
  *     --hide / --hide-ro / --pin: mounts in the command's mount namespace,
  *     hide.h)
  *   landlock-run --probe
+ *   landlock-run --args FD   (the same command line, read from FD)
  *
  * Landlock can only restrict the calling process, so the command's side
  * restricts itself and then execs: the ruleset is inherited across execve by
@@ -103,6 +104,7 @@ static const char usage_text[] =
     "                    [--hide PATH]... [--hide-ro PATH]... [--pin DIR]...\n"
     "                    -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
+    "       " PROG " --args FD\n"
     "\n"
     "Confine this process with Landlock, then execute COMMAND. Every\n"
     "filesystem access the kernel can govern is denied except:\n"
@@ -141,6 +143,9 @@ static const char usage_text[] =
     "              mount point cannot be renamed or removed\n"
     "              (a PATH that no longer exists, or is a symbolic link,\n"
     "              is skipped: a mount would follow the link)\n"
+    "  --args FD   read the whole command line (the options above, --,\n"
+    "              COMMAND and its arguments) from descriptor FD, each\n"
+    "              argument ended by a NUL byte, then close FD; alone\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\", then whether TCP is\n"
@@ -295,6 +300,71 @@ static const char *optional(const char *path)
 	s[0] = WARD_LL_OPTIONAL;
 	memcpy(s + 1, path, n + 1);
 	return s;
+}
+
+/* More than bwrap's or the kernel's argv limits can carry, with room. */
+#define ARGS_MAX_BYTES (256u << 20)
+
+/*
+ * `--args FD`: the command line comes from FD (NUL-terminated arguments),
+ * for a caller whose own runner limits its argv (bwrap 0.8 refuses more
+ * than 9,000 arguments, the command's included). *argc and *argv are
+ * replaced by argv[0] and what FD holds; FD is closed.
+ */
+static void load_args(int *argc, char ***argv)
+{
+	size_t len = 0, cap = 65536, n = 0;
+	char *buf = NULL, *end, **v;
+	ssize_t r;
+	long fd;
+
+	if (*argc < 2 || !is_opt((*argv)[1], "--args"))
+		return;
+	if (*argc != 3 || strchr((*argv)[1], '='))
+		die_usage("--args FD takes no other arguments", NULL);
+	errno = 0;
+	fd = strtol((*argv)[2], &end, 10);
+	if (errno || *end || end == (*argv)[2] || fd < 0 || fd > 65535)
+		die_usage("--args needs a descriptor number", (*argv)[2]);
+	for (;;) {
+		if (len == cap || !buf) {
+			char *grown;
+
+			if (buf)
+				cap *= 2;
+			if (cap > ARGS_MAX_BYTES)
+				die("--args: more than %u bytes of arguments",
+				    ARGS_MAX_BYTES);
+			grown = realloc(buf, cap);
+			if (!grown)
+				die("out of memory");
+			buf = grown;
+		}
+		r = read((int)fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			die("--args: cannot read descriptor %ld: %s", fd,
+			    strerror(errno));
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close((int)fd);
+	if (len == 0 || buf[len - 1] != '\0')
+		die("--args: descriptor %ld does not end with a NUL byte", fd);
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == '\0';
+	v = calloc(n + 2, sizeof(*v));
+	if (!v)
+		die("out of memory");
+	v[0] = (*argv)[0];
+	for (size_t i = 0, k = 1; i < len; k++) {
+		v[k] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	*argc = (int)n + 1;
+	*argv = v;
 }
 
 /* Parse the whole command line into @p before touching the kernel. */
@@ -620,6 +690,22 @@ struct keeper {
 	int alive_fd;  /* pidns, in init: EOF once the keeper is gone */
 	pid_t parent;  /* who started the launcher */
 	sigset_t old;  /* the signal mask to give the command */
+	/*
+	 * The supervisor, watched while the command runs: without a pid
+	 * namespace it is reparented to the keeper (a subreaper), which
+	 * learns its pid on @sv_fd (the confining process writes it); in
+	 * one, init is its parent and knows @sv_pid itself.
+	 */
+	int sv_fd;
+	pid_t sv_pid;
+	int report_fd; /* --pid-fd: the pid first, then how the run ended */
+};
+
+/* What init hands the keeper (pidns): the command's wait status, and the
+ * supervisor's when it died first (-1: it did not). */
+struct init_report {
+	int status;
+	int sv_status;
 };
 
 /* Kill @self's every child listed in /proc/self/task/@self/children
@@ -740,6 +826,143 @@ static void __attribute__((noreturn)) exit_like(int status)
 	_exit(128 + sig);
 }
 
+/*
+ * A supervisor that ends while the command still runs: killed, or failed
+ * (it exits 0 only when no process with its filter is left).
+ */
+static bool supervisor_failed(int status)
+{
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+/* "killed by signal N" / "exit status N" for a wait status. */
+static const char *status_text(char *buf, size_t len, int status)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	return buf;
+}
+
+/*
+ * The run ended for a reason of the sandbox's own, the command ended
+ * with it: say so on the report descriptor (for ward: one line, @event)
+ * and on stderr (for a person), and exit 125 — the launcher's status,
+ * not the command's.
+ */
+static void __attribute__((noreturn))
+keeper_failed(const struct keeper *k, const char *event, const char *why)
+{
+	if (k->report_fd >= 0) {
+		(void)!write(k->report_fd, event, strlen(event));
+		close(k->report_fd);
+	}
+	fprintf(stderr, PROG ": %s; the command was ended\n", why);
+	fflush(stderr);
+	_exit(EXIT_LAUNCHER_FAILURE);
+}
+
+/*
+ * Whether the report's reader — ward, which holds the only read end — is
+ * gone: a pipe's writer sees POLLERR once no reader is left.
+ */
+static bool caller_gone(const struct keeper *k)
+{
+	struct pollfd p = {.fd = k->report_fd, .events = POLLOUT};
+
+	return k->report_fd >= 0 && poll(&p, 1, 0) == 1 &&
+	       (p.revents & POLLERR);
+}
+
+/*
+ * The report descriptor is also how the keeper knows its caller lives:
+ * inside bwrap neither bwrap's parent-death signals nor ours reach back to
+ * ward (a ward killed while bwrap started used to leave bwrap's sandbox
+ * process blocked in its namespaces; ward now starts bwrap without them),
+ * but ward's death closes the pipe's read end, which the kernel signals
+ * to an O_ASYNC writer (SIGIO, waited for with the keeper's signals).
+ * Armed, then checked: a caller already gone ends the launcher before
+ * the command starts.
+ */
+static void watch_caller(const struct keeper *k)
+{
+	int fl;
+
+	if (k->report_fd < 0)
+		return;
+	fl = fcntl(k->report_fd, F_GETFL);
+	if (fl < 0 || fcntl(k->report_fd, F_SETOWN, getpid()) != 0 ||
+	    fcntl(k->report_fd, F_SETFL, fl | O_ASYNC) != 0)
+		die("cannot watch the caller: %s", strerror(errno));
+	if (caller_gone(k))
+		die("the caller is gone");
+}
+
+/*
+ * The keeper reaped @pid (wait status @st), not the command: whether it
+ * was the supervisor, ended while the command runs. Its pid is read from
+ * the confining process once it is there (written before the filter is
+ * armed, so before it can matter).
+ */
+static bool keeper_lost_supervisor(struct keeper *k, pid_t pid, int st)
+{
+	if (!k->sv_pid && k->sv_fd >= 0 &&
+	    read(k->sv_fd, &k->sv_pid, sizeof(k->sv_pid)) !=
+		(ssize_t)sizeof(k->sv_pid))
+		k->sv_pid = 0;
+	return k->sv_pid > 0 && pid == k->sv_pid && supervisor_failed(st);
+}
+
+/* The keeper's end: like the command, unless the sandbox ended it. */
+static void __attribute__((noreturn))
+keeper_end(struct keeper *k, int status, int sv_status, bool caller_died)
+{
+	char why[160], how[40], event[64];
+
+	if (sv_status != -1) {
+		snprintf(event, sizeof(event), "supervisor-died %d\n",
+			 sv_status);
+		snprintf(why, sizeof(why),
+			 "the supervisor ended (%s) while the command ran, "
+			 "and judged calls failed from then on",
+			 status_text(how, sizeof(how), sv_status));
+		keeper_failed(k, event, why);
+	}
+	if (caller_died) {
+		snprintf(why, sizeof(why),
+			 "its caller (pid %d) died while the command ran",
+			 (int)k->parent);
+		keeper_failed(k, "caller-died\n", why);
+	}
+	if (k->report_fd >= 0) {
+		/* The run's end, as the command's: ward tells a keeper
+		 * that could say so from one that was killed. */
+		snprintf(event, sizeof(event), "exit %d\n", status);
+		(void)!write(k->report_fd, event, strlen(event));
+		close(k->report_fd);
+	}
+	exit_like(status);
+}
+
+/*
+ * In the process that confines itself, right after the supervisor was
+ * started: tell the keeper its pid (without a pid namespace the keeper
+ * reaps it), or keep it for init (with one, init does).
+ */
+static void keeper_supervised(struct keeper *k, pid_t sv_pid)
+{
+	if (k->pidns) {
+		k->sv_pid = sv_pid;
+		return;
+	}
+	if (k->sv_fd >= 0) {
+		(void)!write(k->sv_fd, &sv_pid, sizeof(sv_pid));
+		close(k->sv_fd);
+		k->sv_fd = -1;
+	}
+}
+
 /* init: the command's session, where forwarded signals go. */
 static volatile pid_t init_cmd;
 
@@ -799,6 +1022,7 @@ static void init_setup(const struct keeper *k)
 static void init_run(struct keeper *k)
 {
 	struct sigaction sa, prev[sizeof(forwarded) / sizeof(forwarded[0])];
+	struct init_report rep = {0, -1};
 	pid_t cmd, pid;
 	int status;
 
@@ -834,11 +1058,20 @@ static void init_run(struct keeper *k)
 		pid = waitpid(-1, &status, 0);
 		if (pid == cmd)
 			break;
+		if (pid > 0 && pid == k->sv_pid && supervisor_failed(status)) {
+			/* Judged calls fail from now on: end the command
+			 * (everything in the namespace but us). */
+			rep.sv_status = status;
+			kill(-1, SIGKILL);
+			while (waitpid(cmd, &status, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
 		if (pid < 0 && errno != EINTR)
 			_exit(EXIT_LAUNCHER_FAILURE);
 	}
-	while (write(k->status_fd, &status, sizeof(status)) < 0 &&
-	       errno == EINTR)
+	rep.status = status;
+	while (write(k->status_fd, &rep, sizeof(rep)) < 0 && errno == EINTR)
 		;
 	_exit(0);
 }
@@ -861,16 +1094,20 @@ static bool new_pidns(void)
  */
 static void keep(struct keeper *out, int pid_fd)
 {
-	struct keeper k = {.status_fd = -1, .alive_fd = -1,
-			   .parent = getppid()};
-	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
+	struct keeper k = {.status_fd = -1,
+			   .alive_fd = -1,
+			   .parent = getppid(),
+			   .sv_fd = -1,
+			   .report_fd = pid_fd};
+	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1}, sv_p[2] = {-1, -1};
 	sigset_t wait_set;
-	int status = 0;
-	bool have_status = false, killing = false;
+	int status = 0, sv_status = -1;
+	bool have_status = false, killing = false, caller_died = false;
 
 	sigemptyset(&wait_set);
 	sigaddset(&wait_set, SIGCHLD);
 	sigaddset(&wait_set, KEEPER_KILL_SIGNAL);
+	sigaddset(&wait_set, SIGIO);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(&wait_set, forwarded[i]);
 	/* Blocked before the child exists: nothing is lost in between. */
@@ -882,6 +1119,8 @@ static void keep(struct keeper *out, int pid_fd)
 		die("cannot create a pipe: %s", strerror(errno));
 	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 		die("cannot become a child subreaper: %s", strerror(errno));
+	if (!k.pidns && pipe2(sv_p, O_CLOEXEC) != 0)
+		die("cannot create a pipe: %s", strerror(errno));
 
 	/*
 	 * A caller that dies takes the tree with it. Armed before the fork
@@ -894,6 +1133,7 @@ static void keep(struct keeper *out, int pid_fd)
 		die("cannot set the parent-death signal: %s", strerror(errno));
 	if (getppid() != k.parent)
 		die("the caller is gone");
+	watch_caller(&k);
 
 	fflush(NULL);
 	k.child = fork();
@@ -903,7 +1143,9 @@ static void keep(struct keeper *out, int pid_fd)
 		/* A session of its own (the keeper forwards to its group);
 		 * in a pid namespace, init gives the command one. */
 		setsid();
-		/* pid_fd stays open here: the supervisor reports on it. */
+		/* pid_fd stays open here: the supervisor reports on it
+		 * (the run's end is the keeper's to report). */
+		k.report_fd = -1;
 		if (k.pidns) {
 			close(st_p[0]);
 			close(alive_p[1]);
@@ -911,6 +1153,8 @@ static void keep(struct keeper *out, int pid_fd)
 			k.alive_fd = alive_p[0];
 			init_setup(&k);
 		} else {
+			close(sv_p[0]);
+			k.sv_fd = sv_p[1];
 			sigprocmask(SIG_SETMASK, &k.old, NULL);
 		}
 		*out = k;
@@ -923,12 +1167,15 @@ static void keep(struct keeper *out, int pid_fd)
 		if (write(pid_fd, buf, (size_t)n) < 0) {
 			/* the caller stopped listening: nothing to tell */
 		}
-		close(pid_fd);
 	}
 	if (k.pidns) {
 		close(st_p[1]);
 		close(alive_p[0]);
 		k.status_fd = st_p[0];
+	} else {
+		close(sv_p[1]);
+		k.sv_fd = sv_p[0];
+		fcntl(k.sv_fd, F_SETFL, O_NONBLOCK);
 	}
 	/* The command cannot ptrace or read us (Landlock forbids a domain
 	 * to reach out too; this also covers kernels that only log). */
@@ -961,7 +1208,18 @@ static void keep(struct keeper *out, int pid_fd)
 		} else {
 			sig = sigwaitinfo(&wait_set, &si);
 		}
+		if (sig == SIGIO) {
+			/* The report's reader closed its end: ward is gone. */
+			if (caller_gone(&k)) {
+				caller_died = true;
+				killing = true;
+			}
+			continue;
+		}
 		if (sig == KEEPER_KILL_SIGNAL) {
+			/* Our parent-death signal too: ward-bridge (or ward)
+			 * is gone, not asking. */
+			caller_died = getppid() != k.parent;
 			killing = true;
 			continue;
 		}
@@ -973,10 +1231,20 @@ static void keep(struct keeper *out, int pid_fd)
 			continue;
 		}
 		for (;;) {
-			pid_t pid = waitpid(-1, &status, killing ? 0 : WNOHANG);
+			int st;
+			pid_t pid = waitpid(-1, &st, killing ? 0 : WNOHANG);
 
 			if (pid == k.child) {
+				status = st;
 				have_status = true;
+				break;
+			}
+			if (pid > 0 && !killing &&
+			    keeper_lost_supervisor(&k, pid, st)) {
+				/* Judged calls fail from now on: the loop
+				 * ends the command first. */
+				sv_status = st;
+				killing = true;
 				break;
 			}
 			if (pid == 0 || (pid < 0 && errno != EINTR))
@@ -986,15 +1254,17 @@ static void keep(struct keeper *out, int pid_fd)
 	if (k.pidns) {
 		/* init passed on the command's status; without it init
 		 * itself died (killed): report that. */
-		int cmd_status;
-		ssize_t n = read(k.status_fd, &cmd_status, sizeof(cmd_status));
+		struct init_report rep;
+		ssize_t n = read(k.status_fd, &rep, sizeof(rep));
 
-		if (n == (ssize_t)sizeof(cmd_status))
-			status = cmd_status;
+		if (n == (ssize_t)sizeof(rep)) {
+			status = rep.status;
+			sv_status = rep.sv_status;
+		}
 	} else {
 		sweep();
 	}
-	exit_like(status);
+	keeper_end(&k, status, sv_status, caller_died);
 }
 
 /*
@@ -1057,6 +1327,7 @@ int main(int argc, char **argv)
 	int ret;
 	int e;
 
+	load_args(&argc, &argv);
 	parse(&p, argc, argv);
 	close_inherited_fds(p.pid_fd);
 	if (p.pid_fd >= 0)
@@ -1106,6 +1377,7 @@ int main(int argc, char **argv)
 		ret = ward_sv_spawn(&sv, &cfg, err, sizeof(err));
 		if (ret)
 			die("%s", err);
+		keeper_supervised(&k, sv.pid);
 	}
 	ret = ward_sv_arm(&sv, err, sizeof(err));
 	if (ret)

@@ -731,6 +731,10 @@ static int record_ran(ward_call *c, const ward_result *res)
 	if (r.denied)
 		text = recorded_denial(c, r.mode);
 	r.text = r.denied ? (text ? text : ward_render_marker(r.mode)) : NULL;
+	if (!r.error && ward_result_sandbox_ended(res)) {
+		r.error = "sandbox-ended";
+		r.text = ward_result_sandbox_ended(res);
+	}
 	err = record_result(c, &r);
 	free(text);
 	return err;

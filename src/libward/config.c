@@ -84,6 +84,29 @@ static bool file_layer(enum ward_config_layer layer)
 	       layer == WARD_CONFIG_LAYER_EXPLICIT;
 }
 
+/*
+ * A NUL byte anywhere is an error naming the file, line and byte offset,
+ * before any parser sees the text: a parser that takes a C string ends
+ * the document there, and every rule after the NUL would be dropped
+ * without a word (a `--` rule gone is a path readable). Returns true
+ * when @text holds one (the error is recorded).
+ */
+static bool refuse_nul(ward_config *cfg, enum ward_config_layer layer,
+		       const char *file, const char *text, size_t len)
+{
+	const char *nul = len ? memchr(text, '\0', len) : NULL;
+	unsigned line = 1;
+
+	if (!nul)
+		return false;
+	for (const char *p = text; p < nul; p++)
+		line += *p == '\n';
+	ward_cfg_err(cfg, layer, file, line, NULL,
+		     "a NUL byte at offset %zu; a configuration is text",
+		     (size_t)(nul - text));
+	return true;
+}
+
 int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
 			   const char *name, const char *text, size_t len)
 {
@@ -115,6 +138,8 @@ int ward_config_add_string(ward_config *cfg, enum ward_config_layer layer,
 		    WARD_CONFIG_MAX_BYTES);
 		return ward_cfg_result(cfg, before);
 	}
+	if (refuse_nul(cfg, layer, L->file, text, len))
+		return ward_cfg_result(cfg, before);
 	root = ward_cfg_parse_layer(cfg, layer, L->file, text, len, &ok);
 	if (ok)
 		ward_cfg_walk_root(cfg, L, layer, root);

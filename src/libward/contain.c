@@ -806,6 +806,8 @@ int ward_spawn_signal(struct ward_spawn *sp, int sig)
 
 	if (sp->pid <= 0 || sp->reaped)
 		return -ESRCH;
+	if (sig_ends(sig))
+		sp->ended_by_caller = true;
 	/*
 	 * bwrap's child arms its parent-death signal a few milliseconds
 	 * after it starts: killed earlier, bwrap would leave it running.

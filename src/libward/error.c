@@ -2,28 +2,72 @@
  * ward — the thread-local last-error detail and string vectors.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "util/util.h"
 
 static _Thread_local char last_error[1024];
 
+/*
+ * Formatted into a buffer of its own first: callers wrap the detail they
+ * got (`ward_err(err, "cannot …: %s", ward_error_last())`), and printing
+ * a buffer into itself leaves nothing after the colon (musl) or garbage
+ * (glibc). That buffer holds the longest path several times over; a
+ * message too long for last_error loses the middle of its longest words
+ * (the paths), never its end (the reason after them).
+ */
 int ward_err(int err, const char *fmt, ...)
 {
+	char msg[4 * PATH_MAX] = "";
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	util_shorten_middle(msg, sizeof(last_error));
+	memcpy(last_error, msg, strlen(msg) + 1);
 	return err;
 }
 
 void ward_err_clear(void)
 {
 	last_error[0] = '\0';
+}
+
+static void (*_Atomic fatal_handler)(const char *message);
+
+void ward_fatal_handler_set(void (*fn)(const char *message))
+{
+	fatal_handler = fn;
+}
+
+_Noreturn void ward_fatal(const char *fmt, ...)
+{
+	void (*fn)(const char *message) = fatal_handler;
+	char msg[1024] = "";
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (fn)
+		fn(msg);
+	/* No handler, or one that returned: ward's status, not the
+	 * library's (write(2): no stdio lock another thread may hold). */
+	n = snprintf(last_error, sizeof(last_error), "ward: %s\n", msg);
+	if (n > 0)
+		(void)!write(STDERR_FILENO, last_error,
+			     (size_t)n < sizeof(last_error)
+				 ? (size_t)n
+				 : sizeof(last_error) - 1);
+	_exit(125);
 }
 
 int ward_bad_version(const char *what, unsigned got, unsigned newest)

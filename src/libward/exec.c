@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -80,8 +81,23 @@
 #define STREAM_ERR_TAIL (64 * 1024)
 /* Without a pidfd, how often to look whether the child exited. */
 #define EXIT_TICK_MS 20
-/* The child places descriptors 0 to 3; a source below this is moved. */
-#define CHILD_FD_HIGH 4
+/*
+ * bwrap 0.8 refuses more arguments than this (MAX_ARGS in bubblewrap.c:
+ * its argv[0] excluded, what --args reads included, the command's own
+ * arguments too).
+ */
+#define BWRAP_MAX_ARGS 9000
+/*
+ * Descriptors past bwrap's status fd, placed from EXTRA_FD on: for the
+ * Landlock layer inside, its command line when bwrap's argv cannot carry
+ * it (landlock-run --args, always the first) and its report (--pid-fd:
+ * how the run ended, and how it knows we live); then, for bwrap itself, a
+ * read end of its own status pipe (so that its status writes never fail
+ * once we are gone: bwrap dies on a failed one, which left its sandbox
+ * process blocked in its namespaces).
+ */
+#define EXTRA_FD  4
+#define EXTRA_MAX 3
 /* Exit status of a child that failed before exec (like env/timeout). */
 #define CHILD_FAILED 125
 /* The child's stack (it needs well under 2 KiB; see -fstack-usage). */
@@ -113,6 +129,7 @@ struct ward_result {
 	int term_signal;
 	bool timed_out;
 	bool denied;
+	char *sandbox_ended; /* why the sandbox ended the command, or NULL */
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
@@ -444,12 +461,17 @@ struct child_args {
 	int out_fd;
 	int err_fd;
 	int fd3; /* bwrap's JSON status pipe, becomes fd 3; or -1 */
+	int extra[EXTRA_MAX]; /* placed from EXTRA_FD on; -1: none */
 	int status_fd;
 	const char *cwd;
 	char *const *argv;
 	char *const *envp;
 	char *const *cands;
 	bool shell_like; /* exec failure → 127 on stderr, not a record */
+	/* bwrap with the Landlock layer: its report pipe binds the sandbox
+	 * to us; bwrap must outlive us long enough to release its sandbox
+	 * process (no parent-death signal: docs/RUNNERS.md). */
+	bool caller_bound;
 	pid_t parent;
 	sigset_t empty;
 };
@@ -535,32 +557,48 @@ static void child_reset_signals(const sigset_t *empty)
 }
 
 /*
- * @fd itself when no dup2() onto 0 to 3 can clobber it, else a copy at
- * CHILD_FD_HIGH or above (close-on-exec); -1 and errno on failure. Only
- * those are copied: the child holds the caller's descriptors until exec,
- * and a copy of every source could exceed a low RLIMIT_NOFILE.
+ * @fd itself when no placement can clobber it: it is no placement's
+ * target (0 to @high - 1), or it is its own (@target; -1: it has none);
+ * else a copy at @high or above (close-on-exec); -1 and errno on failure.
+ * Only those are copied: the child holds the caller's descriptors until
+ * exec, and every copy is one more descriptor under the caller's
+ * RLIMIT_NOFILE (docs/THREADING.md counts them).
  */
-static int child_lift(int fd)
+static int child_lift(int fd, int target, int high)
 {
-	if (fd < 0 || fd >= CHILD_FD_HIGH)
+	if (fd < 0 || fd >= high || fd == target)
 		return fd;
-	return fcntl(fd, F_DUPFD_CLOEXEC, CHILD_FD_HIGH);
+	return fcntl(fd, F_DUPFD_CLOEXEC, high);
+}
+
+/* @fd at @target without close-on-exec (dup2() leaves a descriptor onto
+ * itself as it is). */
+static int child_place(int fd, int target)
+{
+	if (fd == target)
+		return fcntl(fd, F_SETFD, 0);
+	return dup2(fd, target);
 }
 
 /*
  * Between clone and exec: async-signal-safe calls only, no writes to
  * memory shared with the caller. Never returns. Every source descriptor
- * among 0 to 3 is first lifted above them (child_lift), so no dup2() can
- * clobber another source, then placed.
+ * that another placement targets is first lifted above all of them
+ * (child_lift), so no dup2() can clobber another source, then placed.
  */
 static void child_main(const struct child_args *a)
 {
 	char err[200];
-	int in, out, errfd, fd3 = -1, st;
+	int in, out, errfd, fd3 = -1, st, extra[EXTRA_MAX], nextra = 0;
 	int saw_eacces = 0, e = ENOENT;
+	int high;
 	size_t pos = 0;
 
-	st = child_lift(a->status_fd);
+	while (nextra < EXTRA_MAX && a->extra[nextra] >= 0)
+		nextra++;
+	/* The placements' targets: 0 to 2, 3, then the extras. */
+	high = nextra ? EXTRA_FD + nextra : a->fd3 >= 0 ? 4 : 3;
+	st = child_lift(a->status_fd, -1, high);
 	if (st < 0)
 		_exit(CHILD_FAILED);
 
@@ -570,36 +608,46 @@ static void child_main(const struct child_args *a)
 	 * caller's), and a process group to kill as a whole. */
 	if (setsid() < 0)
 		child_report(st, STAGE_SETUP, errno, "setsid", NULL);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+	if (!a->caller_bound && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		child_report(st, STAGE_SETUP, errno, "PR_SET_PDEATHSIG", NULL);
 	/* The parent may have died before the prctl took effect. */
 	if (getppid() != a->parent)
 		_exit(CHILD_FAILED);
 
 	if (a->in_fd >= 0)
-		in = child_lift(a->in_fd);
+		in = child_lift(a->in_fd, 0, high);
 	else
-		in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC));
+		in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC), 0,
+				high);
 	if (in < 0)
 		child_report(st, STAGE_SETUP, errno, "stdin", NULL);
-	out = child_lift(a->out_fd);
+	out = child_lift(a->out_fd, 1, high);
 	if (out < 0)
 		child_report(st, STAGE_SETUP, errno, "stdout", NULL);
-	errfd = child_lift(a->err_fd);
+	errfd = child_lift(a->err_fd, 2, high);
 	if (errfd < 0)
 		child_report(st, STAGE_SETUP, errno, "stderr", NULL);
 	if (a->fd3 >= 0) {
-		fd3 = child_lift(a->fd3);
+		fd3 = child_lift(a->fd3, 3, high);
 		if (fd3 < 0)
 			child_report(st, STAGE_SETUP, errno, "status fd", NULL);
 	}
-	/* dup2() clears close-on-exec on the target: these four survive. */
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
-	    (fd3 >= 0 && dup2(fd3, 3) < 0))
+	for (int i = 0; i < nextra; i++) {
+		extra[i] = child_lift(a->extra[i], EXTRA_FD + i, high);
+		if (extra[i] < 0)
+			child_report(st, STAGE_SETUP, errno, "launcher fd",
+				     NULL);
+	}
+	/* Placed without close-on-exec: these survive. */
+	if (child_place(in, 0) < 0 || child_place(out, 1) < 0 ||
+	    child_place(errfd, 2) < 0 || (fd3 >= 0 && child_place(fd3, 3) < 0))
 		child_report(st, STAGE_SETUP, errno, "dup2", NULL);
+	for (int i = 0; i < nextra; i++)
+		if (child_place(extra[i], EXTRA_FD + i) < 0)
+			child_report(st, STAGE_SETUP, errno, "dup2", NULL);
 	/* Everything else (the status pipe included, still needed until
 	 * exec) goes at exec. */
-	util_close_from(fd3 >= 0 ? 4 : 3, -1, true);
+	util_close_from(nextra ? EXTRA_FD + nextra : (fd3 >= 0) + 3, -1, true);
 
 	if (chdir(a->cwd) != 0)
 		child_report(st, STAGE_SETUP, errno, "chdir ", a->cwd);
@@ -713,10 +761,137 @@ static pid_t spawn_child(struct child_args *a, int cg_fd)
  * Nothing is planned again. A @cwd other than the one planned replaces
  * the planned --chdir operand.
  */
-static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
+/*
+ * A sealed memfd holding the NULL-terminated vectors @parts in order, each
+ * argument NUL-terminated, read from the start (landlock-run --args);
+ * -errno on failure.
+ */
+static int args_memfd(char *const *const *parts, int nparts)
+{
+	size_t len = 0, at = 0;
+	char *buf;
+	int fd, err = 0;
+
+	for (int k = 0; k < nparts; k++)
+		for (size_t i = 0; parts[k][i]; i++)
+			len += strlen(parts[k][i]) + 1;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return ward_err(-ENOMEM, "out of memory");
+	for (int k = 0; k < nparts; k++)
+		for (size_t i = 0; parts[k][i]; i++) {
+			size_t n = strlen(parts[k][i]) + 1;
+
+			memcpy(buf + at, parts[k][i], n);
+			at += n;
+		}
+	fd = memfd_create("ward-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		err = -errno;
+	else if ((err = util_write_all(fd, buf, len)) == 0 &&
+		 (fcntl(fd, F_ADD_SEALS,
+			F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
+			    F_SEAL_SEAL) != 0 ||
+		  lseek(fd, 0, SEEK_SET) != 0))
+		err = -errno;
+	free(buf);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return ward_err(err,
+				"cannot hand the command to the Landlock "
+				"layer: %s",
+				strerror(-err));
+	}
+	return fd;
+}
+
+/*
+ * What the executor hands the Landlock layer inside bwrap, at EXTRA_FD on:
+ * its command line when bwrap's argv cannot carry it (@args, a memfd, or
+ * -1), and the write end of its report pipe (@report, or -1), which it
+ * names with --pid-fd.
+ */
+struct inner_fds {
+	int args;
+	int report;
+};
+
+/*
+ * The Landlock layer's part of the bwrap argv: ward-bridge's and the
+ * launcher's own argv, with `--pid-fd N` after the launcher when it
+ * reports. Past BWRAP_MAX_ARGS (bwrap's part @own, the whole @total), the
+ * launcher takes everything after its name from a memfd instead
+ * (`--args 4`), so only bwrap's own part counts; without the layer, or
+ * when bwrap's part alone is too long, the error says which limit and by
+ * how much.
+ */
+static int push_inner(struct ward_strv *sv, struct inner_fds *x,
+		      const ward_confined *c, size_t own, size_t total)
+{
+	size_t ninner = ward_strv_len(c->inner);
+	size_t at = c->inner ? c->inner_launcher : 0;
+	char num[16];
+	char *report[] = {"--pid-fd", num, NULL}, *none[] = {NULL};
+	bool layer = at < ninner;
+
+	if (x->report >= 0)
+		total += 2;
+	if (total <= BWRAP_MAX_ARGS || c->runner != WARD_RUNNER_BWRAP) {
+		snprintf(num, sizeof(num), "%d", EXTRA_FD);
+		for (size_t i = 0; i < ninner; i++) {
+			ward_strv_push(sv, c->inner[i]);
+			if (i == at && x->report >= 0)
+				ward_strv_push_all(sv, report);
+		}
+		ward_strv_push_all(sv, c->cmd);
+		return 0;
+	}
+	if (!layer)
+		return ward_err(WARD_ERUNNER,
+				"bwrap: this call needs %zu arguments and "
+				"bwrap takes at most %d (its profile %zu, the "
+				"command %zu); without the Landlock layer "
+				"inside they cannot be passed another way: "
+				"run it with --runner landlock",
+				total, BWRAP_MAX_ARGS, own,
+				ward_strv_len(c->cmd));
+	/* bwrap's part: the profile, ward-bridge's, LAUNCHER --args N. */
+	if (own + at + 3 > BWRAP_MAX_ARGS)
+		return ward_err(WARD_ERUNNER,
+				"bwrap: its profile alone needs %zu arguments "
+				"and bwrap takes at most %d: run it with "
+				"--runner landlock, or with fewer rules",
+				own + at + 3, BWRAP_MAX_ARGS);
+	snprintf(num, sizeof(num), "%d", EXTRA_FD + 1);
+	x->args =
+	    args_memfd((char *const *const[]){x->report >= 0 ? report : none,
+					      c->inner + at + 1, c->cmd},
+		       3);
+	if (x->args < 0)
+		return x->args;
+	for (size_t i = 0; i <= at; i++)
+		ward_strv_push(sv, c->inner[i]);
+	ward_strv_push(sv, "--args");
+	snprintf(num, sizeof(num), "%d", EXTRA_FD);
+	ward_strv_push(sv, num);
+	return 0;
+}
+
+/*
+ * The bwrap (or custom bwrap-compatible) argv: exactly the plan's (its
+ * prefix, with --chdir, then the command), with `--json-status-fd 3`
+ * added after the binary — the one descriptor only the executor holds —
+ * and what push_inner adds for the Landlock layer. Nothing is planned
+ * again. A @cwd other than the one planned replaces the planned --chdir
+ * operand.
+ */
+static int bwrap_argv(char ***out, struct inner_fds *x, const ward_confined *c,
+		      const char *cwd)
 {
 	struct ward_strv sv = {0};
-	size_t n = ward_strv_len(c->prefix);
+	size_t n = ward_strv_len(c->prefix), own, total;
+	int err;
 
 	/* The prefix ends "--chdir DIR --". */
 	if (!c->prefix || n < 4 || strcmp(c->prefix[n - 1], "--") != 0 ||
@@ -730,9 +905,22 @@ static int bwrap_argv(char ***out, const ward_confined *c, const char *cwd)
 		ward_strv_push(&sv, c->prefix[i]);
 	ward_strv_push(&sv, cwd);
 	ward_strv_push(&sv, "--");
-	ward_strv_push_all(&sv, c->inner); /* the Landlock layer, or none */
-	ward_strv_push_all(&sv, c->cmd);
+	/* What bwrap counts: everything but its argv[0]. */
+	own = sv.n - 1;
+	total = own + ward_strv_len(c->inner) + ward_strv_len(c->cmd);
+	err = push_inner(&sv, x, c, own, total);
+	if (err) {
+		ward_strv_discard(&sv);
+		return err;
+	}
 	return ward_strv_finish(out, &sv);
+}
+
+/* Whether @c runs the Landlock layer inside bwrap (it then reports). */
+static bool has_inner_layer(const ward_confined *c)
+{
+	return c->runner == WARD_RUNNER_BWRAP && c->inner &&
+	       c->inner_launcher < ward_strv_len(c->inner);
 }
 
 /* Read the status pipe to EOF: 0 (exec happened) or a record. */
@@ -804,6 +992,7 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->out_fd = -1;
 	sp->err_fd = -1;
 	sp->json_fd = -1;
+	sp->report_fd = -1;
 	sp->started = -1;
 	sp->cg_fd = -1;
 	sp->bwrap_pidfd = -1;
@@ -841,7 +1030,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		     const struct ward_exec_options *o, bool capture)
 {
 	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1};
+	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1}, rep_p[2] = {-1, -1};
+	struct inner_fds x = {-1, -1};
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
@@ -860,6 +1050,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.cwd = o->cwd ? o->cwd : ward_policy_workspace(policy);
 	a.in_fd = o->stdin_fd;
 	a.fd3 = -1;
+	a.extra[0] = a.extra[1] = a.extra[2] = -1;
 	a.parent = getpid();
 	sigemptyset(&a.empty);
 
@@ -877,9 +1068,20 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		break;
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
-		err = bwrap_argv(&wrapped, c, a.cwd);
+		if (has_inner_layer(c)) {
+			if (pipe2(rep_p, O_CLOEXEC) != 0)
+				return ward_err(-errno,
+						"cannot create a pipe: %s",
+						strerror(errno));
+			x.report = rep_p[1];
+		}
+		err = bwrap_argv(&wrapped, &x, c, a.cwd);
 		if (err)
-			return err;
+			goto out_free_plan;
+		a.extra[0] = x.args >= 0 ? x.args : x.report;
+		a.extra[1] = x.args >= 0 ? x.report : -1;
+		a.caller_bound = x.report >= 0;
+		sp->bridge = c->inner_launcher > 0;
 		a.argv = wrapped;
 		break;
 	default:
@@ -907,6 +1109,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		goto out_close_pipes;
 	}
 	a.status_fd = st_p[1];
+	if (a.caller_bound)
+		a.extra[x.args >= 0 ? 2 : 1] = json_p[0];
 	a.err_fd = err_p[1];
 	a.out_fd = capture ? out_p[1] : (o->stdout_fd >= 0 ? o->stdout_fd : 1);
 	a.fd3 = json_p[1];
@@ -945,6 +1149,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	sp->out_fd = out_p[0];
 	sp->err_fd = err_p[0];
 	sp->json_fd = json_p[0];
+	sp->report_fd = rep_p[0];
+	rep_p[0] = -1;
 	/*
 	 * Runner none execs the command itself: it started. bwrap's JSON
 	 * status decides later. Another wrapper's start says nothing about
@@ -970,6 +1176,9 @@ out_close_pipes:
 	close_pipe(out_p);
 	close_pipe(json_p);
 out_free_plan:
+	if (x.args >= 0)
+		close(x.args);
+	close_pipe(rep_p);
 	free(cands);
 	free(envp);
 	ward_strv_free(wrapped);
@@ -1045,6 +1254,15 @@ static void drain_one(int *fd, struct ward_sink *s, struct ward_spawn *sp,
 		sink_put(s, lock, buf, (size_t)r);
 		return;
 	}
+	if (fd == &sp->report_fd) {
+		size_t k = sizeof(sp->report) - 1 - sp->report_len;
+
+		if (k > (size_t)r)
+			k = (size_t)r;
+		memcpy(sp->report + sp->report_len, buf, k);
+		sp->report_len += k;
+		return;
+	}
 	/* bwrap's JSON status: small; keep what fits. */
 	if (sp->json_len < sizeof(sp->json) - 1) {
 		size_t k = sizeof(sp->json) - 1 - sp->json_len;
@@ -1094,13 +1312,14 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 	if (guarded)
 		pipe_guard_on(&guard);
 	for (;;) {
-		struct pollfd pfd[5];
-		int *fds[3] = {&sp->out_fd, &sp->err_fd, &sp->json_fd};
-		struct ward_sink *sinks[3] = {&out, &err, NULL};
-		int idx[3] = {-1, -1, -1};
+		struct pollfd pfd[6];
+		int *fds[4] = {&sp->out_fd, &sp->err_fd, &sp->json_fd,
+			       &sp->report_fd};
+		struct ward_sink *sinks[4] = {&out, &err, NULL, NULL};
+		int idx[4] = {-1, -1, -1, -1};
 		int n = 0, npipes = 0, ipid = -1, iwake = -1, t = -1;
 
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			if (*fds[i] < 0)
 				continue;
 			idx[i] = n;
@@ -1133,7 +1352,7 @@ void ward_spawn_loop(struct ward_spawn *sp, const struct ward_loop *lp)
 
 			nanosleep(&ts, NULL);
 		}
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			if (idx[i] >= 0 && pfd[idx[i]].revents)
 				drain_one(fds[i], sinks[i], sp, lp->lock, buf,
 					  sizeof(buf));
@@ -1210,11 +1429,59 @@ void ward_spawn_close(struct ward_spawn *sp)
 	close_fd(&sp->out_fd);
 	close_fd(&sp->err_fd);
 	close_fd(&sp->json_fd);
+	close_fd(&sp->report_fd);
 	close_fd(&sp->pidfd);
 	close_fd(&sp->bwrap_pidfd);
 }
 
 /* --- classification and results ------------------------------------------- */
+
+/*
+ * Why the sandbox itself ended the command, from the Landlock layer's
+ * report (@rep, @len bytes: "PID\n", the supervisor's records, then
+ * "exit STATUS\n" when the run ended as the command did, or
+ * "supervisor-died STATUS\n" or "caller-died\n" when the keeper ended
+ * it): a sentence, or NULL (it did
+ * not, or out of memory). A keeper that started and said nothing more
+ * was killed itself — inside bwrap, when ward-bridge (@bridge) died its
+ * pid namespace went with it — unless ward ended the run (@by_caller), or
+ * the run ended well (@failed false).
+ */
+static char *sandbox_ended(const char *rep, size_t len, bool bridge,
+			   bool by_caller, bool failed)
+{
+	char line[64], how[48], *text = NULL;
+	size_t n;
+	int st;
+
+	if (!memchr(rep, '\n', len))
+		return NULL;
+	/* The supervisor's records share the channel: skipped. */
+	n = ward_sv_report_event(rep, len, line, sizeof(line));
+	if (sscanf(line, "supervisor-died %d", &st) == 1) {
+		if (WIFSIGNALED(st))
+			snprintf(how, sizeof(how), "killed by signal %d",
+				 WTERMSIG(st));
+		else
+			snprintf(how, sizeof(how), "exit status %d",
+				 WEXITSTATUS(st));
+		if (asprintf(&text,
+			     "the sandbox's supervisor ended (%s) while the "
+			     "command ran, so the calls it judges failed from "
+			     "then on; the command was ended",
+			     how) < 0)
+			text = NULL;
+	} else if (strcmp(line, "caller-died\n") == 0 ||
+		   (n == 0 && !by_caller && failed)) {
+		text = strdup(bridge ? "the network bridge (ward-bridge) died "
+				       "while the command ran; the command "
+				       "was ended"
+				     : "the sandbox's keeper (landlock-run) "
+				       "died while the command ran; the "
+				       "command was ended");
+	}
+	return text;
+}
 
 int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		      const struct ward_capbuf *out_cap,
@@ -1260,6 +1527,20 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	if (err)
 		goto out_free_result;
 	r->err_dropped = err_cap->dropped;
+	/* The command ran and the sandbox ended it: no runner failure (the
+	 * output so far is the result), no denial. */
+	if (sp->keeper)
+		r->sandbox_ended =
+		    sandbox_ended(sp->json, sp->json_len, false, true, false);
+	else if (sp->report_len)
+		r->sandbox_ended =
+		    sandbox_ended(sp->report, sp->report_len, sp->bridge,
+				  sp->ended_by_caller || sp->timed_out,
+				  r->exit_code >= 128 || r->term_signal);
+	if (r->sandbox_ended) {
+		*out = r;
+		return 0;
+	}
 
 	memset(&facts, 0, sizeof(facts));
 	facts.runner = sp->runner;
@@ -1421,7 +1702,13 @@ void ward_result_free(ward_result *result)
 		return;
 	free(result->out);
 	free(result->err);
+	free(result->sandbox_ended);
 	free(result);
+}
+
+const char *ward_result_sandbox_ended(const ward_result *r)
+{
+	return r ? r->sandbox_ended : NULL;
 }
 
 pid_t ward_result_pid(const ward_result *r)

@@ -78,6 +78,18 @@ struct ward_spawn {
 	int bwrap_pidfd; /* a pidfd on it, or -1 */
 	char json[2048]; /* bwrap's JSON status lines (bounded) */
 	size_t json_len;
+	/*
+	 * bwrap: the Landlock layer's report inside (landlock-run --pid-fd:
+	 * its pid there, then how the run ended when the sandbox ended it),
+	 * or -1; @bridge: ward-bridge runs between bwrap and it.
+	 */
+	int report_fd;
+	char report[128];
+	size_t report_len;
+	bool bridge;
+	/* ward itself ended the run (a timeout, a stop, a kill): a keeper
+	 * that said nothing was not lost, it was killed on purpose. */
+	bool ended_by_caller;
 	/* Runner CUSTOM: the operator's failure signatures, copied here so
 	 * the spawn outlives the confined description (NULL-terminated). */
 	char *sigs[9];

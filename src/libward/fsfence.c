@@ -290,43 +290,6 @@ int ward_fence_path_absolute(char **out, const ward_policy *policy,
 	return 0;
 }
 
-/*
- * @abs with "//", "." and ".." collapsed lexically (".." never above "/")
- * and no trailing '/'. Only equal to the physical path when no symlink is
- * on the way, which the caller must have the kernel confirm.
- */
-char *ward_fence_path_lexical(const char *abs)
-{
-	char *out = malloc(strlen(abs) + 2);
-	const char *p = abs;
-	size_t len = 0, n;
-
-	if (!out)
-		return NULL;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			if (len > 0)
-				len--;
-		} else if (!(n == 1 && p[0] == '.')) {
-			out[len++] = '/';
-			memcpy(out + len, p, n);
-			len += n;
-		}
-		p += n;
-	}
-	if (len == 0)
-		out[len++] = '/';
-	out[len] = '\0';
-	return out;
-}
-
 /* Whether @path has a ".." component. */
 bool ward_fence_has_dotdot(const char *path)
 {
@@ -784,8 +747,7 @@ static int scan_tree(struct scan *s, int dirfd, unsigned depth)
 	bool isdir;
 
 	if (depth > FENCE_MAX_DEPTH)
-		return ward_err(-ELOOP, "%s: directory tree too deep",
-				s->given);
+		return ward_fence_too_deep(s->given);
 	dir = fdopendir(dirfd);
 	if (!dir) {
 		err = -errno;
@@ -998,13 +960,44 @@ out_free:
  * with O_NOFOLLOW right after it is made, so a symlink planted in its
  * place is never entered.
  */
+int ward_fence_too_deep(const char *given)
+{
+	return ward_err(-ENAMETOOLONG,
+			"%s: the tree goes more than %d directories deep; the "
+			"fence walks no deeper (and ward fs mkdir -p makes "
+			"no deeper)",
+			given, FENCE_MAX_DEPTH);
+}
+
+int ward_fence_depth_check(const struct target *t, const char *given,
+			   bool entry_is_dir)
+{
+	unsigned depth = 0;
+
+	for (const char *p = t->c.path; *p; p++)
+		depth += *p == '/' && p[1];
+	if (!entry_is_dir && depth)
+		depth--;
+	if (depth <= FENCE_MAX_DEPTH)
+		return 0;
+	return ward_err(-ENAMETOOLONG,
+			"%s: %u directories deep; the fence makes at most %d "
+			"(as deep as ward fs rm -r removes)",
+			given, depth, FENCE_MAX_DEPTH);
+}
+
 int ward_fence_target_make_parents(struct target *t, const char *given)
 {
 	char comp[NAME_MAX + 1];
 	const char *p = t->tail, *slash;
 	size_t n;
-	int fd;
+	int fd, err;
 
+	if (strchr(p, '/')) {
+		err = ward_fence_depth_check(t, given, false);
+		if (err)
+			return err;
+	}
 	while ((slash = strchr(p, '/'))) {
 		n = (size_t)(slash - p);
 		memcpy(comp, p, n);

@@ -19,7 +19,12 @@
 /* How often a resolution is retried when the tree changes under it. */
 #define FENCE_RETRIES 8
 
-/* Directory depth bound for recursive remove, scans and listings. */
+/*
+ * Directory depth bound for recursive remove, scans and listings, and for
+ * the directories the fence makes (counted from /), so that whatever
+ * ward fs mkdir -p or write makes, ward fs rm -r can remove. Each level
+ * of a walk holds a descriptor.
+ */
 #define FENCE_MAX_DEPTH 256
 
 #define FENCE_RESOLVE_NO_MAGICLINKS 0x02
@@ -104,8 +109,6 @@ int ward_fence_open_nofollow(const char *path, int flags);
 /* The caller's path made absolute against the workspace root. */
 int ward_fence_path_absolute(char **out, const ward_policy *policy,
 			     const char *path);
-/* @abs with "//", "." and ".." collapsed lexically, no trailing '/'. */
-char *ward_fence_path_lexical(const char *abs);
 /* Whether @path has a ".." component. */
 bool ward_fence_has_dotdot(const char *path);
 /* Resolve @abs like the kernel would, in user space, tolerating missing
@@ -143,8 +146,18 @@ int ward_fence_judge_tree(struct fence *f, const char *given, const char *real,
 int ward_fence_target_open(struct target *t, struct fence *f, const char *given,
 			   unsigned flags);
 void ward_fence_target_close(struct target *t);
-/* Create the missing directories of @t->tail except the entry itself. */
+/* Create the missing directories of @t->tail except the entry itself
+ * (refused beyond FENCE_MAX_DEPTH: ward_fence_depth_check). */
 int ward_fence_target_make_parents(struct target *t, const char *given);
+/*
+ * 0 when no directory made for @t lies deeper than FENCE_MAX_DEPTH
+ * (@entry_is_dir: the entry itself is one, else only its parents), else
+ * -ENAMETOOLONG naming @given and the limit.
+ */
+int ward_fence_depth_check(const struct target *t, const char *given,
+			   bool entry_is_dir);
+/* The error of a walk below @given that went past FENCE_MAX_DEPTH. */
+int ward_fence_too_deep(const char *given);
 /* Replace @name in @dirfd with @src, durably (R_* @flags). */
 int ward_fence_replace_file(int dirfd, const char *name,
 			    const struct source *src, const struct stat *old,

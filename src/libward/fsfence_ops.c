@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsfence_internal.h"
+#include "util/util.h"
 #include "internal.h"
 
 /* --- read -------------------------------------------------------------- */
@@ -54,7 +55,7 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 	 */
 	if (atomic_load(&ward_fence_openat2_state) >= 0 &&
 	    !ward_fence_has_dotdot(abs)) {
-		c.path = ward_fence_path_lexical(abs);
+		c.path = util_path_lexical(abs);
 		if (c.path && ward_fence_rule_access(f->policy, c.path) !=
 				  WARD_ACCESS_NONE) {
 			fd = ward_fence_sys_openat2(
@@ -539,7 +540,7 @@ static int remove_tree(int parentfd, const char *name, unsigned depth)
 	int fd, err = 0;
 
 	if (depth > FENCE_MAX_DEPTH)
-		return -ELOOP;
+		return -ENAMETOOLONG; /* names come from readdir: only this */
 	fd = openat(parentfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -620,7 +621,9 @@ int ward_fs_remove(struct ward_fs_denial *denial, const ward_policy *policy,
 	if (err)
 		goto out_target;
 	err = remove_tree(t.dirfd, t.name, 0);
-	if (err)
+	if (err == -ENAMETOOLONG)
+		err = ward_fence_too_deep(path);
+	else if (err)
 		err = ward_err(err, "%s: %s", path, strerror(-err));
 out_target:
 	ward_fence_target_close(&t);
@@ -749,7 +752,9 @@ int ward_fs_mkdir(struct ward_fs_denial *denial, const ward_policy *policy,
 			err = ward_err(-EEXIST, "%s: already exists", path);
 		goto out_target;
 	}
-	err = ward_fence_target_make_parents(&t, path);
+	err = ward_fence_depth_check(&t, path, true);
+	if (!err)
+		err = ward_fence_target_make_parents(&t, path);
 	if (err)
 		goto out_target;
 	if (mkdirat(t.dirfd, t.name, 0777) != 0 &&

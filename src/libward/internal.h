@@ -18,6 +18,13 @@ int ward_err(int err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Clear the last-error detail. */
 void ward_err_clear(void);
+/*
+ * End the process for an error a library cannot return from (printf-style
+ * message): the handler of ward_fatal_handler_set(), else "ward: MESSAGE"
+ * on stderr and _exit(125). Async-signal-unsafe only in the handler.
+ */
+_Noreturn void ward_fatal(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 /*
  * The error for an options struct of a version this libward does not know
@@ -138,8 +145,11 @@ struct ward_confined {
 	 * BWRAP: what runs inside bwrap between the prefix and the command:
 	 * ward-bridge for an allowlist (BRIDGE --port P --socket S --), then
 	 * the Landlock layer (LAUNCHER --ro / --rw … --); or NULL.
+	 * @inner_launcher: where the Landlock layer starts in it (its
+	 * length when there is none).
 	 */
 	char **inner;
+	size_t inner_launcher;
 	/* Landlock: the plan hides paths by mounts (landlock-run --hide,
 	 * --hide-ro): a write a read-only cover refuses fails with EROFS. */
 	bool ll_mounts;

@@ -266,13 +266,14 @@ static int build_prefix(ward_plan *p, const char *inner)
 	switch (p->runner) {
 	case WARD_RUNNER_BWRAP:
 		err = ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
-					   p->runner_path, -1, NULL);
+					   p->runner_path, -1, NULL,
+					   inner != NULL);
 		if (err || !inner)
 			return err;
 		return build_inner(p, inner);
 	case WARD_RUNNER_CUSTOM:
 		return ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
-					    p->runner_path, -1, NULL);
+					    p->runner_path, -1, NULL, false);
 	case WARD_RUNNER_LANDLOCK:
 		err = ward_xlate_landlock(&p->ll_ro, &p->ll_rw, p->x);
 		if (err)
@@ -517,7 +518,7 @@ static void push_command(struct ward_strv *sv, const ward_plan *p,
 	ward_strv_push_all(sv, argv);
 }
 
-/* The whole argv: prefix, network attachment, command. */
+/* The whole argv to spawn: prefix, network attachment, command. */
 static int plan_argv_net(char ***out, const ward_plan *plan, char *const argv[],
 			 const char *cwd, const struct ward_net_attach *net)
 {
@@ -526,6 +527,14 @@ static int plan_argv_net(char ***out, const ward_plan *plan, char *const argv[],
 	int err;
 
 	ward_strv_push_all(&sv, plan->prefix);
+	/*
+	 * Whoever spawns this argv (ward confine's reader, an embedder)
+	 * holds no end of the Landlock layer's report pipe, so bwrap binds
+	 * the sandbox to it; the executor binds it through that pipe and
+	 * leaves this out (profile_bwrap.c says why).
+	 */
+	if (plan->runner == WARD_RUNNER_BWRAP && plan->inner)
+		ward_strv_push(&sv, "--die-with-parent");
 	push_net(&sv, &inner, plan, net);
 	err = ward_strv_finish(&in, &inner);
 	if (err) {
@@ -632,6 +641,7 @@ int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
 		ward_strv_push_all(&prefix, plan->prefix);
 		push_net(&prefix, &inner, plan, net);
 		push_command(&prefix, plan, NULL, (char *const[]){NULL}, cwd);
+		c->inner_launcher = inner.n;
 		ward_strv_push_all(&inner, plan->inner);
 		if (ward_strv_finish(&c->prefix, &prefix) != 0 ||
 		    ward_strv_finish(&c->inner, &inner) != 0)

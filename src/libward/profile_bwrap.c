@@ -117,11 +117,9 @@ static void push_bind(struct ward_strv *sv, const char *root)
 
 int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 			 const struct ward_xlate *x, const char *bwrap_path,
-			 int status_fd, char *const argv[])
+			 int status_fd, char *const argv[], bool caller_bound)
 {
 	static const char *const hardening[] = {
-	    "--new-session",
-	    "--die-with-parent",
 	    "--unshare-user",
 	    "--unshare-pid",
 	    "--unshare-ipc",
@@ -205,6 +203,17 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	 * protected paths read-only, then `--` hidden (see translate_bwrap.c).
 	 */
 	ward_xlate_bwrap_push(&sv, x);
+	/*
+	 * bwrap's own binding to its caller has a window: its sandbox
+	 * process arms its parent-death signal only after setup, and a
+	 * caller killed before bwrap let it go on left it blocked in its
+	 * namespaces. With @caller_bound the Landlock layer inside watches
+	 * the caller instead (its report pipe: docs/RUNNERS.md), and bwrap
+	 * must then not die before its sandbox process is released.
+	 */
+	ward_strv_push(&sv, "--new-session");
+	if (!caller_bound)
+		ward_strv_push(&sv, "--die-with-parent");
 	ward_strv_push_all(&sv, (char *const *)hardening);
 	/*
 	 * No network but the sandbox's own loopback, unless it is on: the
@@ -239,7 +248,8 @@ int ward_profile_bwrap(char ***out, const ward_policy *policy,
 	err = ward_xlate_new(&x, policy, WARD_RUNNER_BWRAP);
 	if (err)
 		return err;
-	err = ward_bwrap_profile_x(out, policy, x, bwrap_path, status_fd, argv);
+	err = ward_bwrap_profile_x(out, policy, x, bwrap_path, status_fd, argv,
+				   false);
 	ward_xlate_free(x);
 	return err;
 }

@@ -1716,13 +1716,81 @@ static void *proxy_main(void *arg)
 
 static pthread_once_t evthread_once = PTHREAD_ONCE_INIT;
 static int evthread_ret;
+/* libevent's last message on this thread (its log callback). */
+static _Thread_local char evlog_last[256];
+
+/*
+ * libevent's messages are kept, not printed: its "[warn] …" lines would
+ * land in the middle of the command's output. The last one is the reason
+ * of a failure that follows (evlog_reason) and of a fatal error.
+ */
+static void on_evlog(int severity, const char *msg)
+{
+	(void)severity;
+	snprintf(evlog_last, sizeof(evlog_last), "%s", msg ? msg : "");
+}
+
+/*
+ * libevent ends the process after this callback returns (exit(1), or
+ * abort() for a failed assertion), with a status that could be the
+ * command's own: ward's fatal path ends it instead, with ward's status
+ * and what libevent said.
+ */
+static void on_evfatal(int err)
+{
+	ward_fatal("libevent: %s (error %d)",
+		   evlog_last[0] ? evlog_last : "a fatal error", err);
+}
+
+/* ": what libevent said last", or "" when it said nothing. */
+static const char *evlog_reason(char *buf, size_t len)
+{
+	if (!evlog_last[0])
+		return "";
+	snprintf(buf, len, ": %s", evlog_last);
+	return buf;
+}
 
 /* libevent's locking: event_active() from other threads, and the
  * process-wide state (the DNS transaction-id generator) shared by
- * several proxies. Must happen before the first event_base. */
+ * several proxies. Must happen before the first event_base; so must
+ * the callbacks, which are process-wide too. */
 static void evthread_init(void)
 {
+	event_set_log_callback(on_evlog);
+	event_set_fatal_callback(on_evfatal);
 	evthread_ret = evthread_use_pthreads();
+}
+
+/*
+ * libevent exits the process when it cannot make an event base's signal
+ * socketpair (evsig_init_): the descriptors a base needs (epoll, the
+ * socketpair, the notification eventfd, a spare for the resolver) are
+ * checked first, so a process at its limit gets an error, not an exit.
+ * Another thread may still take them in between: on_evfatal is the
+ * backstop.
+ */
+#define EVBASE_FDS 5
+static int reserve_fds(void)
+{
+	int fds[EVBASE_FDS], n, err = 0;
+
+	for (n = 0; n < EVBASE_FDS; n++) {
+		fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			err = errno;
+			break;
+		}
+	}
+	while (n > 0)
+		close(fds[--n]);
+	if (err == EMFILE || err == ENFILE)
+		return ward_err(-err,
+				"cannot create the event loop: it needs %d "
+				"descriptors and the process is at its limit "
+				"(ulimit -n): %s",
+				EVBASE_FDS, strerror(err));
+	return 0;
 }
 
 /* ---- the interface -------------------------------------------------------------------- */
@@ -1759,9 +1827,16 @@ int ward_proxy_new(ward_proxy **out, const struct ward_proxy_options *opts)
 	    ms_tv(opts->connect_timeout_ms ? opts->connect_timeout_ms
 					   : DEFAULT_TIMEOUT_MS);
 
+	ret = reserve_fds();
+	if (ret)
+		goto out_free;
+	evlog_last[0] = '\0';
 	p->base = event_base_new();
 	if (!p->base) {
-		ret = ward_err(-ENOMEM, "cannot create the event loop");
+		char why[sizeof(evlog_last) + 2];
+
+		ret = ward_err(-ENOMEM, "cannot create the event loop%s",
+			       evlog_reason(why, sizeof(why)));
 		goto out_free;
 	}
 	p->wake = event_new(p->base, -1, 0, on_wake, p);

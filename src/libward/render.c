@@ -199,6 +199,21 @@ int ward_render_explain(char **out, const struct ward_denial *d, size_t count,
 	return 0;
 }
 
+int ward_render_sandbox_ended(char **out, const char *why)
+{
+	char *text = NULL;
+
+	if (!out || !why)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "[sandbox failed: %s; the output above is what it wrote "
+		     "until then]",
+		     why) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int ward_render_stopped(char **out, enum ward_subject subject, bool shutdown,
 			bool started)
 {

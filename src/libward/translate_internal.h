@@ -83,11 +83,14 @@ char *const *ward_xlate_landlock_hides(const struct ward_xlate *plan);
 /*
  * The profile builders (profile_*.c) from a translation made beforehand
  * (the plan makes one per call): the same output as ward_profile_bwrap()
- * and ward_profile_seatbelt() without translating again.
+ * and ward_profile_seatbelt() without translating again. @caller_bound:
+ * the Landlock layer inside binds the sandbox to ward's executor, so bwrap
+ * gets no --die-with-parent (profile_bwrap.c says why; plan.c adds it to
+ * the argv others spawn).
  */
 int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 			 const struct ward_xlate *x, const char *bwrap_path,
-			 int status_fd, char *const argv[]);
+			 int status_fd, char *const argv[], bool caller_bound);
 int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 			    const struct ward_xlate *x);
 /*

@@ -738,6 +738,19 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		}
 		free(nt);
 	}
+	if (res && ward_result_sandbox_ended(res)) {
+		/* The sandbox ended the command: the output so far, then
+		 * what happened (never mistaken for the command's status). */
+		char *why = NULL, *both = NULL;
+
+		if (ward_render_sandbox_ended(
+			&why, ward_result_sandbox_ended(res)) != 0 ||
+		    asprintf(&both, "%s\n%s", text, why) < 0)
+			mcp_oom();
+		free(text);
+		free(why);
+		text = both;
+	}
 	if (res && ward_call_stopped(v->call)) {
 		char *stop = NULL, *both = NULL;
 

@@ -581,6 +581,44 @@ bool ward_sv_state_report(const struct ward_sv_state *s,
 	return true;
 }
 
+size_t ward_sv_report_event(const void *buf, size_t len, char *event,
+			    size_t cap)
+{
+	const unsigned char *b = buf;
+	size_t i = 0, n = 0;
+	bool first = true;
+
+	if (cap == 0)
+		return 0;
+	event[0] = '\0';
+	while (i < len) {
+		size_t start = i;
+
+		if (len - i >= sizeof(struct ward_sv_report) &&
+		    memcmp(b + i, "WSVN", 4) == 0) {
+			i += sizeof(struct ward_sv_report);
+			continue;
+		}
+		while (i < len && b[i] != '\n' &&
+		       !(len - i >= sizeof(struct ward_sv_report) &&
+			 memcmp(b + i, "WSVN", 4) == 0))
+			i++;
+		if (i < len && b[i] == '\n')
+			i++;
+		else if (i < len)
+			continue; /* a record inside a line the reader
+				   * wrote in two parts: never, skip it */
+		if (first) { /* the pid line */
+			first = false;
+			continue;
+		}
+		n = i - start < cap ? i - start : cap - 1;
+		memcpy(event, b + start, n);
+		event[n] = '\0';
+	}
+	return n;
+}
+
 bool ward_sv_report_find(const void *buf, size_t len, long *pid,
 			 struct ward_sv_report *out)
 {

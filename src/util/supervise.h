@@ -229,6 +229,16 @@ bool ward_sv_state_report(const struct ward_sv_state *s,
 bool ward_sv_report_find(const void *buf, size_t len, long *pid,
 			 struct ward_sv_report *out);
 
+/**
+ * ward_sv_report_event - the keeper's last line on the same channel
+ * (launcher's "exit STATUS\n", "supervisor-died STATUS\n" or
+ * "caller-died\n", after the pid line; records skipped wherever they
+ * fall) into @event, NUL-terminated and cut to @cap - 1 bytes. Returns
+ * its length, 0 when there is none.
+ */
+size_t ward_sv_report_event(const void *buf, size_t len, char *event,
+			    size_t cap);
+
 /* --- pure helpers (unit-tested) ------------------------------------------- */
 
 /**

@@ -32,6 +32,38 @@ bool util_path_within(const char *path, const char *dir)
 	       (path[n] == '\0' || path[n] == '/');
 }
 
+char *util_path_lexical(const char *abs)
+{
+	char *out = malloc(strlen(abs) + 2);
+	const char *p = abs;
+	size_t len = 0, n;
+
+	if (!out)
+		return NULL;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+		} else if (!(n == 1 && p[0] == '.')) {
+			out[len++] = '/';
+			memcpy(out + len, p, n);
+			len += n;
+		}
+		p += n;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	return out;
+}
+
 char *util_path_canon(const char *path)
 {
 	char buf[PATH_MAX], *real, *out;
@@ -65,6 +97,16 @@ char *util_path_canon(const char *path)
 		out = NULL;
 	}
 	free(real);
+	/* What does not exist is taken as written, but collapsed: a ".."
+	 * after a missing name (a .git file's "gitdir: gone/../x"), a "//"
+	 * or a trailing '/' would leave the result unlike every other
+	 * canonical path (found by fuzz_gitrepo). */
+	if (out && (strstr(rest, "/.") || strstr(rest, "//") ||
+		    rest[strlen(rest) - 1] == '/')) {
+		real = out;
+		out = util_path_lexical(real);
+		free(real);
+	}
 	return out;
 }
 
@@ -112,6 +154,51 @@ int util_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+/* @i moved back (or, with @fwd, on) to a UTF-8 sequence's start. */
+static size_t utf8_start(const char *s, size_t i, bool fwd)
+{
+	while (((unsigned char)s[i] & 0xc0) == 0x80 && (fwd || i > 0))
+		i += fwd ? 1 : (size_t)-1;
+	return i;
+}
+
+void util_shorten_middle(char *s, size_t limit)
+{
+	static const char mark[] = "\xe2\x80\xa6"; /* … */
+	const size_t keep = 24, m = sizeof(mark) - 1;
+	size_t len = strlen(s);
+
+	while (len >= limit) {
+		size_t best = 0, best_len = 0, i = 0, cut_from, cut_to, over;
+
+		/* The longest word. */
+		while (i < len) {
+			size_t j = i;
+
+			while (j < len && s[j] != ' ')
+				j++;
+			if (j - i > best_len) {
+				best = i;
+				best_len = j - i;
+			}
+			i = j + 1;
+		}
+		/* No word worth cutting: cut the middle of the whole. */
+		if (best_len < 2 * keep + m + 1) {
+			best = 0;
+			best_len = len;
+		}
+		over = len - limit + 1 + m;
+		if (over > best_len - 2 * keep)
+			over = best_len - 2 * keep;
+		cut_from = utf8_start(s, best + (best_len - over) / 2, false);
+		cut_to = utf8_start(s, cut_from + over, true);
+		memcpy(s + cut_from, mark, m);
+		memmove(s + cut_from + m, s + cut_to, len - cut_to + 1);
+		len -= cut_to - cut_from - m;
+	}
 }
 
 size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len)

@@ -17,10 +17,18 @@
 bool util_path_within(const char *path, const char *dir);
 
 /*
- * util_path_canon - @path (absolute, normalised) made canonical as far as
- * it exists: the realpath of its longest existing prefix, the rest
- * appended as is. A relative @path is returned as is. A malloc'd string
- * the caller frees, or NULL on ENOMEM.
+ * util_path_lexical - the absolute @abs with "//", "." and ".." collapsed
+ * lexically (".." never above "/") and no trailing '/'. Only equal to the
+ * physical path when no symlink is on the way, which the caller must have
+ * the kernel confirm. A malloc'd string the caller frees, or NULL.
+ */
+char *util_path_lexical(const char *abs);
+
+/*
+ * util_path_canon - absolute @path made canonical as far as it exists:
+ * the realpath of its longest existing prefix, the rest appended, "."
+ * and ".." in it collapsed lexically. A relative @path is returned as is.
+ * A malloc'd string the caller frees, or NULL on ENOMEM.
  */
 char *util_path_canon(const char *path);
 
@@ -45,6 +53,15 @@ int util_write_all(int fd, const void *buf, size_t len);
  * points above U+10FFFF are invalid). ASCII is a sequence of 1.
  */
 size_t util_utf8_decode(unsigned *cp, const unsigned char *p, size_t len);
+
+/*
+ * util_shorten_middle - make the NUL-terminated @s shorter than @limit
+ * bytes (@limit > 80) by cutting its longest words (runs without a space:
+ * paths, in ward's messages) in their middle, each cut marked by "…", so
+ * the start and the end of a message — the reason after a long path —
+ * survive. A cut never splits a UTF-8 sequence. In place.
+ */
+void util_shorten_middle(char *s, size_t limit);
 
 /*
  * util_close_range_except - close every descriptor from @first up except

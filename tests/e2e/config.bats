@@ -357,3 +357,33 @@ project_file() {
 	[ "$status" -eq 125 ]
 	[[ "$stderr" == *"$USER_FILE"* ]]
 }
+
+@test "a NUL byte in any configuration file is an error naming the file, line and offset" {
+	# Everything after the NUL used to be dropped without a word: the
+	# `--` rule below vanished and the secret was readable.
+	echo secret >"$OUTSIDE/secret"
+	nul_file() {
+		printf 'mode: read-only\n\0\naccess:\n  - "-- %s"\n' \
+			"$OUTSIDE/secret" >"$1"
+	}
+	nul_file "$BATS_TEST_TMPDIR/nul.yml"
+	run -1 --separate-stderr "$WARD" config check -w "$WS" \
+		--config "$BATS_TEST_TMPDIR/nul.yml"
+	[[ "$output" == *"configuration: INVALID"* ]]
+	[[ "$output" == *"$BATS_TEST_TMPDIR/nul.yml:2: a NUL byte at offset 16"* ]]
+	run --separate-stderr "$WARD" run -w "$WS" \
+		--config "$BATS_TEST_TMPDIR/nul.yml" -- cat "$OUTSIDE/secret"
+	[ "$status" -eq 125 ]
+	[[ "$output" != *secret* ]]
+	[[ "$stderr" == *"nul.yml:2: a NUL byte at offset 16"* ]]
+	# The project file and the user file alike.
+	mkdir -p "$WS/.ward"
+	nul_file "$WS/.ward/config.yml"
+	run -1 --separate-stderr "$WARD" config check -w "$WS"
+	[[ "$output" == *"$WS/.ward/config.yml:2: a NUL byte at offset 16"* ]]
+	rm "$WS/.ward/config.yml"
+	nul_file "$USER_FILE"
+	run --separate-stderr "$WARD" run -w "$WS" -- cat "$OUTSIDE/secret"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"$USER_FILE:2: a NUL byte at offset 16"* ]]
+}

@@ -233,3 +233,36 @@ json_get() { # json_get EXPR  (reads $output)
 	done
 	rm -rf "$tmpdir"
 }
+
+@test "RLIMIT_FSIZE below the size: EFBIG, no temporary file, the call recorded, old content intact" {
+	# ward died of SIGXFSZ (exit 153), left .f.ward-tmp-… behind, and
+	# the session's call stayed call/start without a call/result.
+	export XDG_STATE_HOME=$WS/.state
+	local sid log
+	sid=$("$WARD" session new --cwd "$WS" --mode workspace-write)
+	log=$XDG_STATE_HOME/ward/sessions/$sid.jsonl
+	echo old >"$WS/f"
+	head -c 100000 /dev/zero | tr '\0' a >"$OUTSIDE/big"
+	run --separate-stderr bash -c 'ulimit -f 10 && exec "$@"' _ \
+		"$WARD" fs write --session "$sid" "$WS/f" --json <"$OUTSIDE/big"
+	echo "# exit $status: $output $stderr"
+	[ "$status" -eq 1 ]
+	[ "$(json_get 'd["error"]')" = TOO_LARGE ]
+	[[ "$(json_get 'd["message"]')" == *"cannot write: File too large" ]]
+	[ "$(cat "$WS/f")" = old ]
+	run ls -A "$WS"
+	[[ "$output" != *ward-tmp* ]]
+	# call/start and its call/result, nothing left open.
+	[ "$(grep -c '"type":"call/start"' "$log")" -eq 1 ]
+	[ "$(grep -c '"type":"call/result"' "$log")" -eq 1 ]
+	# Without --json and without a session alike.
+	run --separate-stderr bash -c 'ulimit -f 10 && exec "$@"' _ \
+		"$WARD" fs write -w "$WS" -m workspace-write "$WS/f" <"$OUTSIDE/big"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"File too large"* ]]
+	[ "$(cat "$WS/f")" = old ]
+	# The command itself keeps the default: SIGXFSZ ends it.
+	run --separate-stderr bash -c 'ulimit -f 10 && exec "$@"' _ "$WARD" run -w "$WS" \
+		-m workspace-write -- sh -c 'head -c 20000 /dev/zero >"$1"; echo $?' _ "$WS/g"
+	[ "$output" = 153 ]
+}

@@ -13,7 +13,8 @@
 #                  once used up the whole sweep budget)
 #   killed early   the call killed in its first milliseconds
 #                  (--timeout 0.005; MCP timeout_ms 1 and task_kill at once)
-#   ward killed    ward itself SIGKILLed during the call (ward run, ward mcp)
+#   ward killed    ward itself SIGKILLed during the call (ward run, ward mcp),
+#                  and what spawned the argv `ward confine` printed
 #   cgroups        clone3(CLONE_INTO_CGROUP) is refused (ENOSYS) on every
 #                  runner, and none lets the command write cgroup.procs
 #
@@ -110,18 +111,10 @@ killed_early_case() {
 	assert_no_survivor 1
 }
 
-ward_killed_case() {
-	local v=$1 who=$2 pid i
-	local -a flags
-	become "$who"
-	require_runner "$v"
-	read -r -a flags <<<"$(runner_flags "$v")"
-	"${E2E_AS[@]}" "$WARD" run --mode workspace-write --workspace "$WS" \
-		"${flags[@]}" -- sh -c "
-		setsid -f sh -c 'sleep 1.5; echo > $WS/m.setsid'
-		echo > $WS/ready
-		sleep 1.5; echo > $WS/m.command" >/dev/null 2>&1 &
-	pid=$!
+# Once the command has written $WS/ready, SIGKILL $1 (what started the
+# sandbox, in the background of this shell); then nothing may outlive it.
+kill_when_ready() {
+	local pid=$1 i
 	E2E_PIDS+=("$pid")
 	for i in $(seq 1 100); do
 		[ -e "$WS/ready" ] && break
@@ -131,6 +124,74 @@ ward_killed_case() {
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
 	assert_no_survivor 2.5
+}
+
+ward_killed_case() {
+	local v=$1 who=$2
+	local -a flags
+	become "$who"
+	require_runner "$v"
+	read -r -a flags <<<"$(runner_flags "$v")"
+	"${E2E_AS[@]}" "$WARD" run --mode workspace-write --workspace "$WS" \
+		"${flags[@]}" -- sh -c "
+		setsid -f sh -c 'sleep 1.5; echo > $WS/m.setsid'
+		echo > $WS/ready
+		sleep 1.5; echo > $WS/m.command" >/dev/null 2>&1 &
+	kill_when_ready $!
+}
+
+# ward SIGKILLed at many points of its first milliseconds (bwrap's start
+# had a window: its sandbox process, not yet bound to its parent, was left
+# blocked in its namespaces, 1 kill in 73). Every process of every call
+# carries the token $WS/m.kill (bwrap's own argv holds the command's), so
+# what is left can be counted; none may be, once the sandbox had a
+# moment to notice its caller is gone.
+ward_killed_at_start_case() {
+	local v=$1 who=$2 i left
+	local -a flags
+	become "$who"
+	require_runner "$v"
+	read -r -a flags <<<"$(runner_flags "$v")"
+	for i in $(seq 1 60); do
+		# A subshell of its own: no job notice per kill.
+		(
+			"${E2E_AS[@]}" "$WARD" run --mode workspace-write \
+				--workspace "$WS" "${flags[@]}" -- \
+				sh -c 'sleep 30' "$WS/m.kill$i" >/dev/null 2>&1 &
+			pid=$!
+			sleep "0.0$((i % 10))$((RANDOM % 10))"
+			kill -KILL "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		) 2>/dev/null
+	done
+	# Bounded: the sandbox ends itself at its next step, in well under
+	# a second; blocked forever it would stay.
+	for i in $(seq 1 50); do
+		left=$(pgrep -f "$WS/m\.kill" | tr '\n' ' ')
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	[ -z "$left" ] || fail "left behind by a killed ward: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | cut -c1-120; echo; done)"
+}
+
+# The argv `ward confine` prints holds the sandbox by bwrap's parent-death
+# signal: whoever spawns it has no end of the Landlock layer's report pipe
+# (which binds the sandbox to ward run instead), so its bwrap keeps
+# --die-with-parent, and a spawner SIGKILLed takes the sandbox down.
+confine_killed_case() {
+	local who=$1
+	become "$who"
+	require_runner bwrap
+	"${E2E_AS[@]}" "$WARD" confine --json --mode workspace-write \
+		--workspace "$WS" --runner bwrap -- sh -c "
+		echo > $WS/ready
+		sleep 1.5; echo > $WS/m.confined" >"$E2E_CAP/confine.json" ||
+		fail "ward confine failed"
+	"${E2E_AS[@]}" "$PY" -c '
+import json, os, sys
+argv = json.load(sys.stdin)["argv"]
+os.execvp(argv[0], argv)' <"$E2E_CAP/confine.json" >/dev/null 2>&1 &
+	kill_when_ready $!
 }
 
 cgroup_case() {
@@ -160,7 +221,12 @@ cgroup_case() {
 @test "ward run bwrap (root): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case bwrap root; }
 @test "ward run bwrap (nobody): setsid, double fork and a ptraced zombie end with the call" { leftovers_case bwrap nobody; }
 @test "ward run bwrap (nobody): a call killed in its first milliseconds leaves nothing" { killed_early_case bwrap nobody; }
+@test "ward run bwrap (root): ward SIGKILLed during bwrap's start leaves no process" { ward_killed_at_start_case bwrap root; }
+@test "ward run bwrap (nobody): ward SIGKILLed during bwrap's start leaves no process" { ward_killed_at_start_case bwrap nobody; }
+@test "ward run landlock (root): ward SIGKILLed during the launcher's start leaves no process" { ward_killed_at_start_case landlock root; }
 @test "ward run bwrap (nobody): ward SIGKILLed takes the command's tree down" { ward_killed_case bwrap nobody; }
+@test "ward confine bwrap (root): the printed argv's spawner SIGKILLed takes the sandbox down" { confine_killed_case root; }
+@test "ward confine bwrap (nobody): the printed argv's spawner SIGKILLed takes the sandbox down" { confine_killed_case nobody; }
 @test "ward run bwrap (nobody): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case bwrap nobody; }
 @test "ward run landlock (root): setsid, double fork and a ptraced zombie end with the call" { leftovers_case landlock root; }
 @test "ward run landlock (root): a call killed in its first milliseconds leaves nothing" { killed_early_case landlock root; }

@@ -693,3 +693,30 @@ assert [e["type"] for e in ev if "call" in e] == ["call/start", "escalation/requ
 	[ "$status" -ne 0 ]
 	[[ "$stderr" == *"$home"* ]]
 }
+
+@test "a full disk: every call that cannot be recorded says why" {
+	# "cannot record the call in session ID, so nothing was run: " had
+	# nothing after the colon (the detail was printed into itself).
+	require_runner
+	unshare -rm true 2>/dev/null ||
+		skip "cannot create a user and mount namespace here (unshare -rm)"
+	mkdir -p "$BASE/disk"
+	# A private mount namespace: the tmpfs goes away with it.
+	run --separate-stderr unshare -rm bash -c '
+		disk=$1 W=$2 WS=$3
+		mount -t tmpfs -o size=64k tmpfs "$disk" || exit 99
+		export XDG_STATE_HOME=$disk/state
+		SID=$("$W" session new --cwd "$WS") || exit 98
+		head -c 1M /dev/zero >"$disk/fill" 2>/dev/null
+		for i in $(seq 1 300); do
+			"$W" run --session "$SID" -- true 2>&1 || break
+		done
+		"$W" session mode "$SID" workspace-write 2>&1
+		echo hi | "$W" fs write --session "$SID" "$WS/f" 2>&1
+		test ! -e "$WS/f"' _ "$BASE/disk" "$WARD" "$WS"
+	echo "# exit $status: $output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ward run: cannot record the call in session "*", so nothing was run: cannot append to "*": No space left on device"* ]]
+	[[ "$output" == *"ward session mode: cannot append to "*": No space left on device"* ]]
+	[[ "$output" == *"ward fs write: cannot record the call in session "*": No space left on device"* ]]
+}

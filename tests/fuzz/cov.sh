@@ -26,6 +26,7 @@ files_of() {
 	config) echo src/libward/config.c src/libward/config_parse.c src/libward/config_schema.c ;;
 	fence) echo src/libward/fsfence.c ;;
 	gitconfig) echo src/libward/gitconfig.c ;;
+	gitrepo) echo src/libward/protect.c src/libward/gitconfig.c ;;
 	glob) echo src/libward/glob.c ;;
 	jsonrpc) echo src/mcp/jsonrpc.c ;;
 	landlock) echo src/libward/translate.c src/libward/translate_targets.c src/libward/translate_landlock.c ;;

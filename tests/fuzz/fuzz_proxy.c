@@ -27,6 +27,18 @@
  *   4 host/pattern  a parsed host is stable under reparsing; a valid
  *                   pattern "H" matches H; "*.H" never matches H itself but
  *                   matches "x.H".
+ *   5 the command's side: the bytes a command sends to the proxy, in
+ *                   reads of 1 to 64 bytes (sizes from a generator seeded
+ *                   by the input's first two bytes), decided the way the
+ *                   proxy's handshake does after each read (the first byte
+ *                   picks SOCKS5, SOCKS4 or HTTP; SOCKS5: the greeting,
+ *                   then the request in what follows it) and then judged
+ *                   by the rules (allow example.com, *.test): the first
+ *                   read that decides gives exactly the decision — kind,
+ *                   protocol, status, host, port, rule verdict — of all
+ *                   the bytes at once, so how the command splits its
+ *                   writes never changes what the proxy lets through, and
+ *                   no error is given to a prefix that more bytes mend.
  *
  * Build: `make build/fuzz/fuzz_proxy`. Run:
  *   build/fuzz/fuzz_proxy -dict=tests/fuzz/corpus/proxy.dict \
@@ -370,6 +382,111 @@ static void fuzz_host(const char *b, size_t len)
 	ward_proxy_rules_free(rules);
 }
 
+/* What the handshake decided over the bytes so far. */
+struct decision {
+	enum ward_parse kind;
+	enum ward_proxy_protocol protocol;
+	int status;
+	char host[WARD_HOST_MAX];
+	unsigned port;
+	enum ward_rule_result rule;
+};
+
+static struct ward_proxy_rules *stream_rules;
+
+/* The proxy's handshake (proxy.c: on_handshake_read, handshake_socks,
+ * handshake_http) over @len bytes that came so far. */
+static void decide(struct decision *d, const unsigned char *b, size_t len)
+{
+	struct ward_socks5_request sr;
+	struct ward_http_request hr;
+	const char *why, *pat;
+	enum ward_host_kind kind = 0;
+	unsigned char code;
+	size_t used = 0, u2 = 0;
+	bool no_auth = false;
+
+	memset(d, 0, sizeof(*d));
+	d->kind = WARD_PARSE_MORE;
+	if (len == 0)
+		return;
+	if (b[0] == 4) {
+		d->kind = WARD_PARSE_BAD;
+		d->protocol = WARD_PROXY_PROTO_SOCKS5;
+		return;
+	}
+	if (b[0] == 5) {
+		d->protocol = WARD_PROXY_PROTO_SOCKS5;
+		d->kind =
+		    ward_socks5_parse_greeting(&used, &no_auth, b, len, &why);
+		if (d->kind != WARD_PARSE_OK)
+			return;
+		if (!no_auth) {
+			d->kind = WARD_PARSE_BAD;
+			return;
+		}
+		d->kind = ward_socks5_parse_request(&u2, &sr, b + used,
+						    len - used, &code, &why);
+		if (d->kind == WARD_PARSE_BAD)
+			d->status = code;
+		if (d->kind != WARD_PARSE_OK)
+			return;
+		snprintf(d->host, sizeof(d->host), "%s", sr.host);
+		d->port = sr.port;
+		kind = sr.host_kind;
+	} else {
+		d->status = 400;
+		d->kind = ward_http_parse_request(&hr, (const char *)b, len,
+						  &d->status, &why);
+		if (d->kind == WARD_PARSE_MORE)
+			return;
+		d->protocol = hr.protocol;
+		if (d->kind == WARD_PARSE_BAD)
+			return;
+		snprintf(d->host, sizeof(d->host), "%s", hr.host);
+		d->port = hr.port;
+		kind = hr.host_kind;
+	}
+	d->rule = ward_proxy_rules_check(stream_rules, d->host, kind, &pat);
+}
+
+static void fuzz_stream(const unsigned char *b, size_t len)
+{
+	struct decision whole, part;
+	unsigned x;
+	size_t at = 0;
+
+	if (!stream_rules) {
+		char *allow[] = {"example.com", "*.test", NULL};
+
+		if (ward_proxy_rules_new(&stream_rules, allow, NULL) != 0)
+			abort();
+	}
+	if (len < 2)
+		return;
+	x = ((unsigned)b[0] << 8 | b[1]) | 1;
+	b += 2;
+	len -= 2;
+	/* A proxy reads at most this much before it must decide. */
+	if (len > WARD_HTTP_HEAD_MAX)
+		len = WARD_HTTP_HEAD_MAX;
+	decide(&whole, b, len);
+	do {
+		x = x * 1103515245u + 12345u;
+		at += 1 + (x >> 16) % 64;
+		if (at > len)
+			at = len;
+		decide(&part, b, at);
+	} while (part.kind == WARD_PARSE_MORE && at < len);
+	if (part.kind == WARD_PARSE_MORE) {
+		CHECK(whole.kind == WARD_PARSE_MORE);
+		return;
+	}
+	CHECK(part.kind == whole.kind && part.protocol == whole.protocol &&
+	      part.status == whole.status && part.port == whole.port &&
+	      strcmp(part.host, whole.host) == 0 && part.rule == whole.rule);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *b = (const char *)data + 1;
@@ -378,6 +495,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > WARD_HTTP_HEAD_MAX + 64)
 		return 0;
 	len = size - 1;
+	if (data[0] % 6 == 5) {
+		fuzz_stream((const unsigned char *)b, len);
+		return 0;
+	}
 	switch (data[0] % 5) {
 	case 0:
 		fuzz_request(b, len);

@@ -28,6 +28,19 @@
  *      byte for byte, the tail goes, and the log then reads as the old
  *      events, a log/repaired event and the appended one, not torn.
  *
+ * Logs written by an older or a hostile version (byte 0's top bits):
+ *   10 the body's first line is the header (@ID@ in it becomes the
+ *      session's id, so a header can get past the id check): open and
+ *      reload agree on it — a refused header is line 1's error, from both
+ *      — and an accepted one reads the rest as the model says (1.);
+ *   11 the body's first line (up to 255 bytes) is the fold checkpoint
+ *      beside the log (.ID.fold, ours, mode 0600; @DEV@ and @INO@ become
+ *      the log's device and inode), the rest the log after the real
+ *      header: a checkpoint, forged or stale, never changes what the
+ *      log folds to (its tail digest cannot be forged from here).
+ * The 4 MiB line bound of every reader is met by the long lines the
+ * corpus holds (the model refuses them too).
+ *
  * Build and run: `make fuzz` (or `make fuzz-lane`); see tests/fuzz/run.sh.
  */
 #include <errno.h>
@@ -37,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -128,6 +142,9 @@ static void model_free(struct model *m)
 	free(m->type);
 }
 
+/* A complete line longer than any event: refused by every reader. */
+#define LINE_MAX_BYTES (4u * 1024u * 1024u)
+
 static void model(struct model *m, const uint8_t *b, size_t len)
 {
 	const uint8_t *p = b, *end = b + len, *nl;
@@ -152,7 +169,8 @@ static void model(struct model *m, const uint8_t *b, size_t len)
 		}
 		lineno++;
 		/* A NUL byte is never part of a JSON text. */
-		o = memchr(p, '\0', (size_t)(nl - p))
+		o = (size_t)(nl - p) > LINE_MAX_BYTES ||
+			    memchr(p, '\0', (size_t)(nl - p))
 			? NULL
 			: json_loadb((const char *)p, (size_t)(nl - p),
 				     JSON_REJECT_DUPLICATES, NULL);
@@ -260,6 +278,138 @@ static void check_events(const ward_session *s, const struct model *m,
 	}
 }
 
+/* @text (@len bytes) with @key replaced by @value every time: malloc'd,
+ * its length in *@out_len (it may hold NUL bytes). */
+static char *subst(size_t *out_len, const char *text, size_t len,
+		   const char *key, const char *value)
+{
+	size_t kl = strlen(key), vl = strlen(value), n = 0;
+	char *out = malloc(len * (vl + 1) + 1);
+
+	if (!out)
+		abort();
+	for (size_t i = 0; i < len;) {
+		if (i + kl <= len && memcmp(text + i, key, kl) == 0) {
+			memcpy(out + n, value, vl);
+			n += vl;
+			i += kl;
+		} else {
+			out[n++] = text[i++];
+		}
+	}
+	out[n] = '\0';
+	*out_len = n;
+	return out;
+}
+
+/* The line "session log PATH: line N: …" names, or 0. */
+static size_t error_line(void)
+{
+	const char *l = strstr(ward_error_last(), ": line ");
+	size_t at = 0;
+
+	if (!l || sscanf(l, ": line %zu:", &at) != 1)
+		return 0;
+	return at;
+}
+
+/*
+ * 10: a header of another version (the body's first line). Both readers
+ * judge line 1 alike; past it, the model of the rest holds.
+ */
+static void hostile_header(const uint8_t *body, size_t len)
+{
+	const uint8_t *nl = memchr(body, '\n', len);
+	size_t hl = nl ? (size_t)(nl - body) + 1 : len;
+	size_t n;
+	char *h = subst(&n, (const char *)body, hl, "@ID@", id);
+	ward_session *s = NULL;
+	struct model m;
+	int fd, err;
+
+	model(&m, body + hl, len - hl);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || write(fd, h, n) != (ssize_t)n ||
+	    write(fd, body + hl, len - hl) != (ssize_t)(len - hl))
+		abort();
+	close(fd);
+	free(h);
+	unlink(fold);
+	err = ward_session_open(&s, store, id);
+	if (err) {
+		/* Refused: no complete header line at all, the header
+		 * (line 1), or a bad later line. */
+		if (err != -EBADMSG || (nl && error_line() != 1 &&
+					(m.ok || error_line() < m.bad_line)))
+			die("open of a hostile header");
+		model_free(&m);
+		return;
+	}
+	err = ward_session_reload(s);
+	if (m.ok != (err == 0) || (err && error_line() != m.bad_line)) {
+		fprintf(stderr,
+			"reload after an accepted header: %d (%s), model "
+			"%s at %zu\n",
+			err, ward_error_last(), m.ok ? "ok" : "bad",
+			m.bad_line);
+		abort();
+	}
+	if (!err) {
+		check_events(s, &m, 0, "hostile header");
+		check_folds(s, &m, "hostile header");
+	}
+	ward_session_free(s);
+	model_free(&m);
+}
+
+/*
+ * 11: a fold checkpoint of another version, or forged (the body's first
+ * line); the rest is the log. The folds are the log's, whatever it says.
+ */
+static void hostile_fold(const uint8_t *body, size_t len)
+{
+	const uint8_t *nl = memchr(body, '\n', len);
+	size_t cl = nl ? (size_t)(nl - body) + 1 : len;
+	ward_session *s = NULL;
+	struct model m;
+	struct stat st;
+	char num[32], *c1, *c2;
+	size_t n1, n2;
+	int fd;
+
+	if (cl > 255)
+		cl = 255;
+	model(&m, body + cl, len - cl);
+	write_log(body + cl, len - cl, O_TRUNC);
+	if (stat(path, &st) != 0)
+		abort();
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)st.st_dev);
+	c1 = subst(&n1, (const char *)body, cl, "@DEV@", num);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)st.st_ino);
+	c2 = subst(&n2, c1, n1, "@INO@", num);
+	fd = open(fold, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, c2, n2) != (ssize_t)n2)
+		abort();
+	close(fd);
+	free(c1);
+	free(c2);
+	if (ward_session_open(&s, store, id) == 0) {
+		if (!m.ok)
+			/* Open judges only the knob lines it reads. */
+			goto out;
+		check_folds(s, &m, "open with a hostile checkpoint");
+		if (ward_session_refresh(s) != 0)
+			die("refresh");
+		check_folds(s, &m, "refresh with a hostile checkpoint");
+	} else if (m.ok) {
+		die("open of a valid log with a hostile checkpoint");
+	}
+out:
+	ward_session_free(s);
+	unlink(fold);
+	model_free(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ward_session *full = NULL, *part = NULL, *again = NULL;
@@ -274,6 +424,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	body = data + 2;
 	len = size - 2;
+	if ((data[0] >> 6) == 2) {
+		hostile_header(body, len);
+		return 0;
+	}
+	if ((data[0] >> 6) == 3) {
+		hostile_fold(body, len);
+		return 0;
+	}
 	cut = len ? ((size_t)data[0] << 8 | data[1]) % (len + 1) : 0;
 	unlink(fold);
 	model(&m, body, len);

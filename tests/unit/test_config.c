@@ -1200,6 +1200,8 @@ static void test_deep_nesting(void **state)
 static void test_hostile_misc(void **state)
 {
 	static const char nul_key[] = "mo\0de: read-only\n";
+	static const char nul_doc[] = "mode: read-only\n\0\naccess:\n"
+				      "  - '-- /etc/hostname'\n";
 	ward_config *cfg;
 	char *text;
 	size_t n, o;
@@ -1211,12 +1213,18 @@ static void test_hostile_misc(void **state)
 	assert_int_equal(err, WARD_EINVAL);
 	ward_config_free(cfg);
 
+	/* A NUL between two valid lines used to end the document there:
+	 * the rule after it was dropped and the file said valid. */
+	timed_parse(&cfg, &err, nul_doc, sizeof(nul_doc) - 1);
+	expect_error(cfg, err, "h.yml:2: ", "a NUL byte at offset 16");
+	ward_config_free(cfg);
+
 	/* Invalid UTF-8, refused up front: libfyaml 0.7 loops forever on
 	 * some invalid bytes in a directive. */
 	timed_parse(&cfg, &err, "mode: \xff\xfe\n", 9);
 	expect_error(cfg, err, "h.yml:1: ", "not valid UTF-8");
 	ward_config_free(cfg);
-	assert_true(timed_parse(&cfg, &err, "%mode: x\xf3y\n", 13) < 1.0);
+	assert_true(timed_parse(&cfg, &err, "%mode: x\xf3y\n", 11) < 1.0);
 	expect_error(cfg, err, "h.yml:1: ", "not valid UTF-8");
 	ward_config_free(cfg);
 	timed_parse(&cfg, &err, "mode: read-only\n# \xed\xa0\x80\n", 22);

@@ -1566,7 +1566,10 @@ static void new_tag(char *buf, size_t len)
 /*
  * Run, under @c with @contain, a command that leaves a setsid'd sleep
  * @tag behind (holding the capture pipes), with @timeout_ms (then the
- * command itself sleeps on); the result in *@r.
+ * command itself sleeps on); the result in *@r. A timeout that came
+ * before the command had left its orphans and said so (a loaded machine
+ * starts a sandbox slowly) is tried again, ten times longer, with the
+ * same @tag: what the first try left is still looked for.
  */
 static int run_orphaning(ward_result **r, const struct rcfg *c,
 			 unsigned contain, const char *tag,
@@ -1574,6 +1577,7 @@ static int run_orphaning(ward_result **r, const struct rcfg *c,
 {
 	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
 	char script[256];
+	int err;
 
 	snprintf(script, sizeof(script),
 		 "setsid -f sleep %s; (setsid sleep %s &); echo left%s", tag,
@@ -1581,6 +1585,11 @@ static int run_orphaning(ward_result **r, const struct rcfg *c,
 	eo.capture_limit = 4096;
 	eo.timeout_ms = timeout_ms;
 	eo.contain = contain;
+	err = sh(r, c, mode_for(c, WARD_MODE_WORKSPACE_WRITE), script, &eo);
+	if (err || !timeout_ms || strcmp(out_of(*r), "left\n") == 0)
+		return err;
+	ward_result_free(*r);
+	eo.timeout_ms = timeout_ms * 10;
 	return sh(r, c, mode_for(c, WARD_MODE_WORKSPACE_WRITE), script, &eo);
 }
 

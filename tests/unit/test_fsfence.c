@@ -1587,10 +1587,112 @@ static void test_render(void **state)
 	assert_string_equal(ward_fs_type_name(WARD_FS_TYPE_DIR), "dir");
 }
 
+/*
+ * A 4,220-byte path: the error kept its start and, above all, its
+ * reason; it used to be cut at 1 KiB before the reason. The path is
+ * shortened in its middle (ward_err, util_shorten_middle), on a UTF-8
+ * boundary.
+ */
+static void test_long_path_error_keeps_reason(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_fs_denial d;
+	char path[5000], name[201], msg[1100];
+	size_t n = 0;
+	const char *e;
+
+	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
+	/* 200-byte names of two-byte characters ("é" = c3 a9). */
+	for (size_t i = 0; i < 200; i += 2)
+		memcpy(name + i, "\xc3\xa9", 2);
+	name[200] = '\0';
+	for (int i = 0; i < 21; i++)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s",
+				      i ? "/" : "", name);
+	assert_true(n > 4200);
+	assert_int_equal(ward_fs_write(&d, fx->policy, path, "x", 1, NULL),
+			 -ENAMETOOLONG);
+	e = ward_error_last();
+	snprintf(msg, sizeof(msg), "%s", e);
+	print_message("%s\n", e);
+	assert_true(strlen(e) < 1024);
+	assert_non_null(strstr(e, "\xe2\x80\xa6")); /* … */
+	assert_int_equal(strncmp(e, name, 24), 0);
+	assert_non_null(strstr(e, ": path too long"));
+	assert_string_equal(e + strlen(e) - strlen(": path too long"),
+			    ": path too long");
+	/* Still UTF-8: no sequence cut in two. */
+	for (size_t i = 0; e[i]; i++)
+		if ((unsigned char)e[i] == 0xc3)
+			assert_int_equal((unsigned char)e[i + 1], 0xa9);
+		else if ((unsigned char)e[i] == 0xa9)
+			assert_int_equal((unsigned char)e[i - 1], 0xc3);
+}
+
+static unsigned count_slashes(const char *s)
+{
+	unsigned n = 0;
+
+	for (; *s; s++)
+		n += *s == '/';
+	return n;
+}
+
+/*
+ * ward fs mkdir -p and ward fs rm -r agree on depth: the fence makes no
+ * directory deeper than it removes, and a tree made deeper by someone
+ * else is refused by name and limit — not "Symbolic link loop".
+ */
+static void test_depth_agreement(void **state)
+{
+	struct ward_fs_mkdir_options mo = WARD_FS_MKDIR_OPTIONS_INIT;
+	struct ward_fs_remove_options ro = WARD_FS_REMOVE_OPTIONS_INIT;
+	struct fx *fx = *state;
+	struct ward_fs_denial d;
+	char path[PATH_MAX + 64];
+	size_t n = 0;
+
+	set_policy(fx, WARD_MODE_WORKSPACE_WRITE, NULL);
+	mo.parents = true;
+	ro.recursive = true;
+	n = (size_t)snprintf(path, sizeof(path), "%s/deep", fx->ws);
+	for (int i = 0; i < 300; i++)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "/a");
+	assert_int_equal(ward_fs_mkdir(&d, fx->policy, path, &mo),
+			 -ENAMETOOLONG);
+	assert_non_null(strstr(ward_error_last(), "the fence makes at most"));
+	assert_false(exists(P("%s/deep", fx->ws)));
+	/* As deep as it goes, counted from /: made, and removed. */
+	n = (size_t)snprintf(path, sizeof(path), "%s/deep", fx->ws);
+	for (unsigned depth = count_slashes(path); depth < 256; depth++)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "/a");
+	assert_int_equal(ward_fs_mkdir(&d, fx->policy, path, &mo), 0);
+	assert_int_equal(
+	    ward_fs_remove(&d, fx->policy, P("%s/deep", fx->ws), &ro), 0);
+	assert_false(exists(P("%s/deep", fx->ws)));
+	/* Deeper, made by someone else: refused by its limit. */
+	n = (size_t)snprintf(path, sizeof(path), "%s/deep", fx->ws);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(chdir(path), 0);
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(mkdir("a", 0755), 0);
+		assert_int_equal(chdir("a"), 0);
+	}
+	assert_int_equal(chdir("/"), 0);
+	assert_int_equal(
+	    ward_fs_remove(&d, fx->policy, P("%s/deep", fx->ws), &ro),
+	    -ENAMETOOLONG);
+	assert_non_null(
+	    strstr(ward_error_last(), "more than 256 directories deep"));
+	assert_null(strstr(ward_error_last(), "link"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	    T(test_long_path_error_keeps_reason),
+	    T(test_depth_agreement),
 	    T(test_matrix_read),
 	    T(test_matrix_write),
 	    T(test_matrix_edit),

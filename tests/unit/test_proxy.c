@@ -25,13 +25,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <event2/event.h>
 
 #include "proxy.h"
 #include "ward/ward.h"
@@ -1070,6 +1073,101 @@ static void test_failures(void **state)
 	ward_proxy_free(p);
 }
 
+/*
+ * Run @fn in a child with stderr into a pipe; its exit status (or 128 +
+ * the signal) and what it wrote (NUL-terminated, bounded) come back.
+ */
+static int in_child(void (*fn)(void), char *err, size_t len)
+{
+	int pfd[2], st;
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], STDERR_FILENO);
+		close(pfd[0]);
+		fn();
+		_exit(0);
+	}
+	close(pfd[1]);
+	while (n + 1 < len && (r = read(pfd[0], err + n, len - 1 - n)) > 0)
+		n += (size_t)r;
+	err[n] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A libevent fatal error: event_enable_debug_mode() after a base. */
+static void fatal_after_base(void)
+{
+	struct ward_proxy_options o = WARD_PROXY_OPTIONS_INIT;
+	ward_proxy *p = NULL;
+
+	if (ward_proxy_new(&p, &o) != 0)
+		_exit(3);
+	event_enable_debug_mode();
+	_exit(4); /* libevent returned: not what the test is about */
+}
+
+static void fatal_handler(const char *message)
+{
+	dprintf(STDERR_FILENO, "handler: %s\n", message);
+	_exit(7);
+}
+
+static void fatal_with_handler(void)
+{
+	ward_fatal_handler_set(fatal_handler);
+	fatal_after_base();
+}
+
+/* A process at its descriptor limit asks for a proxy. */
+static void proxy_at_fd_limit(void)
+{
+	struct ward_proxy_options o = WARD_PROXY_OPTIONS_INIT;
+	struct rlimit rl;
+	ward_proxy *p = NULL;
+	int fd, err;
+
+	/* Room for two more descriptors only. */
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	close(fd);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)fd + 2;
+	if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		_exit(3);
+	err = ward_proxy_new(&p, &o);
+	dprintf(STDERR_FILENO, "%d %s\n", err, ward_error_last());
+	_exit(err == -EMFILE ? 0 : 5);
+}
+
+/*
+ * libevent ends the process itself on some errors (exit(1) when it
+ * cannot make its signal socketpair, abort() on a failed assertion),
+ * which looked like the command's own status: ward's status and a line
+ * saying what happened instead, through ward's fatal handler; and a
+ * process at its descriptor limit gets an error, not an exit.
+ */
+static void test_library_fatal(void **state)
+{
+	char err[4096];
+
+	(void)state;
+	assert_int_equal(in_child(fatal_after_base, err, sizeof(err)), 125);
+	assert_non_null(strstr(err, "ward: libevent: "));
+	assert_non_null(strstr(err, "event_enable_debug_mode"));
+	assert_int_equal(in_child(fatal_with_handler, err, sizeof(err)), 7);
+	assert_non_null(strstr(err, "handler: libevent: "));
+	assert_int_equal(in_child(proxy_at_fd_limit, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "the process is at its limit"));
+	assert_null(strstr(err, "[warn]"));
+	assert_null(strstr(err, "[err]"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1086,6 +1184,7 @@ int main(void)
 	    cmocka_unit_test(test_reentry),
 	    cmocka_unit_test(test_stop_ends_tunnels),
 	    cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_library_fatal),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -325,6 +325,22 @@ static void test_network_denied(void **state)
 	assert_null(text);
 }
 
+/* The line after the output of a command the sandbox ended. */
+static void test_sandbox_ended(void **state)
+{
+	char *t = NULL;
+
+	(void)state;
+	assert_int_equal(ward_render_sandbox_ended(&t, "the network bridge "
+						       "(ward-bridge) died"),
+			 0);
+	assert_string_equal(t, "[sandbox failed: the network bridge "
+			       "(ward-bridge) died; the output above is what "
+			       "it wrote until then]");
+	free(t);
+	assert_int_equal(ward_render_sandbox_ended(&t, NULL), WARD_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +353,7 @@ int main(void)
 	    cmocka_unit_test(test_unavailable),
 	    cmocka_unit_test(test_policy_text),
 	    cmocka_unit_test(test_tool_descriptions),
+	    cmocka_unit_test(test_sandbox_ended),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

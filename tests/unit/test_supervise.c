@@ -304,6 +304,37 @@ static void t_report_find(void **state)
 	assert_false(ward_sv_report_find("", 0, NULL, &out));
 }
 
+/* The keeper's last line, with records before, inside and after it. */
+static void t_report_event(void **state)
+{
+	struct ward_sv_report a;
+	unsigned char buf[256];
+	char ev[64];
+	size_t n;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memcpy(a.magic, "WSVN", 4);
+	a.addr[0] = '\n'; /* a record's bytes are not lines */
+	memcpy(buf, &a, sizeof(a));
+	n = sizeof(a);
+	memcpy(buf + n, "4242\n", 5);
+	n += 5;
+	memcpy(buf + n, &a, sizeof(a));
+	n += sizeof(a);
+	memcpy(buf + n, "supervisor-died 9\n", 18);
+	n += 18;
+	memcpy(buf + n, &a, sizeof(a));
+	n += sizeof(a);
+	assert_int_equal(ward_sv_report_event(buf, n, ev, sizeof(ev)), 18);
+	assert_string_equal(ev, "supervisor-died 9\n");
+	/* the pid line alone: nothing */
+	assert_int_equal(ward_sv_report_event("17\n", 3, ev, sizeof(ev)), 0);
+	assert_string_equal(ev, "");
+	assert_int_equal(ward_sv_report_event("17\nexit 0\n", 10, ev, 4), 3);
+	assert_string_equal(ev, "exi");
+}
+
 /*
  * The judging seam with a fake target (what a fuzzer drives): memory is
  * this process's own, descriptors are duplicated, the notification is
@@ -466,7 +497,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(t_beneath),     cmocka_unit_test(t_sockaddr),
 	    cmocka_unit_test(t_live),	     cmocka_unit_test(t_net_dest),
-	    cmocka_unit_test(t_report_find), cmocka_unit_test(t_fake_target),
+	    cmocka_unit_test(t_report_find),
+	    cmocka_unit_test(t_report_event), cmocka_unit_test(t_fake_target),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,8 @@
 
 #include "ward/ward.h"
 
+#include "fixture.h"
+
 #define RO WARD_MODE_READ_ONLY
 #define WW WARD_MODE_WORKSPACE_WRITE
 #define DF WARD_MODE_DANGER_FULL_ACCESS
@@ -58,8 +60,9 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 
 static int setup(void **state)
 {
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
 	struct fx *fx = calloc(1, sizeof(*fx));
-	char ws[300];
+	char ws[300], launcher[PATH_MAX];
 
 	if (!fx)
 		return -1;
@@ -76,7 +79,9 @@ static int setup(void **state)
 	unsetenv("TMPDIR");
 	if (ward_session_create(&fx->session, fx->store, fx->ws) != 0)
 		return -1;
-	if (ward_provider_new(&fx->provider, NULL) != 0)
+	if (fixture_launcher(launcher))
+		po.launcher_path = launcher;
+	if (ward_provider_new(&fx->provider, &po) != 0)
 		return -1;
 	*state = fx;
 	return 0;

@@ -31,6 +31,8 @@
 
 #include "ward/ward.h"
 
+#include "fixture.h"
+
 struct fx {
 	char base[256];
 	char store[300];
@@ -99,6 +101,20 @@ fake_approve(void *ctx, const struct ward_approval_request *req)
 		 req->justification);
 	snprintf(fx->seen_cwd, sizeof(fx->seen_cwd), "%s", req->cwd);
 	return fx->answer;
+}
+
+/* A provider that finds the build's landlock-run (the keeper of an
+ * unconfined run). */
+static ward_provider *provider_new(void)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	ward_provider *p = NULL;
+	char launcher[PATH_MAX];
+
+	if (fixture_launcher(launcher))
+		po.launcher_path = launcher;
+	assert_int_equal(ward_provider_new(&p, &po), 0);
+	return p;
 }
 
 static ward_policy *policy(struct fx *fx, enum ward_mode mode)
@@ -199,7 +215,7 @@ static void run_case(struct fx *fx, const struct outcome_case *c)
 	char *want_text = NULL, cid[16];
 	size_t before;
 
-	assert_int_equal(ward_provider_new(&provider, NULL), 0);
+	provider = provider_new();
 	assert_int_equal(ward_session_reload(fx->session), 0);
 	before = ward_session_event_count(fx->session);
 	assert_int_equal(ward_session_new_call_id(cid, sizeof(cid)), 0);

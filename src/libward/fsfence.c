@@ -743,6 +743,30 @@ int ward_fence_judge(struct fence *f, const char *given, const char *real,
 	return 0;
 }
 
+/*
+ * An approved file operation acts on what the person was shown, nothing
+ * else (ward_policy_set_objects): a mutation whose canonical @real is not
+ * one of the policy's objects — a symlink swapped in after the question
+ * now leads elsewhere — is refused before anything is opened. The
+ * kernel-checked open that follows (no symlink on the way, the final name
+ * never followed) then acts on that very path.
+ */
+int ward_fence_bound(struct fence *f, const char *given, const char *real)
+{
+	char *const *objs = ward_policy_objects(f->policy);
+
+	if (!objs || !is_mutation(f->op))
+		return 0;
+	for (size_t i = 0; objs[i]; i++) {
+		if (strcmp(objs[i], real) == 0)
+			return 0;
+	}
+	return ward_err(WARD_EINVAL,
+			"%s now resolves to %s, not to %s as the approval "
+			"showed: nothing was done",
+			given, real, objs[0] && *objs[0] ? objs[0] : "nothing");
+}
+
 /* Judge every existing entry of a directory tree (no symlink followed). */
 struct scan {
 	struct fence *f;
@@ -919,6 +943,8 @@ int ward_fence_target_open(struct target *t, struct fence *f, const char *given,
 			goto out_free;
 		}
 		err = ward_fence_judge(f, given, t->c.path, &root);
+		if (!err)
+			err = ward_fence_bound(f, given, t->c.path);
 		if (err)
 			goto out_free;
 		if (t->c.missing > 1 && !(flags & T_MISSING_TAIL)) {
@@ -1356,6 +1382,8 @@ int ward_fs_check(struct ward_fs_denial *denial, const ward_policy *policy,
 	}
 	ward_fence_init(&f, policy, op, denial);
 	err = ward_fence_judge(&f, path, c.path, NULL);
+	if (!err)
+		err = ward_fence_bound(&f, path, c.path);
 	ward_fence_done(&f);
 out_free:
 	ward_fence_canon_clear(&c);

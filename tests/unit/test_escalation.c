@@ -816,7 +816,8 @@ swap_approve(void *ctx, const struct ward_approval_request *req)
 /*
  * A file operation's approval shows where it will act: a write to
  * notes.txt that is a symlink to a file outside the workspace shows that
- * file; a grant is refused when the path resolves elsewhere by then.
+ * file; the grant acts on what was shown, never where a path resolves
+ * to by then.
  */
 static void test_summary_resolves(void **state)
 {
@@ -859,12 +860,24 @@ static void test_summary_resolves(void **state)
 	assert_non_null(strstr(fx->seen_summary, outside));
 	ward_call_free(call);
 
-	/* Swapped while the question was open: refused, nothing done. */
+	/* Swapped while the question was open: the grant is for what was
+	 * shown, so the write through the new link is refused and nothing
+	 * is done there; the other approved target is still writable. */
 	co.summary = NULL;
 	co.approve = swap_approve;
 	assert_int_equal(ward_call_new(&call, &co), 0);
-	assert_int_not_equal(ward_call_fs_begin(call, &granted), 0);
+	assert_int_equal(ward_call_fs_begin(call, &granted), 0);
+	assert_int_equal(
+	    ward_fs_write(NULL, granted, "notes.txt", "x", 1, NULL),
+	    WARD_EINVAL);
 	assert_non_null(strstr(ward_error_last(), "approval showed"));
+	assert_false(exists(path_in(fx, "other")));
+	assert_int_equal(
+	    ward_fs_check(NULL, granted, WARD_FS_OP_WRITE, "notes.txt"),
+	    WARD_EINVAL);
+	assert_int_equal(
+	    ward_fs_write(NULL, granted, "plain.txt", "x", 1, NULL), 0);
+	assert_int_equal(ward_call_fs_end(call, WARD_EINVAL, NULL), 0);
 	ward_call_free(call);
 	ward_config_free(cfg);
 }

@@ -121,9 +121,9 @@ struct ward_approval_request {
  * overrides and isolates, U+FEFF, U+00AD, the tag characters U+E0000 to
  * U+E007F, …), spaces other than U+0020, invisible fillers, variation
  * selectors, noncharacters and private-use characters as \uXXXX (or
- * \UXXXXXXXX beyond the BMP). Everything else, backslashes included, is
- * kept as is. NULL is "". The caller frees *out with ward_free(). Returns
- * 0 or -ENOMEM.
+ * \UXXXXXXXX beyond the BMP); a backslash as \\, so that a typed "\x0a"
+ * cannot pass for an escaped newline. Everything else is kept as is. NULL
+ * is "". The caller frees *out with ward_free(). Returns 0 or -ENOMEM.
  */
 WARD_EXTERN int ward_escalation_escape(char **out, const char *text);
 

@@ -290,6 +290,29 @@ WARD_EXTERN int ward_render_verdict(char **out,
 				    enum ward_subject subject,
 				    enum ward_mode requested);
 
+/** The bytes of a justification an approval text shows (then a note). */
+#define WARD_APPROVAL_JUSTIFICATION_SHOWN 800
+
+/**
+ * ward_render_approval - the question put to a person for @req, the same
+ * text on every front end, laid out for @surface: aligned fields and a
+ * `[y/N]` question for the terminal (WARD_SURFACE_CLI), `field: value`
+ * lines and the form's instruction for an MCP elicitation
+ * (WARD_SURFACE_MCP), the plain question for a harness (API). In order:
+ * a header; the justification, at most WARD_APPROVAL_JUSTIFICATION_SHOWN
+ * bytes of it (cut at a character, followed by "[… N more bytes not
+ * shown]"); the directory; the current and requested mode (or network);
+ * the session; what the grant covers ("this call only; every process it
+ * starts ends with it", or for a file operation the targets shown and
+ * nothing else); then, right before the question, the command (whole) or
+ * the operation with what each path resolves to. Every text from the
+ * request is shown through ward_escalation_escape(). The caller frees
+ * *out with ward_free(). Returns 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_render_approval(char **out,
+				     const struct ward_approval_request *req,
+				     enum ward_surface surface);
+
 /**
  * ward_render_unavailable - the sandbox-unavailable error: the sandbox is
  * unavailable (@detail, may be NULL or empty, says why) and ward is refusing

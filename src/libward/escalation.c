@@ -502,6 +502,8 @@ int ward_escalation_escape(char **out, const char *text)
 		if (*p < 0x80) {
 			if (*p < 0x20 || *p == 0x7f)
 				o += (size_t)sprintf(buf + o, "\\x%02x", *p);
+			else if (*p == '\\') /* a typed "\x0a" stays text */
+				o += (size_t)sprintf(buf + o, "\\\\");
 			else
 				buf[o++] = (char)*p;
 			p++;

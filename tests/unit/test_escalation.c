@@ -747,7 +747,9 @@ static void test_escape(void **state)
 	static const struct {
 		const char *in, *out;
 	} v[] = {
-	    {"plain ascii \\ and \"quotes\"", "plain ascii \\ and \"quotes\""},
+	    {"plain ascii and \"quotes\"", "plain ascii and \"quotes\""},
+	    /* A typed "\x0a" must not read as an escaped newline. */
+	    {"typed \\x0a, real \n", "typed \\\\x0a, real \\x0a"},
 	    {"a\nb\tc\x1b[2J\x7f", "a\\x0ab\\x09c\\x1b[2J\\x7f"},
 	    {"caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad", /* é → 中: kept */
 	     "caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad"},

@@ -556,6 +556,7 @@ static void gather_command(ward_call *c, const ward_result *res)
 	ctx.policy = c->policy;
 	ctx.cwd = c->cwd;
 	ctx.mode_source = src;
+	ctx.fence = false;
 	/* The kernel's own records first: when there are any, they are
 	 * the report (exact), the error output is not needed. */
 	if (c->audit) {
@@ -596,6 +597,7 @@ static void gather_fence(ward_call *c, const struct ward_fs_denial *d)
 	ctx.policy = c->policy;
 	ctx.cwd = c->cwd;
 	ctx.mode_source = src;
+	ctx.fence = true;
 	path = d && d->resolved[0] ? d->resolved : d ? d->path : NULL;
 	if (!path ||
 	    !ward_denial_judge(&c->denials, &ctx, path, ward_fs_op_name(d->op),

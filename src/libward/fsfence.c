@@ -581,6 +581,7 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 		      const char *given, const char *resolved)
 {
 	enum ward_mode mode = ward_policy_mode(f->policy);
+	const char *text = ward_fs_reason_name(why);
 
 	if (f->denial) {
 		f->denial->mode = mode;
@@ -591,25 +592,37 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 		ward_fence_copy_trunc(f->denial->resolved,
 				      sizeof(f->denial->resolved), resolved);
 	}
+	/* The built-in `--` on the processes' /proc says what it is. */
+	if (why == WARD_FS_DENIED_RULE_NO_ACCESS && resolved &&
+	    util_proc_private(resolved))
+		text = "a process's entry in /proc, which names the harness "
+		       "(always hidden)";
 	if (resolved && strcmp(given, resolved) != 0)
 		return ward_err(WARD_EDENIED,
 				"%s %s (%s): denied under %s mode: %s",
 				ward_fs_op_name(f->op), given, resolved,
-				ward_mode_name(mode), ward_fs_reason_name(why));
+				ward_mode_name(mode), text);
 	return ward_err(WARD_EDENIED, "%s %s: denied under %s mode: %s",
 			ward_fs_op_name(f->op), given, ward_mode_name(mode),
-			ward_fs_reason_name(why));
+			text);
 }
 
 /*
- * What the rules and the hidden protected paths (ward's state directory)
- * give the canonical @path, as the runners apply them: a rule is also
- * matched where its path resolves (ward_policy_rule_access).
+ * What the rules and the hidden protected paths (ward's state directory,
+ * the processes' part of /proc) give the canonical @path, as the runners
+ * apply them: a rule is also matched where its path resolves
+ * (ward_policy_rule_access).
  */
 enum ward_access ward_fence_rule_access(const ward_policy *policy,
 					const char *path)
 {
-	enum ward_access a = ward_policy_rule_access(policy, path);
+	enum ward_access a;
+
+	/* The fence runs in the harness: /proc/self names the harness, not
+	 * a command (util_proc_private); a `--` no rule or mode widens. */
+	if (util_proc_private(path))
+		return WARD_ACCESS_NONE;
+	a = ward_policy_rule_access(policy, path);
 
 	if (a != WARD_ACCESS_NONE &&
 	    ward_protect_match(policy, path) == WARD_ACCESS_NONE)

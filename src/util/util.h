@@ -17,6 +17,15 @@
 bool util_path_within(const char *path, const char *dir);
 
 /*
+ * util_proc_private - whether the canonical @path is a process's part of
+ * /proc: /proc/self, /proc/thread-self, /proc/PID (a task id too) or what
+ * lies beneath one. In-process file access (ward's fence) runs in the
+ * harness, so these name the harness (its environment, memory map,
+ * descriptors) or the processes around it, never a confined command.
+ */
+bool util_proc_private(const char *path);
+
+/*
  * util_path_canon - @path (absolute, normalised) made canonical as far as
  * it exists: the realpath of its longest existing prefix, the rest
  * appended as is. A relative @path is returned as is. A malloc'd string

@@ -44,7 +44,7 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 	if (fd < 0)
 		return WARD_APPROVAL_UNAVAILABLE;
 	/* The text is libward's, the same as an MCP client's form. */
-	if (ward_render_approval(&text, req, WARD_SURFACE_CLI) != 0)
+	if (ward_escalation_question(&text, req, WARD_SURFACE_CLI) != 0)
 		goto out_close;
 	len = strlen(text);
 	/* Type-ahead typed before the question was shown is no answer. */

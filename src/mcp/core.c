@@ -299,7 +299,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 		return WARD_APPROVAL_CANCELLED;
 
 	/* The text is libward's, the same as the terminal prompt's. */
-	if (ward_render_approval(&message, req, WARD_SURFACE_MCP) != 0)
+	if (ward_escalation_question(&message, req, WARD_SURFACE_MCP) != 0)
 		message = NULL;
 	p = calloc(1, sizeof(*p));
 	if (!message || !p) {

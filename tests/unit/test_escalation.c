@@ -884,6 +884,82 @@ static void test_summary_resolves(void **state)
 	ward_config_free(cfg);
 }
 
+/*
+ * The approval question: one text on every front end. The justification
+ * is bounded (and says how much was cut), a backslash is escaped, and the
+ * command comes right before the question, after what the grant covers.
+ */
+static void test_approval_text(void **state)
+{
+	static const enum ward_surface surfaces[] = {
+	    WARD_SURFACE_CLI, WARD_SURFACE_MCP, WARD_SURFACE_API};
+	struct ward_approval_request req = {0};
+	size_t jlen = 420 * 1000;
+	char *just = malloc(jlen + 1), *text = NULL, note[64];
+
+	(void)state;
+	assert_non_null(just);
+	memcpy(just, "typed \\x0a ", 11);
+	memset(just + 11, 'j', jlen - 11);
+	/* A multi-byte character across the cut is not split. */
+	memcpy(just + WARD_APPROVAL_JUSTIFICATION_SHOWN - 1, "\xc3\xa9", 2);
+	just[jlen] = '\0';
+	req.subject = WARD_SUBJECT_COMMAND;
+	req.summary = "bash -c 'make test'";
+	req.cwd = "/ws";
+	req.current = WARD_MODE_READ_ONLY;
+	req.requested = WARD_MODE_DANGER_FULL_ACCESS;
+	req.justification = just;
+	req.session_id = "s1";
+	snprintf(note, sizeof(note), "[… %zu more bytes not shown]",
+		 jlen - (WARD_APPROVAL_JUSTIFICATION_SHOWN - 1));
+	for (size_t i = 0; i < sizeof(surfaces) / sizeof(surfaces[0]); i++) {
+		const char *cmd, *grant, *q;
+
+		assert_int_equal(
+		    ward_escalation_question(&text, &req, surfaces[i]), 0);
+		assert_true(strlen(text) <
+			    2 * WARD_APPROVAL_JUSTIFICATION_SHOWN);
+		assert_non_null(strstr(text, "typed \\\\x0a "));
+		assert_null(strstr(text, "\xc3"));
+		assert_non_null(strstr(text, note));
+		grant = strstr(text, "this call only; every process it starts "
+				     "ends with it");
+		cmd = strstr(text, "bash -c 'make test'\nAllow this command to "
+				   "run once under danger-full-access?");
+		q = strstr(text, "Allow this");
+		assert_non_null(grant);
+		assert_non_null(cmd);
+		/* The grant, then the command, then the question, last. */
+		assert_true(grant < cmd && cmd < q);
+		assert_null(strchr(q, '\n'));
+		assert_true(strstr(text, note) < grant);
+		ward_free(text);
+	}
+	assert_int_equal(
+	    ward_escalation_question(&text, &req, WARD_SURFACE_CLI), 0);
+	assert_non_null(strstr(text, "\n  command         bash -c 'make test'\n"
+				     "Allow this command to run once under "
+				     "danger-full-access? [y/N] "));
+	ward_free(text);
+	/* A file operation: the grant is for the targets shown. */
+	req.subject = WARD_SUBJECT_OPERATION;
+	req.summary = "write notes.txt (-> /ws/notes.txt)";
+	req.justification = "short";
+	assert_int_equal(
+	    ward_escalation_question(&text, &req, WARD_SURFACE_MCP), 0);
+	assert_non_null(strstr(text, "\njustification: short\n"));
+	assert_non_null(strstr(
+	    text, "\ngrant: this call only, on the targets shown below and "
+		  "nothing else\noperation: write notes.txt (-> "
+		  "/ws/notes.txt)\nAllow this operation to run once under "
+		  "danger-full-access? Accept with \"allow\" checked to allow "
+		  "it; decline to refuse."));
+	assert_null(strstr(text, "not shown"));
+	ward_free(text);
+	free(just);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -905,6 +981,7 @@ int main(void)
 	    T(test_fs_operation_rejected),
 	    T(test_real_runner),
 	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_approval_text),
 	    T(test_summary_resolves),
 	};
 #undef T

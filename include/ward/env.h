@@ -56,9 +56,8 @@ WARD_EXTERN bool ward_env_matches(const char *name, char *const *patterns);
  * tools use (GIT_AUTHOR_NAME, …: `*AUTHOR`, `*AUTHOR_NAME`, …); a pattern
  * of the caller's does not.
  */
-WARD_EXTERN const char *ward_env_judge(char *buf, size_t len,
-				       const char *entry, char *const *drop,
-				       char *const *keep);
+WARD_EXTERN const char *ward_env_judge(char *buf, size_t len, const char *entry,
+				       char *const *drop, char *const *keep);
 
 /**
  * ward_env_scrub - a copy of @envp (NAME=VALUE strings, NULL-terminated;

@@ -209,14 +209,17 @@ static void test_values(void **state)
 	} drop[] = {
 	    {"DATABASE_URL=postgres://u:PASSWORD@db.example:5432/app",
 	     "a URL with a password"},
-	    {"REDIS_URL=redis://:hunter2@cache:6379/0", "a URL with a password"},
-	    {"REPO=https://me:ghp_x@github.com/o/r.git", "a URL with a password"},
+	    {"REDIS_URL=redis://:hunter2@cache:6379/0",
+	     "a URL with a password"},
+	    {"REPO=https://me:ghp_x@github.com/o/r.git",
+	     "a URL with a password"},
 	    {"ID=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcDEF_12-",
 	     "a JWT"},
 	    {"UNSIGNED=eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4eHh4eCJ9.", "a JWT"},
 	    {"KEYDATA=-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n", "a PEM"},
 	    {"K=-----BEGIN RSA PRIVATE KEY-----", "a PEM"},
-	    {"HDR=Authorization: token ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+	    {"HDR=Authorization: token "
+	     "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
 	     "ghp_"},
 	    {"A=gho_0123456789abcdefghijklmnopqrstuvwxyz", "gho_"},
 	    {"A=ghu_0123456789abcdefghijklmnopqrstuvwxyz", "ghu_"},
@@ -283,9 +286,8 @@ static void test_values(void **state)
 	{
 		char *mine[] = {"SSH_AUTH_SOCK", NULL};
 
-		assert_non_null(ward_env_judge(why, sizeof(why),
-					       "SSH_AUTH_SOCK=/tmp/a", mine,
-					       NULL));
+		assert_non_null(ward_env_judge(
+		    why, sizeof(why), "SSH_AUTH_SOCK=/tmp/a", mine, NULL));
 		assert_string_equal(why, "name matches SSH_AUTH_SOCK");
 	}
 }

@@ -23,6 +23,9 @@
 #      build without it (-DLANDLOCK_RUN_NO_SUPERVISOR, bench only): per
 #      call (`true`), per judged system call (chmod + connect) and per
 #      plain system call (the filter alone)
+#   8. ward run --mode danger-full-access -- true (not confined, but kept
+#      by landlock-run --unconfined) vs sh -c true, and the keeper alone
+#      vs /bin/true
 #
 # Knobs: CALLS_ROUNDS (default 300), CALLS_DOC (docs/BENCHMARKS.md; empty:
 # do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree),
@@ -37,7 +40,7 @@ OUT=$ROOT/build/bench/calls
 ROUNDS=${CALLS_ROUNDS:-300}
 DOC=${CALLS_DOC-docs/BENCHMARKS.md}
 BIG=${CALLS_BIG:-1}
-PARTS=" ${CALLS_PARTS:-1 2 3 4 5 6 7} "
+PARTS=" ${CALLS_PARTS:-1 2 3 4 5 6 7 8} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 mkdir -p "$OUT"
 rm -f "$OUT"/*.json
@@ -188,6 +191,13 @@ paired sv-plain "$((ROUNDS / 3))" "nosv=$LN $JUDGED plain 1000000" \
 	"sv=$LL $JUDGED plain 1000000"
 fi
 
+# 8: danger-full-access is not confined but kept (landlock-run
+# --unconfined stays as the command's keeper).
+part 8 && paired danger "$ROUNDS" "sh=sh -c true" \
+	"ward=$WARD run --mode danger-full-access -- true" \
+	"keeper=$ROOT/build/bin/landlock-run --unconfined -- /bin/true" \
+	"true=/bin/true"
+
 cd "$ROOT"
 python3 - "$OUT" "$DOC" "${RT[*]:-none}" <<'EOF'
 import json, os, re, sys
@@ -250,6 +260,10 @@ extra("judged calls (2,000 chmod + 2,000 connect), supervisor vs none",
       "sv-judged", "sv", "nosv", 4000, "µs/judged call")
 extra("plain calls (1,000,000 getppid), filter vs none", "sv-plain", "sv",
       "nosv", 1000000, "µs/plain call")
+extra("`ward run --mode danger-full-access -- true` (kept) vs `sh -c true`",
+      "danger", "ward", "sh", 1000, "ms/call")
+extra("the keeper of an unconfined call (`landlock-run --unconfined`) vs `/bin/true`",
+      "danger", "keeper", "true", 1000, "ms/call")
 
 print()
 for r in rows:

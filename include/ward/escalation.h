@@ -44,6 +44,19 @@ enum ward_subject {
 /** "command", "operation". Static storage. */
 WARD_EXTERN const char *ward_subject_name(enum ward_subject subject);
 
+/**
+ * Where a text is shown. A model-facing text names only options that
+ * exist there: the MCP tools' sandbox_permissions and justification
+ * fields, or `ward run`/`ward fs`'s --escalate and --justification flags.
+ * A harness embedding libward (API) gets the design's texts, which name
+ * the sandbox_permissions field its tools are expected to offer.
+ */
+enum ward_surface {
+	WARD_SURFACE_API = 0, /* a harness embedding libward */
+	WARD_SURFACE_CLI,     /* `ward run`, `ward fs` */
+	WARD_SURFACE_MCP,     /* `ward mcp` */
+};
+
 /** What an approval service answered. */
 enum ward_approval_outcome {
 	/** Approved for this one call. */
@@ -121,9 +134,9 @@ struct ward_approval_request {
  * overrides and isolates, U+FEFF, U+00AD, the tag characters U+E0000 to
  * U+E007F, …), spaces other than U+0020, invisible fillers, variation
  * selectors, noncharacters and private-use characters as \uXXXX (or
- * \UXXXXXXXX beyond the BMP). Everything else, backslashes included, is
- * kept as is. NULL is "". The caller frees *out with ward_free(). Returns
- * 0 or -ENOMEM.
+ * \UXXXXXXXX beyond the BMP); a backslash as \\, so that a typed "\x0a"
+ * cannot pass for an escaped newline. Everything else is kept as is. NULL
+ * is "". The caller frees *out with ward_free(). Returns 0 or -ENOMEM.
  */
 WARD_EXTERN int ward_escalation_escape(char **out, const char *text);
 
@@ -132,6 +145,29 @@ WARD_EXTERN int ward_escalation_escape(char **out, const char *text);
  * ward_escalation_escape() (NULL writes nothing). Returns 0 or -ENOMEM.
  */
 WARD_EXTERN int ward_escalation_put(FILE *f, const char *text);
+
+/** The bytes of a justification an approval text shows (then a note). */
+#define WARD_APPROVAL_JUSTIFICATION_SHOWN 800
+
+/**
+ * ward_escalation_question - the question put to a person for @req, the same
+ * text on every front end, laid out for @surface: aligned fields and a
+ * `[y/N]` question for the terminal (WARD_SURFACE_CLI), `field: value`
+ * lines and the form's instruction for an MCP elicitation
+ * (WARD_SURFACE_MCP), the plain question for a harness (API). In order:
+ * a header; the justification, at most WARD_APPROVAL_JUSTIFICATION_SHOWN
+ * bytes of it (cut at a character, followed by "[… N more bytes not
+ * shown]"); the directory; the current and requested mode (or network);
+ * the session; what the grant covers ("this call only; every process it
+ * starts ends with it", or for a file operation the targets shown and
+ * nothing else); then, right before the question, the command (whole) or
+ * the operation with what each path resolves to. Every text from the
+ * request is shown through ward_escalation_escape(). The caller frees
+ * *out with ward_free(). Returns 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int
+ward_escalation_question(char **out, const struct ward_approval_request *req,
+			 enum ward_surface surface);
 
 /**
  * An approval service: put @req to a person and return their answer. It

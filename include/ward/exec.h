@@ -12,9 +12,11 @@
  * Descendants. PR_SET_PDEATHSIG covers the child itself, and the timeout
  * signals its process group; a descendant that leaves the group
  * (setsid) escapes both. Under bwrap the pid namespace ends with the
- * command, so nothing outlives the call. Under Landlock (and a custom
- * runner) there is no pid namespace: ask for `contain` (below) to have
- * every descendant killed when the call ends.
+ * command, so nothing outlives the call. Landlock runs and unconfined
+ * (danger-full-access) runs go through landlock-run, whose keeper ends
+ * every descendant when the command ends. `contain` (below) adds
+ * containment in the calling process on top (a custom runner has no
+ * other).
  */
 #ifndef WARD_EXEC_H
 #define WARD_EXEC_H
@@ -38,10 +40,9 @@ typedef struct ward_task ward_task;
 
 /**
  * How a call's descendants are contained (ward_exec_options.contain, a set
- * of flags). Whatever is asked, containment applies only to runners
- * without a pid namespace (Landlock, in-process or through the launcher,
- * and a custom runner); bwrap needs none and runner none (an unconfined
- * danger-full-access run) gets none.
+ * of flags), on top of the runner's own (bwrap's pid namespace,
+ * landlock-run's keeper, which also keeps an unconfined danger-full-access
+ * run). It applies to every runner but seatbelt.
  */
 enum ward_contain {
 	/** Version 1 behaviour: the process group and PR_SET_PDEATHSIG. */

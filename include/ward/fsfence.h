@@ -54,7 +54,8 @@ WARD_BEGIN_DECL
 /** The version of every ward_fs_*_options struct below. */
 #define WARD_FS_OPTIONS_VERSION 1
 
-/** Default bound on the bytes a read returns or an edit loads (10 MiB). */
+/** Default bound on the bytes a read returns, or an edit loads and makes
+ *  (10 MiB). */
 #define WARD_FS_MAX_BYTES_DEFAULT (10u * 1024u * 1024u)
 /** Default bound on the entries of a listing. */
 #define WARD_FS_LIST_MAX_ENTRIES_DEFAULT 10000u
@@ -206,7 +207,11 @@ struct ward_fs_content {
 
 /**
  * ward_fs_read - read a regular file (following symlinks). Denied only by a
- * `--` rule on the file's resolved path. Errors: -ENOENT, -EISDIR,
+ * `--` rule on the file's resolved path, and always for a process's part
+ * of /proc (/proc/self, /proc/thread-self, /proc/PID and beneath: the
+ * fence runs in the caller's process, so these would name the caller, not
+ * a confined command), which no rule or mode widens; the same holds for
+ * list and stat. Errors: -ENOENT, -EISDIR,
  * WARD_EINVAL (not a regular file: FIFOs and devices are never opened for
  * reading), -EFBIG, WARD_ENOTTEXT.
  */
@@ -256,7 +261,8 @@ struct ward_fs_edit_options {
 	unsigned version;
 	/** Replace every occurrence instead of requiring exactly one. */
 	bool replace_all;
-	/** -EFBIG when the file is larger than this; 0: default. */
+	/** -EFBIG when the file, or the file the edit would make, is
+	 *  larger than this; 0: default. */
 	uint64_t max_bytes;
 };
 
@@ -270,7 +276,8 @@ struct ward_fs_edit_options {
  * file, then write it back as ward_fs_write() does. @old_text must be
  * non-empty and differ from @new_text (WARD_EINVAL). Errors: WARD_ENOMATCH
  * (absent), WARD_ENOTUNIQUE (more than one occurrence and not replace_all),
- * WARD_ENOTTEXT, -EFBIG, -EAGAIN (the file changed while being edited;
+ * WARD_ENOTTEXT, -EFBIG (the file or the result beyond max_bytes: nothing
+ * is built or written), -EAGAIN (the file changed while being edited;
  * nothing was written). *replacements (may be NULL) gets the number of
  * occurrences replaced.
  */

@@ -188,8 +188,10 @@ WARD_EXTERN const char *ward_provider_launcher_path(ward_provider *provider);
 /**
  * ward_provider_confine - confine @argv under @policy.
  *
- * For danger-full-access the result is the bare argv with runner NONE
- * (nothing to confine). Otherwise: select a runner and build its profile.
+ * For danger-full-access nothing is confined (runner NONE), but the
+ * command is kept: `LAUNCHER --unconfined -- ARGV`, so that every process
+ * it starts ends with it (WARD_ERUNNER when landlock-run cannot be found).
+ * Otherwise: select a runner and build its profile.
  * Returns WARD_EUNAVAILABLE when no runner can confine, and WARD_ERUNNER
  * when the chosen runner cannot be started (missing binary, bwrap inside
  * the workspace). The caller frees *out with ward_confined_free().

@@ -29,19 +29,6 @@
 WARD_BEGIN_DECL
 
 /**
- * Where a text is shown. A model-facing text names only options that
- * exist there: the MCP tools' sandbox_permissions and justification
- * fields, or `ward run`/`ward fs`'s --escalate and --justification flags.
- * A harness embedding libward (API) gets the design's texts, which name
- * the sandbox_permissions field its tools are expected to offer.
- */
-enum ward_surface {
-	WARD_SURFACE_API = 0, /* a harness embedding libward */
-	WARD_SURFACE_CLI,     /* `ward run`, `ward fs` */
-	WARD_SURFACE_MCP,     /* `ward mcp` */
-};
-
-/**
  * ward_render_marker - "[sandbox: file access denied under <mode> mode]".
  * Static storage (an unknown mode reads "unknown").
  */

@@ -353,12 +353,4 @@ void cli_print_warnings(char *const *warnings, const char *scope,
  */
 void cli_shell_quote(FILE *out, const char *s);
 
-/*
- * cli_put_display - write @s to @f for a person to read, escaped by
- * ward_escalation_escape() (controls, invalid UTF-8, line separators,
- * format and invisible characters), so text from a model cannot hide or
- * repaint the question around it.
- */
-void cli_put_display(FILE *f, const char *s);
-
 #endif

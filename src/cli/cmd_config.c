@@ -155,8 +155,10 @@ struct report {
 	char **describe[8];
 	char **warnings[8];
 	char **partial[8]; /* what each runner does not enforce at all */
-	/* The variables of ward's own environment a command would not get. */
+	/* The variables of ward's own environment a command would not get,
+	 * and why each (ward_env_judge: the rule, never the value). */
 	char **env_dropped;
+	char **env_why;
 	/* Errors besides the configuration's own (e.g. rules + command). */
 	const char *extra_error;
 	char extra_buf[2048];
@@ -277,6 +279,40 @@ static void print_settings_text(const struct report *r)
 	}
 }
 
+/*
+ * What ward's own environment would lose, and why: each variable judged
+ * as every call judges it (ward_env_judge), its name and the rule or the
+ * kind of value that drops it; never the value.
+ */
+static void env_report(struct report *r)
+{
+	extern char **environ;
+	char *const *drop = ward_config_env_drop(r->cfg, NULL);
+	char *const *keep = ward_config_env_keep(r->cfg);
+	size_t total = 0, n = 0;
+	char buf[300];
+
+	while (environ && environ[total])
+		total++;
+	r->env_dropped = calloc(total + 1, sizeof(*r->env_dropped));
+	r->env_why = calloc(total + 1, sizeof(*r->env_why));
+	if (!r->env_dropped || !r->env_why)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; i < total; i++) {
+		const char *why =
+		    ward_env_judge(buf, sizeof(buf), environ[i], drop, keep);
+
+		if (!why)
+			continue;
+		r->env_dropped[n] =
+		    strndup(environ[i], strcspn(environ[i], "="));
+		r->env_why[n] = strdup(why);
+		if (!r->env_dropped[n] || !r->env_why[n])
+			die(CLI_EXIT_WARD, "out of memory");
+		n++;
+	}
+}
+
 /* The env policy and what it would drop from ward's own environment. */
 static void print_env_text(const struct report *r)
 {
@@ -297,12 +333,11 @@ static void print_env_text(const struct report *r)
 	for (size_t i = 0; keep[i]; i++)
 		printf("%s%s", i ? " " : "", keep[i]);
 	printf("%s\n", keep[0] ? "" : "(none)");
-	printf("  dropped  ");
-	for (size_t i = 0; r->env_dropped && r->env_dropped[i]; i++)
-		printf("%s%s", i ? " " : "", r->env_dropped[i]);
-	printf("%s\n", r->env_dropped && r->env_dropped[0]
-			   ? "  (from this environment)"
-			   : "(nothing in this environment)");
+	printf("  dropped  %s\n", r->env_dropped[0]
+				      ? "(from this environment)"
+				      : "(nothing in this environment)");
+	for (size_t i = 0; r->env_dropped[i]; i++)
+		printf("    %s: %s\n", r->env_dropped[i], r->env_why[i]);
 }
 
 static void print_text(const struct report *r, bool valid)
@@ -647,6 +682,7 @@ static void print_json(const struct report *r, bool valid)
 		set_or_die(env, "keep",
 			   ward_json_strv(ward_config_env_keep(r->cfg)));
 		set_or_die(env, "dropped", ward_json_strv(r->env_dropped));
+		set_or_die(env, "why", ward_json_strv(r->env_why));
 		set_or_die(env, "source", source_json(&o));
 		set_or_die(obj, "env", env);
 	}
@@ -677,7 +713,7 @@ static int config_check(int argc, char **argv)
 	struct ward_config_options co;
 	struct report r;
 	struct cli_getopt g;
-	char ubuf[PATH_MAX], **scrubbed = NULL;
+	char ubuf[PATH_MAX];
 	const char *ws;
 	struct stat st;
 	bool json = false, valid;
@@ -739,10 +775,7 @@ static int config_check(int argc, char **argv)
 			die(CLI_EXIT_WARD, "%s", ward_error_last());
 		pick_runners(&r);
 		describe_runners(&r);
-		if (ward_config_env_scrub(&scrubbed, &r.env_dropped, r.cfg,
-					  NULL) != 0)
-			die(CLI_EXIT_WARD, "%s", ward_error_last());
-		ward_strv_free(scrubbed);
+		env_report(&r);
 	}
 
 	if (json)
@@ -756,6 +789,7 @@ static int config_check(int argc, char **argv)
 		ward_strv_free(r.partial[i]);
 	}
 	ward_strv_free(r.env_dropped);
+	ward_strv_free(r.env_why);
 	ward_policy_free(r.policy);
 	ward_config_free(r.cfg);
 	cli_setup_free(NULL, &po);

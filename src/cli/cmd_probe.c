@@ -123,7 +123,8 @@ static const char *containment_text(enum ward_runner runner, int pidns)
 				 : "landlock-run's keeper, a subreaper sweep "
 				   "(no pid namespace without CAP_SYS_ADMIN)";
 	case WARD_RUNNER_NONE:
-		return "none (not confined)";
+		return "landlock-run's keeper, a subreaper sweep (not "
+		       "confined)";
 	default:
 		return "the process group";
 	}

@@ -384,12 +384,6 @@ void cli_shell_quote(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
-void cli_put_display(FILE *f, const char *s)
-{
-	if (ward_escalation_put(f, s) != 0)
-		die(CLI_EXIT_WARD, "out of memory");
-}
-
 size_t cli_subcommand(const struct cli_command *subs, const char *cmd,
 		      const char *usage, const char *arg)
 {

@@ -62,8 +62,9 @@
 #define CLI_ENV_KEEP_HELP                                                      \
 	"      --env-keep NAME    keep variable NAME in the command's "        \
 	"environment\n"                                                        \
-	"                         although it looks like a secret "            \
-	"(repeatable)\n"
+	"                         although its name or value looks like "      \
+	"a secret\n"                                                           \
+	"                         (repeatable)\n"
 
 /*
  * cli_config_option - handle --access, --config and --env-keep (true), and

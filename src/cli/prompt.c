@@ -33,11 +33,9 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 {
 	struct sigaction sa, old_int, old_term, old_quit;
 	enum ward_approval_outcome outcome = WARD_APPROVAL_UNAVAILABLE;
-	const char *what = ward_subject_name(req->subject);
 	char *text = NULL, answer[64];
-	size_t len = 0, got = 0;
+	size_t len, got = 0;
 	ssize_t r;
-	FILE *m;
 	int fd;
 
 	(void)ctx;
@@ -45,36 +43,10 @@ cli_tty_approve(void *ctx, const struct ward_approval_request *req)
 	fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return WARD_APPROVAL_UNAVAILABLE;
-	m = open_memstream(&text, &len);
-	if (!m)
+	/* The text is libward's, the same as an MCP client's form. */
+	if (ward_escalation_question(&text, req, WARD_SURFACE_CLI) != 0)
 		goto out_close;
-	fprintf(m, "\nward: this %s asks for a wider sandbox, once\n", what);
-	fprintf(m, "  %-15s ", what);
-	cli_put_display(m, req->summary);
-	fprintf(m, "\n  %-15s ", "directory");
-	cli_put_display(m, req->cwd);
-	if (req->network)
-		fprintf(m, "\n  %-15s %s\n  %-15s %s%s\n  %-15s ", "network",
-			ward_network_name(req->net_current), "requested",
-			req->net_host ? "access to " : "on",
-			req->net_host ? req->net_host : "", "justification");
-	else
-		fprintf(m, "\n  %-15s %s\n  %-15s %s\n  %-15s ", "current mode",
-			ward_mode_name(req->current), "requested mode",
-			ward_mode_name(req->requested), "justification");
-	cli_put_display(m, req->justification);
-	if (req->session_id)
-		fprintf(m, "\n  %-15s %s", "session", req->session_id);
-	if (req->network)
-		fprintf(m, "\nAllow this %s, once, %s%s? [y/N] ", what,
-			req->net_host ? "network access to "
-				      : "the whole network",
-			req->net_host ? req->net_host : "");
-	else
-		fprintf(m, "\nAllow this %s to run once under %s? [y/N] ", what,
-			ward_mode_name(req->requested));
-	if (fclose(m) != 0 || !text)
-		goto out_close;
+	len = strlen(text);
 	/* Type-ahead typed before the question was shown is no answer. */
 	tcflush(fd, TCIFLUSH);
 	if (util_write_all(fd, text, len) != 0)

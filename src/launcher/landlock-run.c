@@ -8,6 +8,7 @@
  *     (and --ro-if-exists / --rw-if-exists PATH: optional grants;
  *     --hide / --hide-ro / --pin: mounts in the command's mount namespace,
  *     hide.h)
+ *   landlock-run --unconfined -- COMMAND [ARG...]
  *   landlock-run --probe
  *   landlock-run --args FD   (the same command line, read from FD)
  *
@@ -36,6 +37,12 @@
  * tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a
  * killed caller takes the tree down), and exits with the command's status
  * (a signal is raised again on itself). See docs/RUNNERS.md.
+ *
+ * --unconfined: the keeper only, for a danger-full-access call (which ward
+ * does not confine, but whose processes must still end with it): nothing is
+ * restricted, no capability is dropped from the command, and there is no
+ * pid namespace even as root (it would hide the host's processes and keep
+ * the command's mounts from the host); the keeper is a subreaper and sweeps.
  *
  * Every fatal launcher error prints one line `landlock-run: <message>` to
  * stderr and exits 125 without running the command — a code the wrapped
@@ -93,6 +100,7 @@ struct plan {
 	char **cmd; /* after --; NULL-terminated (argv's own) */
 	bool probe;
 	bool shell_status; /* --shell-status */
+	bool unconfined;   /* --unconfined: keep, do not confine */
 	int net;	   /* enum ward_ll_net */
 	unsigned net_port;
 	int pid_fd; /* --pid-fd N, or -1 */
@@ -103,6 +111,7 @@ static const char usage_text[] =
     "                    [--net-off | --net-connect PORT]\n"
     "                    [--hide PATH]... [--hide-ro PATH]... [--pin DIR]...\n"
     "                    -- COMMAND [ARG...]\n"
+    "       " PROG " --unconfined [--shell-status] -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "       " PROG " --args FD\n"
     "\n"
@@ -146,6 +155,10 @@ static const char usage_text[] =
     "  --args FD   read the whole command line (the options above, --,\n"
     "              COMMAND and its arguments) from descriptor FD, each\n"
     "              argument ended by a NUL byte, then close FD; alone\n"
+    "  --unconfined\n"
+    "              confine nothing: only stay as the command's keeper, so\n"
+    "              that every process it starts ends with it (no other\n"
+    "              option but --shell-status and --pid-fd)\n"
     "  --probe     restrict a short-lived child and report\n"
     "              \"landlock: fully enforced\" or\n"
     "              \"landlock: partially enforced\", then whether TCP is\n"
@@ -446,6 +459,8 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->net_port = (unsigned)port;
 		} else if (strcmp(a, "--probe") == 0) {
 			p->probe = true;
+		} else if (strcmp(a, "--unconfined") == 0) {
+			p->unconfined = true;
 		} else if (strcmp(a, "--shell-status") == 0) {
 			p->shell_status = true;
 		} else if (is_opt(a, "--pid-fd")) {
@@ -480,6 +495,11 @@ static void parse(struct plan *p, int argc, char **argv)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
+	if (p->unconfined &&
+	    (p->nro || p->nrw || p->nunix || p->nhide || p->net))
+		die_usage("--unconfined takes no grant, hide or network "
+			  "option",
+			  NULL);
 	if (!p->cmd)
 		die_usage("missing -- before the command", NULL);
 	if (!p->cmd[0])
@@ -1088,11 +1108,12 @@ static bool new_pidns(void)
  * the command's (with the original signal mask back), or, in a pid
  * namespace, init's (signals still blocked; init_run() after confining).
  * The keeper itself never returns: it waits, forwards, sweeps and exits
- * like the command. With @pid_fd >= 0 it first writes there the pid of the
+ * like the command. Without @allow_pidns the keeper is a subreaper even as
+ * root. With @pid_fd >= 0 it first writes there the pid of the
  * process that confines itself (the Landlock domain's creator, whose pid
  * the kernel's audit records carry), then closes it.
  */
-static void keep(struct keeper *out, int pid_fd)
+static void keep(struct keeper *out, int pid_fd, bool allow_pidns)
 {
 	struct keeper k = {.status_fd = -1,
 			   .alive_fd = -1,
@@ -1113,7 +1134,7 @@ static void keep(struct keeper *out, int pid_fd)
 	/* Blocked before the child exists: nothing is lost in between. */
 	sigprocmask(SIG_BLOCK, &wait_set, &k.old);
 
-	k.pidns = new_pidns();
+	k.pidns = allow_pidns && new_pidns();
 	if (k.pidns &&
 	    (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(alive_p, O_CLOEXEC) != 0))
 		die("cannot create a pipe: %s", strerror(errno));
@@ -1341,7 +1362,10 @@ int main(int argc, char **argv)
 		return probe();
 	}
 
-	keep(&k, p.pid_fd); /* from here on: the command's (or init's) */
+	/* from here on: the command's (or init's) */
+	keep(&k, p.pid_fd, !p.unconfined);
+	if (p.unconfined)
+		goto exec;
 	apply_hides(&p);
 
 	/*
@@ -1392,6 +1416,7 @@ int main(int argc, char **argv)
 	if (k.pidns)
 		init_run(&k); /* returns in the command's process */
 
+exec:
 	e = exec_command(p.cmd);
 	if (p.shell_status) {
 		/* Confined already: the command's own failure, like sh's. */

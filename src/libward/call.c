@@ -41,8 +41,8 @@ struct ward_call {
 	char **paths;
 	char *summary;
 	/* A file operation: what each path resolved to when the summary was
-	 * made ("" when it could not be resolved), to check after a grant
-	 * that the operation still acts where the person was shown. */
+	 * made ("" when it could not be resolved): after a grant, the only
+	 * objects the operation may act on (ward_policy_set_objects). */
 	char **targets;
 	bool escalate;
 	enum ward_mode escalate_to;
@@ -254,36 +254,6 @@ static int make_summary(ward_call *c, const char *given)
 	}
 	c->summary = buf;
 	return 0;
-}
-
-/*
- * After a grant: a file operation must still act where the person was
- * shown. A path that now resolves elsewhere (a symlink swapped while the
- * question was open) refuses the call. What is left is the moment between
- * this check and the fence's own resolution.
- */
-static int check_targets(ward_call *c)
-{
-	char **now;
-	int err = 0;
-
-	if (c->subject != WARD_SUBJECT_OPERATION || !c->targets)
-		return 0;
-	now = resolve_targets(c);
-	if (!now)
-		return ward_err(-ENOMEM, "out of memory");
-	for (size_t i = 0; now[i] && c->targets[i]; i++) {
-		if (strcmp(now[i], c->targets[i]) == 0)
-			continue;
-		err = ward_err(WARD_EINVAL,
-			       "%s now resolves to %s, not to %s as the "
-			       "approval showed: nothing was done",
-			       c->paths[i], *now[i] ? now[i] : "nothing",
-			       *c->targets[i] ? c->targets[i] : "nothing");
-		break;
-	}
-	ward_strv_free(now);
-	return err;
 }
 
 /*
@@ -586,6 +556,7 @@ static void gather_command(ward_call *c, const ward_result *res)
 	ctx.policy = c->policy;
 	ctx.cwd = c->cwd;
 	ctx.mode_source = src;
+	ctx.fence = false;
 	/* The kernel's own records first: when there are any, they are
 	 * the report (exact), the error output is not needed. */
 	if (c->audit) {
@@ -626,6 +597,7 @@ static void gather_fence(ward_call *c, const struct ward_fs_denial *d)
 	ctx.policy = c->policy;
 	ctx.cwd = c->cwd;
 	ctx.mode_source = src;
+	ctx.fence = true;
 	path = d && d->resolved[0] ? d->resolved : d ? d->path : NULL;
 	if (!path ||
 	    !ward_denial_judge(&c->denials, &ctx, path, ward_fs_op_name(d->op),
@@ -916,12 +888,15 @@ static int authorize(ward_call *c)
 			return restore_error(&se);
 		}
 	}
-	err = check_targets(c);
-	if (err) {
-		save_error(&se, err);
-		ward_policy_free(granted);
-		record_not_run(c, "escalation-failed", se.text);
-		return restore_error(&se);
+	/* A file operation is granted for what the person was shown: the
+	 * fence lets it act on those resolved targets and nothing else. */
+	if (c->subject == WARD_SUBJECT_OPERATION) {
+		err = ward_policy_set_objects(granted, c->targets);
+		if (err) {
+			ward_policy_free(granted);
+			record_not_run(c, "escalation-failed", "out of memory");
+			return err;
+		}
 	}
 	c->policy = granted;
 	c->escalated = true;

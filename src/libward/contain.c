@@ -632,8 +632,10 @@ static void sweep_children(unsigned long long since)
 /*
  * Decide the containment of a call about to start under @runner, from
  * @want (WARD_CONTAIN_* flags): the cgroup when asked for and it can be
- * had, else the subreaper when asked for. Runner none (unconfined) gets
- * none. bwrap gets it too: its pid namespace ends with the sandbox's
+ * had, else the subreaper when asked for. Runner none (unconfined, kept by
+ * landlock-run --unconfined) gets it too: a command that is not confined
+ * can kill its keeper, and its orphans then still end with the call.
+ * bwrap gets it too: its pid namespace ends with the sandbox's
  * pid 1, but a bwrap killed in its first milliseconds leaves that pid 1
  * running (see "Bwrap caveat" above) — the cgroup or the subreaper ends
  * it with the call.
@@ -641,7 +643,7 @@ static void sweep_children(unsigned long long since)
 void ward_contain_begin(struct ward_spawn *sp, enum ward_runner runner,
 			unsigned want)
 {
-	if (runner == WARD_RUNNER_NONE || runner == WARD_RUNNER_SEATBELT)
+	if (runner == WARD_RUNNER_SEATBELT)
 		return;
 	if ((want & WARD_CONTAIN_CGROUP) && cg_create(sp)) {
 		sp->contain = WARD_CONTAIN_CGROUP;

@@ -200,6 +200,16 @@ bool ward_denial_judge(struct ward_denial_set *set,
 		add(set, &e);
 		return true;
 	}
+	/* The fence runs in the harness: a process's /proc is always hidden
+	 * from it (util_proc_private), whatever the mode. */
+	if (ctx->fence && util_proc_private(abs)) {
+		e.cause = WARD_DENIAL_PROTECTED;
+		e.rule = "a process's entry in /proc, which names the harness";
+		e.source = "built in";
+		e.operation = op ? op : "access";
+		add(set, &e);
+		return true;
+	}
 	if (mode == WARD_MODE_DANGER_FULL_ACCESS ||
 	    ward_policy_protected(&prot, &nprot, pol) != 0)
 		nprot = 0;

@@ -31,6 +31,7 @@ struct ward_denial_ctx {
 	const ward_policy *policy;
 	const char *cwd;	 /* for relative paths */
 	const char *mode_source; /* where the mode was set (text) */
+	bool fence;		 /* the fence's (in the harness), not a run */
 };
 
 /* Why a path was refused, as the command's error output says. */

@@ -13,17 +13,51 @@ extern char **environ;
 
 /*
  * The names under which tokens, keys, passwords and cloud credentials
- * usually travel. Deliberately by suffix or prefix with an underscore, so
- * ordinary variables (PATH, HOME, TERM, SSH_AUTH_SOCK, KEYTIMEOUT) are
- * left alone; matched ignoring case.
+ * usually travel, matched ignoring case. Mostly by suffix or prefix with an
+ * underscore, so ordinary variables (PATH, HOME, TERM, KEYTIMEOUT) are left
+ * alone; the words that mean a credential wherever they stand (AUTH, CRED,
+ * JWT, DSN, WEBHOOK, COOKIE, PASSPHRASE, PRIVATE_KEY) anywhere.
  */
 static char *const default_drop[] = {
-    "*_TOKEN",	    "*_TOKEN_*",     "TOKEN",	       "*_SECRET",
-    "*_SECRET_*",   "SECRET_*",	     "SECRET",	       "*_KEY",
-    "*_KEYS",	    "*_API_KEY_*",   "*_ACCESS_KEY_*", "*_PRIVATE_KEY_*",
-    "*PASSWORD*",   "*PASSWD*",	     "*_PASS",	       "*_PAT",
-    "*_CREDENTIAL", "*_CREDENTIALS", "AWS_*",	       "AZURE_CLIENT_SECRET",
+    "*_TOKEN",
+    "*_TOKEN_*",
+    "TOKEN",
+    "*_SECRET",
+    "*_SECRET_*",
+    "SECRET_*",
+    "SECRET",
+    "*_KEY",
+    "*_KEYS",
+    "*_API_KEY_*",
+    "*_ACCESS_KEY_*",
+    "*PRIVATE_KEY*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*_PASS",
+    "*_PAT",
+    "*CRED*",
+    "AWS_*",
+    "AZURE_CLIENT_SECRET",
+    "*AUTH*",
+    "*JWT*",
+    "*DSN*",
+    "*WEBHOOK*",
+    "*COOKIE*",
+    "*PASSPHRASE*",
     NULL,
+};
+
+/*
+ * Names the built-in patterns catch although they hold no secret, which
+ * tools need: the ssh agent's socket (a path: connecting to it is the
+ * supervisor's to judge, never a string to leak), X's authority file (a
+ * path too), and the authors git and packaging tools record. Only the
+ * built-in patterns spare them: a pattern of the user's (env.drop) drops
+ * them all the same, and their values are judged like every other's.
+ */
+static const char *const benign[] = {
+    "SSH_AUTH_SOCK", "XAUTHORITY",    "*AUTHOR",      "*AUTHORS",
+    "*AUTHOR_NAME",  "*AUTHOR_EMAIL", "*AUTHOR_DATE", NULL,
 };
 
 char *const *ward_env_default_drop(void)
@@ -147,6 +181,179 @@ static char **upper_all(char *const *patterns)
 	return v;
 }
 
+/* --- values that look like credentials ------------------------------- */
+
+/* A character of a token: what the prefixes below are followed by. */
+static bool token_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/*
+ * The well-known prefixes of issued tokens, each with the number of token
+ * characters that must follow (so a path like /opt/sk-tools or a locale
+ * like sk_SK is no token) and, for the AWS key ids, the exact length and
+ * alphabet (upper case and digits).
+ */
+static const struct token_kind {
+	const char *prefix;
+	unsigned min; /* token characters after the prefix, at least */
+	bool exact;   /* exactly @min upper-case letters or digits */
+	const char *what;
+} token_kinds[] = {
+    {"ghp_", 30, false, "a GitHub token (ghp_…)"},
+    {"gho_", 30, false, "a GitHub token (gho_…)"},
+    {"ghu_", 30, false, "a GitHub token (ghu_…)"},
+    {"ghs_", 30, false, "a GitHub token (ghs_…)"},
+    {"ghr_", 30, false, "a GitHub token (ghr_…)"},
+    {"github_pat_", 20, false, "a GitHub token (github_pat_…)"},
+    {"glpat-", 20, false, "a GitLab token (glpat-…)"},
+    {"xoxa-", 10, false, "a Slack token (xoxa-…)"},
+    {"xoxb-", 10, false, "a Slack token (xoxb-…)"},
+    {"xoxp-", 10, false, "a Slack token (xoxp-…)"},
+    {"xoxr-", 10, false, "a Slack token (xoxr-…)"},
+    {"xoxs-", 10, false, "a Slack token (xoxs-…)"},
+    {"sk-", 20, false, "a secret API key (sk-…)"},
+    {"sk_live_", 16, false, "a Stripe key (sk_live_…)"},
+    {"rk_live_", 16, false, "a Stripe key (rk_live_…)"},
+    {"AKIA", 16, true, "an AWS access key id (AKIA…)"},
+    {"ASIA", 16, true, "an AWS access key id (ASIA…)"},
+    {"AIza", 30, false, "a Google API key (AIza…)"},
+    {"npm_", 30, false, "an npm token (npm_…)"},
+    {"hf_", 30, false, "a Hugging Face token (hf_…)"},
+    {"pypi-", 50, false, "a PyPI token (pypi-…)"},
+};
+
+/* Whether a token of @k starts at @p (a word start). */
+static bool token_at(const char *p, const struct token_kind *k)
+{
+	size_t n = strlen(k->prefix), i = 0;
+
+	if (strncmp(p, k->prefix, n) != 0)
+		return false;
+	p += n;
+	if (k->exact) {
+		for (; i < k->min; i++)
+			if (!((p[i] >= 'A' && p[i] <= 'Z') ||
+			      (p[i] >= '0' && p[i] <= '9')))
+				return false;
+		return !token_char(p[i]);
+	}
+	while (token_char(p[i]))
+		i++;
+	return i >= k->min;
+}
+
+/* base64url characters from @p: how many. */
+static size_t b64url_run(const char *p)
+{
+	size_t n = 0;
+
+	while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
+	       (p[n] >= '0' && p[n] <= '9') || p[n] == '_' || p[n] == '-')
+		n++;
+	return n;
+}
+
+/* A JWT at @p: "eyJ…" (a JSON header), '.', a payload, '.' (the
+ * signature may be empty: alg none). */
+static bool jwt_at(const char *p)
+{
+	size_t h, b;
+
+	if (strncmp(p, "eyJ", 3) != 0)
+		return false;
+	h = b64url_run(p);
+	if (h < 10 || p[h] != '.')
+		return false;
+	b = b64url_run(p + h + 1);
+	return b >= 10 && p[h + 1 + b] == '.';
+}
+
+/* A URL whose user information holds a password: scheme://user:pw@… */
+static bool url_password_at(const char *p)
+{
+	const char *u = p + 3, *colon;
+	size_t n = strcspn(u, "/?#@ \t");
+
+	if (strncmp(p, "://", 3) != 0 || u[n] != '@')
+		return false;
+	colon = memchr(u, ':', n);
+	return colon && colon + 1 < u + n;
+}
+
+/*
+ * What @value looks like when it looks like a credential: a URL with a
+ * password, a JWT, a PEM private key, or a token with a well-known prefix
+ * anywhere in it at a word start ("Bearer ghp_…"). NULL otherwise.
+ */
+static const char *value_shape(const char *value)
+{
+	const char *begin = strstr(value, "-----BEGIN ");
+
+	if (begin && strstr(begin, "PRIVATE KEY"))
+		return "a PEM private key";
+	for (const char *p = value; *p; p++) {
+		if (p[0] == ':' && url_password_at(p))
+			return "a URL with a password";
+		if (p > value && token_char(p[-1]))
+			continue;
+		if (jwt_at(p))
+			return "a JWT";
+		for (size_t i = 0;
+		     i < sizeof(token_kinds) / sizeof(token_kinds[0]); i++)
+			if (token_at(p, &token_kinds[i]))
+				return token_kinds[i].what;
+	}
+	return NULL;
+}
+
+/* Whether @pattern (upper case) is one of the built-in ones. */
+static bool is_default(const char *pattern)
+{
+	for (size_t i = 0; default_drop[i]; i++)
+		if (strcmp(default_drop[i], pattern) == 0)
+			return true;
+	return false;
+}
+
+static bool is_benign(const char *name)
+{
+	for (size_t i = 0; benign[i]; i++)
+		if (star_match(benign[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * Why the variable @name (upper case @up) with @value is dropped under
+ * the upper-case @udrop (whose originals are @drop) and @ukeep: NULL when
+ * it is kept, else a phrase in @buf that never holds the value. A keep
+ * pattern wins over both a name and a value.
+ */
+static const char *judge(char *buf, size_t len, const char *up,
+			 const char *value, char *const *udrop,
+			 char *const *drop, char *const *ukeep)
+{
+	const char *shape;
+
+	if (matches_upper(up, ukeep))
+		return NULL;
+	for (size_t i = 0; udrop && udrop[i]; i++) {
+		if (!star_match(udrop[i], up) ||
+		    (is_default(udrop[i]) && is_benign(up)))
+			continue;
+		snprintf(buf, len, "name matches %s", drop[i]);
+		return buf;
+	}
+	shape = value ? value_shape(value) : NULL;
+	if (!shape)
+		return NULL;
+	snprintf(buf, len, "value looks like %s", shape);
+	return buf;
+}
+
 bool ward_env_matches(const char *name, char *const *patterns)
 {
 	char up[512], **pv;
@@ -164,6 +371,52 @@ bool ward_env_matches(const char *name, char *const *patterns)
 	hit = matches_upper(up, pv);
 	free(pv);
 	return hit;
+}
+
+/*
+ * Split @entry ("NAME=VALUE") into @up (the name in upper case, @len bytes)
+ * and its value (NULL without '='). False for a name too long to judge.
+ */
+static bool split_entry(char *up, size_t len, const char *entry,
+			const char **value)
+{
+	const char *eq = strchr(entry, '=');
+	size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+	char name[512];
+
+	if (n >= sizeof(name) || n >= len)
+		return false;
+	memcpy(name, entry, n);
+	name[n] = '\0';
+	upper(up, len, name);
+	*value = eq ? eq + 1 : NULL;
+	return true;
+}
+
+const char *ward_env_judge(char *buf, size_t len, const char *entry,
+			   char *const *drop, char *const *keep)
+{
+	char up[512], **udrop, **ukeep;
+	const char *value, *why;
+
+	if (!buf || !len || !entry)
+		return NULL;
+	if (!split_entry(up, sizeof(up), entry, &value)) {
+		snprintf(buf, len, "a very long name");
+		return buf;
+	}
+	udrop = upper_all(drop);
+	ukeep = upper_all(keep);
+	if (!udrop || !ukeep) {
+		/* Out of memory: dropped, as nothing could be judged. */
+		snprintf(buf, len, "not judged (out of memory)");
+		why = buf;
+	} else {
+		why = judge(buf, len, up, value, udrop, drop, ukeep);
+	}
+	free(udrop);
+	free(ukeep);
+	return why;
 }
 
 int ward_env_scrub(char ***out, char ***dropped, char *const *envp,
@@ -185,24 +438,25 @@ int ward_env_scrub(char ***out, char ***dropped, char *const *envp,
 		return ward_err(-ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; envp && envp[i]; i++) {
-		const char *eq = strchr(envp[i], '=');
-		size_t n = eq ? (size_t)(eq - envp[i]) : strlen(envp[i]);
-		char name[512], up[512];
+		char up[512], why[300];
+		const char *value;
 
 		/* A name too long to judge is kept out: it is no ordinary
 		 * variable. */
-		if (n >= sizeof(name)) {
+		if (!split_entry(up, sizeof(up), envp[i], &value)) {
 			ward_strv_push(&gone, "(a variable with a very long "
 					      "name)");
 			continue;
 		}
-		memcpy(name, envp[i], n);
-		name[n] = '\0';
-		upper(up, sizeof(up), name);
-		if (matches_upper(up, udrop) && !matches_upper(up, ukeep))
-			ward_strv_push(&gone, name);
-		else
+		if (judge(why, sizeof(why), up, value, udrop, drop, ukeep)) {
+			size_t n = strcspn(envp[i], "=");
+			char *name = strndup(envp[i], n);
+
+			ward_strv_push(&gone, name ? name : "(out of memory)");
+			free(name);
+		} else {
 			ward_strv_push(&kept, envp[i]);
+		}
 	}
 	free(udrop);
 	free(ukeep);

@@ -502,6 +502,8 @@ int ward_escalation_escape(char **out, const char *text)
 		if (*p < 0x80) {
 			if (*p < 0x20 || *p == 0x7f)
 				o += (size_t)sprintf(buf + o, "\\x%02x", *p);
+			else if (*p == '\\') /* a typed "\x0a" stays text */
+				o += (size_t)sprintf(buf + o, "\\\\");
 			else
 				buf[o++] = (char)*p;
 			p++;
@@ -539,5 +541,116 @@ int ward_escalation_put(FILE *f, const char *text)
 		return err;
 	fputs(e, f);
 	free(e);
+	return 0;
+}
+
+/* --- the approval question (person-facing) ------------------------------ */
+
+/* The label of one field of an approval text: "  LABEL           " on the
+ * terminal, "LABEL: " elsewhere. */
+static void approval_label(FILE *m, bool tty, const char *label)
+{
+	if (tty)
+		fprintf(m, "\n  %-15s ", label);
+	else
+		fprintf(m, "\n%s: ", label);
+}
+
+/*
+ * The justification, at most WARD_APPROVAL_JUSTIFICATION_SHOWN bytes of
+ * it, cut where a character starts, escaped; then what was cut.
+ */
+static int approval_justification(FILE *m, bool tty, const char *text)
+{
+	size_t len = text ? strlen(text) : 0, n = len;
+	char *head;
+	int err;
+
+	if (n > WARD_APPROVAL_JUSTIFICATION_SHOWN) {
+		n = WARD_APPROVAL_JUSTIFICATION_SHOWN;
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+	}
+	head = strndup(text ? text : "", n);
+	if (!head)
+		return -ENOMEM;
+	approval_label(m, tty, "justification");
+	err = ward_escalation_put(m, head);
+	free(head);
+	if (!err && n < len)
+		fprintf(m, " [… %zu more bytes not shown]", len - n);
+	return err;
+}
+
+int ward_escalation_question(char **out,
+			     const struct ward_approval_request *req,
+			     enum ward_surface surface)
+{
+	bool tty = surface == WARD_SURFACE_CLI, op;
+	const char *what;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+	FILE *m;
+
+	if (!out || !req)
+		return ward_err(WARD_EINVAL, "approval text: no request");
+	what = ward_subject_name(req->subject);
+	op = req->subject == WARD_SUBJECT_OPERATION;
+	m = open_memstream(&text, &len);
+	if (!m)
+		return ward_err(-ENOMEM, "out of memory");
+	fprintf(m, "%sward: this %s asks for a wider sandbox, once%s",
+		tty ? "\n" : "", what, tty ? "" : ".");
+	err = approval_justification(m, tty, req->justification);
+	approval_label(m, tty, "directory");
+	err = err ? err : ward_escalation_put(m, req->cwd);
+	if (req->network) {
+		approval_label(m, tty, "network");
+		fputs(ward_network_name(req->net_current), m);
+		approval_label(m, tty, "requested");
+		fputs(req->net_host ? "network access to " : "on", m);
+		err = err ? err : ward_escalation_put(m, req->net_host);
+	} else {
+		approval_label(m, tty, "current mode");
+		fputs(ward_mode_name(req->current), m);
+		approval_label(m, tty, "requested mode");
+		fputs(ward_mode_name(req->requested), m);
+	}
+	if (req->session_id) {
+		approval_label(m, tty, "session");
+		err = err ? err : ward_escalation_put(m, req->session_id);
+	}
+	/* What a yes grants: one call, and nothing it starts outlives it;
+	 * for a file operation, the targets below and nothing else. */
+	approval_label(m, tty, "grant");
+	fputs(op ? "this call only, on the targets shown below and nothing "
+		   "else"
+		 : "this call only; every process it starts ends with it",
+	      m);
+	/* The command (or the operation and where each path leads) right
+	 * before the question: whatever came before, the person reads it
+	 * last. Never cut: it is what runs. */
+	approval_label(m, tty, op ? "operation" : "command");
+	err = err ? err : ward_escalation_put(m, req->summary);
+	if (req->network) {
+		fprintf(m, "\nAllow this %s, once, %s", what,
+			req->net_host ? "network access to "
+				      : "the whole network");
+		err = err ? err : ward_escalation_put(m, req->net_host);
+	} else {
+		fprintf(m, "\nAllow this %s to run once under %s", what,
+			ward_mode_name(req->requested));
+	}
+	fputs(surface == WARD_SURFACE_CLI   ? "? [y/N] "
+	      : surface == WARD_SURFACE_MCP ? "? Accept with \"allow\" checked "
+					      "to allow it; decline to refuse."
+					    : "?",
+	      m);
+	if (fclose(m) != 0 || err || !text) {
+		free(text);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = text;
 	return 0;
 }

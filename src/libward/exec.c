@@ -17,9 +17,9 @@
  *    environment as given: an inherited WARD_SANDBOX there still tells the
  *    truth, since confinement is inherited.
  *  - When the command itself cannot be exec'd (not found, not executable)
- *    under runner none, the child reports it like a shell: "ward: NAME:
- *    command not found" on stderr, exit 127 (126 when found but not
- *    executable); landlock-run --shell-status does the same for Landlock.
+ *    under Landlock or runner none, landlock-run --shell-status reports it
+ *    like a shell: "landlock-run: NAME: command not found" on stderr, exit
+ *    127 (126 when found but not executable).
  *    The confinement was in place, so this is the command's failure, not
  *    a runner failure. A wrapper that cannot be exec'd (bwrap,
  *    landlock-run, sandbox-exec) is a runner failure.
@@ -27,8 +27,9 @@
  *    most DRAIN_MS longer: a background process that escaped the wait (and
  *    holds the pipes) keeps running, unread — unless containment is in
  *    force, which kills it as soon as the child has exited.
- *  - Every Landlock run goes through landlock-run, whose keeper stays the
- *    command's parent: when the command ends, everything it started ends
+ *  - Every Landlock run goes through landlock-run, and so does every
+ *    unconfined one (runner none, `landlock-run --unconfined`): its keeper
+ *    stays the command's parent: when the command ends, everything it started ends
  *    (a pid namespace as root, else a subreaper sweep), and a caller that
  *    dies takes the tree along. Signals for the call go to the keeper,
  *    which forwards them; SIGKILL becomes its kill-everything signal
@@ -467,7 +468,6 @@ struct child_args {
 	char *const *argv;
 	char *const *envp;
 	char *const *cands;
-	bool shell_like; /* exec failure → 127 on stderr, not a record */
 	/* bwrap with the Landlock layer: its report pipe binds the sandbox
 	 * to us; bwrap must outlive us long enough to release its sandbox
 	 * process (no parent-death signal: docs/RUNNERS.md). */
@@ -482,33 +482,6 @@ static void child_cat(char *buf, size_t len, size_t *pos, const char *s)
 	while (s && *s && *pos + 1 < len)
 		buf[(*pos)++] = *s++;
 	buf[*pos] = '\0';
-}
-
-/* strerror() is not async-signal-safe: the few texts execve() needs. */
-static const char *child_errtext(int e)
-{
-	switch (e) {
-	case ENOENT:
-		return "No such file or directory";
-	case EACCES:
-		return "Permission denied";
-	case ENOEXEC:
-		return "Exec format error";
-	case ENOTDIR:
-		return "Not a directory";
-	case E2BIG:
-		return "Argument list too long";
-	case ENOMEM:
-		return "Cannot allocate memory";
-	case ETXTBSY:
-		return "Text file busy";
-	case ELOOP:
-		return "Too many levels of symbolic links";
-	case ENAMETOOLONG:
-		return "File name too long";
-	default:
-		return "cannot execute";
-	}
 }
 
 static void child_report(int fd, int stage, int e, const char *a, const char *b)
@@ -588,11 +561,9 @@ static int child_place(int fd, int target)
  */
 static void child_main(const struct child_args *a)
 {
-	char err[200];
 	int in, out, errfd, fd3 = -1, st, extra[EXTRA_MAX], nextra = 0;
 	int saw_eacces = 0, e = ENOENT;
 	int high;
-	size_t pos = 0;
 
 	while (nextra < EXTRA_MAX && a->extra[nextra] >= 0)
 		nextra++;
@@ -666,22 +637,7 @@ static void child_main(const struct child_args *a)
 	}
 	if (saw_eacces && (e == ENOENT || e == ENOTDIR))
 		e = EACCES;
-	if (!a->shell_like)
-		child_report(st, STAGE_EXEC, e, a->argv[0], NULL);
-
-	child_cat(err, sizeof(err), &pos, "ward: ");
-	child_cat(err, sizeof(err), &pos, a->argv[0]);
-	if (e == ENOENT && !strchr(a->argv[0], '/'))
-		child_cat(err, sizeof(err), &pos, ": command not found\n");
-	else {
-		child_cat(err, sizeof(err), &pos, ": ");
-		child_cat(err, sizeof(err), &pos, child_errtext(e));
-		child_cat(err, sizeof(err), &pos, "\n");
-	}
-	if (write(2, err, pos) < 0) {
-		/* nothing left to tell */
-	}
-	_exit(e == ENOENT ? 127 : 126);
+	child_report(st, STAGE_EXEC, e, a->argv[0], NULL);
 }
 
 static int child_entry(void *arg)
@@ -1056,9 +1012,6 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 
 	switch (c->runner) {
 	case WARD_RUNNER_NONE:
-		a.argv = c->argv;
-		a.shell_like = true;
-		break;
 	case WARD_RUNNER_LANDLOCK:
 		err = launcher_argv(&wrapped, c);
 		if (err)
@@ -1152,9 +1105,10 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	sp->report_fd = rep_p[0];
 	rep_p[0] = -1;
 	/*
-	 * Runner none execs the command itself: it started. bwrap's JSON
-	 * status decides later. Another wrapper's start says nothing about
-	 * the command (-1: classify by the runner's text).
+	 * Runner none confines nothing, so nothing of it can fail as a
+	 * sandbox: its keeper reports a command that cannot be executed like
+	 * a shell. bwrap's JSON status decides later. Another wrapper's start
+	 * says nothing about the command (-1: classify by the runner's text).
 	 */
 	if (c->runner == WARD_RUNNER_NONE)
 		sp->started = 1;

@@ -544,6 +544,7 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 		      const char *given, const char *resolved)
 {
 	enum ward_mode mode = ward_policy_mode(f->policy);
+	const char *text = ward_fs_reason_name(why);
 
 	if (f->denial) {
 		f->denial->mode = mode;
@@ -554,25 +555,37 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 		ward_fence_copy_trunc(f->denial->resolved,
 				      sizeof(f->denial->resolved), resolved);
 	}
+	/* The built-in `--` on the processes' /proc says what it is. */
+	if (why == WARD_FS_DENIED_RULE_NO_ACCESS && resolved &&
+	    util_proc_private(resolved))
+		text = "a process's entry in /proc, which names the harness "
+		       "(always hidden)";
 	if (resolved && strcmp(given, resolved) != 0)
 		return ward_err(WARD_EDENIED,
 				"%s %s (%s): denied under %s mode: %s",
 				ward_fs_op_name(f->op), given, resolved,
-				ward_mode_name(mode), ward_fs_reason_name(why));
+				ward_mode_name(mode), text);
 	return ward_err(WARD_EDENIED, "%s %s: denied under %s mode: %s",
 			ward_fs_op_name(f->op), given, ward_mode_name(mode),
-			ward_fs_reason_name(why));
+			text);
 }
 
 /*
- * What the rules and the hidden protected paths (ward's state directory)
- * give the canonical @path, as the runners apply them: a rule is also
- * matched where its path resolves (ward_policy_rule_access).
+ * What the rules and the hidden protected paths (ward's state directory,
+ * the processes' part of /proc) give the canonical @path, as the runners
+ * apply them: a rule is also matched where its path resolves
+ * (ward_policy_rule_access).
  */
 enum ward_access ward_fence_rule_access(const ward_policy *policy,
 					const char *path)
 {
-	enum ward_access a = ward_policy_rule_access(policy, path);
+	enum ward_access a;
+
+	/* The fence runs in the harness: /proc/self names the harness, not
+	 * a command (util_proc_private); a `--` no rule or mode widens. */
+	if (util_proc_private(path))
+		return WARD_ACCESS_NONE;
+	a = ward_policy_rule_access(policy, path);
 
 	if (a != WARD_ACCESS_NONE &&
 	    ward_protect_match(policy, path) == WARD_ACCESS_NONE)
@@ -704,6 +717,30 @@ int ward_fence_judge(struct fence *f, const char *given, const char *real,
 	if (root)
 		*root = best;
 	return 0;
+}
+
+/*
+ * An approved file operation acts on what the person was shown, nothing
+ * else (ward_policy_set_objects): a mutation whose canonical @real is not
+ * one of the policy's objects — a symlink swapped in after the question
+ * now leads elsewhere — is refused before anything is opened. The
+ * kernel-checked open that follows (no symlink on the way, the final name
+ * never followed) then acts on that very path.
+ */
+int ward_fence_bound(struct fence *f, const char *given, const char *real)
+{
+	char *const *objs = ward_policy_objects(f->policy);
+
+	if (!objs || !is_mutation(f->op))
+		return 0;
+	for (size_t i = 0; objs[i]; i++) {
+		if (strcmp(objs[i], real) == 0)
+			return 0;
+	}
+	return ward_err(WARD_EINVAL,
+			"%s now resolves to %s, not to %s as the approval "
+			"showed: nothing was done",
+			given, real, objs[0] && *objs[0] ? objs[0] : "nothing");
 }
 
 /* Judge every existing entry of a directory tree (no symlink followed). */
@@ -881,6 +918,8 @@ int ward_fence_target_open(struct target *t, struct fence *f, const char *given,
 			goto out_free;
 		}
 		err = ward_fence_judge(f, given, t->c.path, &root);
+		if (!err)
+			err = ward_fence_bound(f, given, t->c.path);
 		if (err)
 			goto out_free;
 		if (t->c.missing > 1 && !(flags & T_MISSING_TAIL)) {
@@ -1349,6 +1388,8 @@ int ward_fs_check(struct ward_fs_denial *denial, const ward_policy *policy,
 	}
 	ward_fence_init(&f, policy, op, denial);
 	err = ward_fence_judge(&f, path, c.path, NULL);
+	if (!err)
+		err = ward_fence_bound(&f, path, c.path);
 	ward_fence_done(&f);
 out_free:
 	ward_fence_canon_clear(&c);

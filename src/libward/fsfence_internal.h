@@ -134,6 +134,9 @@ bool ward_fence_rules_restrict(const ward_policy *policy,
  * then writable roots); 0 or a denial. */
 int ward_fence_judge(struct fence *f, const char *given, const char *real,
 		     const char **root);
+/* Refuse a mutation of a canonical @real that is not one of an approved
+ * operation's objects (ward_policy_set_objects); 0 otherwise. */
+int ward_fence_bound(struct fence *f, const char *given, const char *real);
 /* Before a directory is removed or moved (to @dst, or NULL): deny when a
  * rule protects anything inside it, or the place it would land. */
 int ward_fence_judge_tree(struct fence *f, const char *given, const char *real,

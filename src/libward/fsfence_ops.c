@@ -18,6 +18,7 @@
 #include "fsfence_internal.h"
 #include "util/util.h"
 #include "internal.h"
+#include "util/util.h"
 
 /* --- read -------------------------------------------------------------- */
 
@@ -33,18 +34,9 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 	err = ward_fence_path_absolute(&abs, f->policy, given);
 	if (err)
 		return err;
-	/* No `--` rule at all: there is nothing to judge and reads are not
-	 * confined by roots, so this is a plain open. */
-	if (!resolved &&
-	    !ward_fence_rules_restrict(f->policy, WARD_ACCESS_NONE)) {
-		fd = open(abs, flags | O_CLOEXEC);
-		err = fd < 0
-			  ? ward_err(-errno, "%s: %s", given, strerror(errno))
-			  : fd;
-		free(abs);
-		return err;
-	}
 	/*
+	 * Never a plain open, even without any `--` rule: a symlink may lead
+	 * into /proc/self (util_proc_private), which is always hidden.
 	 * Fast path: judge the lexical path, then open the path as given
 	 * with the kernel refusing any symlink. If that works, no symlink
 	 * was crossed, so the lexical path is the physical one and the
@@ -492,6 +484,15 @@ int ward_fs_edit(size_t *replacements, struct ward_fs_denial *denial,
 			       path, count);
 		goto out_close;
 	}
+	/* The result is bounded like what was read: replace_all of one
+	 * byte by a long text would otherwise grow without end. */
+	if (nlen > olen && nlen - olen > (o.max_bytes - in.len) / count) {
+		err = ward_err(-EFBIG,
+			       "%s: the edit would make it larger than %llu "
+			       "bytes (%zu replacements); nothing was written",
+			       path, (unsigned long long)o.max_bytes, count);
+		goto out_close;
+	}
 	p = in.data;
 	end = in.data + in.len;
 	err = ward_fence_buf_append(&out, "", 0);
@@ -925,7 +926,10 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 	}
 	l->f = &f;
 	l->given = path;
-	l->judge = ward_fence_rules_restrict(policy, WARD_ACCESS_NONE);
+	/* A listing that holds /proc meets the processes' entries there. */
+	l->judge = ward_fence_rules_restrict(policy, WARD_ACCESS_NONE) ||
+		   util_path_within("/proc", real) ||
+		   util_path_within(real, "/proc");
 	l->max_depth = !o.recursive  ? 1
 		       : o.max_depth ? o.max_depth
 				     : WARD_FS_LIST_MAX_DEPTH_DEFAULT;

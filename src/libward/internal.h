@@ -60,6 +60,17 @@ const char *ward_roots_tmpdir_refused(char *buf, size_t len,
 				      enum ward_mode mode, const char *tmpdir);
 
 /*
+ * A grant for a file operation is for its objects, not for a policy: the
+ * canonical paths the operation resolved to when the person was asked
+ * (what the prompt showed). Set on the granted policy, the fence lets a
+ * mutation act only on one of them — a path that resolves elsewhere now (a
+ * symlink swapped in after the question) is refused, never followed.
+ * NULL (the default): no such bound. ward_policy_objects() borrows.
+ */
+int ward_policy_set_objects(ward_policy *policy, char *const *objects);
+char *const *ward_policy_objects(const ward_policy *policy);
+
+/*
  * The session store a policy runs for (set by ward_call): hidden from
  * confined runs like ward's state directory (protect.h). NULL: none.
  */

@@ -261,6 +261,7 @@ static int landlock_prefix(ward_plan *p)
 /* Build the runner's prefix (or grants) from the one translation. */
 static int build_prefix(ward_plan *p, const char *inner)
 {
+	struct ward_strv sv = {0};
 	int err;
 
 	switch (p->runner) {
@@ -281,6 +282,11 @@ static int build_prefix(ward_plan *p, const char *inner)
 		return landlock_prefix(p);
 	case WARD_RUNNER_SEATBELT:
 		return seatbelt_prefix(p);
+	case WARD_RUNNER_NONE:
+		/* Unconfined, but kept: its processes end with the call. */
+		ward_strv_push(&sv, p->runner_path);
+		ward_strv_push(&sv, "--unconfined");
+		return ward_strv_finish(&p->prefix, &sv);
 	default:
 		return ward_err(WARD_ERUNNER, "the %s runner cannot confine",
 				ward_runner_name(p->runner));
@@ -338,11 +344,9 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		if (err)
 			goto out_free_plan;
 	}
-	if (p->runner != WARD_RUNNER_NONE) {
-		err = build_prefix(p, c.inner);
-		if (err)
-			goto out_free_plan;
-	}
+	err = build_prefix(p, c.inner);
+	if (err)
+		goto out_free_plan;
 	ward_strv_push_all(&partial, ward_xlate_partial(p->x));
 	if (p->runner == WARD_RUNNER_BWRAP && !p->inner)
 		ward_strv_push(&partial,
@@ -497,7 +501,8 @@ static void push_net(struct ward_strv *pre, struct ward_strv *inner,
 /*
  * The command part of the argv: bwrap gets an explicit --chdir (a working
  * directory the sandbox cannot see is then bwrap's loud error, never a
- * silent fallback to $HOME) and "--"; the others "--" only.
+ * silent fallback to $HOME) and "--"; the others (landlock-run, the keeper
+ * of an unconfined run, sandbox-exec) "--" only.
  */
 static void push_command(struct ward_strv *sv, const ward_plan *p,
 			 char *const *bridge, char *const argv[],
@@ -508,8 +513,7 @@ static void push_command(struct ward_strv *sv, const ward_plan *p,
 		ward_strv_push(sv,
 			       cwd ? cwd : ward_policy_workspace(p->policy));
 	}
-	if (p->runner != WARD_RUNNER_NONE)
-		ward_strv_push(sv, "--");
+	ward_strv_push(sv, "--");
 	/* bwrap → ward-bridge (an allowlist) → the Landlock layer → ARGV */
 	if (argv[0]) {
 		ward_strv_push_all(sv, bridge);

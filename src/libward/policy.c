@@ -28,6 +28,9 @@ struct ward_policy {
 	enum ward_network net;
 	bool net_default;
 	char **allow, **deny;
+	/* An approved file operation's resolved targets: the only objects
+	 * the fence lets it mutate (ward_policy_set_objects); or NULL. */
+	char **objects;
 	/*
 	 * What the file system said about this policy, computed on first use
 	 * and kept: the writable roots and the protected paths. Every
@@ -173,6 +176,7 @@ void ward_policy_free(ward_policy *policy)
 	ward_strv_free(policy->allow);
 	ward_strv_free(policy->deny);
 	ward_strv_free(policy->allow_unix);
+	ward_strv_free(policy->objects);
 	free(policy);
 }
 
@@ -274,6 +278,22 @@ char *const *ward_policy_unprotected(const ward_policy *policy)
 	return or_none(policy->unprotected);
 }
 
+int ward_policy_set_objects(ward_policy *policy, char *const *objects)
+{
+	char **copy = NULL;
+
+	if (objects && !(copy = ward_strv_dup(objects)))
+		return ward_err(-ENOMEM, "out of memory");
+	ward_strv_free(policy->objects);
+	policy->objects = copy;
+	return 0;
+}
+
+char *const *ward_policy_objects(const ward_policy *policy)
+{
+	return policy->objects;
+}
+
 int ward_policy_set_store(ward_policy *policy, const char *store)
 {
 	forget(policy);
@@ -308,6 +328,7 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	if (p->net_default)
 		p->net = ward_network_default(mode);
 	p->allow_unix = NULL;
+	p->objects = NULL;
 	/* Nothing computed is carried over: it depends on the mode. */
 	pthread_mutex_init(&p->lock, NULL);
 	p->roots = NULL;
@@ -335,6 +356,9 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 		if (!p->allow_unix)
 			err = ward_err(-ENOMEM, "out of memory");
 	}
+	if (!err && base->objects &&
+	    !(p->objects = ward_strv_dup(base->objects)))
+		err = ward_err(-ENOMEM, "out of memory");
 	if (!err && base->allow && !(p->allow = ward_strv_dup(base->allow)))
 		err = ward_err(-ENOMEM, "out of memory");
 	if (!err && base->deny && !(p->deny = ward_strv_dup(base->deny)))

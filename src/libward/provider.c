@@ -1431,6 +1431,29 @@ int ward_provider_choose(struct ward_runner_choice *out,
 	if (!out || !provider || !policy)
 		return ward_err(WARD_EINVAL, "invalid argument");
 	if (ward_policy_mode(policy) == WARD_MODE_DANGER_FULL_ACCESS) {
+		/*
+		 * Nothing is confined, but the call is contained like any
+		 * other: landlock-run --unconfined stays as the command's
+		 * keeper and ends every process it started when it ends.
+		 * Without it the call does not run (fail closed: an approval
+		 * says "this call only").
+		 */
+		pthread_mutex_lock(&provider->lock);
+		c.path = resolve_launcher(provider);
+		err = 0;
+		if (!c.path)
+			err = ward_err(
+			    WARD_ERUNNER,
+			    "%s: landlock-run, the keeper that "
+			    "ends every process of an unconfined "
+			    "call with it, cannot be used (%s); "
+			    "ward is refusing to run the command "
+			    "uncontained",
+			    ward_mode_name(WARD_MODE_DANGER_FULL_ACCESS),
+			    provider->launcher.why);
+		pthread_mutex_unlock(&provider->lock);
+		if (err)
+			return err;
 		*out = c;
 		return 0;
 	}

@@ -64,6 +64,21 @@ char *util_path_lexical(const char *abs)
 	return out;
 }
 
+bool util_proc_private(const char *path)
+{
+	const char *c;
+	size_t n;
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return false;
+	c = path + 6;
+	n = strcspn(c, "/");
+	if ((n == 4 && strncmp(c, "self", 4) == 0) ||
+	    (n == 11 && strncmp(c, "thread-self", 11) == 0))
+		return true;
+	return n > 0 && strspn(c, "0123456789") >= n;
+}
+
 char *util_path_canon(const char *path)
 {
 	char buf[PATH_MAX], *real, *out;

@@ -25,6 +25,15 @@ bool util_path_within(const char *path, const char *dir);
 char *util_path_lexical(const char *abs);
 
 /*
+ * util_proc_private - whether the canonical @path is a process's part of
+ * /proc: /proc/self, /proc/thread-self, /proc/PID (a task id too) or what
+ * lies beneath one. In-process file access (ward's fence) runs in the
+ * harness, so these name the harness (its environment, memory map,
+ * descriptors) or the processes around it, never a confined command.
+ */
+bool util_proc_private(const char *path);
+
+/*
  * util_path_canon - absolute @path made canonical as far as it exists:
  * the realpath of its longest existing prefix, the rest appended, "."
  * and ".." in it collapsed lexically. A relative @path is returned as is.

@@ -767,11 +767,13 @@ killed_midway() {
 	[ ! -e "$WS/f" ]
 }
 
-@test "confine under danger-full-access prints the bare command" {
+@test "confine under danger-full-access prints the command under its keeper" {
+	local ll
+	ll=$(dirname "$WARD")/landlock-run
 	run -0 "$WARD" confine -m danger-full-access -- ls -l
-	[ "$output" = "ls -l" ]
+	[ "$output" = "$ll --unconfined -- ls -l" ]
 	run -0 "$WARD" confine --json -m danger-full-access -- ls
-	[ "$(json 'd["argv"]')" = "['ls']" ]
+	[ "$(json 'd["argv"]')" = "['$ll', '--unconfined', '--', 'ls']" ]
 	[ "$(json 'd["runner"]')" = none ]
 	[ "$(json 'd["env"]')" = "{}" ]
 }

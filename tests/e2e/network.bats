@@ -318,7 +318,7 @@ check_clients() {
 		--justification "the local registry" -- curl --noproxy '' -sS -m 10 \
 		"http://localhost:$HTTP/ok.txt"
 	output=$( (sleep 1.5; printf 'y\n') | timeout 30 script -qec "$cmd" /dev/null | tr -d '\r')
-	[[ "$output" == *"requested       access to localhost"* ]]
+	[[ "$output" == *"requested       network access to localhost"* ]]
 	[[ "$output" == *"ward ok"* ]]
 	output=$( (sleep 1.5; printf 'n\n') | timeout 30 script -qec "$cmd" /dev/null | tr -d '\r')
 	[[ "$output" == *"the user rejected network access to localhost for this command"* ]]

@@ -28,6 +28,8 @@
 
 #include "ward/ward.h"
 
+#include "fixture.h"
+
 #define RO WARD_MODE_READ_ONLY
 #define WW WARD_MODE_WORKSPACE_WRITE
 #define DF WARD_MODE_DANGER_FULL_ACCESS
@@ -58,8 +60,9 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 
 static int setup(void **state)
 {
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
 	struct fx *fx = calloc(1, sizeof(*fx));
-	char ws[300];
+	char ws[300], launcher[PATH_MAX];
 
 	if (!fx)
 		return -1;
@@ -76,7 +79,9 @@ static int setup(void **state)
 	unsetenv("TMPDIR");
 	if (ward_session_create(&fx->session, fx->store, fx->ws) != 0)
 		return -1;
-	if (ward_provider_new(&fx->provider, NULL) != 0)
+	if (fixture_launcher(launcher))
+		po.launcher_path = launcher;
+	if (ward_provider_new(&fx->provider, &po) != 0)
 		return -1;
 	*state = fx;
 	return 0;
@@ -137,24 +142,42 @@ static void require_runner(struct fx *fx)
 	}
 }
 
-/* Call options for `touch WS/@name` in the fixture's session. */
-static struct ward_call_options touch(struct fx *fx, const char *name,
-				      char **argv, char *file, size_t len)
+/* Call options for @argv in the fixture's session. */
+static struct ward_call_options command(struct fx *fx, char **argv)
 {
 	struct ward_call_options o;
 
 	assert_int_equal(ward_call_options_init(&o, WARD_CALL_OPTIONS_VERSION),
 			 0);
-	assert_true((size_t)snprintf(file, len, "%.*s/%s", PATH_MAX - 64,
-				     fx->ws, name) < len);
-	argv[0] = "touch";
-	argv[1] = file;
-	argv[2] = NULL;
 	o.config = fx->config;
 	o.provider = fx->provider;
 	o.session = fx->session;
 	o.argv = argv;
 	return o;
+}
+
+/* Call options for `touch WS/@name` in the fixture's session. */
+static struct ward_call_options touch(struct fx *fx, const char *name,
+				      char **argv, char *file, size_t len)
+{
+	assert_true((size_t)snprintf(file, len, "%.*s/%s", PATH_MAX - 64,
+				     fx->ws, name) < len);
+	argv[0] = "touch";
+	argv[1] = file;
+	argv[2] = NULL;
+	return command(fx, argv);
+}
+
+/* @o asks for @to, and the fake service allows it once. */
+static void allowed_once(struct ward_call_options *o, struct fx *fx,
+			 enum ward_mode to, const char *justification)
+{
+	o->escalate = true;
+	o->escalate_to = to;
+	o->justification = justification;
+	o->approve = fake_approve;
+	o->approve_ctx = fx;
+	fx->answer = WARD_APPROVAL_ALLOWED_ONCE;
 }
 
 static bool exists(const char *path)
@@ -249,12 +272,7 @@ static void t_precedence(void **state)
 	ward_call_free(c);
 
 	/* The grant: this call only, never written as a knob. */
-	o.escalate = true;
-	o.escalate_to = DF;
-	o.justification = "needs it";
-	o.approve = fake_approve;
-	o.approve_ctx = fx;
-	fx->answer = WARD_APPROVAL_ALLOWED_ONCE;
+	allowed_once(&o, fx, DF, "needs it");
 	assert_int_equal(ward_call_new(&c, &o), 0);
 	assert_int_equal(ward_call_begin(c), 0);
 	assert_int_equal(ward_call_mode(c), DF);
@@ -550,6 +568,57 @@ static void t_escalation_verdicts(void **state)
 	}
 }
 
+/*
+ * libward's own API, without any containment asked for: a call granted
+ * danger-full-access ends with every process it started — a background
+ * job, a double fork, a setsid'd daemon — run by ward_call_exec or as a
+ * task. Each would touch a marker in the workspace a second later.
+ */
+static void t_escalated_call_contained(void **state)
+{
+	struct fx *fx = *state;
+	char script[4 * PATH_MAX], marker[PATH_MAX + 16], *argv[4];
+	struct ward_call_options o;
+	ward_result *r = NULL;
+	ward_call *c = NULL;
+
+	config(fx, "mode: workspace-write\n", fx->ws);
+	snprintf(script, sizeof(script),
+		 "(sleep 1; touch %s/m.bg) & "
+		 "(sh -c 'sleep 1; touch %s/m.fork' &); "
+		 "setsid -f sh -c 'sleep 1; touch %s/m.setsid'",
+		 fx->ws, fx->ws, fx->ws);
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = script;
+	argv[3] = NULL;
+	for (int task = 0; task < 2; task++) {
+		o = command(fx, argv);
+		allowed_once(&o, fx, DF, "start the services");
+		assert_int_equal(ward_call_new(&c, &o), 0);
+		if (task) {
+			assert_int_equal(ward_call_start(c, NULL), 0);
+			assert_int_equal(ward_call_wait(c, &r, 10000), 0);
+		} else {
+			assert_int_equal(ward_call_exec(c, &r, NULL), 0);
+		}
+		assert_int_equal(ward_result_exit_code(r), 0);
+		assert_int_equal(ward_result_runner(r), WARD_RUNNER_NONE);
+		ward_result_free(r);
+		ward_call_free(c);
+	}
+	sleep(2); /* every escape would have touched its marker by now */
+	for (size_t i = 0; i < 3; i++) {
+		const char *m[] = {"bg", "fork", "setsid"};
+
+		snprintf(marker, sizeof(marker), "%s/m.%s", fx->ws, m[i]);
+		if (exists(marker))
+			fail_msg("m.%s: a process of the approved call "
+				 "outlived it",
+				 m[i]);
+	}
+}
+
 /* --- file operations and tasks ------------------------------------------- */
 
 static void t_file_operation(void **state)
@@ -650,6 +719,7 @@ int main(void)
 	    T(t_unrecorded_call_does_not_run),
 	    T(t_unconfinable_is_recorded),
 	    T(t_escalation_verdicts),
+	    T(t_escalated_call_contained),
 	    T(t_file_operation),
 	    T(t_task_recorded_once),
 	    T(t_options),

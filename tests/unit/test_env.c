@@ -51,6 +51,19 @@ static void test_default_patterns(void **state)
 	    "SSH_PRIVATE_KEY_FILE",
 	    "AZURE_CLIENT_SECRET",
 	    "SECRET_KEY_BASE",
+	    /* The names issue 16 found passing through. */
+	    "SENTRY_DSN",
+	    "SLACK_WEBHOOK_URL",
+	    "NPM_CONFIG__AUTH",
+	    "DOCKER_AUTH_CONFIG",
+	    "CI_JOB_JWT",
+	    "GPG_PASSPHRASE",
+	    "SESSION_COOKIE",
+	    "PRIVATE_KEY_PEM",
+	    "SERVICE_CREDS",
+	    "BASIC_AUTH",
+	    "HTTP_AUTHORIZATION",
+	    "GITHUB_AUTHOR_TOKEN",
 	};
 	static const char *const plain[] = {
 	    "PATH",
@@ -67,6 +80,12 @@ static void test_default_patterns(void **state)
 	    "WARD_SANDBOX",
 	    "HISTFILE",
 	    "PWD",
+	    "XAUTHORITY",
+	    "GIT_AUTHOR_NAME",
+	    "GIT_AUTHOR_EMAIL",
+	    "GIT_AUTHOR_DATE",
+	    "AUTHOR",
+	    "DEBEMAIL",
 	};
 	char *const *d = ward_env_default_drop();
 
@@ -74,9 +93,23 @@ static void test_default_patterns(void **state)
 	for (size_t i = 0; i < sizeof(secret) / sizeof(*secret); i++)
 		if (!ward_env_matches(secret[i], d))
 			fail_msg("%s is not dropped", secret[i]);
-	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++)
-		if (ward_env_matches(plain[i], d))
-			fail_msg("%s is dropped", plain[i]);
+	/* Judged as a call judges them (a value no credential looks
+	 * like): the built-in patterns spare what tools need. */
+	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
+		char entry[128], why[300];
+
+		snprintf(entry, sizeof(entry), "%s=x", plain[i]);
+		if (ward_env_judge(why, sizeof(why), entry, d, NULL))
+			fail_msg("%s is dropped: %s", plain[i], why);
+	}
+	for (size_t i = 0; i < sizeof(secret) / sizeof(*secret); i++) {
+		char entry[128], why[300];
+
+		snprintf(entry, sizeof(entry), "%s=x", secret[i]);
+		if (!ward_env_judge(why, sizeof(why), entry, d, NULL) ||
+		    strncmp(why, "name matches ", 13) != 0)
+			fail_msg("%s is not dropped by its name", secret[i]);
+	}
 	for (size_t i = 0; d[i]; i++)
 		assert_true(ward_env_pattern_valid(d[i]));
 }
@@ -162,6 +195,101 @@ static void test_scrub(void **state)
 	ward_strv_free(dropped);
 	assert_int_equal(ward_env_scrub(NULL, NULL, envp, drop, keep),
 			 WARD_EINVAL);
+}
+
+/*
+ * Values: a credential is dropped whatever its name (the values issue 16
+ * found under innocent names), and told by its kind, never its value; a
+ * keep pattern still wins; ordinary values stay.
+ */
+static void test_values(void **state)
+{
+	static const struct {
+		const char *entry, *why;
+	} drop[] = {
+	    {"DATABASE_URL=postgres://u:PASSWORD@db.example:5432/app",
+	     "a URL with a password"},
+	    {"REDIS_URL=redis://:hunter2@cache:6379/0",
+	     "a URL with a password"},
+	    {"REPO=https://me:ghp_x@github.com/o/r.git",
+	     "a URL with a password"},
+	    {"ID=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcDEF_12-",
+	     "a JWT"},
+	    {"UNSIGNED=eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4eHh4eCJ9.", "a JWT"},
+	    {"KEYDATA=-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n", "a PEM"},
+	    {"K=-----BEGIN RSA PRIVATE KEY-----", "a PEM"},
+	    {"HDR=Authorization: token "
+	     "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+	     "ghp_"},
+	    {"A=gho_0123456789abcdefghijklmnopqrstuvwxyz", "gho_"},
+	    {"A=ghu_0123456789abcdefghijklmnopqrstuvwxyz", "ghu_"},
+	    {"A=ghs_0123456789abcdefghijklmnopqrstuvwxyz", "ghs_"},
+	    {"A=github_pat_11ABCDEFG0123456789_abcdefghij", "github_pat_"},
+	    {"A=glpat-abcdefghij0123456789", "glpat-"},
+	    {"A=xoxb-1234567890-abcdefghij", "xoxb-"},
+	    {"A=xoxa-1234567890-abcdefghij", "xoxa-"},
+	    {"A=xoxp-1234567890-abcdefghij", "xoxp-"},
+	    {"A=xoxr-1234567890-abcdefghij", "xoxr-"},
+	    {"A=sk-proj-abcdefghijklmnopqrstuvwx", "sk-"},
+	    {"A=sk-ant-api03-abcdefghijklmnopqrst", "sk-"},
+	    {"A=sk_live_abcdefghijklmnop1234", "sk_live_"},
+	    {"A=AKIAIOSFODNN7EXAMPLE", "AKIA"},
+	    {"A=ASIAIOSFODNN7EXAMPLE", "ASIA"},
+	    {"A=AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "AIza"},
+	    {"A=npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_"},
+	    {"A=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf_"},
+	};
+	static const char *const keep[] = {
+	    "PATH=/opt/sk-tools/bin:/usr/bin",
+	    "LANG=sk_SK.UTF-8",
+	    "URL=http://proxy.example:3128/",
+	    "URL2=https://user@example.com/x",
+	    "NOTE=ghp_short",
+	    "AWSISH=AKIAFOO",
+	    "WORD=ASIAN_FOOD_AND_MORE_OF_IT",
+	    "TIME=12:30@home",
+	    "DOC=eyJustAWord.not.a.token",
+	    "CERT=-----BEGIN CERTIFICATE-----",
+	    "EMPTY=",
+	    "NOVALUE",
+	};
+	char *envp[] = {(char *)drop[0].entry, "PLAIN=1", NULL};
+	char *keep_db[] = {"DATABASE_*", NULL};
+	char why[300], **out = NULL, **gone = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(drop) / sizeof(*drop); i++) {
+		const char *w =
+		    ward_env_judge(why, sizeof(why), drop[i].entry, NULL, NULL);
+
+		if (!w || !strstr(w, drop[i].why) ||
+		    strncmp(w, "value looks like ", 17) != 0)
+			fail_msg("%s: %s", drop[i].entry, w ? w : "kept");
+		/* Never the value (past its well-known prefix). */
+		assert_null(strstr(w, strchr(drop[i].entry, '=') + 8));
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
+		if (ward_env_judge(why, sizeof(why), keep[i], NULL, NULL))
+			fail_msg("%s is dropped: %s", keep[i], why);
+	assert_int_equal(ward_env_scrub(&out, &gone, envp, NULL, NULL), 0);
+	assert_int_equal(ward_strv_len(out), 1);
+	assert_string_equal(gone[0], "DATABASE_URL");
+	ward_strv_free(out);
+	ward_strv_free(gone);
+	/* A keep pattern (env.keep, --env-keep) wins over a value too. */
+	assert_int_equal(ward_env_scrub(&out, &gone, envp, NULL, keep_db), 0);
+	assert_int_equal(ward_strv_len(out), 2);
+	assert_int_equal(ward_strv_len(gone), 0);
+	ward_strv_free(out);
+	ward_strv_free(gone);
+	/* A user's pattern drops what the built-in ones spare. */
+	{
+		char *mine[] = {"SSH_AUTH_SOCK", NULL};
+
+		assert_non_null(ward_env_judge(
+		    why, sizeof(why), "SSH_AUTH_SOCK=/tmp/a", mine, NULL));
+		assert_string_equal(why, "name matches SSH_AUTH_SOCK");
+	}
 }
 
 static void test_pattern_valid(void **state)
@@ -281,6 +409,7 @@ int main(void)
 	    cmocka_unit_test(test_default_patterns),
 	    cmocka_unit_test(test_pattern_shapes),
 	    cmocka_unit_test(test_scrub),
+	    cmocka_unit_test(test_values),
 	    cmocka_unit_test(test_pattern_valid),
 	    cmocka_unit_test(test_config_env),
 	    cmocka_unit_test(test_options_v1),

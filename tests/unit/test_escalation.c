@@ -31,6 +31,8 @@
 
 #include "ward/ward.h"
 
+#include "fixture.h"
+
 struct fx {
 	char base[256];
 	char store[300];
@@ -99,6 +101,20 @@ fake_approve(void *ctx, const struct ward_approval_request *req)
 		 req->justification);
 	snprintf(fx->seen_cwd, sizeof(fx->seen_cwd), "%s", req->cwd);
 	return fx->answer;
+}
+
+/* A provider that finds the build's landlock-run (the keeper of an
+ * unconfined run). */
+static ward_provider *provider_new(void)
+{
+	struct ward_provider_options po = WARD_PROVIDER_OPTIONS_INIT;
+	ward_provider *p = NULL;
+	char launcher[PATH_MAX];
+
+	if (fixture_launcher(launcher))
+		po.launcher_path = launcher;
+	assert_int_equal(ward_provider_new(&p, &po), 0);
+	return p;
 }
 
 static ward_policy *policy(struct fx *fx, enum ward_mode mode)
@@ -199,7 +215,7 @@ static void run_case(struct fx *fx, const struct outcome_case *c)
 	char *want_text = NULL, cid[16];
 	size_t before;
 
-	assert_int_equal(ward_provider_new(&provider, NULL), 0);
+	provider = provider_new();
 	assert_int_equal(ward_session_reload(fx->session), 0);
 	before = ward_session_event_count(fx->session);
 	assert_int_equal(ward_session_new_call_id(cid, sizeof(cid)), 0);
@@ -731,7 +747,9 @@ static void test_escape(void **state)
 	static const struct {
 		const char *in, *out;
 	} v[] = {
-	    {"plain ascii \\ and \"quotes\"", "plain ascii \\ and \"quotes\""},
+	    {"plain ascii and \"quotes\"", "plain ascii and \"quotes\""},
+	    /* A typed "\x0a" must not read as an escaped newline. */
+	    {"typed \\x0a, real \n", "typed \\\\x0a, real \\x0a"},
 	    {"a\nb\tc\x1b[2J\x7f", "a\\x0ab\\x09c\\x1b[2J\\x7f"},
 	    {"caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad", /* é → 中: kept */
 	     "caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad"},
@@ -800,7 +818,8 @@ swap_approve(void *ctx, const struct ward_approval_request *req)
 /*
  * A file operation's approval shows where it will act: a write to
  * notes.txt that is a symlink to a file outside the workspace shows that
- * file; a grant is refused when the path resolves elsewhere by then.
+ * file; the grant acts on what was shown, never where a path resolves
+ * to by then.
  */
 static void test_summary_resolves(void **state)
 {
@@ -843,14 +862,102 @@ static void test_summary_resolves(void **state)
 	assert_non_null(strstr(fx->seen_summary, outside));
 	ward_call_free(call);
 
-	/* Swapped while the question was open: refused, nothing done. */
+	/* Swapped while the question was open: the grant is for what was
+	 * shown, so the write through the new link is refused and nothing
+	 * is done there; the other approved target is still writable. */
 	co.summary = NULL;
 	co.approve = swap_approve;
 	assert_int_equal(ward_call_new(&call, &co), 0);
-	assert_int_not_equal(ward_call_fs_begin(call, &granted), 0);
+	assert_int_equal(ward_call_fs_begin(call, &granted), 0);
+	assert_int_equal(
+	    ward_fs_write(NULL, granted, "notes.txt", "x", 1, NULL),
+	    WARD_EINVAL);
 	assert_non_null(strstr(ward_error_last(), "approval showed"));
+	assert_false(exists(path_in(fx, "other")));
+	assert_int_equal(
+	    ward_fs_check(NULL, granted, WARD_FS_OP_WRITE, "notes.txt"),
+	    WARD_EINVAL);
+	assert_int_equal(
+	    ward_fs_write(NULL, granted, "plain.txt", "x", 1, NULL), 0);
+	assert_int_equal(ward_call_fs_end(call, WARD_EINVAL, NULL), 0);
 	ward_call_free(call);
 	ward_config_free(cfg);
+}
+
+/*
+ * The approval question: one text on every front end. The justification
+ * is bounded (and says how much was cut), a backslash is escaped, and the
+ * command comes right before the question, after what the grant covers.
+ */
+static void test_approval_text(void **state)
+{
+	static const enum ward_surface surfaces[] = {
+	    WARD_SURFACE_CLI, WARD_SURFACE_MCP, WARD_SURFACE_API};
+	struct ward_approval_request req = {0};
+	size_t jlen = 420 * 1000;
+	char *just = malloc(jlen + 1), *text = NULL, note[64];
+
+	(void)state;
+	assert_non_null(just);
+	memcpy(just, "typed \\x0a ", 11);
+	memset(just + 11, 'j', jlen - 11);
+	/* A multi-byte character across the cut is not split. */
+	memcpy(just + WARD_APPROVAL_JUSTIFICATION_SHOWN - 1, "\xc3\xa9", 2);
+	just[jlen] = '\0';
+	req.subject = WARD_SUBJECT_COMMAND;
+	req.summary = "bash -c 'make test'";
+	req.cwd = "/ws";
+	req.current = WARD_MODE_READ_ONLY;
+	req.requested = WARD_MODE_DANGER_FULL_ACCESS;
+	req.justification = just;
+	req.session_id = "s1";
+	snprintf(note, sizeof(note), "[… %zu more bytes not shown]",
+		 jlen - (WARD_APPROVAL_JUSTIFICATION_SHOWN - 1));
+	for (size_t i = 0; i < sizeof(surfaces) / sizeof(surfaces[0]); i++) {
+		const char *cmd, *grant, *q;
+
+		assert_int_equal(
+		    ward_escalation_question(&text, &req, surfaces[i]), 0);
+		assert_true(strlen(text) <
+			    2 * WARD_APPROVAL_JUSTIFICATION_SHOWN);
+		assert_non_null(strstr(text, "typed \\\\x0a "));
+		assert_null(strstr(text, "\xc3"));
+		assert_non_null(strstr(text, note));
+		grant = strstr(text, "this call only; every process it starts "
+				     "ends with it");
+		cmd = strstr(text, "bash -c 'make test'\nAllow this command to "
+				   "run once under danger-full-access?");
+		q = strstr(text, "Allow this");
+		assert_non_null(grant);
+		assert_non_null(cmd);
+		/* The grant, then the command, then the question, last. */
+		assert_true(grant < cmd && cmd < q);
+		assert_null(strchr(q, '\n'));
+		assert_true(strstr(text, note) < grant);
+		ward_free(text);
+	}
+	assert_int_equal(
+	    ward_escalation_question(&text, &req, WARD_SURFACE_CLI), 0);
+	assert_non_null(strstr(text, "\n  command         bash -c 'make test'\n"
+				     "Allow this command to run once under "
+				     "danger-full-access? [y/N] "));
+	ward_free(text);
+	/* A file operation: the grant is for the targets shown. */
+	req.subject = WARD_SUBJECT_OPERATION;
+	req.summary = "write notes.txt (-> /ws/notes.txt)";
+	req.justification = "short";
+	assert_int_equal(
+	    ward_escalation_question(&text, &req, WARD_SURFACE_MCP), 0);
+	assert_non_null(strstr(text, "\njustification: short\n"));
+	assert_non_null(strstr(
+	    text, "\ngrant: this call only, on the targets shown below and "
+		  "nothing else\noperation: write notes.txt (-> "
+		  "/ws/notes.txt)\nAllow this operation to run once under "
+		  "danger-full-access? Accept with \"allow\" checked to allow "
+		  "it; decline to refuse."));
+	assert_null(strstr(text, "not shown"));
+	ward_free(text);
+	free(just);
 }
 
 int main(void)
@@ -874,6 +981,7 @@ int main(void)
 	    T(test_fs_operation_rejected),
 	    T(test_real_runner),
 	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_approval_text),
 	    T(test_summary_resolves),
 	};
 #undef T

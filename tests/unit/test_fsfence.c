@@ -625,6 +625,100 @@ static void test_proc_self_root(void **state)
 	assert_string_equal(slurp(P("%s/s", fx->ws)), "s");
 }
 
+/* A thread that tells its id and waits to be let go. */
+struct waiter {
+	atomic_int tid;
+	atomic_int done;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+
+	atomic_store(&w->tid, (int)syscall(SYS_gettid));
+	while (!atomic_load(&w->done))
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * The fence runs in the caller's process: a process's part of /proc
+ * names the caller (its environment holds the secrets ward strips from
+ * commands), never a command. Hidden in every mode, by every name — self,
+ * thread-self, the pid, a thread's id, a symlink to it — and no rule
+ * widens it; the rest of /proc stays readable.
+ */
+static void test_proc_private(void **state)
+{
+	static const enum ward_mode modes[] = {WARD_MODE_READ_ONLY,
+					       WARD_MODE_DANGER_FULL_ACCESS};
+	struct fx *fx = *state;
+	struct ward_fs_content c = {0};
+	struct ward_fs_listing l = {0};
+	struct ward_fs_stat st = {0};
+	struct ward_fs_denial d;
+	struct waiter w = {0};
+	pthread_t th;
+	bool self_seen = false;
+
+	assert_int_equal(pthread_create(&th, NULL, wait_thread, &w), 0);
+	while (!atomic_load(&w.tid))
+		usleep(1000);
+	assert_int_equal(symlink("/proc/self/environ", P("%s/env", fx->ws)), 0);
+	for (size_t m = 0; m < 2; m++) {
+		const char *names[] = {
+		    "/proc/self/environ",
+		    "/proc/thread-self/status",
+		    P("/proc/%d/cmdline", (int)getpid()),
+		    P("/proc/%d/task/%d/maps", (int)getpid(), (int)getpid()),
+		    P("/proc/%d/status", atomic_load(&w.tid)),
+		    "/proc/self/fdinfo/0",
+		    "env",
+		};
+
+		set_policy(fx, modes[m], "rw /proc\nr- /proc/self");
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			memset(&d, 0, sizeof(d));
+			assert_int_equal(
+			    ward_fs_read(&c, &d, fx->policy, names[i], NULL),
+			    WARD_EDENIED);
+			assert_int_equal(d.reason,
+					 WARD_FS_DENIED_RULE_NO_ACCESS);
+			assert_non_null(strstr(ward_error_last(), "/proc"));
+			assert_int_equal(ward_fs_check(&d, fx->policy,
+						       WARD_FS_OP_READ,
+						       names[i]),
+					 WARD_EDENIED);
+		}
+		assert_int_equal(ward_fs_stat(&st, &d, fx->policy,
+					      "/proc/self/environ", NULL),
+				 WARD_EDENIED);
+		assert_int_equal(
+		    ward_fs_list(&l, &d, fx->policy, "/proc/self", NULL),
+		    WARD_EDENIED);
+		assert_int_equal(
+		    ward_fs_list(&l, &d, fx->policy, "/proc", NULL), 0);
+		for (size_t i = 0; i < l.count; i++) {
+			const char *e = l.entries[i].path;
+			bool pid = strspn(e, "0123456789") == strlen(e);
+
+			self_seen |= strcmp(e, "self") == 0;
+			if (pid || !strcmp(e, "self") ||
+			    !strcmp(e, "thread-self"))
+				assert_true(l.entries[i].denied);
+			if (!strcmp(e, "meminfo"))
+				assert_false(l.entries[i].denied);
+		}
+		ward_fs_listing_clear(&l);
+		assert_int_equal(
+		    ward_fs_read(&c, &d, fx->policy, "/proc/meminfo", NULL), 0);
+		ward_fs_content_clear(&c);
+	}
+	assert_true(self_seen);
+	atomic_store(&w.done, 1);
+	pthread_join(th, NULL);
+}
+
 static void test_hardlink_outside(void **state)
 {
 	struct fx *fx = *state;
@@ -1334,8 +1428,8 @@ static void test_read_options(void **state)
 			 WARD_EINVAL);
 	/* /proc files report size 0 and still read whole. */
 	assert_int_equal(
-	    ward_fs_read(&c, &d, fx->policy, "/proc/self/status", NULL), 0);
-	assert_non_null(strstr(c.data, "Pid:"));
+	    ward_fs_read(&c, &d, fx->policy, "/proc/meminfo", NULL), 0);
+	assert_non_null(strstr(c.data, "MemTotal:"));
 	ward_fs_content_clear(&c);
 }
 
@@ -1378,6 +1472,25 @@ static void test_edit_errors(void **state)
 	eo.max_bytes = 4;
 	assert_int_equal(ward_fs_edit(&n, &d, fx->policy, "e", "X", "Y", &eo),
 			 -EFBIG);
+	assert_int_equal(count_tmp(fx->ws), 0);
+	/* The result is bounded too: replace_all may not make the file
+	 * larger than max_bytes (nothing is built or written then). */
+	{
+		char big[1001];
+
+		memset(big, 'a', 1000);
+		big[1000] = '\0';
+		put(P("%s/big", fx->ws), big);
+	}
+	eo.max_bytes = 4096;
+	assert_int_equal(
+	    ward_fs_edit(&n, &d, fx->policy, "big", "a", "aaaaa", &eo), -EFBIG);
+	assert_non_null(strstr(ward_error_last(), "larger than 4096 bytes"));
+	assert_int_equal(strlen(slurp(P("%s/big", fx->ws))), 1000);
+	assert_int_equal(
+	    ward_fs_edit(&n, &d, fx->policy, "big", "a", "aaaa", &eo), 0);
+	assert_int_equal(n, 1000);
+	assert_int_equal(strlen(slurp(P("%s/big", fx->ws))), 4000);
 	assert_int_equal(count_tmp(fx->ws), 0);
 }
 
@@ -1708,6 +1821,7 @@ int main(void)
 	    T(test_link_to_protected),
 	    T(test_dotdot),
 	    T(test_proc_self_root),
+	    T(test_proc_private),
 	    T(test_hardlink_outside),
 	    T(test_move_in_and_out),
 	    T(test_move_across_filesystems),

@@ -628,11 +628,15 @@ static void test_runner_command_present(void **state)
 
 /* --- danger-full-access ---------------------------------------------------- */
 
-static void test_danger_is_bare_argv(void **state)
+/* Nothing is confined (nothing probed), but the command is kept:
+ * landlock-run --unconfined ends every process it starts with it. */
+static void test_danger_is_kept(void **state)
 {
 	struct ward_provider_options o = WARD_PROVIDER_OPTIONS_INIT;
 	struct fake_probe f = {0}; /* everything unusable */
 	ward_policy *pol = policy_at(WARD_MODE_DANGER_FULL_ACCESS, "/tmp");
+	char *const want[] = {"/bin/true", "--unconfined", "--",
+			      "echo",	   "hi",	   NULL};
 	ward_confined *c = NULL;
 	ward_provider *p;
 
@@ -640,17 +644,25 @@ static void test_danger_is_bare_argv(void **state)
 	o.platform = WARD_PLATFORM_LINUX;
 	o.probe = fake_probe_fn;
 	o.probe_ctx = &f;
+	o.launcher_path = "/bin/true"; /* any executable: not run here */
 	p = provider_with(&o);
 	assert_int_equal(ward_provider_confine(&c, p, pol, cmd_echo), 0);
-	assert_strv_equal(ward_confined_argv(c), cmd_echo);
+	assert_strv_equal(ward_confined_argv(c), want);
 	assert_strv_equal(c->cmd, cmd_echo);
 	assert_int_equal(ward_confined_runner(c), WARD_RUNNER_NONE);
 	assert_int_equal(ward_confined_enforcement(c), WARD_ENFORCEMENT_NONE);
 	assert_int_equal(ward_confined_mode(c), WARD_MODE_DANGER_FULL_ACCESS);
 	assert_string_equal(ward_confined_denial_signature(c), "");
-	assert_null(c->runner_path);
+	assert_string_equal(c->runner_path, "/bin/true");
 	assert_int_equal(total_calls(&f), 0);
 	ward_confined_free(c);
+	ward_provider_free(p);
+	/* Without a keeper the call does not run (fail closed). */
+	o.launcher_path = "/nonexistent/landlock-run";
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_confine(&c, p, pol, cmd_echo),
+			 WARD_ERUNNER);
+	assert_non_null(strstr(ward_error_last(), "uncontained"));
 	ward_provider_free(p);
 	ward_policy_free(pol);
 }
@@ -1172,7 +1184,7 @@ int main(void)
 	    cmocka_unit_test(test_force),
 	    cmocka_unit_test(test_runner_command_missing),
 	    cmocka_unit_test(test_runner_command_present),
-	    cmocka_unit_test(test_danger_is_bare_argv),
+	    cmocka_unit_test(test_danger_is_kept),
 	    cmocka_unit_test(test_bwrap_inside_workspace_refused),
 	    cmocka_unit_test(test_bwrap_resolved_once_from_path),
 	    cmocka_unit_test(test_launcher_path_override),

@@ -163,6 +163,13 @@ WARD_EXTERN int ward_result_exit_code(const ward_result *r);
 WARD_EXTERN int ward_result_signal(const ward_result *r);
 WARD_EXTERN bool ward_result_timed_out(const ward_result *r);
 WARD_EXTERN bool ward_result_denied(const ward_result *r);
+/**
+ * Whether the guard could not take out of the workspace everything the
+ * command left in a protected place (it was renamed beside itself, or
+ * could not be moved at all; the stderr notes say which): the call failed,
+ * whatever the command's own status. `ward run` exits 125 then.
+ */
+WARD_EXTERN bool ward_result_guard_failed(const ward_result *r);
 WARD_EXTERN enum ward_mode ward_result_mode(const ward_result *r);
 WARD_EXTERN enum ward_runner ward_result_runner(const ward_result *r);
 WARD_EXTERN enum ward_enforcement ward_result_enforcement(const ward_result *r);

@@ -50,6 +50,8 @@ enum cli_long_opt {
 	CLI_OPT_EXPLAIN,      /* ward run --explain */
 	CLI_OPT_ESCALATE_NETWORK, /* ward run --escalate-network HOST|on */
 	CLI_OPT_DRAIN,		  /* ward mcp --drain-timeout */
+	CLI_OPT_KEEP_NEW_REPOS,	  /* --keep-new-repos (policy_opts.h) */
+	CLI_OPT_ALLOW_HOME,	  /* --allow-home-workspace (policy_opts.h) */
 };
 
 /*
@@ -270,12 +272,14 @@ struct cli_policy_opts {
 	const char *network;	    /* --network off|on, or NULL */
 	const char **allow_domains; /* --allow-domain…, malloc'd vector */
 	size_t nallow_domains;
+	bool keep_new_repos; /* --keep-new-repos */
+	bool allow_home;     /* --allow-home-workspace */
 };
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
 	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
-	  NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0 }
+	  NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, false, false }
 
 #define CLI_POLICY_OPTIONS                                                    \
 	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER,             \
@@ -322,7 +326,6 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
  */
 const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
 			    ward_provider *provider);
-
 
 /* cli_json_print - print @value compactly on stdout with a newline, then
  * release it. Dies with exit 125 when it cannot be written. */

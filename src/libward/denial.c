@@ -222,7 +222,8 @@ bool ward_denial_judge(struct ward_denial_set *set,
 		return false;
 	e.operation = op ? op : "write";
 	for (size_t i = 0; i < nprot; i++) {
-		if (!util_path_within(abs, prot[i].path))
+		if (!ward_protected_kept(&prot[i]) ||
+		    !util_path_within(abs, prot[i].path))
 			continue;
 		e.cause = WARD_DENIAL_PROTECTED;
 		e.rule = prot[i].what;

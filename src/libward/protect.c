@@ -34,8 +34,7 @@
 #define GIT_CONFIG_MAX	  (1024 * 1024)
 #define GIT_INCLUDE_DEPTH 10
 
-/* The home directory: $HOME when absolute, else the password database. */
-static const char *home_dir(char *buf, size_t len)
+const char *ward_home_dir(char *buf, size_t len)
 {
 	const char *home = getenv("HOME");
 	struct passwd pw, *res = NULL;
@@ -59,7 +58,7 @@ static char *xdg_ward_dir(const char *var, const char *fallback)
 		if (asprintf(&lex, "%s/ward", base) < 0)
 			return NULL;
 	} else {
-		home = home_dir(pwbuf, sizeof(pwbuf));
+		home = ward_home_dir(pwbuf, sizeof(pwbuf));
 		if (!home)
 			return NULL;
 		if (asprintf(&lex, "%s/%s/ward", home, fallback) < 0)
@@ -193,15 +192,29 @@ struct scan {
 	/* The git directory whose configuration is being read: includes
 	 * inside it are read too. */
 	const char *gd;
+	/* The top of the worktree of the repository being added (the
+	 * workspace, or a nested repository's directory): a relative
+	 * core.hooksPath is taken from there. */
+	const char *top;
+	const ward_policy *policy;
+	struct ward_skipset released; /* what the walk leaves alone */
+	struct ward_strv found;	      /* the walk's .git paths */
+	struct ward_strv tops;	      /* repositories added (their tops) */
+	char *refused;		      /* why the list cannot be made */
 };
 
 /* Bounds of the scan: git directories protected (the repository's, its
  * submodules', nested ones), worktrees per git directory, and how deep a
  * submodule's name (it may hold '/') or a nesting goes. */
-#define GIT_DIRS_MAX	  64
+#define GIT_DIRS_MAX	  256
 #define GIT_WORKTREES_MAX 64
 #define GIT_NAME_DEPTH	  6
 #define GIT_NEST_DEPTH	  4
+/* The walk of a writable root for the repositories in it: entries looked
+ * at (all roots of a call together), and how deep. Past either the call is
+ * refused: a repository ward did not see would not be protected. */
+#define REPO_WALK_ENTRIES_MAX 200000
+#define REPO_WALK_DEPTH_MAX   128
 
 static void note(struct scan *s, bool link, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -223,6 +236,38 @@ static void note(struct scan *s, bool link, const char *fmt, ...)
 	}
 	ward_strv_push(s->notes, t);
 	free(t);
+}
+
+/* The first reason the list cannot be made (the call is refused). */
+static void refuse(struct scan *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void refuse(struct scan *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->refused)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s->refused, fmt, ap) < 0) {
+		s->refused = NULL;
+		s->pl->oom = true;
+	}
+	va_end(ap);
+}
+
+/* A marker (not read-only itself, see protect.h) for @dir/@name. */
+static void add_marker(struct scan *s, const char *dir, const char *name,
+		       const char *what, unsigned flags)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", name) < 0) {
+		s->pl->oom = true;
+		return;
+	}
+	plist_add_access(s->pl, p, WARD_PROTECT_GIT, what, flags,
+			 WARD_ACCESS_DEFAULT);
 }
 
 /*
@@ -300,7 +345,7 @@ static char *config_path(struct scan *s, const char *value, const char *base,
 	int n;
 
 	if (value[0] == '~' && (value[1] == '/' || !value[1])) {
-		home = home_dir(pwbuf, sizeof(pwbuf));
+		home = ward_home_dir(pwbuf, sizeof(pwbuf));
 		if (!home)
 			return NULL;
 		n = asprintf(&out, "%s%s", home, value + 1);
@@ -393,7 +438,8 @@ static void on_gitcfg(void *ctx, enum ward_gitcfg_key key, const char *value,
 		return;
 	if (key == WARD_GITCFG_HOOKSPATH) {
 		/* Relative to where hooks run: the top of the worktree. */
-		abs = config_path(s, value, s->ws, r->file, line);
+		abs = config_path(s, value, s->top ? s->top : s->ws, r->file,
+				  line);
 		if (!abs)
 			return;
 		canon = protect_named(
@@ -641,11 +687,15 @@ static void add_gitdir(struct scan *s, const char *gd, unsigned nest)
 		return;
 	if (s->gitdirs >= GIT_DIRS_MAX) {
 		if (!s->capped)
-			note(s, false,
-			     "the repository has more than %d git directories "
-			     "(submodules): ward protects the hooks and config "
-			     "of the first %d only",
-			     GIT_DIRS_MAX, GIT_DIRS_MAX);
+			refuse(s,
+			       "ward cannot protect the git repositories in "
+			       "%s: there are more than %d git directories "
+			       "(repositories, submodules, nested ones), so "
+			       "the command was not run; choose a narrower "
+			       "workspace, or release the directories that "
+			       "hold them with `unprotect:` in your user "
+			       "configuration",
+			       s->ws, GIT_DIRS_MAX);
 		s->capped = true;
 		return;
 	}
@@ -656,6 +706,12 @@ static void add_gitdir(struct scan *s, const char *gd, unsigned nest)
 	       "git commondir (git takes config and hooks from where it "
 	       "points)");
 	add_in(s, gd, "config.worktree", "git worktree config");
+	/* Where git finds more repositories: a new entry there is a new
+	 * repository (the guard takes it, the fence refuses it). */
+	add_marker(s, gd, "modules", "a new submodule's git directory",
+		   WARD_PROTECT_NEWONLY);
+	add_marker(s, gd, "worktrees", "a new linked worktree's git files",
+		   WARD_PROTECT_NEWONLY);
 	/* The repository's own configuration names more places git runs
 	 * code from (a submodule's is not read: see protect.h). */
 	if (nest == 0)
@@ -770,48 +826,70 @@ out_free:
 static void add_git(struct scan *s, const char *ws)
 {
 	char dotgit[PATH_MAX], *real;
+	const char *saved = s->top;
 	struct stat st;
 
+	for (size_t i = 0; i < s->tops.n; i++)
+		if (strcmp(s->tops.v[i], ws) == 0)
+			return;
+	ward_strv_push(&s->tops, ws);
+	s->top = ws;
 	/* A workspace of "/" must not give "//.git". */
 	if (strcmp(ws, "/") == 0)
 		ws = "";
 	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", ws) >=
 	    (int)sizeof(dotgit))
-		return;
-	if (lstat(dotgit, &st) != 0)
-		return;
+		goto out;
+	if (lstat(dotgit, &st) != 0) {
+		/* No repository here: one that appears during the call is
+		 * a new one (unless the user keeps them). */
+		if (!ward_policy_keep_new_repos(s->policy))
+			plist_add(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
+				  "a new git repository");
+		goto out;
+	}
 	if (S_ISDIR(st.st_mode)) {
+		plist_add_access(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
+				 "a git repository's .git directory",
+				 WARD_PROTECT_REPO, WARD_ACCESS_DEFAULT);
 		add_gitdir(s, dotgit, 0);
-		return;
+		goto out;
 	}
 	if (S_ISREG(st.st_mode)) {
 		add_gitfile(s, dotgit, *ws ? ws : "/");
-		return;
+		goto out;
 	}
-	if (!S_ISLNK(st.st_mode))
-		return;
+	if (!S_ISLNK(st.st_mode)) {
+		/* A FIFO or device named .git: git cannot use it, but a
+		 * replacement could be; keep it as it is. */
+		plist_add(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
+			  "the .git entry");
+		goto out;
+	}
 	plist_add_flags(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
 			"the .git symlink (it names the git directory)",
 			WARD_PROTECT_LINK);
 	real = realpath(dotgit, NULL);
 	note(s, true,
-	     "the workspace's .git is a symbolic link to %s: ward protects "
-	     "the hooks and config there, but a mount or a Landlock grant "
-	     "follows a link, so bwrap and Landlock cannot keep the link "
-	     "itself from being pointed at another git directory during a "
-	     "run (the fs fence and Seatbelt can); ward run checks it after "
-	     "every run and puts it back",
-	     real ? real : "a missing path");
+	     "%s is a symbolic link to %s: ward protects the hooks and "
+	     "config there, but a mount or a Landlock grant follows a link, "
+	     "so bwrap and Landlock cannot keep the link itself from being "
+	     "pointed at another git directory during a run (the fs fence "
+	     "and Seatbelt can); ward run checks it after every run and "
+	     "puts it back",
+	     dotgit, real ? real : "a missing path");
 	if (!real) {
 		if (errno == ENOMEM)
 			s->pl->oom = true;
-		return;
+		goto out;
 	}
 	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode))
 		add_gitdir(s, real, 0);
 	else if (S_ISREG(st.st_mode))
 		add_gitfile(s, real, *ws ? ws : "/");
 	free(real);
+out:
+	s->top = saved;
 }
 
 /* The persistence traps outside git, at the top of the workspace. */
@@ -826,6 +904,387 @@ static const struct {
     {".claude", "Claude Code project settings and hooks"},
     {".envrc", "direnv's environment file"},
 };
+
+/*
+ * Startup files and directories: what shells, git, package managers,
+ * cloud and container tools and other agents read (and run) on the
+ * user's behalf. At the top of the workspace and of every `rw` root, and
+ * of the home directory when it lies in a writable root. A floor, not the
+ * design: new repositories anywhere are handled apart (see add_git()).
+ */
+static const struct {
+	const char *name;
+	const char *what;
+} startup[] = {
+    {".bashrc", "a shell startup file"},
+    {".bash_profile", "a shell startup file"},
+    {".bash_login", "a shell startup file"},
+    {".bash_logout", "a shell startup file"},
+    {".profile", "a shell startup file"},
+    {".zshrc", "a shell startup file"},
+    {".zprofile", "a shell startup file"},
+    {".zshenv", "a shell startup file"},
+    {".zlogin", "a shell startup file"},
+    {".zlogout", "a shell startup file"},
+    {".kshrc", "a shell startup file"},
+    {".cshrc", "a shell startup file"},
+    {".tcshrc", "a shell startup file"},
+    {".inputrc", "readline's startup file"},
+    {".gitconfig", "git's configuration"},
+    {".gitmodules", "git's submodule list"},
+    {".ripgreprc", "ripgrep's configuration"},
+    {".npmrc", "npm's configuration"},
+    {".yarnrc", "yarn's configuration"},
+    {".yarnrc.yml", "yarn's configuration"},
+    {".pypirc", "the Python package index credentials"},
+    {"pip.conf", "pip's configuration"},
+    {".aws", "AWS's configuration and credentials"},
+    {".docker", "Docker's configuration and credentials"},
+    {".kube", "Kubernetes' configuration and credentials"},
+    {".codex", "Codex's configuration"},
+    {".cursor", "Cursor's configuration"},
+    {".gemini", "Gemini CLI's configuration"},
+    {".continue", "Continue's configuration"},
+    {".windsurf", "Windsurf's configuration"},
+    {".aider.conf.yml", "aider's configuration"},
+};
+
+/* The home directory's own: logins, autostart, the PATH, keys. */
+static const struct {
+	const char *name;
+	const char *what;
+} home_startup[] = {
+    {".ssh", "ssh's keys and configuration"},
+    {".gnupg", "GnuPG's keys and configuration"},
+    {".netrc", "login credentials"},
+    {".pam_environment", "the login environment"},
+    {".xprofile", "the X session's startup file"},
+    {".xsession", "the X session's startup file"},
+    {".xsessionrc", "the X session's startup file"},
+    {".xinitrc", "the X session's startup file"},
+    {".vimrc", "vim's startup file"},
+    {".emacs", "emacs' startup file"},
+    {".emacs.d/init.el", "emacs' startup file"},
+    {".claude.json", "Claude Code's configuration"},
+    {".config/autostart", "desktop autostart entries"},
+    {".config/systemd/user", "systemd user services"},
+    {".config/environment.d", "the user session's environment"},
+    {".config/git", "git's configuration"},
+    {".config/fish", "fish's startup files"},
+    {".config/nvim/init.vim", "neovim's startup file"},
+    {".config/nvim/init.lua", "neovim's startup file"},
+    {".config/pip", "pip's configuration"},
+    {".local/bin", "programs on your PATH"},
+    {".local/share/applications", "desktop entries"},
+    {".cargo/config.toml", "cargo's configuration"},
+    {".cargo/bin", "programs on your PATH"},
+};
+
+/*
+ * Protect @dir/@rel (@rel may hold '/': its parents are made canonical
+ * as far as they exist).
+ */
+static void add_rel(struct scan *s, const char *dir, const char *rel,
+		    enum ward_protect_kind kind, const char *what)
+{
+	const char *slash = strrchr(rel, '/');
+	char *lex = NULL, *parent;
+
+	if (!slash) {
+		add_kind(s, dir, rel, kind, what);
+		return;
+	}
+	if (asprintf(&lex, "%s/%.*s", strcmp(dir, "/") ? dir : "",
+		     (int)(slash - rel), rel) < 0) {
+		s->pl->oom = true;
+		return;
+	}
+	parent = util_path_canon(lex);
+	free(lex);
+	if (!parent) {
+		s->pl->oom = true;
+		return;
+	}
+	add_kind(s, parent, slash + 1, kind, what);
+	free(parent);
+}
+
+static void add_startup(struct scan *s, const char *dir)
+{
+	for (size_t i = 0; i < sizeof(startup) / sizeof(startup[0]); i++)
+		add_kind(s, dir, startup[i].name, WARD_PROTECT_TRAP,
+			 startup[i].what);
+}
+
+/* --- the repositories in a writable root -------------------------------- */
+
+int ward_skipset_init(struct ward_skipset *k, const ward_policy *policy)
+{
+	char *const *un = ward_policy_unprotected(policy);
+	struct ward_strv sv = {0};
+	char *p;
+
+	memset(k, 0, sizeof(*k));
+	for (size_t i = 0; un && un[i]; i++) {
+		ward_strv_push(&sv, un[i]);
+		p = util_path_canon(un[i]);
+		if (p)
+			ward_strv_push(&sv, p);
+		else
+			sv.oom = true;
+		free(p);
+	}
+	p = xdg_ward_dir("XDG_CONFIG_HOME", ".config");
+	if (p)
+		ward_strv_push(&sv, p);
+	free(p);
+	p = ward_state_dir();
+	if (p)
+		ward_strv_push(&sv, p);
+	free(p);
+	ward_strv_push(&sv, "/proc");
+	ward_strv_push(&sv, "/sys");
+	ward_strv_push(&sv, "/dev");
+	if (sv.oom) {
+		ward_strv_discard(&sv);
+		return -ENOMEM;
+	}
+	k->v = sv.v;
+	k->n = sv.n;
+	return 0;
+}
+
+bool ward_skipset_has(const struct ward_skipset *k, const char *path)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (util_path_within(path, k->v[i]))
+			return true;
+	}
+	return false;
+}
+
+void ward_skipset_free(struct ward_skipset *k)
+{
+	struct ward_strv sv = {k->v, k->n, k->n, false};
+
+	ward_strv_discard(&sv);
+	memset(k, 0, sizeof(*k));
+}
+
+/* One directory of the walk (@fd, absolute path @path of @plen bytes). */
+static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
+		      unsigned depth)
+{
+	struct dirent *de;
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while (!w->over && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		bool dir = de->d_type == DT_DIR;
+		struct stat st;
+		int sub;
+
+		if (is_dot(de->d_name))
+			continue;
+		if (w->max_entries && ++w->entries > w->max_entries) {
+			w->over = true;
+			snprintf(w->at, sizeof(w->at), "%s", path);
+			break;
+		}
+		if (plen + 1 + n >= PATH_MAX) {
+			w->over = true;
+			snprintf(w->at, sizeof(w->at), "%s", path);
+			break;
+		}
+		path[plen] = '/';
+		memcpy(path + plen + 1, de->d_name, n + 1);
+		if (plen == 1 && path[0] == '/') /* the root "/" */
+			memmove(path + 1, path + 2, n + 1);
+		if (strcmp(de->d_name, ".git") == 0) {
+			w->found(w->ctx, dirfd(d), de->d_name, path);
+			goto next;
+		}
+		if (de->d_type == DT_UNKNOWN)
+			dir = fstatat(dirfd(d), de->d_name, &st,
+				      AT_SYMLINK_NOFOLLOW) == 0 &&
+			      S_ISDIR(st.st_mode);
+		if (!dir || (w->skip && w->skip(w->ctx, path)))
+			goto next;
+		if (depth + 1 > w->max_depth) {
+			w->over = true;
+			snprintf(w->at, sizeof(w->at), "%s", path);
+			goto next;
+		}
+		sub = util_openat_dir(dirfd(d), de->d_name);
+		if (sub >= 0) {
+			rwalk_dir(w, sub, path, strlen(path), depth + 1);
+			close(sub);
+		}
+	next:
+		path[plen] = '\0';
+	}
+	closedir(d);
+}
+
+int ward_repo_walk(struct ward_repo_walk *w, const char *root)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (strlen(root) >= sizeof(path))
+		return -ENAMETOOLONG;
+	do {
+		fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s", root);
+	rwalk_dir(w, fd, path, strlen(path), 0);
+	close(fd);
+	return 0;
+}
+
+/* Whether @r is one of the shared temporary directories of @policy. */
+static bool shared_tmp(const ward_policy *policy, const char *r)
+{
+	const char *tmpdir = ward_policy_tmpdir(policy);
+	char *canon;
+	bool same = false;
+
+	canon = util_path_canon("/tmp");
+	same = canon && strcmp(canon, r) == 0;
+	free(canon);
+	if (!same && tmpdir && (canon = util_path_canon(tmpdir))) {
+		same = strcmp(canon, r) == 0;
+		free(canon);
+	}
+	return same;
+}
+
+int ward_protect_walk_roots(char ***out, const ward_policy *policy)
+{
+	const char *ws = ward_policy_workspace(policy);
+	struct ward_strv sv = {0};
+	char *const *roots = NULL;
+	int err;
+
+	err = ward_policy_roots(&roots, policy);
+	if (err)
+		return err;
+	for (size_t i = 0; roots && roots[i]; i++) {
+		/* The workspace is walked even under /tmp. */
+		if (strcmp(roots[i], ws) == 0 || !shared_tmp(policy, roots[i]))
+			ward_strv_push(&sv, roots[i]);
+	}
+	return ward_strv_finish(out, &sv) == 0 ? 0 : -ENOMEM;
+}
+
+static bool scan_skip(void *ctx, const char *path)
+{
+	struct scan *s = ctx;
+
+	return ward_skipset_has(&s->released, path);
+}
+
+static void scan_found(void *ctx, int dirfd, const char *name, const char *path)
+{
+	struct scan *s = ctx;
+
+	(void)dirfd;
+	(void)name;
+	ward_strv_push(&s->found, path);
+}
+
+/*
+ * Every repository in the root @r (the workspace or an `rw` root): each
+ * `.git` beneath it gets what the workspace's own repository gets. A walk
+ * past its bound refuses the call: a repository it did not reach would
+ * not be protected.
+ */
+static void add_repos(struct scan *s, const char *r, size_t *budget)
+{
+	struct ward_repo_walk w;
+
+	memset(&w, 0, sizeof(w));
+	w.max_entries = *budget ? *budget : 1;
+	w.max_depth = REPO_WALK_DEPTH_MAX;
+	w.skip = scan_skip;
+	w.found = scan_found;
+	w.ctx = s;
+	s->found.n = 0;
+	if (ward_repo_walk(&w, r) != 0)
+		return;
+	*budget = w.entries >= *budget ? 0 : *budget - w.entries;
+	if (w.over)
+		refuse(s,
+		       "ward cannot look for git repositories in all of %s "
+		       "(more than %d entries, or deeper than %d directories, "
+		       "at %s), so it cannot protect their hooks and "
+		       "configuration and the command was not run; choose a "
+		       "narrower workspace, or release large directories that "
+		       "hold no repository with `unprotect:` in your user "
+		       "configuration",
+		       r, REPO_WALK_ENTRIES_MAX, REPO_WALK_DEPTH_MAX, w.at);
+	for (size_t i = 0; i < s->found.n && !s->pl->oom; i++) {
+		char *top = s->found.v[i];
+		char *slash = strrchr(top, '/');
+
+		*slash = '\0';
+		add_git(s, *top ? top : "/");
+		*slash = '/';
+	}
+	if (s->found.oom)
+		s->pl->oom = true;
+}
+
+/*
+ * The home directory, when it lies in a writable root: its startup files,
+ * its autostart places and its own repository, with a note naming them.
+ */
+static void add_home(struct scan *s)
+{
+	char pwbuf[1024], names[512];
+	const char *home = ward_home_dir(pwbuf, sizeof(pwbuf));
+	const char *in = NULL;
+	char *h;
+	size_t o = 0, n = 0;
+
+	if (!home || !(h = util_path_canon(home)))
+		return;
+	for (size_t i = 0; s->roots && s->roots[i] && !in; i++)
+		if (util_path_within(h, s->roots[i]))
+			in = s->roots[i];
+	if (!in) {
+		free(h);
+		return;
+	}
+	names[0] = '\0';
+	for (size_t i = 0; i < sizeof(home_startup) / sizeof(home_startup[0]);
+	     i++) {
+		add_rel(s, h, home_startup[i].name, WARD_PROTECT_TRAP,
+			home_startup[i].what);
+		if (o < sizeof(names) - 64)
+			o += (size_t)snprintf(names + o, sizeof(names) - o,
+					      "%s%s", n++ ? ", " : "",
+					      home_startup[i].name);
+	}
+	add_startup(s, h);
+	add_git(s, h);
+	note(s, false,
+	     "your home directory %s lies in the writable root %s: ward keeps "
+	     "its startup files and autostart places read-only (%s, the shell "
+	     "and tool files of the workspace's list: .bashrc, .profile, "
+	     ".gitconfig, .npmrc, …) and takes a new repository there away; "
+	     "release one with `unprotect:` in your user configuration",
+	     h, in, names);
+	free(h);
+}
 
 /*
  * Drop the git and trap paths the user's own configuration released: a
@@ -872,15 +1331,67 @@ static void release(struct plist *pl, const ward_policy *policy)
 	ward_strv_discard(&canon);
 }
 
-/* Every protected path of @policy into @pl; notes into @notes if wanted. */
+/*
+ * Under workspace-write: the traps and startup files at the top of the
+ * workspace and of every `rw` root, and every repository in them (the
+ * walk); the top of the shared temporary directories (a /tmp/.git would
+ * be found by git from every directory under /tmp); the home directory
+ * when it lies in a writable root.
+ */
+static void scan_roots(struct scan *s)
+{
+	const ward_policy *policy = s->policy;
+	size_t budget = REPO_WALK_ENTRIES_MAX;
+	char **walk = NULL;
+	bool git = ward_policy_protect_git(policy);
+
+	if (ward_protect_walk_roots(&walk, policy) != 0) {
+		s->pl->oom = true;
+		return;
+	}
+	for (size_t i = 0; walk[i] && !s->pl->oom; i++) {
+		for (size_t t = 0; t < sizeof(traps) / sizeof(traps[0]); t++)
+			add_kind(s, walk[i], traps[t].name, WARD_PROTECT_TRAP,
+				 traps[t].what);
+		add_startup(s, walk[i]);
+		if (!git)
+			continue;
+		add_git(s, walk[i]);
+		add_repos(s, walk[i], &budget);
+	}
+	for (size_t i = 0; git && s->roots[i]; i++) {
+		bool walked = false;
+
+		for (size_t j = 0; walk[j] && !walked; j++)
+			walked = strcmp(walk[j], s->roots[i]) == 0;
+		if (!walked)
+			add_git(s, s->roots[i]);
+	}
+	ward_strv_free(walk);
+	add_home(s);
+}
+
+/*
+ * Every protected path of @policy into @pl; notes into @notes if wanted;
+ * why the list cannot be made into *@refused (NULL: it can; the caller
+ * frees it).
+ */
 static void scan_policy(struct plist *pl, struct ward_strv *notes,
-			bool link_notes, const ward_policy *policy)
+			bool link_notes, const ward_policy *policy,
+			char **refused)
 {
 	const char *ws = ward_policy_workspace(policy);
 	const char *store = ward_policy_store(policy);
-	struct scan s = {pl, notes, link_notes, 0, false, ws, NULL, NULL};
+	struct scan s;
 	char *p, *state;
 
+	memset(&s, 0, sizeof(s));
+	s.pl = pl;
+	s.notes = notes;
+	s.link_notes = link_notes;
+	s.ws = ws;
+	s.policy = policy;
+	*refused = NULL;
 	p = xdg_ward_dir("XDG_CONFIG_HOME", ".config");
 	if (p)
 		plist_add(pl, p, WARD_PROTECT_HOME,
@@ -923,16 +1434,17 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	plist_add(pl, p, WARD_PROTECT_PROJECT, "the project's ward directory");
 	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
 		return;
-	if (ward_policy_roots(&s.roots, policy) != 0) {
+	if (ward_policy_roots(&s.roots, policy) != 0 ||
+	    ward_skipset_init(&s.released, policy) != 0) {
 		pl->oom = true;
 		return;
 	}
-	for (size_t i = 0; i < sizeof(traps) / sizeof(traps[0]); i++)
-		add_kind(&s, ws, traps[i].name, WARD_PROTECT_TRAP,
-			 traps[i].what);
-	if (ward_policy_protect_git(policy))
-		add_git(&s, ws);
+	scan_roots(&s);
 	release(pl, policy);
+	ward_skipset_free(&s.released);
+	ward_strv_discard(&s.found);
+	ward_strv_discard(&s.tops);
+	*refused = s.refused;
 }
 
 static void plist_free(struct plist *pl)
@@ -974,21 +1486,48 @@ static struct ward_protected *plist_pack(const struct plist *pl, bool *oom)
 	return v;
 }
 
-int ward_protect_list(struct ward_protected **out, size_t *out_len,
-		      const ward_policy *policy)
+/* The list of @policy, and why it cannot be made (*@refused). */
+static int compute(struct ward_protected **out, size_t *out_len, char **refused,
+		   const ward_policy *policy)
 {
 	struct ward_protected *v = NULL;
 	struct plist pl = {0};
 	bool oom = false;
 
-	scan_policy(&pl, NULL, false, policy);
+	scan_policy(&pl, NULL, false, policy, refused);
 	if (!pl.oom)
 		v = plist_pack(&pl, &oom);
 	plist_free(&pl);
-	if (pl.oom || oom)
+	if (pl.oom || oom) {
+		free(v);
+		free(*refused);
+		*refused = NULL;
 		return ward_err(-ENOMEM, "protected paths: out of memory");
+	}
 	*out = v;
 	*out_len = pl.n;
+	return 0;
+}
+
+int ward_protect_list(struct ward_protected **out, size_t *out_len,
+		      const ward_policy *policy)
+{
+	struct ward_protected *v = NULL;
+	char *refused = NULL;
+	size_t n = 0;
+	int err;
+
+	err = compute(&v, &n, &refused, policy);
+	if (err)
+		return err;
+	if (refused) {
+		err = ward_err(WARD_EINVAL, "%s", refused);
+		free(refused);
+		free(v);
+		return err;
+	}
+	*out = v;
+	*out_len = n;
 	return 0;
 }
 
@@ -996,15 +1535,22 @@ int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
 			  const ward_policy *policy)
 {
 	struct ward_protected *v = NULL;
+	const char *why = NULL;
+	char *refused = NULL;
 	size_t n = 0;
 	int err;
 
-	if (ward_policy_protected_cached(out, out_len, policy))
-		return 0;
-	err = ward_protect_list(&v, &n, policy);
-	if (err)
-		return err;
-	ward_policy_protected_keep(out, out_len, policy, v, n);
+	/* Computed once per policy, a refusal included: the fence asks for
+	 * every path, and the walk must not run again each time. */
+	if (!ward_policy_protected_cached(out, out_len, &why, policy)) {
+		err = compute(&v, &n, &refused, policy);
+		if (err)
+			return err;
+		ward_policy_protected_keep(out, out_len, &why, policy, v, n,
+					   refused);
+	}
+	if (why)
+		return ward_err(WARD_EINVAL, "%s", why);
 	return 0;
 }
 
@@ -1012,9 +1558,11 @@ int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
 {
 	struct ward_strv notes = {0};
 	struct plist pl = {0};
+	char *refused = NULL;
 
-	scan_policy(&pl, &notes, links, policy);
+	scan_policy(&pl, &notes, links, policy, &refused);
 	plist_free(&pl);
+	free(refused); /* the plan says it (ward_policy_protected) */
 	if (pl.oom) {
 		ward_strv_discard(&notes);
 		return ward_err(-ENOMEM, "protected paths: out of memory");
@@ -1024,22 +1572,89 @@ int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
 	return 0;
 }
 
+/* Whether @p exists (no symlink followed at its end). */
+static bool exists_nofollow(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0 || errno != ENOENT;
+}
+
+/*
+ * Whether a write to @path would make a new repository: a `.git` on its
+ * way that does not exist (in a writable root), or a new entry right
+ * beneath a NEWONLY marker.
+ */
+static bool makes_repo(const ward_policy *policy,
+		       const struct ward_protected *v, size_t n,
+		       const char *path)
+{
+	char buf[PATH_MAX];
+	char *const *roots = NULL;
+	const char *at;
+	size_t len;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i].flags & WARD_PROTECT_NEWONLY) ||
+		    !util_path_within(path, v[i].path) ||
+		    strcmp(path, v[i].path) == 0)
+			continue;
+		len = strlen(v[i].path);
+		at = strchr(path + len + 1, '/');
+		len = at ? (size_t)(at - path) : strlen(path);
+		if (len >= sizeof(buf))
+			return true;
+		memcpy(buf, path, len);
+		buf[len] = '\0';
+		if (!exists_nofollow(buf))
+			return true;
+	}
+	if (ward_policy_keep_new_repos(policy) ||
+	    ward_policy_roots(&roots, policy) != 0)
+		return false;
+	for (at = strstr(path, "/.git"); at; at = strstr(at + 1, "/.git")) {
+		bool inside = false;
+
+		if (at[5] != '\0' && at[5] != '/')
+			continue;
+		len = (size_t)(at - path) + 5;
+		if (len >= sizeof(buf))
+			return true;
+		memcpy(buf, path, len);
+		buf[len] = '\0';
+		for (size_t i = 0; roots && roots[i] && !inside; i++)
+			inside = util_path_within(buf, roots[i]);
+		if (inside && !exists_nofollow(buf))
+			return true;
+	}
+	return false;
+}
+
 /*
  * On ENOMEM the answer is "hidden": a failure to compute the list must not
- * open a read or a write.
+ * open a read or a write; nor may a list that could not be made (a walk
+ * past its bound): then everything in a writable root is read-only.
  */
 enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 {
 	const struct ward_protected *v = NULL;
 	enum ward_access best = WARD_ACCESS_DEFAULT;
 	size_t n = 0;
+	int err;
 
-	if (ward_policy_protected(&v, &n, policy) != 0)
+	err = ward_policy_protected(&v, &n, policy);
+	if (err == WARD_EINVAL)
+		return WARD_ACCESS_RO;
+	if (err)
 		return WARD_ACCESS_NONE;
 	for (size_t i = 0; i < n; i++) {
 		if (util_path_within(path, v[i].path) && v[i].access > best)
 			best = v[i].access;
 	}
+	if (best == WARD_ACCESS_DEFAULT &&
+	    ward_policy_mode(policy) == WARD_MODE_WORKSPACE_WRITE &&
+	    ward_policy_protect_git(policy) && makes_repo(policy, v, n, path))
+		best = WARD_ACCESS_RO;
 	return best;
 }
 
@@ -1051,7 +1666,8 @@ bool ward_protect_inside(const ward_policy *policy, const char *dir)
 	if (ward_policy_protected(&v, &n, policy) != 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		if (util_path_within(v[i].path, dir) &&
+		if (ward_protected_kept(&v[i]) &&
+		    util_path_within(v[i].path, dir) &&
 		    strcmp(v[i].path, dir) != 0)
 			return true;
 	}

@@ -68,6 +68,17 @@ char *util_path_canon(const char *path)
 	return out;
 }
 
+int util_openat_dir(int dirfd, const char *name)
+{
+	int fd;
+
+	do {
+		fd = openat(dirfd, name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
 int util_mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];

@@ -32,6 +32,13 @@ char *util_path_canon(const char *path);
 int util_mkdir_p(const char *path);
 
 /*
+ * util_openat_dir - open the directory @name in @dirfd (AT_FDCWD: relative
+ * to the working directory) read-only, never through a symlink at its end,
+ * close-on-exec, retrying EINTR. A descriptor, or -1 with errno.
+ */
+int util_openat_dir(int dirfd, const char *name);
+
+/*
  * util_write_all - write all @len bytes of @buf to @fd, retrying on EINTR
  * and waiting for POLLOUT on EAGAIN. Returns 0, or -errno (-EIO when the
  * file takes nothing).

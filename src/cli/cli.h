@@ -212,6 +212,7 @@ int cmd_completion(int argc, char **argv, const struct cli_command *cmds,
 		   const struct cli_option *ward_options);
 /* `ward session SUBCOMMAND …`; argv[0] is "session". */
 int cmd_session(int argc, char **argv);
+int cmd_quarantine(int argc, char **argv);
 /* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
 int cmd_mcp(int argc, char **argv);
 
@@ -224,6 +225,8 @@ extern const struct cli_option cli_fs_options[];
 extern const struct cli_command cli_fs_commands[];
 extern const struct cli_option cli_session_options[];
 extern const struct cli_command cli_session_commands[];
+extern const struct cli_option cli_quarantine_options[];
+extern const struct cli_command cli_quarantine_commands[];
 extern const struct cli_option cli_config_cmd_options[];
 extern const struct cli_command cli_config_commands[];
 extern const struct cli_option cli_mcp_options[];

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 #include "cli.h"
 #include "cmd_config.h"
 #include "cmd_fs.h"
@@ -58,6 +57,12 @@ const struct cli_command cli_commands[] = {
      "sessions: per-session mode, approval and log",
      cli_session_options,
      cli_session_commands,
+     {CLI_VALUE_NONE}},
+    {"quarantine",
+     cmd_quarantine,
+     "what the guard took out of workspaces: list, restore, prune",
+     cli_quarantine_options,
+     cli_quarantine_commands,
      {CLI_VALUE_NONE}},
     {"config",
      cmd_config,

@@ -859,18 +859,17 @@ int ward_quarantine_list(ward_quarantine **out)
 	struct ward_strv boxes = {0};
 	char base[PATH_MAX];
 	struct dirent *de;
-	int bfd, fd;
+	int bfd, fd, e;
 	DIR *d;
 
 	if (!q)
 		return ward_err(-ENOMEM, "quarantine: out of memory");
 	bfd = open_base(base, sizeof(base), false);
+	e = errno;
 	if (ward_quarantine_base(base, sizeof(base)))
 		q->dir = strdup(base);
 	if (bfd < 0) {
-		if (errno != ENOENT && q->dir) {
-			int e = errno;
-
+		if (e != ENOENT && q->dir) {
 			ward_quarantine_free(q);
 			return ward_err(-e, "cannot open the quarantine %s: %s",
 					base, strerror(e));
@@ -1033,7 +1032,7 @@ static int restore_one(const struct ward_quarantine_item *it)
 int ward_quarantine_restore(size_t *restored, const char *box, const char *path)
 {
 	ward_quarantine *q = NULL;
-	size_t done = 0, matched = 0;
+	size_t done = 0, matched = 0, present = 0;
 	int err, first = 0;
 
 	if (restored)
@@ -1052,6 +1051,7 @@ int ward_quarantine_restore(size_t *restored, const char *box, const char *path)
 		matched++;
 		if (it->kept || !it->present)
 			continue;
+		present++;
 		err = restore_one(it);
 		if (err) {
 			if (!first)

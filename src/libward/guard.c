@@ -577,12 +577,43 @@ static bool runner_keeps(enum ward_runner runner,
 }
 
 /*
+ * The path the guard watches for the protected @path: itself when its
+ * directory exists, else the first missing directory on its way (made
+ * during the run, it is taken whole: `.config/systemd/user/x.service`
+ * in a home without `.config/systemd`). Into @owned when it differs.
+ */
+static const char *watched(const char *path, struct ward_strv *owned)
+{
+	char buf[PATH_MAX], *slash;
+	struct stat st;
+	const char *cut = NULL;
+
+	if (strlen(path) >= sizeof(buf))
+		return path;
+	snprintf(buf, sizeof(buf), "%s", path);
+	while ((slash = strrchr(buf, '/')) && slash != buf) {
+		*slash = '\0';
+		if (stat(buf, &st) == 0)
+			break;
+		cut = path + (slash - buf);
+	}
+	if (!cut)
+		return path;
+	ward_strv_push(owned, "");
+	if (owned->oom)
+		return path;
+	free(owned->v[owned->n - 1]);
+	owned->v[owned->n - 1] = strndup(path, (size_t)(cut - path));
+	return owned->v[owned->n - 1] ? owned->v[owned->n - 1] : path;
+}
+
+/*
  * The items of @policy under @runner into *@out (*@n of them; the paths
- * are borrowed from the policy's list and from @walk).
+ * are borrowed from the policy's list, from @walk and from @owned).
  */
 static int collect_items(struct gitem **out, size_t *n,
 			 const ward_policy *policy, enum ward_runner runner,
-			 char *const *walk)
+			 char *const *walk, struct ward_strv *owned)
 {
 	const struct ward_protected *v = NULL;
 	char *const *roots = NULL;
@@ -623,7 +654,19 @@ static int collect_items(struct gitem **out, size_t *n,
 				 strcmp(v[i].path, v[j].path) != 0;
 		if (nested || (kind == GK_DEEP && runner_keeps(runner, &v[i])))
 			continue;
-		items[ni++] = (struct gitem){kind, v[i].path, v[i].what};
+		items[ni] = (struct gitem){kind, v[i].path, v[i].what};
+		if (kind == GK_DEEP)
+			items[ni].path = watched(v[i].path, owned);
+		for (size_t j = 0; j < ni && items[ni].path; j++)
+			if (items[j].kind == kind &&
+			    strcmp(items[j].path, items[ni].path) == 0)
+				items[ni].path = NULL; /* once is enough */
+		if (items[ni].path)
+			ni++;
+	}
+	if (owned->oom) {
+		free(items);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; walk && walk[i]; i++)
 		items[ni++] =
@@ -1170,12 +1213,14 @@ static void sweep_found(void *ctx, int dirfd, const char *name,
 }
 
 static void check_sweep(struct check *c, struct tally *t,
-			const struct gentry *e)
+			const struct gentry *e, const char *late)
 {
 	struct ward_repo_walk w;
 	struct sweep s = {c, t, e, strcmp(e->dir, "/") ? strlen(e->dir) : 0};
 	struct stat st;
 
+	if (stat(e->dir, &st) != 0 && late && errno == ENOENT)
+		return;
 	if (stat(e->dir, &st) != 0 || st.st_dev != e->pdev ||
 	    st.st_ino != e->pino) {
 		gnote(c->notes,
@@ -1212,12 +1257,16 @@ static void check_entry(struct check *c, const struct gentry *e,
 
 	memset(&t, 0, sizeof(t));
 	if (e->kind == GK_SWEEP) {
-		check_sweep(c, &t, e);
+		check_sweep(c, &t, e, late);
 		goto out_report;
 	}
 	snprintf(path, sizeof(path), "%s/%s", strcmp(e->dir, "/") ? e->dir : "",
 		 e->name);
 	pfd = open_dir(e->dir);
+	/* An earlier call's directory that is gone holds nothing git could
+	 * find (its workspace was removed since). */
+	if (pfd < 0 && late && errno == ENOENT)
+		return;
 	if (pfd < 0 || fstat(pfd, &pst) != 0 || pst.st_dev != e->pdev ||
 	    pst.st_ino != e->pino) {
 		if (pfd >= 0)
@@ -1450,6 +1499,7 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 	const struct ward_protected *v = NULL;
 	struct ward_protect_guard *g = NULL;
 	struct gitem *items = NULL;
+	struct ward_strv owned = {0};
 	struct gepoch ep = {0};
 	char **walk = NULL;
 	size_t ni = 0, nv = 0;
@@ -1468,7 +1518,7 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 		if (err)
 			return ward_err(err, "protected paths: out of memory");
 	}
-	err = collect_items(&items, &ni, policy, runner, walk);
+	err = collect_items(&items, &ni, policy, runner, walk, &owned);
 	if (err || !ni)
 		goto out_free;
 	g = calloc(1, sizeof(*g));
@@ -1517,6 +1567,7 @@ out_free:
 	ward_protect_guard_free(g);
 	free(items);
 	ward_strv_free(walk);
+	ward_strv_discard(&owned);
 	return err;
 }
 

@@ -1067,6 +1067,12 @@ int ward_quarantine_restore(size_t *restored, const char *box, const char *path)
 		return ward_err(WARD_ENOMATCH,
 				"%s%s%s is not in the quarantine", box,
 				path ? ": " : "", path ? path : "");
+	if (!present)
+		return ward_err(WARD_ENOMATCH,
+				"%s%s%s: nothing left to restore (restored "
+				"already, or kept in place in the workspace: "
+				"see ward quarantine list)",
+				box, path ? ": " : "", path ? path : "");
 	if (first)
 		return first;
 	return 0;

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,7 +14,6 @@
 #include "protect.h"
 #include "util/util.h"
 #include "ward/quarantine.h"
-#include "ward/render.h"
 
 struct ward_policy {
 	enum ward_mode mode;
@@ -266,32 +264,6 @@ int ward_policy_set_allow_home_workspace(ward_policy *policy, bool allow)
 bool ward_policy_allow_home_workspace(const ward_policy *policy)
 {
 	return policy->allow_home;
-}
-
-int ward_policy_check_workspace(const ward_policy *policy)
-{
-	char pwbuf[1024], *h = NULL, *text = NULL;
-	const char *home = ward_home_dir(pwbuf, sizeof(pwbuf));
-	bool root, wide;
-	int err;
-
-	if (!policy)
-		return ward_err(WARD_EINVAL, "policy: NULL");
-	if (policy->mode != WARD_MODE_WORKSPACE_WRITE || policy->allow_home)
-		return 0;
-	root = strcmp(policy->workspace, "/") == 0;
-	if (home)
-		h = util_path_canon(home);
-	wide = root || (h && util_path_within(h, policy->workspace));
-	free(h);
-	if (!wide)
-		return 0;
-	err = ward_render_wide_workspace(&text, policy->workspace, root);
-	if (err)
-		return err;
-	err = ward_err(WARD_EINVAL, "%s", text);
-	free(text);
-	return err;
 }
 
 int ward_policy_set_quarantine(ward_policy *policy, uint64_t quota_bytes,

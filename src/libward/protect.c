@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "protect.h"
 #include "util/util.h"
+#include "ward/render.h"
 
 /* A .git file or commondir larger than this is not git's. */
 #define GIT_FILE_MAX 4096
@@ -1672,4 +1673,39 @@ bool ward_protect_inside(const ward_policy *policy, const char *dir)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * A workspace that holds the home directory (or is /) under
+ * workspace-write makes every file of the user writable: refused unless
+ * the user confirmed it. The text is render.c's, the one every front end
+ * shows.
+ */
+int ward_policy_check_workspace(const ward_policy *policy)
+{
+	char pwbuf[1024], *h = NULL, *text = NULL;
+	const char *home = ward_home_dir(pwbuf, sizeof(pwbuf));
+	const char *ws;
+	bool root, wide;
+	int err;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "policy: NULL");
+	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
+	    ward_policy_allow_home_workspace(policy))
+		return 0;
+	ws = ward_policy_workspace(policy);
+	root = strcmp(ws, "/") == 0;
+	if (home)
+		h = util_path_canon(home);
+	wide = root || (h && util_path_within(h, ws));
+	free(h);
+	if (!wide)
+		return 0;
+	err = ward_render_wide_workspace(&text, ws, root);
+	if (err)
+		return err;
+	err = ward_err(WARD_EINVAL, "%s", text);
+	free(text);
+	return err;
 }

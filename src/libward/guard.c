@@ -78,6 +78,56 @@ static int open_dir(const char *path)
 	return fd;
 }
 
+/*
+ * The directory last opened, kept for the next entry in it: the entries
+ * of a call come in the list's order, dozens of them (the startup files)
+ * in one directory. The descriptor is the cache's: callers do not close
+ * it.
+ */
+struct dircache {
+	char *dir;
+	int fd; /* -1: it could not be opened (errno in @err) */
+	int err;
+	struct stat st;
+};
+
+#define DIRCACHE_INIT                                                          \
+	{                                                                      \
+		NULL, -1, 0,                                                   \
+		{                                                              \
+			0                                                      \
+		}                                                              \
+	}
+
+static void dc_close(struct dircache *dc)
+{
+	if (dc->fd >= 0)
+		close(dc->fd);
+	free(dc->dir);
+	dc->dir = NULL;
+	dc->fd = -1;
+}
+
+/* @dir opened (its identity into *@st), or -1 with errno. */
+static int dc_open(struct dircache *dc, const char *dir, struct stat *st)
+{
+	if (!dc->dir || strcmp(dc->dir, dir) != 0) {
+		dc_close(dc);
+		dc->dir = strdup(dir);
+		dc->fd = dc->dir ? open_dir(dir) : -1;
+		dc->err = dc->dir ? errno : ENOMEM;
+		if (dc->fd >= 0 && fstat(dc->fd, &dc->st) != 0) {
+			dc->err = errno;
+			close(dc->fd);
+			dc->fd = -1;
+		}
+	}
+	*st = dc->st;
+	if (dc->fd < 0)
+		errno = dc->err;
+	return dc->fd;
+}
+
 static bool same_inode(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
@@ -478,7 +528,7 @@ static int snap_sweep(struct gentry *e, const struct ward_protected *v,
  * cannot be read: the call must not run; the detail says which) or
  * -ENOMEM.
  */
-static int snap_entry(struct gentry *e, struct budget *b,
+static int snap_entry(struct gentry *e, struct budget *b, struct dircache *dc,
 		      const struct gitem *it, const struct ward_protected *v,
 		      size_t nv)
 {
@@ -512,12 +562,10 @@ static int snap_entry(struct gentry *e, struct budget *b,
 		gentry_clear(e);
 		return oom ? -ENOMEM : 1;
 	}
-	pfd = open_dir(e->dir);
-	if (pfd < 0 || fstat(pfd, &st) != 0) {
+	pfd = dc_open(dc, e->dir, &st);
+	if (pfd < 0) {
 		/* Its directory is missing: nothing can be planted there
 		 * that git would find through it. */
-		if (pfd >= 0)
-			close(pfd);
 		gentry_clear(e);
 		return 1;
 	}
@@ -537,7 +585,6 @@ static int snap_entry(struct gentry *e, struct budget *b,
 			e->node.ino = st.st_ino;
 		}
 	}
-	close(pfd);
 	if (err == 1) {
 		e->exists = false;
 		gnode_clear(&e->node);
@@ -582,7 +629,8 @@ static bool runner_keeps(enum ward_runner runner,
  * during the run, it is taken whole: `.config/systemd/user/x.service`
  * in a home without `.config/systemd`). Into @owned when it differs.
  */
-static const char *watched(const char *path, struct ward_strv *owned)
+static const char *watched(const char *path, struct ward_strv *owned,
+			   struct dircache *dc)
 {
 	char buf[PATH_MAX], *slash;
 	struct stat st;
@@ -590,6 +638,17 @@ static const char *watched(const char *path, struct ward_strv *owned)
 
 	if (strlen(path) >= sizeof(buf))
 		return path;
+	/* Most share a directory that exists (the workspace's top). */
+	slash = strrchr(path, '/');
+	if (slash && slash != path && dc->dir && dc->fd >= 0 &&
+	    strlen(dc->dir) == (size_t)(slash - path) &&
+	    strncmp(dc->dir, path, (size_t)(slash - path)) == 0)
+		return path;
+	if (slash && slash != path) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(slash - path), path);
+		if (dc_open(dc, buf, &st) >= 0)
+			return path;
+	}
 	snprintf(buf, sizeof(buf), "%s", path);
 	while ((slash = strrchr(buf, '/')) && slash != buf) {
 		*slash = '\0';
@@ -617,6 +676,7 @@ static int collect_items(struct gitem **out, size_t *n,
 {
 	const struct ward_protected *v = NULL;
 	char *const *roots = NULL;
+	struct dircache dc = DIRCACHE_INIT;
 	struct gitem *items;
 	size_t nv = 0, ni = 0;
 	int err;
@@ -656,7 +716,7 @@ static int collect_items(struct gitem **out, size_t *n,
 			continue;
 		items[ni] = (struct gitem){kind, v[i].path, v[i].what};
 		if (kind == GK_DEEP)
-			items[ni].path = watched(v[i].path, owned);
+			items[ni].path = watched(v[i].path, owned, &dc);
 		for (size_t j = 0; j < ni && items[ni].path; j++)
 			if (items[j].kind == kind &&
 			    strcmp(items[j].path, items[ni].path) == 0)
@@ -664,6 +724,7 @@ static int collect_items(struct gitem **out, size_t *n,
 		if (items[ni].path)
 			ni++;
 	}
+	dc_close(&dc);
 	if (owned->oom) {
 		free(items);
 		return -ENOMEM;
@@ -737,6 +798,7 @@ struct check {
 	struct ward_qbox q;
 	struct ward_strv *notes;
 	const struct ward_skipset *skip;
+	struct dircache dc; /* the last entry's directory */
 	bool failed;
 	bool newrepo; /* a new repository was taken: say how to keep one */
 };
@@ -1262,15 +1324,12 @@ static void check_entry(struct check *c, const struct gentry *e,
 	}
 	snprintf(path, sizeof(path), "%s/%s", strcmp(e->dir, "/") ? e->dir : "",
 		 e->name);
-	pfd = open_dir(e->dir);
+	pfd = dc_open(&c->dc, e->dir, &pst);
 	/* An earlier call's directory that is gone holds nothing git could
 	 * find (its workspace was removed since). */
 	if (pfd < 0 && late && errno == ENOENT)
 		return;
-	if (pfd < 0 || fstat(pfd, &pst) != 0 || pst.st_dev != e->pdev ||
-	    pst.st_ino != e->pino) {
-		if (pfd >= 0)
-			close(pfd);
+	if (pfd < 0 || pst.st_dev != e->pdev || pst.st_ino != e->pino) {
 		gnote(c->notes,
 		      "ward: %s was removed or replaced during the run: the "
 		      "protected paths inside it were not checked; check "
@@ -1279,7 +1338,6 @@ static void check_entry(struct check *c, const struct gentry *e,
 		return;
 	}
 	check_path(c, &t, e, pfd, path);
-	close(pfd);
 	if ((t.n[F_ADDED] || t.n[F_ADDED_KEPT]) &&
 	    (e->kind == GK_NAMES ||
 	     strcmp(e->what, "a new git repository") == 0))
@@ -1419,14 +1477,14 @@ static int join(struct ward_protect_guard *g, struct gepoch *ep,
 		const struct gitem *items, size_t ni,
 		const struct ward_protected *v, size_t nv)
 {
-	struct budget *b = calloc(1, sizeof(*b));
+	struct budget bb, *b = &bb;
+	struct dircache dc = DIRCACHE_INIT;
 	size_t first_new = ep->nents;
 	struct gpart *parts;
 	struct gentry *ents;
 	int err = 0;
 
-	if (!b)
-		return -ENOMEM;
+	memset(b, 0, sizeof(*b));
 	ents = realloc(ep->ents, (ep->nents + ni + 1) * sizeof(*ents));
 	parts = realloc(ep->parts, (ep->nparts + 1) * sizeof(*parts));
 	if (ents)
@@ -1434,10 +1492,8 @@ static int join(struct ward_protect_guard *g, struct gepoch *ep,
 	if (parts)
 		ep->parts = parts;
 	g->v = calloc(ni + 1, sizeof(*g->v));
-	if (!ents || !parts || !g->v) {
-		free(b);
+	if (!ents || !parts || !g->v)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < ni && !err; i++) {
 		struct gentry *e = NULL;
 
@@ -1446,8 +1502,8 @@ static int join(struct ward_protect_guard *g, struct gepoch *ep,
 				      items[i].path))
 				e = &ep->ents[j];
 		if (!e) {
-			err = snap_entry(&ep->ents[ep->nents], b, &items[i], v,
-					 nv);
+			err = snap_entry(&ep->ents[ep->nents], b, &dc,
+					 &items[i], v, nv);
 			if (err == 1) {
 				err = 0;
 				continue;
@@ -1467,7 +1523,7 @@ static int join(struct ward_protect_guard *g, struct gepoch *ep,
 		    "release it with `unprotect:` in your user "
 		    "configuration (ward-config(5))",
 		    b->where, GUARD_ENTRIES_MAX, GUARD_HASH_MAX >> 20);
-	free(b);
+	dc_close(&dc);
 	if (err) {
 		/* Nothing of this call stays in the baseline. */
 		for (size_t j = first_new; j < ep->nents; j++)
@@ -1535,6 +1591,7 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 		goto out_free;
 	g->id = gstore_new_id();
 	memset(&c, 0, sizeof(c));
+	c.dc.fd = -1;
 	ward_qbox_init(&c.q, g->quota, g->retention);
 	c.notes = &g->pre;
 	c.skip = &g->skip;
@@ -1550,6 +1607,7 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 		keep_mine(g, &ep);
 	gstore_unlock(g->st);
 	ward_qbox_close(&c.q);
+	dc_close(&c.dc);
 	if (err)
 		goto out_free;
 	*out = g;
@@ -1582,6 +1640,7 @@ int ward_protect_guard_check(char ***notes, bool *failed,
 	if (failed)
 		*failed = false;
 	memset(&c, 0, sizeof(c));
+	c.dc.fd = -1;
 	c.notes = &sv;
 	if (g) {
 		ward_strv_push_all(&sv, g->pre.v);
@@ -1591,7 +1650,15 @@ int ward_protect_guard_check(char ***notes, bool *failed,
 		 * a baseline must not move the same entry twice. */
 		gstore_lock(g->st);
 		check_all(&c, g->v, g->n, NULL);
-		err = gstore_load(g->st, &ep);
+		/* The only call left lets the baseline go without reading
+		 * it all (the common case: one call at a time). */
+		err = gstore_load_parts(g->st, &ep);
+		if (!err && !(ep.nparts == 1 && ep.parts[0].id == g->id)) {
+			gepoch_clear(&ep);
+			err = gstore_load(g->st, &ep);
+		} else if (!err) {
+			ep.nparts = 0;
+		}
 		if (!err) {
 			tidy(g->st, &ep, &c, g->id);
 			err = gstore_save(g->st, &ep);
@@ -1605,6 +1672,7 @@ int ward_protect_guard_check(char ***notes, bool *failed,
 		g->checked = true;
 		newrepo_hint(&c);
 		ward_qbox_close(&c.q);
+		dc_close(&c.dc);
 		gepoch_clear(&ep);
 	}
 	if (failed)

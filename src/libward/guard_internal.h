@@ -116,6 +116,8 @@ bool gstore_alive(struct gstore *st, const struct gpart *p);
  * -ENOMEM. Under the lock.
  */
 int gstore_load(struct gstore *st, struct gepoch *ep);
+/* gstore_load - the participants only (ep->ents empty). */
+int gstore_load_parts(struct gstore *st, struct gepoch *ep);
 /* gstore_save - replace the baseline (atomically); none left: removed. */
 int gstore_save(struct gstore *st, const struct gepoch *ep);
 void gstore_close(struct gstore *st);

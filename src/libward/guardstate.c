@@ -12,7 +12,9 @@
  *                        wedges the others and is seen as a dead slot);
  *   <state>/guard/epoch  the participants and the entries they guard,
  *                        replaced atomically (a temporary file renamed over
- *                        it), checked by a SHA-256 of its payload.
+ *                        it), checked by a 64-bit FNV-1a of its payload
+ *                        (against damage: nothing confined can reach the
+ *                        state directory).
  *
  * Why a shared persisted snapshot rather than a lock held from snapshot to
  * check: that lock would serialise every call of the user — a background
@@ -39,16 +41,27 @@
 #include "guard_internal.h"
 #include "internal.h"
 #include "protect.h"
-#include "util/sha256.h"
 #include "util/util.h"
 
 #define EPOCH_MAGIC   "WARDGE1\n"
-#define EPOCH_VERSION 1u
+#define EPOCH_VERSION 2u
+/* magic, version, payload length, payload checksum */
+#define EPOCH_HEAD (8 + 4 + 8 + 8)
 /* An epoch larger than this is not read (the guard keeps at most 32 MiB of
  * content per call; this leaves room for many calls). */
 #define EPOCH_MAX      ((size_t)512 * 1024 * 1024)
 #define SLOTS_MAX      4096u
 #define NODE_DEPTH_MAX 80
+
+/* FNV-1a, 64 bits: the epoch's checksum. */
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
 
 /* --- entries ------------------------------------------------------------- */
 
@@ -105,30 +118,38 @@ bool gentry_is(const struct gentry *e, char kind, const char *path)
 
 /* --- serialisation --------------------------------------------------------- */
 
+/* Where the encoding goes: counted only (@p NULL), then written. */
 struct wbuf {
-	FILE *m;
+	unsigned char *p;
+	size_t len;
 };
+
+static void put(struct wbuf *w, const void *v, size_t n)
+{
+	if (w->p && n)
+		memcpy(w->p + w->len, v, n);
+	w->len += n;
+}
 
 static void put_u8(struct wbuf *w, uint8_t v)
 {
-	fwrite(&v, 1, 1, w->m);
+	put(w, &v, 1);
 }
 
 static void put_u32(struct wbuf *w, uint32_t v)
 {
-	fwrite(&v, sizeof(v), 1, w->m);
+	put(w, &v, sizeof(v));
 }
 
 static void put_u64(struct wbuf *w, uint64_t v)
 {
-	fwrite(&v, sizeof(v), 1, w->m);
+	put(w, &v, sizeof(v));
 }
 
 static void put_bytes(struct wbuf *w, const void *p, size_t n)
 {
 	put_u64(w, n);
-	if (n)
-		fwrite(p, 1, n, w->m);
+	put(w, p, n);
 }
 
 /* A string, or NULL (length UINT64_MAX). */
@@ -147,7 +168,7 @@ static void put_node(struct wbuf *w, const struct gnode *nd)
 	put_u32(w, (uint32_t)nd->mode);
 	put_u64(w, (uint64_t)nd->dev);
 	put_u64(w, (uint64_t)nd->ino);
-	fwrite(nd->digest, 1, sizeof(nd->digest), w->m);
+	put(w, nd->digest, sizeof(nd->digest));
 	put_u8(w, nd->kept);
 	if (nd->kept)
 		put_bytes(w, nd->data, nd->len);
@@ -284,47 +305,57 @@ static void get_node(struct rbuf *r, struct gnode *nd, bool *oom,
 	}
 }
 
-static int encode(char **out, size_t *out_len, const struct gepoch *ep)
+static void encode_into(struct wbuf *w, const struct gepoch *ep)
 {
-	struct wbuf w;
-	char *buf = NULL;
-	size_t len = 0;
-
-	w.m = open_memstream(&buf, &len);
-	if (!w.m)
-		return -ENOMEM;
-	put_u64(&w, ep->nparts);
+	put_u64(w, ep->nparts);
 	for (size_t i = 0; i < ep->nparts; i++) {
-		put_u32(&w, ep->parts[i].slot);
-		put_u64(&w, ep->parts[i].id);
-		put_u64(&w, (uint64_t)ep->parts[i].pid);
+		put_u32(w, ep->parts[i].slot);
+		put_u64(w, ep->parts[i].id);
+		put_u64(w, (uint64_t)ep->parts[i].pid);
 	}
-	put_u64(&w, ep->nents);
+	put_u64(w, ep->nents);
 	for (size_t i = 0; i < ep->nents; i++) {
 		const struct gentry *e = &ep->ents[i];
 
-		put_u8(&w, (uint8_t)e->kind);
-		put_str(&w, e->dir);
-		put_str(&w, e->name);
-		put_str(&w, e->what);
-		put_u64(&w, (uint64_t)e->pdev);
-		put_u64(&w, (uint64_t)e->pino);
-		put_u8(&w, e->exists);
-		put_u64(&w, e->nrefs);
+		put_u8(w, (uint8_t)e->kind);
+		put_str(w, e->dir);
+		put_str(w, e->name);
+		put_str(w, e->what);
+		put_u64(w, (uint64_t)e->pdev);
+		put_u64(w, (uint64_t)e->pino);
+		put_u8(w, e->exists);
+		put_u64(w, e->nrefs);
 		for (size_t j = 0; j < e->nrefs; j++)
-			put_u64(&w, e->refs[j]);
-		put_node(&w, &e->node);
+			put_u64(w, e->refs[j]);
+		put_node(w, &e->node);
 	}
-	if (fclose(w.m) != 0 || !buf) {
-		free(buf);
+}
+
+/* @ep encoded after @head bytes left free, in one allocation of the
+ * exact size (counted first). */
+static int encode(unsigned char **out, size_t *out_len, const struct gepoch *ep,
+		  size_t head)
+{
+	struct wbuf w = {NULL, 0};
+
+	encode_into(&w, ep);
+	*out_len = w.len;
+	w.p = malloc(head + w.len);
+	if (!w.p)
 		return -ENOMEM;
-	}
-	*out = buf;
-	*out_len = len;
+	*out = w.p;
+	w.p += head;
+	w.len = 0;
+	encode_into(&w, ep);
 	return 0;
 }
 
-static int decode(struct gepoch *ep, const unsigned char *p, size_t len)
+/*
+ * @len bytes of payload at @p into @ep; with @parts_only the participants
+ * only, and @p may be a prefix of the payload.
+ */
+static int decode(struct gepoch *ep, const unsigned char *p, size_t len,
+		  bool parts_only)
 {
 	struct rbuf r = {p, len, false};
 	bool oom = false;
@@ -345,6 +376,8 @@ static int decode(struct gepoch *ep, const unsigned char *p, size_t len)
 		ep->parts[i].pid = (int64_t)get_u64(&r);
 		ep->nparts++;
 	}
+	if (parts_only && !r.bad)
+		return 0;
 	n = get_u64(&r);
 	if (!r.bad && n > r.left / 32)
 		r.bad = true;
@@ -480,9 +513,13 @@ static int open_dir(char *path, size_t len)
 			return -1;
 		}
 	}
-	if (util_mkdir_p(path) != 0)
-		return -1;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (util_mkdir_p(path) != 0)
+			return -1;
+		fd =
+		    open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd >= 0 && !trusted(fd, true)) {
 		close(fd);
 		errno = EPERM;
@@ -642,13 +679,16 @@ static unsigned char *read_epoch(struct gstore *st, size_t *len, int *err)
 	return buf;
 }
 
-int gstore_load(struct gstore *st, struct gepoch *ep)
+/*
+ * The baseline into @ep; with @parts_only its participants only (the
+ * entries are left out: a call that is the only one left needs no more to
+ * let the baseline go).
+ */
+static int load(struct gstore *st, struct gepoch *ep, bool parts_only)
 {
-	unsigned char *buf, digest[WARD_SHA256_LEN];
-	const size_t head = 8 + 4 + 8 + WARD_SHA256_LEN;
-	struct ward_sha256 h;
+	unsigned char *buf;
 	size_t len = 0;
-	uint64_t plen;
+	uint64_t plen, sum;
 	uint32_t ver;
 	int err;
 
@@ -656,7 +696,8 @@ int gstore_load(struct gstore *st, struct gepoch *ep)
 	if (st->dfd < 0) {
 		if (!mem_blob)
 			return 0;
-		return decode(ep, (const unsigned char *)mem_blob, mem_len) == 0
+		return decode(ep, (const unsigned char *)mem_blob, mem_len,
+			      parts_only) == 0
 			   ? 0
 			   : -ENOMEM;
 	}
@@ -669,15 +710,14 @@ int gstore_load(struct gstore *st, struct gepoch *ep)
 				"epoch (%s), so the command was not run",
 				st->dir, strerror(-err));
 	err = WARD_EINVAL;
-	if (buf && len >= head && memcmp(buf, EPOCH_MAGIC, 8) == 0) {
+	if (buf && len >= EPOCH_HEAD && memcmp(buf, EPOCH_MAGIC, 8) == 0) {
 		memcpy(&ver, buf + 8, 4);
 		memcpy(&plen, buf + 12, 8);
-		ward_sha256_init(&h);
-		ward_sha256_update(&h, buf + head, len - head);
-		ward_sha256_final(digest, &h);
-		if (ver == EPOCH_VERSION && plen == len - head &&
-		    memcmp(digest, buf + 20, WARD_SHA256_LEN) == 0)
-			err = decode(ep, buf + head, len - head);
+		memcpy(&sum, buf + 20, 8);
+		if (ver == EPOCH_VERSION && plen == len - EPOCH_HEAD &&
+		    sum == fnv1a(buf + EPOCH_HEAD, len - EPOCH_HEAD))
+			err = decode(ep, buf + EPOCH_HEAD, len - EPOCH_HEAD,
+				     parts_only);
 	}
 	free(buf);
 	if (err == WARD_EINVAL)
@@ -692,14 +732,51 @@ int gstore_load(struct gstore *st, struct gepoch *ep)
 	return err ? ward_err(err, "the guard: out of memory") : 0;
 }
 
+int gstore_load(struct gstore *st, struct gepoch *ep)
+{
+	return load(st, ep, false);
+}
+
+int gstore_load_parts(struct gstore *st, struct gepoch *ep)
+{
+	unsigned char head[4096];
+	uint64_t plen;
+	uint32_t ver;
+	ssize_t n;
+	int fd, err;
+
+	/* The participants come first: a prefix of the file says who is
+	 * there (no checksum: a damaged file is read whole below). */
+	memset(ep, 0, sizeof(*ep));
+	if (st->dfd < 0)
+		return load(st, ep, true);
+	do {
+		fd = openat(st->dfd, "epoch",
+			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : load(st, ep, true);
+	do {
+		n = pread(fd, head, sizeof(head), 0);
+	} while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < EPOCH_HEAD || memcmp(head, EPOCH_MAGIC, 8) != 0)
+		return load(st, ep, true);
+	memcpy(&ver, head + 8, 4);
+	memcpy(&plen, head + 12, 8);
+	if (ver != EPOCH_VERSION || plen + EPOCH_HEAD > (uint64_t)n + EPOCH_MAX)
+		return load(st, ep, true);
+	err = decode(ep, head + EPOCH_HEAD, (size_t)n - EPOCH_HEAD, true);
+	return err == 0 ? 0 : load(st, ep, true);
+}
+
 int gstore_save(struct gstore *st, const struct gepoch *ep)
 {
-	unsigned char digest[WARD_SHA256_LEN];
-	char *payload = NULL, tmp[64];
-	struct ward_sha256 h;
-	size_t len = 0;
 	uint32_t ver = EPOCH_VERSION;
-	uint64_t plen;
+	unsigned char *file = NULL;
+	uint64_t plen, sum;
+	size_t len = 0;
+	char tmp[64];
 	int fd, err;
 
 	if (!ep->nparts && !ep->nents) {
@@ -713,38 +790,33 @@ int gstore_save(struct gstore *st, const struct gepoch *ep)
 			return -errno;
 		return 0;
 	}
-	err = encode(&payload, &len, ep);
+	err = encode(&file, &len, ep, st->dfd < 0 ? 0 : EPOCH_HEAD);
 	if (err)
 		return err;
 	if (st->dfd < 0) {
 		free(mem_blob);
-		mem_blob = payload;
+		mem_blob = (char *)file;
 		mem_len = len;
 		return 0;
 	}
-	ward_sha256_init(&h);
-	ward_sha256_update(&h, payload, len);
-	ward_sha256_final(digest, &h);
+	/* One write of the header and the payload. */
 	plen = len;
+	sum = fnv1a(file + EPOCH_HEAD, len);
+	memcpy(file, EPOCH_MAGIC, 8);
+	memcpy(file + 8, &ver, 4);
+	memcpy(file + 12, &plen, 8);
+	memcpy(file + 20, &sum, 8);
 	snprintf(tmp, sizeof(tmp), "epoch.tmp.%ld", (long)getpid());
 	(void)unlinkat(st->dfd, tmp, 0);
 	fd = openat(st->dfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
-		free(payload);
+		free(file);
 		return err;
 	}
-	err = util_write_all(fd, EPOCH_MAGIC, 8);
-	if (!err)
-		err = util_write_all(fd, &ver, 4);
-	if (!err)
-		err = util_write_all(fd, &plen, 8);
-	if (!err)
-		err = util_write_all(fd, digest, sizeof(digest));
-	if (!err)
-		err = util_write_all(fd, payload, len);
-	free(payload);
+	err = util_write_all(fd, file, EPOCH_HEAD + len);
+	free(file);
 	if (close(fd) != 0 && !err)
 		err = -errno;
 	if (!err && renameat(st->dfd, tmp, st->dfd, "epoch") != 0)

@@ -48,6 +48,7 @@ struct ward_policy {
 	struct ward_protected *prot;
 	size_t nprot;
 	char *prot_refused; /* why the list could not be made, or NULL */
+	char **prot_notes;  /* what the scan found to say (protect.c) */
 	bool prot_done;
 	/* The rules' paths that resolve elsewhere (see rule_aliases). */
 	struct ward_rule_alias *aliases;
@@ -66,6 +67,8 @@ static void forget(ward_policy *p)
 	p->nprot = 0;
 	free(p->prot_refused);
 	p->prot_refused = NULL;
+	ward_strv_free(p->prot_notes);
+	p->prot_notes = NULL;
 	p->prot_done = false;
 	ward_rule_aliases_free(p->aliases, p->naliases);
 	p->aliases = NULL;
@@ -371,6 +374,7 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	p->prot = NULL;
 	p->nprot = 0;
 	p->prot_refused = NULL;
+	p->prot_notes = NULL;
 	p->prot_done = false;
 	p->aliases = NULL;
 	p->naliases = 0;
@@ -532,6 +536,7 @@ int ward_roots_writable(char ***out, const ward_policy *policy)
 
 bool ward_policy_protected_cached(const struct ward_protected **out,
 				  size_t *out_len, const char **refused,
+				  char *const **notes,
 				  const ward_policy *policy)
 {
 	ward_policy *p = (ward_policy *)policy; /* the cache only */
@@ -543,6 +548,7 @@ bool ward_policy_protected_cached(const struct ward_protected **out,
 		*out = p->prot;
 		*out_len = p->nprot;
 		*refused = p->prot_refused;
+		*notes = p->prot_notes;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return done;
@@ -550,8 +556,9 @@ bool ward_policy_protected_cached(const struct ward_protected **out,
 
 void ward_policy_protected_keep(const struct ward_protected **out,
 				size_t *out_len, const char **refused,
-				const ward_policy *policy,
-				struct ward_protected *v, size_t n, char *why)
+				char *const **notes, const ward_policy *policy,
+				struct ward_protected *v, size_t n, char *why,
+				char **said)
 {
 	ward_policy *p = (ward_policy *)policy; /* the cache only */
 
@@ -559,15 +566,18 @@ void ward_policy_protected_keep(const struct ward_protected **out,
 	if (p->prot_done) {
 		free(v);
 		free(why);
+		ward_strv_free(said);
 	} else {
 		p->prot = v;
 		p->nprot = n;
 		p->prot_refused = why;
+		p->prot_notes = said;
 		p->prot_done = true;
 	}
 	*out = p->prot;
 	*out_len = p->nprot;
 	*refused = p->prot_refused;
+	*notes = p->prot_notes;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -14,12 +14,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gitconfig.h"
@@ -48,8 +51,57 @@ const char *ward_home_dir(char *buf, size_t len)
 	return pw.pw_dir;
 }
 
-/* $VAR/ward when $VAR is absolute, else $HOME/fallback/ward (or NULL). */
+static char *xdg_ward_dir_now(const char *var, const char *fallback);
+
+/*
+ * $VAR/ward when $VAR is absolute, else $HOME/fallback/ward (or NULL),
+ * canonical. Asked several times per call (the protected list, the walk,
+ * the guard), and realpath() of a path that does not exist yet costs a
+ * readlink per component per try: the last answer is kept for the same
+ * $VAR and $HOME (a change of either is a new question).
+ */
 static char *xdg_ward_dir(const char *var, const char *fallback)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		const char *var;
+		char *key, *value;
+	} memo[2];
+	const char *v = getenv(var), *home = getenv("HOME");
+	char *key = NULL, *out = NULL;
+	size_t slot = strcmp(var, "XDG_STATE_HOME") == 0;
+
+	if (asprintf(&key, "%s\n%s", v ? v : "", home ? home : "") < 0)
+		return xdg_ward_dir_now(var, fallback);
+	pthread_mutex_lock(&lock);
+	if (memo[slot].key && strcmp(memo[slot].key, key) == 0 &&
+	    memo[slot].var == var)
+		out = strdup(memo[slot].value);
+	pthread_mutex_unlock(&lock);
+	if (out) {
+		free(key);
+		return out;
+	}
+	out = xdg_ward_dir_now(var, fallback);
+	pthread_mutex_lock(&lock);
+	if (out) {
+		char *copy = strdup(out);
+
+		if (copy) {
+			free(memo[slot].key);
+			free(memo[slot].value);
+			memo[slot].var = var;
+			memo[slot].key = key;
+			memo[slot].value = copy;
+			key = NULL;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	free(key);
+	return out;
+}
+
+static char *xdg_ward_dir_now(const char *var, const char *fallback)
 {
 	const char *base = getenv(var);
 	char pwbuf[1024], *lex = NULL, *out;
@@ -185,7 +237,6 @@ static char *resolve_against(const char *base, const char *rel)
 struct scan {
 	struct plist *pl;
 	struct ward_strv *notes; /* NULL: not wanted */
-	bool link_notes;	 /* also the notes about symlinks */
 	unsigned gitdirs;	 /* git directories protected so far */
 	bool capped;		 /* GIT_DIRS_MAX reached */
 	const char *ws;		 /* the canonical workspace */
@@ -217,16 +268,20 @@ struct scan {
 #define REPO_WALK_ENTRIES_MAX 200000
 #define REPO_WALK_DEPTH_MAX   128
 
+/* The marks of a kept note (see note()). */
+#define NOTE_PLAIN 'n'
+#define NOTE_LINK  'l'
+
 static void note(struct scan *s, bool link, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void note(struct scan *s, bool link, const char *fmt, ...)
 {
 	va_list ap;
-	char *t = NULL;
+	char *t = NULL, *m = NULL;
 	int n;
 
-	if (!s->notes || (link && !s->link_notes))
+	if (!s->notes)
 		return;
 	va_start(ap, fmt);
 	n = vasprintf(&t, fmt, ap);
@@ -235,7 +290,13 @@ static void note(struct scan *s, bool link, const char *fmt, ...)
 		s->notes->oom = true;
 		return;
 	}
-	ward_strv_push(s->notes, t);
+	/* The first byte says whether it is about a symbolic link (a
+	 * runner that keeps links itself, Seatbelt, leaves those out). */
+	if (asprintf(&m, "%c%s", link ? NOTE_LINK : NOTE_PLAIN, t) < 0)
+		s->notes->oom = true;
+	else
+		ward_strv_push(s->notes, m);
+	free(m);
 	free(t);
 }
 
@@ -1072,65 +1133,113 @@ void ward_skipset_free(struct ward_skipset *k)
 	memset(k, 0, sizeof(*k));
 }
 
-/* One directory of the walk (@fd, absolute path @path of @plen bytes). */
+/* getdents64(2)'s record (not every C library declares it). */
+struct ldirent {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * One directory of the walk (@fd, absolute path @path of @plen bytes).
+ * Its entries are read with getdents64 into the walk's one buffer, start
+ * to end; the `.git` entries and the directories among them are noted on
+ * the walk's stack of names (one allocation for the whole walk), and only
+ * then acted on — each directory is read once, in order, and the walk
+ * holds one descriptor per level (it runs after every call).
+ */
 static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
 		      unsigned depth)
 {
-	struct dirent *de;
-	int dfd = dup(fd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	size_t mark = w->alen, at;
+	long got;
 
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return;
+	while (!w->over && (got = syscall(SYS_getdents64, fd, w->buf,
+					  sizeof(w->buf))) > 0) {
+		for (long o = 0; o < got && !w->over;) {
+			const struct ldirent *de =
+			    (const struct ldirent *)(void *)(w->buf + o);
+			const char *name = de->d_name;
+			bool git = strcmp(name, ".git") == 0;
+			bool dir = de->d_type == DT_DIR;
+			size_t n = strlen(name);
+			struct stat st;
+
+			o += de->d_reclen;
+			if (is_dot(name))
+				continue;
+			if (w->max_entries && ++w->entries > w->max_entries) {
+				w->over = true;
+				snprintf(w->at, sizeof(w->at), "%s", path);
+				break;
+			}
+			if (!git && de->d_type == DT_UNKNOWN)
+				dir = fstatat(fd, name, &st,
+					      AT_SYMLINK_NOFOLLOW) == 0 &&
+				      S_ISDIR(st.st_mode);
+			if (!git && !dir)
+				continue;
+			if (w->alen + n + 2 > w->acap) {
+				size_t cap = w->acap ? 2 * w->acap : 4096;
+				char *na;
+
+				while (cap < w->alen + n + 2)
+					cap *= 2;
+				na = w->arena == w->small
+					 ? malloc(cap)
+					 : realloc(w->arena, cap);
+				if (na && w->arena == w->small)
+					memcpy(na, w->small, w->alen);
+				if (!na) {
+					w->over = true;
+					snprintf(w->at, sizeof(w->at),
+						 "%s (out of memory)", path);
+					break;
+				}
+				w->arena = na;
+				w->acap = cap;
+			}
+			w->arena[w->alen++] = git ? 'g' : 'd';
+			memcpy(w->arena + w->alen, name, n + 1);
+			w->alen += n + 1;
+		}
 	}
-	while (!w->over && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		bool dir = de->d_type == DT_DIR;
-		struct stat st;
+	for (at = mark; at < w->alen && !w->over;) {
+		/* The stack may move as deeper levels grow it: offsets. */
+		char kind = w->arena[at];
+		size_t n = strlen(w->arena + at + 1);
 		int sub;
 
-		if (is_dot(de->d_name))
-			continue;
-		if (w->max_entries && ++w->entries > w->max_entries) {
-			w->over = true;
-			snprintf(w->at, sizeof(w->at), "%s", path);
-			break;
-		}
 		if (plen + 1 + n >= PATH_MAX) {
 			w->over = true;
 			snprintf(w->at, sizeof(w->at), "%s", path);
 			break;
 		}
-		path[plen] = '/';
-		memcpy(path + plen + 1, de->d_name, n + 1);
 		if (plen == 1 && path[0] == '/') /* the root "/" */
-			memmove(path + 1, path + 2, n + 1);
-		if (strcmp(de->d_name, ".git") == 0) {
-			w->found(w->ctx, dirfd(d), de->d_name, path);
-			goto next;
+			memcpy(path + 1, w->arena + at + 1, n + 1);
+		else {
+			path[plen] = '/';
+			memcpy(path + plen + 1, w->arena + at + 1, n + 1);
 		}
-		if (de->d_type == DT_UNKNOWN)
-			dir = fstatat(dirfd(d), de->d_name, &st,
-				      AT_SYMLINK_NOFOLLOW) == 0 &&
-			      S_ISDIR(st.st_mode);
-		if (!dir || (w->skip && w->skip(w->ctx, path)))
-			goto next;
-		if (depth + 1 > w->max_depth) {
-			w->over = true;
-			snprintf(w->at, sizeof(w->at), "%s", path);
-			goto next;
+		at += n + 2;
+		if (kind == 'g') {
+			w->found(w->ctx, fd, path + strlen(path) - n, path);
+		} else if (!w->skip || !w->skip(w->ctx, path)) {
+			if (depth + 1 > w->max_depth) {
+				w->over = true;
+				snprintf(w->at, sizeof(w->at), "%s", path);
+			} else if ((sub = util_openat_dir(
+					fd, path + strlen(path) - n)) >= 0) {
+				rwalk_dir(w, sub, path, strlen(path),
+					  depth + 1);
+				close(sub);
+			}
 		}
-		sub = util_openat_dir(dirfd(d), de->d_name);
-		if (sub >= 0) {
-			rwalk_dir(w, sub, path, strlen(path), depth + 1);
-			close(sub);
-		}
-	next:
 		path[plen] = '\0';
 	}
-	closedir(d);
+	w->alen = mark;
 }
 
 int ward_repo_walk(struct ward_repo_walk *w, const char *root)
@@ -1146,7 +1255,13 @@ int ward_repo_walk(struct ward_repo_walk *w, const char *root)
 	if (fd < 0)
 		return -errno;
 	snprintf(path, sizeof(path), "%s", root);
+	w->arena = w->small;
+	w->alen = 0;
+	w->acap = sizeof(w->small);
 	rwalk_dir(w, fd, path, strlen(path), 0);
+	if (w->arena != w->small)
+		free(w->arena);
+	w->arena = NULL;
 	close(fd);
 	return 0;
 }
@@ -1378,8 +1493,7 @@ static void scan_roots(struct scan *s)
  * frees it).
  */
 static void scan_policy(struct plist *pl, struct ward_strv *notes,
-			bool link_notes, const ward_policy *policy,
-			char **refused)
+			const ward_policy *policy, char **refused)
 {
 	const char *ws = ward_policy_workspace(policy);
 	const char *store = ward_policy_store(policy);
@@ -1389,7 +1503,6 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	memset(&s, 0, sizeof(s));
 	s.pl = pl;
 	s.notes = notes;
-	s.link_notes = link_notes;
 	s.ws = ws;
 	s.policy = policy;
 	*refused = NULL;
@@ -1487,19 +1600,21 @@ static struct ward_protected *plist_pack(const struct plist *pl, bool *oom)
 	return v;
 }
 
-/* The list of @policy, and why it cannot be made (*@refused). */
+/* The list of @policy, why it cannot be made (*@refused) and the notes
+ * of the scan (*@said, marked: see note()). */
 static int compute(struct ward_protected **out, size_t *out_len, char **refused,
-		   const ward_policy *policy)
+		   char ***said, const ward_policy *policy)
 {
 	struct ward_protected *v = NULL;
+	struct ward_strv notes = {0};
 	struct plist pl = {0};
 	bool oom = false;
 
-	scan_policy(&pl, NULL, false, policy, refused);
+	scan_policy(&pl, &notes, policy, refused);
 	if (!pl.oom)
 		v = plist_pack(&pl, &oom);
 	plist_free(&pl);
-	if (pl.oom || oom) {
+	if (pl.oom || oom || ward_strv_finish(said, &notes) != 0) {
 		free(v);
 		free(*refused);
 		*refused = NULL;
@@ -1514,13 +1629,14 @@ int ward_protect_list(struct ward_protected **out, size_t *out_len,
 		      const ward_policy *policy)
 {
 	struct ward_protected *v = NULL;
-	char *refused = NULL;
+	char *refused = NULL, **said = NULL;
 	size_t n = 0;
 	int err;
 
-	err = compute(&v, &n, &refused, policy);
+	err = compute(&v, &n, &refused, &said, policy);
 	if (err)
 		return err;
+	ward_strv_free(said);
 	if (refused) {
 		err = ward_err(WARD_EINVAL, "%s", refused);
 		free(refused);
@@ -1532,43 +1648,56 @@ int ward_protect_list(struct ward_protected **out, size_t *out_len,
 	return 0;
 }
 
-int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
-			  const ward_policy *policy)
+/*
+ * The list of @policy and the notes of its scan, computed once per policy
+ * and kept in it, a refusal included: the fence asks for every path, and
+ * the walk must not run again each time.
+ */
+static int protected_and_notes(const struct ward_protected **out,
+			       size_t *out_len, char *const **notes,
+			       const ward_policy *policy)
 {
 	struct ward_protected *v = NULL;
+	char *refused = NULL, **said = NULL;
 	const char *why = NULL;
-	char *refused = NULL;
 	size_t n = 0;
 	int err;
 
-	/* Computed once per policy, a refusal included: the fence asks for
-	 * every path, and the walk must not run again each time. */
-	if (!ward_policy_protected_cached(out, out_len, &why, policy)) {
-		err = compute(&v, &n, &refused, policy);
+	if (!ward_policy_protected_cached(out, out_len, &why, notes, policy)) {
+		err = compute(&v, &n, &refused, &said, policy);
 		if (err)
 			return err;
-		ward_policy_protected_keep(out, out_len, &why, policy, v, n,
-					   refused);
+		ward_policy_protected_keep(out, out_len, &why, notes, policy, v,
+					   n, refused, said);
 	}
 	if (why)
 		return ward_err(WARD_EINVAL, "%s", why);
 	return 0;
 }
 
+int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
+			  const ward_policy *policy)
+{
+	char *const *notes = NULL;
+
+	return protected_and_notes(out, out_len, &notes, policy);
+}
+
 int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
 {
-	struct ward_strv notes = {0};
-	struct plist pl = {0};
-	char *refused = NULL;
+	const struct ward_protected *v = NULL;
+	struct ward_strv sv = {0};
+	char *const *notes = NULL;
+	size_t n = 0;
+	int err;
 
-	scan_policy(&pl, &notes, links, policy, &refused);
-	plist_free(&pl);
-	free(refused); /* the plan says it (ward_policy_protected) */
-	if (pl.oom) {
-		ward_strv_discard(&notes);
-		return ward_err(-ENOMEM, "protected paths: out of memory");
-	}
-	if (ward_strv_finish(out, &notes) != 0)
+	err = protected_and_notes(&v, &n, &notes, policy);
+	if (err && err != WARD_EINVAL)
+		return err; /* a refusal: the plan says it */
+	for (size_t i = 0; notes && notes[i]; i++)
+		if (links || notes[i][0] != NOTE_LINK)
+			ward_strv_push(&sv, notes[i] + 1);
+	if (ward_strv_finish(out, &sv) != 0)
 		return ward_err(-ENOMEM, "protected paths: out of memory");
 	return 0;
 }

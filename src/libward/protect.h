@@ -135,18 +135,21 @@ int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
 			  const ward_policy *policy);
 /*
  * The policy's side of that cache (policy.c). _cached: whether the policy
- * keeps a list, then borrowed into *out. _keep: make @v (from
- * ward_protect_list(), consumed) the policy's list unless another thread
- * kept one first (then @v is freed), and borrow the kept one into *out:
- * every reader of one policy sees the same list.
+ * keeps a list, then borrowed into *out (with why it could not be made,
+ * and the notes of the scan). _keep: make @v, @why and @said (consumed)
+ * the policy's unless another thread kept them first (then they are
+ * freed), and borrow the kept ones: every reader of one policy sees the
+ * same list, and the walk runs once per policy.
  */
 bool ward_policy_protected_cached(const struct ward_protected **out,
 				  size_t *out_len, const char **refused,
+				  char *const **notes,
 				  const ward_policy *policy);
 void ward_policy_protected_keep(const struct ward_protected **out,
 				size_t *out_len, const char **refused,
-				const ward_policy *policy,
-				struct ward_protected *v, size_t n, char *why);
+				char *const **notes, const ward_policy *policy,
+				struct ward_protected *v, size_t n, char *why,
+				char **said);
 
 /*
  * ward_protect_notes - what the scan of the repository found that the
@@ -178,6 +181,12 @@ struct ward_repo_walk {
 	size_t entries; /* out: entries looked at (added to) */
 	bool over;	/* out: a bound was reached */
 	char at[4096];	/* out: where */
+	/* The walk's own: its getdents buffer and its stack of names
+	 * (see protect.c). */
+	char buf[8192] __attribute__((aligned(8)));
+	char *arena; /* @small, or a larger allocation */
+	size_t alen, acap;
+	char small[4096];
 };
 int ward_repo_walk(struct ward_repo_walk *w, const char *root);
 

@@ -1478,6 +1478,8 @@ static void t_git_commondir(void **state)
 	xmkdir(fx->base, "ws/evil/hooks");
 	xwrite(fx->base, "ws/evil/config", "[core]\n");
 	xwrite(fx->base, "ws/.git/commondir", "../evil\n");
+	/* A policy is one call's: the next call's sees the plant. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
 	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
 	for (size_t i = 0; i < n; i++)
 		print_message("protected: %s (%s)\n", v[i].path, v[i].what);

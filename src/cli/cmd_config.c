@@ -105,10 +105,8 @@ static json_t *source_json(const struct ward_config_origin *o)
 	if (!obj ||
 	    json_object_set_new(
 		obj, "layer", json_string(ward_config_layer_name(o->layer))) ||
-	    json_object_set_new(obj, "file",
-				o->file
-				    ? ward_json_str(o->file)
-				    : json_null()) ||
+	    json_object_set_new(
+		obj, "file", o->file ? ward_json_str(o->file) : json_null()) ||
 	    json_object_set_new(obj, "line",
 				o->line ? json_integer(o->line) : json_null()))
 		die(CLI_EXIT_WARD, "out of memory");
@@ -254,6 +252,16 @@ static void print_settings_text(const struct report *r)
 		snprintf(val + strlen(val), sizeof(val) - strlen(val), "%s%s",
 			 i ? ", " : "", un[i]);
 	row("unprotect", un[0] ? val : "(none)", &o);
+	s = ward_config_keep_new_repos(r->cfg, &o) ? "true" : "false";
+	row("keep_new_repos", s, &o);
+	s = ward_config_allow_home_workspace(r->cfg, &o) ? "true" : "false";
+	row("allow_home_workspace", s, &o);
+	snprintf(val, sizeof(val), "%u",
+		 ward_config_quarantine_quota_mb(r->cfg, &o));
+	row("quarantine_quota_mb", val, &o);
+	snprintf(val, sizeof(val), "%u",
+		 ward_config_quarantine_days(r->cfg, &o));
+	row("quarantine_retention_days", val, &o);
 	{
 		bool set = false;
 		enum ward_network net = ward_config_network(
@@ -437,10 +445,12 @@ static json_t *settings_json(const struct report *r)
 	if (!obj)
 		die(CLI_EXIT_WARD, "out of memory");
 	set_or_die(obj, "mode",
-		   setting_json(
-		       ward_json_str(ward_mode_name(ward_config_mode(r->cfg, &o))), &o));
-	set_or_die(obj, "workspace",
-		   setting_json(ward_json_str(ward_config_workspace(r->cfg, &o)), &o));
+		   setting_json(ward_json_str(ward_mode_name(
+				    ward_config_mode(r->cfg, &o))),
+				&o));
+	set_or_die(
+	    obj, "workspace",
+	    setting_json(ward_json_str(ward_config_workspace(r->cfg, &o)), &o));
 	n = ward_config_runners(&chain, r->cfg, &o);
 	if (n == 0)
 		n = ward_platform_chain(&chain, ward_platform_current());
@@ -452,7 +462,8 @@ static json_t *settings_json(const struct report *r)
 	set_or_die(obj, "runners", setting_json(arr, &o));
 	set_or_die(
 	    obj, "runner_command",
-	    setting_json(ward_json_str(ward_config_runner_command(r->cfg, &o)), &o));
+	    setting_json(ward_json_str(ward_config_runner_command(r->cfg, &o)),
+			 &o));
 	sigs = ward_config_runner_failure_signatures(r->cfg, &o);
 	arr = json_array();
 	if (!arr)
@@ -477,6 +488,22 @@ static json_t *settings_json(const struct report *r)
 	for (size_t i = 0; un[i]; i++)
 		push_or_die(arr, ward_json_str(un[i]));
 	set_or_die(obj, "unprotect", setting_json(arr, &o));
+	set_or_die(
+	    obj, "keep_new_repos",
+	    setting_json(json_boolean(ward_config_keep_new_repos(r->cfg, &o)),
+			 &o));
+	set_or_die(obj, "allow_home_workspace",
+		   setting_json(json_boolean(ward_config_allow_home_workspace(
+				    r->cfg, &o)),
+				&o));
+	set_or_die(
+	    obj, "quarantine_quota_mb",
+	    setting_json(
+		json_integer(ward_config_quarantine_quota_mb(r->cfg, &o)), &o));
+	set_or_die(
+	    obj, "quarantine_retention_days",
+	    setting_json(json_integer(ward_config_quarantine_days(r->cfg, &o)),
+			 &o));
 	{
 		char *const *d;
 
@@ -518,7 +545,8 @@ static void print_json(const struct report *r, bool valid)
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; i < ward_config_error_count(r->cfg); i++)
-		push_or_die(arr, ward_json_str(ward_config_error(r->cfg, i, NULL)));
+		push_or_die(arr,
+			    ward_json_str(ward_config_error(r->cfg, i, NULL)));
 	if (r->extra_error)
 		push_or_die(arr, ward_json_str(r->extra_error));
 	set_or_die(obj, "errors", arr);

@@ -655,10 +655,9 @@ static void h_presets(struct pstate *ps, const struct ynode *y)
 		ps->L->has[K_PRESETS] = true;
 }
 
-static void h_protect_git(struct pstate *ps, const struct ynode *y)
+/* A plain true or false into *@out; false after an error. */
+static bool get_bool(struct pstate *ps, const struct ynode *y, bool *out)
 {
-	bool v;
-
 	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN ||
 	    (strcmp(y->str, "true") != 0 && strcmp(y->str, "false") != 0)) {
 		char q[128];
@@ -667,9 +666,18 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
 		     y->type == Y_SCALAR && !is_null(y)
 			 ? ward_cfg_quote(q, sizeof(q), y->str, y->len)
 			 : type_name(y));
-		return;
+		return false;
 	}
-	v = strcmp(y->str, "true") == 0;
+	*out = strcmp(y->str, "true") == 0;
+	return true;
+}
+
+static void h_protect_git(struct pstate *ps, const struct ynode *y)
+{
+	bool v;
+
+	if (!get_bool(ps, y, &v))
+		return;
 	if (!v && ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		ward_cfg_ignore(
 		    ps->cfg, ps->file, ps->line, ps->key,
@@ -704,17 +712,8 @@ static void h_user_switch(struct pstate *ps, const struct ynode *y,
 					      : "~/.config/ward/config.yml";
 	bool v;
 
-	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN ||
-	    (strcmp(y->str, "true") != 0 && strcmp(y->str, "false") != 0)) {
-		char q[128];
-
-		PERR(ps, y->line, "expected true or false, got %s",
-		     y->type == Y_SCALAR && !is_null(y)
-			 ? ward_cfg_quote(q, sizeof(q), y->str, y->len)
-			 : type_name(y));
+	if (!get_bool(ps, y, &v))
 		return;
-	}
-	v = strcmp(y->str, "true") == 0;
 	if (v && ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		ward_cfg_ignore(ps->cfg, ps->file, ps->line, ps->key,
 				"a project file may only narrow the sandbox, "

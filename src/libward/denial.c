@@ -233,6 +233,17 @@ bool ward_denial_judge(struct ward_denial_set *set,
 		add(set, &e);
 		return true;
 	}
+	/* No entry names it, but it would make a new repository (a `.git`
+	 * on its way that is not there, a new entry where git finds more). */
+	if (mode == WARD_MODE_WORKSPACE_WRITE && changes(op) &&
+	    ward_protect_makes_repo(pol, abs)) {
+		e.cause = WARD_DENIAL_PROTECTED;
+		e.rule = "a new git repository (--keep-new-repos, "
+			 "keep_new_repos: true to allow)";
+		e.source = "built in (protect_git)";
+		add(set, &e);
+		return true;
+	}
 	if (mode != WARD_MODE_READ_ONLY && ward_policy_roots(&roots, pol) == 0)
 		for (size_t i = 0; roots && roots[i] && !writable; i++)
 			writable = util_path_within(abs, roots[i]);

@@ -769,11 +769,15 @@ static void add_gitdir(struct scan *s, const char *gd, unsigned nest)
 	       "points)");
 	add_in(s, gd, "config.worktree", "git worktree config");
 	/* Where git finds more repositories: a new entry there is a new
-	 * repository (the guard takes it, the fence refuses it). */
-	add_marker(s, gd, "modules", "a new submodule's git directory",
-		   WARD_PROTECT_NEWONLY);
-	add_marker(s, gd, "worktrees", "a new linked worktree's git files",
-		   WARD_PROTECT_NEWONLY);
+	 * repository (the guard takes it, the fence refuses it), unless the
+	 * user keeps new repositories. */
+	if (!ward_policy_keep_new_repos(s->policy)) {
+		add_marker(s, gd, "modules", "a new submodule's git directory",
+			   WARD_PROTECT_NEWONLY);
+		add_marker(s, gd, "worktrees",
+			   "a new linked worktree's git files",
+			   WARD_PROTECT_NEWONLY);
+	}
 	/* The repository's own configuration names more places git runs
 	 * code from (a submodule's is not read: see protect.h). */
 	if (nest == 0)
@@ -1786,6 +1790,18 @@ enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 	    ward_policy_protect_git(policy) && makes_repo(policy, v, n, path))
 		best = WARD_ACCESS_RO;
 	return best;
+}
+
+bool ward_protect_makes_repo(const ward_policy *policy, const char *path)
+{
+	const struct ward_protected *v = NULL;
+	size_t n = 0;
+
+	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
+	    !ward_policy_protect_git(policy) ||
+	    ward_policy_protected(&v, &n, policy) != 0)
+		return false;
+	return makes_repo(policy, v, n, path);
 }
 
 bool ward_protect_inside(const ward_policy *policy, const char *dir)

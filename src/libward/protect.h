@@ -305,6 +305,15 @@ enum ward_access ward_protect_match(const ward_policy *policy,
 				    const char *path);
 
 /*
+ * ward_protect_makes_repo - whether a change to the canonical @path would
+ * make a new git repository under @policy (a `.git` on its way that does
+ * not exist in a writable root, a new entry right beneath a
+ * WARD_PROTECT_NEWONLY directory): what ward_protect_match() refuses
+ * although no entry of the list names it.
+ */
+bool ward_protect_makes_repo(const ward_policy *policy, const char *path);
+
+/*
  * ward_protect_inside - whether a protected path of @policy lies strictly
  * beneath the canonical directory @dir (a tree that is removed or moved
  * would take it along).

@@ -14,9 +14,10 @@ import subprocess
 import sys
 
 
-def main():
-    tool, args = sys.argv[1], json.loads(sys.argv[2])
-    argv = sys.argv[sys.argv.index("--") + 1:]
+def client(argv):
+    """Start `ward mcp` (@argv); return the server and a call(method,
+    params, notify=False) that answers the response (None at the end of
+    the server's output). Also used by mcp_box.py."""
     srv = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     nid = [0]
 
@@ -34,6 +35,13 @@ def main():
             if m.get("id") == nid[0]:
                 return m
         return None
+
+    return srv, call
+
+
+def main():
+    tool, args = sys.argv[1], json.loads(sys.argv[2])
+    srv, call = client(sys.argv[sys.argv.index("--") + 1:])
 
     try:
         if call("initialize", {"protocolVersion": "2025-11-25",
@@ -63,4 +71,5 @@ def main():
     return 1 if res.get("isError") else 0
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

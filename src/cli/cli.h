@@ -212,6 +212,7 @@ int cmd_completion(int argc, char **argv, const struct cli_command *cmds,
 		   const struct cli_option *ward_options);
 /* `ward session SUBCOMMAND …`; argv[0] is "session". */
 int cmd_session(int argc, char **argv);
+/* `ward quarantine SUBCOMMAND …`; argv[0] is "quarantine". */
 int cmd_quarantine(int argc, char **argv);
 /* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
 int cmd_mcp(int argc, char **argv);
@@ -329,6 +330,7 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
  */
 const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
 			    ward_provider *provider);
+
 
 /* cli_json_print - print @value compactly on stdout with a newline, then
  * release it. Dies with exit 125 when it cannot be written. */

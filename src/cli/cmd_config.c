@@ -105,8 +105,10 @@ static json_t *source_json(const struct ward_config_origin *o)
 	if (!obj ||
 	    json_object_set_new(
 		obj, "layer", json_string(ward_config_layer_name(o->layer))) ||
-	    json_object_set_new(
-		obj, "file", o->file ? ward_json_str(o->file) : json_null()) ||
+	    json_object_set_new(obj, "file",
+				o->file
+				    ? ward_json_str(o->file)
+				    : json_null()) ||
 	    json_object_set_new(obj, "line",
 				o->line ? json_integer(o->line) : json_null()))
 		die(CLI_EXIT_WARD, "out of memory");
@@ -445,12 +447,10 @@ static json_t *settings_json(const struct report *r)
 	if (!obj)
 		die(CLI_EXIT_WARD, "out of memory");
 	set_or_die(obj, "mode",
-		   setting_json(ward_json_str(ward_mode_name(
-				    ward_config_mode(r->cfg, &o))),
-				&o));
-	set_or_die(
-	    obj, "workspace",
-	    setting_json(ward_json_str(ward_config_workspace(r->cfg, &o)), &o));
+		   setting_json(
+		       ward_json_str(ward_mode_name(ward_config_mode(r->cfg, &o))), &o));
+	set_or_die(obj, "workspace",
+		   setting_json(ward_json_str(ward_config_workspace(r->cfg, &o)), &o));
 	n = ward_config_runners(&chain, r->cfg, &o);
 	if (n == 0)
 		n = ward_platform_chain(&chain, ward_platform_current());
@@ -462,8 +462,7 @@ static json_t *settings_json(const struct report *r)
 	set_or_die(obj, "runners", setting_json(arr, &o));
 	set_or_die(
 	    obj, "runner_command",
-	    setting_json(ward_json_str(ward_config_runner_command(r->cfg, &o)),
-			 &o));
+	    setting_json(ward_json_str(ward_config_runner_command(r->cfg, &o)), &o));
 	sigs = ward_config_runner_failure_signatures(r->cfg, &o);
 	arr = json_array();
 	if (!arr)
@@ -545,8 +544,7 @@ static void print_json(const struct report *r, bool valid)
 	if (!arr)
 		die(CLI_EXIT_WARD, "out of memory");
 	for (size_t i = 0; i < ward_config_error_count(r->cfg); i++)
-		push_or_die(arr,
-			    ward_json_str(ward_config_error(r->cfg, i, NULL)));
+		push_or_die(arr, ward_json_str(ward_config_error(r->cfg, i, NULL)));
 	if (r->extra_error)
 		push_or_die(arr, ward_json_str(r->extra_error));
 	set_or_die(obj, "errors", arr);

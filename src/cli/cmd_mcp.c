@@ -93,7 +93,8 @@ static unsigned long parse_drain(const char *arg)
 {
 	unsigned long long v;
 
-	if (!cli_parse_scaled(&v, arg, NULL) || v > MCP_TIMEOUT_MAX_MS / 1000)
+	if (!cli_parse_scaled(&v, arg, NULL) ||
+	    v > MCP_TIMEOUT_MAX_MS / 1000)
 		die_usage(mcp_usage,
 			  "invalid --drain-timeout '%s' (expected a whole "
 			  "number of seconds from 0 to %lu)",
@@ -240,8 +241,9 @@ int cmd_mcp(int argc, char **argv)
 		create_session(&session, po.workspace,
 			       mode_given ? flag_mode : mo.defaults.mode,
 			       mo.defaults.approval);
-	} else if (mode_given && ward_session_set_mode(NULL, session, flag_mode,
-						       &mo.defaults) != 0) {
+	} else if (mode_given &&
+		   ward_session_set_mode(NULL, session, flag_mode,
+					 &mo.defaults) != 0) {
 		die(CLI_EXIT_WARD, "session %s: %s", ward_session_id(session),
 		    ward_error_last());
 	}

@@ -137,13 +137,15 @@ noreturn void cli_config_report_errors(const ward_config *cfg, bool json)
 		for (size_t i = 0; arr && i < n; i++) {
 			const char *e = ward_config_error(cfg, i, NULL);
 
-			if (json_array_append_new(arr, ward_json_str(e)))
+			if (json_array_append_new(arr,
+						  ward_json_str(e)))
 				die(CLI_EXIT_WARD, "out of memory");
 		}
 		if (!obj || !arr ||
 		    json_object_set_new(
 			obj, "error", json_string(CLI_ERR("CONFIG_INVALID"))) ||
-		    json_object_set_new(obj, "message", ward_json_str(first)) ||
+		    json_object_set_new(obj, "message",
+					ward_json_str(first)) ||
 		    json_object_set_new(obj, "errors", arr))
 			die(CLI_EXIT_WARD, "out of memory");
 		cli_json_print(obj);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+
 #include "cli.h"
 #include "cmd_config.h"
 #include "cmd_fs.h"

@@ -114,12 +114,13 @@ struct ward_result {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	enum ward_contain contain;
-	bool guard_failed; /* the guard left something in the workspace */
-	pid_t pid;	   /* the confined process (for its audit records) */
-	char *out;	   /* NULL in stream mode */
+	pid_t pid; /* the confined process (for its audit records) */
+	char *out; /* NULL in stream mode */
 	size_t out_len, out_dropped;
 	char *err;
 	size_t err_len, err_dropped;
+	/* The guard left something in the workspace (kept or stuck). */
+	bool guard_failed;
 };
 
 /* --- bounded capture buffer ----------------------------------------------- */
@@ -1232,7 +1233,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	if (sp->keeper && sp->json_len > 0) {
 		char num[24];
 		size_t n = sp->json_len < sizeof(num) - 1 ? sp->json_len
-							  : sizeof(num) - 1;
+							 : sizeof(num) - 1;
 		long v;
 
 		memcpy(num, sp->json, n);

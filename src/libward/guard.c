@@ -860,9 +860,7 @@ static enum ward_qtake take(struct check *c, struct tally *t, int dirfd,
 /* Create @name in @dirfd with the bytes of @nd (it must not exist). */
 static int restore_file(int dirfd, const char *name, const struct gnode *nd)
 {
-	size_t off = 0;
-	ssize_t w;
-	int fd, err = 0;
+	int fd, err;
 
 	do {
 		fd = openat(
@@ -871,16 +869,7 @@ static int restore_file(int dirfd, const char *name, const struct gnode *nd)
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
-	while (off < nd->len) {
-		w = write(fd, nd->data + off, nd->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			err = -errno;
-			break;
-		}
-		off += (size_t)w;
-	}
+	err = util_write_all(fd, nd->data, nd->len);
 	if (!err && fchmod(fd, nd->mode & 07777) != 0)
 		err = -errno;
 	if (close(fd) != 0 && !err)

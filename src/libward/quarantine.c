@@ -821,8 +821,7 @@ static char *read_manifest(int bfd, const char *id)
 {
 	char rel[NAME_MAX + 16], *text = NULL;
 	struct stat st;
-	ssize_t r;
-	size_t got = 0;
+	size_t got;
 	int fd;
 
 	snprintf(rel, sizeof(rel), "%s/manifest", id);
@@ -835,14 +834,7 @@ static char *read_manifest(int bfd, const char *id)
 		close(fd);
 		return NULL;
 	}
-	while (got < (size_t)st.st_size &&
-	       (r = read(fd, text + got, (size_t)st.st_size - got)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			break;
-		got += (size_t)r;
-	}
+	got = util_read_upto(fd, text, (size_t)st.st_size);
 	close(fd);
 	text[got] = '\0';
 	return text;

@@ -98,6 +98,23 @@ int util_mkdir_p(const char *path)
 	return 0;
 }
 
+size_t util_read_upto(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, p + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
 int util_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -46,6 +46,13 @@ int util_openat_dir(int dirfd, const char *name);
 int util_write_all(int fd, const void *buf, size_t len);
 
 /*
+ * util_read_upto - read into @buf until it holds @len bytes, the end of
+ * the file or an error, retrying on EINTR. Returns how many bytes it read
+ * (fewer than @len: the file ended or an error stopped it).
+ */
+size_t util_read_upto(int fd, void *buf, size_t len);
+
+/*
  * util_utf8_decode - the length of the valid UTF-8 sequence at @p (at most
  * @len bytes, @len > 0), with its code point in *@cp when @cp is not NULL;
  * 0 when the bytes there are not one (overlong forms, surrogates and code

@@ -21,7 +21,9 @@
  *
  * Keys: mode, workspace, runners, runner_command,
  * runner_failure_signatures, probe_timeout_ms, access, approval, presets,
- * protect_git, unprotect and allow_unix (user file only), env, network,
+ * protect_git, unprotect, allow_unix, keep_new_repos and
+ * allow_home_workspace (user file only), quarantine_quota_mb and
+ * quarantine_retention_days (not in a project file), env, network,
  * allow_domains, deny_domains. Unknown keys, wrong types,
  * aliases, tags and several YAML documents in one file are errors. Every
  * error names the file, the line and the key ("FILE:LINE: KEY: message").
@@ -72,7 +74,7 @@ struct ward_config_origin {
 	unsigned line;	  /* 1-based; 0: none */
 };
 
-#define WARD_CONFIG_OPTIONS_VERSION 4
+#define WARD_CONFIG_OPTIONS_VERSION 5
 
 /** What ward_config_load() reads, and the flag layer. */
 struct ward_config_options {
@@ -117,17 +119,24 @@ struct ward_config_options {
 	 * they make the network an allowlist. */
 	const char *const *allow_domains;
 	size_t allow_domains_len;
+	/* --- version 5 --- */
+	/** Flag layer: --keep-new-repos (ward_policy_set_keep_new_repos). */
+	bool keep_new_repos;
+	/** Flag layer: --allow-home-workspace
+	 *  (ward_policy_set_allow_home_workspace). */
+	bool allow_home_workspace;
 };
 
 #define WARD_CONFIG_OPTIONS_INIT                                               \
 	{                                                                      \
 		WARD_CONFIG_OPTIONS_VERSION, NULL, NULL, false, NULL, NULL,    \
-		    NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, 0             \
+		    NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, false,     \
+		    false                                                      \
 	}
 
 /**
- * ward_config_options_init - set @opts to the defaults of @version (1, 2
- * or WARD_CONFIG_OPTIONS_VERSION; only the fields that version has are
+ * ward_config_options_init - set @opts to the defaults of @version (1 to
+ * WARD_CONFIG_OPTIONS_VERSION; only the fields that version has are
  * written). Returns 0 or WARD_EINVAL.
  */
 WARD_EXTERN int ward_config_options_init(struct ward_config_options *opts,
@@ -280,6 +289,29 @@ ward_config_approval(const ward_config *cfg, struct ward_config_origin *from);
  */
 WARD_EXTERN bool ward_config_protect_git(const ward_config *cfg,
 					 struct ward_config_origin *from);
+
+/**
+ * keep_new_repos: whether a git repository a command makes under
+ * workspace-write stays (built in: false, it is taken to the quarantine;
+ * true only in the user file or --keep-new-repos).
+ */
+WARD_EXTERN bool ward_config_keep_new_repos(const ward_config *cfg,
+					    struct ward_config_origin *from);
+/**
+ * allow_home_workspace: whether a workspace of `/`, $HOME or one holding
+ * it is accepted under workspace-write (built in: false; true only in the
+ * user file or --allow-home-workspace).
+ */
+WARD_EXTERN bool
+ward_config_allow_home_workspace(const ward_config *cfg,
+				 struct ward_config_origin *from);
+/** The quarantine's quota (MiB) and retention (days), defaults applied. */
+WARD_EXTERN unsigned
+ward_config_quarantine_quota_mb(const ward_config *cfg,
+				struct ward_config_origin *from);
+WARD_EXTERN unsigned
+ward_config_quarantine_days(const ward_config *cfg,
+			    struct ward_config_origin *from);
 
 /**
  * ward_config_unprotect - the protected paths the user's own file releases

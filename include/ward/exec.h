@@ -172,6 +172,13 @@ WARD_EXTERN bool ward_result_denied(const ward_result *r);
  * ward's own failure (ward run: exit 125), never as the command's status.
  */
 WARD_EXTERN const char *ward_result_sandbox_ended(const ward_result *r);
+/**
+ * Whether the guard could not take out of the workspace everything the
+ * command left in a protected place (it was renamed beside itself, or
+ * could not be moved at all; the stderr notes say which): the call failed,
+ * whatever the command's own status. `ward run` exits 125 then.
+ */
+WARD_EXTERN bool ward_result_guard_failed(const ward_result *r);
 WARD_EXTERN enum ward_mode ward_result_mode(const ward_result *r);
 WARD_EXTERN enum ward_runner ward_result_runner(const ward_result *r);
 WARD_EXTERN enum ward_enforcement ward_result_enforcement(const ward_result *r);

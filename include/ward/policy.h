@@ -11,6 +11,7 @@
 #define WARD_POLICY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common.h"
 #include "mode.h"
@@ -98,6 +99,53 @@ WARD_EXTERN int ward_policy_set_unprotected(ward_policy *policy,
 					    char *const *paths);
 /** The released paths: NULL-terminated, possibly empty; owned. */
 WARD_EXTERN char *const *ward_policy_unprotected(const ward_policy *policy);
+
+/**
+ * ward_policy_set_keep_new_repos - under workspace-write, a git repository
+ * that appears during a call (a `.git` directory or file anywhere in the
+ * workspace or an `rw` root, at the top of /tmp or $TMPDIR, a new
+ * submodule or worktree link in a protected repository) is taken to the
+ * quarantine by default: git would run what its configuration names at
+ * the user's next `git status`. With @keep it stays (and the fs fence lets
+ * one be made). Only the user's own configuration may say so (the config
+ * key `keep_new_repos`, `--keep-new-repos`), never a project file.
+ */
+WARD_EXTERN int ward_policy_set_keep_new_repos(ward_policy *policy, bool keep);
+WARD_EXTERN bool ward_policy_keep_new_repos(const ward_policy *policy);
+
+/**
+ * ward_policy_set_allow_home_workspace - accept a workspace that is `/`,
+ * the home directory or one that holds it under workspace-write
+ * (ward_policy_check_workspace() refuses it otherwise). The home
+ * directory's startup files stay protected. Only the user may confirm it
+ * (the config key `allow_home_workspace` in the user file,
+ * `--allow-home-workspace`), never a project file.
+ */
+WARD_EXTERN int ward_policy_set_allow_home_workspace(ward_policy *policy,
+						     bool allow);
+WARD_EXTERN bool ward_policy_allow_home_workspace(const ward_policy *policy);
+
+/**
+ * ward_policy_check_workspace - whether @policy may run: under
+ * workspace-write a workspace that is `/`, $HOME or a directory that holds
+ * $HOME makes every file of the user writable, so it is refused unless
+ * confirmed (ward_policy_set_allow_home_workspace). Returns 0 or
+ * WARD_EINVAL with a detail that says why and what to pass (the one text
+ * every front end shows).
+ */
+WARD_EXTERN int ward_policy_check_workspace(const ward_policy *policy);
+
+/**
+ * ward_policy_set_quarantine - the guard's quarantine (ward/quarantine.h):
+ * at most @quota_bytes allocated in all (0: the default, 1024 MiB), boxes
+ * kept @retention_s seconds (0: the default, 30 days). Returns 0 or
+ * WARD_EINVAL.
+ */
+WARD_EXTERN int ward_policy_set_quarantine(ward_policy *policy,
+					   uint64_t quota_bytes,
+					   int64_t retention_s);
+WARD_EXTERN uint64_t ward_policy_quarantine_quota(const ward_policy *policy);
+WARD_EXTERN int64_t ward_policy_quarantine_retention(const ward_policy *policy);
 
 /**
  * ward_policy_set_network - the call's network (network.h): off, on, or an

@@ -448,6 +448,15 @@ WARD_EXTERN int ward_render_listing(char **out,
 WARD_EXTERN int ward_render_runner_hint(char **out,
 					const struct ward_runner_status *st);
 
+/**
+ * ward_render_wide_workspace - why a workspace of `/` (@root) or one that
+ * is or holds the home directory is refused under workspace-write, and
+ * what to pass instead (ward_policy_check_workspace()). One line, the one
+ * text every front end shows. The caller frees *out with ward_free().
+ */
+WARD_EXTERN int ward_render_wide_workspace(char **out, const char *ws,
+					   bool root);
+
 WARD_END_DECL
 
 #endif

@@ -19,6 +19,7 @@
 #include "policy.h"
 #include "presets.h"
 #include "profile.h"
+#include "quarantine.h"
 #include "provider.h"
 #include "render.h"
 #include "roots.h"

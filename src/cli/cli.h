@@ -50,6 +50,8 @@ enum cli_long_opt {
 	CLI_OPT_EXPLAIN,      /* ward run --explain */
 	CLI_OPT_ESCALATE_NETWORK, /* ward run --escalate-network HOST|on */
 	CLI_OPT_DRAIN,		  /* ward mcp --drain-timeout */
+	CLI_OPT_KEEP_NEW_REPOS,	  /* --keep-new-repos (policy_opts.h) */
+	CLI_OPT_ALLOW_HOME,	  /* --allow-home-workspace (policy_opts.h) */
 };
 
 /*
@@ -210,6 +212,8 @@ int cmd_completion(int argc, char **argv, const struct cli_command *cmds,
 		   const struct cli_option *ward_options);
 /* `ward session SUBCOMMAND …`; argv[0] is "session". */
 int cmd_session(int argc, char **argv);
+/* `ward quarantine SUBCOMMAND …`; argv[0] is "quarantine". */
+int cmd_quarantine(int argc, char **argv);
 /* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
 int cmd_mcp(int argc, char **argv);
 
@@ -222,6 +226,8 @@ extern const struct cli_option cli_fs_options[];
 extern const struct cli_command cli_fs_commands[];
 extern const struct cli_option cli_session_options[];
 extern const struct cli_command cli_session_commands[];
+extern const struct cli_option cli_quarantine_options[];
+extern const struct cli_command cli_quarantine_commands[];
 extern const struct cli_option cli_config_cmd_options[];
 extern const struct cli_command cli_config_commands[];
 extern const struct cli_option cli_mcp_options[];
@@ -276,12 +282,14 @@ struct cli_policy_opts {
 	const char *network;	    /* --network off|on, or NULL */
 	const char **allow_domains; /* --allow-domain…, malloc'd vector */
 	size_t nallow_domains;
+	bool keep_new_repos; /* --keep-new-repos */
+	bool allow_home;     /* --allow-home-workspace */
 };
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
 	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
-	  NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0 }
+	  NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, false, false }
 
 #define CLI_POLICY_OPTIONS                                                    \
 	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER,             \

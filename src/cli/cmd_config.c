@@ -256,6 +256,16 @@ static void print_settings_text(const struct report *r)
 		snprintf(val + strlen(val), sizeof(val) - strlen(val), "%s%s",
 			 i ? ", " : "", un[i]);
 	row("unprotect", un[0] ? val : "(none)", &o);
+	s = ward_config_keep_new_repos(r->cfg, &o) ? "true" : "false";
+	row("keep_new_repos", s, &o);
+	s = ward_config_allow_home_workspace(r->cfg, &o) ? "true" : "false";
+	row("allow_home_workspace", s, &o);
+	snprintf(val, sizeof(val), "%u",
+		 ward_config_quarantine_quota_mb(r->cfg, &o));
+	row("quarantine_quota_mb", val, &o);
+	snprintf(val, sizeof(val), "%u",
+		 ward_config_quarantine_days(r->cfg, &o));
+	row("quarantine_retention_days", val, &o);
 	{
 		bool set = false;
 		enum ward_network net = ward_config_network(
@@ -512,6 +522,22 @@ static json_t *settings_json(const struct report *r)
 	for (size_t i = 0; un[i]; i++)
 		push_or_die(arr, ward_json_str(un[i]));
 	set_or_die(obj, "unprotect", setting_json(arr, &o));
+	set_or_die(
+	    obj, "keep_new_repos",
+	    setting_json(json_boolean(ward_config_keep_new_repos(r->cfg, &o)),
+			 &o));
+	set_or_die(obj, "allow_home_workspace",
+		   setting_json(json_boolean(ward_config_allow_home_workspace(
+				    r->cfg, &o)),
+				&o));
+	set_or_die(
+	    obj, "quarantine_quota_mb",
+	    setting_json(
+		json_integer(ward_config_quarantine_quota_mb(r->cfg, &o)), &o));
+	set_or_die(
+	    obj, "quarantine_retention_days",
+	    setting_json(json_integer(ward_config_quarantine_days(r->cfg, &o)),
+			 &o));
 	{
 		char *const *d;
 

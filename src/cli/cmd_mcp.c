@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "session_opts.h"
 #include "policy_opts.h"
-#include "util/util.h"
 
 static const char mcp_usage[] =
     "ward mcp [--workspace DIR | --session ID] [--mode MODE] "
@@ -144,39 +143,24 @@ static void create_session(ward_session **out, const char *workspace,
 /*
  * Some clients start servers in / or in the home directory. Under
  * workspace-write that would make the whole tree writable, so a workspace
- * that is /, $HOME or an ancestor of $HOME is taken only when it was
- * named (--workspace, ward.yml's workspace, a session), never as the
- * current directory by default. Dies with exit 2 naming --workspace.
+ * that is /, $HOME or an ancestor of $HOME is refused unless the user
+ * confirmed it (libward's check, the one text every front end shows):
+ * said at start-up rather than at the first call. Dies with exit 2.
  */
-static void check_implicit_workspace(const ward_config *cfg,
-				     enum ward_mode mode)
+static void check_workspace(const ward_policy *policy, enum ward_mode mode)
 {
-	struct ward_config_origin from;
-	const char *ws = ward_config_workspace(cfg, &from);
-	const char *home_env = getenv("HOME");
-	char *home = home_env && *home_env ? realpath(home_env, NULL) : NULL;
-	bool wide;
+	ward_policy *p = NULL;
 
-	if (!ws || from.layer != WARD_CONFIG_LAYER_DEFAULT ||
-	    mode != WARD_MODE_WORKSPACE_WRITE) {
-		free(home);
-		return;
+	if (ward_policy_with_mode(&p, policy, mode) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (ward_policy_check_workspace(p) != 0) {
+		char why[2048];
+
+		snprintf(why, sizeof(why), "%s", ward_error_last());
+		ward_policy_free(p);
+		die_usage(mcp_usage, "%s", why);
 	}
-	wide = strcmp(ws, "/") == 0 || (home && util_path_within(home, ws));
-	free(home);
-	if (wide)
-		die_usage(mcp_usage,
-			  "refusing to make %s the workspace under "
-			  "workspace-write: it is the current directory, not "
-			  "one you named, and it is %s, so every file under it "
-			  "would be writable (some clients start servers in / "
-			  "or $HOME); pass --workspace DIR with the project's "
-			  "directory (--workspace %s if you mean it)",
-			  ws,
-			  strcmp(ws, "/") == 0 ? "the root directory"
-					       : "your home directory or one "
-						 "that contains it",
-			  ws);
+	ward_policy_free(p);
 }
 
 const struct cli_option cli_mcp_options[] = {
@@ -252,9 +236,8 @@ int cmd_mcp(int argc, char **argv)
 	if (!session_id) {
 		/* A new session: only now that the configuration is valid,
 		 * and with the mode in force recorded in it. */
-		check_implicit_workspace(setup.config,
-					 mode_given ? flag_mode
-						    : mo.defaults.mode);
+		check_workspace(setup.policy,
+				mode_given ? flag_mode : mo.defaults.mode);
 		create_session(&session, po.workspace,
 			       mode_given ? flag_mode : mo.defaults.mode,
 			       mo.defaults.approval);

@@ -320,6 +320,8 @@ static void print_json(const ward_result *r, const ward_call *call)
 				sig > 0 ? json_integer(sig) : json_null()) ||
 	    json_object_set_new(obj, "timed_out",
 				json_boolean(ward_result_timed_out(r))) ||
+	    json_object_set_new(obj, "guard_failed",
+				json_boolean(ward_result_guard_failed(r))) ||
 	    json_object_set_new(obj, "stdout", ward_json_text(out, out_len)) ||
 	    json_object_set_new(obj, "stderr", ward_json_text(err, err_len)) ||
 	    json_object_set_new(
@@ -649,6 +651,11 @@ int cmd_run(int argc, char **argv)
 	}
 
 	status = result_status(result);
+	/* The guard could not take out of the workspace everything the
+	 * command left in a protected place (its notes say what and where):
+	 * the call failed, whatever the command's status. */
+	if (ward_result_guard_failed(result))
+		status = CLI_EXIT_WARD;
 	if (json)
 		print_json(result, call);
 	else

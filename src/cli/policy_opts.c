@@ -48,6 +48,12 @@ bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 		v[o->nallow_unix++] = arg;
 		o->allow_unix = v;
 		return true;
+	case CLI_OPT_KEEP_NEW_REPOS:
+		o->keep_new_repos = true;
+		return true;
+	case CLI_OPT_ALLOW_HOME:
+		o->allow_home = true;
+		return true;
 	case CLI_OPT_CONFIG:
 		if (!*arg)
 			die_usage(usage, "option '--config' needs a file");
@@ -108,6 +114,8 @@ void cli_config_options(struct ward_config_options *out,
 	out->allow_domains_len = o->nallow_domains;
 	out->allow_unix = o->allow_unix;
 	out->allow_unix_len = o->nallow_unix;
+	out->keep_new_repos = o->keep_new_repos;
+	out->allow_home_workspace = o->allow_home;
 }
 
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json)

@@ -20,7 +20,11 @@
 /* clang-format off */
 #define CLI_CONFIG_OPTIONS                                                    \
 	{"access", CLI_OPT_ACCESS, "RULE", CLI_VALUE_TEXT, NULL},             \
-	{"config", CLI_OPT_CONFIG, "FILE", CLI_VALUE_FILE, NULL}
+	{"config", CLI_OPT_CONFIG, "FILE", CLI_VALUE_FILE, NULL},             \
+	{"keep-new-repos", CLI_OPT_KEEP_NEW_REPOS, NULL, CLI_VALUE_NONE,      \
+	 NULL},                                                               \
+	{"allow-home-workspace", CLI_OPT_ALLOW_HOME, NULL, CLI_VALUE_NONE,    \
+	 NULL}
 /* --env-keep, for the commands that start a command (run, mcp, config). */
 #define CLI_OPTION_ENV_KEEP                                                   \
 	{"env-keep", CLI_OPT_ENV_KEEP, "NAME", CLI_VALUE_TEXT, NULL}
@@ -53,7 +57,14 @@
 	"ward.yml's)\n"                                                        \
 	"      --config FILE      read FILE after the user and project "       \
 	"files\n"                                                              \
-	"                         (see ward-config(5))\n"
+	"                         (see ward-config(5))\n"                      \
+	"      --keep-new-repos   keep a git repository a command makes "      \
+	"(by\n"                                                                \
+	"                         default it goes to ward's quarantine)\n"     \
+	"      --allow-home-workspace\n"                                       \
+	"                         accept /, $HOME or a directory holding it "  \
+	"as the\n"                                                             \
+	"                         workspace under workspace-write\n"
 #define CLI_ALLOW_UNIX_HELP                                                    \
 	"      --allow-unix PATH  let the command connect to the unix socket " \
 	"PATH\n"                                                               \

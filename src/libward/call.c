@@ -366,9 +366,12 @@ static int resolve_policy(ward_call *c)
 		err = ward_policy_set_store(c->base,
 					    ward_session_store(c->session));
 	/* Refused before anything is planned or recorded: under this
-	 * policy a command could rewrite its own session. */
+	 * policy a command could rewrite its own session, or every file of
+	 * the user (a workspace that holds the home directory). */
 	if (!err && c->session)
 		err = ward_session_check_policy(c->session, c->base);
+	if (!err)
+		err = ward_policy_check_workspace(c->base);
 	if (err)
 		return err;
 	c->policy = c->base;
@@ -879,14 +882,14 @@ static int authorize(ward_call *c)
 	}
 	/* The grant changes the mode and nothing else; the granted policy
 	 * is checked and planned like any other. */
-	if (c->session) {
+	err = ward_policy_check_workspace(granted);
+	if (!err && c->session)
 		err = ward_session_check_policy(c->session, granted);
-		if (err) {
-			save_error(&se, err);
-			ward_policy_free(granted);
-			record_not_run(c, "escalation-failed", se.text);
-			return restore_error(&se);
-		}
+	if (err) {
+		save_error(&se, err);
+		ward_policy_free(granted);
+		record_not_run(c, "escalation-failed", se.text);
+		return restore_error(&se);
 	}
 	/* A file operation is granted for what the person was shown: the
 	 * fence lets it act on those resolved targets and nothing else. */

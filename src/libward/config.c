@@ -49,6 +49,7 @@
 #include "util/util.h"
 #include "ward/config.h"
 #include "ward/env.h"
+#include "ward/quarantine.h"
 
 static char *const empty_strv[] = {NULL};
 
@@ -469,6 +470,31 @@ static void resolve_simple(ward_config *cfg)
 	/* A true anywhere above a false wins; false is user-only. */
 	if ((L = pick_scalar(cfg, K_PROTECT_GIT)))
 		cfg->protect_git = L->protect_git;
+	/* The parser keeps a true out of every file but the user's. */
+	if ((L = pick_scalar(cfg, K_KEEP_NEW_REPOS)))
+		cfg->keep_new_repos = L->keep_new_repos;
+	if ((L = pick_scalar(cfg, K_ALLOW_HOME)))
+		cfg->allow_home = L->allow_home;
+	if ((L = pick_scalar(cfg, K_QUARANTINE_QUOTA)))
+		cfg->quota_mb = L->quota_mb;
+	if ((L = pick_scalar(cfg, K_QUARANTINE_DAYS)))
+		cfg->days = L->days;
+}
+
+/* --keep-new-repos, --allow-home-workspace: the flag layer's switches. */
+static void resolve_switches(ward_config *cfg,
+			     const struct ward_config_options *opts)
+{
+	if (!opts || opts->version < 5)
+		return;
+	if (opts->keep_new_repos) {
+		cfg->keep_new_repos = true;
+		set_from(cfg, K_KEEP_NEW_REPOS, WARD_CONFIG_LAYER_FLAGS, NULL);
+	}
+	if (opts->allow_home_workspace) {
+		cfg->allow_home = true;
+		set_from(cfg, K_ALLOW_HOME, WARD_CONFIG_LAYER_FLAGS, NULL);
+	}
 }
 
 /*
@@ -1022,6 +1048,7 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_mode(cfg, opts);
 	resolve_workspace(cfg, opts);
 	resolve_simple(cfg);
+	resolve_switches(cfg, opts);
 	resolve_presets(cfg);
 	resolve_preset_table(cfg);
 	resolve_rules(cfg, opts);
@@ -1323,6 +1350,34 @@ char *const *ward_config_allow_unix(const ward_config *cfg,
 	return cfg->allow_unix ? cfg->allow_unix : empty_strv;
 }
 
+bool ward_config_keep_new_repos(const ward_config *cfg,
+				struct ward_config_origin *from)
+{
+	get_from(cfg, K_KEEP_NEW_REPOS, from);
+	return cfg->keep_new_repos;
+}
+
+bool ward_config_allow_home_workspace(const ward_config *cfg,
+				      struct ward_config_origin *from)
+{
+	get_from(cfg, K_ALLOW_HOME, from);
+	return cfg->allow_home;
+}
+
+unsigned ward_config_quarantine_quota_mb(const ward_config *cfg,
+					 struct ward_config_origin *from)
+{
+	get_from(cfg, K_QUARANTINE_QUOTA, from);
+	return cfg->quota_mb ? cfg->quota_mb : WARD_QUARANTINE_QUOTA_MB;
+}
+
+unsigned ward_config_quarantine_days(const ward_config *cfg,
+				     struct ward_config_origin *from)
+{
+	get_from(cfg, K_QUARANTINE_DAYS, from);
+	return cfg->days ? cfg->days : WARD_QUARANTINE_RETENTION_DAYS;
+}
+
 bool ward_config_protect_git(const ward_config *cfg,
 			     struct ward_config_origin *from)
 {
@@ -1424,6 +1479,17 @@ int ward_config_policy_new(ward_policy **out, const ward_config *cfg,
 	if (!err)
 		err = ward_policy_set_allow_unix(
 		    p, ward_config_allow_unix(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_keep_new_repos(
+		    p, ward_config_keep_new_repos(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_allow_home_workspace(
+		    p, ward_config_allow_home_workspace(cfg, NULL));
+	if (!err)
+		err = ward_policy_set_quarantine(
+		    p,
+		    (uint64_t)ward_config_quarantine_quota_mb(cfg, NULL) << 20,
+		    (int64_t)ward_config_quarantine_days(cfg, NULL) * 86400);
 	if (!err && net_set)
 		err = ward_policy_set_network(p, net,
 					      ward_config_allow_domains(cfg),
@@ -1489,6 +1555,13 @@ int ward_config_options_init(struct ward_config_options *opts, unsigned version)
 		memcpy(opts, &init,
 		       offsetof(struct ward_config_options, network));
 		opts->version = 3;
+		return 0;
+	}
+	if (version == 4) {
+		/* A version-4 struct ends before keep_new_repos. */
+		memcpy(opts, &init,
+		       offsetof(struct ward_config_options, keep_new_repos));
+		opts->version = 4;
 		return 0;
 	}
 	if (version != WARD_CONFIG_OPTIONS_VERSION)

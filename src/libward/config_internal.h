@@ -39,6 +39,10 @@ enum key {
 	K_NETWORK,
 	K_ALLOW_DOMAINS,
 	K_DENY_DOMAINS,
+	K_KEEP_NEW_REPOS,
+	K_ALLOW_HOME,
+	K_QUARANTINE_QUOTA,
+	K_QUARANTINE_DAYS,
 	K_COUNT
 };
 
@@ -103,6 +107,9 @@ struct layer {
 	char **env_drop, **env_keep; /* NULL-terminated, or NULL */
 	enum ward_network network;   /* off or on */
 	char **allow, **deny;	     /* domain patterns, NULL-terminated */
+	bool keep_new_repos;	     /* user file only */
+	bool allow_home;	     /* allow_home_workspace, user file only */
+	unsigned quota_mb, days;     /* the quarantine's */
 };
 
 struct cerror {
@@ -156,6 +163,10 @@ struct ward_config {
 	bool net_set;
 	enum ward_network network;
 	char **allow, **deny;
+	/* User-only switches, and the quarantine (0: the default). */
+	bool keep_new_repos;
+	bool allow_home;
+	unsigned quota_mb, days;
 };
 
 /* --- errors and warnings, the tree (config_parse.c) ---------------------- */

@@ -35,6 +35,10 @@ static const char *const key_names[K_COUNT] = {
     [K_NETWORK] = "network",
     [K_ALLOW_DOMAINS] = "allow_domains",
     [K_DENY_DOMAINS] = "deny_domains",
+    [K_KEEP_NEW_REPOS] = "keep_new_repos",
+    [K_ALLOW_HOME] = "allow_home_workspace",
+    [K_QUARANTINE_QUOTA] = "quarantine_quota_mb",
+    [K_QUARANTINE_DAYS] = "quarantine_retention_days",
 };
 
 /* --- the schema --------------------------------------------------------- */
@@ -311,36 +315,47 @@ static void h_signatures(struct pstate *ps, const struct ynode *y)
 	ps->L->has[K_SIGNATURES] = true;
 }
 
-static void h_probe_timeout(struct pstate *ps, const struct ynode *y)
+/*
+ * A plain integer from 1 to @max (@unit for the message) into *@out.
+ * False after an error.
+ */
+static bool get_count(struct pstate *ps, const struct ynode *y,
+		      unsigned long max, const char *unit, unsigned *out)
 {
 	unsigned long v = 0;
 	char *end = NULL;
 	char q[128];
 
+	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN) {
+		PERR(ps, y->line, "expected an integer, got %s",
+		     y->type == Y_SCALAR && !is_null(y) ? "a quoted string"
+							: type_name(y));
+		return false;
+	}
+	errno = 0;
+	if (y->str[0] >= '0' && y->str[0] <= '9')
+		v = strtoul(y->str, &end, 10);
+	if (!end || *end || errno || v < 1 || v > max) {
+		PERR(ps, y->line,
+		     "expected an integer from 1 to %lu (%s), got \"%s\"", max,
+		     unit, ward_cfg_quote(q, sizeof(q), y->str, y->len));
+		return false;
+	}
+	*out = (unsigned)v;
+	return true;
+}
+
+static void h_probe_timeout(struct pstate *ps, const struct ynode *y)
+{
 	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		refuse_in_project(ps, ps->line,
 				  "a short probe timeout can push the chain "
 				  "to a weaker runner");
 		return;
 	}
-	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN) {
-		PERR(ps, y->line, "expected an integer, got %s",
-		     y->type == Y_SCALAR && !is_null(y) ? "a quoted string"
-							: type_name(y));
+	if (!get_count(ps, y, PROBE_TIMEOUT_MAX_MS, "milliseconds",
+		       &ps->L->probe_timeout_ms))
 		return;
-	}
-	errno = 0;
-	if (y->str[0] >= '0' && y->str[0] <= '9')
-		v = strtoul(y->str, &end, 10);
-	if (!end || *end || errno || v < 1 || v > PROBE_TIMEOUT_MAX_MS) {
-		PERR(ps, y->line,
-		     "expected an integer from 1 to %u (milliseconds), got "
-		     "\"%s\"",
-		     PROBE_TIMEOUT_MAX_MS,
-		     ward_cfg_quote(q, sizeof(q), y->str, y->len));
-		return;
-	}
-	ps->L->probe_timeout_ms = (unsigned)v;
 	ps->L->has[K_PROBE_TIMEOUT] = true;
 }
 
@@ -640,10 +655,9 @@ static void h_presets(struct pstate *ps, const struct ynode *y)
 		ps->L->has[K_PRESETS] = true;
 }
 
-static void h_protect_git(struct pstate *ps, const struct ynode *y)
+/* A plain true or false into *@out; false after an error. */
+static bool get_bool(struct pstate *ps, const struct ynode *y, bool *out)
 {
-	bool v;
-
 	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN ||
 	    (strcmp(y->str, "true") != 0 && strcmp(y->str, "false") != 0)) {
 		char q[128];
@@ -652,9 +666,18 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
 		     y->type == Y_SCALAR && !is_null(y)
 			 ? ward_cfg_quote(q, sizeof(q), y->str, y->len)
 			 : type_name(y));
-		return;
+		return false;
 	}
-	v = strcmp(y->str, "true") == 0;
+	*out = strcmp(y->str, "true") == 0;
+	return true;
+}
+
+static void h_protect_git(struct pstate *ps, const struct ynode *y)
+{
+	bool v;
+
+	if (!get_bool(ps, y, &v))
+		return;
 	if (!v && ps->layer == WARD_CONFIG_LAYER_PROJECT) {
 		ward_cfg_ignore(
 		    ps->cfg, ps->file, ps->line, ps->key,
@@ -675,6 +698,74 @@ static void h_protect_git(struct pstate *ps, const struct ynode *y)
 	}
 	ps->L->protect_git = v;
 	ps->L->has[K_PROTECT_GIT] = true;
+}
+
+/*
+ * A switch that widens (keep_new_repos, allow_home_workspace): true only
+ * in the user's own file; a project file's is ignored (a ceiling), one in
+ * --config is an error; false is the default and allowed anywhere.
+ */
+static void h_user_switch(struct pstate *ps, const struct ynode *y,
+			  enum key key, const char *why)
+{
+	const char *hint = ps->cfg->user_hint ? ps->cfg->user_hint
+					      : "~/.config/ward/config.yml";
+	bool v;
+
+	if (!get_bool(ps, y, &v))
+		return;
+	if (v && ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		ward_cfg_ignore(ps->cfg, ps->file, ps->line, ps->key,
+				"a project file may only narrow the sandbox, "
+				"and %s; put it in your user file (%s)",
+				why, hint);
+		return;
+	}
+	if (v && ps->layer != WARD_CONFIG_LAYER_USER) {
+		PERR(ps, ps->line,
+		     "%s: true may only be set in your user file "
+		     "(%s)",
+		     ps->key, hint);
+		return;
+	}
+	if (key == K_KEEP_NEW_REPOS)
+		ps->L->keep_new_repos = v;
+	else
+		ps->L->allow_home = v;
+	ps->L->has[key] = true;
+}
+
+static void h_keep_new_repos(struct pstate *ps, const struct ynode *y)
+{
+	h_user_switch(ps, y, K_KEEP_NEW_REPOS,
+		      "a repository a command makes runs what its "
+		      "configuration names at your next git status");
+}
+
+static void h_allow_home(struct pstate *ps, const struct ynode *y)
+{
+	h_user_switch(ps, y, K_ALLOW_HOME,
+		      "a workspace that holds your home directory makes "
+		      "every file of yours writable");
+}
+
+/* quarantine_quota_mb, quarantine_retention_days: not in a project file
+ * (it could make the guard keep things in place instead of moving them). */
+static void h_quarantine(struct pstate *ps, const struct ynode *y)
+{
+	bool quota = strcmp(ps->key, "quarantine_quota_mb") == 0;
+	enum key key = quota ? K_QUARANTINE_QUOTA : K_QUARANTINE_DAYS;
+
+	if (ps->layer == WARD_CONFIG_LAYER_PROJECT) {
+		refuse_in_project(ps, ps->line,
+				  "the quarantine is yours to size");
+		return;
+	}
+	if (!get_count(ps, y, quota ? 1048576ul : 3650ul,
+		       quota ? "MiB" : "days",
+		       quota ? &ps->L->quota_mb : &ps->L->days))
+		return;
+	ps->L->has[key] = true;
 }
 
 /*
@@ -965,6 +1056,10 @@ static void (*const handlers[K_COUNT])(struct pstate *,
     [K_NETWORK] = h_network,
     [K_ALLOW_DOMAINS] = h_allow_domains,
     [K_DENY_DOMAINS] = h_deny_domains,
+    [K_KEEP_NEW_REPOS] = h_keep_new_repos,
+    [K_ALLOW_HOME] = h_allow_home,
+    [K_QUARANTINE_QUOTA] = h_quarantine,
+    [K_QUARANTINE_DAYS] = h_quarantine,
 };
 
 /* Walk the top-level mapping. */
@@ -1008,7 +1103,9 @@ void ward_cfg_walk_root(ward_config *cfg, struct layer *L,
 			    "runner_command, runner_failure_signatures, "
 			    "probe_timeout_ms, access, approval, presets, "
 			    "protect_git, unprotect, allow_unix, env, "
-			    "network, allow_domains, deny_domains)");
+			    "network, allow_domains, deny_domains, "
+			    "keep_new_repos, allow_home_workspace, "
+			    "quarantine_quota_mb, quarantine_retention_days)");
 			continue;
 		}
 		if (seen[key]) {

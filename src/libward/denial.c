@@ -232,13 +232,25 @@ bool ward_denial_judge(struct ward_denial_set *set,
 		return false;
 	e.operation = op ? op : "write";
 	for (size_t i = 0; i < nprot; i++) {
-		if (!util_path_within(abs, prot[i].path))
+		if (!ward_protected_kept(&prot[i]) ||
+		    !util_path_within(abs, prot[i].path))
 			continue;
 		e.cause = WARD_DENIAL_PROTECTED;
 		e.rule = prot[i].what;
 		e.source = prot[i].kind == WARD_PROTECT_GIT
 			       ? "built in (protect_git)"
 			       : "built in";
+		add(set, &e);
+		return true;
+	}
+	/* No entry names it, but it would make a new repository (a `.git`
+	 * on its way that is not there, a new entry where git finds more). */
+	if (mode == WARD_MODE_WORKSPACE_WRITE && changes(op) &&
+	    ward_protect_makes_repo(pol, abs)) {
+		e.cause = WARD_DENIAL_PROTECTED;
+		e.rule = "a new git repository (--keep-new-repos, "
+			 "keep_new_repos: true to allow)";
+		e.source = "built in (protect_git)";
 		add(set, &e);
 		return true;
 	}

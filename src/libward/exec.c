@@ -143,6 +143,8 @@ struct ward_result {
 	/* The supervisor's record of refused network access (Landlock). */
 	struct ward_sv_report net;
 	bool has_net;
+	/* The guard left something in the workspace (kept or stuck). */
+	bool guard_failed;
 };
 
 /* --- bounded capture buffer ----------------------------------------------- */
@@ -1538,15 +1540,16 @@ out_free_result:
 
 /* --- exported ------------------------------------------------------------- */
 
-void ward_exec_guard_report(struct ward_protect_guard *guard,
+bool ward_exec_guard_report(struct ward_protect_guard *guard,
 			    struct ward_capbuf *cap,
 			    struct ward_capbuf *pending, int fd)
 {
 	char **notes = NULL;
+	bool failed = false;
 
 	if (!guard)
-		return;
-	if (ward_protect_guard_check(&notes, guard) == 0) {
+		return false;
+	if (ward_protect_guard_check(&notes, &failed, guard) == 0) {
 		for (size_t i = 0; notes[i]; i++) {
 			size_t n = strlen(notes[i]);
 
@@ -1560,8 +1563,11 @@ void ward_exec_guard_report(struct ward_protect_guard *guard,
 			notes[i][n] = '\0';
 		}
 		ward_strv_free(notes);
+	} else {
+		failed = true;
 	}
 	ward_protect_guard_free(guard);
+	return failed;
 }
 
 int ward_exec_confined(ward_result **out, const ward_confined *c,
@@ -1573,7 +1579,7 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 	struct ward_exec_options o;
 	struct ward_spawn sp;
 	struct ward_loop loop;
-	bool capture;
+	bool capture, guard_failed;
 	int err;
 
 	if (!out || !c || !policy)
@@ -1613,8 +1619,11 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 	loop.kill_grace_ms = o.kill_grace_ms;
 	ward_spawn_loop(&sp, &loop);
 	ward_spawn_close(&sp);
-	ward_exec_guard_report(guard, &err_cap, NULL, loop.err.tee_fd);
+	guard_failed =
+	    ward_exec_guard_report(guard, &err_cap, NULL, loop.err.tee_fd);
 	err = ward_spawn_result(out, &sp, capture ? &out_cap : NULL, &err_cap);
+	if (!err)
+		(*out)->guard_failed = guard_failed;
 
 out_free_bufs:
 	ward_capbuf_free(&out_cap);
@@ -1648,6 +1657,17 @@ int ward_exec_shell(ward_result **out, ward_provider *provider,
 	if (!command)
 		return ward_err(WARD_EINVAL, "exec: no command");
 	return ward_exec_run(out, provider, policy, argv, opts);
+}
+
+bool ward_result_guard_failed(const ward_result *r)
+{
+	return r && r->guard_failed;
+}
+
+void ward_result_set_guard_failed(ward_result *r, bool failed)
+{
+	if (r)
+		r->guard_failed = r->guard_failed || failed;
 }
 
 void ward_result_free(ward_result *result)

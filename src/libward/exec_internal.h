@@ -197,13 +197,16 @@ struct ward_protect_guard;
 
 /*
  * ward_exec_guard_report - after ward_spawn_close() (nothing of the run is
- * left): check the protected git paths @guard snapshotted before the
- * spawn, put back what changed (protect.h), and append one "ward: …" line
- * per finding to @cap and @pending (when not NULL) and to @fd (when >= 0).
- * Frees @guard (NULL: nothing to do).
+ * left): check the protected paths @guard snapshotted before the spawn,
+ * put back what changed (protect.h), and append one "ward: …" line per
+ * finding to @cap and @pending (when not NULL) and to @fd (when >= 0).
+ * Frees @guard (NULL: nothing to do). Returns true when the guard could
+ * not take everything the run left out of the workspace (the call fails).
  */
-void ward_exec_guard_report(struct ward_protect_guard *guard,
+bool ward_exec_guard_report(struct ward_protect_guard *guard,
 			    struct ward_capbuf *cap,
 			    struct ward_capbuf *pending, int fd);
+/* Mark a task's result as one whose guard failed (task.c). */
+void ward_result_set_guard_failed(ward_result *r, bool failed);
 
 #endif

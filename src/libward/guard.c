@@ -1,45 +1,29 @@
 /*
  * ward — the guard: snapshots the protected paths inside the writable
  * roots before a run, checks them after it, and puts back what changed,
- * moving what the run left to the quarantine (see protect.h; the list of
- * protected paths is protect.c's).
+ * moving what the run left to the quarantine (quarantine.c); new
+ * repositories anywhere in the walked roots are taken away too. The
+ * baseline is shared by every guarded call of the user (guardstate.c).
+ * See protect.h; the list of protected paths is protect.c's.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "guard_internal.h"
 #include "internal.h"
 #include "protect.h"
+#include "quarantine.h"
 #include "util/sha256.h"
 #include "util/util.h"
-
-/* --- the guard ----------------------------------------------------------- */
-
-/*
- * renameat2(2) (Linux 3.15), by number: the C libraries ward builds with
- * may lack the wrapper.
- */
-#ifndef SYS_renameat2
-#if defined(__x86_64__)
-#define SYS_renameat2 316
-#elif defined(__aarch64__)
-#define SYS_renameat2 276
-#endif
-#endif
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
 
 /*
  * Bounds of a snapshot (all guarded trees of one call together): beyond
@@ -54,72 +38,25 @@
 #define GUARD_KEEP_FILE_MAX ((size_t)4 * 1024 * 1024)
 #define GUARD_KEEP_MAX	    ((size_t)32 * 1024 * 1024)
 #define GUARD_DEPTH_MAX	    64
-/* Bytes copied into the quarantine per check when it lies on another
- * file system (beyond: removed without a copy, and said so). */
-#define GUARD_COPY_MAX ((size_t)256 * 1024 * 1024)
 /* Entries gathered before they are moved: a directory is read again
  * until a pass finds nothing more (so any number is handled). */
 #define GUARD_BATCH 4096
 /* Names shown per kind of finding. */
 #define GUARD_NAMES 5
-/* A removal deeper than this is given up (the entry stays, said so). */
-#define GUARD_REMOVE_DEPTH 256
+/* How deep the walk after the run looks for new repositories. */
+#define GUARD_SWEEP_DEPTH 128
 
-/* One entry of a snapshot. */
-struct gnode {
-	char *name; /* NULL at the top of a guarded path */
-	mode_t mode;
-	dev_t dev;
-	ino_t ino;
-	unsigned char digest[WARD_SHA256_LEN]; /* regular files */
-	char *data;			       /* kept content, or NULL */
-	size_t len;
-	bool kept;
-	char *link;	    /* a symlink's target */
-	struct gnode *kids; /* a directory's entries, by name */
-	size_t nkids;
-};
-
-/* One guarded path. */
-struct gentry {
-	char *dir;  /* canonical parent */
-	char *name; /* the last component */
-	const char *what;
-	struct stat pst; /* the parent's identity */
-	bool exists;
-	/* false: only its identity matters (the workspace's .git
-	 * directory: objects and refs change in every commit). */
-	bool deep;
-	struct gnode node;
-};
-
-/* A snapshot: the guarded paths as they were. */
-struct gsnap {
-	struct gentry *v;
-	size_t n;
-};
-
-/*
- * The snapshot of the guarded paths, shared by every guarded call of this
- * process that runs at the same time on the same paths. A call that
- * started while another one ran must not take the other's plant for the
- * original: it joins the first call's snapshot (the state before any of
- * them ran), every call's check compares against it, and it is dropped
- * when the last of them is done. Guarded by epochs_lock, which also
- * serializes the checks.
- */
-struct epoch {
-	char *key; /* the runner class and the paths, one per line */
-	unsigned refs;
-	struct gsnap *snap;
-	struct epoch *next;
-};
-
-static pthread_mutex_t epochs_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct epoch *epochs;
-
+/* One guarded call: a participant of the shared baseline. */
 struct ward_protect_guard {
-	struct epoch *ep;
+	struct gstore *st;
+	uint64_t id;
+	struct gentry *v; /* its entries (the shared baseline's) */
+	size_t n;
+	uint64_t quota;
+	int64_t retention;
+	struct ward_skipset skip; /* what the walk leaves alone */
+	struct ward_strv pre;	  /* notes of a check done when it joined */
+	bool checked;
 };
 
 /* What a snapshot used up; where it stopped. */
@@ -131,54 +68,6 @@ struct budget {
 	char where[PATH_MAX + 128];
 };
 
-static void gnode_clear(struct gnode *nd)
-{
-	free(nd->name);
-	free(nd->data);
-	free(nd->link);
-	for (size_t i = 0; i < nd->nkids; i++)
-		gnode_clear(&nd->kids[i]);
-	free(nd->kids);
-	memset(nd, 0, sizeof(*nd));
-}
-
-static void gentry_clear(struct gentry *e)
-{
-	free(e->dir);
-	free(e->name);
-	gnode_clear(&e->node);
-}
-
-static void gsnap_free(struct gsnap *g)
-{
-	if (!g)
-		return;
-	for (size_t i = 0; i < g->n; i++)
-		gentry_clear(&g->v[i]);
-	free(g->v);
-	free(g);
-}
-
-void ward_protect_guard_free(struct ward_protect_guard *g)
-{
-	struct epoch **pp;
-
-	if (!g)
-		return;
-	pthread_mutex_lock(&epochs_lock);
-	if (g->ep && --g->ep->refs == 0) {
-		for (pp = &epochs; *pp && *pp != g->ep; pp = &(*pp)->next)
-			;
-		if (*pp)
-			*pp = g->ep->next;
-		gsnap_free(g->ep->snap);
-		free(g->ep->key);
-		free(g->ep);
-	}
-	pthread_mutex_unlock(&epochs_lock);
-	free(g);
-}
-
 static int open_dir(const char *path)
 {
 	int fd;
@@ -189,15 +78,54 @@ static int open_dir(const char *path)
 	return fd;
 }
 
-static int openat_dir(int dirfd, const char *name)
-{
-	int fd;
+/*
+ * The directory last opened, kept for the next entry in it: the entries
+ * of a call come in the list's order, dozens of them (the startup files)
+ * in one directory. The descriptor is the cache's: callers do not close
+ * it.
+ */
+struct dircache {
+	char *dir;
+	int fd; /* -1: it could not be opened (errno in @err) */
+	int err;
+	struct stat st;
+};
 
-	do {
-		fd = openat(dirfd, name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	} while (fd < 0 && errno == EINTR);
-	return fd;
+#define DIRCACHE_INIT                                                          \
+	{                                                                      \
+		NULL, -1, 0,                                                   \
+		{                                                              \
+			0                                                      \
+		}                                                              \
+	}
+
+static void dc_close(struct dircache *dc)
+{
+	if (dc->fd >= 0)
+		close(dc->fd);
+	free(dc->dir);
+	dc->dir = NULL;
+	dc->fd = -1;
+}
+
+/* @dir opened (its identity into *@st), or -1 with errno. */
+static int dc_open(struct dircache *dc, const char *dir, struct stat *st)
+{
+	if (!dc->dir || strcmp(dc->dir, dir) != 0) {
+		dc_close(dc);
+		dc->dir = strdup(dir);
+		dc->fd = dc->dir ? open_dir(dir) : -1;
+		dc->err = dc->dir ? errno : ENOMEM;
+		if (dc->fd >= 0 && fstat(dc->fd, &dc->st) != 0) {
+			dc->err = errno;
+			close(dc->fd);
+			dc->fd = -1;
+		}
+	}
+	*st = dc->st;
+	if (dc->fd < 0)
+		errno = dc->err;
+	return dc->fd;
 }
 
 static bool same_inode(const struct stat *a, const struct stat *b)
@@ -404,7 +332,7 @@ static int snap_node(struct budget *b, struct gnode *nd, int pfd,
 	}
 	if (!S_ISDIR(st.st_mode))
 		return 0;
-	fd = openat_dir(pfd, name);
+	fd = util_openat_dir(pfd, name);
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -errno;
 	d = fdopendir(fd);
@@ -458,58 +386,197 @@ static int snap_node(struct budget *b, struct gnode *nd, int pfd,
 }
 
 /* Add @path (a guarded path, canonical up to its last component). */
-static int guard_add(struct gsnap *g, size_t *cap, struct budget *b,
-		     const char *path, const char *what, bool deep)
+
+/* --- snapshots ------------------------------------------------------------ */
+
+/* The names (type and identity) of the entries of the directory @name in
+ * @pfd into @nd: a GK_NAMES entry. */
+static int snap_names(struct budget *b, struct gnode *nd, int pfd,
+		      const char *name)
+{
+	struct dirent *de;
+	struct stat st;
+	size_t cap = 0;
+	DIR *d;
+	int fd;
+
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 1 : -errno;
+	nd->mode = st.st_mode;
+	nd->dev = st.st_dev;
+	nd->ino = st.st_ino;
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	fd = util_openat_dir(pfd, name);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return errno == ENOENT ? 1 : -errno;
+	}
+	while ((de = readdir(d))) {
+		struct gnode *k;
+
+		if (is_dot(de->d_name))
+			continue;
+		if (++b->entries > GUARD_ENTRIES_MAX) {
+			b->over = true;
+			break;
+		}
+		if (nd->nkids == cap) {
+			cap = cap ? cap * 2 : 16;
+			k = realloc(nd->kids, cap * sizeof(*k));
+			if (!k) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			nd->kids = k;
+		}
+		k = &nd->kids[nd->nkids];
+		memset(k, 0, sizeof(*k));
+		k->name = strdup(de->d_name);
+		if (!k->name) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+		    0) {
+			k->mode = st.st_mode;
+			k->dev = st.st_dev;
+			k->ino = st.st_ino;
+		}
+		nd->nkids++;
+	}
+	closedir(d);
+	if (b->over)
+		return WARD_EINVAL;
+	if (nd->nkids)
+		qsort(nd->kids, nd->nkids, sizeof(*nd->kids), gnode_cmp);
+	return 0;
+}
+
+/* One path to snapshot. */
+struct gitem {
+	char kind; /* enum gkind */
+	const char *path;
+	const char *what;
+};
+
+/*
+ * Split @path into @e's parent and name. False when it cannot be (no
+ * slash, too long) or on ENOMEM (*oom).
+ */
+static bool split_path(struct gentry *e, const char *path, bool *oom)
 {
 	const char *slash = strrchr(path, '/');
-	char buf[PATH_MAX];
-	struct gentry *e;
-	int pfd, err;
 
-	if (!slash || !slash[1] || strlen(path) >= sizeof(buf))
-		return 0;
-	for (size_t i = 0; i < g->n; i++) {
-		e = &g->v[i];
-		if (strlen(e->dir) == (size_t)(slash - path) &&
-		    strncmp(e->dir, path, (size_t)(slash - path)) == 0 &&
-		    strcmp(e->name, slash + 1) == 0)
-			return 0;
-	}
-	if (g->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-
-		e = realloc(g->v, nc * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		g->v = e;
-		*cap = nc;
-	}
-	e = &g->v[g->n];
-	memset(e, 0, sizeof(*e));
+	if (!slash || !slash[1] || strlen(path) >= PATH_MAX)
+		return false;
 	e->dir =
 	    slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
 	e->name = strdup(slash + 1);
-	e->what = what;
-	e->deep = deep;
-	if (!e->dir || !e->name) {
-		gentry_clear(e);
-		return -ENOMEM;
+	if (!e->dir || !e->name)
+		*oom = true;
+	return e->dir && e->name;
+}
+
+/* The .git entries of the protected list that lie beneath @root: the
+ * repositories there when the call began (a GK_SWEEP entry's kids). */
+static int snap_sweep(struct gentry *e, const struct ward_protected *v,
+		      size_t n, const char *root)
+{
+	size_t rl = strcmp(root, "/") ? strlen(root) : 0, cap = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *p = v[i].path, *base = strrchr(p, '/');
+		struct gnode *k;
+
+		if (!base || strcmp(base, "/.git") != 0 ||
+		    !util_path_within(p, root) || lstat(p, &st) != 0)
+			continue;
+		for (size_t j = 0; j < e->node.nkids; j++)
+			if (strcmp(e->node.kids[j].name, p + rl + 1) == 0)
+				goto next;
+		if (e->node.nkids == cap) {
+			cap = cap ? cap * 2 : 8;
+			k = realloc(e->node.kids, cap * sizeof(*k));
+			if (!k)
+				return -ENOMEM;
+			e->node.kids = k;
+		}
+		k = &e->node.kids[e->node.nkids];
+		memset(k, 0, sizeof(*k));
+		k->name = strdup(p + rl + 1);
+		if (!k->name)
+			return -ENOMEM;
+		k->mode = st.st_mode;
+		k->dev = st.st_dev;
+		k->ino = st.st_ino;
+		e->node.nkids++;
+	next:;
 	}
-	pfd = open_dir(e->dir);
-	if (pfd < 0 || fstat(pfd, &e->pst) != 0) {
+	if (e->node.nkids)
+		qsort(e->node.kids, e->node.nkids, sizeof(*e->node.kids),
+		      gnode_cmp);
+	return 0;
+}
+
+/*
+ * Snapshot @it into @e (cleared first). Returns 0, 1 (nothing to guard:
+ * its directory is missing), WARD_EINVAL (a bound was reached or it
+ * cannot be read: the call must not run; the detail says which) or
+ * -ENOMEM.
+ */
+static int snap_entry(struct gentry *e, struct budget *b, struct dircache *dc,
+		      const struct gitem *it, const struct ward_protected *v,
+		      size_t nv)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	bool oom = false;
+	int pfd, err;
+
+	memset(e, 0, sizeof(*e));
+	e->kind = it->kind;
+	e->what = strdup(it->what);
+	if (!e->what)
+		return -ENOMEM;
+	if (it->kind == GK_SWEEP) {
+		e->dir = strdup(it->path);
+		e->name = strdup(".");
+		if (!e->dir || !e->name || stat(it->path, &st) != 0) {
+			err = e->dir && e->name ? 1 : -ENOMEM;
+			gentry_clear(e);
+			return err;
+		}
+		e->pdev = st.st_dev;
+		e->pino = st.st_ino;
+		e->exists = true;
+		err = snap_sweep(e, v, nv, it->path);
+		if (err)
+			gentry_clear(e);
+		return err;
+	}
+	if (!split_path(e, it->path, &oom)) {
+		gentry_clear(e);
+		return oom ? -ENOMEM : 1;
+	}
+	pfd = dc_open(dc, e->dir, &st);
+	if (pfd < 0) {
 		/* Its directory is missing: nothing can be planted there
 		 * that git would find through it. */
-		if (pfd >= 0)
-			close(pfd);
 		gentry_clear(e);
-		return 0;
+		return 1;
 	}
-	memcpy(buf, path, strlen(path) + 1);
-	if (deep) {
+	e->pdev = st.st_dev;
+	e->pino = st.st_ino;
+	snprintf(buf, sizeof(buf), "%s", it->path);
+	if (it->kind == GK_DEEP) {
 		err = snap_node(b, &e->node, pfd, e->name, buf, strlen(buf), 0);
+	} else if (it->kind == GK_NAMES) {
+		err = snap_names(b, &e->node, pfd, e->name);
 	} else {
-		struct stat st;
-
 		err = fstatat(pfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0
 									   : 1;
 		if (!err) {
@@ -518,39 +585,28 @@ static int guard_add(struct gsnap *g, size_t *cap, struct budget *b,
 			e->node.ino = st.st_ino;
 		}
 	}
-	close(pfd);
 	if (err == 1) {
 		e->exists = false;
-		err = 0;
-	} else if (!err) {
-		e->exists = true;
+		gnode_clear(&e->node);
+		return 0;
 	}
+	e->exists = !err;
 	if (err == WARD_EINVAL && b->over)
-		snprintf(b->where, sizeof(b->where), "%s (%s)", path, what);
-	if (err) {
-		if (err != WARD_EINVAL && err != -ENOMEM) {
-			snprintf(b->where, sizeof(b->where), "%s", path);
-			err = ward_err(WARD_EINVAL,
-				       "ward cannot check %s (%s) after the "
-				       "run: it cannot read it (errno %d), "
-				       "so the command was not run; make it "
-				       "readable, or release it with "
-				       "`unprotect:` in your user "
-				       "configuration",
-				       path, what, -err);
-		}
+		snprintf(b->where, sizeof(b->where), "%s (%s)", it->path,
+			 it->what);
+	if (err && err != WARD_EINVAL && err != -ENOMEM)
+		err = ward_err(WARD_EINVAL,
+			       "ward cannot check %s (%s) after the run: it "
+			       "cannot read it (errno %d), so the command was "
+			       "not run; make it readable, or release it with "
+			       "`unprotect:` in your user configuration",
+			       it->path, it->what, -err);
+	if (err)
 		gentry_clear(e);
-		return err;
-	}
-	g->n++;
-	return 0;
+	return err;
 }
 
-int ward_protect_guard_new(struct ward_protect_guard **out,
-			   const ward_policy *policy)
-{
-	return ward_protect_guard_new_for(out, policy, WARD_RUNNER_LANDLOCK);
-}
+/* --- what a call guards ------------------------------------------------------ */
 
 /*
  * Whether @runner keeps the protected path @pr read-only itself: bwrap
@@ -567,166 +623,121 @@ static bool runner_keeps(enum ward_runner runner,
 	       !S_ISLNK(st.st_mode);
 }
 
-/* One path to snapshot. */
-struct gitem {
-	const char *path;
-	const char *what;
-	bool deep;
-};
-
 /*
- * Snapshot @items into a new *out (NULL when none of them could be
- * looked at). Errors as ward_protect_guard_new().
+ * The path the guard watches for the protected @path: itself when its
+ * directory exists, else the first missing directory on its way (made
+ * during the run, it is taken whole: `.config/systemd/user/x.service`
+ * in a home without `.config/systemd`). Into @owned when it differs.
  */
-static int snapshot(struct gsnap **out, const struct gitem *items,
-		    size_t nitems)
+static const char *watched(const char *path, struct ward_strv *owned,
+			   struct dircache *dc)
 {
-	struct gsnap *g = calloc(1, sizeof(*g));
-	struct budget *b = calloc(1, sizeof(*b));
-	size_t cap = 0;
-	int err = 0;
+	char buf[PATH_MAX], *slash;
+	struct stat st;
+	const char *cut = NULL;
 
-	*out = NULL;
-	if (!g || !b) {
-		err = -ENOMEM;
-		goto out_free;
+	if (strlen(path) >= sizeof(buf))
+		return path;
+	/* Most share a directory that exists (the workspace's top). */
+	slash = strrchr(path, '/');
+	if (slash && slash != path && dc->dir && dc->fd >= 0 &&
+	    strlen(dc->dir) == (size_t)(slash - path) &&
+	    strncmp(dc->dir, path, (size_t)(slash - path)) == 0)
+		return path;
+	if (slash && slash != path) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(slash - path), path);
+		if (dc_open(dc, buf, &st) >= 0)
+			return path;
 	}
-	for (size_t i = 0; i < nitems && !err; i++)
-		err = guard_add(g, &cap, b, items[i].path, items[i].what,
-				items[i].deep);
-	if (err == WARD_EINVAL && b->over)
-		err = ward_err(
-		    WARD_EINVAL,
-		    "ward cannot check the protected %s after the run: it "
-		    "holds more than %d entries or %zu MiB, so the command "
-		    "was not run; remove what does not belong there, or "
-		    "release it with `unprotect:` in your user "
-		    "configuration (ward-config(5))",
-		    b->where, GUARD_ENTRIES_MAX, GUARD_HASH_MAX >> 20);
-	if (!err && g->n) {
-		*out = g;
-		g = NULL;
+	snprintf(buf, sizeof(buf), "%s", path);
+	while ((slash = strrchr(buf, '/')) && slash != buf) {
+		*slash = '\0';
+		if (stat(buf, &st) == 0)
+			break;
+		cut = path + (slash - buf);
 	}
-out_free:
-	free(b);
-	gsnap_free(g);
-	return err;
+	if (!cut)
+		return path;
+	ward_strv_push(owned, "");
+	if (owned->oom)
+		return path;
+	free(owned->v[owned->n - 1]);
+	owned->v[owned->n - 1] = strndup(path, (size_t)(cut - path));
+	return owned->v[owned->n - 1] ? owned->v[owned->n - 1] : path;
 }
 
-int ward_protect_guard_new_for(struct ward_protect_guard **out,
-			       const ward_policy *policy,
-			       enum ward_runner runner)
+/*
+ * The items of @policy under @runner into *@out (*@n of them; the paths
+ * are borrowed from the policy's list, from @walk and from @owned).
+ */
+static int collect_items(struct gitem **out, size_t *n,
+			 const ward_policy *policy, enum ward_runner runner,
+			 char *const *walk, struct ward_strv *owned)
 {
 	const struct ward_protected *v = NULL;
-	const char *ws = ward_policy_workspace(policy);
-	struct ward_protect_guard *h = NULL;
-	struct gitem *items = NULL;
 	char *const *roots = NULL;
-	struct gsnap *snap = NULL;
-	struct epoch *ep;
-	char *dotgit = NULL, *key = NULL;
-	size_t n = 0, nitems = 0, klen = 0;
-	bool repo = false, bound;
-	FILE *m = NULL;
+	struct dircache dc = DIRCACHE_INIT;
+	struct gitem *items;
+	size_t nv = 0, ni = 0;
 	int err;
 
 	*out = NULL;
-	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
-		return 0;
-	err = ward_policy_protected(&v, &n, policy);
+	*n = 0;
+	err = ward_policy_protected(&v, &nv, policy);
 	if (!err)
 		err = ward_policy_roots(&roots, policy);
 	if (err)
 		return err;
-	bound = runner == WARD_RUNNER_BWRAP || runner == WARD_RUNNER_CUSTOM;
-	items = calloc(n + 1, sizeof(*items));
-	if (!items ||
-	    asprintf(&dotgit, "%s/.git", strcmp(ws, "/") ? ws : "") < 0) {
-		dotgit = NULL;
-		err = -ENOMEM;
-		goto out_free;
-	}
-	for (size_t i = 0; i < n; i++) {
+	items = calloc(nv + ward_strv_len(walk) + 1, sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < nv; i++) {
 		bool inside = false, nested = false;
+		char kind = GK_DEEP;
 
 		if (v[i].kind == WARD_PROTECT_HOME)
 			continue;
 		for (size_t r = 0; roots[r] && !inside; r++)
 			inside = util_path_within(v[i].path, roots[r]);
+		if (!inside)
+			continue;
+		if (v[i].flags & WARD_PROTECT_REPO)
+			kind = GK_IDENTITY;
+		else if (v[i].flags & WARD_PROTECT_NEWONLY)
+			kind = GK_NAMES;
 		/* A path inside another guarded one is in its snapshot. */
-		for (size_t j = 0; j < n && !nested; j++)
+		for (size_t j = 0; j < nv && !nested && kind == GK_DEEP; j++)
 			nested = j != i && v[j].kind != WARD_PROTECT_HOME &&
+				 ward_protected_kept(&v[j]) &&
 				 !(v[j].flags & WARD_PROTECT_LINK) &&
 				 util_path_within(v[i].path, v[j].path) &&
 				 strcmp(v[i].path, v[j].path) != 0;
-		if (inside && !nested && !runner_keeps(runner, &v[i]))
-			items[nitems++] =
-			    (struct gitem){v[i].path, v[i].what, true};
-		repo = repo || (inside && v[i].kind == WARD_PROTECT_GIT);
+		if (nested || (kind == GK_DEEP && runner_keeps(runner, &v[i])))
+			continue;
+		items[ni] = (struct gitem){kind, v[i].path, v[i].what};
+		if (kind == GK_DEEP)
+			items[ni].path = watched(v[i].path, owned, &dc);
+		for (size_t j = 0; j < ni && items[ni].path; j++)
+			if (items[j].kind == kind &&
+			    strcmp(items[j].path, items[ni].path) == 0)
+				items[ni].path = NULL; /* once is enough */
+		if (items[ni].path)
+			ni++;
 	}
-	/* The workspace's .git itself, whatever it is, when there is a
-	 * repository: replacing it replaces everything above. (Without
-	 * one, a repository the command creates is its own.) */
-	if (repo)
-		items[nitems++] = (struct gitem){
-		    dotgit, "the workspace's git directory entry", false};
-	if (!nitems)
-		goto out_free;
-	m = open_memstream(&key, &klen);
-	if (!m) {
-		err = -ENOMEM;
-		goto out_free;
+	dc_close(&dc);
+	if (owned->oom) {
+		free(items);
+		return -ENOMEM;
 	}
-	fprintf(m, "%s\n", bound ? "bound" : "all");
-	for (size_t i = 0; i < nitems; i++)
-		fprintf(m, "%c%s\n", items[i].deep ? 'd' : 'i', items[i].path);
-	if (fclose(m) != 0 || !key) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	h = calloc(1, sizeof(*h));
-	if (!h) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	pthread_mutex_lock(&epochs_lock);
-	for (ep = epochs; ep && strcmp(ep->key, key) != 0; ep = ep->next)
-		;
-	if (ep) {
-		/* Another call on the same paths runs: its snapshot is the
-		 * state before either ran. */
-		ep->refs++;
-	} else {
-		err = snapshot(&snap, items, nitems);
-		ep = !err && snap ? calloc(1, sizeof(*ep)) : NULL;
-		if (ep) {
-			ep->key = key;
-			key = NULL;
-			ep->refs = 1;
-			ep->snap = snap;
-			snap = NULL;
-			ep->next = epochs;
-			epochs = ep;
-		} else if (!err && snap) {
-			err = -ENOMEM;
-		}
-	}
-	pthread_mutex_unlock(&epochs_lock);
-	if (ep) {
-		h->ep = ep;
-		*out = h;
-		h = NULL;
-	}
-out_free:
-	if (err == -ENOMEM)
-		err = ward_err(-ENOMEM, "protected paths: out of memory");
-	gsnap_free(snap);
-	free(h);
-	free(key);
-	free(items);
-	free(dotgit);
-	return err;
+	for (size_t i = 0; walk && walk[i]; i++)
+		items[ni++] =
+		    (struct gitem){GK_SWEEP, walk[i], "a new git repository"};
+	*out = items;
+	*n = ni;
+	return 0;
 }
+
+/* --- the check ------------------------------------------------------------- */
 
 /* Push a "ward: …" note unless the same one is there already. */
 static void gnote(struct ward_strv *notes, const char *fmt, ...)
@@ -755,41 +766,41 @@ static void gnote(struct ward_strv *notes, const char *fmt, ...)
 	free(t);
 }
 
-const char *ward_protect_quarantine_base(char *buf, size_t len)
-{
-	char *state = ward_state_dir();
-	int n;
-
-	if (!state)
-		return NULL;
-	n = snprintf(buf, len, "%s/quarantine", state);
-	free(state);
-	return n > 0 && (size_t)n < len ? buf : NULL;
-}
-
-/* What one check found in one guarded path, by kind of finding. */
+/*
+ * What one check found in one guarded path, by kind of finding. Each path
+ * is tallied once, with what became of it: never "put back" and "removed"
+ * for the same path.
+ */
 enum finding {
-	F_ADDED,    /* appeared: moved to the quarantine */
-	F_CHANGED,  /* changed: moved to the quarantine, original put back */
-	F_REMOVED,  /* vanished: put back */
-	F_MODE,	    /* permission bits changed: set back */
-	F_LOST,	    /* could not be put back */
-	F_STUCK,    /* could not be moved away: still there */
-	F_DROPPED,  /* removed without a copy (no quarantine, or too big) */
-	F_REPLACED, /* an identity-only path was replaced: moved away */
+	F_ADDED,	/* appeared: moved to the quarantine */
+	F_ADDED_KEPT,	/* appeared: kept beside itself */
+	F_CHANGED,	/* changed: the new content moved, the original back */
+	F_CHANGED_KEPT, /* changed: the new content kept beside, original back */
+	F_CHANGED_LOST,	 /* changed: the new content moved away, no original */
+	F_REMOVED,	 /* vanished: put back */
+	F_LOST,		 /* vanished: cannot be put back */
+	F_MODE,		 /* permission bits changed: set back */
+	F_STUCK,	 /* could not be moved away or set back: still there */
+	F_REPLACED,	 /* an identity-only path was replaced: moved away */
+	F_REPLACED_KEPT, /* the same, kept beside itself */
 	F_COUNT,
 };
 
 struct tally {
 	size_t n[F_COUNT];
 	char *names[F_COUNT][GUARD_NAMES];
+	const char *why[F_COUNT]; /* the first reason, for the KEPT ones */
+	bool failed;		  /* something stays in the workspace */
 };
 
-/* The quarantine of one check, created on first use. */
-struct quarantine {
-	char path[PATH_MAX + 128]; /* …/quarantine/<time>-<pid>-<n> */
-	int fd;			   /* -1: not yet; -2: unavailable */
-	size_t copied;
+/* One check: the box things go to, and whether anything stayed. */
+struct check {
+	struct ward_qbox q;
+	struct ward_strv *notes;
+	const struct ward_skipset *skip;
+	struct dircache dc; /* the last entry's directory */
+	bool failed;
+	bool newrepo; /* a new repository was taken: say how to keep one */
 };
 
 static void tally_add(struct tally *t, enum finding f, const char *path)
@@ -798,6 +809,21 @@ static void tally_add(struct tally *t, enum finding f, const char *path)
 
 	if (i < GUARD_NAMES && !t->names[f][i])
 		t->names[f][i] = strdup(path);
+	if (f == F_ADDED_KEPT || f == F_CHANGED_KEPT || f == F_STUCK ||
+	    f == F_REPLACED_KEPT)
+		t->failed = true;
+}
+
+/* Tally @path as @f with the kept name of @r ("PATH (now KEPT)"). */
+static void tally_kept(struct tally *t, enum finding f, const char *path,
+		       const struct ward_qresult *r)
+{
+	char buf[3 * PATH_MAX + 200];
+
+	snprintf(buf, sizeof(buf), "%s (now %s)", path, r->kept);
+	tally_add(t, f, buf);
+	if (!t->why[f])
+		t->why[f] = r->why;
 }
 
 static void tally_clear(struct tally *t)
@@ -808,304 +834,33 @@ static void tally_clear(struct tally *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* mkdir @name in @dirfd (mode 0700) unless it exists; open it. */
-static int mkdir_open(int dirfd, const char *name)
-{
-	if (mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
-		return -1;
-	return openat_dir(dirfd, name);
-}
-
 /*
- * The quarantine directory of this check: created (mode 0700, with ward's
- * state directory when missing, never the home directory itself) the
- * first time something is moved. -1 when there is none.
+ * Take @name in @dirfd (@path) out of the workspace and tally it as
+ * @moved, or @kept when it could only be renamed beside itself. Returns
+ * the outcome.
  */
-static int quarantine_dir(struct quarantine *q)
+static enum ward_qtake take(struct check *c, struct tally *t, int dirfd,
+			    const char *name, const char *path,
+			    const char *what, enum finding moved,
+			    enum finding kept)
 {
-	static unsigned counter;
-	char base[PATH_MAX], name[96], *home_end;
-	struct timespec ts;
-	struct tm tm;
-	struct stat st;
-	int bfd;
+	struct ward_qresult r;
+	enum ward_qtake how;
 
-	if (q->fd >= 0 || q->fd == -2)
-		return q->fd >= 0 ? q->fd : -1;
-	q->fd = -2;
-	if (!ward_protect_quarantine_base(base, sizeof(base)))
-		return -1;
-	/* The directory holding ward's state directory's parents must
-	 * exist (a home of /nonexistent is never created). */
-	home_end = strstr(base, "/.local/state/ward/quarantine");
-	if (home_end) {
-		*home_end = '\0';
-		if (stat(base, &st) != 0 || !S_ISDIR(st.st_mode))
-			return -1;
-		*home_end = '/';
-	}
-	if (util_mkdir_p(base) != 0)
-		return -1;
-	bfd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (bfd < 0)
-		return -1;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	for (int tries = 0; tries < 100 && q->fd < 0; tries++) {
-		snprintf(name, sizeof(name),
-			 "%04d%02d%02dT%02d%02d%02dZ-%ld-%u", tm.tm_year + 1900,
-			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec, (long)getpid(),
-			 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
-		if (mkdirat(bfd, name, 0700) != 0) {
-			if (errno == EEXIST)
-				continue;
-			break;
-		}
-		q->fd = openat_dir(bfd, name);
-		if (q->fd < 0)
-			q->fd = -2;
-		else
-			snprintf(q->path, sizeof(q->path), "%s/%s", base, name);
-	}
-	close(bfd);
-	return q->fd >= 0 ? q->fd : -1;
-}
-
-/*
- * Remove @name in @dirfd and everything beneath it (no symlink followed).
- * Returns 0 or -errno.
- */
-static int remove_tree(int pfd, const char *name, unsigned depth)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, err = 0;
-
-	if (unlinkat(pfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -errno;
-	if (depth > GUARD_REMOVE_DEPTH)
-		return -ELOOP;
-	fd = openat_dir(pfd, name);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		bool any = false;
-
-		while (!err && (de = readdir(d))) {
-			if (is_dot(de->d_name))
-				continue;
-			any = true;
-			err = remove_tree(dirfd(d), de->d_name, depth + 1);
-		}
-		if (err || !any)
-			break;
-		rewinddir(d);
-	}
-	closedir(d);
-	if (!err && unlinkat(pfd, name, AT_REMOVEDIR) != 0)
-		err = -errno;
-	return err;
-}
-
-/*
- * Copy @name in @sfd to @dname in @dfd (a fresh name), no symlink
- * followed, within the quarantine's copy budget. Returns 0, -EFBIG (the
- * budget ran out: what was copied stays) or -errno.
- */
-static int copy_tree(struct quarantine *q, int sfd, const char *name, int dfd,
-		     const char *dname, unsigned depth)
-{
-	char buf[65536];
-	struct dirent *de;
-	struct stat st;
-	ssize_t r;
-	int in, outfd, err = 0;
-	DIR *d;
-
-	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode)) {
-		r = readlinkat(sfd, name, buf, sizeof(buf) - 1);
-		if (r < 0)
-			return -errno;
-		buf[r] = '\0';
-		return symlinkat(buf, dfd, dname) == 0 ? 0 : -errno;
-	}
-	if (S_ISREG(st.st_mode)) {
-		if (q->copied + (size_t)st.st_size > GUARD_COPY_MAX)
-			return -EFBIG;
-		in = openat(sfd, name,
-			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (in < 0)
-			return -errno;
-		outfd = openat(
-		    dfd, dname,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (outfd < 0) {
-			err = -errno;
-			close(in);
-			return err;
-		}
-		while ((r = read_retry(in, buf, sizeof(buf))) > 0) {
-			if (q->copied + (size_t)r > GUARD_COPY_MAX) {
-				err = -EFBIG;
-				break;
-			}
-			for (ssize_t off = 0; off < r;) {
-				ssize_t w =
-				    write(outfd, buf + off, (size_t)(r - off));
-
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w < 0) {
-					err = -errno;
-					break;
-				}
-				off += w;
-			}
-			if (err)
-				break;
-			q->copied += (size_t)r;
-		}
-		if (r < 0 && !err)
-			err = -errno;
-		close(in);
-		close(outfd);
-		return err;
-	}
-	if (!S_ISDIR(st.st_mode))
-		return 0; /* a FIFO, socket or device: nothing to keep */
-	if (depth > GUARD_DEPTH_MAX)
-		return -ELOOP;
-	outfd = mkdir_open(dfd, dname);
-	if (outfd < 0)
-		return -errno;
-	in = openat_dir(sfd, name);
-	d = in >= 0 ? fdopendir(in) : NULL;
-	if (!d) {
-		err = in >= 0 ? -ENOMEM : -errno;
-		if (in >= 0)
-			close(in);
-		close(outfd);
-		return err;
-	}
-	while (!err && (de = readdir(d))) {
-		if (!is_dot(de->d_name))
-			err = copy_tree(q, dirfd(d), de->d_name, outfd,
-					de->d_name, depth + 1);
-	}
-	closedir(d);
-	close(outfd);
-	return err;
-}
-
-/*
- * Move @name in @dirfd (whose absolute path is @abs) into the quarantine
- * at the same absolute path, never over anything: renamed when the
- * quarantine is on the same file system, else copied and removed. With no
- * quarantine (no state directory) or past the copy budget it is removed
- * without a copy (F_DROPPED). Returns 0 (it is gone from @dirfd) or
- * -errno (it is still there).
- */
-static int quarantine(struct quarantine *q, struct tally *t, int dirfd,
-		      const char *name, const char *abs)
-{
-	char comp[NAME_MAX + 1], dname[NAME_MAX + 16];
-	const char *p = abs, *slash;
-	int qfd, fd, err;
-	size_t n;
-
-	qfd = quarantine_dir(q);
-	if (qfd < 0)
-		goto out_drop;
-	fd = dup(qfd);
-	if (fd < 0)
-		goto out_drop;
-	/* The directories of @abs below the quarantine, then a free name. */
-	while (*p == '/')
-		p++;
-	while ((slash = strchr(p, '/'))) {
-		int sub;
-
-		n = (size_t)(slash - p);
-		if (n == 0 || n > NAME_MAX) {
-			p = slash + 1;
-			continue;
-		}
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		sub = mkdir_open(fd, comp);
-		close(fd);
-		if (sub < 0)
-			goto out_drop;
-		fd = sub;
-		p = slash + 1;
-	}
-	for (int i = 0; i < 1000; i++) {
-		struct stat st;
-
-		if (i == 0)
-			snprintf(dname, sizeof(dname), "%s", name);
-		else
-			snprintf(dname, sizeof(dname), "%s.%d", name, i);
-		/* The quarantine is ours alone: a name seen free stays
-		 * free (RENAME_NOREPLACE makes sure where it exists). */
-		if (fstatat(fd, dname, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			continue;
-		err = 0;
-#ifdef SYS_renameat2
-		if (syscall(SYS_renameat2, dirfd, name, fd, dname,
-			    RENAME_NOREPLACE) == 0) {
-			close(fd);
-			return 0;
-		}
-		err = errno;
-		if (err == EEXIST)
-			continue;
-#endif
-		if (!err || err == ENOSYS || err == EINVAL) {
-			/* No RENAME_NOREPLACE (old kernel or file
-			 * system). */
-			err = renameat(dirfd, name, fd, dname) == 0 ? 0 : errno;
-			if (!err) {
-				close(fd);
-				return 0;
-			}
-		}
-		if (err != EXDEV) {
-			close(fd);
-			return -err;
-		}
-		/* Another file system: copy, then remove. */
-		err = copy_tree(q, dirfd, name, fd, dname, 0);
-		close(fd);
-		if (err == -EFBIG)
-			tally_add(t, F_DROPPED, abs);
-		else if (err)
-			goto out_remove;
-		return remove_tree(dirfd, name, 0);
-	}
-	close(fd);
-out_drop:
-	tally_add(t, F_DROPPED, abs);
-out_remove:
-	return remove_tree(dirfd, name, 0);
+	how = ward_qbox_take(&c->q, &r, dirfd, name, path, what);
+	if (how == WARD_QTAKE_MOVED)
+		tally_add(t, moved, path);
+	else if (how == WARD_QTAKE_KEPT)
+		tally_kept(t, kept, path, &r);
+	else if (how == WARD_QTAKE_STUCK)
+		tally_add(t, F_STUCK, path);
+	return how;
 }
 
 /* Create @name in @dirfd with the bytes of @nd (it must not exist). */
 static int restore_file(int dirfd, const char *name, const struct gnode *nd)
 {
-	size_t off = 0;
-	ssize_t w;
-	int fd, err = 0;
+	int fd, err;
 
 	do {
 		fd = openat(
@@ -1114,16 +869,7 @@ static int restore_file(int dirfd, const char *name, const struct gnode *nd)
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
-	while (off < nd->len) {
-		w = write(fd, nd->data + off, nd->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			err = -errno;
-			break;
-		}
-		off += (size_t)w;
-	}
+	err = util_write_all(fd, nd->data, nd->len);
 	if (!err && fchmod(fd, nd->mode & 07777) != 0)
 		err = -errno;
 	if (close(fd) != 0 && !err)
@@ -1132,9 +878,10 @@ static int restore_file(int dirfd, const char *name, const struct gnode *nd)
 }
 
 /*
- * Put the snapshot @nd back as @name in @dirfd (nothing is there). What
- * cannot be put back (a file whose bytes were not kept, a FIFO, socket or
- * device) is tallied as lost.
+ * Put the snapshot @nd back as @name in @dirfd (nothing is there). An
+ * entry below it that cannot be put back (a file whose bytes were not
+ * kept, a FIFO, socket or device) is tallied as lost; the caller tallies
+ * @name itself by the return value (0 or -errno).
  */
 static int restore_node(struct tally *t, int dirfd, const char *name,
 			const struct gnode *nd, char *path, size_t plen)
@@ -1148,7 +895,7 @@ static int restore_node(struct tally *t, int dirfd, const char *name,
 	} else if (S_ISDIR(nd->mode)) {
 		if (mkdirat(dirfd, name, 0700) != 0) {
 			err = -errno;
-		} else if ((fd = openat_dir(dirfd, name)) < 0) {
+		} else if ((fd = util_openat_dir(dirfd, name)) < 0) {
 			err = -errno;
 		} else {
 			for (size_t i = 0; i < nd->nkids; i++) {
@@ -1156,8 +903,9 @@ static int restore_node(struct tally *t, int dirfd, const char *name,
 
 				if (!path_add(path, &len, nd->kids[i].name))
 					continue;
-				restore_node(t, fd, nd->kids[i].name,
-					     &nd->kids[i], path, len);
+				if (restore_node(t, fd, nd->kids[i].name,
+						 &nd->kids[i], path, len) != 0)
+					tally_add(t, F_LOST, path);
 				path[plen] = '\0';
 			}
 			if (fchmod(fd, nd->mode & 07777) != 0)
@@ -1167,8 +915,6 @@ static int restore_node(struct tally *t, int dirfd, const char *name,
 	} else {
 		err = -ENOTSUP;
 	}
-	if (err)
-		tally_add(t, F_LOST, path);
 	return err;
 }
 
@@ -1197,19 +943,26 @@ static bool has_kid(const struct gnode *nd, const char *name)
 	       bsearch(&key, nd->kids, nd->nkids, sizeof(*nd->kids), gnode_cmp);
 }
 
-static void check_node(struct quarantine *q, struct tally *t, int dirfd,
-		       const char *name, const struct gnode *nd, char *path,
-		       size_t plen, bool deep);
+/* An entry the guard itself kept beside an earlier one: left alone. */
+static bool is_kept_name(const char *name)
+{
+	return strstr(name, WARD_KEPT_INFIX) != NULL;
+}
+
+static void check_node(struct check *c, struct tally *t, const struct gentry *e,
+		       int dirfd, const char *name, const struct gnode *nd,
+		       char *path, size_t plen, bool deep);
 
 /*
  * The entries of the directory @fd (snapshot @nd): what was added is
  * moved to the quarantine, in batches (the directory is read again after
  * each, so entries of any number are all handled and none is missed
  * because of a rename during readdir), then every snapshot entry is
- * checked.
+ * checked when @deep (a GK_NAMES entry checks names only).
  */
-static void check_dir(struct quarantine *q, struct tally *t, int fd,
-		      const struct gnode *nd, char *path, size_t plen)
+static void check_dir(struct check *c, struct tally *t, const struct gentry *e,
+		      int fd, const struct gnode *nd, char *path, size_t plen,
+		      bool deep)
 {
 	struct ward_strv batch = {0};
 	struct dirent *de;
@@ -1229,7 +982,8 @@ static void check_dir(struct quarantine *q, struct tally *t, int fd,
 		size_t moved = 0;
 
 		while ((de = readdir(d))) {
-			if (is_dot(de->d_name) || has_kid(nd, de->d_name))
+			if (is_dot(de->d_name) || has_kid(nd, de->d_name) ||
+			    is_kept_name(de->d_name))
 				continue;
 			ward_strv_push(&batch, de->d_name);
 			if (batch.n == GUARD_BATCH) {
@@ -1246,12 +1000,9 @@ static void check_dir(struct quarantine *q, struct tally *t, int fd,
 
 			if (!path_add(path, &len, batch.v[i]))
 				continue;
-			if (quarantine(q, t, fd, batch.v[i], path) == 0) {
-				tally_add(t, F_ADDED, path);
+			if (take(c, t, fd, batch.v[i], path, e->what, F_ADDED,
+				 F_ADDED_KEPT) != WARD_QTAKE_STUCK)
 				moved++;
-			} else {
-				tally_add(t, F_STUCK, path);
-			}
 			path[plen] = '\0';
 		}
 		/* Another pass only while passes make progress: an entry
@@ -1264,13 +1015,13 @@ static void check_dir(struct quarantine *q, struct tally *t, int fd,
 	}
 	ward_strv_discard(&batch);
 	closedir(d);
-	for (size_t i = 0; i < nd->nkids; i++) {
+	for (size_t i = 0; deep && i < nd->nkids; i++) {
 		size_t len = plen;
 
 		if (!path_add(path, &len, nd->kids[i].name))
 			continue;
-		check_node(q, t, fd, nd->kids[i].name, &nd->kids[i], path, len,
-			   true);
+		check_node(c, t, e, fd, nd->kids[i].name, &nd->kids[i], path,
+			   len, true);
 		path[plen] = '\0';
 	}
 }
@@ -1279,12 +1030,13 @@ static void check_dir(struct quarantine *q, struct tally *t, int fd,
  * Check @name in @dirfd against the snapshot @nd and put it back. @deep
  * false: a directory's identity is all that counts.
  */
-static void check_node(struct quarantine *q, struct tally *t, int dirfd,
-		       const char *name, const struct gnode *nd, char *path,
-		       size_t plen, bool deep)
+static void check_node(struct check *c, struct tally *t, const struct gentry *e,
+		       int dirfd, const char *name, const struct gnode *nd,
+		       char *path, size_t plen, bool deep)
 {
 	char buf[PATH_MAX];
 	struct stat st;
+	enum ward_qtake how;
 	bool changed;
 	ssize_t n;
 	int fd;
@@ -1296,6 +1048,8 @@ static void check_node(struct quarantine *q, struct tally *t, int dirfd,
 		}
 		if (restore_node(t, dirfd, name, nd, path, plen) == 0)
 			tally_add(t, F_REMOVED, path);
+		else
+			tally_add(t, F_LOST, path);
 		return;
 	}
 	changed = (st.st_mode & S_IFMT) != (nd->mode & S_IFMT);
@@ -1308,16 +1062,26 @@ static void check_node(struct quarantine *q, struct tally *t, int dirfd,
 		changed = st.st_dev != nd->dev || st.st_ino != nd->ino;
 	}
 	if (changed) {
-		if (quarantine(q, t, dirfd, name, path) != 0) {
+		struct ward_qresult r;
+
+		how = ward_qbox_take(&c->q, &r, dirfd, name, path, e->what);
+		if (how == WARD_QTAKE_STUCK) {
 			tally_add(t, F_STUCK, path);
 			return;
 		}
 		if (!deep) {
-			tally_add(t, F_REPLACED, path);
+			if (how == WARD_QTAKE_KEPT)
+				tally_kept(t, F_REPLACED_KEPT, path, &r);
+			else
+				tally_add(t, F_REPLACED, path);
 			return;
 		}
-		tally_add(t, F_CHANGED, path);
-		restore_node(t, dirfd, name, nd, path, plen);
+		if (restore_node(t, dirfd, name, nd, path, plen) != 0)
+			tally_add(t, F_CHANGED_LOST, path);
+		else if (how == WARD_QTAKE_KEPT)
+			tally_kept(t, F_CHANGED_KEPT, path, &r);
+		else
+			tally_add(t, F_CHANGED, path);
 		return;
 	}
 	if (!deep)
@@ -1326,12 +1090,12 @@ static void check_node(struct quarantine *q, struct tally *t, int dirfd,
 		restore_mode(t, dirfd, name, nd->mode, path);
 	if (!S_ISDIR(st.st_mode))
 		return;
-	fd = openat_dir(dirfd, name);
+	fd = util_openat_dir(dirfd, name);
 	if (fd < 0) {
 		tally_add(t, F_STUCK, path);
 		return;
 	}
-	check_dir(q, t, fd, nd, path, plen);
+	check_dir(c, t, e, fd, nd, path, plen, true);
 	close(fd);
 }
 
@@ -1353,67 +1117,189 @@ static const char *names_of(char *buf, size_t len, const struct tally *t,
 	return buf;
 }
 
-/* The notes of one guarded path's findings. */
-static void report(struct ward_strv *notes, const struct gentry *e,
-		   const struct tally *t, const struct quarantine *q)
+/* The notes of one guarded path's findings (@late: left by a call that
+ * ended before its check). */
+static void report(struct check *c, const struct gentry *e,
+		   const struct tally *t, const char *late)
 {
-	char names[4 * PATH_MAX];
-	const char *qp = q->fd >= 0 ? q->path : "the quarantine";
+	char names[6 * PATH_MAX];
+	const char *qp =
+	    ward_qbox_path(&c->q) ? ward_qbox_path(&c->q) : "the quarantine";
+	const char *during = late ? late : "during the run";
+	struct ward_strv *notes = c->notes;
 
+#define N(f) names_of(names, sizeof(names), t, f)
 	if (t->n[F_ADDED])
 		gnote(notes,
-		      "ward: protected (%s): %s appeared during the run; "
-		      "moved to %s",
-		      e->what, names_of(names, sizeof(names), t, F_ADDED), qp);
+		      "ward: protected (%s): %s appeared %s; moved to %s",
+		      e->what, N(F_ADDED), during, qp);
+	if (t->n[F_ADDED_KEPT])
+		gnote(notes,
+		      "ward: protected (%s): %s appeared %s; ward could not "
+		      "move it to the quarantine (%s), so it was renamed "
+		      "where nothing runs it: check it and remove it",
+		      e->what, N(F_ADDED_KEPT), during, t->why[F_ADDED_KEPT]);
 	if (t->n[F_CHANGED])
 		gnote(notes,
-		      "ward: protected (%s): %s changed during the run; the "
-		      "new content was moved to %s and the original put back",
-		      e->what, names_of(names, sizeof(names), t, F_CHANGED),
-		      qp);
+		      "ward: protected (%s): %s changed %s; the new content "
+		      "was moved to %s and the original put back",
+		      e->what, N(F_CHANGED), during, qp);
+	if (t->n[F_CHANGED_KEPT])
+		gnote(notes,
+		      "ward: protected (%s): %s changed %s; the original was "
+		      "put back, and the new content, which ward could not "
+		      "move to the quarantine (%s), was renamed where nothing "
+		      "runs it: check it and remove it",
+		      e->what, N(F_CHANGED_KEPT), during,
+		      t->why[F_CHANGED_KEPT]);
+	if (t->n[F_CHANGED_LOST])
+		gnote(notes,
+		      "ward: protected (%s): %s changed %s; the new content "
+		      "was moved out of the way (to %s or beside it), but the "
+		      "original cannot be put back (too large to keep, or not "
+		      "a file ward can recreate); check it before you use git "
+		      "or open the project here",
+		      e->what, N(F_CHANGED_LOST), during, qp);
 	if (t->n[F_REPLACED])
 		gnote(notes,
-		      "ward: protected (%s): %s was replaced during the "
-		      "run; the replacement was moved to %s and the original "
-		      "cannot be put back (look for it in the workspace): "
-		      "check the project before you use git here",
-		      e->what, names_of(names, sizeof(names), t, F_REPLACED),
-		      qp);
+		      "ward: protected (%s): %s was replaced %s; the "
+		      "replacement was moved to %s and the original cannot be "
+		      "put back (look for it in the workspace): check the "
+		      "project before you use git here",
+		      e->what, N(F_REPLACED), during, qp);
+	if (t->n[F_REPLACED_KEPT])
+		gnote(notes,
+		      "ward: protected (%s): %s was replaced %s; ward could "
+		      "not move the replacement to the quarantine (%s), so it "
+		      "was renamed where nothing runs it; look for the "
+		      "original in the workspace and check the project before "
+		      "you use git here",
+		      e->what, N(F_REPLACED_KEPT), during,
+		      t->why[F_REPLACED_KEPT]);
 	if (t->n[F_REMOVED])
 		gnote(notes,
-		      "ward: protected (%s): %s was removed during the run "
-		      "and has been put back",
-		      e->what, names_of(names, sizeof(names), t, F_REMOVED));
-	if (t->n[F_MODE])
-		gnote(notes,
-		      "ward: protected (%s): the permissions of %s changed "
-		      "during the run and have been set back",
-		      e->what, names_of(names, sizeof(names), t, F_MODE));
-	if (t->n[F_DROPPED])
-		gnote(notes,
-		      "ward: protected (%s): %s could not be kept in the "
-		      "quarantine (no state directory, or more than %zu MiB "
-		      "to copy) and was removed",
-		      e->what, names_of(names, sizeof(names), t, F_DROPPED),
-		      GUARD_COPY_MAX >> 20);
+		      "ward: protected (%s): %s was removed %s and has been "
+		      "put back",
+		      e->what, N(F_REMOVED), during);
 	if (t->n[F_LOST])
 		gnote(notes,
-		      "ward: protected (%s): the original of %s cannot be "
-		      "put back (too large to keep, or not a file ward can "
+		      "ward: protected (%s): the original of %s cannot be put "
+		      "back (too large to keep, or not a file ward can "
 		      "recreate); check it before you use git or open the "
 		      "project here",
-		      e->what, names_of(names, sizeof(names), t, F_LOST));
+		      e->what, N(F_LOST));
+	if (t->n[F_MODE])
+		gnote(notes,
+		      "ward: protected (%s): the permissions of %s changed %s "
+		      "and have been set back",
+		      e->what, N(F_MODE), during);
 	if (t->n[F_STUCK])
 		gnote(notes,
-		      "ward: protected (%s): %s changed during the run and "
-		      "could not be moved away or set back: remove it before "
-		      "you use git or open the project here",
-		      e->what, names_of(names, sizeof(names), t, F_STUCK));
+		      "ward: protected (%s): %s changed %s and could not be "
+		      "moved away or set back: remove it before you use git or "
+		      "open the project here",
+		      e->what, N(F_STUCK), during);
+#undef N
 }
 
-/* Check one guarded path and put it back. */
-static void check_entry(struct quarantine *q, const struct gentry *e,
-			struct ward_strv *notes)
+/* Check a GK_DEEP, GK_IDENTITY or GK_NAMES entry and put it back. */
+static void check_path(struct check *c, struct tally *t, const struct gentry *e,
+		       int pfd, char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (!e->exists) {
+		if (fstatat(pfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			take(c, t, pfd, e->name, path, e->what, F_ADDED,
+			     F_ADDED_KEPT);
+		return;
+	}
+	if (e->kind != GK_NAMES) {
+		check_node(c, t, e, pfd, e->name, &e->node, path, strlen(path),
+			   e->kind == GK_DEEP);
+		return;
+	}
+	/* Names only: a replaced directory is taken whole, new entries one
+	 * by one; what was there is git's own (a submodule's fetch). */
+	if (fstatat(pfd, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return;
+	if ((st.st_mode & S_IFMT) != (e->node.mode & S_IFMT) ||
+	    st.st_dev != e->node.dev || st.st_ino != e->node.ino) {
+		take(c, t, pfd, e->name, path, e->what, F_REPLACED,
+		     F_REPLACED_KEPT);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode) || (fd = util_openat_dir(pfd, e->name)) < 0)
+		return;
+	check_dir(c, t, e, fd, &e->node, path, strlen(path), false);
+	close(fd);
+}
+
+/* The walk after the run: every .git that is not one of the root's. */
+struct sweep {
+	struct check *c;
+	struct tally *t;
+	const struct gentry *e;
+	size_t rl;
+};
+
+static bool sweep_skip(void *ctx, const char *path)
+{
+	struct sweep *w = ctx;
+
+	return ward_skipset_has(w->c->skip, path);
+}
+
+static void sweep_found(void *ctx, int dirfd, const char *name,
+			const char *path)
+{
+	struct sweep *w = ctx;
+	const char *rel = path + w->rl + (path[w->rl] == '/');
+
+	if (has_kid(&w->e->node, rel))
+		return; /* the repository's identity is its own entry's */
+	take(w->c, w->t, dirfd, name, path, w->e->what, F_ADDED, F_ADDED_KEPT);
+	w->c->newrepo = true;
+}
+
+static void check_sweep(struct check *c, struct tally *t,
+			const struct gentry *e, const char *late)
+{
+	struct ward_repo_walk w;
+	struct sweep s = {c, t, e, strcmp(e->dir, "/") ? strlen(e->dir) : 0};
+	struct stat st;
+
+	if (stat(e->dir, &st) != 0 && late && errno == ENOENT)
+		return;
+	if (stat(e->dir, &st) != 0 || st.st_dev != e->pdev ||
+	    st.st_ino != e->pino) {
+		gnote(c->notes,
+		      "ward: %s was removed or replaced during the run: ward "
+		      "did not look for new git repositories in it; check it "
+		      "before you use git there",
+		      e->dir);
+		return;
+	}
+	memset(&w, 0, sizeof(w));
+	w.max_depth = GUARD_SWEEP_DEPTH;
+	w.skip = sweep_skip;
+	w.found = sweep_found;
+	w.ctx = &s;
+	if (ward_repo_walk(&w, e->dir) != 0 || w.over) {
+		gnote(
+		    c->notes,
+		    "ward: protected (%s): ward could not look for new git "
+		    "repositories in all of %s (deeper than %d directories at "
+		    "%s): check it before you use git there",
+		    e->what, e->dir, GUARD_SWEEP_DEPTH, w.over ? w.at : e->dir);
+		t->failed = true;
+	}
+}
+
+/* Check one entry and put it back (@late: see report()). */
+static void check_entry(struct check *c, const struct gentry *e,
+			const char *late)
 {
 	struct tally t;
 	char path[PATH_MAX];
@@ -1421,49 +1307,381 @@ static void check_entry(struct quarantine *q, const struct gentry *e,
 	int pfd;
 
 	memset(&t, 0, sizeof(t));
+	if (e->kind == GK_SWEEP) {
+		check_sweep(c, &t, e, late);
+		goto out_report;
+	}
 	snprintf(path, sizeof(path), "%s/%s", strcmp(e->dir, "/") ? e->dir : "",
 		 e->name);
-	pfd = open_dir(e->dir);
-	if (pfd < 0 || fstat(pfd, &pst) != 0 || !same_inode(&pst, &e->pst)) {
-		if (pfd >= 0)
-			close(pfd);
-		gnote(notes,
+	pfd = dc_open(&c->dc, e->dir, &pst);
+	/* An earlier call's directory that is gone holds nothing git could
+	 * find (its workspace was removed since). */
+	if (pfd < 0 && late && errno == ENOENT)
+		return;
+	if (pfd < 0 || pst.st_dev != e->pdev || pst.st_ino != e->pino) {
+		gnote(c->notes,
 		      "ward: %s was removed or replaced during the run: the "
 		      "protected paths inside it were not checked; check "
 		      "the project before you use git or open it here",
 		      e->dir);
 		return;
 	}
-	if (!e->exists) {
-		if (fstatat(pfd, e->name, &pst, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (quarantine(q, &t, pfd, e->name, path) == 0)
-				tally_add(&t, F_ADDED, path);
-			else
-				tally_add(&t, F_STUCK, path);
-		}
-	} else {
-		check_node(q, &t, pfd, e->name, &e->node, path, strlen(path),
-			   e->deep);
-	}
-	close(pfd);
-	report(notes, e, &t, q);
+	check_path(c, &t, e, pfd, path);
+	if ((t.n[F_ADDED] || t.n[F_ADDED_KEPT]) &&
+	    (e->kind == GK_NAMES ||
+	     strcmp(e->what, "a new git repository") == 0))
+		c->newrepo = true;
+out_report:
+	report(c, e, &t, late);
+	c->failed = c->failed || t.failed;
 	tally_clear(&t);
 }
 
-int ward_protect_guard_check(char ***notes, struct ward_protect_guard *g)
+/* Check @v[0..@n) in an order where the sweep comes last. */
+static void check_all(struct check *c, const struct gentry *v, size_t n,
+		      const char *late)
 {
-	struct quarantine q = {.fd = -1};
-	struct ward_strv sv = {0};
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			if ((v[i].kind == GK_SWEEP) == (pass == 1))
+				check_entry(c, &v[i], late);
+}
 
-	/* One check at a time: two calls sharing a snapshot must not move
-	 * the same entry twice. */
-	pthread_mutex_lock(&epochs_lock);
-	for (size_t i = 0; g && g->ep && i < g->ep->snap->n; i++)
-		check_entry(&q, &g->ep->snap->v[i], &sv);
-	pthread_mutex_unlock(&epochs_lock);
-	if (q.fd >= 0)
-		close(q.fd);
+/* After the notes of a check that took a new repository: how to keep. */
+static void newrepo_hint(struct check *c)
+{
+	const char *box = ward_qbox_path(&c->q);
+	const char *id = box ? strrchr(box, '/') : NULL;
+
+	if (!c->newrepo)
+		return;
+	gnote(c->notes,
+	      "ward: a git repository made by a confined command runs what its "
+	      "configuration names (core.fsmonitor, hooks) at your next `git "
+	      "status`, so ward takes new ones away; to keep one, check it and "
+	      "run `ward quarantine restore %s`, or let calls make "
+	      "repositories with --keep-new-repos (keep_new_repos: true in "
+	      "your user configuration)",
+	      id ? id + 1 : "BOX");
+}
+
+/* --- the shared baseline ------------------------------------------------------ */
+
+static bool has_ref(const struct gentry *e, uint64_t id)
+{
+	for (size_t i = 0; i < e->nrefs; i++)
+		if (e->refs[i] == id)
+			return true;
+	return false;
+}
+
+static int add_ref(struct gentry *e, uint64_t id)
+{
+	uint64_t *r;
+
+	if (has_ref(e, id))
+		return 0;
+	r = realloc(e->refs, (e->nrefs + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r[e->nrefs++] = id;
+	e->refs = r;
+	return 0;
+}
+
+/*
+ * Tidy @ep: participants that died (their slot is free) are dropped; an
+ * entry that only dead participants guarded is checked first — its calls
+ * ended before their check (a crashed or killed ward) — with the notes
+ * into @c; an entry nobody guards any more is dropped. @me (0: none) is
+ * leaving: its references go as well, and its entries were checked.
+ */
+static void tidy(struct gstore *st, struct gepoch *ep, struct check *c,
+		 uint64_t me)
+{
+	size_t np = 0, ne = 0;
+	bool *alive = calloc(ep->nparts + 1, sizeof(*alive));
+	char late[128];
+	int64_t dead_pid = 0;
+
+	if (!alive) {
+		c->notes->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < ep->nparts; i++) {
+		alive[i] =
+		    ep->parts[i].id != me && gstore_alive(st, &ep->parts[i]);
+		if (!alive[i] && ep->parts[i].id != me)
+			dead_pid = ep->parts[i].pid;
+	}
+	snprintf(late, sizeof(late),
+		 "during an earlier call (ward pid %lld, which ended before "
+		 "its check)",
+		 (long long)dead_pid);
+	for (size_t i = 0; i < ep->nents; i++) {
+		struct gentry *e = &ep->ents[i];
+		bool mine = me && has_ref(e, me), live = false, any = false;
+		size_t nr = 0;
+
+		for (size_t j = 0; j < e->nrefs; j++) {
+			bool keep = false;
+
+			any = any || e->refs[j] != me;
+			for (size_t k = 0; k < ep->nparts; k++)
+				if (ep->parts[k].id == e->refs[j])
+					keep = alive[k];
+			if (keep)
+				e->refs[nr++] = e->refs[j];
+			live = live || keep;
+		}
+		e->nrefs = nr;
+		if (!live && !mine && any)
+			check_entry(c, e, late);
+		if (live) {
+			ep->ents[ne++] = *e;
+			continue;
+		}
+		gentry_clear(e);
+	}
+	ep->nents = ne;
+	for (size_t i = 0; i < ep->nparts; i++)
+		if (alive[i])
+			ep->parts[np++] = ep->parts[i];
+	ep->nparts = np;
+	free(alive);
+}
+
+int ward_protect_guard_new(struct ward_protect_guard **out,
+			   const ward_policy *policy)
+{
+	return ward_protect_guard_new_for(out, policy, WARD_RUNNER_LANDLOCK);
+}
+
+/*
+ * Join the shared baseline with @items: an entry someone alive guards is
+ * taken as it is (the state before any of the live calls began), any
+ * other is snapshotted now. Under the store's lock.
+ */
+static int join(struct ward_protect_guard *g, struct gepoch *ep,
+		const struct gitem *items, size_t ni,
+		const struct ward_protected *v, size_t nv)
+{
+	struct budget bb, *b = &bb;
+	struct dircache dc = DIRCACHE_INIT;
+	size_t first_new = ep->nents;
+	struct gpart *parts;
+	struct gentry *ents;
+	int err = 0;
+
+	memset(b, 0, sizeof(*b));
+	ents = realloc(ep->ents, (ep->nents + ni + 1) * sizeof(*ents));
+	parts = realloc(ep->parts, (ep->nparts + 1) * sizeof(*parts));
+	if (ents)
+		ep->ents = ents;
+	if (parts)
+		ep->parts = parts;
+	g->v = calloc(ni + 1, sizeof(*g->v));
+	if (!ents || !parts || !g->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < ni && !err; i++) {
+		struct gentry *e = NULL;
+
+		for (size_t j = 0; j < ep->nents && !e; j++)
+			if (gentry_is(&ep->ents[j], items[i].kind,
+				      items[i].path))
+				e = &ep->ents[j];
+		if (!e) {
+			err = snap_entry(&ep->ents[ep->nents], b, &dc,
+					 &items[i], v, nv);
+			if (err == 1) {
+				err = 0;
+				continue;
+			}
+			if (err)
+				break;
+			e = &ep->ents[ep->nents++];
+		}
+		err = add_ref(e, g->id);
+	}
+	if (err == WARD_EINVAL && b->over)
+		err = ward_err(
+		    WARD_EINVAL,
+		    "ward cannot check the protected %s after the run: it "
+		    "holds more than %d entries or %zu MiB, so the command "
+		    "was not run; remove what does not belong there, or "
+		    "release it with `unprotect:` in your user "
+		    "configuration (ward-config(5))",
+		    b->where, GUARD_ENTRIES_MAX, GUARD_HASH_MAX >> 20);
+	dc_close(&dc);
+	if (err) {
+		/* Nothing of this call stays in the baseline. */
+		for (size_t j = first_new; j < ep->nents; j++)
+			gentry_clear(&ep->ents[j]);
+		ep->nents = first_new;
+		return err;
+	}
+	ep->parts[ep->nparts++] =
+	    (struct gpart){gstore_slot(g->st), g->id, (int64_t)getpid()};
+	return 0;
+}
+
+/* The entries of @ep that @g guards move to g->v (@ep is saved already
+ * and let go next). */
+static void keep_mine(struct ward_protect_guard *g, struct gepoch *ep)
+{
+	for (size_t i = 0; i < ep->nents; i++) {
+		if (!has_ref(&ep->ents[i], g->id))
+			continue;
+		g->v[g->n++] = ep->ents[i];
+		memset(&ep->ents[i], 0, sizeof(ep->ents[i]));
+	}
+}
+
+int ward_protect_guard_new_for(struct ward_protect_guard **out,
+			       const ward_policy *policy,
+			       enum ward_runner runner)
+{
+	const struct ward_protected *v = NULL;
+	struct ward_protect_guard *g = NULL;
+	struct gitem *items = NULL;
+	struct ward_strv owned = {0};
+	struct gepoch ep = {0};
+	char **walk = NULL;
+	size_t ni = 0, nv = 0;
+	struct check c;
+	int err;
+
+	*out = NULL;
+	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
+		return 0;
+	err = ward_policy_protected(&v, &nv, policy);
+	if (err)
+		return err;
+	if (ward_policy_protect_git(policy) &&
+	    !ward_policy_keep_new_repos(policy)) {
+		err = ward_protect_walk_roots(&walk, policy);
+		if (err)
+			return ward_err(err, "protected paths: out of memory");
+	}
+	err = collect_items(&items, &ni, policy, runner, walk, &owned);
+	if (err || !ni)
+		goto out_free;
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	g->quota = ward_policy_quarantine_quota(policy);
+	g->retention = ward_policy_quarantine_retention(policy);
+	err = ward_skipset_init(&g->skip, policy);
+	if (!err)
+		err = gstore_open(&g->st);
+	if (err)
+		goto out_free;
+	g->id = gstore_new_id();
+	memset(&c, 0, sizeof(c));
+	c.dc.fd = -1;
+	ward_qbox_init(&c.q, g->quota, g->retention);
+	c.notes = &g->pre;
+	c.skip = &g->skip;
+	gstore_lock(g->st);
+	err = gstore_load(g->st, &ep);
+	if (!err) {
+		tidy(g->st, &ep, &c, 0);
+		err = join(g, &ep, items, ni, v, nv);
+	}
+	if (!err)
+		err = gstore_save(g->st, &ep);
+	if (!err)
+		keep_mine(g, &ep);
+	gstore_unlock(g->st);
+	ward_qbox_close(&c.q);
+	dc_close(&c.dc);
+	if (err)
+		goto out_free;
+	*out = g;
+	g = NULL;
+out_free:
+	if (err == -ENOMEM)
+		err = ward_err(-ENOMEM, "protected paths: out of memory");
+	else if (err < 0 && err != WARD_EINVAL)
+		err = ward_err(WARD_EINVAL,
+			       "ward cannot record what its guard checks in "
+			       "its state directory (%s), so the command was "
+			       "not run",
+			       strerror(-err));
+	gepoch_clear(&ep);
+	ward_protect_guard_free(g);
+	free(items);
+	ward_strv_free(walk);
+	ward_strv_discard(&owned);
+	return err;
+}
+
+int ward_protect_guard_check(char ***notes, bool *failed,
+			     struct ward_protect_guard *g)
+{
+	struct ward_strv sv = {0};
+	struct gepoch ep = {0};
+	struct check c;
+	int err;
+
+	if (failed)
+		*failed = false;
+	memset(&c, 0, sizeof(c));
+	c.dc.fd = -1;
+	c.notes = &sv;
+	if (g) {
+		ward_strv_push_all(&sv, g->pre.v);
+		ward_qbox_init(&c.q, g->quota, g->retention);
+		c.skip = &g->skip;
+		/* One check at a time, across processes: two calls sharing
+		 * a baseline must not move the same entry twice. */
+		gstore_lock(g->st);
+		check_all(&c, g->v, g->n, NULL);
+		/* The only call left lets the baseline go without reading
+		 * it all (the common case: one call at a time). */
+		err = gstore_load_parts(g->st, &ep);
+		if (!err && !(ep.nparts == 1 && ep.parts[0].id == g->id)) {
+			gepoch_clear(&ep);
+			err = gstore_load(g->st, &ep);
+		} else if (!err) {
+			ep.nparts = 0;
+		}
+		if (!err) {
+			tidy(g->st, &ep, &c, g->id);
+			err = gstore_save(g->st, &ep);
+		}
+		if (err)
+			gnote(&sv,
+			      "ward: the guard could not update its state in "
+			      "ward's state directory; the next call checks "
+			      "this one's paths again");
+		gstore_unlock(g->st);
+		g->checked = true;
+		newrepo_hint(&c);
+		ward_qbox_close(&c.q);
+		dc_close(&c.dc);
+		gepoch_clear(&ep);
+	}
+	if (failed)
+		*failed = c.failed;
 	if (ward_strv_finish(notes, &sv) != 0)
 		return ward_err(-ENOMEM, "protected paths: out of memory");
 	return 0;
+}
+
+void ward_protect_guard_free(struct ward_protect_guard *g)
+{
+	if (!g)
+		return;
+	/* Unchecked, its slot is released: the next call sees it ended
+	 * before its check and checks what it guarded. */
+	gstore_close(g->st);
+	for (size_t i = 0; i < g->n; i++)
+		gentry_clear(&g->v[i]);
+	free(g->v);
+	ward_skipset_free(&g->skip);
+	ward_strv_discard(&g->pre);
+	free(g);
 }

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include "internal.h"
 #include "protect.h"
 #include "util/util.h"
+#include "ward/quarantine.h"
 
 struct ward_policy {
 	enum ward_mode mode;
@@ -23,6 +25,10 @@ struct ward_policy {
 	char **allow_unix;	 /* unix sockets reachable, or NULL */
 	const ward_rules *rules; /* a reference (ward_rules_ref) */
 	bool unprotect_git;	 /* git protection dropped by the user */
+	bool keep_new_repos;	 /* new repositories are the user's to keep */
+	bool allow_home;	 /* a workspace holding $HOME, confirmed */
+	uint64_t quota;		 /* the quarantine's (bytes; 0: default) */
+	int64_t retention;	 /* its retention (seconds; 0: default) */
 	/* The network (network.h); @net_default: never set, follows the
 	 * mode. @allow / @deny: NULL-terminated, or NULL for none. */
 	enum ward_network net;
@@ -44,6 +50,8 @@ struct ward_policy {
 	char **roots;
 	struct ward_protected *prot;
 	size_t nprot;
+	char *prot_refused; /* why the list could not be made, or NULL */
+	char **prot_notes;  /* what the scan found to say (protect.c) */
 	bool prot_done;
 	/* The rules' paths that resolve elsewhere (see rule_aliases). */
 	struct ward_rule_alias *aliases;
@@ -60,6 +68,10 @@ static void forget(ward_policy *p)
 	free(p->prot);
 	p->prot = NULL;
 	p->nprot = 0;
+	free(p->prot_refused);
+	p->prot_refused = NULL;
+	ward_strv_free(p->prot_notes);
+	p->prot_notes = NULL;
 	p->prot_done = false;
 	ward_rule_aliases_free(p->aliases, p->naliases);
 	p->aliases = NULL;
@@ -237,6 +249,54 @@ bool ward_policy_protect_git(const ward_policy *policy)
 	return !policy->unprotect_git;
 }
 
+int ward_policy_set_keep_new_repos(ward_policy *policy, bool keep)
+{
+	forget(policy);
+	policy->keep_new_repos = keep;
+	return 0;
+}
+
+bool ward_policy_keep_new_repos(const ward_policy *policy)
+{
+	return policy->keep_new_repos;
+}
+
+int ward_policy_set_allow_home_workspace(ward_policy *policy, bool allow)
+{
+	forget(policy);
+	policy->allow_home = allow;
+	return 0;
+}
+
+bool ward_policy_allow_home_workspace(const ward_policy *policy)
+{
+	return policy->allow_home;
+}
+
+int ward_policy_set_quarantine(ward_policy *policy, uint64_t quota_bytes,
+			       int64_t retention_s)
+{
+	if (retention_s < 0)
+		return ward_err(WARD_EINVAL,
+				"quarantine: a negative retention");
+	policy->quota = quota_bytes;
+	policy->retention = retention_s;
+	return 0;
+}
+
+uint64_t ward_policy_quarantine_quota(const ward_policy *policy)
+{
+	return policy->quota ? policy->quota
+			     : (uint64_t)WARD_QUARANTINE_QUOTA_MB * 1024 * 1024;
+}
+
+int64_t ward_policy_quarantine_retention(const ward_policy *policy)
+{
+	return policy->retention
+		   ? policy->retention
+		   : (int64_t)WARD_QUARANTINE_RETENTION_DAYS * 86400;
+}
+
 int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 {
 	char **copy;
@@ -334,6 +394,8 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 	p->roots = NULL;
 	p->prot = NULL;
 	p->nprot = 0;
+	p->prot_refused = NULL;
+	p->prot_notes = NULL;
 	p->prot_done = false;
 	p->aliases = NULL;
 	p->naliases = 0;
@@ -497,7 +559,9 @@ int ward_roots_writable(char ***out, const ward_policy *policy)
 }
 
 bool ward_policy_protected_cached(const struct ward_protected **out,
-				  size_t *out_len, const ward_policy *policy)
+				  size_t *out_len, const char **refused,
+				  char *const **notes,
+				  const ward_policy *policy)
 {
 	ward_policy *p = (ward_policy *)policy; /* the cache only */
 	bool done;
@@ -507,27 +571,37 @@ bool ward_policy_protected_cached(const struct ward_protected **out,
 	if (done) {
 		*out = p->prot;
 		*out_len = p->nprot;
+		*refused = p->prot_refused;
+		*notes = p->prot_notes;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return done;
 }
 
 void ward_policy_protected_keep(const struct ward_protected **out,
-				size_t *out_len, const ward_policy *policy,
-				struct ward_protected *v, size_t n)
+				size_t *out_len, const char **refused,
+				char *const **notes, const ward_policy *policy,
+				struct ward_protected *v, size_t n, char *why,
+				char **said)
 {
 	ward_policy *p = (ward_policy *)policy; /* the cache only */
 
 	pthread_mutex_lock(&p->lock);
 	if (p->prot_done) {
 		free(v);
+		free(why);
+		ward_strv_free(said);
 	} else {
 		p->prot = v;
 		p->nprot = n;
+		p->prot_refused = why;
+		p->prot_notes = said;
 		p->prot_done = true;
 	}
 	*out = p->prot;
 	*out_len = p->nprot;
+	*refused = p->prot_refused;
+	*notes = p->prot_notes;
 	pthread_mutex_unlock(&p->lock);
 }
 

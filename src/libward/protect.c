@@ -14,18 +14,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gitconfig.h"
 #include "internal.h"
 #include "protect.h"
 #include "util/util.h"
+#include "ward/render.h"
 
 /* A .git file or commondir larger than this is not git's. */
 #define GIT_FILE_MAX 4096
@@ -34,8 +38,7 @@
 #define GIT_CONFIG_MAX	  (1024 * 1024)
 #define GIT_INCLUDE_DEPTH 10
 
-/* The home directory: $HOME when absolute, else the password database. */
-static const char *home_dir(char *buf, size_t len)
+const char *ward_home_dir(char *buf, size_t len)
 {
 	const char *home = getenv("HOME");
 	struct passwd pw, *res = NULL;
@@ -48,8 +51,57 @@ static const char *home_dir(char *buf, size_t len)
 	return pw.pw_dir;
 }
 
-/* $VAR/ward when $VAR is absolute, else $HOME/fallback/ward (or NULL). */
+static char *xdg_ward_dir_now(const char *var, const char *fallback);
+
+/*
+ * $VAR/ward when $VAR is absolute, else $HOME/fallback/ward (or NULL),
+ * canonical. Asked several times per call (the protected list, the walk,
+ * the guard), and realpath() of a path that does not exist yet costs a
+ * readlink per component per try: the last answer is kept for the same
+ * $VAR and $HOME (a change of either is a new question).
+ */
 static char *xdg_ward_dir(const char *var, const char *fallback)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		const char *var;
+		char *key, *value;
+	} memo[2];
+	const char *v = getenv(var), *home = getenv("HOME");
+	char *key = NULL, *out = NULL;
+	size_t slot = strcmp(var, "XDG_STATE_HOME") == 0;
+
+	if (asprintf(&key, "%s\n%s", v ? v : "", home ? home : "") < 0)
+		return xdg_ward_dir_now(var, fallback);
+	pthread_mutex_lock(&lock);
+	if (memo[slot].key && strcmp(memo[slot].key, key) == 0 &&
+	    memo[slot].var == var)
+		out = strdup(memo[slot].value);
+	pthread_mutex_unlock(&lock);
+	if (out) {
+		free(key);
+		return out;
+	}
+	out = xdg_ward_dir_now(var, fallback);
+	pthread_mutex_lock(&lock);
+	if (out) {
+		char *copy = strdup(out);
+
+		if (copy) {
+			free(memo[slot].key);
+			free(memo[slot].value);
+			memo[slot].var = var;
+			memo[slot].key = key;
+			memo[slot].value = copy;
+			key = NULL;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	free(key);
+	return out;
+}
+
+static char *xdg_ward_dir_now(const char *var, const char *fallback)
 {
 	const char *base = getenv(var);
 	char pwbuf[1024], *lex = NULL, *out;
@@ -59,7 +111,7 @@ static char *xdg_ward_dir(const char *var, const char *fallback)
 		if (asprintf(&lex, "%s/ward", base) < 0)
 			return NULL;
 	} else {
-		home = home_dir(pwbuf, sizeof(pwbuf));
+		home = ward_home_dir(pwbuf, sizeof(pwbuf));
 		if (!home)
 			return NULL;
 		if (asprintf(&lex, "%s/%s/ward", home, fallback) < 0)
@@ -185,7 +237,6 @@ static char *resolve_against(const char *base, const char *rel)
 struct scan {
 	struct plist *pl;
 	struct ward_strv *notes; /* NULL: not wanted */
-	bool link_notes;	 /* also the notes about symlinks */
 	unsigned gitdirs;	 /* git directories protected so far */
 	bool capped;		 /* GIT_DIRS_MAX reached */
 	const char *ws;		 /* the canonical workspace */
@@ -193,15 +244,33 @@ struct scan {
 	/* The git directory whose configuration is being read: includes
 	 * inside it are read too. */
 	const char *gd;
+	/* The top of the worktree of the repository being added (the
+	 * workspace, or a nested repository's directory): a relative
+	 * core.hooksPath is taken from there. */
+	const char *top;
+	const ward_policy *policy;
+	struct ward_skipset released; /* what the walk leaves alone */
+	struct ward_strv found;	      /* the walk's .git paths */
+	struct ward_strv tops;	      /* repositories added (their tops) */
+	char *refused;		      /* why the list cannot be made */
 };
 
 /* Bounds of the scan: git directories protected (the repository's, its
  * submodules', nested ones), worktrees per git directory, and how deep a
  * submodule's name (it may hold '/') or a nesting goes. */
-#define GIT_DIRS_MAX	  64
+#define GIT_DIRS_MAX	  256
 #define GIT_WORKTREES_MAX 64
 #define GIT_NAME_DEPTH	  6
 #define GIT_NEST_DEPTH	  4
+/* The walk of a writable root for the repositories in it: entries looked
+ * at (all roots of a call together), and how deep. Past either the call is
+ * refused: a repository ward did not see would not be protected. */
+#define REPO_WALK_ENTRIES_MAX 200000
+#define REPO_WALK_DEPTH_MAX   128
+
+/* The marks of a kept note (see note()). */
+#define NOTE_PLAIN 'n'
+#define NOTE_LINK  'l'
 
 static void note(struct scan *s, bool link, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -209,10 +278,10 @@ static void note(struct scan *s, bool link, const char *fmt, ...)
 static void note(struct scan *s, bool link, const char *fmt, ...)
 {
 	va_list ap;
-	char *t = NULL;
+	char *t = NULL, *m = NULL;
 	int n;
 
-	if (!s->notes || (link && !s->link_notes))
+	if (!s->notes)
 		return;
 	va_start(ap, fmt);
 	n = vasprintf(&t, fmt, ap);
@@ -221,8 +290,46 @@ static void note(struct scan *s, bool link, const char *fmt, ...)
 		s->notes->oom = true;
 		return;
 	}
-	ward_strv_push(s->notes, t);
+	/* The first byte says whether it is about a symbolic link (a
+	 * runner that keeps links itself, Seatbelt, leaves those out). */
+	if (asprintf(&m, "%c%s", link ? NOTE_LINK : NOTE_PLAIN, t) < 0)
+		s->notes->oom = true;
+	else
+		ward_strv_push(s->notes, m);
+	free(m);
 	free(t);
+}
+
+/* The first reason the list cannot be made (the call is refused). */
+static void refuse(struct scan *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void refuse(struct scan *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->refused)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s->refused, fmt, ap) < 0) {
+		s->refused = NULL;
+		s->pl->oom = true;
+	}
+	va_end(ap);
+}
+
+/* A marker (not read-only itself, see protect.h) for @dir/@name. */
+static void add_marker(struct scan *s, const char *dir, const char *name,
+		       const char *what, unsigned flags)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", name) < 0) {
+		s->pl->oom = true;
+		return;
+	}
+	plist_add_access(s->pl, p, WARD_PROTECT_GIT, what, flags,
+			 WARD_ACCESS_DEFAULT);
 }
 
 /*
@@ -300,7 +407,7 @@ static char *config_path(struct scan *s, const char *value, const char *base,
 	int n;
 
 	if (value[0] == '~' && (value[1] == '/' || !value[1])) {
-		home = home_dir(pwbuf, sizeof(pwbuf));
+		home = ward_home_dir(pwbuf, sizeof(pwbuf));
 		if (!home)
 			return NULL;
 		n = asprintf(&out, "%s%s", home, value + 1);
@@ -393,7 +500,8 @@ static void on_gitcfg(void *ctx, enum ward_gitcfg_key key, const char *value,
 		return;
 	if (key == WARD_GITCFG_HOOKSPATH) {
 		/* Relative to where hooks run: the top of the worktree. */
-		abs = config_path(s, value, s->ws, r->file, line);
+		abs = config_path(s, value, s->top ? s->top : s->ws, r->file,
+				  line);
 		if (!abs)
 			return;
 		canon = protect_named(
@@ -641,11 +749,15 @@ static void add_gitdir(struct scan *s, const char *gd, unsigned nest)
 		return;
 	if (s->gitdirs >= GIT_DIRS_MAX) {
 		if (!s->capped)
-			note(s, false,
-			     "the repository has more than %d git directories "
-			     "(submodules): ward protects the hooks and config "
-			     "of the first %d only",
-			     GIT_DIRS_MAX, GIT_DIRS_MAX);
+			refuse(s,
+			       "ward cannot protect the git repositories in "
+			       "%s: there are more than %d git directories "
+			       "(repositories, submodules, nested ones), so "
+			       "the command was not run; choose a narrower "
+			       "workspace, or release the directories that "
+			       "hold them with `unprotect:` in your user "
+			       "configuration",
+			       s->ws, GIT_DIRS_MAX);
 		s->capped = true;
 		return;
 	}
@@ -656,6 +768,16 @@ static void add_gitdir(struct scan *s, const char *gd, unsigned nest)
 	       "git commondir (git takes config and hooks from where it "
 	       "points)");
 	add_in(s, gd, "config.worktree", "git worktree config");
+	/* Where git finds more repositories: a new entry there is a new
+	 * repository (the guard takes it, the fence refuses it), unless the
+	 * user keeps new repositories. */
+	if (!ward_policy_keep_new_repos(s->policy)) {
+		add_marker(s, gd, "modules", "a new submodule's git directory",
+			   WARD_PROTECT_NEWONLY);
+		add_marker(s, gd, "worktrees",
+			   "a new linked worktree's git files",
+			   WARD_PROTECT_NEWONLY);
+	}
 	/* The repository's own configuration names more places git runs
 	 * code from (a submodule's is not read: see protect.h). */
 	if (nest == 0)
@@ -770,48 +892,70 @@ out_free:
 static void add_git(struct scan *s, const char *ws)
 {
 	char dotgit[PATH_MAX], *real;
+	const char *saved = s->top;
 	struct stat st;
 
+	for (size_t i = 0; i < s->tops.n; i++)
+		if (strcmp(s->tops.v[i], ws) == 0)
+			return;
+	ward_strv_push(&s->tops, ws);
+	s->top = ws;
 	/* A workspace of "/" must not give "//.git". */
 	if (strcmp(ws, "/") == 0)
 		ws = "";
 	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", ws) >=
 	    (int)sizeof(dotgit))
-		return;
-	if (lstat(dotgit, &st) != 0)
-		return;
+		goto out;
+	if (lstat(dotgit, &st) != 0) {
+		/* No repository here: one that appears during the call is
+		 * a new one (unless the user keeps them). */
+		if (!ward_policy_keep_new_repos(s->policy))
+			plist_add(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
+				  "a new git repository");
+		goto out;
+	}
 	if (S_ISDIR(st.st_mode)) {
+		plist_add_access(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
+				 "a git repository's .git directory",
+				 WARD_PROTECT_REPO, WARD_ACCESS_DEFAULT);
 		add_gitdir(s, dotgit, 0);
-		return;
+		goto out;
 	}
 	if (S_ISREG(st.st_mode)) {
 		add_gitfile(s, dotgit, *ws ? ws : "/");
-		return;
+		goto out;
 	}
-	if (!S_ISLNK(st.st_mode))
-		return;
+	if (!S_ISLNK(st.st_mode)) {
+		/* A FIFO or device named .git: git cannot use it, but a
+		 * replacement could be; keep it as it is. */
+		plist_add(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
+			  "the .git entry");
+		goto out;
+	}
 	plist_add_flags(s->pl, strdup(dotgit), WARD_PROTECT_GIT,
 			"the .git symlink (it names the git directory)",
 			WARD_PROTECT_LINK);
 	real = realpath(dotgit, NULL);
 	note(s, true,
-	     "the workspace's .git is a symbolic link to %s: ward protects "
-	     "the hooks and config there, but a mount or a Landlock grant "
-	     "follows a link, so bwrap and Landlock cannot keep the link "
-	     "itself from being pointed at another git directory during a "
-	     "run (the fs fence and Seatbelt can); ward run checks it after "
-	     "every run and puts it back",
-	     real ? real : "a missing path");
+	     "%s is a symbolic link to %s: ward protects the hooks and "
+	     "config there, but a mount or a Landlock grant follows a link, "
+	     "so bwrap and Landlock cannot keep the link itself from being "
+	     "pointed at another git directory during a run (the fs fence "
+	     "and Seatbelt can); ward run checks it after every run and "
+	     "puts it back",
+	     dotgit, real ? real : "a missing path");
 	if (!real) {
 		if (errno == ENOMEM)
 			s->pl->oom = true;
-		return;
+		goto out;
 	}
 	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode))
 		add_gitdir(s, real, 0);
 	else if (S_ISREG(st.st_mode))
 		add_gitfile(s, real, *ws ? ws : "/");
 	free(real);
+out:
+	s->top = saved;
 }
 
 /* The persistence traps outside git, at the top of the workspace. */
@@ -826,6 +970,441 @@ static const struct {
     {".claude", "Claude Code project settings and hooks"},
     {".envrc", "direnv's environment file"},
 };
+
+/*
+ * Startup files and directories: what shells, git, package managers,
+ * cloud and container tools and other agents read (and run) on the
+ * user's behalf. At the top of the workspace and of every `rw` root, and
+ * of the home directory when it lies in a writable root. A floor, not the
+ * design: new repositories anywhere are handled apart (see add_git()).
+ */
+static const struct {
+	const char *name;
+	const char *what;
+} startup[] = {
+    {".bashrc", "a shell startup file"},
+    {".bash_profile", "a shell startup file"},
+    {".bash_login", "a shell startup file"},
+    {".bash_logout", "a shell startup file"},
+    {".profile", "a shell startup file"},
+    {".zshrc", "a shell startup file"},
+    {".zprofile", "a shell startup file"},
+    {".zshenv", "a shell startup file"},
+    {".zlogin", "a shell startup file"},
+    {".zlogout", "a shell startup file"},
+    {".kshrc", "a shell startup file"},
+    {".cshrc", "a shell startup file"},
+    {".tcshrc", "a shell startup file"},
+    {".inputrc", "readline's startup file"},
+    {".gitconfig", "git's configuration"},
+    {".gitmodules", "git's submodule list"},
+    {".ripgreprc", "ripgrep's configuration"},
+    {".npmrc", "npm's configuration"},
+    {".yarnrc", "yarn's configuration"},
+    {".yarnrc.yml", "yarn's configuration"},
+    {".pypirc", "the Python package index credentials"},
+    {"pip.conf", "pip's configuration"},
+    {".aws", "AWS's configuration and credentials"},
+    {".docker", "Docker's configuration and credentials"},
+    {".kube", "Kubernetes' configuration and credentials"},
+    {".codex", "Codex's configuration"},
+    {".cursor", "Cursor's configuration"},
+    {".gemini", "Gemini CLI's configuration"},
+    {".continue", "Continue's configuration"},
+    {".windsurf", "Windsurf's configuration"},
+    {".aider.conf.yml", "aider's configuration"},
+};
+
+/* The home directory's own: logins, autostart, the PATH, keys. */
+static const struct {
+	const char *name;
+	const char *what;
+} home_startup[] = {
+    {".ssh", "ssh's keys and configuration"},
+    {".gnupg", "GnuPG's keys and configuration"},
+    {".netrc", "login credentials"},
+    {".pam_environment", "the login environment"},
+    {".xprofile", "the X session's startup file"},
+    {".xsession", "the X session's startup file"},
+    {".xsessionrc", "the X session's startup file"},
+    {".xinitrc", "the X session's startup file"},
+    {".vimrc", "vim's startup file"},
+    {".emacs", "emacs' startup file"},
+    {".emacs.d/init.el", "emacs' startup file"},
+    {".claude.json", "Claude Code's configuration"},
+    {".config/autostart", "desktop autostart entries"},
+    {".config/systemd/user", "systemd user services"},
+    {".config/environment.d", "the user session's environment"},
+    {".config/git", "git's configuration"},
+    {".config/fish", "fish's startup files"},
+    {".config/nvim/init.vim", "neovim's startup file"},
+    {".config/nvim/init.lua", "neovim's startup file"},
+    {".config/pip", "pip's configuration"},
+    {".local/bin", "programs on your PATH"},
+    {".local/share/applications", "desktop entries"},
+    {".cargo/config.toml", "cargo's configuration"},
+    {".cargo/bin", "programs on your PATH"},
+};
+
+/*
+ * Protect @dir/@rel (@rel may hold '/': its parents are made canonical
+ * as far as they exist).
+ */
+static void add_rel(struct scan *s, const char *dir, const char *rel,
+		    enum ward_protect_kind kind, const char *what)
+{
+	const char *slash = strrchr(rel, '/');
+	char *lex = NULL, *parent;
+
+	if (!slash) {
+		add_kind(s, dir, rel, kind, what);
+		return;
+	}
+	if (asprintf(&lex, "%s/%.*s", strcmp(dir, "/") ? dir : "",
+		     (int)(slash - rel), rel) < 0) {
+		s->pl->oom = true;
+		return;
+	}
+	parent = util_path_canon(lex);
+	free(lex);
+	if (!parent) {
+		s->pl->oom = true;
+		return;
+	}
+	add_kind(s, parent, slash + 1, kind, what);
+	free(parent);
+}
+
+static void add_startup(struct scan *s, const char *dir)
+{
+	for (size_t i = 0; i < sizeof(startup) / sizeof(startup[0]); i++)
+		add_kind(s, dir, startup[i].name, WARD_PROTECT_TRAP,
+			 startup[i].what);
+}
+
+/* --- the repositories in a writable root -------------------------------- */
+
+int ward_skipset_init(struct ward_skipset *k, const ward_policy *policy)
+{
+	char *const *un = ward_policy_unprotected(policy);
+	struct ward_strv sv = {0};
+	char *p;
+
+	memset(k, 0, sizeof(*k));
+	for (size_t i = 0; un && un[i]; i++) {
+		ward_strv_push(&sv, un[i]);
+		p = util_path_canon(un[i]);
+		if (p)
+			ward_strv_push(&sv, p);
+		else
+			sv.oom = true;
+		free(p);
+	}
+	p = xdg_ward_dir("XDG_CONFIG_HOME", ".config");
+	if (p)
+		ward_strv_push(&sv, p);
+	free(p);
+	p = ward_state_dir();
+	if (p)
+		ward_strv_push(&sv, p);
+	free(p);
+	ward_strv_push(&sv, "/proc");
+	ward_strv_push(&sv, "/sys");
+	ward_strv_push(&sv, "/dev");
+	if (sv.oom) {
+		ward_strv_discard(&sv);
+		return -ENOMEM;
+	}
+	k->v = sv.v;
+	k->n = sv.n;
+	return 0;
+}
+
+bool ward_skipset_has(const struct ward_skipset *k, const char *path)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (util_path_within(path, k->v[i]))
+			return true;
+	}
+	return false;
+}
+
+void ward_skipset_free(struct ward_skipset *k)
+{
+	struct ward_strv sv = {k->v, k->n, k->n, false};
+
+	ward_strv_discard(&sv);
+	memset(k, 0, sizeof(*k));
+}
+
+/* getdents64(2)'s record (not every C library declares it). */
+struct ldirent {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * One directory of the walk (@fd, absolute path @path of @plen bytes).
+ * Its entries are read with getdents64 into the walk's one buffer, start
+ * to end; the `.git` entries and the directories among them are noted on
+ * the walk's stack of names (one allocation for the whole walk), and only
+ * then acted on — each directory is read once, in order, and the walk
+ * holds one descriptor per level (it runs after every call).
+ */
+static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
+		      unsigned depth)
+{
+	size_t mark = w->alen, at;
+	long got;
+
+	while (!w->over && (got = syscall(SYS_getdents64, fd, w->buf,
+					  sizeof(w->buf))) > 0) {
+		for (long o = 0; o < got && !w->over;) {
+			const struct ldirent *de =
+			    (const struct ldirent *)(void *)(w->buf + o);
+			const char *name = de->d_name;
+			bool git = strcmp(name, ".git") == 0;
+			bool dir = de->d_type == DT_DIR;
+			size_t n = strlen(name);
+			struct stat st;
+
+			o += de->d_reclen;
+			if (is_dot(name))
+				continue;
+			if (w->max_entries && ++w->entries > w->max_entries) {
+				w->over = true;
+				snprintf(w->at, sizeof(w->at), "%s", path);
+				break;
+			}
+			if (!git && de->d_type == DT_UNKNOWN)
+				dir = fstatat(fd, name, &st,
+					      AT_SYMLINK_NOFOLLOW) == 0 &&
+				      S_ISDIR(st.st_mode);
+			if (!git && !dir)
+				continue;
+			if (w->alen + n + 2 > w->acap) {
+				size_t cap = w->acap ? 2 * w->acap : 4096;
+				char *na;
+
+				while (cap < w->alen + n + 2)
+					cap *= 2;
+				na = w->arena == w->small
+					 ? malloc(cap)
+					 : realloc(w->arena, cap);
+				if (na && w->arena == w->small)
+					memcpy(na, w->small, w->alen);
+				if (!na) {
+					w->over = true;
+					snprintf(w->at, sizeof(w->at),
+						 "%s (out of memory)", path);
+					break;
+				}
+				w->arena = na;
+				w->acap = cap;
+			}
+			w->arena[w->alen++] = git ? 'g' : 'd';
+			memcpy(w->arena + w->alen, name, n + 1);
+			w->alen += n + 1;
+		}
+	}
+	for (at = mark; at < w->alen && !w->over;) {
+		/* The stack may move as deeper levels grow it: offsets. */
+		char kind = w->arena[at];
+		size_t n = strlen(w->arena + at + 1);
+		int sub;
+
+		if (plen + 1 + n >= PATH_MAX) {
+			w->over = true;
+			snprintf(w->at, sizeof(w->at), "%s", path);
+			break;
+		}
+		if (plen == 1 && path[0] == '/') /* the root "/" */
+			memcpy(path + 1, w->arena + at + 1, n + 1);
+		else {
+			path[plen] = '/';
+			memcpy(path + plen + 1, w->arena + at + 1, n + 1);
+		}
+		at += n + 2;
+		if (kind == 'g') {
+			w->found(w->ctx, fd, path + strlen(path) - n, path);
+		} else if (!w->skip || !w->skip(w->ctx, path)) {
+			if (depth + 1 > w->max_depth) {
+				w->over = true;
+				snprintf(w->at, sizeof(w->at), "%s", path);
+			} else if ((sub = util_openat_dir(
+					fd, path + strlen(path) - n)) >= 0) {
+				rwalk_dir(w, sub, path, strlen(path),
+					  depth + 1);
+				close(sub);
+			}
+		}
+		path[plen] = '\0';
+	}
+	w->alen = mark;
+}
+
+int ward_repo_walk(struct ward_repo_walk *w, const char *root)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (strlen(root) >= sizeof(path))
+		return -ENAMETOOLONG;
+	do {
+		fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s", root);
+	w->arena = w->small;
+	w->alen = 0;
+	w->acap = sizeof(w->small);
+	rwalk_dir(w, fd, path, strlen(path), 0);
+	if (w->arena != w->small)
+		free(w->arena);
+	w->arena = NULL;
+	close(fd);
+	return 0;
+}
+
+/* Whether @r is one of the shared temporary directories of @policy. */
+static bool shared_tmp(const ward_policy *policy, const char *r)
+{
+	const char *tmpdir = ward_policy_tmpdir(policy);
+	char *canon;
+	bool same = false;
+
+	canon = util_path_canon("/tmp");
+	same = canon && strcmp(canon, r) == 0;
+	free(canon);
+	if (!same && tmpdir && (canon = util_path_canon(tmpdir))) {
+		same = strcmp(canon, r) == 0;
+		free(canon);
+	}
+	return same;
+}
+
+int ward_protect_walk_roots(char ***out, const ward_policy *policy)
+{
+	const char *ws = ward_policy_workspace(policy);
+	struct ward_strv sv = {0};
+	char *const *roots = NULL;
+	int err;
+
+	err = ward_policy_roots(&roots, policy);
+	if (err)
+		return err;
+	for (size_t i = 0; roots && roots[i]; i++) {
+		/* The workspace is walked even under /tmp. */
+		if (strcmp(roots[i], ws) == 0 || !shared_tmp(policy, roots[i]))
+			ward_strv_push(&sv, roots[i]);
+	}
+	return ward_strv_finish(out, &sv) == 0 ? 0 : -ENOMEM;
+}
+
+static bool scan_skip(void *ctx, const char *path)
+{
+	struct scan *s = ctx;
+
+	return ward_skipset_has(&s->released, path);
+}
+
+static void scan_found(void *ctx, int dirfd, const char *name, const char *path)
+{
+	struct scan *s = ctx;
+
+	(void)dirfd;
+	(void)name;
+	ward_strv_push(&s->found, path);
+}
+
+/*
+ * Every repository in the root @r (the workspace or an `rw` root): each
+ * `.git` beneath it gets what the workspace's own repository gets. A walk
+ * past its bound refuses the call: a repository it did not reach would
+ * not be protected.
+ */
+static void add_repos(struct scan *s, const char *r, size_t *budget)
+{
+	struct ward_repo_walk w;
+
+	memset(&w, 0, sizeof(w));
+	w.max_entries = *budget ? *budget : 1;
+	w.max_depth = REPO_WALK_DEPTH_MAX;
+	w.skip = scan_skip;
+	w.found = scan_found;
+	w.ctx = s;
+	s->found.n = 0;
+	if (ward_repo_walk(&w, r) != 0)
+		return;
+	*budget = w.entries >= *budget ? 0 : *budget - w.entries;
+	if (w.over)
+		refuse(s,
+		       "ward cannot look for git repositories in all of %s "
+		       "(more than %d entries, or deeper than %d directories, "
+		       "at %s), so it cannot protect their hooks and "
+		       "configuration and the command was not run; choose a "
+		       "narrower workspace, or release large directories that "
+		       "hold no repository with `unprotect:` in your user "
+		       "configuration",
+		       r, REPO_WALK_ENTRIES_MAX, REPO_WALK_DEPTH_MAX, w.at);
+	for (size_t i = 0; i < s->found.n && !s->pl->oom; i++) {
+		char *top = s->found.v[i];
+		char *slash = strrchr(top, '/');
+
+		*slash = '\0';
+		add_git(s, *top ? top : "/");
+		*slash = '/';
+	}
+	if (s->found.oom)
+		s->pl->oom = true;
+}
+
+/*
+ * The home directory, when it lies in a writable root: its startup files,
+ * its autostart places and its own repository, with a note naming them.
+ */
+static void add_home(struct scan *s)
+{
+	char pwbuf[1024], names[512];
+	const char *home = ward_home_dir(pwbuf, sizeof(pwbuf));
+	const char *in = NULL;
+	char *h;
+	size_t o = 0, n = 0;
+
+	if (!home || !(h = util_path_canon(home)))
+		return;
+	for (size_t i = 0; s->roots && s->roots[i] && !in; i++)
+		if (util_path_within(h, s->roots[i]))
+			in = s->roots[i];
+	if (!in) {
+		free(h);
+		return;
+	}
+	names[0] = '\0';
+	for (size_t i = 0; i < sizeof(home_startup) / sizeof(home_startup[0]);
+	     i++) {
+		add_rel(s, h, home_startup[i].name, WARD_PROTECT_TRAP,
+			home_startup[i].what);
+		if (o < sizeof(names) - 64)
+			o += (size_t)snprintf(names + o, sizeof(names) - o,
+					      "%s%s", n++ ? ", " : "",
+					      home_startup[i].name);
+	}
+	add_startup(s, h);
+	add_git(s, h);
+	note(s, false,
+	     "your home directory %s lies in the writable root %s: ward keeps "
+	     "its startup files and autostart places read-only (%s, the shell "
+	     "and tool files of the workspace's list: .bashrc, .profile, "
+	     ".gitconfig, .npmrc, …) and takes a new repository there away; "
+	     "release one with `unprotect:` in your user configuration",
+	     h, in, names);
+	free(h);
+}
 
 /*
  * Drop the git and trap paths the user's own configuration released: a
@@ -872,15 +1451,65 @@ static void release(struct plist *pl, const ward_policy *policy)
 	ward_strv_discard(&canon);
 }
 
-/* Every protected path of @policy into @pl; notes into @notes if wanted. */
+/*
+ * Under workspace-write: the traps and startup files at the top of the
+ * workspace and of every `rw` root, and every repository in them (the
+ * walk); the top of the shared temporary directories (a /tmp/.git would
+ * be found by git from every directory under /tmp); the home directory
+ * when it lies in a writable root.
+ */
+static void scan_roots(struct scan *s)
+{
+	const ward_policy *policy = s->policy;
+	size_t budget = REPO_WALK_ENTRIES_MAX;
+	char **walk = NULL;
+	bool git = ward_policy_protect_git(policy);
+
+	if (ward_protect_walk_roots(&walk, policy) != 0) {
+		s->pl->oom = true;
+		return;
+	}
+	for (size_t i = 0; walk[i] && !s->pl->oom; i++) {
+		for (size_t t = 0; t < sizeof(traps) / sizeof(traps[0]); t++)
+			add_kind(s, walk[i], traps[t].name, WARD_PROTECT_TRAP,
+				 traps[t].what);
+		add_startup(s, walk[i]);
+		if (!git)
+			continue;
+		add_git(s, walk[i]);
+		add_repos(s, walk[i], &budget);
+	}
+	for (size_t i = 0; git && s->roots[i]; i++) {
+		bool walked = false;
+
+		for (size_t j = 0; walk[j] && !walked; j++)
+			walked = strcmp(walk[j], s->roots[i]) == 0;
+		if (!walked)
+			add_git(s, s->roots[i]);
+	}
+	ward_strv_free(walk);
+	add_home(s);
+}
+
+/*
+ * Every protected path of @policy into @pl; notes into @notes if wanted;
+ * why the list cannot be made into *@refused (NULL: it can; the caller
+ * frees it).
+ */
 static void scan_policy(struct plist *pl, struct ward_strv *notes,
-			bool link_notes, const ward_policy *policy)
+			const ward_policy *policy, char **refused)
 {
 	const char *ws = ward_policy_workspace(policy);
 	const char *store = ward_policy_store(policy);
-	struct scan s = {pl, notes, link_notes, 0, false, ws, NULL, NULL};
+	struct scan s;
 	char *p, *state;
 
+	memset(&s, 0, sizeof(s));
+	s.pl = pl;
+	s.notes = notes;
+	s.ws = ws;
+	s.policy = policy;
+	*refused = NULL;
 	p = xdg_ward_dir("XDG_CONFIG_HOME", ".config");
 	if (p)
 		plist_add(pl, p, WARD_PROTECT_HOME,
@@ -923,16 +1552,17 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	plist_add(pl, p, WARD_PROTECT_PROJECT, "the project's ward directory");
 	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
 		return;
-	if (ward_policy_roots(&s.roots, policy) != 0) {
+	if (ward_policy_roots(&s.roots, policy) != 0 ||
+	    ward_skipset_init(&s.released, policy) != 0) {
 		pl->oom = true;
 		return;
 	}
-	for (size_t i = 0; i < sizeof(traps) / sizeof(traps[0]); i++)
-		add_kind(&s, ws, traps[i].name, WARD_PROTECT_TRAP,
-			 traps[i].what);
-	if (ward_policy_protect_git(policy))
-		add_git(&s, ws);
+	scan_roots(&s);
 	release(pl, policy);
+	ward_skipset_free(&s.released);
+	ward_strv_discard(&s.found);
+	ward_strv_discard(&s.tops);
+	*refused = s.refused;
 }
 
 static void plist_free(struct plist *pl)
@@ -974,73 +1604,204 @@ static struct ward_protected *plist_pack(const struct plist *pl, bool *oom)
 	return v;
 }
 
+/* The list of @policy, why it cannot be made (*@refused) and the notes
+ * of the scan (*@said, marked: see note()). */
+static int compute(struct ward_protected **out, size_t *out_len, char **refused,
+		   char ***said, const ward_policy *policy)
+{
+	struct ward_protected *v = NULL;
+	struct ward_strv notes = {0};
+	struct plist pl = {0};
+	bool oom = false;
+
+	scan_policy(&pl, &notes, policy, refused);
+	if (!pl.oom)
+		v = plist_pack(&pl, &oom);
+	plist_free(&pl);
+	if (pl.oom || oom || ward_strv_finish(said, &notes) != 0) {
+		free(v);
+		free(*refused);
+		*refused = NULL;
+		return ward_err(-ENOMEM, "protected paths: out of memory");
+	}
+	*out = v;
+	*out_len = pl.n;
+	return 0;
+}
+
 int ward_protect_list(struct ward_protected **out, size_t *out_len,
 		      const ward_policy *policy)
 {
 	struct ward_protected *v = NULL;
-	struct plist pl = {0};
-	bool oom = false;
+	char *refused = NULL, **said = NULL;
+	size_t n = 0;
+	int err;
 
-	scan_policy(&pl, NULL, false, policy);
-	if (!pl.oom)
-		v = plist_pack(&pl, &oom);
-	plist_free(&pl);
-	if (pl.oom || oom)
-		return ward_err(-ENOMEM, "protected paths: out of memory");
+	err = compute(&v, &n, &refused, &said, policy);
+	if (err)
+		return err;
+	ward_strv_free(said);
+	if (refused) {
+		err = ward_err(WARD_EINVAL, "%s", refused);
+		free(refused);
+		free(v);
+		return err;
+	}
 	*out = v;
-	*out_len = pl.n;
+	*out_len = n;
+	return 0;
+}
+
+/*
+ * The list of @policy and the notes of its scan, computed once per policy
+ * and kept in it, a refusal included: the fence asks for every path, and
+ * the walk must not run again each time.
+ */
+static int protected_and_notes(const struct ward_protected **out,
+			       size_t *out_len, char *const **notes,
+			       const ward_policy *policy)
+{
+	struct ward_protected *v = NULL;
+	char *refused = NULL, **said = NULL;
+	const char *why = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!ward_policy_protected_cached(out, out_len, &why, notes, policy)) {
+		err = compute(&v, &n, &refused, &said, policy);
+		if (err)
+			return err;
+		ward_policy_protected_keep(out, out_len, &why, notes, policy, v,
+					   n, refused, said);
+	}
+	if (why)
+		return ward_err(WARD_EINVAL, "%s", why);
 	return 0;
 }
 
 int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
 			  const ward_policy *policy)
 {
-	struct ward_protected *v = NULL;
-	size_t n = 0;
-	int err;
+	char *const *notes = NULL;
 
-	if (ward_policy_protected_cached(out, out_len, policy))
-		return 0;
-	err = ward_protect_list(&v, &n, policy);
-	if (err)
-		return err;
-	ward_policy_protected_keep(out, out_len, policy, v, n);
-	return 0;
+	return protected_and_notes(out, out_len, &notes, policy);
 }
 
 int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
 {
-	struct ward_strv notes = {0};
-	struct plist pl = {0};
+	const struct ward_protected *v = NULL;
+	struct ward_strv sv = {0};
+	char *const *notes = NULL;
+	size_t n = 0;
+	int err;
 
-	scan_policy(&pl, &notes, links, policy);
-	plist_free(&pl);
-	if (pl.oom) {
-		ward_strv_discard(&notes);
-		return ward_err(-ENOMEM, "protected paths: out of memory");
-	}
-	if (ward_strv_finish(out, &notes) != 0)
+	err = protected_and_notes(&v, &n, &notes, policy);
+	if (err && err != WARD_EINVAL)
+		return err; /* a refusal: the plan says it */
+	for (size_t i = 0; notes && notes[i]; i++)
+		if (links || notes[i][0] != NOTE_LINK)
+			ward_strv_push(&sv, notes[i] + 1);
+	if (ward_strv_finish(out, &sv) != 0)
 		return ward_err(-ENOMEM, "protected paths: out of memory");
 	return 0;
 }
 
+/* Whether @p exists (no symlink followed at its end). */
+static bool exists_nofollow(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0 || errno != ENOENT;
+}
+
+/*
+ * Whether a write to @path would make a new repository: a `.git` on its
+ * way that does not exist (in a writable root), or a new entry right
+ * beneath a NEWONLY marker.
+ */
+static bool makes_repo(const ward_policy *policy,
+		       const struct ward_protected *v, size_t n,
+		       const char *path)
+{
+	char buf[PATH_MAX];
+	char *const *roots = NULL;
+	const char *at;
+	size_t len;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i].flags & WARD_PROTECT_NEWONLY) ||
+		    !util_path_within(path, v[i].path) ||
+		    strcmp(path, v[i].path) == 0)
+			continue;
+		len = strlen(v[i].path);
+		at = strchr(path + len + 1, '/');
+		len = at ? (size_t)(at - path) : strlen(path);
+		if (len >= sizeof(buf))
+			return true;
+		memcpy(buf, path, len);
+		buf[len] = '\0';
+		if (!exists_nofollow(buf))
+			return true;
+	}
+	if (ward_policy_keep_new_repos(policy) ||
+	    ward_policy_roots(&roots, policy) != 0)
+		return false;
+	for (at = strstr(path, "/.git"); at; at = strstr(at + 1, "/.git")) {
+		bool inside = false;
+
+		if (at[5] != '\0' && at[5] != '/')
+			continue;
+		len = (size_t)(at - path) + 5;
+		if (len >= sizeof(buf))
+			return true;
+		memcpy(buf, path, len);
+		buf[len] = '\0';
+		for (size_t i = 0; roots && roots[i] && !inside; i++)
+			inside = util_path_within(buf, roots[i]);
+		if (inside && !exists_nofollow(buf))
+			return true;
+	}
+	return false;
+}
+
 /*
  * On ENOMEM the answer is "hidden": a failure to compute the list must not
- * open a read or a write.
+ * open a read or a write; nor may a list that could not be made (a walk
+ * past its bound): then everything in a writable root is read-only.
  */
 enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 {
 	const struct ward_protected *v = NULL;
 	enum ward_access best = WARD_ACCESS_DEFAULT;
 	size_t n = 0;
+	int err;
 
-	if (ward_policy_protected(&v, &n, policy) != 0)
+	err = ward_policy_protected(&v, &n, policy);
+	if (err == WARD_EINVAL)
+		return WARD_ACCESS_RO;
+	if (err)
 		return WARD_ACCESS_NONE;
 	for (size_t i = 0; i < n; i++) {
 		if (util_path_within(path, v[i].path) && v[i].access > best)
 			best = v[i].access;
 	}
+	if (best == WARD_ACCESS_DEFAULT &&
+	    ward_policy_mode(policy) == WARD_MODE_WORKSPACE_WRITE &&
+	    ward_policy_protect_git(policy) && makes_repo(policy, v, n, path))
+		best = WARD_ACCESS_RO;
 	return best;
+}
+
+bool ward_protect_makes_repo(const ward_policy *policy, const char *path)
+{
+	const struct ward_protected *v = NULL;
+	size_t n = 0;
+
+	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
+	    !ward_policy_protect_git(policy) ||
+	    ward_policy_protected(&v, &n, policy) != 0)
+		return false;
+	return makes_repo(policy, v, n, path);
 }
 
 bool ward_protect_inside(const ward_policy *policy, const char *dir)
@@ -1051,9 +1812,45 @@ bool ward_protect_inside(const ward_policy *policy, const char *dir)
 	if (ward_policy_protected(&v, &n, policy) != 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		if (util_path_within(v[i].path, dir) &&
+		if (ward_protected_kept(&v[i]) &&
+		    util_path_within(v[i].path, dir) &&
 		    strcmp(v[i].path, dir) != 0)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * A workspace that holds the home directory (or is /) under
+ * workspace-write makes every file of the user writable: refused unless
+ * the user confirmed it. The text is render.c's, the one every front end
+ * shows.
+ */
+int ward_policy_check_workspace(const ward_policy *policy)
+{
+	char pwbuf[1024], *h = NULL, *text = NULL;
+	const char *home = ward_home_dir(pwbuf, sizeof(pwbuf));
+	const char *ws;
+	bool root, wide;
+	int err;
+
+	if (!policy)
+		return ward_err(WARD_EINVAL, "policy: NULL");
+	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
+	    ward_policy_allow_home_workspace(policy))
+		return 0;
+	ws = ward_policy_workspace(policy);
+	root = strcmp(ws, "/") == 0;
+	if (home)
+		h = util_path_canon(home);
+	wide = root || (h && util_path_within(h, ws));
+	free(h);
+	if (!wide)
+		return 0;
+	err = ward_render_wide_workspace(&text, ws, root);
+	if (err)
+		return err;
+	err = ward_err(WARD_EINVAL, "%s", text);
+	free(text);
+	return err;
 }

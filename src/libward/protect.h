@@ -83,6 +83,24 @@ enum ward_protect_kind {
  * parent, the last component is the link's own name.
  */
 #define WARD_PROTECT_LINK 0x1u
+/*
+ * Markers: entries with access WARD_ACCESS_DEFAULT, which no runner keeps
+ * read-only (every consumer of the list skips them, see
+ * ward_protected_kept()); the guard and the fence act on them.
+ *
+ * WARD_PROTECT_REPO: a repository's `.git` directory. Its objects, refs
+ * and index change in every commit, so it stays writable; the guard checks
+ * that it is still the same directory (replaced, the replacement is taken
+ * away), and a `.git` that was not one of these when the call began is a
+ * new repository.
+ *
+ * WARD_PROTECT_NEWONLY: a directory where git finds more repositories
+ * (<gitdir>/modules, <gitdir>/worktrees). What is in it stays writable (a
+ * submodule's fetch writes there); a new entry is a new repository: the
+ * fence refuses to make one and the guard takes one that appeared away.
+ */
+#define WARD_PROTECT_REPO    0x2u
+#define WARD_PROTECT_NEWONLY 0x4u
 
 struct ward_protected {
 	char *path; /* canonical as far as it exists */
@@ -92,6 +110,12 @@ struct ward_protected {
 	/* WARD_ACCESS_RO (read-only) or WARD_ACCESS_NONE (hidden). */
 	enum ward_access access;
 };
+
+/* Whether @pr is kept read-only (or hidden), not a marker. */
+static inline bool ward_protected_kept(const struct ward_protected *pr)
+{
+	return pr->access != WARD_ACCESS_DEFAULT;
+}
 
 /*
  * ward_protect_list - the protected paths of @policy for its mode: home
@@ -111,16 +135,21 @@ int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
 			  const ward_policy *policy);
 /*
  * The policy's side of that cache (policy.c). _cached: whether the policy
- * keeps a list, then borrowed into *out. _keep: make @v (from
- * ward_protect_list(), consumed) the policy's list unless another thread
- * kept one first (then @v is freed), and borrow the kept one into *out:
- * every reader of one policy sees the same list.
+ * keeps a list, then borrowed into *out (with why it could not be made,
+ * and the notes of the scan). _keep: make @v, @why and @said (consumed)
+ * the policy's unless another thread kept them first (then they are
+ * freed), and borrow the kept ones: every reader of one policy sees the
+ * same list, and the walk runs once per policy.
  */
 bool ward_policy_protected_cached(const struct ward_protected **out,
-				  size_t *out_len, const ward_policy *policy);
+				  size_t *out_len, const char **refused,
+				  char *const **notes,
+				  const ward_policy *policy);
 void ward_policy_protected_keep(const struct ward_protected **out,
-				size_t *out_len, const ward_policy *policy,
-				struct ward_protected *v, size_t n);
+				size_t *out_len, const char **refused,
+				char *const **notes, const ward_policy *policy,
+				struct ward_protected *v, size_t n, char *why,
+				char **said);
 
 /*
  * ward_protect_notes - what the scan of the repository found that the
@@ -135,43 +164,94 @@ void ward_policy_protected_keep(const struct ward_protected **out,
 int ward_protect_notes(char ***out, const ward_policy *policy, bool links);
 
 /*
- * The guard: the protected paths (git, trap, project) that lie in a
- * writable root are snapshotted before a confined run under
+ * ward_repo_walk - find every entry named `.git` beneath the directory
+ * @root (its own `.git` included), not inside one, never through a
+ * symbolic link. Directories for which @skip says true are not entered.
+ * @found gets each `.git` (relative to an open descriptor of its
+ * directory, and its absolute path). With @max_entries (0: no bound) or
+ * @max_depth reached the walk stops and @over is set, @at naming where.
+ * Returns 0 or -errno (@root cannot be opened).
+ */
+struct ward_repo_walk {
+	size_t max_entries;
+	unsigned max_depth;
+	bool (*skip)(void *ctx, const char *path);
+	void (*found)(void *ctx, int dirfd, const char *name, const char *path);
+	void *ctx;
+	size_t entries; /* out: entries looked at (added to) */
+	bool over;	/* out: a bound was reached */
+	char at[4096];	/* out: where */
+	/* The walk's own: its getdents buffer and its stack of names
+	 * (see protect.c). */
+	char buf[8192] __attribute__((aligned(8)));
+	char *arena; /* @small, or a larger allocation */
+	size_t alen, acap;
+	char small[4096];
+};
+int ward_repo_walk(struct ward_repo_walk *w, const char *root);
+
+/*
+ * ward_protect_walk_roots - the writable roots of @policy that ward walks
+ * for repositories (the workspace and the `rw` roots: the shared temporary
+ * directories /tmp and $TMPDIR are checked at their top only), into
+ * *@out (NULL-terminated; the caller frees it with ward_strv_free()).
+ * Returns 0 or -ENOMEM.
+ */
+int ward_protect_walk_roots(char ***out, const ward_policy *policy);
+
+/*
+ * What the walk for repositories leaves alone: the paths the user
+ * released (as given and canonical), ward's own directories, /proc, /sys
+ * and /dev. _init returns 0 or -ENOMEM; _has: whether @path (canonical)
+ * is one of them or lies beneath one.
+ */
+struct ward_skipset {
+	char **v;
+	size_t n;
+};
+int ward_skipset_init(struct ward_skipset *k, const ward_policy *policy);
+bool ward_skipset_has(const struct ward_skipset *k, const char *path);
+void ward_skipset_free(struct ward_skipset *k);
+
+/*
+ * The guard (guard.c): the protected paths (git, trap, project) that lie
+ * in a writable root are snapshotted before a confined run under
  * workspace-write and checked after it, when nothing of the run is left
  * (bwrap's pid namespace is gone; descendants are contained). It covers
  * what a runner cannot keep: a missing path on bwrap (a bind needs a mount
  * point), everything inside a writable root on Landlock, a `.git` symlink
- * on both.
+ * on both; and, on both, a new repository anywhere in the workspace and
+ * the `rw` roots (a walk after the run: a `.git` that was not there), a
+ * new entry where git finds repositories (WARD_PROTECT_NEWONLY) and a
+ * replaced `.git` directory (WARD_PROTECT_REPO).
  *
  * The snapshot is complete or the call does not run: a regular file's
  * content (its bytes, within a budget: they are compared byte for byte
  * and put back; beyond the budget its SHA-256 digest), a symlink's
  * target, a directory's entries recursively, and each entry's type and
- * permission bits. Never sizes and time stamps: a
- * command can restore both. A guarded tree with more entries than
- * GUARD_ENTRIES_MAX, or more content than GUARD_HASH_MAX, cannot be
- * checked, and ward_protect_guard_new() fails (WARD_EINVAL) with a
- * detail that names it and says what to do.
+ * permission bits. Never sizes and time stamps: a command can restore
+ * both. A guarded tree with more entries than GUARD_ENTRIES_MAX, or more
+ * content than GUARD_HASH_MAX, cannot be checked, and
+ * ward_protect_guard_new() fails (WARD_EINVAL) with a detail that names it
+ * and says what to do.
  *
- * After the run, everything that differs is moved out of the workspace
- * to the quarantine, a directory of ward's state directory (hidden from
- * every confined run, so nothing confined can put a file back from
- * there; git never looks there):
+ * The snapshot is shared by every guarded call of every ward process of
+ * the user (guardstate.c): a call that starts while others run takes the
+ * baseline they took, so it never takes another call's plant for the
+ * original, and what is put back is only what was there before any live
+ * call began; a ward that died before its check (SIGKILL) leaves its
+ * baseline, which the next call checks first.
  *
- *     $XDG_STATE_HOME/ward/quarantine/<time>-<pid>-<n>/<absolute path>
- *
- * (across file systems: copied, then removed), and the snapshot is put
- * back: an added entry is moved away; a changed file, symlink or
- * directory is moved away and its original restored (a file whose bytes
- * were not kept is reported lost); a removed one is restored; changed
- * permission bits are set back. Entries added in any number are all
- * handled (no cap). The calls of one process that are guarded at the same
- * time on the same paths share the snapshot the first of them took (a
- * later one must not take an earlier one's plant for the original).
- * Every step works relative to a directory descriptor
- * whose identity (device, inode) matches the snapshot, never through a
- * symlink, so a run that replaced a parent with a link cannot aim the
- * guard elsewhere.
+ * After the run, everything that differs is moved out of the workspace to
+ * the quarantine (quarantine.h) and the snapshot is put back: an added
+ * entry is moved away; a changed file, symlink or directory is moved away
+ * and its original restored (a file whose bytes were not kept is reported
+ * lost); a removed one is restored; changed permission bits are set back.
+ * Nothing is deleted: what cannot be moved there is renamed beside itself
+ * where nothing runs it, and the check says the call failed. Every step
+ * works relative to a directory descriptor whose identity (device, inode)
+ * matches the snapshot, never through a symlink, so a run that replaced a
+ * parent with a link cannot aim the guard elsewhere.
  */
 struct ward_protect_guard;
 
@@ -180,8 +260,8 @@ struct ward_protect_guard;
  * NULL (nothing to guard) unless the policy is workspace-write and a
  * protected path lies in a writable root. Free it with
  * ward_protect_guard_free(). Returns 0, WARD_EINVAL (a tree too large to
- * check: the call must not run; the detail says which and what to do) or
- * -ENOMEM.
+ * check, a damaged guard state: the call must not run; the detail says
+ * which and what to do) or -ENOMEM.
  */
 int ward_protect_guard_new(struct ward_protect_guard **out,
 			   const ward_policy *policy);
@@ -191,8 +271,8 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
  * exists is bound read-only inside the sandbox, so a change to it during
  * the run came from outside (the user's editor rewriting .idea, a `git
  * config` in another terminal) and is none of the guard's business; only
- * missing paths and symlinks are guarded there. Any other runner: as
- * ward_protect_guard_new().
+ * missing paths, symlinks, repositories and new repositories are guarded
+ * there. Any other runner: as ward_protect_guard_new().
  */
 int ward_protect_guard_new_for(struct ward_protect_guard **out,
 			       const ward_policy *policy,
@@ -202,20 +282,18 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
  * ward_protect_guard_check - after the run: put back what changed (see
  * above). *notes gets one sentence per finding, starting "ward: ", for the
  * caller to show loudly (an empty vector when nothing changed); the caller
- * frees it with ward_strv_free(). No note quotes strerror(): they may end
+ * frees it with ward_strv_free(). *@failed (may be NULL): something the
+ * run left could not be taken out of the workspace (kept beside itself,
+ * or stuck): the call must fail. No note quotes strerror(): they may end
  * up in the stderr the classifier reads for denial signatures. @guard may
  * be NULL (nothing to check). Returns 0 or -ENOMEM; a step that fails is a
  * note, not an error.
  */
-int ward_protect_guard_check(char ***notes, struct ward_protect_guard *guard);
+int ward_protect_guard_check(char ***notes, bool *failed,
+			     struct ward_protect_guard *guard);
+/* Free a guard; one never checked leaves its baseline for the next call
+ * to check (as a ward that died would). */
 void ward_protect_guard_free(struct ward_protect_guard *guard);
-
-/*
- * ward_protect_quarantine_base - where the guard moves what it takes out
- * of the workspace ($XDG_STATE_HOME/ward/quarantine, or
- * ~/.local/state/ward/quarantine), into @buf. NULL when there is none.
- */
-const char *ward_protect_quarantine_base(char *buf, size_t len);
 
 /*
  * ward_protect_match - the strongest protection of the canonical @path:
@@ -225,6 +303,15 @@ const char *ward_protect_quarantine_base(char *buf, size_t len);
  */
 enum ward_access ward_protect_match(const ward_policy *policy,
 				    const char *path);
+
+/*
+ * ward_protect_makes_repo - whether a change to the canonical @path would
+ * make a new git repository under @policy (a `.git` on its way that does
+ * not exist in a writable root, a new entry right beneath a
+ * WARD_PROTECT_NEWONLY directory): what ward_protect_match() refuses
+ * although no entry of the list names it.
+ */
+bool ward_protect_makes_repo(const ward_policy *policy, const char *path);
 
 /*
  * ward_protect_inside - whether a protected path of @policy lies strictly
@@ -240,6 +327,12 @@ bool ward_protect_inside(const ward_policy *policy, const char *dir);
  * on ENOMEM). The caller frees it.
  */
 char *ward_state_dir(void);
+
+/*
+ * ward_home_dir - the home directory: $HOME when absolute, else the
+ * password database's (@buf holds its strings); NULL when there is none.
+ */
+const char *ward_home_dir(char *buf, size_t len);
 
 /* "." or "..": shared by the scan (protect.c) and the guard (guard.c). */
 static inline bool is_dot(const char *name)

@@ -1125,3 +1125,26 @@ int ward_render_runner_hint(char **out, const struct ward_runner_status *st)
 	}
 	return 0;
 }
+
+int ward_render_wide_workspace(char **out, const char *ws, bool root)
+{
+	if (!out || !ws)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(out,
+		     "refusing to make %s the workspace under workspace-write: "
+		     "it is %s, so every file under it would be writable (some "
+		     "clients start servers in / or $HOME); pass --workspace "
+		     "DIR with the project's directory, or confirm it with "
+		     "--allow-home-workspace (allow_home_workspace: true in "
+		     "your user configuration) if you mean it — your startup "
+		     "files (.bashrc, .profile, .ssh, .config/autostart, …) "
+		     "stay read-only even then",
+		     ws,
+		     root
+			 ? "the root directory"
+			 : "your home directory or one that contains it") < 0) {
+		*out = NULL;
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	return 0;
+}

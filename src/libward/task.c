@@ -54,6 +54,7 @@ struct ward_task {
 	struct ward_spawn sp;
 	/* Protected git paths, checked once the task has ended. */
 	struct ward_protect_guard *guard;
+	bool guard_failed;
 	struct ward_capbuf out_all, err_all; /* the whole (bounded) output */
 	struct ward_capbuf out_new, err_new; /* not yet returned by read */
 };
@@ -87,7 +88,8 @@ static void *task_main(void *arg)
 	ward_spawn_close(&t->sp);
 
 	pthread_mutex_lock(&t->lock);
-	ward_exec_guard_report(t->guard, &t->err_all, &t->err_new, -1);
+	t->guard_failed =
+	    ward_exec_guard_report(t->guard, &t->err_all, &t->err_new, -1);
 	t->guard = NULL;
 	t->done = true;
 	pthread_cond_broadcast(&t->cond);
@@ -339,6 +341,8 @@ int ward_task_wait(ward_result **out, ward_task *task, unsigned long timeout_ms)
 	}
 	/* done: the reader thread no longer touches the task. */
 	err = ward_spawn_result(out, &task->sp, &task->out_all, &task->err_all);
+	if (!err)
+		ward_result_set_guard_failed(*out, task->guard_failed);
 	pthread_mutex_unlock(&task->lock);
 	return err;
 }

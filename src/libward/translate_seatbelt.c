@@ -177,9 +177,10 @@ static int seatbelt_write(FILE *f, const struct ward_xlate *p,
 			 * from being created (the list has git paths only
 			 * when the repository exists).
 			 */
-			if (pass == 2 ? !hidden
-				      : hidden || !ward_xl_overlapping_root(
-						      p, pr->path))
+			if (!ward_protected_kept(pr) ||
+			    (pass == 2 ? !hidden
+				       : hidden || !ward_xl_overlapping_root(
+						       p, pr->path)))
 				continue;
 			seatbelt_rules_header(f, &header);
 			err = seatbelt_deny_subpath(

@@ -956,6 +956,12 @@ void ward_xl_gather(struct ward_xlate *p)
 		const struct ward_protected *pr = &p->prot[j];
 
 		exists = ward_xl_probe_path(pr->path, &is_dir);
+		/* A marker (a repository's .git, where new ones appear) is
+		 * the guard's and the fence's, not kept read-only. */
+		if (!ward_protected_kept(pr)) {
+			p->prot_exists[j] = exists;
+			continue;
+		}
 		/*
 		 * bwrap can bind only what exists: ward's own missing
 		 * directories inside a writable root are bound as if they

@@ -782,8 +782,13 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		set_new(st, "task_id", json_string(v->task_id));
 		set_new(st, "running", json_boolean(!res));
 	}
+	/* The guard could not take what the command left out of the
+	 * workspace: the call failed (the notes in the text say what). */
+	if (st && res && ward_result_guard_failed(res))
+		set_new(st, "guard_failed", json_true());
 	{
-		json_t *r = result_text(srv, text, false, st);
+		json_t *r = result_text(
+		    srv, text, res && ward_result_guard_failed(res), st);
 
 		free(text);
 		return r;

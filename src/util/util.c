@@ -125,6 +125,17 @@ char *util_path_canon(const char *path)
 	return out;
 }
 
+int util_openat_dir(int dirfd, const char *name)
+{
+	int fd;
+
+	do {
+		fd = openat(dirfd, name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
 int util_mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];
@@ -142,6 +153,23 @@ int util_mkdir_p(const char *path)
 		buf[i] = path[i];
 	}
 	return 0;
+}
+
+size_t util_read_upto(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, p + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
 }
 
 int util_write_all(int fd, const void *buf, size_t len)

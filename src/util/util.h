@@ -49,11 +49,25 @@ char *util_path_canon(const char *path);
 int util_mkdir_p(const char *path);
 
 /*
+ * util_openat_dir - open the directory @name in @dirfd (AT_FDCWD: relative
+ * to the working directory) read-only, never through a symlink at its end,
+ * close-on-exec, retrying EINTR. A descriptor, or -1 with errno.
+ */
+int util_openat_dir(int dirfd, const char *name);
+
+/*
  * util_write_all - write all @len bytes of @buf to @fd, retrying on EINTR
  * and waiting for POLLOUT on EAGAIN. Returns 0, or -errno (-EIO when the
  * file takes nothing).
  */
 int util_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * util_read_upto - read into @buf until it holds @len bytes, the end of
+ * the file or an error, retrying on EINTR. Returns how many bytes it read
+ * (fewer than @len: the file ended or an error stopped it).
+ */
+size_t util_read_upto(int fd, void *buf, size_t len);
 
 /*
  * util_utf8_decode - the length of the valid UTF-8 sequence at @p (at most

@@ -358,7 +358,7 @@ check_denied() {
 			-c 'echo out; echo err >&2; touch f; exit 4'
 		[ "$stderr" = "" ]
 		[ "${#lines[@]}" -eq 1 ]
-		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'network', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
+		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'guard_failed', 'network', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
 		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'ended', 'enforcement', 'mode', 'network', 'partial', 'runner']" ]
 		[ "$(json 'd["sandbox"]["ended"]')" = None ]
 		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None}" ]

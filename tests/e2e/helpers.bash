@@ -93,10 +93,12 @@ e2e_teardown() {
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	# What ward's guard moved out of this test's workspace into the
-	# quarantine of ward's state directory (named by absolute path).
+	# quarantine of ward's state directory (a box per run, its files
+	# named by absolute path under files/).
 	q=${XDG_STATE_HOME:-$HOME/.local/state}/ward/quarantine
 	for d in "$q"/*; do
-		if [ -e "$d$WS" ] || [ -e "$d$OUT_DIR" ]; then
+		if [ -e "$d/files$WS" ] || [ -e "$d/files$OUT_DIR" ] ||
+			grep -qF -e "$WS/" -e "$OUT_DIR/" "$d/manifest" 2>/dev/null; then
 			rm -rf "$d"
 		fi
 	done

@@ -140,7 +140,7 @@ session_count() {
 	find "$d" -name '*.jsonl' | wc -l
 }
 
-@test "mcp cli: an implicit / or \$HOME workspace under workspace-write is refused, naming --workspace" {
+@test "mcp cli: a / or \$HOME workspace under workspace-write is refused unless confirmed, naming --workspace" {
 	local home=$BASE/home
 	mkdir -p "$home/proj"
 	# The current directory as the workspace: /, $HOME, an ancestor.
@@ -160,10 +160,19 @@ session_count() {
 	rm "$BASE/config/ward/config.yml"
 	# Nothing was left behind by the refused starts.
 	[ "$(session_count)" -eq 0 ]
-	# A project directory, an explicit --workspace, or read-only: served.
+	# Named explicitly it is refused as well (the text ward run gives),
+	# unless confirmed.
+	for dir in "$home" /; do
+		(cd / && HOME=$home "$WARD" mcp --mode workspace-write --workspace "$dir" \
+			</dev/null >"$OUT" 2>"$ERR") && st=0 || st=$?
+		[ "$st" -eq 2 ] || fail "--workspace $dir: exit $st"
+		grep -q -- "--allow-home-workspace" "$ERR" || fail "--workspace $dir: $(cat "$ERR")"
+	done
+	[ "$(session_count)" -eq 0 ]
+	# A project directory, a confirmed wide workspace, or read-only: served.
 	(cd "$home/proj" && HOME=$home "$WARD" mcp --mode workspace-write </dev/null)
-	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --workspace "$home" </dev/null)
-	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --workspace / </dev/null)
+	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --allow-home-workspace --workspace "$home" </dev/null)
+	(cd / && HOME=$home "$WARD" mcp --mode workspace-write --allow-home-workspace --workspace / </dev/null)
 	(cd "$home" && HOME=$home "$WARD" mcp </dev/null)
 	[ "$(session_count)" -eq 4 ]
 }

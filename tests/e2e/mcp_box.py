@@ -12,31 +12,23 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcp_tool  # noqa: E402 (the client both drivers share)
 
 
 def main():
     how, command = sys.argv[1], sys.argv[2]
     argv = sys.argv[sys.argv.index("--") + 1:]
-    srv = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    nid = [0]
+    srv, rpc = mcp_tool.client(argv)
 
     def call(method, params, notify=False):
-        msg = {"jsonrpc": "2.0", "method": method, "params": params}
-        if not notify:
-            nid[0] += 1
-            msg["id"] = nid[0]
-        srv.stdin.write((json.dumps(msg) + "\n").encode())
-        srv.stdin.flush()
-        if notify:
-            return None
-        for line in srv.stdout:
-            m = json.loads(line)
-            if m.get("id") == nid[0]:
-                return m
-        raise SystemExit("the server closed its output")
+        m = rpc(method, params, notify)
+        if m is None and not notify:
+            raise SystemExit("the server closed its output")
+        return m
 
     def text(m):
         res = m.get("result") or {}

@@ -1478,6 +1478,8 @@ static void t_git_commondir(void **state)
 	xmkdir(fx->base, "ws/evil/hooks");
 	xwrite(fx->base, "ws/evil/config", "[core]\n");
 	xwrite(fx->base, "ws/.git/commondir", "../evil\n");
+	/* A policy is one call's: the next call's sees the plant. */
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
 	assert_int_equal(ward_protect_list(&v, &n, fx->policy), 0);
 	for (size_t i = 0; i < n; i++)
 		print_message("protected: %s (%s)\n", v[i].path, v[i].what);
@@ -1678,8 +1680,11 @@ static void t_bwrap_ro_over_roots(void **state)
 	ward_strv_free(argv);
 
 	/* A writable root of "/": then `--ro-bind / /` it is, and the
-	 * private /dev and /proc are mounted again on top. */
+	 * private /dev and /proc are mounted again on top. (Without git's
+	 * protection: the walk for repositories in all of / would refuse
+	 * the call, see t_repos_walk_bound.) */
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "rw /\nr- /\n");
+	assert_int_equal(ward_policy_set_protect_git(fx->policy, false), 0);
 	argv = bwrap_argv(fx->policy);
 	for (size_t i = 0; argv[i]; i++) {
 		if (!strcmp(argv[i], "--ro-bind") && argv[i + 1] &&
@@ -1713,8 +1718,13 @@ static char **guard_run(struct ward_protect_guard *g)
 {
 	char **notes = NULL;
 
-	assert_int_equal(ward_protect_guard_check(&notes, g), 0);
+	bool failed = true;
+
+	assert_int_equal(ward_protect_guard_check(&notes, &failed, g), 0);
 	dump("note", notes);
+	/* Nothing stays in the workspace in these cases: every finding was
+	 * moved to the quarantine. */
+	assert_false(failed);
 	return notes;
 }
 
@@ -1729,8 +1739,8 @@ static char *slurp(const struct fx *fx, const char *rel)
 
 /*
  * Where the guard put @rel (a fixture path) in the quarantine, read: the
- * quarantine is $HOME/.local/state/ward/quarantine/<id>/<absolute path>,
- * the newest <id> wins. NULL when it is not there.
+ * quarantine is $HOME/.local/state/ward/quarantine/<id>/files/<absolute
+ * path>, the newest <id> wins. NULL when it is not there.
  */
 static char *quarantined(const struct fx *fx, const char *rel)
 {
@@ -1748,7 +1758,7 @@ static char *quarantined(const struct fx *fx, const char *rel)
 			snprintf(best, sizeof(best), "%s", e->d_name);
 	}
 	closedir(d);
-	snprintf(p, sizeof(p), "%s/%s%s", dir, best, P(fx, rel));
+	snprintf(p, sizeof(p), "%s/%s/files%s", dir, best, P(fx, rel));
 	return read_file(p);
 }
 
@@ -2071,7 +2081,11 @@ static void t_guard_concurrent(void **state)
 	assert_int_equal(lstat(P(fx, "ws/.git/hooks/post-merge"), &st), 0);
 }
 
-/* Without a repository, one the command creates is its own. */
+/*
+ * Without a repository, one the command creates is taken away (git would
+ * run what its configuration names at the user's next git status); with
+ * keep_new_repos it stays.
+ */
 static void t_guard_no_repo(void **state)
 {
 	struct fx *fx = *state;
@@ -2085,6 +2099,22 @@ static void t_guard_no_repo(void **state)
 	assert_non_null(g); /* the traps, missing */
 	xmkdir(fx->base, "plain/.git");
 	xmkdir(fx->base, "plain/.git/hooks");
+	xwrite(fx->base, "plain/.git/HEAD", "ref: refs/heads/main\n");
+	xmkdir(fx->base, "plain/sub");
+	xmkdir(fx->base, "plain/sub/.git");
+	notes = guard_run(g);
+	assert_int_equal(count_lines(notes, "plain/.git", "appeared", NULL), 1);
+	assert_int_equal(count_lines(notes, "plain/sub/.git", "appeared", NULL),
+			 1);
+	assert_int_equal(count_lines(notes, "--keep-new-repos", NULL), 1);
+	ward_strv_free(notes);
+	assert_int_equal(lstat(P(fx, "plain/.git"), &st), -1);
+	assert_int_equal(lstat(P(fx, "plain/sub/.git"), &st), -1);
+	ward_protect_guard_free(g);
+
+	assert_int_equal(ward_policy_set_keep_new_repos(fx->policy, true), 0);
+	assert_int_equal(ward_protect_guard_new(&g, fx->policy), 0);
+	xmkdir(fx->base, "plain/.git");
 	xwrite(fx->base, "plain/.git/HEAD", "ref: refs/heads/main\n");
 	notes = guard_run(g);
 	assert_int_equal(count_lines(notes, ".git", NULL), 0);

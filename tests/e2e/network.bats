@@ -276,9 +276,9 @@ check_clients() {
 	"$WARD" session rm "$s"
 }
 
-@test "network: danger-full-access with network off is refused, on by default" {
+@test "network: danger-full-access with network off is a usage error (2), on by default" {
 	run "$WARD" run --mode danger-full-access --workspace "$WS" --network off -- true
-	[ "$status" = 125 ]
+	[ "$status" = 2 ]
 	[[ "$output" == *"network off cannot be enforced under danger-full-access"* ]]
 	run "$WARD" run --mode danger-full-access --workspace "$WS" -- curl -sS -m 5 "http://127.0.0.1:$HTTP/ok.txt"
 	[ "$output" = "ward ok" ]

@@ -610,6 +610,84 @@ static void test_project_refusals(void **state)
 	}
 }
 
+/*
+ * A project value about a knob that a flag (or the --config file) decides
+ * would not apply whatever it said: no warning about it on every run. The
+ * same value with nothing above it is still warned about (test above).
+ */
+static void test_project_decided_by_flag(void **state)
+{
+	struct ward_config_options o = flags();
+	const char *proj = "mode: danger-full-access\nnetwork: on\n"
+			   "approval: never\n";
+	ward_config *cfg;
+	int err;
+
+	(void)state;
+	cfg = load3(&err, NULL, proj, NULL, NULL);
+	expect_valid(cfg, err);
+	assert_int_equal(ward_config_ignored_count(cfg), 3);
+	ward_config_free(cfg);
+
+	o.mode = "read-only";
+	o.network = "off";
+	cfg = load3(&err, NULL, proj, NULL, &o);
+	expect_valid(cfg, err);
+	/* approval is not decided by any flag: still said. */
+	assert_int_equal(ward_config_ignored_count(cfg), 1);
+	assert_true(has_ignored(cfg, "project.yml:3: approval: ", NULL));
+	for (size_t i = 0; i < ward_config_warning_count(cfg); i++) {
+		assert_null(strstr(ward_config_warning(cfg, i), ": mode: "));
+		assert_null(strstr(ward_config_warning(cfg, i), ": network: "));
+	}
+	ward_config_free(cfg);
+
+	/* --allow-domain decides the network too; the --config file
+	 * decides the mode. */
+	o = flags();
+	o.allow_domains = (const char *[]){"example.com"};
+	o.allow_domains_len = 1;
+	cfg = load3(&err, NULL, proj, "mode: workspace-write\n", &o);
+	expect_valid(cfg, err);
+	assert_int_equal(ward_config_ignored_count(cfg), 1);
+	assert_true(has_ignored(cfg, "project.yml:3: approval: ", NULL));
+	ward_config_free(cfg);
+}
+
+/* --mode danger-full-access with --network off (or --allow-domain) is a
+ * usage error of the flags, not a run that fails later. */
+static void test_danger_network_flags(void **state)
+{
+	struct ward_config_origin where;
+	struct ward_config_options o = flags();
+	ward_config *cfg;
+	int err;
+
+	(void)state;
+	o.mode = "danger-full-access";
+	o.network = "off";
+	cfg = load3(&err, NULL, NULL, NULL, &o);
+	expect_error(cfg, err, "--network: ",
+		     "network off cannot be enforced under "
+		     "danger-full-access");
+	ward_config_error(cfg, 0, &where);
+	assert_int_equal(where.layer, WARD_CONFIG_LAYER_FLAGS);
+	ward_config_free(cfg);
+	o.network = NULL;
+	o.allow_domains = (const char *[]){"example.com"};
+	o.allow_domains_len = 1;
+	cfg = load3(&err, NULL, NULL, NULL, &o);
+	expect_error(cfg, err, "--allow-domain: ",
+		     "network allowlist cannot be enforced");
+	ward_config_free(cfg);
+	o.allow_domains = NULL;
+	o.allow_domains_len = 0;
+	o.network = "on";
+	cfg = load3(&err, NULL, NULL, NULL, &o);
+	expect_valid(cfg, err);
+	ward_config_free(cfg);
+}
+
 /* What the project file may say: narrowing entries and values. */
 static void test_project_narrowing_ok(void **state)
 {
@@ -1366,6 +1444,8 @@ int main(void)
 	    cmocka_unit_test(test_errors_collected),
 	    cmocka_unit_test(test_flag_errors),
 	    cmocka_unit_test(test_project_refusals),
+	    cmocka_unit_test(test_project_decided_by_flag),
+	    cmocka_unit_test(test_danger_network_flags),
 	    cmocka_unit_test(test_project_narrowing_ok),
 	    cmocka_unit_test(test_protect_git_user_only),
 	    cmocka_unit_test(test_precedence),

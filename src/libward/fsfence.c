@@ -581,6 +581,8 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 		      const char *given, const char *resolved)
 {
 	enum ward_mode mode = ward_policy_mode(f->policy);
+	char *g = NULL, *r = NULL;
+	int err;
 
 	if (f->denial) {
 		f->denial->mode = mode;
@@ -591,14 +593,25 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 		ward_fence_copy_trunc(f->denial->resolved,
 				      sizeof(f->denial->resolved), resolved);
 	}
-	if (resolved && strcmp(given, resolved) != 0)
-		return ward_err(WARD_EDENIED,
-				"%s %s (%s): denied under %s mode: %s",
-				ward_fs_op_name(f->op), given, resolved,
-				ward_mode_name(mode), ward_fs_reason_name(why));
-	return ward_err(WARD_EDENIED, "%s %s: denied under %s mode: %s",
-			ward_fs_op_name(f->op), given, ward_mode_name(mode),
-			ward_fs_reason_name(why));
+	/* One line, whatever the names hold (render.c escapes the
+	 * report's paths the same way). */
+	if (ward_escalation_escape(&g, given) != 0 ||
+	    (resolved && ward_escalation_escape(&r, resolved) != 0)) {
+		free(g);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	if (r && strcmp(given, resolved) != 0)
+		err = ward_err(WARD_EDENIED,
+			       "%s %s (%s): denied under %s mode: %s",
+			       ward_fs_op_name(f->op), g, r,
+			       ward_mode_name(mode), ward_fs_reason_name(why));
+	else
+		err = ward_err(WARD_EDENIED, "%s %s: denied under %s mode: %s",
+			       ward_fs_op_name(f->op), g, ward_mode_name(mode),
+			       ward_fs_reason_name(why));
+	free(g);
+	free(r);
+	return err;
 }
 
 /*

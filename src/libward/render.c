@@ -68,27 +68,48 @@ static enum ward_mode next_wider(enum ward_mode m)
 
 #define DENIAL_LINES 5
 
+/*
+ * @s as one line: a path, a rule or a file name may hold a newline (or
+ * another control character, or a character that hides text), which would
+ * break the report's one-line entries apart and let a file name forge a
+ * line of ward's; written escaped as an approval prompt writes it
+ * (ward_escalation_put: "\x0a").
+ */
+static void put_line(FILE *m, const char *s)
+{
+	if (ward_escalation_put(m, s) != 0)
+		fputs("?", m);
+}
+
 /* One entry as a marker-like line. */
 static void put_denial(FILE *m, const struct ward_denial *d)
 {
 	const char *op = d->operation ? d->operation : "access";
 
-	fprintf(m, "\n[sandbox: %s of %s ", op, d->path);
+	fprintf(m, "\n[sandbox: %s of ", op);
+	put_line(m, d->path);
+	fputc(' ', m);
 	switch (d->cause) {
 	case WARD_DENIAL_RULE:
-		fprintf(m, "refused by rule \"%s\"", d->rule ? d->rule : "?");
+		fputs("refused by rule \"", m);
+		put_line(m, d->rule ? d->rule : "?");
+		fputc('"', m);
 		break;
 	case WARD_DENIAL_PROTECTED:
-		fprintf(m, "refused: a protected path (%s)",
-			d->rule ? d->rule : "?");
+		fputs("refused: a protected path (", m);
+		put_line(m, d->rule ? d->rule : "?");
+		fputc(')', m);
 		break;
 	case WARD_DENIAL_MODE:
 		fprintf(m, "refused: not writable under %s mode",
 			ward_mode_name(d->mode));
 		break;
 	}
-	if (d->source && d->cause != WARD_DENIAL_PROTECTED)
-		fprintf(m, " (%s)", d->source);
+	if (d->source && d->cause != WARD_DENIAL_PROTECTED) {
+		fputs(" (", m);
+		put_line(m, d->source);
+		fputc(')', m);
+	}
 	if (d->how == WARD_DENIAL_DERIVED)
 		fputs("; inferred from the error output", m);
 	fputc(']', m);
@@ -161,18 +182,23 @@ int ward_render_explain(char **out, const struct ward_denial *d, size_t count,
 	if (count == 0)
 		fputs("ward: explain: no file access was refused", m);
 	for (size_t i = 0; d && i < count; i++) {
-		fprintf(m, "%sward: explain: denied: %s of %s\n", i ? "\n" : "",
-			d[i].operation ? d[i].operation : "access",
-			d[i].path ? d[i].path
-				  : "(a path the error output does not name)");
+		fprintf(m, "%sward: explain: denied: %s of ", i ? "\n" : "",
+			d[i].operation ? d[i].operation : "access");
+		if (d[i].path)
+			put_line(m, d[i].path);
+		else
+			fputs("(a path the error output does not name)", m);
+		fputc('\n', m);
 		switch (d[i].cause) {
 		case WARD_DENIAL_RULE:
-			fprintf(m, "  by:     rule \"%s\"\n",
-				d[i].rule ? d[i].rule : "?");
+			fputs("  by:     rule \"", m);
+			put_line(m, d[i].rule ? d[i].rule : "?");
+			fputs("\"\n", m);
 			break;
 		case WARD_DENIAL_PROTECTED:
-			fprintf(m, "  by:     a protected path (%s)\n",
-				d[i].rule ? d[i].rule : "?");
+			fputs("  by:     a protected path (", m);
+			put_line(m, d[i].rule ? d[i].rule : "?");
+			fputs(")\n", m);
 			break;
 		case WARD_DENIAL_MODE:
 			fprintf(m,
@@ -181,8 +207,9 @@ int ward_render_explain(char **out, const struct ward_denial *d, size_t count,
 				ward_mode_name(d[i].mode));
 			break;
 		}
-		fprintf(m, "  set in: %s\n",
-			d[i].source ? d[i].source : "(unknown)");
+		fputs("  set in: ", m);
+		put_line(m, d[i].source ? d[i].source : "(unknown)");
+		fputc('\n', m);
 		fprintf(m, "  how:    %s",
 			d[i].how == WARD_DENIAL_EXACT
 			    ? "exact (reported by the kernel or the fs fence)"

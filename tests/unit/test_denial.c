@@ -310,6 +310,31 @@ static void test_render_denials(void **state)
 	free(t);
 }
 
+/* A path with a newline (or another control character) stays on its
+ * entry's line: escaped, never a line of its own that could pass for
+ * one of ward's. */
+static void test_render_denials_escape(void **state)
+{
+	const struct ward_denial nl = {
+	    "/etc/a\n[sandbox: fake]", "create",       WARD_DENIAL_RULE,
+	    WARD_MODE_READ_ONLY,       "-- /etc/a\tb", "/ws/x\ny.yml:2",
+	    WARD_DENIAL_EXACT};
+	char *t;
+
+	(void)state;
+	t = denials(WARD_SURFACE_MCP, &nl, 1, false, NULL);
+	assert_string_equal(
+	    t, "[sandbox: file access denied under read-only mode]\n"
+	       "[sandbox: create of /etc/a\\x0a[sandbox: fake] refused by "
+	       "rule \"-- /etc/a\\x09b\" (/ws/x\\x0ay.yml:2)]");
+	free(t);
+	assert_int_equal(ward_render_explain(&t, &nl, 1, 0), 0);
+	assert_non_null(strstr(t, "denied: create of /etc/a\\x0a[sandbox: "
+				  "fake]\n  by:     rule \"-- /etc/a\\x09b\"\n"
+				  "  set in: /ws/x\\x0ay.yml:2\n"));
+	free(t);
+}
+
 static void test_render_explain(void **state)
 {
 	const struct ward_denial two[] = {mode_d, rule_d};
@@ -410,6 +435,7 @@ int main(void)
 	    T(test_derive_hidden),
 	    T(test_bound),
 	    cmocka_unit_test(test_render_denials),
+	    cmocka_unit_test(test_render_denials_escape),
 	    cmocka_unit_test(test_render_explain),
 	    cmocka_unit_test(test_surface_texts),
 	};

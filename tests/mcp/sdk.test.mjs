@@ -528,6 +528,22 @@ test("logging: logging/setLevel is honoured", { skip: NO_RUNNER }, async (t) => 
     justification: "log test",
   });
   assert.ok(await waitFor(() => logs.some((l) => /answer: rejected/.test(l.data))));
+  assert.ok(logs.some((l) => /asking the user to allow workspace-write once/.test(l.data)));
+  // A network escalation is logged as what it asks for, not as a mode.
+  await call(ctx, "bash", {
+    command: "true",
+    network_permissions: "registry.example",
+    justification: "log test",
+  });
+  assert.ok(
+    await waitFor(() =>
+      logs.some((l) =>
+        /asking the user to allow network access to registry\.example once/.test(l.data),
+      ),
+    ),
+    JSON.stringify(logs),
+  );
+  assert.ok(!logs.some((l) => /allow read-only once/.test(l.data)), JSON.stringify(logs));
   assert.ok(logs.every((l) => l.logger === "ward"));
 });
 

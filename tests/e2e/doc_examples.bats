@@ -155,7 +155,7 @@ mcp_servers() {
 	require_runner
 	command -v npx >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$ROOT/tests/mcp/node_modules/@modelcontextprotocol/inspector" ] ||
-		skip "the npm clients are not installed (npm ci --prefix tests/mcp)"
+		skip "the npm clients are not installed (npm ci in tests/mcp)"
 	local cmd
 	cmd=$(block README.md 'npx @modelcontextprotocol/inspector') || return 1
 	cmd=${cmd//$'\\\n'/ }
@@ -308,7 +308,7 @@ mcp_call() {
 	require_runner
 	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$ROOT/tests/mcp/node_modules/@modelcontextprotocol/sdk" ] ||
-		skip "the npm clients are not installed (npm ci --prefix tests/mcp)"
+		skip "the npm clients are not installed (npm ci in tests/mcp)"
 	local cmd
 	cmd=$(block docs/MCP.md 'node --test') || return 1
 	# npm ci is what mcp.bats's setup does; the node line runs here.

@@ -28,7 +28,7 @@ setup_file() {
 	# The npm clients, installed once per run (network: the npm registry).
 	if command -v node >/dev/null && command -v npm >/dev/null &&
 		[ ! -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
-		npm ci --prefix "$MCP_DIR" --no-audit --no-fund \
+		(cd "$MCP_DIR" && npm ci --no-audit --no-fund) \
 			>"$BATS_FILE_TMPDIR/npm-ci.log" 2>&1 || true
 	fi
 	# One node process per client test file, started here and run beside
@@ -525,7 +525,7 @@ node_test() {
 	local file=$1 id=$2 limit=${3:-120} out tap rc waited=0 status=0
 	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ] ||
-		fail "the npm clients are not installed: 'npm ci --prefix tests/mcp' failed (see its log: $BATS_FILE_TMPDIR/npm-ci.log)"
+		fail "the npm clients are not installed: 'npm ci' in tests/mcp failed (see its log: $BATS_FILE_TMPDIR/npm-ci.log)"
 	tap=$BATS_FILE_TMPDIR/$file.tap
 	rc=$BATS_FILE_TMPDIR/$file.rc
 	if [ -e "$tap" ]; then

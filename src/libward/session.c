@@ -839,6 +839,15 @@ bool ward_session_id_valid(const char *id)
 	return n > 0;
 }
 
+/* WARD_EINVAL for an id ward_session_id_valid() refuses, with why. */
+static int invalid_id(const char *id)
+{
+	return ward_err(WARD_EINVAL,
+			"invalid session id '%s' (expected 1 to %d letters, "
+			"digits or '-')",
+			id ? id : "(null)", WARD_SESSION_ID_MAX);
+}
+
 int ward_session_store_default(char **out)
 {
 	const char *state = getenv("XDG_STATE_HOME");
@@ -1332,10 +1341,7 @@ int ward_session_open(ward_session **out, const char *store, const char *id)
 	int err;
 
 	if (!ward_session_id_valid(id))
-		return ward_err(WARD_EINVAL,
-				"invalid session id '%s' (expected 1 to %d "
-				"letters, digits or '-')",
-				id ? id : "(null)", WARD_SESSION_ID_MAX);
+		return invalid_id(id);
 	err = store_path(&dir, store);
 	if (err)
 		return err;
@@ -1678,10 +1684,7 @@ int ward_session_find(char **out, const char *store, const char *id)
 	if (!out)
 		return ward_err(WARD_EINVAL, "session find: missing argument");
 	if (!ward_session_id_valid(id))
-		return ward_err(WARD_EINVAL,
-				"invalid session id '%s' (expected 1 to %d "
-				"letters, digits or '-')",
-				id ? id : "(null)", WARD_SESSION_ID_MAX);
+		return invalid_id(id);
 	err = ward_session_list(&ids, store);
 	if (err)
 		return err;
@@ -1791,10 +1794,7 @@ int ward_session_remove(const char *store, const char *id)
 	int err;
 
 	if (!ward_session_id_valid(id))
-		return ward_err(WARD_EINVAL,
-				"invalid session id '%s' (expected 1 to %d "
-				"letters, digits or '-')",
-				id ? id : "(null)", WARD_SESSION_ID_MAX);
+		return invalid_id(id);
 	err = real_store_path(&real, store);
 	if (err == -ENOENT)
 		return ward_err(-ENOENT, "no session %s (%s)", id,

@@ -97,7 +97,10 @@ WARD_EXTERN const char *ward_plan_denial_signature(const ward_plan *plan);
  *   none       ARGV…
  * The executor runs exactly this vector (adding only bwrap's
  * `--json-status-fd 3` after BWRAP, a descriptor it alone holds). The
- * caller frees *out with ward_strv_free().
+ * caller frees *out with ward_strv_free(). WARD_EINVAL for a plan whose
+ * network is an allowlist: the proxy that serves it lives only as long as
+ * the call that runs the command (ward_call), so no argv printed for
+ * another program could reach it.
  */
 WARD_EXTERN int ward_plan_argv(char ***out, const ward_plan *plan,
 			       char *const argv[], const char *cwd);

@@ -12,6 +12,7 @@
 # sets NO_PROXY=localhost,… so that a command's own local servers work).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	export NET_SRV NET_STATE NET_PID
@@ -282,6 +283,27 @@ check_clients() {
 	[[ "$output" == *"network off cannot be enforced under danger-full-access"* ]]
 	run "$WARD" run --mode danger-full-access --workspace "$WS" -- curl -sS -m 5 "http://127.0.0.1:$HTTP/ok.txt"
 	[ "$output" = "ward ok" ]
+}
+
+@test "network: ward confine refuses an allowlist it could not serve, and prints off and on" {
+	local r
+	for r in bwrap landlock; do
+		run --separate-stderr "$WARD" confine --runner "$r" --workspace "$WS" \
+			--allow-domain example.com -- true
+		[ "$status" = 2 ]
+		[ -z "$output" ]
+		[[ "$stderr" == *"would have no proxy to reach"*"--network off or --network on"* ]]
+		run --separate-stderr "$WARD" confine --json --runner "$r" --workspace "$WS" \
+			--allow-domain example.com -- true
+		[ "$status" = 2 ]
+		[ "$(jq -r .error <<<"$output")" = WARD_FAILED ]
+		# Off and on print an argv that runs.
+		run --separate-stderr "$WARD" confine --runner "$r" --workspace "$WS" \
+			--network off -- echo printed
+		[ "$status" = 0 ]
+		[[ "$output" != *"<"* ]]
+		[ "$(eval "$output")" = printed ]
+	done
 }
 
 @test "network: bad flags and keys name what is wrong" {

@@ -1000,8 +1000,9 @@ static int open_network(ward_call *c)
 	if (err)
 		return err;
 	c->net_open = true;
-	return ward_net_proxy_env(&c->env,
-				  tcp ? c->net.port : WARD_BRIDGE_PORT);
+	return ward_net_proxy_env(&c->env, tcp ? c->net.port : WARD_BRIDGE_PORT,
+				  ward_policy_allow_domains(c->policy),
+				  ward_policy_deny_domains(c->policy));
 }
 
 /* Steps 3 to 5 up to the spawn: a confined command, or the error. */

@@ -7,9 +7,9 @@
 # by ward's proxy. Nothing here needs the internet.
 #
 # Names: the allowlist tests allow `localhost` (an exact pattern, so it may
-# reach the host's loopback) and clear NO_PROXY inside the command, so the
-# clients send localhost to the proxy instead of connecting directly (ward
-# sets NO_PROXY=localhost,… so that a command's own local servers work).
+# reach the host's loopback); ward then leaves it out of NO_PROXY, so the
+# clients send it to the proxy (the loopback names the allowlist does not
+# name stay in NO_PROXY, so that a command's own local servers work).
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -151,9 +151,11 @@ check_on() {
 
 check_allow() {
 	local v=$1
-	# An allowed name works, through the proxy.
+	# An allowed name works, through the proxy: an allowed localhost is
+	# the host's loopback, so NO_PROXY leaves it out and the client
+	# sends it to the proxy.
 	ward_run "$v" read-only --allow-domain localhost -- \
-		curl --noproxy '' -sS -m 10 "http://localhost:$HTTP/ok.txt"
+		curl -sS -m 10 "http://localhost:$HTTP/ok.txt"
 	[ "$status" = 0 ]
 	[ "$output" = "ward ok" ]
 	[[ "$stderr" != *"[sandbox: network"* ]]
@@ -184,6 +186,22 @@ check_allow() {
 	[ ! -s "$NET_STATE/tcp.log" ]
 }
 
+@test "network allowlist: NO_PROXY leaves out the loopback names the allowlist names" {
+	local v
+	for v in bwrap landlock; do
+		ward_run "$v" read-only --allow-domain localhost -- sh -c 'echo "$NO_PROXY $no_proxy"'
+		[ "$output" = "127.0.0.1,::1 127.0.0.1,::1" ]
+		ward_run "$v" read-only --allow-domain 127.0.0.1 --allow-domain '[::1]' \
+			--allow-domain localhost -- sh -c 'echo "[$NO_PROXY]"'
+		[ "$output" = "[]" ]
+		ward_run "$v" read-only --allow-domain example.com -- sh -c 'echo "$NO_PROXY"'
+		[ "$output" = "localhost,127.0.0.1,::1" ]
+		# A wildcard never reaches loopback: it changes nothing.
+		ward_run "$v" read-only --allow-domain '*.localhost' -- sh -c 'echo "$NO_PROXY"'
+		[ "$output" = "localhost,127.0.0.1,::1" ]
+	done
+}
+
 @test "network allowlist: allowed name, denied name, IP literal (bwrap)" { check_allow bwrap; }
 # ward installed where the sandbox sees something else: bwrap mounts its own
 # /tmp, so a ward-bridge found beside a ward under /tmp must be bound in.
@@ -192,7 +210,7 @@ check_allow() {
 	inst=$(mktemp -d /tmp/ward-e2e-inst.XXXXXX)
 	cp "$WARD" "$LAUNCHER" "$(dirname "$WARD")/ward-bridge" "$inst/"
 	WARD=$inst/ward ward_run bwrap read-only --allow-domain localhost -- \
-		curl --noproxy '' -sS -m 10 "http://localhost:$HTTP/ok.txt"
+		curl -sS -m 10 "http://localhost:$HTTP/ok.txt"
 	rm -rf "$inst"
 	[ "$status" = 0 ] || fail "the command did not run: $stderr"
 	[ "$output" = "ward ok" ]
@@ -202,18 +220,18 @@ check_allow() {
 check_clients() {
 	local v=$1
 	ward_run "$v" workspace-write --allow-domain localhost -- \
-		env NO_PROXY= no_proxy= git clone -q "http://localhost:$HTTP/repo.git" "$WS/clone"
+		git clone -q "http://localhost:$HTTP/repo.git" "$WS/clone"
 	[ "$status" = 0 ]
 	[ "$(cat "$WS/clone/f")" = cloned ]
 	ward_run "$v" workspace-write --allow-domain localhost -- \
-		env NO_PROXY= no_proxy= "$PY" -m pip download --no-deps --no-cache-dir \
+		"$PY" -m pip download --no-deps --no-cache-dir \
 		--disable-pip-version-check --index-url "http://localhost:$HTTP/simple/" \
 		-d "$WS/dl" wardpkg
 	[ "$status" = 0 ]
 	[ -f "$WS/dl/wardpkg-1.0-py3-none-any.whl" ]
 	if command -v npm >/dev/null; then
 		ward_run "$v" workspace-write --allow-domain localhost -- \
-			env NO_PROXY= no_proxy= npm pack wardpkg --registry "http://localhost:$HTTP/" \
+			npm pack wardpkg --registry "http://localhost:$HTTP/" \
 			--cache "$WS/.npm" --pack-destination "$WS" --loglevel error
 		[ "$status" = 0 ]
 		[ -f "$WS/wardpkg-1.0.0.tgz" ]

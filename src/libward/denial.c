@@ -266,6 +266,7 @@ static const struct {
     {"Read-only file system", WARD_DENIAL_EROFS},
     {"Operation not permitted", WARD_DENIAL_EPERM},
     {"No such file or directory", WARD_DENIAL_ENOENT},
+    {"Device or resource busy", WARD_DENIAL_EBUSY},
 };
 
 /* Tools that only read what they name ("cat: F: Permission denied"). */
@@ -311,7 +312,7 @@ static const char *operation_of(const char *line, enum ward_denial_errno why)
 	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
 		if (strstr(line, ops[i].needle))
 			return ops[i].op;
-	if (why == WARD_DENIAL_EROFS)
+	if (why == WARD_DENIAL_EROFS || why == WARD_DENIAL_EBUSY)
 		return "write";
 	return reader(line) ? "read" : NULL;
 }

@@ -39,6 +39,11 @@ enum ward_denial_errno {
 	WARD_DENIAL_EROFS,
 	WARD_DENIAL_EPERM,
 	WARD_DENIAL_ENOENT,
+	/* A replace or remove of a mount point: a protected path that bwrap
+	 * (or the launcher) binds read-only cannot be renamed over, so
+	 * `git config` (which writes config.lock, then renames it) fails
+	 * with EBUSY, not EROFS. */
+	WARD_DENIAL_EBUSY,
 	WARD_DENIAL_EKNOWN, /* a source that knows it was refused (fence) */
 };
 

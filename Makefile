@@ -367,7 +367,7 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 	@touch $@
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NPM_STAMP)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NOUSERNS) $(NPM_STAMP)
 	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)

@@ -108,8 +108,9 @@ WARD_EXTERN int ward_plan_argv(char ***out, const ward_plan *plan,
 /**
  * ward_plan_apply - the side effects the plan's argv relies on (creating
  * ward's own missing directories inside a writable root, mode 0700, so
- * bwrap can bind them read-only). Idempotent and thread-safe. Returns 0 or
- * -errno with a detail naming the path.
+ * bwrap or the launcher can mount over them). Idempotent and thread-safe.
+ * Returns 0 or WARD_ERUNNER (the confinement could not be set up: the
+ * command must not run) with a detail naming the path and the errno.
  */
 WARD_EXTERN int ward_plan_apply(const ward_plan *plan);
 

@@ -33,19 +33,6 @@ teardown() {
 	rm -rf "$HOME_T"
 }
 
-require_runner() {
-	case "$1" in
-	bwrap)
-		bwrap --ro-bind / / --unshare-user -- true 2>/dev/null ||
-			skip "bwrap cannot create a sandbox here"
-		;;
-	*)
-		"$LAUNCHER" --probe >/dev/null 2>&1 ||
-			skip "Landlock is not usable here"
-		;;
-	esac
-}
-
 become() {
 	if [ "$1" = nobody ]; then
 		as_nobody
@@ -58,7 +45,7 @@ become() {
 
 tmp_case() {
 	local v=$1 who=$2
-	require_runner "$v"
+	require_runner_usable "$v"
 	become "$who"
 	ward_run "$v" workspace-write -c '
 		t=$(mktemp) && echo MKTEMP && rm -f "$t"
@@ -88,20 +75,10 @@ tmp_case() {
 # /tmp, nothing from the network (a local wheel, a local package).
 tools_case() {
 	local v=$1
-	require_runner "$v"
+	require_runner_usable "$v"
 	"$PY" -m pip --version >/dev/null 2>&1 || skip "pip is not installed"
 	mkdir -p "$WS/wheels" "$WS/pkg"
-	"$PY" - "$WS/wheels" <<'PY'
-import os, sys, zipfile
-with zipfile.ZipFile(os.path.join(sys.argv[1], "wardpkg-1.0-py3-none-any.whl"), "w") as z:
-    z.writestr("wardpkg/__init__.py", "")
-    z.writestr("wardpkg-1.0.dist-info/METADATA",
-               "Metadata-Version: 2.1\nName: wardpkg\nVersion: 1.0\n")
-    z.writestr("wardpkg-1.0.dist-info/WHEEL",
-               "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\n"
-               "Tag: py3-none-any\n")
-    z.writestr("wardpkg-1.0.dist-info/RECORD", "")
-PY
+	make_wheel "$WS/wheels"
 	ward_run "$v" workspace-write -- "$PY" -m pip install --no-index \
 		--no-cache-dir --disable-pip-version-check \
 		--find-links "$WS/wheels" --target "$WS/site" wardpkg
@@ -129,7 +106,7 @@ PY
 # present.
 dirs_case() {
 	local v=$1 who=$2 id log
-	require_runner "$v"
+	require_runner_usable "$v"
 	become "$who"
 	# Missing first: created by ward, then out of reach all the same.
 	ward_run "$v" workspace-write -c '
@@ -170,7 +147,7 @@ dirs_case() {
 # ward's directory in it — and neither can nobody's command, so there is
 # nothing to mount over and nothing to fail (it used to exit 126).
 @test "HOME under /tmp with ward's parents owned by another user: runs (bwrap and landlock, nobody)" {
-	require_runner bwrap
+	require_runner_usable bwrap
 	mkdir -p "$HOME/.config" "$HOME/.local"
 	chmod 0755 "$HOME/.config" "$HOME/.local"
 	as_nobody
@@ -187,7 +164,7 @@ dirs_case() {
 
 @test "HOME under /tmp, user namespaces denied, not root: Landlock refuses with the fix; outside /tmp it runs" {
 	[ -x "$NOUSERNS" ] || skip "$NOUSERNS is not built (make check builds it)"
-	require_runner landlock
+	require_runner_usable landlock
 	as_nobody
 	chown 65534:65534 "$HOME_T"
 	"$NOUSERNS" unshare -U true 2>/dev/null && fail "nouserns did not deny a user namespace"

@@ -35,21 +35,10 @@ setup_file() {
 		git clone -q --bare . ../repo.git && cd ../repo.git &&
 		git update-server-info)
 	# A pip "simple" index with one wheel.
-	/usr/bin/python3 - "$NET_SRV" <<'PY'
-import os, sys, zipfile
-d = os.path.join(sys.argv[1], "simple", "wardpkg")
-os.makedirs(d)
-with zipfile.ZipFile(os.path.join(d, "wardpkg-1.0-py3-none-any.whl"), "w") as z:
-    z.writestr("wardpkg/__init__.py", "")
-    z.writestr("wardpkg-1.0.dist-info/METADATA",
-               "Metadata-Version: 2.1\nName: wardpkg\nVersion: 1.0\n")
-    z.writestr("wardpkg-1.0.dist-info/WHEEL",
-               "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\n"
-               "Tag: py3-none-any\n")
-    z.writestr("wardpkg-1.0.dist-info/RECORD", "")
-with open(os.path.join(d, "index.html"), "w") as f:
-    f.write('<a href="wardpkg-1.0-py3-none-any.whl">wardpkg</a>\n')
-PY
+	local d=$NET_SRV/simple/wardpkg
+	mkdir -p "$d"
+	make_wheel "$d"
+	echo '<a href="wardpkg-1.0-py3-none-any.whl">wardpkg</a>' >"$d/index.html"
 	# An npm registry document and its tarball.
 	local http
 	http=$(sed 's/.*http=\([0-9]*\).*/\1/' "$NET_STATE/ports")

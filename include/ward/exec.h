@@ -163,6 +163,11 @@ WARD_EXTERN int ward_result_exit_code(const ward_result *r);
 WARD_EXTERN int ward_result_signal(const ward_result *r);
 WARD_EXTERN bool ward_result_timed_out(const ward_result *r);
 WARD_EXTERN bool ward_result_denied(const ward_result *r);
+/**
+ * The network is the reason the command failed: its network was off and a
+ * name lookup or connect was refused (ward_classify's network_denied).
+ */
+WARD_EXTERN bool ward_result_network_denied(const ward_result *r);
 WARD_EXTERN enum ward_mode ward_result_mode(const ward_result *r);
 WARD_EXTERN enum ward_runner ward_result_runner(const ward_result *r);
 WARD_EXTERN enum ward_enforcement ward_result_enforcement(const ward_result *r);

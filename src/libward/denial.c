@@ -402,6 +402,18 @@ static void one_line(struct ward_denial_set *set,
 	}
 }
 
+/* A line of @runner's network dialect: a refused socket, not a file
+ * (wget's "Connecting to …… failed: Permission denied." under Landlock). */
+static bool net_line(enum ward_runner runner, const char *p, size_t n)
+{
+	const char *const *sigs = ward_network_signatures(runner);
+
+	for (size_t i = 0; sigs[i]; i++)
+		if (ward_text_has_signature(p, n, sigs[i]))
+			return true;
+	return false;
+}
+
 void ward_denials_from_output(struct ward_denial_set *set,
 			      const struct ward_denial_ctx *ctx,
 			      const char *text, size_t len)
@@ -418,7 +430,8 @@ void ward_denials_from_output(struct ward_denial_set *set,
 		 * command's error. */
 		if (n < sizeof(line) && n > 0 &&
 		    !(n >= 6 && memcmp(p, "ward: ", 6) == 0) &&
-		    !(n >= 9 && memcmp(p, "[sandbox:", 9) == 0)) {
+		    !(n >= 9 && memcmp(p, "[sandbox:", 9) == 0) &&
+		    !net_line(ctx->runner, p, n)) {
 			memcpy(line, p, n);
 			line[n] = '\0';
 			for (size_t i = 0;

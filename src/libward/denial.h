@@ -31,6 +31,9 @@ struct ward_denial_ctx {
 	const ward_policy *policy;
 	const char *cwd;	 /* for relative paths */
 	const char *mode_source; /* where the mode was set (text) */
+	/* The runner the command ran under: a line of its network dialect
+	 * (ward_network_signatures) names no file. NONE: no such lines. */
+	enum ward_runner runner;
 };
 
 /* Why a path was refused, as the command's error output says. */

@@ -57,6 +57,7 @@
 #include "contain.h"
 #include "exec_internal.h"
 #include "protect.h"
+#include "util/landlock.h"
 #include "util/util.h"
 
 #ifndef __NR_pidfd_open
@@ -110,6 +111,7 @@ struct ward_result {
 	int term_signal;
 	bool timed_out;
 	bool denied;
+	bool net_denied;
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
@@ -793,6 +795,8 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->runner = c->runner;
 	sp->enforcement = c->enforcement;
 	sp->mounts = c->ll_mounts;
+	sp->net_off =
+	    c->runner != WARD_RUNNER_NONE && c->net == WARD_LL_NET_OFF;
 	sp->pid = -1;
 	sp->pidfd = -1;
 	sp->out_fd = -1;
@@ -1269,6 +1273,10 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	facts.stderr_text = r->err;
 	facts.stderr_len = r->err_len;
 	facts.failure_signatures = (const char *const *)sp->sigs;
+	/* No exact network channel yet: the runner's signatures decide
+	 * (facts.net stays UNKNOWN until the launcher's status channel says
+	 * it; classify.h). */
+	facts.network_off = sp->net_off;
 	err = ward_classify(&cls, &facts);
 	if (err)
 		goto out_free_result;
@@ -1280,6 +1288,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		goto out_free_result;
 	}
 	r->denied = cls.outcome == WARD_OUTCOME_DENIED;
+	r->net_denied = cls.network_denied;
 	/*
 	 * The launcher's hides are read-only mounts: a write they refuse
 	 * fails with EROFS, not Landlock's EACCES. Only for a run that has
@@ -1444,6 +1453,11 @@ bool ward_result_timed_out(const ward_result *r)
 bool ward_result_denied(const ward_result *r)
 {
 	return r && r->denied;
+}
+
+bool ward_result_network_denied(const ward_result *r)
+{
+	return r && r->net_denied;
 }
 
 enum ward_mode ward_result_mode(const ward_result *r)

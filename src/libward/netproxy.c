@@ -55,6 +55,7 @@ static void on_event(void *data, const struct ward_proxy_event *ev)
 	e->protocol = ward_proxy_protocol_name(ev->protocol);
 	e->verdict = ward_proxy_verdict_name(ev->verdict);
 	e->denied = ev->verdict == WARD_PROXY_DENIED;
+	e->unresolved = ev->unresolved;
 	e->bytes_sent = ev->bytes_sent;
 	e->bytes_received = ev->bytes_received;
 	log->n++;

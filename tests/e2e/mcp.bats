@@ -585,6 +585,9 @@ node_test() {
 @test "mcp sdk: a command longer than the client's timeout succeeds with progress (resetTimeoutOnProgress)" { node_test sdk.test.mjs progress; }
 @test "mcp sdk: a task_output wait longer than the client's timeout succeeds with progress" { node_test sdk.test.mjs progress-task; }
 @test "mcp sdk: a 70 s command and task_output wait pass the SDK's 60 s default (slow)" { node_test sdk.test.mjs progress-slow 240; }
+@test "mcp sdk: a foreground call without progress ends before the client's 60 s, saying to use run_in_background (slow)" { node_test sdk.test.mjs progress-clamp 240; }
+@test "mcp sdk: initialize's instructions: the markers, the retry, the network, the background" { node_test sdk.test.mjs instructions; }
+@test "mcp sdk: a lookup refused with the network off names the network and network_permissions" { node_test sdk.test.mjs network-off; }
 @test "mcp sdk: read_file and list_directory are bounded, with a truncated line" { node_test sdk.test.mjs bounded-files; }
 @test "mcp sdk: task_output says when it dropped the middle of the output" { node_test sdk.test.mjs task-omitted; }
 @test "mcp sdk: read_file of a binary file names only what exists in MCP" { node_test sdk.test.mjs not-text; }

@@ -121,6 +121,76 @@ check_off() {
 @test "network off (default): nothing leaves (bwrap)" { check_off bwrap; }
 @test "network off (default): nothing leaves (landlock)" { check_off landlock; }
 
+# The network is the reason: after a refused lookup or connect under
+# network off, the marker names the network and how to allow a host, for
+# every client as it fails (never a file denial: under Landlock the
+# filter's EACCES is a socket's, not a file's). The addresses are
+# TEST-NET-1's (192.0.2.0/24): nothing would answer even with a network.
+OFF_MARKER='[sandbox: network access denied: the network is off under workspace-write mode]'
+OFF_HINT='allow a host with --allow-domain HOST (repeatable; or the whole network with --network on)'
+
+check_off_marker() {
+	local v=$1 c
+	local -a clients=(
+		"curl -sS -m 10 http://registry.example.invalid/"
+		"curl -sS -m 10 http://192.0.2.1/"
+		"wget -T 10 -t 1 -O /dev/null http://registry.example.invalid/"
+		"wget -T 10 -t 1 -O /dev/null http://192.0.2.1/"
+		"git ls-remote http://registry.example.invalid/repo.git"
+		"$PY -c 'import socket; socket.getaddrinfo(\"registry.example.invalid\", 80)'"
+		"$PY -m pip download --no-deps --no-cache-dir --disable-pip-version-check --retries 1 --timeout 10 -d $WS/dl --trusted-host registry.example.invalid --index-url http://registry.example.invalid/simple/ wardpkg"
+	)
+	command -v wget >/dev/null || skip "wget is not installed"
+	if command -v npm >/dev/null; then
+		clients+=("npm view wardpkg version --registry http://registry.example.invalid/ --fetch-retries 0 --fetch-timeout 10000 --cache $WS/.npm")
+		clients+=("node -e 'require(\"net\").connect(80, \"192.0.2.1\").on(\"error\", e => { console.error(e.message); process.exit(1) })'")
+	fi
+	for c in "${clients[@]}"; do
+		ward_run "$v" workspace-write -c "$c"
+		[ "$status" -ne 0 ] || fail "$c: succeeded with the network off"
+		[ "$(grep -cxF "$OFF_MARKER" "$E2E_CAP/stderr")" = 1 ] ||
+			fail "$c: no network marker"
+		grep -qxF "$OFF_HINT" "$E2E_CAP/stderr" || fail "$c: no hint"
+		[[ "$stderr" != *"file access denied"* ]] ||
+			fail "$c: taken for a file denial"
+	done
+	# A command that handles its own failure was not stopped: no marker.
+	ward_run "$v" workspace-write -c "curl -sS -m 10 http://registry.example.invalid/; exit 0"
+	[[ "$stderr" != *"network access denied"* ]] || fail "a marker after a success"
+	# --json says it too, and in a session the escalation is offered.
+	ward_run "$v" workspace-write --json -- curl -sS -m 10 http://registry.example.invalid/
+	[ "$(jq -r .network.off_denied <<<"$output")" = true ]
+	[[ "$(jq -r .network.denied <<<"$output")" == "$OFF_MARKER"* ]]
+	[ ! -s "$NET_STATE/http.log" ] || fail "a request reached the host"
+}
+
+@test "network off: a refused lookup or connect names the network, for curl, wget, git, python, pip, npm, node (bwrap)" { check_off_marker bwrap; }
+@test "network off: a refused lookup or connect names the network, for curl, wget, git, python, pip, npm, node (landlock)" { check_off_marker landlock; }
+
+@test "network off: in a session the marker is followed by the escalation hint" {
+	local s
+	s=$("$WARD" session new --cwd "$WS" --mode workspace-write)
+	run --separate-stderr "$WARD" run --session "$s" -- curl -sS -m 10 http://registry.example.invalid/
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"$OFF_MARKER"$'\n'"$OFF_HINT"$'\n''retry once with --escalate-network HOST (or on) --justification TEXT; the approval prompt asks you'* ]]
+	"$WARD" session rm "$s"
+}
+
+# An allowed name ward's proxy cannot resolve (its own lookup, outside the
+# sandbox): a line of its own, not a refusal and not the sandbox's doing.
+@test "network allowlist: an allowed name the proxy cannot resolve gets its own line" {
+	local v
+	for v in bwrap landlock; do
+		ward_run "$v" read-only --allow-domain no-such-host.invalid -- \
+			curl -fsS -m 60 -o /dev/null http://no-such-host.invalid/
+		[ "$status" -ne 0 ]
+		grep -qxF "[sandbox: network: no-such-host.invalid is allowed, but ward's proxy could not resolve it (the lookup outside the sandbox failed: a DNS problem, not a refusal)]" "$E2E_CAP/stderr" ||
+			fail "$v: no line for the failed lookup"
+		[[ "$stderr" != *"network access to no-such-host.invalid denied"* ]]
+		[[ "$stderr" != *"network is off"* ]]
+	done
+}
+
 # --- on -------------------------------------------------------------------
 
 check_on() {

@@ -64,7 +64,7 @@ static int teardown(void **state)
 static void derive(struct ward_denial_set *set, const struct fx *fx,
 		   const ward_policy *pol, const char *text)
 {
-	struct ward_denial_ctx ctx = {pol, fx->ws, "--mode"};
+	struct ward_denial_ctx ctx = {pol, fx->ws, "--mode", WARD_RUNNER_NONE};
 
 	memset(set, 0, sizeof(*set));
 	ward_denials_from_output(set, &ctx, text, strlen(text));

@@ -45,18 +45,8 @@ else
 fi
 : >"$log"
 
-# The suite owns its world: a HOME of its own for the whole run (ward's
-# default configuration and state directories, git's and npm's
-# configuration), never the caller's — which may be /tmp (CI images,
-# arbitrary-uid containers: tests/e2e/home.bats covers that on purpose),
-# hold a ward.yml, or lack a git identity. Mode 0700 like a real home: the
-# tests that run as nobody expect it out of nobody's reach.
-check_home=$(mktemp -d /var/tmp/ward-check-home.XXXXXX) || exit 2
-trap 'rm -rf "$check_home"' EXIT
-export HOME=$check_home
-unset XDG_CONFIG_HOME XDG_STATE_HOME
-export GIT_AUTHOR_NAME="ward tests" GIT_AUTHOR_EMAIL=tests@ward.invalid
-export GIT_COMMITTER_NAME="ward tests" GIT_COMMITTER_EMAIL=tests@ward.invalid
+# A HOME of its own, a git identity (tests/own_home.sh).
+. tests/own_home.sh
 
 count() { # count TAP lines from stdin, echoing them
 	local line

@@ -360,7 +360,7 @@ check_denied() {
 		[ "${#lines[@]}" -eq 1 ]
 		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'network', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
 		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'enforcement', 'mode', 'network', 'partial', 'runner']" ]
-		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None}" ]
+		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None, 'off_denied': False}" ]
 		[ "$(json '[(x["path"], x["cause"], x["mode"], x["source"], x["how"]) for x in d["denials"]]')" = "[('$WS/f', 'mode', 'read-only', 'built-in default', 'derived')]" ]
 		[ "$(json 'd["exit_code"]')" = 4 ]
 		[ "$(json 'd["signal"]')" = None ]
@@ -546,6 +546,7 @@ check_denied() {
 # accepted and changes nothing (the suites run one Landlock variant).
 @test "--landlock-via-launcher is accepted and changes nothing" {
 	local with without
+	no_state_dir
 	with=$("$WARD" confine --json -w "$WS" --runner landlock \
 		--landlock-via-launcher -- true)
 	without=$("$WARD" confine --json -w "$WS" --runner landlock -- true)
@@ -580,10 +581,21 @@ check_denied() {
 # What `ward confine` prints is what `ward run` executes: the executor runs
 # the plan's own vector, adding only bwrap's --json-status-fd (a descriptor
 # only ward holds). Seen from outside, with strace, on the real runners.
+# A state directory that never exists (below a regular file): a plan then
+# hides nothing of ward's own, so two plans made moments apart are the
+# same even while other tests come and go beside ward's state directory
+# (Landlock hides it by granting read on the entries beside it, which
+# would be listed at each plan).
+no_state_dir() {
+	: >"$BATS_TEST_TMPDIR/no-state"
+	export XDG_STATE_HOME=$BATS_TEST_TMPDIR/no-state/state
+}
+
 confine_is_run() {
 	local runner=$1 mode=$2 want got
 	command -v strace >/dev/null || skip "strace is not installed"
 	require_runner "$runner"
+	no_state_dir
 	want=$("$WARD" confine --json -w "$WS" --runner "$runner" \
 		--landlock-via-launcher --mode "$mode" -- echo 'x y' |
 		"$PY" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["argv"]))')

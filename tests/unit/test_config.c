@@ -1253,7 +1253,14 @@ static void test_deep_nesting(void **state)
 		text[8 + 2 * n] = '\n';
 		parse_user(&cfg, &err, text, 2 * n + 9);
 		assert_int_equal(err, WARD_EINVAL);
-		assert_true(has_error(cfg, "h.yml:1: ", NULL));
+		/* Refused where it goes too deep — or, on a machine loaded
+		 * enough that the parser's child outlives its bound, refused
+		 * for that: a refusal either way, never a hang. */
+		assert_true(has_error(cfg, "h.yml:1: ", NULL) ||
+			    has_error(cfg,
+				      "h.yml: the YAML parser did not "
+				      "finish within",
+				      NULL));
 		ward_config_free(cfg);
 		/* Block-style nesting, one level per line. */
 		{

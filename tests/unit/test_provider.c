@@ -4,6 +4,7 @@
  * on this machine.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -903,6 +904,8 @@ static void test_real_probe_bwrap(void **state)
 	(void)state;
 	o.platform = WARD_PLATFORM_LINUX;
 	o.launcher_path = fx_absent("landlock-run");
+	/* A bound no loaded machine reaches: the verdict is the question. */
+	o.probe_timeout_ms = 60000;
 	p = provider_with(&o);
 	if (!ward_provider_bwrap_path(p)) {
 		ward_provider_free(p);
@@ -1030,6 +1033,7 @@ static void test_real_probe_landlock(void **state)
 	o.chain = chain;
 	o.chain_len = 2;
 	o.launcher_path = launcher;
+	o.probe_timeout_ms = 60000;
 	p = provider_with(&o);
 	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
 	assert_int_equal(n, 2);
@@ -1170,16 +1174,79 @@ static void test_probe_timeout(void **state)
 
 		snprintf(runs, sizeof(runs), "%s.runs", pidfile);
 		f = fopen(runs, "r");
-		assert_non_null(f);
-		while (fgets(line, sizeof(line), f))
+		while (f && fgets(line, sizeof(line), f))
 			runs_n++;
-		fclose(f);
-		assert_int_equal(runs_n, 1);
+		if (f)
+			fclose(f);
+		/* One probe at most (on a loaded machine the timeout may
+		 * come before the script says anything). */
+		assert_true(runs_n <= 1);
 	}
 	ward_provider_free(p);
 	free(bwrap);
 	free(script);
 	free(pidfile);
+	remove_tree(dir);
+}
+
+/*
+ * A probe that ran out of time says the machine was slow, not that the
+ * runner cannot confine: it is not kept for other processes. The same
+ * binary (the same identity: in place, the old mtime) that answers at once
+ * is then probed again, and found usable.
+ */
+static void test_probe_timeout_not_kept(void **state)
+{
+	struct ward_provider_options o = WARD_PROVIDER_OPTIONS_INIT;
+	static const char slow[] = "#!/bin/sh\nexec sleep 10\n";
+	static const char fast[] = "#!/bin/sh\nexit 0  # pad\n";
+	const struct ward_probe_entry *entries;
+	char *dir = make_tmpdir(), state_dir[PATH_MAX];
+	char *saved = getenv("XDG_STATE_HOME");
+	struct timespec times[2];
+	struct stat st;
+	ward_provider *p;
+	char *bwrap;
+	size_t n;
+	int fd;
+
+	(void)state;
+	assert_int_equal(sizeof(slow), sizeof(fast));
+	saved = saved ? strdup(saved) : NULL;
+	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+	setenv("XDG_STATE_HOME", state_dir, 1);
+	bwrap = write_file(dir, "bwrap", slow, 0755);
+	o.platform = WARD_PLATFORM_LINUX;
+	o.bwrap_path = bwrap;
+	o.launcher_path = fx_absent("landlock-run");
+	/* The same timeout both times: it is part of the cache's key. */
+	o.probe_timeout_ms = 2000;
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	assert_string_equal(entries[0].why, "timed out after 2000 ms");
+	ward_provider_free(p);
+	/* The same file, now quick. */
+	assert_int_equal(stat(bwrap, &st), 0);
+	fd = open(bwrap, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, fast, sizeof(fast) - 1),
+			 (ssize_t)(sizeof(fast) - 1));
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	assert_int_equal(futimens(fd, times), 0);
+	close(fd);
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	if (entries[0].verdict != WARD_VERDICT_FULL)
+		print_message("second probe: %s\n", entries[0].why);
+	assert_int_equal(entries[0].verdict, WARD_VERDICT_FULL);
+	ward_provider_free(p);
+	if (saved)
+		setenv("XDG_STATE_HOME", saved, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	free(saved);
+	free(bwrap);
 	remove_tree(dir);
 }
 
@@ -1211,6 +1278,7 @@ int main(void)
 	    cmocka_unit_test(test_landlock_probe_partial),
 	    cmocka_unit_test(test_probe_failure_reason),
 	    cmocka_unit_test(test_probe_timeout),
+	    cmocka_unit_test(test_probe_timeout_not_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

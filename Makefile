@@ -367,11 +367,15 @@ endif
 NPM_STAMP := tests/mcp/node_modules/.ward-npm-ok
 $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 	@command -v npm >/dev/null || { echo 'make: npm is missing (Node.js 18 or later with npm: apt-get install nodejs npm)' >&2; exit 1; }
-	@npm ci --prefix tests/mcp --no-audit --no-fund --loglevel error
+	@# In the directory, not with --prefix: --prefix moves npm's global
+	@# configuration too (PREFIX/etc/npmrc), so the system's (a cafile, a
+	@# proxy) would not apply.
+	@cd tests/mcp && npm ci --no-audit --no-fund --loglevel error
 	@touch $@
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER) $(NPM_STAMP)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER) $(NOUSERNS) \
+       $(NPM_STAMP)
 	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)

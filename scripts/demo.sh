@@ -37,12 +37,32 @@ fi
 # command a private /tmp, which would hide a workspace there.
 mkdir -p "$repo/build"
 ws=$(mktemp -d "$repo/build/ward-demo.XXXXXX") || exit 2
-# A target outside the workspace (and outside /tmp, which workspace-write
-# may write).
-outside_dir=${HOME:-}
-case "$outside_dir" in
-"" | / | /tmp | /tmp/*) outside_dir=$repo/build ;;
-esac
+# A target outside every writable root of workspace-write: not in the
+# workspace, /tmp or $TMPDIR (HOME and the clone may both lie under /tmp
+# on a CI image). The first of $HOME, /var/tmp and build/ that is none of
+# them, compared as canonical paths.
+within() { # PATH DIR: whether PATH is DIR or lies beneath it
+	[ -n "$2" ] && case "$1/" in "${2%/}/"*) return 0 ;; esac
+	return 1
+}
+outside_dir=
+for d in "${HOME:-}" /var/tmp "$repo/build"; do
+	if [ -z "$d" ] || [ ! -d "$d" ] || [ ! -w "$d" ]; then
+		continue
+	fi
+	d=$(realpath "$d") || continue
+	[ "$d" != / ] || continue
+	within "$d" "$(realpath /tmp)" && continue
+	[ -n "${TMPDIR:-}" ] && within "$d" "$(realpath -m "$TMPDIR")" && continue
+	within "$d" "$(realpath "$ws")" && continue
+	outside_dir=$d
+	break
+done
+if [ -z "$outside_dir" ]; then
+	echo "demo: no writable directory outside /tmp, \$TMPDIR and the workspace for the 'outside' step (tried \$HOME, /var/tmp, build/)" >&2
+	rm -rf -- "$ws"
+	exit 2
+fi
 outside=$outside_dir/ward-demo-$$.txt
 err=$(mktemp) || exit 2
 # shellcheck disable=SC2317 # called by the trap

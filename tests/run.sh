@@ -45,6 +45,9 @@ else
 fi
 : >"$log"
 
+# A HOME of its own, a git identity (tests/own_home.sh).
+. tests/own_home.sh
+
 count() { # count TAP lines from stdin, echoing them
 	local line
 	while IFS= read -r line; do
@@ -69,13 +72,21 @@ section() {
 	t_section=$now section_name=$1
 }
 
+# Every unit binary runs under a bound (WARD_UNIT_TIMEOUT seconds, default
+# 900; then SIGTERM, and SIGKILL 10 s later): a test that hangs is one
+# failure, not a suite that never ends. A whole binary takes well under a
+# minute on a quiet machine.
+unit_timeout=${WARD_UNIT_TIMEOUT:-900}
 section unit
 for bin in "$@"; do
 	echo "# unit: $bin"
-	out=$(CMOCKA_MESSAGE_OUTPUT=TAP "$bin" 2>&1)
+	out=$(CMOCKA_MESSAGE_OUTPUT=TAP timeout -k 10 "$unit_timeout" "$bin" 2>&1)
 	rc=$?
 	count <<<"$out"
-	if [ $rc -ne 0 ] && ! grep -v '# SKIP' <<<"$out" | grep -q '^not ok'; then
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		echo "not ok - $bin did not finish within $unit_timeout s (WARD_UNIT_TIMEOUT): stopped"
+		failed=$((failed + 1))
+	elif [ $rc -ne 0 ] && ! grep -v '# SKIP' <<<"$out" | grep -q '^not ok'; then
 		echo "not ok - $bin exited $rc without reporting a failure"
 		failed=$((failed + 1))
 	fi
@@ -84,7 +95,8 @@ done
 # libward from another language (ctypes), through ward_call.
 section python
 echo "# python: tests/python/test_libward.py"
-count < <("${py_env[@]}" /usr/bin/python3 tests/python/test_libward.py 2>&1)
+count < <("${py_env[@]}" timeout -k 10 "$unit_timeout" /usr/bin/python3 \
+	tests/python/test_libward.py 2>&1)
 
 section fuzz
 if [ -n "${WARD_FUZZ_BINS:-}" ]; then
@@ -95,6 +107,9 @@ if [ -n "${WARD_FUZZ_BINS:-}" ]; then
 fi
 
 section e2e
+# A bound per test too (bats stops a test past BATS_TEST_TIMEOUT seconds
+# and reports it failed): WARD_E2E_TEST_TIMEOUT, default 900.
+export BATS_TEST_TIMEOUT=${WARD_E2E_TEST_TIMEOUT:-900}
 if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	# The files run side by side, WARD_TEST_JOBS at a time (default: one
 	# per CPU; GNU parallel is in the test set), each file's tests one

@@ -297,19 +297,30 @@ WARD_EXTERN size_t ward_call_net_event_count(const ward_call *call);
 WARD_EXTERN int ward_call_net_event(const ward_call *call, size_t i,
 				    struct ward_net_event *out);
 /**
- * ward_call_render_network - the network-denial markers of the call, one
- * line per refused host, "[sandbox: network access to <host> denied]"
- * (render.c), joined by newlines; "" when nothing was refused. Front ends
- * append it to the command's stderr. The caller frees *out.
+ * ward_call_render_network - what the call's network refused, the lines
+ * joined by newlines (render.c), "" when nothing: one line per host the
+ * proxy refused, "[sandbox: network access to <host> denied]", or could
+ * not resolve (ward_render_network_unresolved), then the escalation hint
+ * when offered; and, when the network was off and a lookup or connect was
+ * refused (ward_call_network_off_denied), "[sandbox: network access
+ * denied: the network is off under <mode> mode]" with what can be done on
+ * the call's surface (ward_render_network_off). Front ends append it to
+ * the command's stderr (or the tool's text). The caller frees *out.
  */
 WARD_EXTERN int ward_call_render_network(char **out, const ward_call *call);
 /**
  * ward_call_network_hint_offered - whether the call's network markers
  * carry the network escalation hint (ward_render_network_hint): the proxy
- * refused a host, an approval service exists, the policy is `ask`, and
- * this call was not itself an escalated retry.
+ * refused a host or the network was off and refused the command, an
+ * approval service exists, the policy is `ask`, and this call was not
+ * itself an escalated retry.
  */
 WARD_EXTERN bool ward_call_network_hint_offered(const ward_call *call);
+/**
+ * ward_call_network_off_denied - whether the command failed because its
+ * network was off (ward_result_network_denied). Known once the call ended.
+ */
+WARD_EXTERN bool ward_call_network_off_denied(const ward_call *call);
 
 /* --- the denial report ----------------------------------------------------- */
 

@@ -179,6 +179,11 @@ WARD_EXTERN const char *ward_result_sandbox_ended(const ward_result *r);
  * whatever the command's own status. `ward run` exits 125 then.
  */
 WARD_EXTERN bool ward_result_guard_failed(const ward_result *r);
+/**
+ * The network is the reason the command failed: its network was off and a
+ * name lookup or connect was refused (ward_classify's network_denied).
+ */
+WARD_EXTERN bool ward_result_network_denied(const ward_result *r);
 WARD_EXTERN enum ward_mode ward_result_mode(const ward_result *r);
 WARD_EXTERN enum ward_runner ward_result_runner(const ward_result *r);
 WARD_EXTERN enum ward_enforcement ward_result_enforcement(const ward_result *r);

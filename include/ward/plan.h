@@ -97,7 +97,10 @@ WARD_EXTERN const char *ward_plan_denial_signature(const ward_plan *plan);
  *   none       ARGV…
  * The executor runs exactly this vector (adding only bwrap's
  * `--json-status-fd 3` after BWRAP, a descriptor it alone holds). The
- * caller frees *out with ward_strv_free().
+ * caller frees *out with ward_strv_free(). WARD_EINVAL for a plan whose
+ * network is an allowlist: the proxy that serves it lives only as long as
+ * the call that runs the command (ward_call), so no argv printed for
+ * another program could reach it.
  */
 WARD_EXTERN int ward_plan_argv(char ***out, const ward_plan *plan,
 			       char *const argv[], const char *cwd);
@@ -105,8 +108,9 @@ WARD_EXTERN int ward_plan_argv(char ***out, const ward_plan *plan,
 /**
  * ward_plan_apply - the side effects the plan's argv relies on (creating
  * ward's own missing directories inside a writable root, mode 0700, so
- * bwrap can bind them read-only). Idempotent and thread-safe. Returns 0 or
- * -errno with a detail naming the path.
+ * bwrap or the launcher can mount over them). Idempotent and thread-safe.
+ * Returns 0 or WARD_ERUNNER (the confinement could not be set up: the
+ * command must not run) with a detail naming the path and the errno.
  */
 WARD_EXTERN int ward_plan_apply(const ward_plan *plan);
 

@@ -226,12 +226,65 @@ WARD_EXTERN int ward_render_denial(char **out, enum ward_mode mode,
  */
 WARD_EXTERN int ward_render_network_denied(char **out, const char *host);
 
+#define WARD_RENDER_NETWORK_OFF_VERSION 1
+
+/** What the network-off marker is rendered from (ward_render_network_off). */
+struct ward_render_network_off {
+	unsigned version;
+	enum ward_surface surface;
+	/** The mode the call ran under (the marker names it). */
+	enum ward_mode mode;
+	/** A network escalation is offered (an approval service, policy ask,
+	 *  not an escalated retry). */
+	bool escalation_offered;
+	/** Without the hint: the session a person could open up (MCP);
+	 *  NULL: none. */
+	const char *session_id;
+};
+
+#define WARD_RENDER_NETWORK_OFF_INIT                                           \
+	{                                                                      \
+		WARD_RENDER_NETWORK_OFF_VERSION, WARD_SURFACE_API,             \
+		    WARD_MODE_READ_ONLY, false, NULL                           \
+	}
+
+/**
+ * ward_render_network_off - what follows a command that failed because
+ * its network was off (a refused name lookup or connect:
+ * ward_result_network_denied):
+ *
+ *   [sandbox: network access denied: the network is off under <mode> mode]
+ *
+ * then, for a person (CLI), "allow a host with --allow-domain HOST
+ * (repeatable; or the whole network with --network on)" and, when offered,
+ * the escalation hint (ward_render_network_hint); for a model (MCP, API),
+ * the hint naming network_permissions when offered, else (MCP, in a
+ * session) how a person can allow it: "network_permissions cannot be
+ * asked for here; a person can allow it: ward session network ID on, or
+ * ward mcp --allow-domain HOST". The caller frees *out.
+ */
+WARD_EXTERN int
+ward_render_network_off(char **out, const struct ward_render_network_off *r);
+
+/**
+ * ward_render_network_unresolved - the line for an allowed host that ward's
+ * proxy could not resolve (its own lookup failed, outside the sandbox):
+ *
+ *   [sandbox: network: HOST is allowed, but ward's proxy could not resolve
+ *   it (the lookup outside the sandbox failed: a DNS problem, not a
+ *   refusal)]
+ *
+ * (one line). @host as for ward_render_network_denied. The caller frees
+ * *out. 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int ward_render_network_unresolved(char **out, const char *host);
+
 /**
  * ward_render_network_hint - the line after the network markers when a
  * network escalation is offered (once per call, never to the escalated
  * retry):
- *   MCP:  retry this exact command once with network_permissions (the
- *         host, or "on") + justification; the approval prompt asks the
+ *   MCP, API: retry this exact command once with network_permissions
+ *         (the host, or "on") + justification; the approval prompt asks the
  *         user
  *   CLI:  retry once with --escalate-network HOST (or on)
  *         --justification TEXT; the approval prompt asks you
@@ -301,6 +354,18 @@ WARD_EXTERN int ward_render_unavailable(char **out, enum ward_subject subject,
  */
 WARD_EXTERN const char *ward_render_policy(enum ward_approval_policy policy);
 
+/**
+ * ward_render_instructions - what an MCP server says about itself once, at
+ * initialize ("instructions"): what ward is, the file and network denial
+ * markers, the sanctioned retry (@escalation_offered: sandbox_permissions,
+ * network_permissions) or that nothing can be widened, that long commands
+ * belong in the background, and the approval-policy declaration
+ * (ward_render_policy) when the policy is `never`. Like the standing
+ * prompt, it never states the sandbox mode. The caller frees *out.
+ */
+WARD_EXTERN int ward_render_instructions(char **out, bool escalation_offered,
+					 enum ward_approval_policy policy);
+
 /** The tools whose descriptions ward renders. */
 enum ward_tool {
 	WARD_TOOL_BASH = 0, /* runs shell commands through the runners */
@@ -333,7 +398,8 @@ WARD_EXTERN const char *ward_render_field_justification(void);
  * ward_render_field_description - the description of input field @field
  * of @tool ("command", "workdir", "timeout_ms", "run_in_background",
  * "task_id", "wait_ms", "path", "offset", "limit", "content",
- * "create_parents", "old_text", "new_text", "replace_all", "recursive",
+ * "create_parents", "old_text", "new_text", "old_string", "new_string",
+ * "replace_all", "line_numbers", "recursive",
  * and the two escalation fields), or NULL for a field the tool does not
  * have. Static storage.
  */
@@ -376,6 +442,20 @@ struct ward_render_run {
  * ward_free().
  */
 WARD_EXTERN int ward_render_run(char **out, const struct ward_render_run *r);
+
+/**
+ * ward_render_foreground_clamped - the line after a foreground command
+ * that ran into the default timeout of a client that follows no progress
+ * (@timeout_ms), so that it would have outlived the client's own wait:
+ *
+ *   [stopped at ward's 55 s default for a client without progress reports
+ *   (clients commonly stop waiting after 60 s): run a command that takes
+ *   longer with run_in_background, then read it with task_output]
+ *
+ * The caller frees *out.
+ */
+WARD_EXTERN int ward_render_foreground_clamped(char **out,
+					       unsigned long timeout_ms);
 
 /**
  * ward_render_task_started - "started background task ID (pid N); …"

@@ -255,6 +255,17 @@ WARD_EXTERN void ward_session_free(ward_session *session);
  */
 WARD_EXTERN int ward_session_list(char ***out, const char *store);
 
+/**
+ * ward_session_find - the full id of the session @id names in @store
+ * (NULL: default): @id itself when a session has exactly that id, else
+ * the one session whose id begins with @id (a unique prefix, as people
+ * type ids). The caller frees *out. WARD_EINVAL for an invalid id or a
+ * prefix of several sessions (the detail lists them), -ENOENT when none
+ * matches.
+ */
+WARD_EXTERN int ward_session_find(char **out, const char *store,
+				  const char *id);
+
 /* Header facts; strings owned by the session. */
 WARD_EXTERN const char *ward_session_id(const ward_session *session);
 /** The recorded cwd, or NULL when the session has none. */

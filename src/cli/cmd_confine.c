@@ -149,7 +149,7 @@ int cmd_confine(int argc, char **argv)
 	struct cli_getopt g;
 	bool json = false, quiet = false;
 	char **cmd;
-	int opt, err;
+	int opt, err, status;
 
 	cli_getopt_init(&g, cli_confine_options, true, NULL, confine_usage,
 			argc, argv);
@@ -200,11 +200,15 @@ int cmd_confine(int argc, char **argv)
 		if (err == WARD_EUNAVAILABLE || err == WARD_ERUNNER)
 			cli_sandbox_unavailable(err, detail, setup.provider,
 						po.runner, json);
+		/* --allow-domain asks for what confine cannot print. */
+		status = err == WARD_EINVAL && po.nallow_domains
+			     ? CLI_EXIT_USAGE
+			     : CLI_EXIT_WARD;
 		if (json) {
 			cli_json_error(CLI_ERR("WARD_FAILED"), detail);
-			exit(CLI_EXIT_WARD);
+			exit(status);
 		}
-		die(CLI_EXIT_WARD, "%s", *detail ? detail : ward_strerror(err));
+		die(status, "%s", *detail ? detail : ward_strerror(err));
 	}
 
 	if (json) {

@@ -46,8 +46,10 @@ static void print_help(void)
 	    "Options:\n"
 	    "  -w, --workspace DIR    the workspace of a new session (default: "
 	    ".)\n"
-	    "      --session ID       serve an existing session (its cwd is "
-	    "the workspace)\n"
+	    "      --session ID       serve an existing session, ID or a "
+	    "unique "
+	    "prefix of it\n"
+	    "                         (its cwd is the workspace)\n"
 	    "  -m, --mode MODE        set the session's mode: read-only, "
 	    "workspace-write or\n"
 	    "                         danger-full-access (default: ward.yml's, "
@@ -103,17 +105,6 @@ static unsigned long parse_drain(const char *arg)
 }
 
 /* --- set-up ------------------------------------------------------------ */
-
-/* Open the existing session @id; dies on failure (before any MCP). */
-static void open_session(ward_session **out, const char *id)
-{
-	int err = ward_session_open(out, NULL, id);
-
-	if (err == WARD_EINVAL || err == -ENOENT)
-		die_usage(mcp_usage, "%s", ward_error_last());
-	if (err)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-}
 
 /*
  * Create the new session in @workspace, recording the mode and approval
@@ -220,7 +211,8 @@ int cmd_mcp(int argc, char **argv)
 			  "'--session': the session's cwd is the workspace");
 
 	if (session_id) {
-		open_session(&session, session_id);
+		/* Dies on failure, before any MCP. */
+		session = cli_session_open(session_id, mcp_usage);
 		if (ward_session_cwd(session))
 			po.workspace = ward_session_cwd(session);
 	}

@@ -61,8 +61,9 @@ static void print_help(void)
 	    "  new [--cwd DIR] [--mode MODE] [--approval ask|never]\n"
 	    "                     create a session; print its id (cwd "
 	    "default: .)\n"
-	    "  list               every session: id, created, mode, approval, "
-	    "preset, cwd\n"
+	    "  list               every session, oldest first: id, created, "
+	    "mode, approval,\n"
+	    "                     preset, cwd\n"
 	    "  show ID            the session's effective mode, approval "
 	    "policy, preset, cwd\n"
 	    "  mode ID [MODE]     print, or set, the session's sandbox mode\n"
@@ -82,6 +83,10 @@ static void print_help(void)
 	    "older than\n"
 	    "                     DURATION (a number with s, m, h, d or w, "
 	    "e.g. 30d)\n"
+	    "\n"
+	    "An ID may be shortened to any prefix that no other session's id "
+	    "begins with\n"
+	    "(here and in --session ID).\n"
 	    "\n"
 	    "Options:\n"
 	    "      --json         machine-readable output (list, show, "
@@ -460,39 +465,74 @@ static int do_new(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* Oldest first (creation times are RFC 3339 UTC: they sort as text),
+ * then by id. */
+static int by_created(const void *a, const void *b)
+{
+	const ward_session *x = *(ward_session *const *)a;
+	const ward_session *y = *(ward_session *const *)b;
+	int c = strcmp(ward_session_created(x), ward_session_created(y));
+
+	return c ? c : strcmp(ward_session_id(x), ward_session_id(y));
+}
+
+/*
+ * Every session of the store, opened, oldest first; *n gets how many.
+ * One that cannot be read is named on stderr and *status set to 125.
+ */
+static ward_session **open_all(size_t *n, int *status)
+{
+	ward_session **v;
+	char **ids = NULL;
+	size_t k = 0;
+
+	if (ward_session_list(&ids, NULL) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	v = calloc(ward_strv_len(ids) + 1, sizeof(*v));
+	if (!v)
+		die(CLI_EXIT_WARD, "out of memory");
+	for (size_t i = 0; ids[i]; i++) {
+		if (ward_session_open(&v[k], NULL, ids[i]) == 0) {
+			k++;
+			continue;
+		}
+		fflush(stdout);
+		fprintf(stderr, "%s: session %s: %s\n", cli_name, ids[i],
+			ward_error_last());
+		*status = CLI_EXIT_WARD;
+	}
+	ward_strv_free(ids);
+	qsort(v, k, sizeof(*v), by_created);
+	*n = k;
+	return v;
+}
+
 static int do_list(int argc, char **argv)
 {
 	struct ward_session_defaults d;
 	bool json = false;
-	char **ids = NULL;
+	ward_session **all;
 	json_t *arr = NULL, *st;
 	int first, status = CLI_EXIT_OK;
+	size_t n;
 
 	first = parse_simple(argc, argv, &json, NULL, NULL);
 	need_args(argc - first, 0, 0, "");
-	if (ward_session_list(&ids, NULL) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	all = open_all(&n, &status);
 	if (json) {
 		arr = json_array();
 		if (!arr)
 			die(CLI_EXIT_WARD, "out of memory");
-	} else if (ids[0]) {
+	} else if (n) {
 		printf("%-16s  %-24s  %-18s  %-8s  %-18s  %s\n", "ID",
 		       "CREATED", "MODE", "APPROVAL", "PRESET", "CWD");
 	}
-	for (size_t i = 0; ids[i]; i++) {
-		ward_session *s = NULL;
+	for (size_t i = 0; i < n; i++) {
+		ward_session *s = all[i];
 		ward_config *cfg;
 		const char *cwd;
 		bool cwd_ok;
 
-		if (ward_session_open(&s, NULL, ids[i]) != 0) {
-			fflush(stdout);
-			fprintf(stderr, "%s: session %s: %s\n", cli_name,
-				ids[i], ward_error_last());
-			status = CLI_EXIT_WARD;
-			continue;
-		}
 		/* A session whose directory was deleted is listed all the
 		 * same (with the user file's defaults), so it can be seen
 		 * and removed. */
@@ -501,7 +541,7 @@ static int do_list(int argc, char **argv)
 		if (!cfg) {
 			fflush(stdout);
 			fprintf(stderr, "%s: session %s: %s\n", cli_name,
-				ids[i], ward_error_last());
+				ward_session_id(s), ward_error_last());
 			status = CLI_EXIT_WARD;
 			ward_session_free(s);
 			continue;
@@ -531,7 +571,7 @@ static int do_list(int argc, char **argv)
 	}
 	if (json)
 		cli_json_print(arr);
-	ward_strv_free(ids);
+	free(all);
 	return status;
 }
 
@@ -769,7 +809,14 @@ static int do_rm(int argc, char **argv)
 				  "and '-')",
 				  argv[i]);
 	for (int i = first; i < argc; i++) {
-		err = ward_session_remove(NULL, argv[i]);
+		char *id = NULL;
+
+		err = ward_session_find(&id, NULL, argv[i]);
+		if (err == WARD_EINVAL)
+			die_usage(session_usage, "%s", ward_error_last());
+		if (!err)
+			err = ward_session_remove(NULL, id);
+		free(id);
 		if (err == 0)
 			continue;
 		fflush(stdout);

@@ -16,16 +16,29 @@
 #include "policy_opts.h"
 #include "session_opts.h"
 
-/* Open session @id, dying 2 (bad id, no such session) or 125. */
-ward_session *cli_session_open(const char *id, const char *usage)
+char *cli_session_find(const char *id, const char *usage)
 {
-	ward_session *s = NULL;
-	int err = ward_session_open(&s, NULL, id);
+	char *full = NULL;
+	int err = ward_session_find(&full, NULL, id);
 
 	if (err == WARD_EINVAL || err == -ENOENT)
 		die_usage(usage, "%s", ward_error_last());
 	if (err)
 		die(CLI_EXIT_WARD, "session %s: %s", id, ward_error_last());
+	return full;
+}
+
+ward_session *cli_session_open(const char *id, const char *usage)
+{
+	ward_session *s = NULL;
+	char *full = cli_session_find(id, usage);
+	int err = ward_session_open(&s, NULL, full);
+
+	if (err == WARD_EINVAL || err == -ENOENT)
+		die_usage(usage, "%s", ward_error_last());
+	if (err)
+		die(CLI_EXIT_WARD, "session %s: %s", full, ward_error_last());
+	free(full);
 	return s;
 }
 

@@ -60,8 +60,17 @@ struct cli_session {
 };
 
 /*
- * cli_session_open - open session @id; dies with 2 (a bad id, no such
- * session; @usage is shown) or 125 (it cannot be read).
+ * cli_session_find - the full id of the session @id names (the id, or a
+ * unique prefix of one: ward_session_find); dies with 2 (a bad id, no
+ * such session, an ambiguous prefix; @usage is shown) or 125. The caller
+ * frees the result.
+ */
+char *cli_session_find(const char *id, const char *usage);
+
+/*
+ * cli_session_open - open session @id (or a unique prefix of one); dies
+ * with 2 (a bad id, no such session, an ambiguous prefix; @usage is
+ * shown) or 125 (it cannot be read).
  */
 ward_session *cli_session_open(const char *id, const char *usage);
 

@@ -59,6 +59,8 @@ struct ward_call {
 	 * recorded. */
 	struct ward_netlog net;
 	bool net_open, net_done;
+	/* The command failed because its network was off (exec.c). */
+	bool net_off_denied;
 
 	/* Resolved by ward_call_new. */
 	char id[16];
@@ -553,6 +555,7 @@ static void gather_command(ward_call *c, const ward_result *res)
 		return;
 	c->gathered = true;
 	c->denied = ward_result_denied(res);
+	c->net_off_denied = ward_result_network_denied(res);
 	if (ward_result_runner(res) == WARD_RUNNER_NONE)
 		return;
 	mode_source(src, sizeof(src), c);
@@ -560,6 +563,7 @@ static void gather_command(ward_call *c, const ward_result *res)
 	ctx.cwd = c->cwd;
 	ctx.mode_source = src;
 	ctx.fence = false;
+	ctx.runner = ward_result_runner(res);
 	/* The kernel's own records first: when there are any, they are
 	 * the report (exact), the error output is not needed. */
 	if (c->audit) {
@@ -601,6 +605,7 @@ static void gather_fence(ward_call *c, const struct ward_fs_denial *d)
 	ctx.cwd = c->cwd;
 	ctx.mode_source = src;
 	ctx.fence = true;
+	ctx.runner = WARD_RUNNER_NONE;
 	path = d && d->resolved[0] ? d->resolved : d ? d->path : NULL;
 	if (!path ||
 	    !ward_denial_judge(&c->denials, &ctx, path, ward_fs_op_name(d->op),
@@ -982,8 +987,9 @@ static int open_network(ward_call *c)
 	if (err)
 		return err;
 	c->net_open = true;
-	return ward_net_proxy_env(&c->env,
-				  tcp ? c->net.port : WARD_BRIDGE_PORT);
+	return ward_net_proxy_env(&c->env, tcp ? c->net.port : WARD_BRIDGE_PORT,
+				  ward_policy_allow_domains(c->policy),
+				  ward_policy_deny_domains(c->policy));
 }
 
 /* Steps 3 to 5 up to the spawn: a confined command, or the error. */
@@ -1348,20 +1354,32 @@ int ward_call_net_event(const ward_call *call, size_t i,
 	return 0;
 }
 
+/* A network escalation could be asked for after this call. */
+static bool net_escalation_offered(const ward_call *call)
+{
+	return call->approve && !call->escalated &&
+	       call->approval == WARD_APPROVAL_ASK;
+}
+
 bool ward_call_network_hint_offered(const ward_call *call)
 {
-	bool refused = false;
+	bool refused = call && call->net_off_denied;
 
 	for (size_t i = 0; call && call->net_done && i < call->net.n; i++)
 		refused |= call->net.v[i].denied;
-	return refused && call->approve && !call->escalated &&
-	       call->approval == WARD_APPROVAL_ASK;
+	return refused && net_escalation_offered(call);
+}
+
+bool ward_call_network_off_denied(const ward_call *call)
+{
+	return call && call->net_off_denied;
 }
 
 int ward_call_render_network(char **out, const ward_call *call)
 {
 	struct ward_strv hosts = {0};
 	char *buf = NULL, *m = NULL;
+	bool refused = false;
 	size_t len = 0;
 	FILE *f;
 
@@ -1374,20 +1392,40 @@ int ward_call_render_network(char **out, const ward_call *call)
 		const struct ward_netlog_entry *e = &call->net.v[i];
 		bool seen = false;
 
-		if (!e->denied || !e->host)
+		if (!(e->denied || e->unresolved) || !e->host)
 			continue;
 		for (size_t j = 0; j < hosts.n && !seen; j++)
 			seen = strcmp(hosts.v[j], e->host) == 0;
-		if (seen || ward_render_network_denied(&m, e->host) != 0)
+		/* A refusal, or an allowed name the proxy's own lookup
+		 * failed for (its line of its own: not the sandbox's). */
+		if (seen || (e->denied ? ward_render_network_denied(&m, e->host)
+				       : ward_render_network_unresolved(
+					     &m, e->host)) != 0)
 			continue;
 		ward_strv_push(&hosts, e->host);
+		refused |= e->denied;
 		fprintf(f, "%s%s", hosts.n > 1 ? "\n" : "", m);
 		free(m);
 	}
-	if (hosts.n && ward_call_network_hint_offered(call) &&
+	if (refused && ward_call_network_hint_offered(call) &&
 	    ward_render_network_hint(&m, call->surface) == 0) {
 		fprintf(f, "\n%s", m);
 		free(m);
+	}
+	/* The network was off and a lookup or connect was refused. */
+	if (call->net_off_denied) {
+		struct ward_render_network_off r = WARD_RENDER_NETWORK_OFF_INIT;
+
+		r.surface = call->surface;
+		r.mode = ward_policy_mode(call->policy);
+		r.escalation_offered = net_escalation_offered(call);
+		r.session_id = call->session && !call->escalated
+				   ? ward_session_id(call->session)
+				   : NULL;
+		if (ward_render_network_off(&m, &r) == 0) {
+			fprintf(f, "%s%s", hosts.n ? "\n" : "", m);
+			free(m);
+		}
 	}
 	ward_strv_discard(&hosts);
 	ward_err_clear();

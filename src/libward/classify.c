@@ -214,6 +214,101 @@ const char *ward_denial_signature(enum ward_runner runner)
 	return "";
 }
 
+/*
+ * What clients print when the network refuses them, per runner (never a
+ * union: bwrap's namespace says ENETUNREACH where Landlock's filter says
+ * EACCES). Name lookups fail the same way under both (no socket reaches
+ * a resolver).
+ */
+#define NET_LOOKUP                                                             \
+	"Could not resolve host",		    /* curl, git (libcurl) */  \
+	    "Temporary failure in name resolution", /* glibc: python, wget */  \
+	    "unable to resolve host address",	    /* wget */                 \
+	    "EAI_AGAIN",			    /* node, npm */            \
+	    "Couldn't connect to server",	    /* curl, git */            \
+	    "Failed to establish a new connection"  /* pip (urllib3) */
+
+static const char *const bwrap_net[] = {
+    NET_LOOKUP,
+    "Network is unreachable", /* a connect to an address: ENETUNREACH */
+    "ENETUNREACH",	      /* node */
+    NULL,
+};
+
+static const char *const landlock_net[] = {
+    NET_LOOKUP,
+    "connect EACCES",		  /* node: the socket was refused */
+    "failed: Permission denied.", /* wget: "Connecting to …" */
+    NULL,
+};
+
+static const char *const no_net[] = {NULL};
+
+const char *const *ward_network_signatures(enum ward_runner runner)
+{
+	switch (runner) {
+	case WARD_RUNNER_LANDLOCK:
+		return landlock_net;
+	case WARD_RUNNER_BWRAP:
+	case WARD_RUNNER_CUSTOM:
+		return bwrap_net;
+	case WARD_RUNNER_SEATBELT:
+	case WARD_RUNNER_NONE:
+	case WARD_RUNNER_WINDOWS_ACL:
+		break;
+	}
+	return no_net;
+}
+
+static bool has_any(struct text t, const char *const *sigs)
+{
+	for (size_t i = 0; sigs[i]; i++)
+		if (contains_nocase(t, sigs[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A file denial: the runner's signature somewhere in @err. Under Landlock
+ * with the network off, its filter refuses sockets with the same EACCES,
+ * so a line that is one of its network signatures does not count.
+ */
+static bool file_denied(const struct ward_run_facts *f, struct text err)
+{
+	const char *sig = ward_denial_signature(f->runner);
+	size_t pos = 0;
+
+	if (!(f->runner == WARD_RUNNER_LANDLOCK && f->network_off))
+		return contains_nocase(err, sig);
+	while (pos < err.len) {
+		const char *start = err.p + pos;
+		const char *nl = memchr(start, '\n', err.len - pos);
+		size_t l = nl ? (size_t)(nl - start) : err.len - pos;
+		struct text line = {start, l};
+
+		if (contains_nocase(line, sig) && !has_any(line, landlock_net))
+			return true;
+		pos += l + 1;
+	}
+	return false;
+}
+
+/* The network is the reason (see ward_classification.network_denied). */
+static bool network_denied(const struct ward_run_facts *f, struct text err)
+{
+	if (!f->network_off || (f->exit_code == 0 && f->term_signal == 0))
+		return false;
+	switch (f->net) {
+	case WARD_NET_FACT_REFUSED:
+		return true;
+	case WARD_NET_FACT_NONE:
+		return false;
+	case WARD_NET_FACT_UNKNOWN:
+		break;
+	}
+	return has_any(err, ward_network_signatures(f->runner));
+}
+
 int ward_classify(struct ward_classification *out,
 		  const struct ward_run_facts *facts)
 {
@@ -225,6 +320,7 @@ int ward_classify(struct ward_classification *out,
 	err.len = facts->stderr_text ? facts->stderr_len : 0;
 	out->outcome = WARD_OUTCOME_OK;
 	out->detail[0] = '\0';
+	out->network_denied = false;
 	if (runner_failed(out, facts, err)) {
 		out->outcome = WARD_OUTCOME_RUNNER_FAILURE;
 		return 0;
@@ -235,7 +331,8 @@ int ward_classify(struct ward_classification *out,
 	 */
 	if (facts->runner != WARD_RUNNER_NONE &&
 	    (facts->exit_code != 0 || facts->term_signal != 0) &&
-	    contains_nocase(err, ward_denial_signature(facts->runner)))
+	    file_denied(facts, err))
 		out->outcome = WARD_OUTCOME_DENIED;
+	out->network_denied = network_denied(facts, err);
 	return 0;
 }

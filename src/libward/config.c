@@ -943,7 +943,7 @@ static void resolve_network(ward_config *cfg,
 			set_from(cfg, K_NETWORK, l, L);
 		}
 	}
-	if (opts && opts->version >= 3) {
+	if (opts && opts->version >= 4) {
 		for (size_t i = 0; i < opts->allow_domains_len; i++) {
 			const char *d = opts->allow_domains[i];
 
@@ -989,6 +989,20 @@ static void resolve_network(ward_config *cfg,
 	}
 	if (cfg->network == WARD_NETWORK_ALLOWLIST && allow.n == 0)
 		cfg->network = WARD_NETWORK_OFF;
+	/* Two flags that cannot both hold are a usage error (a layer below
+	 * the flags is the plan's refusal: plan.c). */
+	if (cfg->mode == WARD_MODE_DANGER_FULL_ACCESS &&
+	    cfg->from[K_MODE].layer == WARD_CONFIG_LAYER_FLAGS &&
+	    cfg->net_set &&
+	    cfg->from[K_NETWORK].layer == WARD_CONFIG_LAYER_FLAGS &&
+	    cfg->network != WARD_NETWORK_ON)
+		ward_cfg_err(cfg, WARD_CONFIG_LAYER_FLAGS, NULL, 0,
+			     opts && opts->network ? "network" : "allow-domain",
+			     "network %s cannot be enforced under "
+			     "danger-full-access (--mode), which runs commands "
+			     "unconfined; use --network on with "
+			     "danger-full-access, or a narrower mode",
+			     ward_network_name(cfg->network));
 	ward_strv_free(cfg->allow);
 	ward_strv_free(cfg->deny);
 	cfg->allow = cfg->deny = NULL;
@@ -1029,6 +1043,49 @@ static void resolve_warnings(ward_config *cfg)
 		    origin_text(o, sizeof(o), &cfg->from[K_MODE]));
 }
 
+/*
+ * Forget what the project file asked for about a knob that a higher layer
+ * decides anyway (--mode, --network, --allow-domain, or the --config file):
+ * the project's value would not apply whatever it said, so warning about
+ * it on every run says nothing (ward config check lists what is in force).
+ */
+static void drop_decided(ward_config *cfg,
+			 const struct ward_config_options *opts)
+{
+	const struct layer *X = &cfg->L[WARD_CONFIG_LAYER_EXPLICIT];
+	bool mode = (opts && opts->mode) || (X->present && X->has[K_MODE]);
+	bool net = (opts && opts->version >= 4 &&
+		    (opts->network || opts->allow_domains_len)) ||
+		   (X->present && X->has[K_NETWORK]);
+	size_t out = 0;
+
+	for (size_t i = 0; i < cfg->nign; i++) {
+		const char *k = cfg->ign_key[i];
+		size_t w = cfg->ign[i];
+
+		if (!((mode && strcmp(k, "mode") == 0) ||
+		      (net && strcmp(k, "network") == 0))) {
+			cfg->ign_key[out] = k;
+			cfg->ign[out++] = w;
+			continue;
+		}
+		free(cfg->warn[w]);
+		cfg->warn[w] = NULL;
+	}
+	cfg->nign = out;
+	/* Close the gaps in the warnings, moving the indexes along. */
+	out = 0;
+	for (size_t w = 0; w < cfg->nwarn; w++) {
+		if (!cfg->warn[w])
+			continue;
+		for (size_t i = 0; i < cfg->nign; i++)
+			if (cfg->ign[i] == w)
+				cfg->ign[i] = out;
+		cfg->warn[out++] = cfg->warn[w];
+	}
+	cfg->nwarn = out;
+}
+
 int ward_config_resolve(ward_config *cfg,
 			const struct ward_config_options *opts)
 {
@@ -1057,6 +1114,7 @@ int ward_config_resolve(ward_config *cfg,
 	resolve_env(cfg, opts);
 	resolve_network(cfg, opts);
 	resolve_warnings(cfg);
+	drop_decided(cfg, opts);
 	return ward_cfg_result(cfg, before);
 }
 
@@ -1162,6 +1220,7 @@ void ward_config_free(ward_config *cfg)
 		free(cfg->warn[i]);
 	free(cfg->warn);
 	free(cfg->ign);
+	free(cfg->ign_key);
 	ward_strv_free(cfg->env_drop);
 	ward_strv_free(cfg->env_keep);
 	ward_strv_free(cfg->allow);

@@ -132,8 +132,10 @@ struct ward_config {
 	char **warn;
 	size_t nwarn, capwarn;
 	/* Which of @warn are values the project file asked for and that were
-	 * ignored (a project file is a ceiling): their indexes. */
+	 * ignored (a project file is a ceiling): their indexes, and the key
+	 * each is about (static storage). */
 	size_t *ign;
+	const char **ign_key;
 	size_t nign;
 	bool oom;
 	bool resolved;
@@ -190,7 +192,8 @@ void ward_cfg_err(ward_config *cfg, enum ward_config_layer layer,
 void ward_cfg_warn(ward_config *cfg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A value the project file asked for that would widen the sandbox: record
- * "FILE:LINE: KEY: ignored: …" as a warning (and as ignored). */
+ * "FILE:LINE: KEY: ignored: …" as a warning (and as ignored; @key has
+ * static storage). */
 void ward_cfg_ignore(ward_config *cfg, const char *file, unsigned line,
 		     const char *key, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

@@ -164,6 +164,7 @@ void ward_cfg_ignore(ward_config *cfg, const char *file, unsigned line,
 {
 	char what[1024];
 	char *msg = NULL;
+	const char **k;
 	size_t *v;
 	va_list ap;
 
@@ -176,15 +177,20 @@ void ward_cfg_ignore(ward_config *cfg, const char *file, unsigned line,
 		return;
 	}
 	v = realloc(cfg->ign, (cfg->nign + 1) * sizeof(*v));
-	if (!v) {
+	if (v)
+		cfg->ign = v;
+	k = v ? realloc(cfg->ign_key, (cfg->nign + 1) * sizeof(*k)) : NULL;
+	if (!k) {
 		free(msg);
 		cfg->oom = true;
 		return;
 	}
-	cfg->ign = v;
+	cfg->ign_key = k;
 	cwarn_msg(cfg, msg);
-	if (cfg->nwarn && cfg->warn[cfg->nwarn - 1] == msg)
+	if (cfg->nwarn && cfg->warn[cfg->nwarn - 1] == msg) {
+		cfg->ign_key[cfg->nign] = key;
 		cfg->ign[cfg->nign++] = cfg->nwarn - 1;
+	}
 }
 
 struct emark ward_cfg_emark(const ward_config *cfg)

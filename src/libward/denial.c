@@ -288,6 +288,7 @@ static const struct {
     {"Read-only file system", WARD_DENIAL_EROFS},
     {"Operation not permitted", WARD_DENIAL_EPERM},
     {"No such file or directory", WARD_DENIAL_ENOENT},
+    {"Device or resource busy", WARD_DENIAL_EBUSY},
 };
 
 /* Tools that only read what they name ("cat: F: Permission denied"). */
@@ -333,7 +334,7 @@ static const char *operation_of(const char *line, enum ward_denial_errno why)
 	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
 		if (strstr(line, ops[i].needle))
 			return ops[i].op;
-	if (why == WARD_DENIAL_EROFS)
+	if (why == WARD_DENIAL_EROFS || why == WARD_DENIAL_EBUSY)
 		return "write";
 	return reader(line) ? "read" : NULL;
 }
@@ -423,6 +424,18 @@ static void one_line(struct ward_denial_set *set,
 	}
 }
 
+/* A line of @runner's network dialect: a refused socket, not a file
+ * (wget's "Connecting to …… failed: Permission denied." under Landlock). */
+static bool net_line(enum ward_runner runner, const char *p, size_t n)
+{
+	const char *const *sigs = ward_network_signatures(runner);
+
+	for (size_t i = 0; sigs[i]; i++)
+		if (ward_text_has_signature(p, n, sigs[i]))
+			return true;
+	return false;
+}
+
 void ward_denials_from_output(struct ward_denial_set *set,
 			      const struct ward_denial_ctx *ctx,
 			      const char *text, size_t len)
@@ -439,7 +452,8 @@ void ward_denials_from_output(struct ward_denial_set *set,
 		 * command's error. */
 		if (n < sizeof(line) && n > 0 &&
 		    !(n >= 6 && memcmp(p, "ward: ", 6) == 0) &&
-		    !(n >= 9 && memcmp(p, "[sandbox:", 9) == 0)) {
+		    !(n >= 9 && memcmp(p, "[sandbox:", 9) == 0) &&
+		    !net_line(ctx->runner, p, n)) {
 			memcpy(line, p, n);
 			line[n] = '\0';
 			for (size_t i = 0;

@@ -32,6 +32,9 @@ struct ward_denial_ctx {
 	const char *cwd;	 /* for relative paths */
 	const char *mode_source; /* where the mode was set (text) */
 	bool fence;		 /* the fence's (in the harness), not a run */
+	/* The runner the command ran under: a line of its network dialect
+	 * (ward_network_signatures) names no file. NONE: no such lines. */
+	enum ward_runner runner;
 };
 
 /* Why a path was refused, as the command's error output says. */
@@ -40,6 +43,11 @@ enum ward_denial_errno {
 	WARD_DENIAL_EROFS,
 	WARD_DENIAL_EPERM,
 	WARD_DENIAL_ENOENT,
+	/* A replace or remove of a mount point: a protected path that bwrap
+	 * (or the launcher) binds read-only cannot be renamed over, so
+	 * `git config` (which writes config.lock, then renames it) fails
+	 * with EBUSY, not EROFS. */
+	WARD_DENIAL_EBUSY,
 	WARD_DENIAL_EKNOWN, /* a source that knows it was refused (fence) */
 };
 

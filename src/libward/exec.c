@@ -61,6 +61,7 @@
 #include "contain.h"
 #include "exec_internal.h"
 #include "protect.h"
+#include "util/landlock.h"
 #include "util/supervise.h"
 #include "util/util.h"
 
@@ -131,6 +132,7 @@ struct ward_result {
 	bool timed_out;
 	bool denied;
 	char *sandbox_ended; /* why the sandbox ended the command, or NULL */
+	bool net_denied;
 	enum ward_mode mode;
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
@@ -945,6 +947,8 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->runner = c->runner;
 	sp->enforcement = c->enforcement;
 	sp->mounts = c->ll_mounts;
+	sp->net_off =
+	    c->runner != WARD_RUNNER_NONE && c->net == WARD_LL_NET_OFF;
 	sp->pid = -1;
 	sp->pidfd = -1;
 	sp->out_fd = -1;
@@ -1509,6 +1513,13 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	facts.stderr_text = r->err;
 	facts.stderr_len = r->err_len;
 	facts.failure_signatures = (const char *const *)sp->sigs;
+	/* The supervisor's record is exact: a connect or send it refused.
+	 * Without one, what it does not judge (a socket family refused by
+	 * the filter itself, bwrap's own namespace) is left to the
+	 * runner's signatures (classify.h). */
+	facts.network_off = sp->net_off;
+	if (r->has_net && r->net.count > 0)
+		facts.net = WARD_NET_FACT_REFUSED;
 	err = ward_classify(&cls, &facts);
 	if (err)
 		goto out_free_result;
@@ -1520,6 +1531,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		goto out_free_result;
 	}
 	r->denied = cls.outcome == WARD_OUTCOME_DENIED;
+	r->net_denied = cls.network_denied;
 	/*
 	 * The launcher's hides are read-only mounts: a write they refuse
 	 * fails with EROFS, not Landlock's EACCES. Only for a run that has
@@ -1708,6 +1720,11 @@ bool ward_result_timed_out(const ward_result *r)
 bool ward_result_denied(const ward_result *r)
 {
 	return r && r->denied;
+}
+
+bool ward_result_network_denied(const ward_result *r)
+{
+	return r && r->net_denied;
 }
 
 enum ward_mode ward_result_mode(const ward_result *r)

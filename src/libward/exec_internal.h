@@ -66,6 +66,9 @@ struct ward_spawn {
 	/* Landlock with the launcher's read-only mounts (hide.h): a write
 	 * they refuse fails with EROFS, bwrap's signature. */
 	bool mounts;
+	/* The network is off: a refused lookup or connect is the
+	 * sandbox's (classify.h). */
+	bool net_off;
 	bool reaped; /* waitpid() done: @pid may be reused */
 	int status;  /* wait status once reaped */
 	bool timed_out;

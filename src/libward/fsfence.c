@@ -545,6 +545,8 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 {
 	enum ward_mode mode = ward_policy_mode(f->policy);
 	const char *text = ward_fs_reason_name(why);
+	char *g = NULL, *r = NULL;
+	int err;
 
 	if (f->denial) {
 		f->denial->mode = mode;
@@ -560,14 +562,25 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
 	    util_proc_private(resolved))
 		text = "a process's entry in /proc, which names the harness "
 		       "(always hidden)";
-	if (resolved && strcmp(given, resolved) != 0)
-		return ward_err(WARD_EDENIED,
-				"%s %s (%s): denied under %s mode: %s",
-				ward_fs_op_name(f->op), given, resolved,
-				ward_mode_name(mode), text);
-	return ward_err(WARD_EDENIED, "%s %s: denied under %s mode: %s",
-			ward_fs_op_name(f->op), given, ward_mode_name(mode),
-			text);
+	/* One line, whatever the names hold (render.c escapes the
+	 * report's paths the same way). */
+	if (ward_escalation_escape(&g, given) != 0 ||
+	    (resolved && ward_escalation_escape(&r, resolved) != 0)) {
+		free(g);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	if (r && strcmp(given, resolved) != 0)
+		err = ward_err(WARD_EDENIED,
+			       "%s %s (%s): denied under %s mode: %s",
+			       ward_fs_op_name(f->op), g, r,
+			       ward_mode_name(mode), text);
+	else
+		err = ward_err(WARD_EDENIED, "%s %s: denied under %s mode: %s",
+			       ward_fs_op_name(f->op), g, ward_mode_name(mode),
+			       text);
+	free(g);
+	free(r);
+	return err;
 }
 
 /*

@@ -209,8 +209,11 @@ int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
 				char *const argv[], const char *cwd,
 				const struct ward_net_attach *net);
 /* The proxy environment for a command whose proxy listens on
- * 127.0.0.1:@port (HTTP_PROXY … NO_PROXY, both cases), replacing any. */
-int ward_net_proxy_env(char ***envp, unsigned port);
+ * 127.0.0.1:@port (HTTP_PROXY … NO_PROXY, both cases), replacing any;
+ * NO_PROXY lists the loopback names the allowlist (@allow less @deny)
+ * does not name exactly. */
+int ward_net_proxy_env(char ***envp, unsigned port, char *const *allow,
+		       char *const *deny);
 /* The plan's apply step for a confined command (the executor calls it
  * before it spawns): see ward_plan_apply(). 0 or -errno. */
 int ward_confined_apply(const ward_confined *c);

@@ -66,7 +66,8 @@ json_t *ward_json_call_network(const ward_call *call)
 	denied = ward_json_str(*text ? text : NULL);
 	free(text);
 	/* "o" takes both references, also when packing fails. */
-	return json_pack("{s:s, s:o, s:o}", "mode",
+	return json_pack("{s:s, s:o, s:o, s:b}", "mode",
 			 ward_network_name(ward_call_network(call)),
-			 "connections", conns, "denied", denied);
+			 "connections", conns, "denied", denied, "off_denied",
+			 ward_call_network_off_denied(call));
 }

@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "netproxy.h"
 #include "proxy.h"
+#include "proxy_internal.h"
 #include "ward/network.h"
 
 struct ward_netproxy {
@@ -54,6 +55,7 @@ static void on_event(void *data, const struct ward_proxy_event *ev)
 	e->protocol = ward_proxy_protocol_name(ev->protocol);
 	e->verdict = ward_proxy_verdict_name(ev->verdict);
 	e->denied = ev->verdict == WARD_PROXY_DENIED;
+	e->unresolved = ev->unresolved;
 	e->bytes_sent = ev->bytes_sent;
 	e->bytes_received = ev->bytes_received;
 	log->n++;
@@ -186,15 +188,57 @@ void ward_netlog_clear(struct ward_netlog *log)
 	log->n = log->cap = 0;
 }
 
-int ward_net_proxy_env(char ***envp, unsigned port)
+/*
+ * NO_PROXY: the loopback names a command reaches directly (its own local
+ * servers; inside bwrap that is the sandbox's own loopback), less those
+ * the allowlist names exactly: an allowed `localhost` means the host's
+ * loopback (a local registry, a dev server), which only the proxy can
+ * reach, so the clients must send it there. A wildcard never reaches a
+ * loopback address (docs/NETWORK.md, rebinding), so only exact patterns
+ * count. Into @buf; 0, or WARD_EINVAL / -ENOMEM from the rules.
+ */
+static int no_proxy(char *buf, size_t len, char *const *allow,
+		    char *const *deny)
+{
+	static const char *const loopback[] = {"localhost", "127.0.0.1", "::1"};
+	struct ward_proxy_rules *rules = NULL;
+	size_t used = 0;
+	int err;
+
+	buf[0] = '\0';
+	err = ward_proxy_rules_new(&rules, allow, deny);
+	if (err)
+		return err;
+	for (size_t i = 0; i < sizeof(loopback) / sizeof(*loopback); i++) {
+		char host[WARD_HOST_MAX];
+		const char *why = NULL, *pat = NULL;
+		enum ward_host_kind kind = ward_host_parse(
+		    host, loopback[i], strlen(loopback[i]), &why);
+
+		if (kind && ward_proxy_rules_check(rules, host, kind, &pat) ==
+				WARD_RULE_ALLOW_EXACT)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 used ? "," : "", loopback[i]);
+	}
+	ward_proxy_rules_free(rules);
+	return 0;
+}
+
+int ward_net_proxy_env(char ***envp, unsigned port, char *const *allow,
+		       char *const *deny)
 {
 	static const char *const names[] = {
 	    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
 	    "http_proxy", "https_proxy", "all_proxy", "no_proxy",
 	};
 	struct ward_strv sv = {0};
-	char http[64], socks[64], line[128];
+	char http[64], socks[64], direct[64], line[128];
+	int err;
 
+	err = no_proxy(direct, sizeof(direct), allow, deny);
+	if (err)
+		return err;
 	snprintf(http, sizeof(http), "http://127.0.0.1:%u", port);
 	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", port);
 	/* Drop what the caller had under these names, then set ours. */
@@ -212,9 +256,7 @@ int ward_net_proxy_env(char ***envp, unsigned port)
 			ward_strv_push(&sv, e);
 	}
 	for (size_t j = 0; j < sizeof(names) / sizeof(*names); j++) {
-		const char *v = j % 4 == 3   ? "localhost,127.0.0.1,::1"
-				: j % 4 == 2 ? socks
-					     : http;
+		const char *v = j % 4 == 3 ? direct : j % 4 == 2 ? socks : http;
 
 		snprintf(line, sizeof(line), "%s=%s", names[j], v);
 		ward_strv_push(&sv, line);

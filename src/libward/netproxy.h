@@ -19,6 +19,7 @@ struct ward_netlog_entry {
 	unsigned port;
 	const char *protocol, *verdict; /* static */
 	bool denied;
+	bool unresolved; /* an allowed name the proxy could not resolve */
 	unsigned long long bytes_sent, bytes_received;
 };
 

@@ -452,8 +452,8 @@ enum ward_network ward_plan_network(const ward_plan *plan)
  * the endpoint's socket bound read-only at WARD_BRIDGE_SOCKET (after the
  * profile's --dev /dev, whose tmpfs takes the mount point) and ward-bridge
  * bound read-only onto itself into @pre, and ward-bridge's argv into
- * @inner; under Landlock `--net-connect PORT` into @pre.
- * A plan printed without a call (ward_plan_argv) shows placeholders.
+ * @inner; under Landlock `--net-connect PORT` into @pre. @net is the
+ * call's endpoint (the callers refuse an allowlist without one).
  */
 static void push_net(struct ward_strv *pre, struct ward_strv *inner,
 		     const ward_plan *p, const struct ward_net_attach *net)
@@ -466,9 +466,7 @@ static void push_net(struct ward_strv *pre, struct ward_strv *inner,
 	case WARD_RUNNER_BWRAP:
 	case WARD_RUNNER_CUSTOM:
 		ward_strv_push(pre, "--ro-bind");
-		ward_strv_push(pre, net && net->unix_path
-					? net->unix_path
-					: "<the call's proxy socket>");
+		ward_strv_push(pre, net->unix_path);
 		ward_strv_push(pre, WARD_BRIDGE_SOCKET);
 		/* Bound onto itself, like the launcher: ward may live where
 		 * the sandbox sees something else (under /tmp, which bwrap
@@ -485,13 +483,9 @@ static void push_net(struct ward_strv *pre, struct ward_strv *inner,
 		ward_strv_push(inner, "--");
 		break;
 	case WARD_RUNNER_LANDLOCK:
+		snprintf(port, sizeof(port), "%u", net->port);
 		ward_strv_push(pre, "--net-connect");
-		if (net && net->port) {
-			snprintf(port, sizeof(port), "%u", net->port);
-			ward_strv_push(pre, port);
-		} else {
-			ward_strv_push(pre, "<the call's proxy port>");
-		}
+		ward_strv_push(pre, port);
 		break;
 	default:
 		break;
@@ -555,6 +549,18 @@ int ward_plan_argv(char ***out, const ward_plan *plan, char *const argv[],
 {
 	if (!out || !plan || !argv || !argv[0])
 		return ward_err(WARD_EINVAL, "plan: no command");
+	/* An argv for someone else to run outlives this process, and with
+	 * it the proxy that would serve the allowlist: it could only fail,
+	 * or be edited into something else. */
+	if (plan->net == WARD_NETWORK_ALLOWLIST)
+		return ward_err(
+		    WARD_EINVAL,
+		    "the network is an allowlist, which ward's proxy serves "
+		    "for as long as the ward process that runs the command; an "
+		    "argv printed for another program to run would have no "
+		    "proxy to reach: run the command with ward run (or serve "
+		    "it with ward mcp), or print it with --network off or "
+		    "--network on");
 	return plan_argv_net(out, plan, argv, cwd, NULL);
 }
 

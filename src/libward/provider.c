@@ -85,6 +85,8 @@ struct ward_provider {
 	char **failure_signatures; /* with runner_command, or NULL */
 	unsigned probe_timeout_ms;
 	bool no_probe_cache; /* never the cross-process cache */
+	/* The probe being judged ran out of time (probe_cached). */
+	bool probe_timed_out;
 	ward_probe_fn probe;
 	void *probe_ctx;
 	char *opt_launcher;
@@ -583,14 +585,18 @@ out_close_pipes:
  * rest is unusable with the reason (timeout, status and the first stderr
  * line) in @why.
  */
-static enum ward_verdict probe_judge(const struct probe_run *run,
-				     unsigned timeout_ms, char *why,
+static enum ward_verdict probe_judge(ward_provider *p,
+				     const struct probe_run *run, char *why,
 				     size_t why_len)
 {
 	char line[WHY_LEN];
 
 	if (run->timed_out) {
-		set_why(why, why_len, "timed out after %u ms", timeout_ms);
+		/* Said of this machine now, not of the runner (cache_store
+		 * keeps it for this provider only). */
+		p->probe_timed_out = true;
+		set_why(why, why_len, "timed out after %u ms",
+			p->probe_timeout_ms);
 		return WARD_VERDICT_UNUSABLE;
 	}
 	first_line(line, sizeof(line), run->err, run->err_len);
@@ -635,7 +641,7 @@ static enum ward_verdict probe_bwrap(ward_provider *p, char *why,
 	}
 	if (probe_spawn(&run, argv, false, p->probe_timeout_ms, why, why_len) ==
 	    0)
-		v = probe_judge(&run, p->probe_timeout_ms, why, why_len);
+		v = probe_judge(p, &run, why, why_len);
 out_free:
 	ward_strv_free(argv);
 	ward_policy_free(policy);
@@ -660,7 +666,7 @@ static enum ward_verdict probe_landlock(ward_provider *p, char *why,
 	argv[2] = NULL;
 	if (probe_spawn(&run, argv, true, p->probe_timeout_ms, why, why_len))
 		return WARD_VERDICT_UNUSABLE;
-	v = probe_judge(&run, p->probe_timeout_ms, why, why_len);
+	v = probe_judge(p, &run, why, why_len);
 	if (v == WARD_VERDICT_FULL && strstr(run.out, "partially enforced")) {
 		set_why(why, why_len, "probe ok (partially enforced)");
 		v = WARD_VERDICT_PARTIAL;
@@ -678,7 +684,7 @@ static enum ward_verdict probe_seatbelt(ward_provider *p, char *why,
 
 	if (probe_spawn(&run, argv, false, p->probe_timeout_ms, why, why_len))
 		return WARD_VERDICT_UNUSABLE;
-	return probe_judge(&run, p->probe_timeout_ms, why, why_len);
+	return probe_judge(p, &run, why, why_len);
 }
 
 static enum ward_verdict probe_real(ward_provider *p, enum ward_runner runner,
@@ -948,6 +954,7 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 		c->done = true;
 		return c;
 	}
+	p->probe_timed_out = false;
 	if (p->probe)
 		c->verdict =
 		    p->probe(p->probe_ctx, runner, c->why, sizeof(c->why));
@@ -964,7 +971,10 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 	/* One line in the file: no newline inside the reason. */
 	c->why[strcspn(c->why, "\n")] = '\0';
 	c->done = true;
-	if (!p->probe)
+	/* A probe that ran out of time says the machine was slow at that
+	 * moment (a loaded CI runner), not that the runner cannot confine:
+	 * kept for this provider only, never for every later process. */
+	if (!p->probe && !p->probe_timed_out)
 		cache_store(p, runner, c);
 	return c;
 }

@@ -118,6 +118,7 @@ struct ward_proxy_endpoint {
 };
 
 struct conn {
+	bool unresolved; /* the name lookup failed (ward_proxy_event) */
 	ward_proxy *proxy;
 	ward_proxy_endpoint *ep; /* NULL once finished */
 	struct conn *prev, *next;
@@ -253,6 +254,7 @@ static void conn_report(struct conn *c)
 	    .reason = c->reason,
 	    .bytes_sent = c->up.moved,
 	    .bytes_received = c->down.taken,
+	    .unresolved = c->unresolved,
 	};
 
 	if (p->on_event)
@@ -1033,6 +1035,7 @@ static void conn_resolved(struct conn *c, int err, struct evutil_addrinfo *ai)
 
 	c->dns_ai = ai;
 	if (err) {
+		c->unresolved = true;
 		conn_refuse(c, WARD_PROXY_ALLOWED, 502,
 			    WARD_SOCKS_HOST_UNREACHABLE, NULL,
 			    "cannot resolve %s: %s", c->host,
@@ -1067,6 +1070,7 @@ static void conn_resolved(struct conn *c, int err, struct evutil_addrinfo *ai)
 		return;
 	}
 	if (c->ncand == 0) {
+		c->unresolved = true;
 		conn_refuse(c, WARD_PROXY_ALLOWED, 502,
 			    WARD_SOCKS_HOST_UNREACHABLE, NULL,
 			    "cannot resolve %s: no address", c->host);
@@ -1122,6 +1126,7 @@ static void conn_resolve(struct conn *c)
 		return;
 	}
 	if (!req) {
+		c->unresolved = true;
 		conn_refuse(c, WARD_PROXY_ALLOWED, 502,
 			    WARD_SOCKS_HOST_UNREACHABLE, NULL,
 			    "cannot resolve %s", c->host);

@@ -88,6 +88,9 @@ struct ward_proxy_event {
 	uint64_t bytes_sent;
 	/** Bytes read from the destination. */
 	uint64_t bytes_received;
+	/** An allowed name that the proxy could not resolve (its own lookup,
+	 *  outside the sandbox, failed): verdict allowed, a 502. */
+	bool unresolved;
 };
 
 /**

@@ -262,14 +262,61 @@ bool ward_addr_is_public(const struct sockaddr *sa)
 /* ---- patterns --------------------------------------------------------------- */
 
 /* Parse one pattern into @p (text not set). WARD_EINVAL with detail. */
+/*
+ * A URL, a name with a port or a path where a bare host is expected
+ * (`--allow-domain https://x.com/`, `x.com:443`, `x.com/api`): refused
+ * with the host to write instead, rather than with whatever the host
+ * parser makes of the colon ("not a valid IPv6 address"). 0 when @s is
+ * none of these.
+ */
+static int not_a_host(const char *s)
+{
+	const char *scheme = strstr(s, "://");
+	const char *h = scheme ? scheme + 3 : s, *at, *colon;
+	size_t n;
+
+	/* userinfo@ goes before the host (in a URL only). */
+	at = scheme ? strchr(h, '@') : NULL;
+	if (at && at < h + strcspn(h, "/?#"))
+		h = at + 1;
+	n = h[0] == '[' ? strcspn(h, "]") + (h[strcspn(h, "]")] ? 1 : 0)
+			: strcspn(h, ":/?#");
+	colon = strchr(s, ':');
+	if (scheme)
+		return ward_err(WARD_EINVAL,
+				"domain pattern \"%s\" is a URL: a domain "
+				"pattern is a host name only (any port and "
+				"path of an allowed host are allowed); write "
+				"\"%.*s\"",
+				s, (int)n, h);
+	if (h[n] == '/' || h[n] == '?' || h[n] == '#')
+		return ward_err(WARD_EINVAL,
+				"domain pattern \"%s\" has a path: a domain "
+				"pattern is a host name only; write \"%.*s\"",
+				s, (int)n, h);
+	/* name:port (one colon, digits after it; IPv6 has more). */
+	if (colon && !strchr(colon + 1, ':') && colon[1] &&
+	    strspn(colon + 1, "0123456789") == strlen(colon + 1))
+		return ward_err(WARD_EINVAL,
+				"domain pattern \"%s\" has a port: a domain "
+				"pattern is a host name only (any port of an "
+				"allowed host is allowed); write \"%.*s\"",
+				s, (int)(colon - s), s);
+	return 0;
+}
+
 static int pattern_parse(struct pattern *p, const char *s)
 {
 	size_t len = strlen(s);
 	const char *why = NULL;
+	int err;
 
 	memset(p, 0, sizeof(*p));
 	if (len == 0)
 		return ward_err(WARD_EINVAL, "empty domain pattern");
+	err = not_a_host(s);
+	if (err)
+		return err;
 	if (strcmp(s, "*") == 0 || strcmp(s, "*.") == 0)
 		return ward_err(WARD_EINVAL,
 				"domain pattern \"%s\" would match every "

@@ -68,27 +68,48 @@ static enum ward_mode next_wider(enum ward_mode m)
 
 #define DENIAL_LINES 5
 
+/*
+ * @s as one line: a path, a rule or a file name may hold a newline (or
+ * another control character, or a character that hides text), which would
+ * break the report's one-line entries apart and let a file name forge a
+ * line of ward's; written escaped as an approval prompt writes it
+ * (ward_escalation_put: "\x0a").
+ */
+static void put_line(FILE *m, const char *s)
+{
+	if (ward_escalation_put(m, s) != 0)
+		fputs("?", m);
+}
+
 /* One entry as a marker-like line. */
 static void put_denial(FILE *m, const struct ward_denial *d)
 {
 	const char *op = d->operation ? d->operation : "access";
 
-	fprintf(m, "\n[sandbox: %s of %s ", op, d->path);
+	fprintf(m, "\n[sandbox: %s of ", op);
+	put_line(m, d->path);
+	fputc(' ', m);
 	switch (d->cause) {
 	case WARD_DENIAL_RULE:
-		fprintf(m, "refused by rule \"%s\"", d->rule ? d->rule : "?");
+		fputs("refused by rule \"", m);
+		put_line(m, d->rule ? d->rule : "?");
+		fputc('"', m);
 		break;
 	case WARD_DENIAL_PROTECTED:
-		fprintf(m, "refused: a protected path (%s)",
-			d->rule ? d->rule : "?");
+		fputs("refused: a protected path (", m);
+		put_line(m, d->rule ? d->rule : "?");
+		fputc(')', m);
 		break;
 	case WARD_DENIAL_MODE:
 		fprintf(m, "refused: not writable under %s mode",
 			ward_mode_name(d->mode));
 		break;
 	}
-	if (d->source && d->cause != WARD_DENIAL_PROTECTED)
-		fprintf(m, " (%s)", d->source);
+	if (d->source && d->cause != WARD_DENIAL_PROTECTED) {
+		fputs(" (", m);
+		put_line(m, d->source);
+		fputc(')', m);
+	}
 	if (d->how == WARD_DENIAL_DERIVED)
 		fputs("; inferred from the error output", m);
 	fputc(']', m);
@@ -161,18 +182,23 @@ int ward_render_explain(char **out, const struct ward_denial *d, size_t count,
 	if (count == 0)
 		fputs("ward: explain: no file access was refused", m);
 	for (size_t i = 0; d && i < count; i++) {
-		fprintf(m, "%sward: explain: denied: %s of %s\n", i ? "\n" : "",
-			d[i].operation ? d[i].operation : "access",
-			d[i].path ? d[i].path
-				  : "(a path the error output does not name)");
+		fprintf(m, "%sward: explain: denied: %s of ", i ? "\n" : "",
+			d[i].operation ? d[i].operation : "access");
+		if (d[i].path)
+			put_line(m, d[i].path);
+		else
+			fputs("(a path the error output does not name)", m);
+		fputc('\n', m);
 		switch (d[i].cause) {
 		case WARD_DENIAL_RULE:
-			fprintf(m, "  by:     rule \"%s\"\n",
-				d[i].rule ? d[i].rule : "?");
+			fputs("  by:     rule \"", m);
+			put_line(m, d[i].rule ? d[i].rule : "?");
+			fputs("\"\n", m);
 			break;
 		case WARD_DENIAL_PROTECTED:
-			fprintf(m, "  by:     a protected path (%s)\n",
-				d[i].rule ? d[i].rule : "?");
+			fputs("  by:     a protected path (", m);
+			put_line(m, d[i].rule ? d[i].rule : "?");
+			fputs(")\n", m);
 			break;
 		case WARD_DENIAL_MODE:
 			fprintf(m,
@@ -181,8 +207,9 @@ int ward_render_explain(char **out, const struct ward_denial *d, size_t count,
 				ward_mode_name(d[i].mode));
 			break;
 		}
-		fprintf(m, "  set in: %s\n",
-			d[i].source ? d[i].source : "(unknown)");
+		fputs("  set in: ", m);
+		put_line(m, d[i].source ? d[i].source : "(unknown)");
+		fputc('\n', m);
 		fprintf(m, "  how:    %s",
 			d[i].how == WARD_DENIAL_EXACT
 			    ? "exact (reported by the kernel or the fs fence)"
@@ -373,13 +400,21 @@ int ward_render_denial(char **out, enum ward_mode mode,
 	return 0;
 }
 
+/* A normalized host as the proxy reports it: nothing else reaches a
+ * model-facing line. */
+static bool host_ok(const char *host)
+{
+	return host && *host &&
+	       strspn(host,
+		      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789.-_:") == strlen(host);
+}
+
 int ward_render_network_denied(char **out, const char *host)
 {
 	char *text = NULL;
 
-	if (!host || !*host ||
-	    strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789.-_:") != strlen(host))
+	if (!host_ok(host))
 		return ward_err(WARD_EINVAL, "not a host name or address");
 	/* Exact text from the design (round two). */
 	if (asprintf(&text, "[sandbox: network access to %s denied]", host) < 0)
@@ -391,7 +426,7 @@ int ward_render_network_denied(char **out, const char *host)
 int ward_render_network_hint(char **out, enum ward_surface surface)
 {
 	const char *t =
-	    surface == WARD_SURFACE_MCP
+	    surface != WARD_SURFACE_CLI
 		? "retry this exact command once with network_permissions "
 		  "(the host, or \"on\") + justification; the approval prompt "
 		  "asks the user"
@@ -400,6 +435,92 @@ int ward_render_network_hint(char **out, enum ward_surface surface)
 	char *text = strdup(t);
 
 	if (!text)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_network_off(char **out, const struct ward_render_network_off *r)
+{
+	const char *mode;
+	char *text = NULL, *hint = NULL;
+	int n;
+
+	if (!out || !r)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (r->version != WARD_RENDER_NETWORK_OFF_VERSION)
+		return ward_err(WARD_EINVAL,
+				"render: unknown version %u (expected %u)",
+				r->version, WARD_RENDER_NETWORK_OFF_VERSION);
+	mode = ward_mode_name(r->mode);
+	if (r->escalation_offered) {
+		if (ward_render_network_hint(&hint, r->surface) != 0)
+			return ward_err(-ENOMEM, "out of memory");
+	}
+	if (r->surface == WARD_SURFACE_CLI)
+		/* For a person: the flags that decide, then (offered) the
+		 * one-call escalation. */
+		n = asprintf(
+		    &text,
+		    "[sandbox: network access denied: the network is "
+		    "off under %s mode]\n"
+		    "allow a host with --allow-domain HOST (repeatable; "
+		    "or the whole network with --network on)%s%s",
+		    mode, hint ? "\n" : "", hint ? hint : "");
+	else if (hint)
+		/* For a model: the one sanctioned retry. */
+		n = asprintf(&text,
+			     "[sandbox: network access denied: the network is "
+			     "off under %s mode]\n%s",
+			     mode, hint);
+	else if (r->session_id && r->surface == WARD_SURFACE_MCP)
+		n = asprintf(&text,
+			     "[sandbox: network access denied: the network is "
+			     "off under %s mode]\n"
+			     "network_permissions cannot be asked for here; a "
+			     "person can allow it: ward session network %s on, "
+			     "or ward mcp --allow-domain HOST",
+			     mode, r->session_id);
+	else
+		n = asprintf(&text,
+			     "[sandbox: network access denied: the network is "
+			     "off under %s mode]",
+			     mode);
+	free(hint);
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_foreground_clamped(char **out, unsigned long timeout_ms)
+{
+	char *text = NULL;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(&text,
+		     "[stopped at ward's %lu s default for a client without "
+		     "progress reports (clients commonly stop waiting after "
+		     "60 s): run a command that takes longer with "
+		     "run_in_background, then read it with task_output]",
+		     timeout_ms / 1000) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_network_unresolved(char **out, const char *host)
+{
+	char *text = NULL;
+
+	if (!host_ok(host))
+		return ward_err(WARD_EINVAL, "not a host name or address");
+	if (asprintf(&text,
+		     "[sandbox: network: %s is allowed, but ward's proxy "
+		     "could not resolve it (the lookup outside the sandbox "
+		     "failed: a DNS problem, not a refusal)]",
+		     host) < 0)
 		return ward_err(-ENOMEM, "out of memory");
 	*out = text;
 	return 0;
@@ -573,6 +694,44 @@ const char *ward_render_policy(enum ward_approval_policy policy)
 	       "need, say what was denied and why you need it.";
 }
 
+int ward_render_instructions(char **out, bool escalation_offered,
+			     enum ward_approval_policy policy)
+{
+	const char *never = ward_render_policy(policy);
+	char *text = NULL;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (asprintf(
+		&text,
+		"ward runs your shell commands (bash) and file operations "
+		"(read_file, write_file, edit_file, list_directory) in a "
+		"sandbox "
+		"the kernel enforces. Just try what you need: the sandbox "
+		"decides, not you.\n"
+		"A file access it refused ends the result with [sandbox: file "
+		"access denied under <mode> mode]; the network (a knob of its "
+		"own, off unless the user allows hosts) with [sandbox: network "
+		"access denied: the network is off under <mode> mode] or "
+		"[sandbox: network access to <host> denied]. Never work around "
+		"a denial.\n"
+		"%s\n"
+		"A command that may take longer than a minute goes in the "
+		"background: bash with run_in_background, then task_output and "
+		"task_kill.%s%s",
+		escalation_offered
+		    ? "After such a line you may retry that exact call once "
+		      "with sandbox_permissions (a wider mode) or, for bash, "
+		      "network_permissions (a host, or \"on\"), with a "
+		      "justification; the user decides before anything runs."
+		    : "The sandbox cannot be widened from here: report what "
+		      "was denied and why the task needs it.",
+		*never ? "\n" : "", never) < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
 /* clang-format off */
 #define TRY_FIRST                                                             \
 	"Just try what you need: do not avoid or refuse an action because "   \
@@ -600,13 +759,38 @@ const char *ward_render_policy(enum ward_approval_policy policy)
 	"denied and why it is needed."
 /* clang-format on */
 
+/* clang-format off */
+#define NETWORK_MEANING                                                       \
+	"\nThe network is a knob of its own, off unless the user allows "     \
+	"hosts. When a name lookup or connection fails because of it, the "    \
+	"output ends with\n"                                                  \
+	"[sandbox: network access denied: the network is off under <mode> "   \
+	"mode]\n"                                                             \
+	"and a host the allowed list does not name ends it with\n"            \
+	"[sandbox: network access to <host> denied]\n"
+#define NETWORK_SANCTIONED                                                    \
+	"Then the sanctioned step is to retry this exact command once with "  \
+	"network_permissions (the host to allow, or \"on\") and a "           \
+	"justification, never together with sandbox_permissions; the user "   \
+	"decides before anything runs."
+#define NETWORK_PLAIN                                                         \
+	"The network cannot be widened from here: report which host the "     \
+	"task needs."
+#define BACKGROUND_ADVICE                                                     \
+	"\nA command that may take longer than a minute (a server, a "        \
+	"watcher, a long build or test run) belongs in the background "       \
+	"(run_in_background, then task_output): many clients stop waiting "   \
+	"for a result after 60 s."
+/* clang-format on */
+
 static const char bash_escalation[] =
     "Run a shell command with bash -c under a file sandbox enforced by the "
     "kernel. Commands may read files anywhere; writes are allowed only "
     "where the sandbox permits.\n" TRY_FIRST MARKER_MEANING(
 	"The command did run and the kernel refused that one operation; the "
 	"exit code is the command's own.",
-	"the output ends with") SANCTIONED("command");
+	"the output ends with") SANCTIONED("command")
+	NETWORK_MEANING NETWORK_SANCTIONED BACKGROUND_ADVICE;
 
 static const char bash_plain[] =
     "Run a shell command with bash -c under a file sandbox enforced by the "
@@ -614,7 +798,8 @@ static const char bash_plain[] =
     "where the sandbox permits.\n" TRY_FIRST MARKER_MEANING(
 	"The command did run and the kernel refused that one operation; the "
 	"exit code is the command's own.",
-	"the output ends with") NO_ESCALATION;
+	"the output ends with")
+	NO_ESCALATION NETWORK_MEANING NETWORK_PLAIN BACKGROUND_ADVICE;
 
 static const char files_escalation[] =
     "Read, write, edit, move, remove and list files through the same file "
@@ -662,8 +847,10 @@ static const char task_kill_text[] =
     "last read and how it ended.";
 
 static const char read_file_text[] =
-    "Read a text file (UTF-8). Relative paths are taken from the workspace "
-    "root; offset and limit select lines. " READ_RULES("Reading", "read");
+    "Read a text file (UTF-8), each line headed by its number as cat -n "
+    "does (line_numbers false: the bare text). Relative paths are taken "
+    "from the workspace root; offset and limit select lines. " READ_RULES(
+	"Reading", "read");
 
 static const char list_directory_text[] =
     "List a directory: one entry per line with its type and size. "
@@ -753,8 +940,11 @@ static const struct field_text field_texts[] = {
      "or absolute. Default: the workspace root."},
     {T(WARD_TOOL_BASH), "timeout_ms",
      "Kill the command's whole process group after this many "
-     "milliseconds. Default: 120000 (2 minutes) in the foreground, none in "
-     "the background; at most 3600000."},
+     "milliseconds. Default in the foreground: 120000 (2 minutes) when "
+     "the client follows progress reports, else 55000 (just under the 60 s "
+     "most clients wait for a result; past it the result says so); none in "
+     "the background; at most 3600000. For anything longer than a minute, "
+     "prefer run_in_background."},
     {T(WARD_TOOL_BASH), "run_in_background",
      "Start the command and return at once with a task id, for servers, "
      "watchers and long builds; read its output with task_output and stop "
@@ -779,9 +969,20 @@ static const struct field_text field_texts[] = {
     {T(WARD_TOOL_WRITE_FILE), "create_parents",
      "Create missing parent directories (default true)."},
     {T(WARD_TOOL_EDIT_FILE), "old_text",
-     "The exact text to replace, whitespace included; it must occur "
-     "exactly once unless replace_all is set."},
-    {T(WARD_TOOL_EDIT_FILE), "new_text", "The text to put in its place."},
+     "The exact text to replace, whitespace included, without read_file's "
+     "line-number prefixes; it must occur exactly once unless replace_all "
+     "is set. (old_string is the same argument: give one of them.)"},
+    {T(WARD_TOOL_EDIT_FILE), "new_text",
+     "The text to put in its place. (new_string is the same argument.)"},
+    {T(WARD_TOOL_EDIT_FILE), "old_string",
+     "The same as old_text (give one of them)."},
+    {T(WARD_TOOL_EDIT_FILE), "new_string",
+     "The same as new_text (give one of them)."},
+    {T(WARD_TOOL_READ_FILE), "line_numbers",
+     "Head each line with its number, as cat -n does (\"   12\\t\"), the "
+     "numbers offset counts from (default true); false for the bare text. "
+     "The numbers are not part of the file: leave them out of edit_file's "
+     "old_text."},
     {T(WARD_TOOL_EDIT_FILE), "replace_all",
      "Replace every occurrence of old_text (default false)."},
     {T(WARD_TOOL_LIST_DIRECTORY), "recursive",
@@ -810,10 +1011,11 @@ const char *ward_render_field_description(enum ward_tool tool,
 	if (escalates && strcmp(field, "justification") == 0)
 		return ward_render_field_justification();
 	if (tool == WARD_TOOL_BASH && strcmp(field, "network_permissions") == 0)
-		return "Only to retry a command whose network access ward's "
-		       "proxy refused ([sandbox: network access to HOST "
-		       "denied]): the host to allow for this one retry, or "
-		       "\"on\" for the whole network. The user is asked "
+		return "Only to retry a command the network refused "
+		       "([sandbox: network access denied: the network is off "
+		       "under <mode> mode], or [sandbox: network access to "
+		       "HOST denied]): the host to allow for this one retry, "
+		       "or \"on\" for the whole network. The user is asked "
 		       "first; give a justification. Not together with "
 		       "sandbox_permissions.";
 	for (size_t i = 0; i < sizeof(field_texts) / sizeof(field_texts[0]);

@@ -860,6 +860,15 @@ bool ward_session_id_valid(const char *id)
 	return n > 0;
 }
 
+/* WARD_EINVAL for an id ward_session_id_valid() refuses, with why. */
+static int invalid_id(const char *id)
+{
+	return ward_err(WARD_EINVAL,
+			"invalid session id '%s' (expected 1 to %d letters, "
+			"digits or '-')",
+			id ? id : "(null)", WARD_SESSION_ID_MAX);
+}
+
 int ward_session_store_default(char **out)
 {
 	const char *state = getenv("XDG_STATE_HOME");
@@ -1356,10 +1365,7 @@ int ward_session_open(ward_session **out, const char *store, const char *id)
 	int err;
 
 	if (!ward_session_id_valid(id))
-		return ward_err(WARD_EINVAL,
-				"invalid session id '%s' (expected 1 to %d "
-				"letters, digits or '-')",
-				id ? id : "(null)", WARD_SESSION_ID_MAX);
+		return invalid_id(id);
 	err = store_path(&dir, store);
 	if (err)
 		return err;
@@ -1692,6 +1698,61 @@ out_free:
 	return err;
 }
 
+int ward_session_find(char **out, const char *store, const char *id)
+{
+	struct ward_strv hits = {0};
+	char **ids = NULL, *list;
+	size_t n, k;
+	int err;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "session find: missing argument");
+	if (!ward_session_id_valid(id))
+		return invalid_id(id);
+	err = ward_session_list(&ids, store);
+	if (err)
+		return err;
+	n = strlen(id);
+	for (size_t i = 0; ids[i]; i++) {
+		if (strcmp(ids[i], id) == 0) {
+			/* An exact id wins over the longer ones it begins. */
+			ward_strv_discard(&hits);
+			memset(&hits, 0, sizeof(hits));
+			ward_strv_push(&hits, ids[i]);
+			break;
+		}
+		if (strncmp(ids[i], id, n) == 0)
+			ward_strv_push(&hits, ids[i]);
+	}
+	ward_strv_free(ids);
+	if (hits.oom) {
+		err = ward_err(-ENOMEM, "out of memory");
+	} else if (hits.n == 0) {
+		err = ward_err(-ENOENT, "no session %s", id);
+	} else if (hits.n > 1) {
+		/* Name a few; enough to pick a longer prefix. */
+		k = hits.n < 4 ? hits.n : 4;
+		list = NULL;
+		if (asprintf(&list, "%s, %s%s%s%s%s", hits.v[0], hits.v[1],
+			     k > 2 ? ", " : "", k > 2 ? hits.v[2] : "",
+			     k > 3 ? ", " : "", k > 3 ? hits.v[3] : "") < 0)
+			list = NULL;
+		err = ward_err(WARD_EINVAL,
+			       "session id prefix '%s' is ambiguous: %zu "
+			       "sessions begin with it (%s%s); give more of "
+			       "the id",
+			       id, hits.n, list ? list : "?",
+			       hits.n > k ? ", …" : "");
+		free(list);
+	} else {
+		*out = strdup(hits.v[0]);
+		if (!*out)
+			err = ward_err(-ENOMEM, "out of memory");
+	}
+	ward_strv_discard(&hits);
+	return err;
+}
+
 /*
  * Remove the log @id of @store (canonical) under its exclusive lock, so no
  * append is cut in half. Returns 0, -ENOENT, -EAGAIN (the lock is held by
@@ -1757,10 +1818,7 @@ int ward_session_remove(const char *store, const char *id)
 	int err;
 
 	if (!ward_session_id_valid(id))
-		return ward_err(WARD_EINVAL,
-				"invalid session id '%s' (expected 1 to %d "
-				"letters, digits or '-')",
-				id ? id : "(null)", WARD_SESSION_ID_MAX);
+		return invalid_id(id);
 	err = real_store_path(&real, store);
 	if (err == -ENOENT)
 		return ward_err(-ENOENT, "no session %s (%s)", id,

@@ -230,10 +230,12 @@ int ward_xlate_apply(const struct ward_xlate *plan)
 	for (size_t i = 0; i < plan->create.n; i++) {
 		int err = util_mkdir_p(plan->create.v[i]);
 
+		/* The confinement's own set-up: a runner failure, never
+		 * an error of the command's (not "not executable"). */
 		if (err)
-			return ward_err(err,
+			return ward_err(WARD_ERUNNER,
 					"cannot create %s (so that it can be "
-					"kept read-only): %s",
+					"kept out of the command's reach): %s",
 					plan->create.v[i], strerror(-err));
 	}
 	return 0;

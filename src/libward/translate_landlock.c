@@ -228,10 +228,12 @@ static void landlock_ro(struct ward_xlate *p)
 		 * root's write grant is carved around it (landlock_rw). */
 		bool home = t->src == SRC_PROTECT &&
 			    p->prot[t->idx].kind == WARD_PROTECT_HOME;
-		bool inside = !home && ward_xl_within_any_root(p, t->path);
+		bool in_root = ward_xl_within_any_root(p, t->path);
+		bool inside = !home && in_root;
 
 		if (t->access != WARD_ACCESS_NONE || !t->exists ||
-		    (inside && !p->inroot_complement))
+		    (inside && !p->inroot_complement) ||
+		    (home && in_root && p->home_mounts))
 			continue;
 		ward_strv_push(&hidden, t->path);
 		if (!home) {
@@ -266,8 +268,12 @@ static void landlock_ro(struct ward_xlate *p)
 			bool home = t->src == SRC_PROTECT &&
 				    p->prot[t->idx].kind == WARD_PROTECT_HOME;
 
+			bool in_root = ward_xl_within_any_root(p, t->path);
+
+			/* (ward's own inside a root: mounted already.) */
 			if (t->access == WARD_ACCESS_NONE && t->exists &&
-			    (home || !ward_xl_within_any_root(p, t->path)))
+			    ((home && !(in_root && p->home_mounts)) ||
+			     !in_root))
 				ward_xl_push_hide(p, t, WARD_ACCESS_NONE);
 		}
 		ward_xl_linef(&p->desc,
@@ -352,6 +358,56 @@ static void push_new(struct ward_strv *sv, const char *s)
 	ward_strv_push(sv, s);
 }
 
+/*
+ * Whether @root is a temporary directory every command expects to write
+ * at its top level: /tmp or $TMPDIR (as the policy has it).
+ */
+static bool temp_root(const struct ward_xlate *p, const char *root)
+{
+	const char *tmpdir = ward_policy_tmpdir(p->policy);
+	char *c;
+	bool yes;
+
+	c = util_path_canon("/tmp");
+	yes = c && strcmp(c, root) == 0;
+	free(c);
+	if (yes || !tmpdir || tmpdir[0] != '/')
+		return yes;
+	c = util_path_canon(tmpdir);
+	yes = c && strcmp(c, root) == 0;
+	free(c);
+	return yes;
+}
+
+/*
+ * ward's directory @pr inside the writable root @root, where no mount
+ * namespace can be made: inside /tmp or $TMPDIR (HOME=/tmp, as arbitrary-uid
+ * containers and CI images set it) the call is refused with the fix, since
+ * carving it out would take the temporary directory's top level away from
+ * every command (mktemp, pip and npm create their files there); inside
+ * another root (an `rw` rule) it is carved out (the caller's choice of
+ * root, the cost warned). Returns whether it refused.
+ */
+static bool refuse_home_in_tmp(struct ward_xlate *p,
+			       const struct ward_protected *pr,
+			       const char *root)
+{
+	if (!temp_root(p, root))
+		return false;
+	ward_xl_refuse(
+	    p,
+	    "landlock: %s %s lies inside the writable root %s, and no mount "
+	    "namespace can be made here to keep it from commands (user "
+	    "namespaces are denied); keeping it out of reach would take the "
+	    "top level of %s away from every command (mktemp, pip and npm "
+	    "create their files there), so ward refuses to run. Keep ward's "
+	    "directories out of every writable root: set XDG_STATE_HOME and "
+	    "XDG_CONFIG_HOME to directories of your own outside %s (or HOME "
+	    "outside it)",
+	    pr->what, pr->path, root, root, root);
+	return true;
+}
+
 static void landlock_rw(struct ward_xlate *p)
 {
 	struct ward_strv rw = {0};
@@ -373,7 +429,9 @@ static void landlock_rw(struct ward_xlate *p)
 				continue;
 			if (util_path_within(w, pr->path))
 				inside = pr->path;
-			else if (util_path_within(pr->path, w))
+			else if (util_path_within(pr->path, w) &&
+				 !p->home_mounts &&
+				 !refuse_home_in_tmp(p, pr, w))
 				ward_strv_push(&excl, pr->path);
 		}
 		if (inside) {
@@ -481,17 +539,22 @@ static void landlock_inroot(struct ward_xlate *p)
 		p->oom = true;
 		return;
 	}
+	p->home_mounts = ward_xl_can_mount();
 	for (size_t i = 0; i < p->nt; i++) {
 		struct target *t = &p->t[i];
+		bool home = t->src == SRC_PROTECT &&
+			    p->prot[t->idx].kind == WARD_PROTECT_HOME;
 
-		if (t->src == SRC_PROTECT || !t->exists ||
-		    !ward_xl_within_any_root(p, t->path))
+		/* ward's own directories: by the same mounts when there
+		 * are mounts (landlock_rw carves them out otherwise). */
+		if ((t->src == SRC_PROTECT && !(home && p->home_mounts)) ||
+		    !t->exists || !ward_xl_within_any_root(p, t->path))
 			continue;
 		p->inroot[p->ninroot++] = t;
 	}
 	if (!p->ninroot)
 		return;
-	if (!ward_xl_can_mount()) {
+	if (!p->home_mounts) {
 		p->inroot_complement = true;
 		return;
 	}

@@ -916,6 +916,34 @@ out_full:
 	return out;
 }
 
+/*
+ * Whether the caller could create @path (missing): its nearest existing
+ * ancestor is a directory it may write and search (root may, whatever the
+ * mode bits say).
+ */
+static bool creatable(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *s;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return false;
+	while ((s = strrchr(buf, '/')) != NULL) {
+		if (s == buf)
+			s[1] = '\0';
+		else
+			*s = '\0';
+		if (lstat(buf, &st) == 0)
+			return S_ISDIR(st.st_mode) &&
+			       faccessat(AT_FDCWD, buf, W_OK | X_OK,
+					 AT_EACCESS) == 0;
+		if (errno != ENOENT || s == buf)
+			return false;
+	}
+	return false;
+}
+
 void ward_xl_gather(struct ward_xlate *p)
 {
 	/* Rules' parents, and their parents (siblings share those). */
@@ -963,13 +991,21 @@ void ward_xl_gather(struct ward_xlate *p)
 			continue;
 		}
 		/*
-		 * bwrap can bind only what exists: ward's own missing
-		 * directories inside a writable root are bound as if they
-		 * existed, and the apply step (ward_xlate_apply) creates them
-		 * before the run. Never here: planning changes nothing.
+		 * A mount covers only what exists: ward's own missing
+		 * directories inside a writable root are mounted over as if
+		 * they existed (bwrap, or the launcher's hides when it can
+		 * mount), and the apply step (ward_xlate_apply) creates them
+		 * before the run. Never here: planning changes nothing. One
+		 * the caller could not create is left alone: the command runs
+		 * with the same credentials and no capabilities, so it cannot
+		 * create it either (nobody with HOME=/tmp, where root made
+		 * /tmp/.config).
 		 */
-		if (!exists && pr->kind == WARD_PROTECT_HOME && is_bwrap(p) &&
-		    ward_xl_within_any_root(p, pr->path)) {
+		if (!exists && pr->kind == WARD_PROTECT_HOME &&
+		    (is_bwrap(p) || (p->runner == WARD_RUNNER_LANDLOCK &&
+				     ward_xl_can_mount())) &&
+		    ward_xl_within_any_root(p, pr->path) &&
+		    creatable(pr->path)) {
 			ward_strv_push(&p->create, pr->path);
 			exists = is_dir = true;
 		}

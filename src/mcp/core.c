@@ -340,9 +340,18 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	p->next = srv->pending;
 	srv->pending = p;
 	pthread_mutex_unlock(&srv->lock);
-	mcp_log(srv, "notice", "%s: asking the user to allow %s once (%s)",
-		req->call_id ? req->call_id : "?",
-		ward_mode_name(req->requested), rid);
+	if (req->network)
+		mcp_log(srv, "notice",
+			"%s: asking the user to allow %s%.200s once (%s)",
+			req->call_id ? req->call_id : "?",
+			req->net_host ? "network access to "
+				      : "the whole network (on)",
+			req->net_host ? req->net_host : "", rid);
+	else
+		mcp_log(srv, "notice",
+			"%s: asking the user to allow %s once (%s)",
+			req->call_id ? req->call_id : "?",
+			ward_mode_name(req->requested), rid);
 	if (!mcp_send(srv,
 		      ward_jr_request(p->id, "elicitation/create", params))) {
 		outcome = WARD_APPROVAL_UNAVAILABLE;

@@ -20,6 +20,11 @@
  * descriptions in render.c say the same numbers). */
 #define MCP_TIMEOUT_DEFAULT_MS 120000UL
 #define MCP_TIMEOUT_MAX_MS     3600000UL
+/* The foreground default for a request without a progress token: the
+ * client hears nothing until the result, and most stop waiting at 60 s
+ * (the TypeScript SDK's default request timeout), so the command ends just
+ * before that and the result says to use run_in_background. */
+#define MCP_TIMEOUT_NO_PROGRESS_MS 55000UL
 /* How long end of input waits for calls in progress to finish (default of
  * --drain-timeout): the default timeout of a foreground command, so a call
  * made with the defaults is never cut short. */

@@ -47,7 +47,8 @@ static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
 	json_t *caps = json_object_get(m->params, "capabilities");
 	json_t *elicit = json_object_get(caps, "elicitation");
 	json_t *client = json_object_get(m->params, "clientInfo");
-	const char *instructions, *version = protocols[0];
+	const char *version = protocols[0];
+	char *instructions = NULL;
 	enum ward_mode mode = srv->defaults.mode;
 	enum ward_approval_policy approval = srv->defaults.approval;
 	enum ward_knob_source src;
@@ -76,17 +77,21 @@ static void do_initialize(struct mcp_server *srv, struct ward_jr_msg *m)
 	pthread_mutex_unlock(&srv->lock);
 
 	mcp_session_knobs(srv, &mode, &src, &approval);
-	/* The declaration names sandbox_permissions: only for a client
-	 * that is offered it (one that can elicit). */
-	instructions = srv->elicitation ? ward_render_policy(approval) : "";
+	/* The declaration of `never` names sandbox_permissions: only for a
+	 * client that is offered it (one that can elicit). */
+	if (ward_render_instructions(
+		&instructions, mcp_escalation_fields(srv, mode, approval),
+		srv->elicitation ? approval : WARD_APPROVAL_ASK) != 0)
+		mcp_oom();
 	result =
 	    json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
 		      "protocolVersion", version, "capabilities", "tools",
 		      "listChanged", 1, "logging", "serverInfo", "name", "ward",
 		      "title", "ward sandbox", "version", WARD_VERSION);
-	if (result && *instructions)
+	if (result)
 		json_object_set_new(result, "instructions",
 				    json_string(instructions));
+	free(instructions);
 	mcp_send(srv, ward_jr_result(m->id, result));
 
 	event =

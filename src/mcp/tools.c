@@ -81,6 +81,7 @@ static const struct field read_file_fields[] = {
     {"path", F_STRING, true, 0, 0},
     {"offset", F_INT, false, 0, LLONG_MAX},
     {"limit", F_INT, false, 1, LLONG_MAX},
+    {"line_numbers", F_BOOL, false, 0, 0},
     F_END,
 };
 
@@ -93,10 +94,14 @@ static const struct field write_file_fields[] = {
     F_END,
 };
 
+/* old_text/new_text, or old_string/new_string (the names models know from
+ * other coding agents' edit tools): one of each pair (run_edit_file). */
 static const struct field edit_file_fields[] = {
     {"path", F_STRING, true, 0, 0},
-    {"old_text", F_STRING, true, 0, 0},
-    {"new_text", F_STRING, true, 0, 0},
+    {"old_text", F_STRING, false, 0, 0},
+    {"new_text", F_STRING, false, 0, 0},
+    {"old_string", F_STRING, false, 0, 0},
+    {"new_string", F_STRING, false, 0, 0},
     {"replace_all", F_BOOL, false, 0, 0},
     F_SP,
     F_JUST,
@@ -678,8 +683,26 @@ struct run_view {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	unsigned long timeout_ms;
+	/* The timeout was the no-progress default (MCP_TIMEOUT_NO_PROGRESS_MS),
+	 * not the model's. */
+	bool clamped;
 	const ward_call *call;
 };
+
+/* @line (consumed; nothing when empty) appended to *@text on a line of
+ * its own. */
+static void append_line(char **text, char *line)
+{
+	char *both = NULL;
+
+	if (*line) {
+		if (asprintf(&both, "%s\n%s", *text, line) < 0)
+			mcp_oom();
+		free(*text);
+		*text = both;
+	}
+	free(line);
+}
 
 static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 {
@@ -715,28 +738,28 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 	if (ward_render_run(&text, &rr) != 0)
 		mcp_oom();
 	if (denied) {
-		char *dt = NULL, *both = NULL;
+		char *dt = NULL;
 
-		if (ward_call_render_denial(&dt, v->call) != 0 ||
-		    asprintf(&both, "%s\n%s", text, dt) < 0)
+		if (ward_call_render_denial(&dt, v->call) != 0)
 			mcp_oom();
-		free(text);
-		free(dt);
-		text = both;
+		append_line(&text, dt);
 	}
 	if (res) {
-		/* The proxy's refusals: one marker per host (render.c). */
-		char *nt = NULL, *both = NULL;
+		/* What the network refused (render.c). */
+		char *nt = NULL;
 
 		if (ward_call_render_network(&nt, v->call) != 0)
 			mcp_oom();
-		if (*nt) {
-			if (asprintf(&both, "%s\n%s", text, nt) < 0)
-				mcp_oom();
-			free(text);
-			text = both;
-		}
-		free(nt);
+		append_line(&text, nt);
+	}
+	if (res && v->clamped && ward_result_timed_out(res)) {
+		/* It would have outlived the client's wait: say where it
+		 * belongs. */
+		char *adv = NULL;
+
+		if (ward_render_foreground_clamped(&adv, v->timeout_ms) != 0)
+			mcp_oom();
+		append_line(&text, adv);
 	}
 	if (res && ward_result_sandbox_ended(res)) {
 		/* The sandbox ended the command: the output so far, then
@@ -752,17 +775,14 @@ static json_t *run_result(struct mcp_server *srv, const struct run_view *v)
 		text = both;
 	}
 	if (res && ward_call_stopped(v->call)) {
-		char *stop = NULL, *both = NULL;
+		char *stop = NULL;
 
 		if (ward_render_stopped(&stop, WARD_SUBJECT_COMMAND,
 					ward_call_stopped(v->call) ==
 					    WARD_STOP_SHUTDOWN,
-					true) != 0 ||
-		    asprintf(&both, "%s\n%s", text, stop) < 0)
+					true) != 0)
 			mcp_oom();
-		free(text);
-		free(stop);
-		text = both;
+		append_line(&text, stop);
 	}
 
 	st = json_pack(
@@ -1053,7 +1073,7 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 	ward_call *wc = NULL;
 	char detail[1024];
 	char *argv[] = {"bash", "-c", (char *)command, NULL};
-	bool reserved = false;
+	bool reserved = false, clamped = false;
 	json_t *r;
 	int err;
 
@@ -1075,8 +1095,12 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 		goto out_call;
 
 	xo.capture_limit = MCP_CAPTURE_LIMIT;
+	/* A client that follows progress waits as long as the command runs;
+	 * one that does not gets its result before its own timeout. */
+	clamped = timeout <= 0 && !bg && !call->progress_token;
 	xo.timeout_ms = timeout > 0 ? (unsigned long)timeout
 			: bg	    ? 0
+			: clamped   ? MCP_TIMEOUT_NO_PROGRESS_MS
 				    : MCP_TIMEOUT_DEFAULT_MS;
 	xo.landlock_via_launcher = srv->o->landlock_via_launcher;
 	/* Descendants die with the call (runners without a pid namespace);
@@ -1119,6 +1143,7 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 		v.err_dropped = ward_result_stderr_dropped(res);
 		v.res = res;
 		v.timeout_ms = xo.timeout_ms;
+		v.clamped = clamped;
 		v.call = wc;
 		r = run_result(srv, &v);
 	}
@@ -1386,6 +1411,46 @@ static size_t cut_at(const char *data, size_t len, size_t cap)
 	return n;
 }
 
+/*
+ * @len bytes of lines, the first of them line @first (from 1), each headed
+ * by its number as `cat -n` writes it ("%6llu\t"): what a model quotes
+ * back (compiler errors, offsets to read on from) and what the coding
+ * agents' own read tools show. A malloc'd string.
+ */
+/* The bytes with_numbers() puts before a line numbered up to @last. */
+static size_t prefix_width(unsigned long long last)
+{
+	size_t digits = 1;
+
+	while (last >= 10) {
+		last /= 10;
+		digits++;
+	}
+	return (digits > 6 ? digits : 6) + 1;
+}
+
+static char *with_numbers(const char *data, size_t len,
+			  unsigned long long first)
+{
+	char *buf = NULL;
+	size_t blen = 0, pos = 0;
+	FILE *f = open_memstream(&buf, &blen);
+
+	if (!f)
+		mcp_oom();
+	while (pos < len) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
+
+		fprintf(f, "%6llu\t", first++);
+		fwrite(data + pos, 1, n, f);
+		pos += n;
+	}
+	if (fclose(f) != 0 || !buf)
+		mcp_oom();
+	return buf;
+}
+
 static json_t *run_read_file(struct mcp_call *call, json_t *args)
 {
 	struct mcp_server *srv = call->srv;
@@ -1395,7 +1460,8 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	struct fs_call fc;
 	const char *path = arg_str(args, "path");
 	unsigned long long shown_lines, more_lines = 0, more_bytes = 0;
-	char *more = NULL, *text = NULL;
+	char *more = NULL, *text = NULL, *body = NULL;
+	bool numbers = arg_bool(args, "line_numbers", true);
 	bool cut, continues, long_line;
 	size_t shown;
 	json_t *r, *st;
@@ -1434,6 +1500,16 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 	}
 	/* The same discipline as bash: at most 64 KiB, cut on a line. */
 	shown = cut_at(c.data, c.len, MCP_FILE_LIMIT);
+	/* With the numbers inside the bound too (a few rounds: fewer lines
+	 * shown, fewer prefixes). */
+	for (int k = 0; numbers && k < 4; k++) {
+		unsigned long long lines = count_lines(c.data, shown);
+		size_t over = (size_t)lines * prefix_width(ro.offset + lines);
+
+		if (shown + over <= MCP_FILE_LIMIT || over >= MCP_FILE_LIMIT)
+			break;
+		shown = cut_at(c.data, shown, MCP_FILE_LIMIT - over);
+	}
 	cut = shown < c.len;
 	/* Cut inside the first line: it alone is longer than the bound. */
 	long_line = cut && shown && c.data[shown - 1] != '\n';
@@ -1464,7 +1540,13 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 						 more_bytes,
 						 continues ? ro.offset + 1 : 0);
 	} else if (!continues && (c.len || !ro.offset || !c.file_size)) {
-		r = result_n(srv, c.data, c.len, false, st);
+		if (!numbers) {
+			r = result_n(srv, c.data, c.len, false, st);
+			goto out;
+		}
+		body = with_numbers(c.data, c.len, ro.offset + 1);
+		r = result_text(srv, body, false, st);
+		free(body);
 		goto out;
 	} else if (!continues) {
 		/* An offset at or past the end: say so, not "". */
@@ -1473,12 +1555,16 @@ static json_t *run_read_file(struct mcp_call *call, json_t *args)
 		err = ward_render_read_truncated(&more, ro.offset + shown_lines,
 						 more_lines, more_bytes);
 	}
+	if (err == 0 && numbers)
+		body = with_numbers(c.data, shown, ro.offset + 1);
 	if (err != 0 ||
-	    asprintf(&text, "%.*s%s%s", (int)shown, c.data,
+	    asprintf(&text, "%.*s%s%s", (int)(body ? strlen(body) : shown),
+		     body ? body : c.data,
 		     shown && c.data[shown - 1] != '\n' ? "\n" : "", more) < 0)
 		mcp_oom();
 	r = result_text(srv, text, false, st);
 	free(more);
+	free(body);
 	free(text);
 out:
 	fs_end(srv, &fc, err, &denial);
@@ -1514,6 +1600,29 @@ out:
 	return r;
 }
 
+/*
+ * The one of argument @name and its alias @alias that was given, into
+ * *@out; NULL, or the isError result when neither or both were.
+ */
+static json_t *one_of(struct mcp_server *srv, json_t *args, const char *name,
+		      const char *alias, const char **out)
+{
+	const char *a = arg_str(args, name), *b = arg_str(args, alias);
+
+	if (a && b)
+		return tool_error(srv,
+				  "invalid arguments: \"%s\" and \"%s\" are "
+				  "the same argument: give one",
+				  name, alias);
+	if (!a && !b)
+		return tool_error(srv,
+				  "invalid arguments: missing \"%s\" (or "
+				  "\"%s\")",
+				  name, alias);
+	*out = a ? a : b;
+	return NULL;
+}
+
 static json_t *run_edit_file(struct mcp_call *call, json_t *args)
 {
 	struct mcp_server *srv = call->srv;
@@ -1521,17 +1630,23 @@ static json_t *run_edit_file(struct mcp_call *call, json_t *args)
 	struct ward_fs_denial denial;
 	struct fs_call fc;
 	const char *path = arg_str(args, "path");
+	const char *old_text = NULL, *new_text = NULL;
 	size_t n = 0;
 	json_t *r;
 	int err = 0;
 
+	/* Checked before anything is recorded, like the other arguments. */
+	r = one_of(srv, args, "old_text", "old_string", &old_text);
+	if (!r)
+		r = one_of(srv, args, "new_text", "new_string", &new_text);
+	if (r)
+		return r;
 	r = fs_begin(call, &fc, args, "edit", path);
 	if (r)
 		goto out;
 	eo.replace_all = arg_bool(args, "replace_all", false);
-	err = ward_fs_edit(&n, &denial, fc.policy, path,
-			   arg_str(args, "old_text"), arg_str(args, "new_text"),
-			   &eo);
+	err =
+	    ward_fs_edit(&n, &denial, fc.policy, path, old_text, new_text, &eo);
 	if (err) {
 		r = fs_failed(srv, &fc, err, &denial, path);
 		goto out;

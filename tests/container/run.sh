@@ -32,6 +32,8 @@ grep -q '^note: *user namespaces are denied' <<<"$probe" || {
 	exit 1
 }
 export WARD_CONTAINER_LANE=1
+# A HOME of its own, a git identity (as make check: tests/own_home.sh).
+. tests/own_home.sh
 # The TAP lines as they come, then one summary line (as make check ends).
 set +e
 "$NS" bats --tap tests/e2e/redteam*.bats tests/e2e/sandbox_landlock.bats |

@@ -361,7 +361,7 @@ check_denied() {
 		[ "$(json 'sorted(d)')" = "['denials', 'env_dropped', 'exit_code', 'guard_failed', 'network', 'sandbox', 'signal', 'stderr', 'stderr_truncated_bytes', 'stdout', 'stdout_truncated_bytes', 'timed_out']" ]
 		[ "$(json 'sorted(d["sandbox"])')" = "['denied', 'ended', 'enforcement', 'mode', 'network', 'partial', 'runner']" ]
 		[ "$(json 'd["sandbox"]["ended"]')" = None ]
-		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None}" ]
+		[ "$(json 'd["network"]')" = "{'mode': 'off', 'connections': [], 'denied': None, 'off_denied': False}" ]
 		[ "$(json '[(x["path"], x["cause"], x["mode"], x["source"], x["how"]) for x in d["denials"]]')" = "[('$WS/f', 'mode', 'read-only', 'built-in default', 'derived')]" ]
 		[ "$(json 'd["exit_code"]')" = 4 ]
 		[ "$(json 'd["signal"]')" = None ]
@@ -745,6 +745,7 @@ killed_midway() {
 # accepted and changes nothing (the suites run one Landlock variant).
 @test "--landlock-via-launcher is accepted and changes nothing" {
 	local with without
+	no_state_dir
 	with=$("$WARD" confine --json -w "$WS" --runner landlock \
 		--landlock-via-launcher -- true)
 	without=$("$WARD" confine --json -w "$WS" --runner landlock -- true)
@@ -779,6 +780,16 @@ killed_midway() {
 }
 
 # What `ward confine` prints is what `ward run` executes: the executor runs
+# A state directory that never exists (below a regular file): a plan then
+# hides nothing of ward's own, so two plans made moments apart are the
+# same even while other tests come and go beside ward's state directory
+# (Landlock hides it by granting read on the entries beside it, which
+# would be listed at each plan).
+no_state_dir() {
+	: >"$BATS_TEST_TMPDIR/no-state"
+	export XDG_STATE_HOME=$BATS_TEST_TMPDIR/no-state/state
+}
+
 # the plan's own vector, adding only the channels of descriptors only ward
 # holds: bwrap's --json-status-fd, the launcher's --pid-fd (inside bwrap in
 # place of --die-with-parent: docs/RUNNERS.md). Seen from outside, with
@@ -787,6 +798,7 @@ confine_is_run() {
 	local runner=$1 mode=$2 want got
 	command -v strace >/dev/null || skip "strace is not installed"
 	require_runner "$runner"
+	no_state_dir
 	want=$("$WARD" confine --json -w "$WS" --runner "$runner" \
 		--landlock-via-launcher --mode "$mode" -- echo 'x y' |
 		"$PY" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["argv"]))')

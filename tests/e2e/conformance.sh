@@ -177,7 +177,7 @@ reason_for() {
 		*"-- in read-only mode still hides"*)
 		echo "Hidden on every runner; the errno differs: bwrap puts an empty read-only tmpfs over a directory (the file is simply not there: ENOENT) and /dev/null on a nodev mount over a file (EACCES); Landlock refuses the open (EACCES)." ;;
 	*"a new file at the top of \$HOME as the workspace"*)
-		echo "With \$HOME as the workspace, ward's own configuration directory and session store lie inside a writable root. bwrap binds them read-only (creating them first, mode 0700). Landlock cannot make part of a writable root read-only, so it grants write on the workspace's entries except the ones leading to ward's directories, not on the workspace itself: nothing new can be created at its top level (warned)." ;;
+		echo "With \$HOME as the workspace, ward's own configuration directory and session store lie inside a writable root. bwrap binds them read-only (creating them first, mode 0700), and so does Landlock's launcher where it can mount. Where no mount namespace can be made, Landlock cannot make part of a writable root read-only, so it grants write on the workspace's entries except the ones leading to ward's directories, not on the workspace itself: nothing new can be created at its top level (warned)." ;;
 	*"as nobody: no capabilities"*)
 		echo "bwrap empties the bounding set inside its user namespace, where it holds CAP_SETPCAP; an unprivileged Landlock caller cannot (that needs CAP_SETPCAP in the initial namespace). With no_new_privs set nothing can be gained from the bounding set at execve, so this is harmless." ;;
 	*)

@@ -155,7 +155,7 @@ mcp_servers() {
 	require_runner
 	command -v npx >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$ROOT/tests/mcp/node_modules/@modelcontextprotocol/inspector" ] ||
-		skip "the npm clients are not installed (npm ci --prefix tests/mcp)"
+		skip "the npm clients are not installed (npm ci in tests/mcp)"
 	local cmd
 	cmd=$(block README.md 'npx @modelcontextprotocol/inspector') || return 1
 	cmd=${cmd//$'\\\n'/ }
@@ -259,8 +259,25 @@ mcp_call() {
 	[ -n "$ID" ] && [ -s "$BASE/result" ]
 }
 
-@test "docs/MCP.md: the mcpServers entry starts the server" {
-	mcp_servers docs/MCP.md
+# Every client's setup, read as that client reads it (JSON, TOML, the
+# claude CLI's arguments), then started (tests/e2e/mcp_clients.py).
+@test "docs/MCP.md: each client's setup (Claude Code, Claude Desktop, VS Code, Cursor, Codex, Zed, npx) parses as the client reads it and starts the server" {
+	run -0 /usr/bin/python3 "$BATS_TEST_DIRNAME/mcp_clients.py" \
+		"$ROOT/docs/MCP.md" "$APP"
+	echo "$output"
+	[ "$(grep -c '^ok: ' <<<"$output")" -ge 7 ]
+}
+
+@test "docs/MCP.md: a lookup refused with the network off ends as shown" {
+	require_runner
+	local text want
+	text=$(block docs/MCP.md 'curl: (6) Could not resolve host') || return 1
+	mcp_call "$INIT_ELICIT" bash '{"command":"curl -sS -m 10 http://registry.example.invalid/"}'
+	want=$(tail -n 2 <<<"$text")
+	[ "$(jq -r '.content[0].text | split("\n") | .[-2:] | join("\n")' "$BASE/result" |
+		sed 's/read-only mode/workspace-write mode/')" = "$want" ] ||
+		fail "$(jq -r '.content[0].text' "$BASE/result")"
+	[ "$(jq -r '.structuredContent.network.off_denied' "$BASE/result")" = true ]
 }
 
 @test "docs/MCP.md: a denied command's text and structuredContent are as shown" {
@@ -308,7 +325,7 @@ mcp_call() {
 	require_runner
 	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$ROOT/tests/mcp/node_modules/@modelcontextprotocol/sdk" ] ||
-		skip "the npm clients are not installed (npm ci --prefix tests/mcp)"
+		skip "the npm clients are not installed (npm ci in tests/mcp)"
 	local cmd
 	cmd=$(block docs/MCP.md 'node --test') || return 1
 	# npm ci is what mcp.bats's setup does; the node line runs here.
@@ -348,6 +365,10 @@ covered() {
 		'refused by rule "-- .env"' '"stdout_truncated_bytes": 0' \
 		'{"error": "CODE"'
 	covered docs/MCP.md '"mcpServers"' "touch: cannot touch 'out.txt'" \
+		'claude mcp add' '"servers"' '[mcp_servers.ward]' \
+		'"context_servers"' 'npx -y ward-sandbox mcp' \
+		'curl: (6) Could not resolve host' \
+		"[stopped at ward's 55 s default" `# 55 s: sdk.test.mjs progress-clamp (check-slow)` \
 		'"denials": [{"path": "/src/app/out.txt"' \
 		'a person can allow this by widening' \
 		'ward session mode 3b5a7dbac490a8c3 workspace-write' \

@@ -67,6 +67,37 @@ marker() {
 	printf '[sandbox: file access denied under %s mode]\n' "$1"
 }
 
+# Skip unless RUNNER (bwrap, or anything else for Landlock) can confine
+# here, saying why.
+require_runner_usable() {
+	case "$1" in
+	bwrap)
+		bwrap --ro-bind / / --unshare-user -- true 2>/dev/null ||
+			skip "bwrap cannot create a sandbox here"
+		;;
+	*)
+		"$LAUNCHER" --probe >/dev/null 2>&1 ||
+			skip "Landlock is not usable here"
+		;;
+	esac
+}
+
+# make_wheel DIR: a pure-Python wheel wardpkg 1.0 in DIR, for pip tests
+# that need nothing from the network.
+make_wheel() {
+	"$PY" - "$1" <<'PY'
+import os, sys, zipfile
+with zipfile.ZipFile(os.path.join(sys.argv[1], "wardpkg-1.0-py3-none-any.whl"), "w") as z:
+    z.writestr("wardpkg/__init__.py", "")
+    z.writestr("wardpkg-1.0.dist-info/METADATA",
+               "Metadata-Version: 2.1\nName: wardpkg\nVersion: 1.0\n")
+    z.writestr("wardpkg-1.0.dist-info/WHEEL",
+               "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\n"
+               "Tag: py3-none-any\n")
+    z.writestr("wardpkg-1.0.dist-info/RECORD", "")
+PY
+}
+
 require_built() {
 	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	[ -x "$LAUNCHER" ] || skip "$LAUNCHER is not built (run make)"

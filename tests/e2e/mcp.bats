@@ -28,7 +28,7 @@ setup_file() {
 	# The npm clients, installed once per run (network: the npm registry).
 	if command -v node >/dev/null && command -v npm >/dev/null &&
 		[ ! -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
-		npm ci --prefix "$MCP_DIR" --no-audit --no-fund \
+		(cd "$MCP_DIR" && npm ci --no-audit --no-fund) \
 			>"$BATS_FILE_TMPDIR/npm-ci.log" 2>&1 || true
 	fi
 	# One node process per client test file, started here and run beside
@@ -534,7 +534,7 @@ node_test() {
 	local file=$1 id=$2 limit=${3:-120} out tap rc waited=0 status=0
 	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ] ||
-		fail "the npm clients are not installed: 'npm ci --prefix tests/mcp' failed (see its log: $BATS_FILE_TMPDIR/npm-ci.log)"
+		fail "the npm clients are not installed: 'npm ci' in tests/mcp failed (see its log: $BATS_FILE_TMPDIR/npm-ci.log)"
 	tap=$BATS_FILE_TMPDIR/$file.tap
 	rc=$BATS_FILE_TMPDIR/$file.rc
 	if [ -e "$tap" ]; then
@@ -594,6 +594,9 @@ node_test() {
 @test "mcp sdk: a command longer than the client's timeout succeeds with progress (resetTimeoutOnProgress)" { node_test sdk.test.mjs progress; }
 @test "mcp sdk: a task_output wait longer than the client's timeout succeeds with progress" { node_test sdk.test.mjs progress-task; }
 @test "mcp sdk: a 70 s command and task_output wait pass the SDK's 60 s default (slow)" { node_test sdk.test.mjs progress-slow 240; }
+@test "mcp sdk: a foreground call without progress ends before the client's 60 s, saying to use run_in_background (slow)" { node_test sdk.test.mjs progress-clamp 240; }
+@test "mcp sdk: initialize's instructions: the markers, the retry, the network, the background" { node_test sdk.test.mjs instructions; }
+@test "mcp sdk: a lookup refused with the network off names the network and network_permissions" { node_test sdk.test.mjs network-off; }
 @test "mcp sdk: read_file and list_directory are bounded, with a truncated line" { node_test sdk.test.mjs bounded-files; }
 @test "mcp sdk: task_output says when it dropped the middle of the output" { node_test sdk.test.mjs task-omitted; }
 @test "mcp sdk: read_file of a binary file names only what exists in MCP" { node_test sdk.test.mjs not-text; }

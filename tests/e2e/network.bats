@@ -7,11 +7,12 @@
 # by ward's proxy. Nothing here needs the internet.
 #
 # Names: the allowlist tests allow `localhost` (an exact pattern, so it may
-# reach the host's loopback) and clear NO_PROXY inside the command, so the
-# clients send localhost to the proxy instead of connecting directly (ward
-# sets NO_PROXY=localhost,… so that a command's own local servers work).
+# reach the host's loopback); ward then leaves it out of NO_PROXY, so the
+# clients send it to the proxy (the loopback names the allowlist does not
+# name stay in NO_PROXY, so that a command's own local servers work).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	export NET_SRV NET_STATE NET_PID
@@ -34,21 +35,10 @@ setup_file() {
 		git clone -q --bare . ../repo.git && cd ../repo.git &&
 		git update-server-info)
 	# A pip "simple" index with one wheel.
-	/usr/bin/python3 - "$NET_SRV" <<'PY'
-import os, sys, zipfile
-d = os.path.join(sys.argv[1], "simple", "wardpkg")
-os.makedirs(d)
-with zipfile.ZipFile(os.path.join(d, "wardpkg-1.0-py3-none-any.whl"), "w") as z:
-    z.writestr("wardpkg/__init__.py", "")
-    z.writestr("wardpkg-1.0.dist-info/METADATA",
-               "Metadata-Version: 2.1\nName: wardpkg\nVersion: 1.0\n")
-    z.writestr("wardpkg-1.0.dist-info/WHEEL",
-               "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\n"
-               "Tag: py3-none-any\n")
-    z.writestr("wardpkg-1.0.dist-info/RECORD", "")
-with open(os.path.join(d, "index.html"), "w") as f:
-    f.write('<a href="wardpkg-1.0-py3-none-any.whl">wardpkg</a>\n')
-PY
+	local d=$NET_SRV/simple/wardpkg
+	mkdir -p "$d"
+	make_wheel "$d"
+	echo '<a href="wardpkg-1.0-py3-none-any.whl">wardpkg</a>' >"$d/index.html"
 	# An npm registry document and its tarball.
 	local http
 	http=$(sed 's/.*http=\([0-9]*\).*/\1/' "$NET_STATE/ports")
@@ -132,6 +122,76 @@ check_off() {
 @test "network off (default): nothing leaves (bwrap)" { check_off bwrap; }
 @test "network off (default): nothing leaves (landlock)" { check_off landlock; }
 
+# The network is the reason: after a refused lookup or connect under
+# network off, the marker names the network and how to allow a host, for
+# every client as it fails (never a file denial: under Landlock the
+# filter's EACCES is a socket's, not a file's). The addresses are
+# TEST-NET-1's (192.0.2.0/24): nothing would answer even with a network.
+OFF_MARKER='[sandbox: network access denied: the network is off under workspace-write mode]'
+OFF_HINT='allow a host with --allow-domain HOST (repeatable; or the whole network with --network on)'
+
+check_off_marker() {
+	local v=$1 c
+	local -a clients=(
+		"curl -sS -m 10 http://registry.example.invalid/"
+		"curl -sS -m 10 http://192.0.2.1/"
+		"wget -T 10 -t 1 -O /dev/null http://registry.example.invalid/"
+		"wget -T 10 -t 1 -O /dev/null http://192.0.2.1/"
+		"git ls-remote http://registry.example.invalid/repo.git"
+		"$PY -c 'import socket; socket.getaddrinfo(\"registry.example.invalid\", 80)'"
+		"$PY -m pip download --no-deps --no-cache-dir --disable-pip-version-check --retries 1 --timeout 10 -d $WS/dl --trusted-host registry.example.invalid --index-url http://registry.example.invalid/simple/ wardpkg"
+	)
+	command -v wget >/dev/null || skip "wget is not installed"
+	if command -v npm >/dev/null; then
+		clients+=("npm view wardpkg version --registry http://registry.example.invalid/ --fetch-retries 0 --fetch-timeout 10000 --cache $WS/.npm")
+		clients+=("node -e 'require(\"net\").connect(80, \"192.0.2.1\").on(\"error\", e => { console.error(e.message); process.exit(1) })'")
+	fi
+	for c in "${clients[@]}"; do
+		ward_run "$v" workspace-write -c "$c"
+		[ "$status" -ne 0 ] || fail "$c: succeeded with the network off"
+		[ "$(grep -cxF "$OFF_MARKER" "$E2E_CAP/stderr")" = 1 ] ||
+			fail "$c: no network marker"
+		grep -qxF "$OFF_HINT" "$E2E_CAP/stderr" || fail "$c: no hint"
+		[[ "$stderr" != *"file access denied"* ]] ||
+			fail "$c: taken for a file denial"
+	done
+	# A command that handles its own failure was not stopped: no marker.
+	ward_run "$v" workspace-write -c "curl -sS -m 10 http://registry.example.invalid/; exit 0"
+	[[ "$stderr" != *"network access denied"* ]] || fail "a marker after a success"
+	# --json says it too, and in a session the escalation is offered.
+	ward_run "$v" workspace-write --json -- curl -sS -m 10 http://registry.example.invalid/
+	[ "$(jq -r .network.off_denied <<<"$output")" = true ]
+	[[ "$(jq -r .network.denied <<<"$output")" == "$OFF_MARKER"* ]]
+	[ ! -s "$NET_STATE/http.log" ] || fail "a request reached the host"
+}
+
+@test "network off: a refused lookup or connect names the network, for curl, wget, git, python, pip, npm, node (bwrap)" { check_off_marker bwrap; }
+@test "network off: a refused lookup or connect names the network, for curl, wget, git, python, pip, npm, node (landlock)" { check_off_marker landlock; }
+
+@test "network off: in a session the marker is followed by the escalation hint" {
+	local s
+	s=$("$WARD" session new --cwd "$WS" --mode workspace-write)
+	run --separate-stderr "$WARD" run --session "$s" -- curl -sS -m 10 http://registry.example.invalid/
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"$OFF_MARKER"$'\n'"$OFF_HINT"$'\n''retry once with --escalate-network HOST (or on) --justification TEXT; the approval prompt asks you'* ]]
+	"$WARD" session rm "$s"
+}
+
+# An allowed name ward's proxy cannot resolve (its own lookup, outside the
+# sandbox): a line of its own, not a refusal and not the sandbox's doing.
+@test "network allowlist: an allowed name the proxy cannot resolve gets its own line" {
+	local v
+	for v in bwrap landlock; do
+		ward_run "$v" read-only --allow-domain no-such-host.invalid -- \
+			curl -fsS -m 60 -o /dev/null http://no-such-host.invalid/
+		[ "$status" -ne 0 ]
+		grep -qxF "[sandbox: network: no-such-host.invalid is allowed, but ward's proxy could not resolve it (the lookup outside the sandbox failed: a DNS problem, not a refusal)]" "$E2E_CAP/stderr" ||
+			fail "$v: no line for the failed lookup"
+		[[ "$stderr" != *"network access to no-such-host.invalid denied"* ]]
+		[[ "$stderr" != *"network is off"* ]]
+	done
+}
+
 # --- on -------------------------------------------------------------------
 
 check_on() {
@@ -151,9 +211,11 @@ check_on() {
 
 check_allow() {
 	local v=$1
-	# An allowed name works, through the proxy.
+	# An allowed name works, through the proxy: an allowed localhost is
+	# the host's loopback, so NO_PROXY leaves it out and the client
+	# sends it to the proxy.
 	ward_run "$v" read-only --allow-domain localhost -- \
-		curl --noproxy '' -sS -m 10 "http://localhost:$HTTP/ok.txt"
+		curl -sS -m 10 "http://localhost:$HTTP/ok.txt"
 	[ "$status" = 0 ]
 	[ "$output" = "ward ok" ]
 	[[ "$stderr" != *"[sandbox: network"* ]]
@@ -185,6 +247,22 @@ check_allow() {
 	[ ! -s "$NET_STATE/tcp.log" ]
 }
 
+@test "network allowlist: NO_PROXY leaves out the loopback names the allowlist names" {
+	local v
+	for v in bwrap landlock; do
+		ward_run "$v" read-only --allow-domain localhost -- sh -c 'echo "$NO_PROXY $no_proxy"'
+		[ "$output" = "127.0.0.1,::1 127.0.0.1,::1" ]
+		ward_run "$v" read-only --allow-domain 127.0.0.1 --allow-domain '[::1]' \
+			--allow-domain localhost -- sh -c 'echo "[$NO_PROXY]"'
+		[ "$output" = "[]" ]
+		ward_run "$v" read-only --allow-domain example.com -- sh -c 'echo "$NO_PROXY"'
+		[ "$output" = "localhost,127.0.0.1,::1" ]
+		# A wildcard never reaches loopback: it changes nothing.
+		ward_run "$v" read-only --allow-domain '*.localhost' -- sh -c 'echo "$NO_PROXY"'
+		[ "$output" = "localhost,127.0.0.1,::1" ]
+	done
+}
+
 @test "network allowlist: allowed name, denied name, IP literal (bwrap)" { check_allow bwrap; }
 # ward installed where the sandbox sees something else: bwrap mounts its own
 # /tmp, so a ward-bridge found beside a ward under /tmp must be bound in.
@@ -193,7 +271,7 @@ check_allow() {
 	inst=$(mktemp -d /tmp/ward-e2e-inst.XXXXXX)
 	cp "$WARD" "$LAUNCHER" "$(dirname "$WARD")/ward-bridge" "$inst/"
 	WARD=$inst/ward ward_run bwrap read-only --allow-domain localhost -- \
-		curl --noproxy '' -sS -m 10 "http://localhost:$HTTP/ok.txt"
+		curl -sS -m 10 "http://localhost:$HTTP/ok.txt"
 	rm -rf "$inst"
 	[ "$status" = 0 ] || fail "the command did not run: $stderr"
 	[ "$output" = "ward ok" ]
@@ -203,18 +281,18 @@ check_allow() {
 check_clients() {
 	local v=$1
 	ward_run "$v" workspace-write --allow-domain localhost -- \
-		env NO_PROXY= no_proxy= git clone -q "http://localhost:$HTTP/repo.git" "$WS/clone"
+		git clone -q "http://localhost:$HTTP/repo.git" "$WS/clone"
 	[ "$status" = 0 ]
 	[ "$(cat "$WS/clone/f")" = cloned ]
 	ward_run "$v" workspace-write --allow-domain localhost -- \
-		env NO_PROXY= no_proxy= "$PY" -m pip download --no-deps --no-cache-dir \
+		"$PY" -m pip download --no-deps --no-cache-dir \
 		--disable-pip-version-check --index-url "http://localhost:$HTTP/simple/" \
 		-d "$WS/dl" wardpkg
 	[ "$status" = 0 ]
 	[ -f "$WS/dl/wardpkg-1.0-py3-none-any.whl" ]
 	if command -v npm >/dev/null; then
 		ward_run "$v" workspace-write --allow-domain localhost -- \
-			env NO_PROXY= no_proxy= npm pack wardpkg --registry "http://localhost:$HTTP/" \
+			npm pack wardpkg --registry "http://localhost:$HTTP/" \
 			--cache "$WS/.npm" --pack-destination "$WS" --loglevel error
 		[ "$status" = 0 ]
 		[ -f "$WS/wardpkg-1.0.0.tgz" ]
@@ -278,12 +356,33 @@ check_clients() {
 	"$WARD" session rm "$s"
 }
 
-@test "network: danger-full-access with network off is refused, on by default" {
+@test "network: danger-full-access with network off is a usage error (2), on by default" {
 	run "$WARD" run --mode danger-full-access --workspace "$WS" --network off -- true
-	[ "$status" = 125 ]
+	[ "$status" = 2 ]
 	[[ "$output" == *"network off cannot be enforced under danger-full-access"* ]]
 	run "$WARD" run --mode danger-full-access --workspace "$WS" -- curl -sS -m 5 "http://127.0.0.1:$HTTP/ok.txt"
 	[ "$output" = "ward ok" ]
+}
+
+@test "network: ward confine refuses an allowlist it could not serve, and prints off and on" {
+	local r
+	for r in bwrap landlock; do
+		run --separate-stderr "$WARD" confine --runner "$r" --workspace "$WS" \
+			--allow-domain example.com -- true
+		[ "$status" = 2 ]
+		[ -z "$output" ]
+		[[ "$stderr" == *"would have no proxy to reach"*"--network off or --network on"* ]]
+		run --separate-stderr "$WARD" confine --json --runner "$r" --workspace "$WS" \
+			--allow-domain example.com -- true
+		[ "$status" = 2 ]
+		[ "$(jq -r .error <<<"$output")" = WARD_FAILED ]
+		# Off and on print an argv that runs.
+		run --separate-stderr "$WARD" confine --runner "$r" --workspace "$WS" \
+			--network off -- echo printed
+		[ "$status" = 0 ]
+		[[ "$output" != *"<"* ]]
+		[ "$(eval "$output")" = printed ]
+	done
 }
 
 @test "network: bad flags and keys name what is wrong" {

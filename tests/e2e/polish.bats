@@ -412,3 +412,24 @@ assert d["argv"][i + 1] == d["cwd"], d'
 	done
 	[ "$n" -gt 0 ] || skip "no runner can confine here (ward probe)"
 }
+
+# A clone under /tmp with HOME=/tmp (a CI image): the demo's "outside"
+# target must lie outside every writable root, not in build/ or $HOME,
+# which are both under /tmp, a writable root of workspace-write.
+@test "make demo's script: with the clone and HOME under /tmp, 'outside' really is outside" {
+	local tree r
+	tree=$(mktemp -d /tmp/ward-demo-tree.XXXXXX)
+	mkdir -p "$tree/scripts" "$tree/build/bin" "$tree/home"
+	cp "$ROOT/scripts/demo.sh" "$tree/scripts/"
+	ln -s "$WARD" "$tree/build/bin/ward"
+	for r in bwrap landlock; do
+		"$WARD" probe --json | jq -e --arg r "$r" \
+			'.chain[] | select(.runner == $r) | .usable' >/dev/null || continue
+		run env HOME="$tree/home" "$tree/scripts/demo.sh" --runner "$r"
+		echo "# $r: $output" | tail -8
+		[ "$status" = 0 ] || { rm -rf "$tree"; false; }
+		[[ "$output" != *FAIL* ]] || { rm -rf "$tree"; false; }
+		[[ "$output" != *"> $tree"* ]] || { rm -rf "$tree"; false; }
+	done
+	rm -rf "$tree"
+}

@@ -17,7 +17,7 @@ setup_file() {
 	local mcp=$E2E_ROOT/tests/mcp
 	if command -v node >/dev/null && command -v npm >/dev/null &&
 		[ ! -d "$mcp/node_modules/@modelcontextprotocol/sdk" ]; then
-		npm ci --prefix "$mcp" --no-audit --no-fund \
+		(cd "$mcp" && npm ci --no-audit --no-fund) \
 			>"$BATS_FILE_TMPDIR/npm-ci.log" 2>&1 || true
 	fi
 }
@@ -102,7 +102,7 @@ prompt_case() {
 	command -v node >/dev/null || skip "node is not installed"
 	local mcp=$E2E_ROOT/tests/mcp
 	[ -d "$mcp/node_modules/@modelcontextprotocol/sdk" ] ||
-		fail "the npm clients are not installed (npm ci --prefix tests/mcp failed)"
+		fail "the npm clients are not installed (npm ci in tests/mcp failed)"
 	run timeout -k 5 120 env WARD="$WARD" node --test --test-reporter=tap \
 		--test-name-pattern='^approval-target: ' "$mcp/approval.test.mjs"
 	printf '%s\n' "$output" | grep -v '^ *at ' | head -n 40 | sed 's/^/# /'

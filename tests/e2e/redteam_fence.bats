@@ -20,7 +20,7 @@ setup_file() {
 	local mcp=$E2E_ROOT/tests/mcp
 	if command -v node >/dev/null && command -v npm >/dev/null &&
 		[ ! -d "$mcp/node_modules/@modelcontextprotocol/sdk" ]; then
-		npm ci --prefix "$mcp" --no-audit --no-fund \
+		(cd "$mcp" && npm ci --no-audit --no-fund) \
 			>"$BATS_FILE_TMPDIR/npm-ci.log" 2>&1 || true
 	fi
 }

@@ -40,16 +40,7 @@ teardown() {
 }
 
 require_runner() {
-	case "$1" in
-	bwrap)
-		bwrap --ro-bind / / --unshare-user -- true 2>/dev/null ||
-			skip "bwrap cannot create a sandbox here"
-		;;
-	*)
-		"$LAUNCHER" --probe >/dev/null 2>&1 ||
-			skip "Landlock is not usable here"
-		;;
-	esac
+	require_runner_usable "$1"
 }
 
 become() {

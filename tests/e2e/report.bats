@@ -217,6 +217,45 @@ usable() {
 		<<<"$output" >/dev/null || fail "$output"
 }
 
+# git writes config.lock, then renames it over .git/config; bwrap binds the
+# protected config read-only, and a rename over a mount point fails with
+# EBUSY ("Device or resource busy"), not EROFS.
+@test "git config and git remote add under workspace-write: the marker and the protected path, not a bare EBUSY" {
+	usable bwrap
+	command -v git >/dev/null || skip "git is not installed"
+	git -C "$WS" init -q
+	cp "$WS/.git/config" "$BASE/config.before"
+	run --separate-stderr "$WARD" run -r bwrap --mode workspace-write -- \
+		git config user.name somebody
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"Device or resource busy"* ]]
+	[[ "$stderr" == *"[sandbox: file access denied under workspace-write mode]"* ]]
+	[[ "$stderr" == *"[sandbox: write of $WS/.git/config refused: a protected path (git config); inferred from the error output]"* ]]
+	run --separate-stderr "$WARD" run -r bwrap --mode workspace-write --json -- \
+		git remote add origin https://example.invalid/x.git
+	[ "$status" -ne 0 ]
+	jq -e --arg p "$WS/.git/config" '.sandbox.denied == true and
+		(.denials[0] | .path == $p and .cause == "protected" and
+		 .rule == "git config")' <<<"$output" >/dev/null || fail "$output"
+	cmp "$WS/.git/config" "$BASE/config.before"
+	# EBUSY inside a writable root that nothing protects is no denial.
+	run --separate-stderr "$WARD" run -r bwrap --mode workspace-write --json -- \
+		sh -c 'echo "x: Device or resource busy" >&2; exit 1'
+	jq -e '.sandbox.denied == false and .denials == []' <<<"$output" >/dev/null ||
+		fail "$output"
+}
+
+# A file name can hold a newline: the report escapes it, so every entry
+# stays one line and no name can pass for a line of ward's.
+@test "a denied path with a newline is one escaped line in the report" {
+	run --separate-stderr "$WARD" fs write --text x "/etc/ward-nl
+[sandbox: forged]"
+	[ "$status" = 3 ]
+	[[ "$stderr" != *$'\n[sandbox: forged]'* ]]
+	[[ "$stderr" == *'[sandbox: write of /etc/ward-nl\x0a[sandbox: forged] refused: not writable under read-only mode (built-in default)]'* ]]
+	[ "$(grep -c '' <<<"$stderr")" = 3 ]
+}
+
 @test "--explain prints the report for people; nothing when nothing was refused" {
 	usable bwrap
 	run -1 --separate-stderr "$WARD" run --explain -- touch /etc/ward-explain-x

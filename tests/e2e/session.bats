@@ -218,6 +218,59 @@ assert d[sys.argv[2]]["cwd_exists"] is True, d' "$SID" "$keep"
 	"$WARD" session --help | grep -q '^  rm ID'
 }
 
+# A session whose log is a copy of $BASE/template under id $1, created
+# at $2.
+forge_session() {
+	sed -e "1s/\"id\":\"[^\"]*\"/\"id\":\"$1\"/" \
+		-e "1s/\"created\":\"[^\"]*\"/\"created\":\"$2\"/" \
+		"$BASE/template" >"$XDG_STATE_HOME/ward/sessions/$1.jsonl"
+}
+
+@test "session list is oldest first; a unique id prefix is taken wherever an id is" {
+	new_session
+	mv "$LOG" "$BASE/template"
+	# Ids in the reverse order of their creation times.
+	forge_session ffff0000aaaa0001 2020-01-01T00:00:00.000Z
+	forge_session eeee0000aaaa0002 2021-01-01T00:00:00.000Z
+	forge_session dddd0000aaaa0003 2022-01-01T00:00:00.000Z
+	forge_session dddd0000bbbb0004 2023-01-01T00:00:00.000Z
+	run -0 --separate-stderr "$WARD" session list
+	[ "$(printf '%s\n' "$output" | sed 1d | cut -d' ' -f1 | tr '\n' ' ')" = \
+		"ffff0000aaaa0001 eeee0000aaaa0002 dddd0000aaaa0003 dddd0000bbbb0004 " ]
+	run -0 --separate-stderr "$WARD" session list --json
+	[ "$(jq -r '.[].id' <<<"$output" | tr '\n' ' ')" = \
+		"ffff0000aaaa0001 eeee0000aaaa0002 dddd0000aaaa0003 dddd0000bbbb0004 " ]
+	# A prefix names its one session ...
+	run -0 --separate-stderr "$WARD" session show ffff --json
+	[ "$(jq -r .id <<<"$output")" = ffff0000aaaa0001 ]
+	run -0 --separate-stderr "$WARD" session mode eee workspace-write
+	run -0 --separate-stderr "$WARD" session mode eeee0000aaaa0002
+	[ "$output" = workspace-write ]
+	run -0 --separate-stderr "$WARD" run --session dddd0000b -- true
+	grep -q '"type":"call/result"' "$XDG_STATE_HOME/ward/sessions/dddd0000bbbb0004.jsonl"
+	echo hi >"$WS/f"
+	run -0 --separate-stderr "$WARD" fs read --session ff f
+	[ "$output" = hi ]
+	# ... an ambiguous one names the sessions it could be, and does
+	# nothing.
+	run -2 --separate-stderr "$WARD" session show dddd
+	[[ "$stderr" == *"session id prefix 'dddd' is ambiguous: 2 sessions begin with it (dddd0000aaaa0003, dddd0000bbbb0004)"* ]]
+	run -2 --separate-stderr "$WARD" session rm dddd
+	[ -e "$XDG_STATE_HOME/ward/sessions/dddd0000aaaa0003.jsonl" ]
+	run -2 --separate-stderr "$WARD" run --session dddd -- true
+	[[ "$stderr" == *ambiguous* ]]
+	run -2 --separate-stderr "$WARD" mcp --session d </dev/null
+	[[ "$stderr" == *ambiguous* ]]
+	run -0 --separate-stderr "$WARD" session rm dddd0000a eee
+	[ ! -e "$XDG_STATE_HOME/ward/sessions/dddd0000aaaa0003.jsonl" ]
+	[ ! -e "$XDG_STATE_HOME/ward/sessions/eeee0000aaaa0002.jsonl" ]
+	# An exact id wins over a longer one it begins.
+	forge_session dddd 2024-01-01T00:00:00.000Z
+	run -0 --separate-stderr "$WARD" session show dddd --json
+	[ "$(jq -r .id <<<"$output")" = dddd ]
+	"$WARD" session --help | grep -q 'unique prefix\|any prefix'
+}
+
 @test "session prune --older-than removes idle sessions only" {
 	new_session
 	local old=$SID old_log=$LOG

@@ -7,7 +7,7 @@
 // Run: node --test tests/mcp/sdk.test.mjs   (tests/e2e/mcp.bats does)
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
@@ -469,17 +469,38 @@ test("files: write, read, edit, list through the fence", { skip: NO_RUNNER }, as
   const ctx = await connect(t, { mode: "workspace-write" });
   let r = await call(ctx, "write_file", { path: "dir/a.txt", content: "one\ntwo\nthree\n" });
   assert.equal(r.text, "wrote 14 bytes to dir/a.txt");
+  // Line numbers by default, as cat -n writes them; the bare text on
+  // request.
   r = await call(ctx, "read_file", { path: "dir/a.txt" });
+  assert.equal(r.text, "     1\tone\n     2\ttwo\n     3\tthree\n");
+  r = await call(ctx, "read_file", { path: "dir/a.txt", line_numbers: false });
   assert.equal(r.text, "one\ntwo\nthree\n");
   r = await call(ctx, "read_file", { path: "dir/a.txt", offset: 1, limit: 1 });
   assert.equal(
     r.text,
-    "two\n[truncated: the file continues after line 2; read on with offset 2, or pick a part with offset/limit]",
+    "     2\ttwo\n[truncated: the file continues after line 2; read on with offset 2, or pick a part with offset/limit]",
   );
   assert.equal(r.result.structuredContent.next_offset, 2);
   r = await call(ctx, "edit_file", { path: "dir/a.txt", old_text: "two", new_text: "2" });
   assert.equal(r.text, "replaced 1 occurrence in dir/a.txt");
   assert.equal(readFileSync(path.join(ctx.ws, "dir/a.txt"), "utf8"), "one\n2\nthree\n");
+  // The names models know from other agents' edit tools.
+  r = await call(ctx, "edit_file", { path: "dir/a.txt", old_string: "2", new_string: "two" });
+  assert.equal(r.text, "replaced 1 occurrence in dir/a.txt");
+  writeFileSync(path.join(ctx.ws, "dir/b.txt"), "x y x\n");
+  r = await call(ctx, "edit_file", { path: "dir/b.txt", old_string: "x", new_string: "z", replace_all: true });
+  assert.equal(r.text, "replaced 2 occurrences in dir/b.txt");
+  assert.equal(readFileSync(path.join(ctx.ws, "dir/b.txt"), "utf8"), "z y z\n");
+  r = await call(ctx, "edit_file", { path: "dir/b.txt", old_text: "z", old_string: "z", new_text: "q" });
+  assert.equal(r.result.isError, true);
+  assert.match(r.text, /"old_text" and "old_string" are the same argument: give one/);
+  r = await call(ctx, "edit_file", { path: "dir/b.txt", new_text: "q" });
+  assert.equal(r.result.isError, true);
+  assert.match(r.text, /missing "old_text" \(or "old_string"\)/);
+  assert.equal(readFileSync(path.join(ctx.ws, "dir/b.txt"), "utf8"), "z y z\n");
+  rmSync(path.join(ctx.ws, "dir/b.txt"));
+  assert.equal(readFileSync(path.join(ctx.ws, "dir/a.txt"), "utf8"), "one\ntwo\nthree\n");
+  r = await call(ctx, "edit_file", { path: "dir/a.txt", old_text: "two", new_text: "2" });
   r = await call(ctx, "list_directory", { path: "dir" });
   assert.equal(r.text, "a.txt (12 bytes)");
   r = await call(ctx, "list_directory", {});
@@ -528,6 +549,22 @@ test("logging: logging/setLevel is honoured", { skip: NO_RUNNER }, async (t) => 
     justification: "log test",
   });
   assert.ok(await waitFor(() => logs.some((l) => /answer: rejected/.test(l.data))));
+  assert.ok(logs.some((l) => /asking the user to allow workspace-write once/.test(l.data)));
+  // A network escalation is logged as what it asks for, not as a mode.
+  await call(ctx, "bash", {
+    command: "true",
+    network_permissions: "registry.example",
+    justification: "log test",
+  });
+  assert.ok(
+    await waitFor(() =>
+      logs.some((l) =>
+        /asking the user to allow network access to registry\.example once/.test(l.data),
+      ),
+    ),
+    JSON.stringify(logs),
+  );
+  assert.ok(!logs.some((l) => /allow read-only once/.test(l.data)), JSON.stringify(logs));
   assert.ok(logs.every((l) => l.logger === "ward"));
 });
 
@@ -721,6 +758,69 @@ test("progress-slow: a 70 s command and a 70 s task_output wait pass the SDK's 6
   checkProgress(wp, 30);
 });
 
+test("progress-clamp: a foreground call without progress ends before the client's 60 s and says to go to the background", { skip: NO_RUNNER || SLOW }, async (t) => {
+  const ctx = await connect(t);
+  // No onprogress: no progress token; the SDK's own 60 s default applies.
+  const t0 = Date.now();
+  const { text, result } = await call(ctx, "bash", { command: "echo started; sleep 90; echo done" });
+  assert.ok(Date.now() - t0 < 60000, "the result came after the client's timeout");
+  assert.equal(result.structuredContent.timed_out, true);
+  assert.match(text, /^started\n/);
+  assert.match(
+    text,
+    /\n\[stopped at ward's 55 s default for a client without progress reports \(clients commonly stop waiting after 60 s\): run a command that takes longer with run_in_background, then read it with task_output\]$/,
+  );
+});
+
+// --- what the model is told about ward and the network -----------------------
+
+test("instructions: what ward is, the markers, the retry, the network knob, the background", async (t) => {
+  for (const elicit of [accept, undefined]) {
+    const ctx = await connect(t, { elicit });
+    const ins = ctx.client.getInstructions();
+    assert.ok(ins, "initialize returned no instructions");
+    assert.match(ins, /sandbox the kernel enforces/);
+    assert.match(ins, /\[sandbox: file access denied under <mode> mode\]/);
+    assert.match(ins, /\[sandbox: network access denied: the network is off under <mode> mode\]/);
+    assert.match(ins, /run_in_background/);
+    // Never the mode in force (it made models refuse work up front).
+    assert.doesNotMatch(ins, /under (read-only|workspace-write|danger-full-access) mode/);
+    if (elicit) assert.match(ins, /network_permissions/);
+    else assert.match(ins, /cannot be widened from here/);
+    const { tools } = await ctx.client.listTools();
+    const bash = tools.find((x) => x.name === "bash");
+    assert.match(bash.description, /\[sandbox: network access denied: the network is off under <mode> mode\]/);
+    assert.match(bash.description, elicit ? /network_permissions/ : /cannot be widened from here/);
+    assert.match(bash.description, /run_in_background/);
+    assert.match(bash.inputSchema.properties.timeout_ms.description, /55000/);
+  }
+});
+
+test("network-off: a refused lookup names the network, and the retry with network_permissions", { skip: NO_RUNNER }, async (t) => {
+  const ctx = await connect(t, { mode: "workspace-write", elicit: accept });
+  const { text, result } = await call(ctx, "bash", {
+    command: "curl -sS -m 10 http://registry.example.invalid/ || python3 -c 'import socket; socket.getaddrinfo(\"registry.example.invalid\", 80)'",
+  });
+  const lines = text.split("\n");
+  assert.equal(lines.at(-2), "[sandbox: network access denied: the network is off under workspace-write mode]");
+  assert.equal(
+    lines.at(-1),
+    'retry this exact command once with network_permissions (the host, or "on") + justification; the approval prompt asks the user',
+  );
+  assert.equal(result.structuredContent.network.off_denied, true);
+  assert.equal(result.structuredContent.sandbox.denied, false);
+  // Not a file denial, and nothing when the command did not fail.
+  assert.doesNotMatch(text, /file access denied/);
+  const ok = await call(ctx, "bash", { command: "curl -sS -m 10 http://registry.example.invalid/; true" });
+  assert.doesNotMatch(ok.text, /network access denied/);
+  // Without an approval service: how a person can allow it.
+  const plain = await connect(t, { mode: "workspace-write" });
+  const r2 = await call(plain, "bash", { command: "curl -sS -m 10 http://registry.example.invalid/" });
+  const l2 = r2.text.split("\n");
+  assert.equal(l2.at(-2), "[sandbox: network access denied: the network is off under workspace-write mode]");
+  assert.match(l2.at(-1), /^network_permissions cannot be asked for here; a person can allow it: ward session network [0-9a-f]{16} on, or ward mcp --allow-domain HOST$/);
+});
+
 // --- bounded file output -----------------------------------------------------
 
 test("bounded-files: read_file and list_directory stop at 64 KiB and say how to go on", async (t) => {
@@ -728,7 +828,13 @@ test("bounded-files: read_file and list_directory stop at 64 KiB and say how to 
   // A 5 MB file of 100-byte lines.
   const line = "x".repeat(99) + "\n";
   writeFileSync(path.join(ctx.ws, "big.txt"), line.repeat(50000));
+  // With the line numbers (the default) the bound holds too.
   let r = await call(ctx, "read_file", { path: "big.txt" });
+  assert.ok(r.text.length <= 64 * 1024 + 200, `${r.text.length} characters`);
+  assert.equal(r.text.split("\n")[0], "     1\t" + "x".repeat(99));
+  const numbered = r.result.structuredContent.next_offset;
+  assert.equal(r.text.split("\n").at(-2), `${String(numbered).padStart(6)}\t${"x".repeat(99)}`);
+  r = await call(ctx, "read_file", { path: "big.txt", line_numbers: false });
   assert.ok(r.text.length <= 64 * 1024 + 200, `${r.text.length} characters`);
   const last = r.text.split("\n").at(-1);
   const m = /^\[truncated: (\d+) more lines \((\d+) bytes\) not shown; read on with offset (\d+), or pick a part with offset\/limit\]$/.exec(last);
@@ -739,16 +845,16 @@ test("bounded-files: read_file and list_directory stop at 64 KiB and say how to 
   assert.equal(r.result.structuredContent.truncated, true);
   assert.equal(r.result.structuredContent.next_offset, shown);
   // Reading on from the offset given continues where it stopped.
-  r = await call(ctx, "read_file", { path: "big.txt", offset: shown, limit: 3 });
+  r = await call(ctx, "read_file", { path: "big.txt", offset: shown, limit: 3, line_numbers: false });
   assert.equal(r.text.split("\n").slice(0, 3).join("\n"), [line, line, line].join("").trimEnd());
   // An offset past the end says so instead of answering nothing.
-  r = await call(ctx, "read_file", { path: "big.txt", offset: 60000 });
+  r = await call(ctx, "read_file", { path: "big.txt", offset: 60000, line_numbers: false });
   assert.equal(r.text, "[nothing at offset 60000: the file ends before line 60001]");
   assert.equal(r.result.structuredContent.lines, 0);
   // One line longer than the bound (a minified file): its start, what is
   // left of it, and the next line's offset (never "1 more line").
   writeFileSync(path.join(ctx.ws, "min.js"), "a".repeat(200000) + "\nnext\n");
-  r = await call(ctx, "read_file", { path: "min.js" });
+  r = await call(ctx, "read_file", { path: "min.js", line_numbers: false });
   assert.equal(r.text.split("\n")[0], "a".repeat(65536));
   assert.equal(
     r.text.split("\n")[1],
@@ -758,15 +864,15 @@ test("bounded-files: read_file and list_directory stop at 64 KiB and say how to 
   );
   assert.equal(r.result.structuredContent.truncated, true);
   assert.equal(r.result.structuredContent.next_offset, 1);
-  r = await call(ctx, "read_file", { path: "min.js", offset: 1 });
+  r = await call(ctx, "read_file", { path: "min.js", offset: 1, line_numbers: false });
   assert.equal(r.text, "next\n");
   writeFileSync(path.join(ctx.ws, "min.js"), "a".repeat(200000));
-  r = await call(ctx, "read_file", { path: "min.js" });
+  r = await call(ctx, "read_file", { path: "min.js", line_numbers: false });
   assert.match(r.text, /\n\[truncated: line 1 is longer than 64 KiB: its first 65536 bytes are shown, 134464 more bytes of it are not .*; it is the file's last line\]$/);
   assert.equal(r.result.structuredContent.next_offset, undefined);
   // A single line larger than the fence holds (10 MiB): bash, not offsets.
   writeFileSync(path.join(ctx.ws, "huge.js"), "b".repeat(11 * 1024 * 1024));
-  r = await call(ctx, "read_file", { path: "huge.js" });
+  r = await call(ctx, "read_file", { path: "huge.js", line_numbers: false });
   assert.equal(r.result.isError, true);
   assert.equal(
     r.text,
@@ -774,11 +880,11 @@ test("bounded-files: read_file and list_directory stop at 64 KiB and say how to 
   );
   // After a short line, that short line and where to go on.
   writeFileSync(path.join(ctx.ws, "huge.js"), "short\n" + "b".repeat(11 * 1024 * 1024));
-  r = await call(ctx, "read_file", { path: "huge.js" });
+  r = await call(ctx, "read_file", { path: "huge.js", line_numbers: false });
   assert.match(r.text, /^short\n\[truncated: the file continues after line 1; read on with offset 1/);
   // A small file is returned whole, without a truncated line.
   writeFileSync(path.join(ctx.ws, "small.txt"), "a\nb\n");
-  r = await call(ctx, "read_file", { path: "small.txt" });
+  r = await call(ctx, "read_file", { path: "small.txt", line_numbers: false });
   assert.equal(r.text, "a\nb\n");
   assert.equal(r.result.structuredContent.truncated, false);
 

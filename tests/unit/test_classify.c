@@ -296,12 +296,117 @@ static void test_custom_failure_signatures(void **state)
 	assert_int_not_equal(c.outcome, RFAIL);
 }
 
+/* Classify @text (exit @code) under @runner with the network off or not,
+ * and the exact channel @fact; the result into *@c. */
+static void net_case(struct ward_classification *c, enum ward_runner runner,
+		     bool off, enum ward_net_fact fact, int code,
+		     const char *text)
+{
+	struct ward_run_facts f;
+
+	memset(&f, 0, sizeof(f));
+	f.runner = runner;
+	f.exit_code = code;
+	f.child_started = 1;
+	f.network_off = off;
+	f.net = fact;
+	f.stderr_text = text;
+	f.stderr_len = strlen(text);
+	assert_int_equal(ward_classify(c, &f), 0);
+}
+
+/*
+ * The network is the reason: what the clients print when the network is
+ * off, per runner (curl, wget, git, pip, python, node/npm), only with the
+ * network off, only for a failed run; an exact channel wins over the text
+ * either way.
+ */
+static void test_network_denied(void **state)
+{
+	static const struct {
+		enum ward_runner runner;
+		const char *text;
+	} hits[] = {
+	    {BW, "curl: (6) Could not resolve host: example.com\n"},
+	    {LL, "curl: (6) Could not resolve host: example.com\n"},
+	    {BW, "fatal: unable to access 'https://github.com/x/': Could not "
+		 "resolve host: github.com\n"},
+	    {BW, "wget: unable to resolve host address 'example.com'\n"},
+	    {BW, "socket.gaierror: [Errno -3] Temporary failure in name "
+		 "resolution\n"},
+	    {LL, "Retrying (...) after connection broken by "
+		 "'NewConnectionError(...: Failed to establish a new "
+		 "connection: [Errno -3] Temporary failure in name "
+		 "resolution)'\n"},
+	    {BW, "npm error code EAI_AGAIN\n"},
+	    {LL, "npm error code EAI_AGAIN\n"},
+	    {BW,
+	     "Connecting to 1.1.1.1:80... failed: Network is unreachable.\n"},
+	    {BW, "connect ENETUNREACH 1.1.1.1:80 - Local (0.0.0.0:0)\n"},
+	    {LL, "connect EACCES 1.1.1.1:80 - Local (undefined:undefined)\n"},
+	    {LL, "Connecting to 1.1.1.1:80... failed: Permission denied.\n"},
+	    {LL, "curl: (7) Failed to connect to 1.1.1.1 port 80 after 0 ms: "
+		 "Couldn't connect to server\n"},
+	};
+	struct ward_classification c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++) {
+		net_case(&c, hits[i].runner, true, WARD_NET_FACT_UNKNOWN, 6,
+			 hits[i].text);
+		if (!c.network_denied)
+			fail_msg("case %zu not seen as the network: %s", i,
+				 hits[i].text);
+		/* The network on: the same text is no finding of ours. */
+		net_case(&c, hits[i].runner, false, WARD_NET_FACT_UNKNOWN, 6,
+			 hits[i].text);
+		assert_false(c.network_denied);
+		/* A run that succeeded was not stopped. */
+		net_case(&c, hits[i].runner, true, WARD_NET_FACT_UNKNOWN, 0,
+			 hits[i].text);
+		assert_false(c.network_denied);
+	}
+	/* Per runner, never a union: bwrap's namespace never says EACCES
+	 * for a socket, Landlock's filter never ENETUNREACH. */
+	net_case(&c, BW, true, WARD_NET_FACT_UNKNOWN, 1,
+		 "connect EACCES 1.1.1.1:80\n");
+	assert_false(c.network_denied);
+	net_case(&c, LL, true, WARD_NET_FACT_UNKNOWN, 1,
+		 "connect ENETUNREACH 1.1.1.1:80\n");
+	assert_false(c.network_denied);
+	/* A runner that confines no network. */
+	net_case(&c, NO, true, WARD_NET_FACT_UNKNOWN, 6,
+		 "curl: (6) Could not resolve host: x\n");
+	assert_false(c.network_denied);
+	/* The exact channel decides, whatever the text says. */
+	net_case(&c, LL, true, WARD_NET_FACT_REFUSED, 1, "no words\n");
+	assert_true(c.network_denied);
+	net_case(&c, LL, true, WARD_NET_FACT_NONE, 6,
+		 "curl: (6) Could not resolve host: x\n");
+	assert_false(c.network_denied);
+	/* A socket Landlock refused is not a file denial; a file still is. */
+	net_case(&c, LL, true, WARD_NET_FACT_UNKNOWN, 4,
+		 "Connecting to 1.1.1.1:80... failed: Permission denied.\n");
+	assert_int_equal(c.outcome, OK);
+	net_case(&c, LL, true, WARD_NET_FACT_UNKNOWN, 4,
+		 "Connecting to 1.1.1.1:80... failed: Permission denied.\n"
+		 "sh: 1: cannot create /etc/x: Permission denied\n");
+	assert_int_equal(c.outcome, DENIED);
+	assert_true(c.network_denied);
+	/* With the network on the old reading stands. */
+	net_case(&c, LL, false, WARD_NET_FACT_UNKNOWN, 4,
+		 "Connecting to 1.1.1.1:80... failed: Permission denied.\n");
+	assert_int_equal(c.outcome, DENIED);
+	assert_non_null(ward_network_signatures(SB));
+	assert_null(ward_network_signatures(SB)[0]);
+}
+
 int main(void)
 {
 	enum {
 		NROWS = sizeof(rows) / sizeof(rows[0])
 	};
-	struct CMUnitTest tests[NROWS + 4];
+	struct CMUnitTest tests[NROWS + 5];
 
 	for (size_t i = 0; i < NROWS; i++) {
 		tests[i] = (struct CMUnitTest){
@@ -317,5 +422,7 @@ int main(void)
 	tests[NROWS + 2] = (struct CMUnitTest)cmocka_unit_test(test_signatures);
 	tests[NROWS + 3] =
 	    (struct CMUnitTest)cmocka_unit_test(test_custom_failure_signatures);
+	tests[NROWS + 4] =
+	    (struct CMUnitTest)cmocka_unit_test(test_network_denied);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

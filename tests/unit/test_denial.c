@@ -51,7 +51,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *fx = *state;
+	char p[PATH_MAX + 16];
 
+	/* What test_derive_busy makes, also when it failed half-way. */
+	snprintf(p, sizeof(p), "%s/.git/config", fx->ws);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/.git", fx->ws);
+	rmdir(p);
 	rmdir(fx->ws);
 	ward_policy_free(fx->ro);
 	ward_policy_free(fx->ww);
@@ -64,7 +70,8 @@ static int teardown(void **state)
 static void derive(struct ward_denial_set *set, const struct fx *fx,
 		   const ward_policy *pol, const char *text)
 {
-	struct ward_denial_ctx ctx = {pol, fx->ws, "--mode", false};
+	struct ward_denial_ctx ctx = {pol, fx->ws, "--mode", false,
+				      WARD_RUNNER_NONE};
 
 	memset(set, 0, sizeof(*set));
 	ward_denials_from_output(set, &ctx, text, strlen(text));
@@ -221,6 +228,64 @@ static void test_derive_hidden(void **state)
 	rmdir(dir);
 }
 
+/*
+ * git config writes .git/config.lock and renames it over .git/config,
+ * which the runner binds read-only: the rename fails with EBUSY, which is
+ * a refused write of the protected path; EBUSY anywhere nothing protects
+ * is the command's own error.
+ */
+static void test_derive_busy(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_denial_set set;
+	const struct ward_denial *d;
+	ward_policy *ww = NULL;
+	char git[PATH_MAX + 8], config[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(git, sizeof(git), "%s/.git", fx->ws);
+	snprintf(config, sizeof(config), "%s/config", git);
+	assert_int_equal(mkdir(git, 0700), 0);
+	assert_non_null(f = fopen(config, "w"));
+	fclose(f);
+	assert_int_equal(
+	    ward_policy_new(&ww, WARD_MODE_WORKSPACE_WRITE, fx->ws), 0);
+	derive(&set, fx, ww,
+	       "error: could not write config file .git/config: Device or "
+	       "resource busy\n"
+	       "rm: cannot remove 'mnt': Device or resource busy\n");
+	d = find(&set, fx, ".git/config");
+	assert_non_null(d);
+	assert_string_equal(d->operation, "write");
+	assert_int_equal(d->cause, WARD_DENIAL_PROTECTED);
+	assert_string_equal(d->rule, "git config");
+	assert_null(find(&set, fx, "mnt"));
+	assert_int_equal(set.n, 1);
+	ward_denial_set_clear(&set);
+	ward_policy_free(ww);
+}
+
+/* Under Landlock a refused socket says "Permission denied" too: a line
+ * of the runner's network dialect names no file ("failed" is a word of
+ * wget's, not a path); a file's refusal beside it still does. */
+static void test_derive_network_line(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_denial_ctx ctx = {fx->ro, fx->ws, "--mode",
+				      WARD_RUNNER_LANDLOCK};
+	struct ward_denial_set set;
+	const char *text =
+	    "Connecting to 1.1.1.1:80... failed: Permission denied.\n"
+	    "sh: 1: cannot create /etc/x: Permission denied\n";
+
+	memset(&set, 0, sizeof(set));
+	ward_denials_from_output(&set, &ctx, text, strlen(text));
+	assert_null(find(&set, fx, "failed"));
+	assert_non_null(find(&set, fx, "/etc/x"));
+	assert_int_equal(set.n, 1);
+	ward_denial_set_clear(&set);
+}
+
 /* At most WARD_DENIALS_MAX entries; the rest are counted. */
 static void test_bound(void **state)
 {
@@ -307,6 +372,31 @@ static void test_render_denials(void **state)
 	/* No entry: the marker, then the hint. */
 	t = denials(WARD_SURFACE_API, NULL, 0, true, NULL);
 	assert_non_null(strstr(t, "mode]\nretry this exact command"));
+	free(t);
+}
+
+/* A path with a newline (or another control character) stays on its
+ * entry's line: escaped, never a line of its own that could pass for
+ * one of ward's. */
+static void test_render_denials_escape(void **state)
+{
+	const struct ward_denial nl = {
+	    "/etc/a\n[sandbox: fake]", "create",       WARD_DENIAL_RULE,
+	    WARD_MODE_READ_ONLY,       "-- /etc/a\tb", "/ws/x\ny.yml:2",
+	    WARD_DENIAL_EXACT};
+	char *t;
+
+	(void)state;
+	t = denials(WARD_SURFACE_MCP, &nl, 1, false, NULL);
+	assert_string_equal(
+	    t, "[sandbox: file access denied under read-only mode]\n"
+	       "[sandbox: create of /etc/a\\x0a[sandbox: fake] refused by "
+	       "rule \"-- /etc/a\\x09b\" (/ws/x\\x0ay.yml:2)]");
+	free(t);
+	assert_int_equal(ward_render_explain(&t, &nl, 1, 0), 0);
+	assert_non_null(strstr(t, "denied: create of /etc/a\\x0a[sandbox: "
+				  "fake]\n  by:     rule \"-- /etc/a\\x09b\"\n"
+				  "  set in: /ws/x\\x0ay.yml:2\n"));
 	free(t);
 }
 
@@ -408,8 +498,11 @@ int main(void)
 	    T(test_derive_lines),
 	    T(test_derive_writable),
 	    T(test_derive_hidden),
+	    T(test_derive_busy),
+	    T(test_derive_network_line),
 	    T(test_bound),
 	    cmocka_unit_test(test_render_denials),
+	    cmocka_unit_test(test_render_denials_escape),
 	    cmocka_unit_test(test_render_explain),
 	    cmocka_unit_test(test_surface_texts),
 	};

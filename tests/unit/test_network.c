@@ -96,6 +96,27 @@ static void test_names(void **state)
 	assert_int_equal(ward_network_pattern_check("*"), WARD_EINVAL);
 	assert_int_equal(ward_network_pattern_check("http://x.org"),
 			 WARD_EINVAL);
+	/* A URL, a port or a path where a host is expected: the host to
+	 * write instead, not what the address parser made of it. */
+	assert_int_equal(ward_network_pattern_check("http://x.org/"),
+			 WARD_EINVAL);
+	assert_string_equal(ward_error_last(),
+			    "domain pattern \"http://x.org/\" is a URL: a "
+			    "domain pattern is a host name only (any port and "
+			    "path of an allowed host are allowed); write "
+			    "\"x.org\"");
+	assert_int_equal(
+	    ward_network_pattern_check("https://me@x.org:8443/a?b"),
+	    WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "write \"x.org\""));
+	assert_int_equal(ward_network_pattern_check("x.org:443"), WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "has a port"));
+	assert_non_null(strstr(ward_error_last(), "write \"x.org\""));
+	assert_int_equal(ward_network_pattern_check("x.org/api"), WARD_EINVAL);
+	assert_non_null(strstr(ward_error_last(), "has a path"));
+	assert_null(strstr(ward_error_last(), "IPv6"));
+	assert_int_equal(ward_network_pattern_check("::1"), 0);
+	assert_int_equal(ward_network_pattern_check("[::1]"), 0);
 }
 
 static void test_policy(void **state)

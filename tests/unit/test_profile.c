@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "ward/ward.h"
 
 #define BWRAP	 "/usr/bin/bwrap"
@@ -61,8 +62,8 @@ static int setup(void **state)
 	/* The base profiles, without ward's own directories: their
 	 * protection is test_translate's (the machine's state directory
 	 * would otherwise be hidden in every profile). */
-	setenv("XDG_STATE_HOME", "/nonexistent-ward-test/state", 1);
-	setenv("XDG_CONFIG_HOME", "/nonexistent-ward-test/config", 1);
+	setenv("XDG_STATE_HOME", fx_unreachable("state"), 1);
+	setenv("XDG_CONFIG_HOME", fx_unreachable("config"), 1);
 	*state = fx;
 	return 0;
 }
@@ -125,6 +126,8 @@ static char *replace_all(char *s, const char *from, const char *to)
 static char *normalize(char *text, const struct fixture *fx)
 {
 	text = replace_all(text, fx->ws, "@WS@");
+	/* ward's state directory: the test's own (fx_unreachable). */
+	text = replace_all(text, getenv("XDG_STATE_HOME"), "@STATE@");
 	return replace_all(text, fx->tmp, "@TMPDIR@");
 }
 
@@ -616,7 +619,7 @@ static void test_seatbelt_argv(void **state)
 static void test_seatbelt_read_only_writes(void **state)
 {
 	ward_policy *p = make_policy(*state, WARD_MODE_READ_ONLY);
-	char *text = NULL;
+	char *text = NULL, want[PATH_MAX + 64];
 	const char *first, *w;
 
 	assert_int_equal(ward_profile_seatbelt(&text, p), 0);
@@ -634,9 +637,10 @@ static void test_seatbelt_read_only_writes(void **state)
 	w = strstr(text, "subpath");
 	assert_non_null(w);
 	assert_null(strstr(w + 1, "subpath"));
-	assert_non_null(strstr(text,
-			       "(deny file-read* file-write* (subpath "
-			       "\"/nonexistent-ward-test/state/ward\"))"));
+	snprintf(want, sizeof(want),
+		 "(deny file-read* file-write* (subpath \"%s/ward\"))",
+		 getenv("XDG_STATE_HOME"));
+	assert_non_null(strstr(text, want));
 	assert_non_null(strstr(text, "(allow file-read*)"));
 	free(text);
 	ward_policy_free(p);

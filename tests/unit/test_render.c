@@ -325,6 +325,100 @@ static void test_network_denied(void **state)
 	assert_null(text);
 }
 
+/* The network-off marker (exact, from the design) and what follows it on
+ * each surface. */
+static void test_network_off(void **state)
+{
+	struct ward_render_network_off r = WARD_RENDER_NETWORK_OFF_INIT;
+	char *text = NULL;
+
+	(void)state;
+	r.surface = WARD_SURFACE_CLI;
+	r.mode = WARD_MODE_WORKSPACE_WRITE;
+	assert_int_equal(ward_render_network_off(&text, &r), 0);
+	assert_string_equal(
+	    text, "[sandbox: network access denied: the network is off under "
+		  "workspace-write mode]\n"
+		  "allow a host with --allow-domain HOST (repeatable; or the "
+		  "whole network with --network on)");
+	free(text);
+	r.escalation_offered = true;
+	assert_int_equal(ward_render_network_off(&text, &r), 0);
+	assert_non_null(strstr(text, "on)\nretry once with --escalate-network "
+				     "HOST (or on) --justification TEXT"));
+	free(text);
+	r.surface = WARD_SURFACE_MCP;
+	r.mode = WARD_MODE_READ_ONLY;
+	assert_int_equal(ward_render_network_off(&text, &r), 0);
+	assert_string_equal(
+	    text, "[sandbox: network access denied: the network is off under "
+		  "read-only mode]\n"
+		  "retry this exact command once with network_permissions (the "
+		  "host, or \"on\") + justification; the approval prompt asks "
+		  "the user");
+	free(text);
+	r.escalation_offered = false;
+	r.session_id = "abc";
+	assert_int_equal(ward_render_network_off(&text, &r), 0);
+	assert_non_null(strstr(text, "mode]\nnetwork_permissions cannot be "
+				     "asked for here; a person can allow it: "
+				     "ward session network abc on, or ward mcp "
+				     "--allow-domain HOST"));
+	free(text);
+	/* A model never gets the CLI's flags, a person never the field. */
+	r.surface = WARD_SURFACE_API;
+	r.session_id = NULL;
+	r.escalation_offered = true;
+	assert_int_equal(ward_render_network_off(&text, &r), 0);
+	assert_non_null(strstr(text, "network_permissions"));
+	assert_null(strstr(text, "--"));
+	free(text);
+	r.version = 99;
+	assert_int_equal(ward_render_network_off(&text, &r), WARD_EINVAL);
+	/* The proxy's own lookup failing has its own line. */
+	assert_int_equal(ward_render_network_unresolved(&text, "reg.example"),
+			 0);
+	assert_string_equal(text,
+			    "[sandbox: network: reg.example is allowed, but "
+			    "ward's proxy could not resolve it (the lookup "
+			    "outside the sandbox failed: a DNS problem, not a "
+			    "refusal)]");
+	free(text);
+	assert_int_equal(ward_render_network_unresolved(&text, "a\nb"),
+			 WARD_EINVAL);
+	assert_int_equal(ward_render_foreground_clamped(&text, 55000), 0);
+	assert_non_null(strstr(text, "55 s default"));
+	assert_non_null(strstr(text, "run_in_background"));
+	free(text);
+}
+
+/* initialize's instructions: what ward is, both markers, the retry or
+ * that there is none, the background; never the mode in force. */
+static void test_instructions(void **state)
+{
+	char *t = NULL;
+
+	(void)state;
+	assert_int_equal(ward_render_instructions(&t, true, WARD_APPROVAL_ASK),
+			 0);
+	assert_non_null(strstr(t, "[sandbox: file access denied under <mode> "
+				  "mode]"));
+	assert_non_null(strstr(t, "[sandbox: network access denied: the "
+				  "network is off under <mode> mode]"));
+	assert_non_null(strstr(t, "sandbox_permissions"));
+	assert_non_null(strstr(t, "network_permissions"));
+	assert_non_null(strstr(t, "run_in_background"));
+	assert_null(strstr(t, "Approval policy"));
+	free(t);
+	assert_int_equal(
+	    ward_render_instructions(&t, false, WARD_APPROVAL_NEVER), 0);
+	assert_non_null(strstr(t, "cannot be widened from here"));
+	assert_non_null(strstr(t, ward_render_policy(WARD_APPROVAL_NEVER)));
+	assert_null(strstr(t, "under read-only"));
+	assert_null(strstr(t, "under workspace-write"));
+	free(t);
+}
+
 /* The line after the output of a command the sandbox ended. */
 static void test_sandbox_ended(void **state)
 {
@@ -350,6 +444,8 @@ int main(void)
 	    cmocka_unit_test(test_verdict_texts_exact),
 	    cmocka_unit_test(test_verdict_texts_distinct),
 	    cmocka_unit_test(test_network_denied),
+	    cmocka_unit_test(test_network_off),
+	    cmocka_unit_test(test_instructions),
 	    cmocka_unit_test(test_unavailable),
 	    cmocka_unit_test(test_policy_text),
 	    cmocka_unit_test(test_tool_descriptions),

@@ -1034,10 +1034,10 @@ static void test_10000_rules(void **state)
 	t0 = now_s();
 	assert_int_equal(ward_rules_add_text(r, text, &ENV, NULL), 0);
 	t1 = now_s();
+	/* Said, not asserted: a loaded machine is slow, not wrong (quadratic
+	 * behaviour is bench/bench_plan.c's to catch). */
 	print_message("loaded %zu rules in %.3f s\n", nrules, t1 - t0);
 	assert_int_equal(ward_rules_count(r), nrules);
-	/* generous: catches quadratic behaviour, not a slow machine */
-	assert_true(t1 - t0 < 20.0);
 
 	brute_init(&b, r);
 	srand(42);
@@ -1183,7 +1183,6 @@ static void test_hostile(void **state)
 	size_t n = 64 * 1024, len;
 	char *e = malloc(n + 16);
 	ward_rules *r;
-	double t0;
 	int err;
 
 	(void)state;
@@ -1204,14 +1203,12 @@ static void test_hostile(void **state)
 	len = (size_t)sprintf(e, "-- /s/");
 	for (size_t i = 0; i < 1000; i++)
 		len += (size_t)sprintf(e + len, "*a");
-	t0 = now_s();
 	err = ward_rules_add(r, e, &ENV, NULL);
 	assert_true(err == 0 || err == WARD_EINVAL || err == -ENOMEM);
 	if (err == 0) {
 		assert_int_equal(ward_rules_match(r, "/s/aaaa"),
 				 WARD_ACCESS_DEFAULT);
 	}
-	assert_true(now_s() - t0 < 20.0);
 
 	/* a 64 KiB entry: a clear error, no truncation */
 	memcpy(e, "r- /", 4);

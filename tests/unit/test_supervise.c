@@ -7,6 +7,7 @@
  * check that failed), never through cmocka.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,15 +135,17 @@ static int live_child(const char *root, const char *outside,
 	const char *rw[] = {"/dev/null", root};
 	const char *ok[] = {allowed};
 	struct ward_sv sv = WARD_SV_INIT;
-	char err[256], in[512], link[512], sock[512], tmp[512];
+	char err[256], in[512], link[512], sock[512], tmp[512], gone[PATH_MAX];
+	struct ward_sv_config cfg = {
+	    .rw = rw, .nrw = 2, .unix_ok = ok, .nunix = 1, .report_fd = -1};
 	int fd, s;
 
 	snprintf(in, sizeof(in), "%s/in", root);
 	snprintf(link, sizeof(link), "%s/link", root);
 	snprintf(sock, sizeof(sock), "%s/new.sock", root);
 	snprintf(tmp, sizeof(tmp), "%s/tmpfile", root);
-	struct ward_sv_config cfg = {
-	    .rw = rw, .nrw = 2, .unix_ok = ok, .nunix = 1, .report_fd = -1};
+	/* Missing, outside the roots, in the test's own directory. */
+	snprintf(gone, sizeof(gone), "%s.absent/x", outside);
 
 	/* As after ward_ll_enforce(): no capability the supervisor (which
 	 * drops all) lacks, else it may not take the listener. */
@@ -171,7 +174,7 @@ static int live_child(const char *root, const char *outside,
 		return 6; /* a device, although a grant */
 	if (err_of(chmod("/proc/self/cwd", 0700)) != EACCES)
 		return 7; /* a magic link: refused, never misjudged */
-	if (err_of(chmod("/nonexistent/x", 0600)) != ENOENT)
+	if (err_of(chmod(gone, 0600)) != ENOENT)
 		return 8;
 	/* An unlinked file reached by its descriptor: nobody else's. */
 	fd = open(tmp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -186,7 +189,8 @@ static int live_child(const char *root, const char *outside,
 	close(s);
 	if (connect_err(allowed) != 0)
 		return 12; /* named by --allow-unix */
-	if (connect_err("/nonexistent.sock") != ENOENT)
+	snprintf(gone, sizeof(gone), "%s.absent.sock", outside);
+	if (connect_err(gone) != ENOENT)
 		return 13;
 	return 0;
 }

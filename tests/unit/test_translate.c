@@ -820,14 +820,51 @@ static void t_protect_home_bwrap(void **state)
 }
 
 /* Landlock carves ward's directories out of a root that holds them. */
+/* The index of "OPT PATH" in the launcher's hide pairs, or -1. */
+static long hide_at(char *const *h, const char *opt, const char *path)
+{
+	for (size_t i = 0; h[i] && h[i + 1]; i += 2) {
+		if (strcmp(h[i], opt) == 0 && strcmp(h[i + 1], path) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
 static void t_protect_home_landlock(void **state)
 {
+	struct ward_xlate_limits no_mounts = {WARD_XLATE_MAX_ENTRIES,
+					      WARD_XLATE_MAX_MS,
+					      WARD_XLATE_MAX_TARGETS, true};
 	struct fx *fx = *state;
 	struct ward_xlate *plan = NULL;
 	char **ro = NULL, **rw = NULL, **w;
 
 	xmkdir(fx->base, "home/.config/ward");
 	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "home", "");
+	/* Where the launcher can mount: the root whole, ward's directory
+	 * mounted over (read-only), its parent pinned. */
+	if (ward_hide_possible()) {
+		char *const *h;
+
+		assert_int_equal(
+		    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+		assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+		h = ward_xlate_landlock_hides(plan);
+		assert_true(strv_has(rw, P(fx, "home")));
+		assert_true(
+		    hide_at(h, "--hide-ro", P(fx, "home/.config/ward")) >= 0);
+		assert_true(hide_at(h, "--pin", P(fx, "home/.config")) >= 0);
+		ward_xlate_free(plan);
+		ward_strv_free(ro);
+		ward_strv_free(rw);
+		w = warnings(fx->policy, WARD_RUNNER_LANDLOCK);
+		assert_int_equal(
+		    count_lines(w, "nothing new can be created", NULL), 0);
+		ward_strv_free(w);
+	}
+	/* Without mounts (a workspace of $HOME is not a temporary
+	 * directory: carved out, the cost warned). */
+	ward_xlate_set_limits(&no_mounts);
 	assert_int_equal(
 	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
 	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
@@ -845,6 +882,7 @@ static void t_protect_home_landlock(void **state)
 	ward_strv_free(ro);
 	ward_strv_free(rw);
 	w = warnings(fx->policy, WARD_RUNNER_LANDLOCK);
+	ward_xlate_set_limits(NULL);
 	assert_int_equal(count_lines(w, "landlock", "keeps",
 				     P(fx, "home/.config/ward"),
 				     "nothing new can be created", NULL),
@@ -861,6 +899,65 @@ static void t_protect_home_landlock(void **state)
 	assert_false(strv_has(rw, P(fx, "home/.config/ward/proj")));
 	ward_strv_free(ro);
 	ward_strv_free(rw);
+}
+
+/*
+ * HOME under /tmp (CI images, arbitrary-uid containers): ward's
+ * directories lie in the writable root /tmp. With mounts the launcher
+ * hides them and /tmp is granted whole; without, the plan is refused with
+ * the fix — never /tmp's top level taken away (its entries granted one by
+ * one).
+ */
+static void t_protect_home_in_tmp(void **state)
+{
+	struct ward_xlate_limits no_mounts = {WARD_XLATE_MAX_ENTRIES,
+					      WARD_XLATE_MAX_MS,
+					      WARD_XLATE_MAX_TARGETS, true};
+	struct fx *fx = *state;
+	char home[] = "/tmp/ward-translate-home.XXXXXX", state_dir[PATH_MAX];
+	struct ward_xlate *plan = NULL;
+	char **ro = NULL, **rw = NULL;
+	const char *why;
+
+	assert_non_null(mkdtemp(home));
+	setenv("HOME", home, 1);
+	snprintf(state_dir, sizeof(state_dir), "%s/.local/state/ward", home);
+	xmkdir(home, ".local");
+	xmkdir(home, ".local/state");
+	xmkdir(home, ".local/state/ward");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws", "");
+	if (ward_hide_possible()) {
+		char *const *h;
+
+		assert_int_equal(
+		    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+		assert_null(ward_xlate_refusal(plan));
+		assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+		assert_true(strv_has(rw, "/tmp"));
+		h = ward_xlate_landlock_hides(plan);
+		assert_true(hide_at(h, "--hide", state_dir) >= 0);
+		ward_xlate_free(plan);
+		ward_strv_free(ro);
+		ward_strv_free(rw);
+	}
+	ward_xlate_set_limits(&no_mounts);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	why = ward_xlate_refusal(plan);
+	assert_non_null(why);
+	print_message("refusal: %s\n", why);
+	assert_non_null(strstr(why, "lies inside the writable root /tmp"));
+	assert_non_null(strstr(why, "set XDG_STATE_HOME and XDG_CONFIG_HOME"));
+	ward_xlate_free(plan);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+		assert_int_equal(system(cmd), 0);
+	}
+	snprintf(state_dir, sizeof(state_dir), "%s/home", fx->base);
+	setenv("HOME", state_dir, 1);
 }
 
 /* --- landlock --------------------------------------------------------------- */
@@ -919,16 +1016,6 @@ static bool grant_within(char **v, const char *path)
 			return true;
 	}
 	return false;
-}
-
-/* The index of "OPT PATH" in the launcher's hide pairs, or -1. */
-static long hide_at(char *const *h, const char *opt, const char *path)
-{
-	for (size_t i = 0; h[i] && h[i + 1]; i += 2) {
-		if (strcmp(h[i], opt) == 0 && strcmp(h[i + 1], path) == 0)
-			return (long)i;
-	}
-	return -1;
 }
 
 /*
@@ -2327,6 +2414,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_hides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_literal_canon, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(t_protect_home_in_tmp, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_no_mounts_complement,
 					    setup, teardown),

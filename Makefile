@@ -56,9 +56,9 @@ LIB_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) -fPIC -fvisibility=hidden \
               -DWARD_BUILDING $(CFLAGS)
 APP_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS)
 
-# libevent: the network proxy's loop (core), its resolver (extra) and
-# its locking (pthreads).
-PKGS      := jansson libfyaml libevent_core libevent_extra libevent_pthreads
+# libyaml (yaml-0.1) parses ward.yml; libevent is the network proxy's loop
+# (core), its resolver (extra) and its locking (pthreads).
+PKGS      := jansson yaml-0.1 libevent_core libevent_extra libevent_pthreads
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LIB_LIBS   = $(PKG_LIBS) -lpthread
@@ -77,8 +77,8 @@ DEPS_TEST_STAMP := $(B)/.deps-test-ok
 PATHS_STAMP := $(B)/paths-$(shell printf '%s' '$(LIBEXECDIR)' | cksum | cut -d' ' -f1).stamp
 
 # ward itself: a static musl binary, because every glibc process start costs
-# ~0.5 ms here and `ward run` pays it on each command. jansson and libfyaml
-# are built for musl from Debian's source packages by scripts/musl-deps.sh
+# ~0.5 ms here and `ward run` pays it on each command. jansson, libyaml and
+# libevent are built for musl from Debian's source packages by scripts/musl-deps.sh
 # (once; into build/musl/prefix). $(MUSL_CONF) records the outcome: when
 # musl-gcc or the script fails, ward is built dynamic against glibc, with a
 # warning. `make WARD_MUSL=` forces the dynamic build; rm $(MUSL_CONF) to
@@ -89,15 +89,11 @@ MUSL_CC     ?= musl-gcc
 MUSL_DIR    := $(or $(WARD_MUSL_DIR),$(B)/musl)
 MUSL_PREFIX := $(MUSL_DIR)/prefix
 MUSL_CONF   := $(MUSL_DIR)/ward-musl.mk
-MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
+MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
                 $(MUSL_PREFIX)/lib/libevent_extra.a \
                 $(MUSL_PREFIX)/lib/libevent_pthreads.a \
                 $(MUSL_PREFIX)/lib/libevent_core.a
-# That libfyaml carries our patches (scripts/patches/libfyaml/):
-# config_parse.c parses in-process with it, and in a child process with any
-# other.
-MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
-               -DWARD_FYAML_PATCHED
+MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include
 DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be slower
 # Goals that never link ward need not build the musl libraries.
 MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
@@ -196,9 +192,7 @@ $(LIBSO): $(LIB_OBJS)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
 
-LIB_PATCHES := $(wildcard scripts/patches/*/*.patch)
-
-$(MUSL_CONF): scripts/musl-deps.sh $(LIB_PATCHES) $(DEPS_STAMP)
+$(MUSL_CONF): scripts/musl-deps.sh $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@if command -v $(MUSL_CC) >/dev/null && \
 	    MUSL_CC=$(MUSL_CC) WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
@@ -398,6 +392,9 @@ CHECK_FUZZ_SECONDS ?= 0
 FUZZ_LANE_SECONDS ?= 60
 FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzz/lib/%.o)
+# The targets parse YAML with the very archive a static ward links
+# (libyaml.a), in-process, as ward does.
+FUZZ_LIBS = $(patsubst -lyaml,-l:libyaml.a,$(LIB_LIBS))
 # src/cli/ward.c's main() becomes ward_main() for the targets that need it.
 FUZZ_CLI_OBJS := $(CLI_SRCS:src/%.c=$(B)/obj/fuzz/cli/%.o)
 FUZZ_MCP_OBJS := $(MCP_SRCS:src/%.c=$(B)/obj/fuzz/cli/%.o)
@@ -430,7 +427,7 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP)
 	    -o $@ $< \
 	    $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_CLI_LINK)) \
 	    $(if $(filter $(FUZZ_WITH_MCP),$(@F)),$(FUZZ_MCP_OBJS)) \
-	    $(FUZZ_LIB_OBJS) $(LIB_LIBS)
+	    $(FUZZ_LIB_OBJS) $(FUZZ_LIBS)
 
 $(FUZZ_WITH_CLI:%=$(B)/fuzz/%): $(FUZZ_CLI_OBJS)
 $(FUZZ_WITH_MCP:%=$(B)/fuzz/%): $(FUZZ_MCP_OBJS)
@@ -490,7 +487,7 @@ $(B)/fuzz-cov/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_COV_LIB_OBJS) \
 	    -o $@ $< $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_COV_CLI_OBJS) \
 	    $(FUZZ_WRAP)) \
 	    $(if $(filter $(FUZZ_WITH_MCP),$(@F)),$(FUZZ_COV_MCP_OBJS)) \
-	    $(FUZZ_COV_LIB_OBJS) $(LIB_LIBS)
+	    $(FUZZ_COV_LIB_OBJS) $(FUZZ_LIBS)
 
 .SECONDARY: $(FUZZ_COV_LIB_OBJS) $(FUZZ_COV_CLI_OBJS)
 

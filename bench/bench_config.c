@@ -27,18 +27,17 @@
 
 #define ROUNDS 5000
 
-static const char project[] =
-    "# a project file: it may only narrow\n"
-    "mode: read-only\n"
-    "access:\n"
-    "  - \"-- ~/.ssh\"\n"
-    "  - \"r- ./vendor\"\n"
-    "  - \"-- **/*.pem\"\n"
-    "  - \"r- ./.github\"\n"
-    "network: off\n"
-    "allow_domains:\n"
-    "  - registry.npmjs.org\n"
-    "  - pypi.org\n";
+static const char project[] = "# a project file: it may only narrow\n"
+			      "mode: read-only\n"
+			      "access:\n"
+			      "  - \"-- ~/.ssh\"\n"
+			      "  - \"r- ./vendor\"\n"
+			      "  - \"-- **/*.pem\"\n"
+			      "  - \"r- ./.github\"\n"
+			      "network: off\n"
+			      "allow_domains:\n"
+			      "  - registry.npmjs.org\n"
+			      "  - pypi.org\n";
 
 static double now_us(void)
 {
@@ -74,7 +73,8 @@ int main(void)
 					     sizeof(project) - 1);
 		us[i] = now_us() - t0;
 		if (err != 0) {
-			fprintf(stderr, "bench_config: the file is invalid: %s\n",
+			fprintf(stderr,
+				"bench_config: the file is invalid: %s\n",
 				ward_error_last());
 			ward_config_free(cfg);
 			return 1;

@@ -1,7 +1,9 @@
 #!/bin/sh
-# Build ward's library dependencies, jansson, libyaml and libevent, as static
-# musl libraries, so that build/bin/ward can be a static musl binary (a glibc
-# process start costs ~0.5 ms more, which `ward run` pays on every command).
+# Opt-in (make WARD_LINK=musl): build ward's library dependencies, jansson,
+# libyaml and libevent, as static musl libraries, so that build/bin/ward can
+# be a static musl binary (its start-up is the fastest of the three builds;
+# docs/BENCHMARKS.md, "How ward is linked"). The default build needs none of
+# this: it links Debian's own static archives with glibc.
 #
 # Usage: scripts/musl-deps.sh
 #

@@ -13,6 +13,8 @@
 #   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
 #   make install      honours PREFIX and DESTDIR; make uninstall undoes it
 #   make deb          build/deb/ward_<version>_<arch>.deb (debian/), linted
+#   make npm          build/npm/ward-sandbox-<version>.tgz and the platform
+#                     package's tarball (npm/; docs/NPM.md)
 #   make format-check / make format
 #
 # Missing Debian packages are installed by scripts/deps.sh (as root) or
@@ -152,9 +154,18 @@ LIBSO    := $(B)/lib/libward.so
 
 COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
+# The npm packages (make npm, below); defined here for check, which packs
+# this machine's.
+NPM_DIR := $(B)/npm
+NPM_HOST_ARCH := $(shell uname -m | sed -e 's/^x86_64$$/x64/' \
+                   -e 's/^aarch64$$/arm64/')
+NPM_ARCHES ?= $(NPM_HOST_ARCH)
+NPM_MAIN := $(NPM_DIR)/ward-sandbox-$(VERSION).tgz
+NPM_HOST := $(NPM_DIR)/ward-sandbox-linux-$(NPM_HOST_ARCH)-$(VERSION).tgz
+NPM_SRCS := $(wildcard npm/*/*.in npm/*/*.md npm/*/bin/*) scripts/npm-pack.sh
 
 .PHONY: all deps deps-test deps-bench deps-deb demo check check-slow check-container unit e2e \
-        bench install uninstall deb clean format format-check fuzz fuzz-smoke \
+        bench install uninstall deb npm clean format format-check fuzz fuzz-smoke \
         fuzz-lane fuzz-cov
 .DEFAULT_GOAL := all
 
@@ -364,7 +375,8 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 	@touch $@
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NPM_STAMP)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NPM_STAMP) \
+       $(if $(filter dynamic,$(WARD_LINK)),,$(NPM_MAIN) $(NPM_HOST))
 	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
@@ -601,6 +613,27 @@ deb: deps-deb $(if $(filter musl,$(WARD_LINK)),$(MUSL_STAMP))
 	    dpkg-buildpackage -us -uc --no-sign
 	$(LINTIAN) --fail-on error,warning $(DEB_DIR)/ward_$(VERSION)_*.changes
 	@ls $(DEB_DIR)/ward_$(VERSION)_*.deb
+
+# --- npm package -------------------------------------------------------------
+#
+# make npm: $(NPM_DIR)/ward-sandbox-VERSION.tgz (bin/ward.js, which starts
+# the binary for the machine) and, per architecture in NPM_ARCHES (npm's
+# names: x64, arm64; default this machine's), ward-sandbox-linux-ARCH-
+# VERSION.tgz with that architecture's static ward, landlock-run and
+# ward-bridge: this tree's for this machine, a cross build's
+# (scripts/cross.sh, into $(B)/cross/ARCH) for another. docs/NPM.md.
+
+
+# What make check installs and runs: the main package and this machine's.
+$(NPM_MAIN) $(NPM_HOST) &: $(WARD) $(LAUNCHER) $(BRIDGE) $(NPM_SRCS)
+	@scripts/npm-pack.sh $(VERSION) $(NPM_DIR) \
+	    $(NPM_HOST_ARCH)=$(B)/bin
+
+npm: $(WARD) $(LAUNCHER) $(BRIDGE) $(NPM_SRCS)
+	@$(foreach a,$(filter-out $(NPM_HOST_ARCH),$(NPM_ARCHES)), \
+	    scripts/cross.sh $(a) $(B)/cross/$(a) &&) true
+	@scripts/npm-pack.sh $(VERSION) $(NPM_DIR) \
+	    $(foreach a,$(NPM_ARCHES),$(a)=$(if $(filter $(NPM_HOST_ARCH),$(a)),$(B)/bin,$(B)/cross/$(a)/bin))
 
 # --- format --------------------------------------------------------------
 

@@ -41,7 +41,7 @@ pkg-config:/usr/bin/pkg-config
 # local TLS server, valgrind, file, jq), and GNU parallel, which runs the
 # bats files side by side (bats --jobs), time(1), which .ci/run
 # measures each lane with, and npm, which installs the MCP clients the
-# tests drive.
+# tests drive and packs and installs the npm package (npm/).
 TEST="
 bubblewrap:/usr/bin/bwrap
 libcmocka-dev:/usr/include/cmocka.h

@@ -137,7 +137,7 @@ fi
 # lintian's informational tags include its spelling checks: none may
 # fire (make deb fails only on errors and warnings).
 if command -v lintian >/dev/null; then
-	spelling=$(lintian -I "$DEB" 2>&1 | grep -i 'spelling' || true)
+	spelling=$(lintian -I "$DEB" 2>&1 | grep -E 'spelling-error|typo-in' || true)
 	if [ -z "$spelling" ]; then
 		ok "lintian -I reports no spelling error"
 	else

@@ -553,6 +553,7 @@ demo: all
 bench: all deps-bench
 	@bench/run.sh
 	@bench/calls.sh
+	@bench/startup.sh
 
 # --- install -------------------------------------------------------------
 

@@ -342,6 +342,7 @@ covered() {
 		'"mcpServers"' 'npx @modelcontextprotocol/inspector' \
 		'ward_call_new(&call, &o)' \
 		'make demo' `# make check itself: not run from inside it` \
+		'npx -y ward-sandbox mcp --workspace .' `# tests/e2e/npm.bats` \
 		'include/ward/   libward' # the tree, not an example
 	covered man/ward.1 '$ ward probe' "sh -c 'echo hi > note.txt'" \
 		'--timeout 10m -- make -j8' "ward run --json -c 'ls; echo done >&2'" \

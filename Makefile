@@ -639,7 +639,7 @@ npm: $(WARD) $(LAUNCHER) $(BRIDGE) $(NPM_SRCS)
 # --- format --------------------------------------------------------------
 
 FMT_SRCS = $(wildcard include/ward/*.h src/*/*.c src/*/*.h \
-           tests/unit/*.c tests/unit/*.h bench/*.c tests/fuzz/*.c)
+           tests/unit/*.c tests/unit/*.h bench/*.c bench/*.h tests/fuzz/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(FMT_SRCS) && echo "format-check: ok"

@@ -1,8 +1,8 @@
 # ward — one non-recursive Makefile.
 #
-#   make              build/bin/ward (static musl when it can be had),
-#                     build/bin/landlock-run and build/bin/ward-bridge
-#                     (static),
+#   make              build/bin/ward (static, against Debian's own
+#                     archives; WARD_LINK below), build/bin/landlock-run
+#                     and build/bin/ward-bridge (static, musl),
 #                     build/lib/libward.a, build/lib/libward.so
 #   make demo         build, then show a denied write and an allowed one
 #   make check        every test; ends with "N passed, N failed, N skipped"
@@ -13,6 +13,8 @@
 #   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
 #   make install      honours PREFIX and DESTDIR; make uninstall undoes it
 #   make deb          build/deb/ward_<version>_<arch>.deb (debian/), linted
+#   make npm          build/npm/ward-sandbox-<version>.tgz and the platform
+#                     package's tarball (npm/; docs/NPM.md)
 #   make format-check / make format
 #
 # Missing Debian packages are installed by scripts/deps.sh (as root) or
@@ -56,9 +58,9 @@ LIB_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) -fPIC -fvisibility=hidden \
               -DWARD_BUILDING $(CFLAGS)
 APP_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS)
 
-# libevent: the network proxy's loop (core), its resolver (extra) and
-# its locking (pthreads).
-PKGS      := jansson libfyaml libevent_core libevent_extra libevent_pthreads
+# libyaml (yaml-0.1) parses ward.yml; libevent is the network proxy's loop
+# (core), its resolver (extra) and its locking (pthreads).
+PKGS      := jansson yaml-0.1 libevent_core libevent_extra libevent_pthreads
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LIB_LIBS   = $(PKG_LIBS) -lpthread
@@ -66,7 +68,9 @@ LIB_LIBS   = $(PKG_LIBS) -lpthread
 # The launcher: static, libc only; musl when present.
 MUSL_GCC  := $(shell command -v musl-gcc 2>/dev/null)
 LAUNCH_CC := $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
-LAUNCH_CFLAGS := $(CSTD) $(WARNINGS) -Os -static -Isrc
+# (musl-gcc's link drops gcc's --build-id; the package's debug symbols
+# need it.)
+LAUNCH_CFLAGS := $(CSTD) $(WARNINGS) -Os -static -Wl,--build-id -Isrc
 
 DEPS_FLAGS ?=
 DEPS_STAMP := $(B)/.deps-build-ok
@@ -76,33 +80,44 @@ DEPS_TEST_STAMP := $(B)/.deps-test-ok
 # looks for landlock-run under /usr/local).
 PATHS_STAMP := $(B)/paths-$(shell printf '%s' '$(LIBEXECDIR)' | cksum | cut -d' ' -f1).stamp
 
-# ward itself: a static musl binary, because every glibc process start costs
-# ~0.5 ms here and `ward run` pays it on each command. jansson and libfyaml
-# are built for musl from Debian's source packages by scripts/musl-deps.sh
-# (once; into build/musl/prefix). $(MUSL_CONF) records the outcome: when
-# musl-gcc or the script fails, ward is built dynamic against glibc, with a
-# warning. `make WARD_MUSL=` forces the dynamic build; rm $(MUSL_CONF) to
-# retry. libward.a, libward.so and the unit tests are always glibc.
+# How build/bin/ward is linked (docs/BENCHMARKS.md, "How ward is linked",
+# has the start-up figures of each):
+#   WARD_LINK=static   the default: glibc, static-pie, against the archives
+#                      Debian's -dev packages ship (libjansson.a, libyaml.a,
+#                      libevent_*.a); runs on any Linux, loads nothing
+#   WARD_LINK=dynamic  glibc, against the shared libraries (what the
+#                      sanitizer lane builds)
+#   WARD_LINK=musl     opt-in: static musl, the fastest start-up; jansson,
+#                      libyaml and libevent are built for musl from Debian's
+#                      source packages by scripts/musl-deps.sh (needs
+#                      deb-src access; once, into build/musl/prefix)
+# libward.a, libward.so and the unit tests are always glibc, dynamic.
+WARD_LINK ?= static
+ifeq ($(filter $(WARD_LINK),static dynamic musl),)
+$(error WARD_LINK=$(WARD_LINK): expected static, dynamic or musl)
+endif
+# The static link, archive by archive (pkg-config's order would put
+# libevent_core before the libraries that need it). static-pie keeps
+# address-space randomisation for ward's own code.
+STATIC_LIBS = -lyaml -ljansson -levent_extra \
+              -levent_pthreads -levent_core -lpthread
+# glibc warns that these need its shared NSS modules at run time when
+# linked statically; ward never reaches them (docs/BENCHMARKS.md, "Static
+# glibc and NSS"), so the warnings are dropped, and only they.
+# (Each comes after a line naming the function that calls it.)
+STATIC_LD_FILTER := '/in statically linked applications requires at runtime/ \
+	{ if (h != "" && h !~ /: in function /) print h; h = ""; next } \
+	{ if (h != "") print h; h = $$0 } END { if (h != "") print h }'
 MUSL_CC     ?= musl-gcc
-# WARD_MUSL_DIR shares one musl build between trees (`make deb` hands the
-# package build this tree's, so the libraries are not fetched twice).
+# WARD_MUSL_DIR shares one musl build between trees.
 MUSL_DIR    := $(or $(WARD_MUSL_DIR),$(B)/musl)
 MUSL_PREFIX := $(MUSL_DIR)/prefix
-MUSL_CONF   := $(MUSL_DIR)/ward-musl.mk
-MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libfyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
+MUSL_STAMP  := $(MUSL_PREFIX)/SOURCES
+MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
                 $(MUSL_PREFIX)/lib/libevent_extra.a \
                 $(MUSL_PREFIX)/lib/libevent_pthreads.a \
                 $(MUSL_PREFIX)/lib/libevent_core.a
-# That libfyaml carries our patches (scripts/patches/libfyaml/):
-# config_parse.c parses in-process with it, and in a child process with any
-# other.
-MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include \
-               -DWARD_FYAML_PATCHED
-DYNAMIC_WARNING := ward: building a dynamic ward; `ward run` start-up will be slower
-# Goals that never link ward need not build the musl libraries.
-MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
-                   fuzz-smoke deps-test deps-bench deps-deb \
-                   check-asan asan-build fuzz-lane fuzz-cov fuzz-long
+MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include
 
 # The layers (docs/ARCHITECTURE.md; scripts/layers.py checks them):
 # src/util and src/libward make libward; src/mcp (the MCP server) and
@@ -139,15 +154,20 @@ LIBSO    := $(B)/lib/libward.so
 
 COMPLETIONS := $(B)/completion/ward.bash $(B)/completion/_ward
 
+# The npm packages (make npm, below); defined here for check, which packs
+# this machine's.
+NPM_DIR := $(B)/npm
+NPM_HOST_ARCH := $(shell uname -m | sed -e 's/^x86_64$$/x64/' \
+                   -e 's/^aarch64$$/arm64/')
+NPM_ARCHES ?= $(NPM_HOST_ARCH)
+NPM_MAIN := $(NPM_DIR)/ward-sandbox-$(VERSION).tgz
+NPM_HOST := $(NPM_DIR)/ward-sandbox-linux-$(NPM_HOST_ARCH)-$(VERSION).tgz
+NPM_SRCS := $(wildcard npm/*/*.in npm/*/*.md npm/*/bin/*) scripts/npm-pack.sh
+
 .PHONY: all deps deps-test deps-bench deps-deb demo check check-slow check-container unit e2e \
-        bench install uninstall deb clean format format-check fuzz fuzz-smoke \
+        bench install uninstall deb npm clean format format-check fuzz fuzz-smoke \
         fuzz-lane fuzz-cov fuzz-long
 .DEFAULT_GOAL := all
-
-# Sets WARD_MUSL; make builds it first (and restarts) when it is missing.
-ifneq ($(filter-out $(MUSL_SKIP_GOALS),$(or $(MAKECMDGOALS),all)),)
--include $(MUSL_CONF)
-endif
 
 all: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc $(COMPLETIONS)
 
@@ -196,45 +216,45 @@ $(LIBSO): $(LIB_OBJS)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libward.so.0 -o $@ $^ $(LIB_LIBS)
 
-LIB_PATCHES := $(wildcard scripts/patches/*/*.patch)
+# The musl libraries (WARD_LINK=musl only).
+$(MUSL_STAMP): scripts/musl-deps.sh $(DEPS_STAMP)
+	@command -v $(MUSL_CC) >/dev/null || { echo 'make: WARD_LINK=musl needs $(MUSL_CC) (apt-get install musl-tools)' >&2; exit 1; }
+	@MUSL_CC=$(MUSL_CC) WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
+	    scripts/musl-deps.sh
 
-$(MUSL_CONF): scripts/musl-deps.sh $(LIB_PATCHES) $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	@if command -v $(MUSL_CC) >/dev/null && \
-	    MUSL_CC=$(MUSL_CC) WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
-	    scripts/musl-deps.sh; then \
-	    echo 'WARD_MUSL := 1' > $@; \
-	else \
-	    echo 'WARD_MUSL :=' > $@; \
-	    echo '$(DYNAMIC_WARNING)' \
-	        '(no $(MUSL_CC), or scripts/musl-deps.sh failed;' \
-	        'rm $@ to retry)' >&2; \
-	fi
-
-$(B)/obj/musl/lib/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_CONF)
+$(B)/obj/musl/lib/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  MUSLCC  $<')
 	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
 	    -DWARD_BUILDING $(DEPFLAGS) -c $< -o $@
 
-$(B)/obj/musl/cli/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_CONF)
+$(B)/obj/musl/cli/%.o: src/%.c $(PATHS_STAMP) | $(MUSL_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  MUSLCC  $<')
 	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-ifeq ($(WARD_MUSL),1)
-$(WARD): $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) $(MUSL_CONF)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo '  MUSLLD  $@')
-	$(Q)$(MUSL_CC) -static -o $@ $(MUSL_CLI_OBJS) $(MUSL_LIB_OBJS) \
-	    $(MUSL_DEPLIBS)
+# ward's objects and its link, per WARD_LINK: $(call ward_link,OBJECTS)
+# links $@ from them.
+ifeq ($(WARD_LINK),musl)
+WARD_CLI_OBJS := $(MUSL_CLI_OBJS)
+WARD_LIB_OBJS := $(MUSL_LIB_OBJS)
+ward_link = $(MUSL_CC) -static -o $@ $(1) $(MUSL_DEPLIBS)
+else ifeq ($(WARD_LINK),static)
+WARD_CLI_OBJS := $(CLI_OBJS)
+WARD_LIB_OBJS := $(LIB_OBJS)
+ward_link = $(CC) $(LDFLAGS) -static-pie -o $@ $(1) $(STATIC_LIBS) \
+	    2>$@.ld; rc=$$?; awk $(STATIC_LD_FILTER) $@.ld >&2; rm -f $@.ld; \
+	    exit $$rc
 else
-$(WARD): $(CLI_OBJS) $(LIBA)
-	@mkdir -p $(@D)
-	@echo '$(DYNAMIC_WARNING)' >&2
-	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIB_LIBS)
+WARD_CLI_OBJS := $(CLI_OBJS)
+WARD_LIB_OBJS := $(LIB_OBJS)
+ward_link = $(CC) $(LDFLAGS) -o $@ $(1) $(LIB_LIBS)
 endif
+
+$(WARD): $(WARD_CLI_OBJS) $(WARD_LIB_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@ ($(WARD_LINK))')
+	$(Q)$(call ward_link,$(WARD_CLI_OBJS) $(WARD_LIB_OBJS))
 
 # landlock-run shares src/util with libward: one copy of the kernel
 # compatibility code, so the launcher and the executor cannot drift.
@@ -292,10 +312,10 @@ $(PROXYD): tests/e2e/ward-proxyd.c $(LIBA)
 	    -o $@ $< $(LIBA) $(LIB_LIBS)
 
 # The same, static with musl, when ward is: it checks libevent as
-# scripts/musl-deps.sh built it (nothing in ward calls the proxy yet).
-ifeq ($(WARD_MUSL),1)
+# scripts/musl-deps.sh built it.
+ifeq ($(WARD_LINK),musl)
 PROXYD_MUSL := $(B)/tests/ward-proxyd-musl
-$(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS) $(MUSL_CONF)
+$(PROXYD_MUSL): tests/e2e/ward-proxyd.c $(MUSL_LIB_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  MUSLLD  $@')
 	$(Q)$(MUSL_CC) -static $(CPPFLAGS) $(MUSL_CFLAGS) $(TEST_INCLUDES) \
@@ -333,32 +353,23 @@ check-container: all $(BOXHELPER) $(SEALHELPER) $(NOUSERNS)
 # differs; landlock-run is copied beside it (ward looks for it there).
 WEAK_WARD := $(B)/tests/weak/ward
 WEAK_OBJ  := $(B)/obj/weak/profile_bwrap.o
-ifeq ($(WARD_MUSL),1)
-$(WEAK_OBJ): src/libward/profile_bwrap.c $(PATHS_STAMP) | $(MUSL_CONF)
+WEAK_OBJS := $(WARD_CLI_OBJS) \
+	     $(filter-out %/profile_bwrap.o,$(WARD_LIB_OBJS)) $(WEAK_OBJ)
+ifeq ($(WARD_LINK),musl)
+$(WEAK_OBJ): src/libward/profile_bwrap.c $(PATHS_STAMP) | $(MUSL_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
 	    -DWARD_BUILDING -DWARD_TEST_WEAK_BWRAP -c $< -o $@
-$(WEAK_WARD): $(MUSL_CLI_OBJS) \
-	      $(filter-out %/profile_bwrap.o,$(MUSL_LIB_OBJS)) $(WEAK_OBJ) \
-	      $(LAUNCHER)
-	@mkdir -p $(@D)
-	$(Q)$(MUSL_CC) -static -o $@ $(MUSL_CLI_OBJS) \
-	    $(filter-out %/profile_bwrap.o,$(MUSL_LIB_OBJS)) $(WEAK_OBJ) \
-	    $(MUSL_DEPLIBS)
-	$(Q)cp $(LAUNCHER) $(@D)/landlock-run
 else
 $(WEAK_OBJ): src/libward/profile_bwrap.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) \
 	    -DWARD_TEST_WEAK_BWRAP -c $< -o $@
-$(WEAK_WARD): $(CLI_OBJS) $(filter-out %/profile_bwrap.o,$(LIB_OBJS)) \
-	      $(WEAK_OBJ) $(LAUNCHER)
-	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) \
-	    $(filter-out %/profile_bwrap.o,$(LIB_OBJS)) $(WEAK_OBJ) \
-	    $(LIB_LIBS)
-	$(Q)cp $(LAUNCHER) $(@D)/landlock-run
 endif
+$(WEAK_WARD): $(WEAK_OBJS) $(LAUNCHER)
+	@mkdir -p $(@D)
+	$(Q)$(call ward_link,$(WEAK_OBJS))
+	$(Q)cp $(LAUNCHER) $(@D)/landlock-run
 
 # The MCP clients the e2e tests drive (the official SDK and the Inspector
 # CLI, pinned by tests/mcp/package-lock.json), installed from the npm
@@ -375,7 +386,7 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
        $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER) $(NOUSERNS) \
-       $(NPM_STAMP)
+       $(NPM_STAMP) $(if $(filter dynamic,$(WARD_LINK)),,$(NPM_MAIN) $(NPM_HOST))
 	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
@@ -412,6 +423,9 @@ CHECK_FUZZ_SECONDS ?= 0
 FUZZ_LANE_SECONDS ?= 60
 FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzz/lib/%.o)
+# The targets parse YAML with the very archive a static ward links
+# (libyaml.a), in-process, as ward does.
+FUZZ_LIBS = $(patsubst -lyaml,-l:libyaml.a,$(LIB_LIBS))
 # src/cli/ward.c's main() becomes ward_main() for the targets that need it.
 FUZZ_CLI_OBJS := $(CLI_SRCS:src/%.c=$(B)/obj/fuzz/cli/%.o)
 FUZZ_MCP_OBJS := $(MCP_SRCS:src/%.c=$(B)/obj/fuzz/cli/%.o)
@@ -444,7 +458,7 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(DEPS_TEST_STAMP)
 	    -o $@ $< \
 	    $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_CLI_LINK)) \
 	    $(if $(filter $(FUZZ_WITH_MCP),$(@F)),$(FUZZ_MCP_OBJS)) \
-	    $(FUZZ_LIB_OBJS) $(LIB_LIBS)
+	    $(FUZZ_LIB_OBJS) $(FUZZ_LIBS)
 
 $(FUZZ_WITH_CLI:%=$(B)/fuzz/%): $(FUZZ_CLI_OBJS)
 $(FUZZ_WITH_MCP:%=$(B)/fuzz/%): $(FUZZ_MCP_OBJS)
@@ -504,7 +518,7 @@ $(B)/fuzz-cov/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_COV_LIB_OBJS) \
 	    -o $@ $< $(if $(filter $(FUZZ_WITH_CLI),$(@F)),$(FUZZ_COV_CLI_OBJS) \
 	    $(FUZZ_WRAP)) \
 	    $(if $(filter $(FUZZ_WITH_MCP),$(@F)),$(FUZZ_COV_MCP_OBJS)) \
-	    $(FUZZ_COV_LIB_OBJS) $(LIB_LIBS)
+	    $(FUZZ_COV_LIB_OBJS) $(FUZZ_LIBS)
 
 .SECONDARY: $(FUZZ_COV_LIB_OBJS) $(FUZZ_COV_CLI_OBJS)
 
@@ -536,7 +550,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 
 check-asan: $(NPM_STAMP)
-	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) WARD_MUSL= \
+	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) WARD_LINK=dynamic \
 	    OPT='-O1 -g $(SAN_FLAGS)' LDFLAGS='$(SAN_FLAGS)' \
 	    LAUNCH_CC='$(CC)' \
 	    LAUNCH_CFLAGS='$(CSTD) $(WARNINGS) -O1 -g $(SAN_FLAGS) -Isrc' \
@@ -562,6 +576,7 @@ demo: all
 bench: all deps-bench
 	@bench/run.sh
 	@bench/calls.sh
+	@bench/startup.sh
 
 # --- install -------------------------------------------------------------
 
@@ -604,28 +619,50 @@ uninstall:
 #
 # The tree (without build/ and .git) is copied to build/deb/ward-VERSION and
 # built there by dpkg-buildpackage (debian/rules runs this Makefile with
-# PREFIX=/usr), with this tree's musl libraries (WARD_MUSL_DIR); then
-# lintian must find no error and no warning. The package:
+# PREFIX=/usr and this WARD_LINK; with WARD_LINK=musl, this tree's musl
+# libraries); then lintian must find no error and no warning. The package:
 # build/deb/ward_VERSION_ARCH.deb; tests/deb/check.sh checks its contents.
 
 DEB_DIR := $(B)/deb
 DEB_SRC := $(DEB_DIR)/ward-$(VERSION)
 LINTIAN ?= lintian
 
-deb: deps-deb $(MUSL_CONF)
+deb: deps-deb $(if $(filter musl,$(WARD_LINK)),$(MUSL_STAMP))
 	rm -rf $(DEB_DIR)
 	mkdir -p $(DEB_SRC)
 	tar -C . --exclude=./build --exclude=./.git \
 	    --exclude=./tests/mcp/node_modules -cf - . | tar -C $(DEB_SRC) -xf -
-	cd $(DEB_SRC) && WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
+	cd $(DEB_SRC) && WARD_LINK=$(WARD_LINK) \
+	    WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
 	    dpkg-buildpackage -us -uc --no-sign
 	$(LINTIAN) --fail-on error,warning $(DEB_DIR)/ward_$(VERSION)_*.changes
 	@ls $(DEB_DIR)/ward_$(VERSION)_*.deb
 
+# --- npm package -------------------------------------------------------------
+#
+# make npm: $(NPM_DIR)/ward-sandbox-VERSION.tgz (bin/ward.js, which starts
+# the binary for the machine) and, per architecture in NPM_ARCHES (npm's
+# names: x64, arm64; default this machine's), ward-sandbox-linux-ARCH-
+# VERSION.tgz with that architecture's static ward, landlock-run and
+# ward-bridge: this tree's for this machine, a cross build's
+# (scripts/cross.sh, into $(B)/cross/ARCH) for another. docs/NPM.md.
+
+
+# What make check installs and runs: the main package and this machine's.
+$(NPM_MAIN) $(NPM_HOST) &: $(WARD) $(LAUNCHER) $(BRIDGE) $(NPM_SRCS)
+	@scripts/npm-pack.sh $(VERSION) $(NPM_DIR) \
+	    $(NPM_HOST_ARCH)=$(B)/bin
+
+npm: $(WARD) $(LAUNCHER) $(BRIDGE) $(NPM_SRCS)
+	@$(foreach a,$(filter-out $(NPM_HOST_ARCH),$(NPM_ARCHES)), \
+	    scripts/cross.sh $(a) $(B)/cross/$(a) &&) true
+	@scripts/npm-pack.sh $(VERSION) $(NPM_DIR) \
+	    $(foreach a,$(NPM_ARCHES),$(a)=$(if $(filter $(NPM_HOST_ARCH),$(a)),$(B)/bin,$(B)/cross/$(a)/bin))
+
 # --- format --------------------------------------------------------------
 
 FMT_SRCS = $(wildcard include/ward/*.h src/*/*.c src/*/*.h \
-           tests/unit/*.c tests/unit/*.h bench/*.c tests/fuzz/*.c)
+           tests/unit/*.c tests/unit/*.h bench/*.c bench/*.h tests/fuzz/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(FMT_SRCS) && echo "format-check: ok"

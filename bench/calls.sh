@@ -149,7 +149,7 @@ EOF
 	# shellcheck disable=SC2046
 	if cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -o "$OUT/bench_plan" \
 		bench/bench_plan.c build/lib/libward.a \
-		$(pkg-config --libs jansson libfyaml libevent_core libevent_extra \
+		$(pkg-config --libs jansson yaml-0.1 libevent_core libevent_extra \
 			libevent_pthreads) -lpthread; then
 		"${RT[@]}" "$OUT/bench_plan" -n 31 --json "$OUT/plan.json" ||
 			echo "bench/calls.sh: bench_plan failed" >&2

@@ -61,9 +61,9 @@ T0=$(date +%s.%N)
 
 # --- build every bench program ---------------------------------------------
 
-LIBS=$(pkg-config --libs jansson libevent_core libevent_extra \
+LIBS=$(pkg-config --libs jansson yaml-0.1 libevent_core libevent_extra \
 	libevent_pthreads 2>/dev/null ||
-	echo -ljansson -levent_extra -levent_pthreads -levent_core)
+	echo -ljansson -lyaml -levent_extra -levent_pthreads -levent_core)
 BENCHES=()
 for src in bench/bench_*.c; do
 	[ -e "$src" ] || continue

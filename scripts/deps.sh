@@ -15,20 +15,21 @@ set -eu
 
 # Packages and a file each one provides, so the check needs no dpkg query.
 #
-# build: the compiler for the static launcher and ward (musl-gcc), the two
-# libraries and pkg-config, and what scripts/musl-deps.sh needs to build
-# them for musl from Debian's source packages (it would install these
-# itself, but a build should say up front what it needs).
+# build: the C compiler and glibc's static archives (libc6-dev has libc.a:
+# ward links statically against Debian's own archives), musl-gcc for the
+# static launchers, the three libraries with their static archives
+# (libjansson.a, libyaml.a, libevent_*.a) and pkg-config. Nothing is built
+# from source; `make WARD_LINK=musl` (opt-in) has scripts/musl-deps.sh,
+# which installs what it needs itself.
 BUILD="
+gcc:/usr/bin/gcc
+make:/usr/bin/make
+libc6-dev:/usr/include/stdio.h
 musl-tools:/usr/bin/musl-gcc
 libjansson-dev:/usr/include/jansson.h
-libfyaml-dev:/usr/include/libfyaml.h
+libyaml-dev:/usr/include/yaml.h
 libevent-dev:/usr/include/event2/event.h
 pkg-config:/usr/bin/pkg-config
-cmake:/usr/bin/cmake
-m4:/usr/bin/m4
-patch:/usr/bin/patch
-dpkg-dev:/usr/bin/dpkg-source
 "
 
 # test: the runners the e2e tests confine with, the test frameworks, the
@@ -38,8 +39,9 @@ dpkg-dev:/usr/bin/dpkg-source
 # headers (kept for test programs; no build step needs them), and the real
 # clients and tools the network and MCP tests drive (curl, openssl for a
 # local TLS server, valgrind, file, jq), and GNU parallel, which runs the
-# bats files side by side (bats --jobs), and time(1), which .ci/run
-# measures each lane with.
+# bats files side by side (bats --jobs), time(1), which .ci/run
+# measures each lane with, and npm, which installs the MCP clients the
+# tests drive and packs and installs the npm package (npm/).
 TEST="
 bubblewrap:/usr/bin/bwrap
 libcmocka-dev:/usr/include/cmocka.h
@@ -62,6 +64,7 @@ file:/usr/bin/file
 jq:/usr/bin/jq
 parallel:/usr/bin/parallel
 time:/usr/bin/time
+npm:/usr/bin/npm
 "
 
 # bench: the command-line benchmark tool (bench/run.sh), and bwrap, which

@@ -1,32 +1,27 @@
 #!/bin/sh
-# Build ward's library dependencies, jansson, libfyaml and libevent, as static
-# musl libraries, so that build/bin/ward can be a static musl binary (a glibc
-# process start costs ~0.5 ms more, which `ward run` pays on every command).
+# Opt-in (make WARD_LINK=musl): build ward's library dependencies, jansson,
+# libyaml and libevent, as static musl libraries, so that build/bin/ward can
+# be a static musl binary (its start-up is the fastest of the three builds;
+# docs/BENCHMARKS.md, "How ward is linked"). The default build needs none of
+# this: it links Debian's own static archives with glibc.
 #
 # Usage: scripts/musl-deps.sh
 #
-# Debian ships jansson, libfyaml and libevent built for glibc only, so this
-# fetches
-# Debian's own source packages (with apt-get source, through a private apt
-# state under build/musl/: the system's sources and lists are not touched),
-# unpacks them with dpkg-source (which applies Debian's patches), applies
-# ward's own patches (scripts/patches/<package>/*.patch: fixes ward needs
-# that Debian's version lacks, each naming its upstream commit) and builds
-# each with musl-gcc into build/musl/prefix/{include,lib}. None of their
-# source is part of ward's tree; everything lives under build/musl/.
+# Debian ships jansson, libyaml and libevent built for glibc only, so this
+# fetches Debian's own source packages (with apt-get source, through a
+# private apt state under build/musl/: the system's sources and lists are
+# not touched), unpacks them with dpkg-source (which applies Debian's
+# patches) and builds each with musl-gcc into build/musl/prefix/{include,
+# lib}: the same versions, with the same patches, as the archives the
+# default build links. None of their source is part of ward's tree;
+# everything lives under build/musl/.
 #
-# Idempotent: does nothing when build/musl/prefix/lib/libjansson.a,
-# libfyaml.a and libevent's libraries exist and were built with the current patches (their checksums
-# are kept in prefix/PATCHES). Sources already downloaded are reused. Any
-# failure exits non-zero with a message on stderr (the Makefile then builds
-# a dynamic glibc ward instead). As root, missing build tools (musl-tools,
-# cmake, m4, dpkg-dev) are installed with apt-get; otherwise the exact
-# command is printed.
-#
-#   scripts/musl-deps.sh --host DIR
-#       builds only the patched libfyaml, with $CC and $CFLAGS (the host's
-#       compiler, glibc) into DIR/{include,lib}: the copy the fuzz targets
-#       link, so they fuzz what a static ward ships.
+# Idempotent: does nothing when build/musl/prefix holds the libraries and
+# prefix/SOURCES (the source packages they came from). Sources already
+# downloaded are reused. Any failure exits non-zero with a message on
+# stderr. As root, missing build tools (musl-tools, cmake, make,
+# dpkg-dev) are installed with apt-get; otherwise the exact command is
+# printed.
 #
 # Environment: WARD_MUSL_DIR (default build/musl), MUSL_CC (default musl-gcc).
 set -eu
@@ -45,40 +40,9 @@ die() {
 	exit 1
 }
 
-HOST=
-if [ "${1:-}" = "--host" ]; then
-	[ -n "${2:-}" ] || die "--host needs a directory"
-	HOST=$2
-	case $HOST in /*) ;; *) HOST=$ROOT/$HOST ;; esac
-fi
-
-# The patches, and their checksums (what the built libraries must match).
-PATCHES=$ROOT/scripts/patches
-patch_sums() {
-	for f in "$PATCHES"/*/*.patch; do
-		[ -e "$f" ] && sha256sum "$f" | sed "s|  $ROOT/|  |"
-	done
-	return 0
-}
-WANT_PATCHES=$(patch_sums)
-
-up_to_date() { # up_to_date PREFIX FILE...
-	dir=$1
-	shift
-	for f in "$@"; do
-		[ -e "$dir/$f" ] || return 1
-	done
-	[ "$(cat "$dir/PATCHES" 2>/dev/null)" = "$WANT_PATCHES" ]
-}
-
-if [ -n "$HOST" ]; then
-	if up_to_date "$HOST" lib/libfyaml.a include/libfyaml.h; then
-		say "up to date ($HOST)"
-		exit 0
-	fi
-elif up_to_date "$PREFIX" lib/libjansson.a lib/libfyaml.a \
-	lib/libevent_core.a lib/libevent_extra.a include/event2/event.h \
-	include/jansson.h include/libfyaml.h; then
+if [ -s "$PREFIX/SOURCES" ] && [ -s "$PREFIX/lib/libjansson.a" ] &&
+	[ -s "$PREFIX/lib/libyaml.a" ] && [ -s "$PREFIX/lib/libevent_core.a" ] &&
+	[ -s "$PREFIX/lib/libevent_extra.a" ]; then
 	say "up to date ($PREFIX)"
 	exit 0
 fi
@@ -97,12 +61,10 @@ step() { # step NAME COMMAND...
 
 # --- tools -------------------------------------------------------------------
 
-# Tool and the Debian package that provides it. m4: libfyaml's configure
-# insists on it (only autoreconf would use it; we never regenerate).
+# Tool and the Debian package that provides it.
 missing=""
-tools="cmake:cmake make:make m4:m4 dpkg-source:dpkg-dev apt-get:apt"
-tools="$tools patch:patch"
-[ -n "$HOST" ] || tools="$MUSL_CC:musl-tools $tools"
+tools="$MUSL_CC:musl-tools cmake:cmake make:make dpkg-source:dpkg-dev"
+tools="$tools apt-get:apt"
 for entry in $tools; do
 	command -v "${entry%%:*}" >/dev/null 2>&1 || missing="$missing ${entry#*:}"
 done
@@ -171,16 +133,16 @@ set -- -o "Dir::Etc::SourceList=$LIST" \
 # Root apt downloads as _apt, who cannot write into a private build tree.
 [ "$(id -u)" = 0 ] && set -- "$@" -o APT::Sandbox::User=root
 
-if ls "$SRC"/jansson_*.dsc "$SRC"/libfyaml_*.dsc "$SRC"/libevent_*.dsc \
+if ls "$SRC"/jansson_*.dsc "$SRC"/libyaml_*.dsc "$SRC"/libevent_*.dsc \
 	>/dev/null 2>&1; then
 	# dpkg-source checks them against their .dsc below.
 	say "reusing the downloaded sources ($SRC)"
 else
 	step apt-update apt-get "$@" update
-	say "apt-get source jansson libfyaml libevent"
+	say "apt-get source jansson libyaml libevent"
 	rm -f "$SRC"/*.dsc "$SRC"/*.tar.* "$SRC"/*.diff.gz
 	if ! (cd "$SRC" && apt-get "$@" source --download-only jansson \
-		libfyaml libevent) >"$LOG/apt-source.log" 2>&1; then
+		libyaml libevent) >"$LOG/apt-source.log" 2>&1; then
 		tail -n 25 "$LOG/apt-source.log" >&2
 		die "cannot download the source packages" \
 			"(log: $LOG/apt-source.log)"
@@ -199,35 +161,7 @@ unpack() { # unpack PACKAGE -> sets $dir
 	dir=$SRC/$(basename "$dsc" .dsc)
 	rm -rf "$dir"
 	step "unpack-$1" dpkg-source -x "$dsc" "$dir"
-	for p in "$PATCHES/$1"/*.patch; do
-		[ -e "$p" ] || continue
-		step "patch-$1-$(basename "$p" .patch)" \
-			patch -p1 --forward --batch -d "$dir" -i "$p"
-	done
 }
-
-# --- --host: the patched libfyaml for this machine's compiler -------------
-
-if [ -n "$HOST" ]; then
-	B=$M/build-host
-	rm -rf "$B" "$HOST.new"
-	mkdir -p "$B" "$HOST.new"
-	unpack libfyaml
-	step host-libfyaml-configure env -C "$B" \
-		CC="${CC:-cc}" CFLAGS="${CFLAGS:--O2 -g -fPIC}" \
-		PKG_CONFIG_LIBDIR="$HOST.new/lib/pkgconfig" PKG_CONFIG_PATH= \
-		"$dir/configure" --prefix="$HOST.new" --disable-shared \
-		--enable-static --disable-network --disable-dependency-tracking
-	step host-libfyaml-build make -C "$B/src" -j "$JOBS" libfyaml.la
-	step host-libfyaml-install make -C "$B/src" install-libLTLIBRARIES \
-		install-includeHEADERS
-	[ -s "$HOST.new/lib/libfyaml.a" ] || die "the build left no libfyaml.a"
-	printf '%s\n' "$WANT_PATCHES" >"$HOST.new/PATCHES"
-	rm -rf "$HOST" "$B"
-	mv "$HOST.new" "$HOST"
-	say "done: $HOST"
-	exit 0
-fi
 
 # --- build into a staging prefix, then move it in place --------------------
 
@@ -246,19 +180,16 @@ step jansson-configure cmake -S "$dir" -B "$M/build/jansson" \
 step jansson-build cmake --build "$M/build/jansson" -j "$JOBS"
 step jansson-install cmake --install "$M/build/jansson"
 
-# libfyaml: only the library (no fy-tool, tests or docs). pkg-config is
-# pointed at the staging prefix so the host's glibc libyaml or check is
-# never picked up.
-unpack libfyaml
-mkdir -p "$M/build/libfyaml"
-step libfyaml-configure env -C "$M/build/libfyaml" \
-	CC="$MUSL_CC" CFLAGS="$CFLAGS_MUSL" \
-	PKG_CONFIG_LIBDIR="$STAGE/lib/pkgconfig" PKG_CONFIG_PATH= \
-	"$dir/configure" --prefix="$STAGE" --disable-shared --enable-static \
-	--disable-network --disable-dependency-tracking
-step libfyaml-build make -C "$M/build/libfyaml/src" -j "$JOBS" libfyaml.la
-step libfyaml-install make -C "$M/build/libfyaml/src" \
-	install-libLTLIBRARIES install-includeHEADERS
+# libyaml: only the library, with its CMake files (Debian's source is the
+# upstream tree, without a generated configure script).
+unpack libyaml
+step libyaml-configure cmake -S "$dir" -B "$M/build/libyaml" \
+	-DCMAKE_C_COMPILER="$MUSL_CC" -DCMAKE_BUILD_TYPE=Release \
+	-DCMAKE_C_FLAGS_RELEASE="$CFLAGS_MUSL" \
+	-DCMAKE_INSTALL_PREFIX="$STAGE" -DINSTALL_LIB_DIR=lib \
+	-DBUILD_SHARED_LIBS=OFF -DBUILD_TESTING=OFF
+step libyaml-build cmake --build "$M/build/libyaml" -j "$JOBS" --target yaml
+step libyaml-install cmake --install "$M/build/libyaml"
 
 # libevent: the core (event loop, bufferevents, listeners) and extra (evdns)
 # libraries only, built with its CMake files (Debian's patches touch the
@@ -277,15 +208,14 @@ step libevent-configure cmake -S "$dir" -B "$M/build/libevent" \
 step libevent-build cmake --build "$M/build/libevent" -j "$JOBS"
 step libevent-install cmake --install "$M/build/libevent"
 
-for f in lib/libjansson.a lib/libfyaml.a include/jansson.h \
-	include/jansson_config.h include/libfyaml.h lib/libevent_core.a \
+for f in lib/libjansson.a lib/libyaml.a include/jansson.h \
+	include/jansson_config.h include/yaml.h lib/libevent_core.a \
 	lib/libevent_extra.a include/event2/event.h include/event2/dns.h; do
 	[ -s "$STAGE/$f" ] || die "the build left no $f"
 done
 for f in "$SRC"/*.dsc; do
 	basename "$f" .dsc
 done >"$STAGE/SOURCES"
-printf '%s\n' "$WANT_PATCHES" >"$STAGE/PATCHES"
 rm -rf "$PREFIX"
 mv "$STAGE" "$PREFIX"
 rm -rf "$M/build"

@@ -1,5 +1,5 @@
 /*
- * ward — the configuration (ward.yml), read with libfyaml.
+ * ward — the configuration (ward.yml), read with libyaml.
  *
  * Layers, lowest first; a higher layer overrides a lower one key by key,
  * except `access`, whose entries accumulate (user, project, --config,

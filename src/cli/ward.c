@@ -10,7 +10,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-
+#ifdef __GLIBC__
+#include <nss.h>
+#endif
 
 #include "cli.h"
 #include "cmd_config.h"
@@ -190,6 +192,20 @@ int main(int argc, char **argv)
 	const struct cli_command *cmd;
 	int status;
 
+#ifdef __GLIBC__
+	/*
+	 * ward reads the password database only for a home directory when
+	 * $HOME is unset, and nothing else of NSS (its proxy resolves names
+	 * with libevent's evdns, which reads /etc/hosts and resolv.conf
+	 * itself). Only the built-in "files" source, as with musl: for a uid
+	 * /etc/passwd does not know, a static glibc ward would otherwise
+	 * load nsswitch.conf's next module ("systemd", "sss") and a second
+	 * libc with it, and crash (docs/BENCHMARKS.md, "Static glibc and
+	 * NSS").
+	 */
+	__nss_configure_lookup("passwd", "files");
+	__nss_configure_lookup("group", "files");
+#endif
 	if (argc < 2) {
 		print_help(stderr);
 		return CLI_EXIT_USAGE;

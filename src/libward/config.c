@@ -1,15 +1,14 @@
 /*
  * ward — the configuration (ward.yml): parse each layer, then resolve.
  *
- * Parsing (plan) runs libfyaml's EVENT parser, not its document builder,
+ * Parsing (plan) runs libyaml's EVENT parser, not its document loader,
  * into a small tree of our own with a 1-based line on every node, so every
  * error can name its file, line and key. Building the tree ourselves is also
  * what makes hostile input harmless:
  *   - aliases are refused outright (never expanded), so an alias bomb
  *     ("billion laughs") costs nothing;
- *   - nesting is capped (MAX_DEPTH, far below libfyaml's own limit of 64)
- *     and so is the number of nodes (MAX_NODES) and the file size
- *     (WARD_CONFIG_MAX_BYTES);
+ *   - nesting is capped (MAX_DEPTH) and so is the number of nodes
+ *     (MAX_NODES) and the file size (WARD_CONFIG_MAX_BYTES);
  *   - tags, complex keys, several documents, NUL bytes in scalars, and
  *     duplicate keys are errors.
  *
@@ -21,17 +20,13 @@
  *
  * Errors are collected (not just the first), each "FILE:LINE: KEY: message".
  *
- * Which libfyaml parses: a static ward links the copy scripts/musl-deps.sh
- * builds from Debian's source with our patches (scripts/patches/libfyaml/);
- * the Makefile says so with WARD_FYAML_PATCHED. Any other copy (the
- * system's shared library: Debian 12's 0.7.12 crashes on six bytes) only
- * ever runs in a child process (see "parsing in a child" in
- * config_parse.c), so that a file a cloned repository planted cannot crash
- * or take over ward.
+ * The parser is libyaml, in this process, in every build (the static and
+ * the musl ward, libward and the fuzz targets alike): a small, long-fuzzed
+ * library that needs no patch of ours (docs/CONFIG.md, "The YAML parser").
  *
- * Modules: config_parse.c (errors and warnings, the tree, parsing in a
- * child), config_schema.c (the schema), this file (layers, resolve, load,
- * the object and its accessors); config_internal.h is what they share.
+ * Modules: config_parse.c (errors and warnings, the tree), config_schema.c
+ * (the schema), this file (layers, resolve, load, the object and its
+ * accessors); config_internal.h is what they share.
  */
 #include <errno.h>
 #include <fcntl.h>

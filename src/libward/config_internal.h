@@ -10,8 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <libfyaml.h>
-
 #include "internal.h"
 #include "ward/config.h"
 
@@ -54,11 +52,20 @@ enum ytype {
 	Y_MAP
 };
 
+/* How a scalar was written. */
+enum ystyle {
+	Y_PLAIN,
+	Y_SINGLE_QUOTED,
+	Y_DOUBLE_QUOTED,
+	Y_LITERAL, /* | */
+	Y_FOLDED   /* > */
+};
+
 struct ynode {
 	enum ytype type;
 	unsigned line;	   /* 1-based start line */
 	unsigned end_line; /* scalars: 1-based end line */
-	enum fy_scalar_style style;
+	enum ystyle style;
 	char *str; /* scalars: the value, NUL-terminated */
 	size_t len;
 	bool has_nul;	    /* the scalar holds a NUL byte */
@@ -203,8 +210,8 @@ struct emark ward_cfg_emark(const ward_config *cfg);
 int ward_cfg_result(const ward_config *cfg, struct emark before);
 
 void ward_ynode_free(struct ynode *y);
-/* The tree of @text (NULL on an error, recorded; *ok false): in this
- * process with our patched libfyaml, else in a child (config_parse.c). */
+/* The tree of @text (NULL on an error, recorded; *ok false), parsed with
+ * libyaml in this process (config_parse.c). */
 struct ynode *ward_cfg_parse_layer(ward_config *cfg,
 				   enum ward_config_layer layer,
 				   const char *file, const char *text,

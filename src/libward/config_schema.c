@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libfyaml.h>
-
 #include "config_internal.h"
 #include "internal.h"
 #include "ward/config.h"
@@ -45,7 +43,7 @@ static const char *const key_names[K_COUNT] = {
 
 static bool is_null(const struct ynode *y)
 {
-	return y->type == Y_SCALAR && y->style == FYSS_PLAIN &&
+	return y->type == Y_SCALAR && y->style == Y_PLAIN &&
 	       (y->len == 0 || strcmp(y->str, "~") == 0 ||
 		strcmp(y->str, "null") == 0 || strcmp(y->str, "Null") == 0 ||
 		strcmp(y->str, "NULL") == 0);
@@ -80,7 +78,7 @@ static const char *get_string(struct pstate *ps, const struct ynode *y,
 		PERR(ps, y->line, "the value holds a NUL byte");
 		return NULL;
 	}
-	if (y->style == FYSS_LITERAL || y->style == FYSS_FOLDED ||
+	if (y->style == Y_LITERAL || y->style == Y_FOLDED ||
 	    strchr(y->str, '\n') || y->end_line != y->line) {
 		PERR(ps, y->line, "expected %s on one line", what);
 		return NULL;
@@ -326,7 +324,7 @@ static bool get_count(struct pstate *ps, const struct ynode *y,
 	char *end = NULL;
 	char q[128];
 
-	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN) {
+	if (y->type != Y_SCALAR || is_null(y) || y->style != Y_PLAIN) {
 		PERR(ps, y->line, "expected an integer, got %s",
 		     y->type == Y_SCALAR && !is_null(y) ? "a quoted string"
 							: type_name(y));
@@ -422,8 +420,8 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 			PERR(ps, y->line, "the value holds a NUL byte");
 			return;
 		}
-		if (y->style == FYSS_FOLDED ||
-		    (y->style != FYSS_LITERAL && y->end_line != y->line)) {
+		if (y->style == Y_FOLDED ||
+		    (y->style != Y_LITERAL && y->end_line != y->line)) {
 			PERR(ps, y->line,
 			     "a multi-line text must be a literal block "
 			     "(access: |), one entry per line; or use a list");
@@ -435,7 +433,7 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 			ps->cfg->oom = true;
 			return;
 		}
-		if (y->style == FYSS_LITERAL) {
+		if (y->style == Y_LITERAL) {
 			/* Check each line; the block starts on y->line. An
 			 * ignored line is blanked, so the others keep their
 			 * line numbers. */
@@ -456,8 +454,7 @@ static void h_access(struct pstate *ps, const struct ynode *y)
 			return;
 		}
 		if (ps->cfg->nfail == before &&
-		    acc_push(ps->cfg, L, text, y->line,
-			     y->style == FYSS_LITERAL))
+		    acc_push(ps->cfg, L, text, y->line, y->style == Y_LITERAL))
 			L->has[K_ACCESS] = true;
 		free(text);
 		return;
@@ -658,7 +655,7 @@ static void h_presets(struct pstate *ps, const struct ynode *y)
 /* A plain true or false into *@out; false after an error. */
 static bool get_bool(struct pstate *ps, const struct ynode *y, bool *out)
 {
-	if (y->type != Y_SCALAR || is_null(y) || y->style != FYSS_PLAIN ||
+	if (y->type != Y_SCALAR || is_null(y) || y->style != Y_PLAIN ||
 	    (strcmp(y->str, "true") != 0 && strcmp(y->str, "false") != 0)) {
 		char q[128];
 

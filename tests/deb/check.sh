@@ -68,6 +68,15 @@ MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 	for f in include/ward/*.h; do echo "/usr/include/ward/${f##*/}"; done
 	for f in man/*.1; do echo "/usr/share/man/man1/${f##*/}.gz"; done
 	for f in man/*.5; do echo "/usr/share/man/man5/${f##*/}.gz"; done
+	# The documentation (debian/ward.docs): dh_compress gzips those over
+	# 4 KiB.
+	for f in README.md docs/*.md; do
+		if [ "$(stat -c %s "$f")" -gt 4096 ]; then
+			echo "/usr/share/doc/ward/${f##*/}.gz"
+		else
+			echo "/usr/share/doc/ward/${f##*/}"
+		fi
+	done
 } | sort >"$TMP/expected"
 # Files and links only (tar's type letter), without the leading ".".
 dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { print $6 }' | sed 's|^\./|/|' |
@@ -102,9 +111,40 @@ else
 fi
 
 if readelf -lW "$R/usr/bin/ward" | grep -q 'program interpreter'; then
-	not_ok "the packaged ward is the static musl build"
+	not_ok "the packaged ward is static"
 else
-	ok "the packaged ward is the static musl build"
+	ok "the packaged ward is static"
+fi
+
+# Built-Using names the source of every library the static binaries carry.
+built_using=$(dpkg-deb -f "$DEB" Built-Using)
+missing=
+for src in jansson libyaml libevent musl; do
+	[[ ", $built_using," == *", $src (= "* ]] || missing="$missing $src"
+done
+# A static glibc ward carries glibc too (its tunables' variable name is in
+# every static glibc program); a musl one does not.
+if grep -q GLIBC_TUNABLES "$R/usr/bin/ward"; then
+	[[ ", $built_using," == *", glibc (= "* ]] || missing="$missing glibc"
+fi
+if [ -z "$missing" ]; then
+	ok "Built-Using names the static libraries' sources ($built_using)"
+else
+	not_ok "Built-Using names the static libraries' sources" \
+		"missing:$missing" "Built-Using: $built_using"
+fi
+
+# lintian's informational tags include its spelling checks: none may
+# fire (make deb fails only on errors and warnings).
+if command -v lintian >/dev/null; then
+	spelling=$(lintian -I "$DEB" 2>&1 | grep -E 'spelling-error|typo-in' || true)
+	if [ -z "$spelling" ]; then
+		ok "lintian -I reports no spelling error"
+	else
+		not_ok "lintian -I reports no spelling error" "$spelling"
+	fi
+else
+	skip "lintian -I reports no spelling error" "lintian is not installed"
 fi
 
 # A throwaway workspace outside the tree: a read-only run works, a write is

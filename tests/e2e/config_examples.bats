@@ -154,7 +154,7 @@ console_examples() {
 	# shellcheck disable=SC2086 # the sanitizer lane's flags, split
 	run -0 cc -std=c11 -Wall -Werror -I"$ROOT/include" -o "$BASE/example" \
 		${WARD_SAN_CFLAGS:-} "$BASE/example.c" "$BUILD/lib/libward.a" \
-		$(pkg-config --libs jansson libfyaml) -lpthread
+		$(pkg-config --libs jansson yaml-0.1) -lpthread
 	place "$(blocks docs/CONFIG.md yaml | jq -r '.[0].text')"
 	run -0 "$BASE/example"
 	[[ "$output" == "mode workspace-write in $APP" ]]

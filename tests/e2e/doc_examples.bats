@@ -186,7 +186,7 @@ mcp_servers() {
 	# shellcheck disable=SC2086 # the sanitizer lane's flags, split
 	run -0 cc -std=c11 -Wall -Werror -I"$ROOT/include" -o "$BASE/example" \
 		${WARD_SAN_CFLAGS:-} "$BASE/example.c" "$BUILD/lib/libward.a" \
-		$(pkg-config --libs jansson libfyaml libevent_core libevent_extra libevent_pthreads) \
+		$(pkg-config --libs jansson yaml-0.1 libevent_core libevent_extra libevent_pthreads) \
 		-lpthread
 	# make test under read-only: the write of its cache is denied. (Not
 	# the flags of a `make check` around us: make -w would print
@@ -359,6 +359,7 @@ covered() {
 		'"mcpServers"' 'npx @modelcontextprotocol/inspector' \
 		'ward_call_new(&call, &o)' \
 		'make demo' `# make check itself: not run from inside it` \
+		'npx -y ward-sandbox mcp --workspace .' `# tests/e2e/npm.bats` \
 		'include/ward/   libward' # the tree, not an example
 	covered man/ward.1 '$ ward probe' "sh -c 'echo hi > note.txt'" \
 		'--timeout 10m -- make -j8' "ward run --json -c 'ls; echo done >&2'" \

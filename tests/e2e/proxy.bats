@@ -352,7 +352,7 @@ make_repo() {
 }
 
 @test "proxy: the static musl build (libevent from scripts/musl-deps.sh) serves too" {
-	[ -x "$PROXYD-musl" ] || skip "no musl build (ward is dynamic here)"
+	[ -x "$PROXYD-musl" ] || skip "no musl build here (make WARD_LINK=musl builds one)"
 	start_server
 	PROXYD=$PROXYD-musl start_proxy --allow allowed.test
 	run --separate-stderr pcurl "http://127.0.0.1:$PPORT" \

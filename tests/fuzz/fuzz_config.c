@@ -1,7 +1,8 @@
 /*
  * fuzz_config — libFuzzer target for config.c, config_parse.c and
- * config_schema.c (libfyaml's event parser, the schema walk, the layers
- * and their resolution, and rules.c beneath).
+ * config_schema.c (libyaml's event parser, in-process as in every ward
+ * build, the schema walk, the layers and their resolution, and rules.c
+ * beneath).
  *
  * Input: USER FILE [ '\0' PROJECT FILE ]. Both are parsed from memory as
  * their layers ("user.yml", "project.yml") and resolved with the workspace
@@ -14,7 +15,8 @@
  *     than the same user file alone gives;
  *   - the accessors and ward_config_check_confine() hold up.
  *
- * Build: make build/fuzz/fuzz_config (the whole library, libfyaml).
+ * Build: make build/fuzz/fuzz_config (the whole library, and libyaml.a,
+ * the archive a static ward links).
  * Run:   build/fuzz/fuzz_config -max_total_time=60 \
  *          -dict=tests/fuzz/corpus/config.dict \
  *          build/fuzz/corpus_config tests/fuzz/corpus/config
@@ -30,19 +32,6 @@
 #include "ward/ward.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-const char *__lsan_default_suppressions(void);
-
-/*
- * libfyaml 0.7.12 (Debian 12) leaks the text buffer of a scalar token whose
- * text needed unescaping once fy_token_get_text() has been called on it
- * (e.g. 'it''s'); a known upstream bug, fixed after 0.7. Leaks allocated
- * inside libfyaml are not ours to find here; config*.c's own allocations
- * (the tree, the layers, the rules) are still checked.
- */
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:libfyaml.so\n";
-}
 
 static const char *fz_getenv(void *ctx, const char *name)
 {

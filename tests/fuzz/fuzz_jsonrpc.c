@@ -19,12 +19,8 @@
  *      may split a character) encodes as ONE line ending in a newline,
  *      parses back, says "jsonrpc":"2.0" and carries the same id.
  *
- * Build (from the repository root; `make check` builds and runs it):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
- *     -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
- *     -Iinclude -Isrc tests/fuzz/fuzz_jsonrpc.c src/[a-z]*.c \
- *     $(pkg-config --cflags --libs jansson libfyaml) -lpthread \
- *     -o build/fuzz/fuzz_jsonrpc
+ * Build: make build/fuzz/fuzz_jsonrpc (`make check` builds it and replays
+ * its corpus).
  * Run (new inputs go to the first, scratch directory):
  *   mkdir -p build/fuzz/corpus_jsonrpc
  *   build/fuzz/fuzz_jsonrpc -max_total_time=60 \

@@ -1305,8 +1305,9 @@ static void test_hostile_misc(void **state)
 	expect_error(cfg, err, "h.yml:2: ", "a NUL byte at offset 16");
 	ward_config_free(cfg);
 
-	/* Invalid UTF-8, refused up front: libfyaml 0.7 loops forever on
-	 * some invalid bytes in a directive. */
+	/* Invalid UTF-8, refused up front with its offset (libfyaml 0.7,
+	 * the parser before libyaml, looped forever on some invalid bytes
+	 * in a directive). */
 	parse_user(&cfg, &err, "mode: \xff\xfe\n", 9);
 	expect_error(cfg, err, "h.yml:1: ", "not valid UTF-8");
 	ward_config_free(cfg);
@@ -1414,11 +1415,10 @@ static void test_errors_past_the_cap(void **state)
 
 /*
  * Six bytes once crashed every ward command run in the repository holding
- * them (libfyaml 0.7.12: a simple key recycled twice after a tab used for
- * indentation, a crash in fy_parser_destroy). With our patched libfyaml
- * they are invalid YAML; with any other copy the parser runs in a child,
- * which crashes alone. Either way: an error naming the file, as every
- * layer, and the next file still parses.
+ * them (libfyaml 0.7.12, the parser before libyaml: a simple key recycled
+ * twice after a tab used for indentation, a crash in fy_parser_destroy).
+ * They are invalid YAML: an error naming the file, as every layer, and the
+ * next file still parses.
  */
 static void test_libfyaml_crash_input(void **state)
 {

@@ -252,6 +252,16 @@ int ward_jr_parse(struct ward_jr_msg *m, const char *line, size_t len)
 			"Invalid Request: \"jsonrpc\" must be \"2.0\"");
 		return 0;
 	}
+	/* The error response to a message whose id could not be read has
+	 * a null id (JSON-RPC 2.0, section 5): a response to nothing, and
+	 * never to be answered — answering it could start an endless
+	 * exchange of errors between two peers. */
+	if (json_is_null(id) && !method && error && !result &&
+	    json_is_object(error)) {
+		m->kind = WARD_JR_RESPONSE;
+		m->error = error;
+		return 0;
+	}
 	if (id && !ward_jr_id_valid(id)) {
 		invalid(m, WARD_JR_INVALID_REQUEST,
 			"Invalid Request: \"id\" must be a string or an "

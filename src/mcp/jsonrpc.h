@@ -75,7 +75,9 @@ enum ward_jr_kind {
 	WARD_JR_EMPTY = 0,    /* a blank line: ignore it */
 	WARD_JR_REQUEST,      /* method + id: answer it */
 	WARD_JR_NOTIFICATION, /* method, no id: never answered */
-	WARD_JR_RESPONSE,     /* id + result or error: to a request of ours */
+	WARD_JR_RESPONSE,     /* id + result or error: to a request of ours;
+			       * an error with a null id (id NULL here): to
+			       * a message the peer could not read */
 	WARD_JR_INVALID,      /* answer with code/message (id or null) */
 };
 
@@ -99,7 +101,9 @@ struct ward_jr_msg {
  * request, notification or response (a batch, a missing or wrong
  * "jsonrpc", an id that is not a string or an integer, a method that is
  * not a string, params that are neither an object nor an array) gives
- * -32600, with the id when it is a usable one. Returns 0, or -ENOMEM.
+ * -32600, with the id when it is a usable one. An error object with
+ * "id": null is a response (to a message the peer could not read), not
+ * an invalid message: it is never answered. Returns 0, or -ENOMEM.
  */
 int ward_jr_parse(struct ward_jr_msg *m, const char *line, size_t len);
 

@@ -134,6 +134,25 @@ WARD_EXTERN int ward_escalation_escape(char **out, const char *text);
 WARD_EXTERN int ward_escalation_put(FILE *f, const char *text);
 
 /**
+ * ward_escalation_describe - what a person is asked, before the question
+ * itself (each front end adds its own: a [y/N], a form's checkbox, the
+ * editor's buttons), every value escaped by ward_escalation_escape():
+ *
+ *   ward: this command asks to run once under a wider sandbox.
+ *   command: <summary>
+ *   directory: <cwd>
+ *   current mode: <mode>            network: <network>
+ *   requested mode: <mode>          requested: network access to <host>
+ *   justification: <justification>
+ *   session: <id>                   (when there is one)
+ *
+ * No trailing newline. The caller frees *out with ward_free(). Returns
+ * 0, WARD_EINVAL or -ENOMEM.
+ */
+WARD_EXTERN int
+ward_escalation_describe(char **out, const struct ward_approval_request *req);
+
+/**
  * An approval service: put @req to a person and return their answer. It
  * must not return WARD_APPROVAL_ALLOWED_ONCE unless a person allowed it.
  */

@@ -541,3 +541,46 @@ int ward_escalation_put(FILE *f, const char *text)
 	free(e);
 	return 0;
 }
+
+int ward_escalation_describe(char **out,
+			     const struct ward_approval_request *req)
+{
+	const char *what;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+	int err = 0;
+
+	if (!out || !req)
+		return ward_err(WARD_EINVAL, "describe: missing argument");
+	what = ward_subject_name(req->subject);
+	m = open_memstream(&text, &len);
+	if (!m)
+		return ward_err(-ENOMEM, "out of memory");
+	fprintf(m, "ward: this %s asks to run once under a wider sandbox.\n",
+		what);
+	fprintf(m, "%s: ", what);
+	err |= ward_escalation_put(m, req->summary);
+	fprintf(m, "\ndirectory: ");
+	err |= ward_escalation_put(m, req->cwd);
+	if (req->network)
+		fprintf(m, "\nnetwork: %s\nrequested: %s%s\njustification: ",
+			ward_network_name(req->net_current),
+			req->net_host ? "network access to " : "network on",
+			req->net_host ? req->net_host : "");
+	else
+		fprintf(
+		    m,
+		    "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
+		    ward_mode_name(req->current),
+		    ward_mode_name(req->requested));
+	err |= ward_escalation_put(m, req->justification);
+	if (req->session_id)
+		fprintf(m, "\nsession: %s", req->session_id);
+	if (fclose(m) != 0 || err || !text) {
+		free(text);
+		return ward_err(-ENOMEM, "out of memory");
+	}
+	*out = text;
+	return 0;
+}

@@ -35,13 +35,6 @@ noreturn void mcp_oom(void)
 	exit(125);
 }
 
-/* Put @s on @f escaped for an approval form (ward_escalation_put). */
-static void put_display(FILE *f, const char *s)
-{
-	if (ward_escalation_put(f, s) != 0)
-		mcp_oom();
-}
-
 /* --- writing --------------------------------------------------------- */
 
 bool mcp_send(struct mcp_server *srv, json_t *msg)
@@ -207,54 +200,32 @@ bool mcp_protocol_at_least(struct mcp_server *srv, const char *rev)
 
 /* --- approval by elicitation ---------------------------------------- */
 
-/* The question the person is asked (person-facing, not model-facing). */
+/* The question the person is asked (person-facing, not model-facing):
+ * libward's description, then how to answer this form. */
 static char *approval_message(const struct ward_approval_request *req)
 {
 	const char *what = ward_subject_name(req->subject);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
+	char *desc = NULL, *text = NULL;
+	int n;
 
-	if (!m)
+	if (ward_escalation_describe(&desc, req) != 0)
 		return NULL;
-	fprintf(m, "ward: this %s asks to run once under a wider sandbox.\n",
-		what);
-	fprintf(m, "%s: ", what);
-	put_display(m, req->summary);
-	fprintf(m, "\ndirectory: ");
-	put_display(m, req->cwd);
 	if (req->network)
-		fprintf(m, "\nnetwork: %s\nrequested: %s%s\njustification: ",
-			ward_network_name(req->net_current),
-			req->net_host ? "network access to " : "network on",
-			req->net_host ? req->net_host : "");
+		n = asprintf(&text,
+			     "%s\nAllow this %s, once, %s%s? Accept with "
+			     "\"allow\" checked to allow it; decline to refuse.",
+			     desc, what,
+			     req->net_host ? "network access to "
+					   : "the whole network",
+			     req->net_host ? req->net_host : "");
 	else
-		fprintf(
-		    m,
-		    "\ncurrent mode: %s\nrequested mode: %s\njustification: ",
-		    ward_mode_name(req->current),
-		    ward_mode_name(req->requested));
-	put_display(m, req->justification);
-	if (req->session_id)
-		fprintf(m, "\nsession: %s", req->session_id);
-	if (req->network)
-		fprintf(m,
-			"\nAllow this %s, once, %s%s? Accept with \"allow\" "
-			"checked to allow it; decline to refuse.",
-			what,
-			req->net_host ? "network access to "
-				      : "the whole network",
-			req->net_host ? req->net_host : "");
-	else
-		fprintf(m,
-			"\nAllow this %s to run once under %s? Accept with "
-			"\"allow\" checked to allow it; decline to refuse.",
-			what, ward_mode_name(req->requested));
-	if (fclose(m) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
+		n = asprintf(&text,
+			     "%s\nAllow this %s to run once under %s? Accept "
+			     "with \"allow\" checked to allow it; decline to "
+			     "refuse.",
+			     desc, what, ward_mode_name(req->requested));
+	free(desc);
+	return n < 0 ? NULL : text;
 }
 
 void mcp_progress(struct mcp_call *call, double value, const char *message)

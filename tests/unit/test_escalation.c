@@ -853,6 +853,50 @@ static void test_summary_resolves(void **state)
 	ward_config_free(cfg);
 }
 
+/*
+ * The description every approval prompt starts with: each value escaped
+ * (a model's text cannot repaint the question), the mode pair or the
+ * network request, the session when there is one.
+ */
+static void test_describe(void **state)
+{
+	struct ward_approval_request req;
+	char *text = NULL;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	req.subject = WARD_SUBJECT_OPERATION;
+	req.summary = "write notes.txt (-> /etc/x)\x1b[2K";
+	req.cwd = "/ws";
+	req.current = WARD_MODE_READ_ONLY;
+	req.requested = WARD_MODE_WORKSPACE_WRITE;
+	req.justification = "it\u2028said so";
+	req.session_id = "abc";
+	assert_int_equal(ward_escalation_describe(&text, &req), 0);
+	assert_string_equal(
+	    text, "ward: this operation asks to run once under a wider "
+		  "sandbox.\n"
+		  "operation: write notes.txt (-> /etc/x)\\x1b[2K\n"
+		  "directory: /ws\n"
+		  "current mode: read-only\n"
+		  "requested mode: workspace-write\n"
+		  "justification: it\\u2028said so\n"
+		  "session: abc");
+	free(text);
+	req.subject = WARD_SUBJECT_COMMAND;
+	req.network = true;
+	req.net_current = WARD_NETWORK_OFF;
+	req.net_host = "example.com";
+	req.session_id = NULL;
+	assert_int_equal(ward_escalation_describe(&text, &req), 0);
+	assert_non_null(strstr(text, "\nnetwork: off\nrequested: network "
+				     "access to example.com\n"));
+	assert_null(strstr(text, "session:"));
+	assert_null(strstr(text, "requested mode"));
+	free(text);
+	assert_int_equal(ward_escalation_describe(&text, NULL), WARD_EINVAL);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -874,6 +918,7 @@ int main(void)
 	    T(test_fs_operation_rejected),
 	    T(test_real_runner),
 	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_describe),
 	    T(test_summary_resolves),
 	};
 #undef T

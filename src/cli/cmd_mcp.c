@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "session_opts.h"
 #include "policy_opts.h"
-#include "util/util.h"
 
 static const char mcp_usage[] =
     "ward mcp [--workspace DIR | --session ID] [--mode MODE] "
@@ -141,44 +140,6 @@ static void create_session(ward_session **out, const char *workspace,
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 }
 
-/*
- * Some clients start servers in / or in the home directory. Under
- * workspace-write that would make the whole tree writable, so a workspace
- * that is /, $HOME or an ancestor of $HOME is taken only when it was
- * named (--workspace, ward.yml's workspace, a session), never as the
- * current directory by default. Dies with exit 2 naming --workspace.
- */
-static void check_implicit_workspace(const ward_config *cfg,
-				     enum ward_mode mode)
-{
-	struct ward_config_origin from;
-	const char *ws = ward_config_workspace(cfg, &from);
-	const char *home_env = getenv("HOME");
-	char *home = home_env && *home_env ? realpath(home_env, NULL) : NULL;
-	bool wide;
-
-	if (!ws || from.layer != WARD_CONFIG_LAYER_DEFAULT ||
-	    mode != WARD_MODE_WORKSPACE_WRITE) {
-		free(home);
-		return;
-	}
-	wide = strcmp(ws, "/") == 0 || (home && util_path_within(home, ws));
-	free(home);
-	if (wide)
-		die_usage(mcp_usage,
-			  "refusing to make %s the workspace under "
-			  "workspace-write: it is the current directory, not "
-			  "one you named, and it is %s, so every file under it "
-			  "would be writable (some clients start servers in / "
-			  "or $HOME); pass --workspace DIR with the project's "
-			  "directory (--workspace %s if you mean it)",
-			  ws,
-			  strcmp(ws, "/") == 0 ? "the root directory"
-					       : "your home directory or one "
-						 "that contains it",
-			  ws);
-}
-
 const struct cli_option cli_mcp_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
@@ -252,9 +213,9 @@ int cmd_mcp(int argc, char **argv)
 	if (!session_id) {
 		/* A new session: only now that the configuration is valid,
 		 * and with the mode in force recorded in it. */
-		check_implicit_workspace(setup.config,
-					 mode_given ? flag_mode
-						    : mo.defaults.mode);
+		cli_check_implicit_workspace(
+		    setup.config, mode_given ? flag_mode : mo.defaults.mode,
+		    mcp_usage);
 		create_session(&session, po.workspace,
 			       mode_given ? flag_mode : mo.defaults.mode,
 			       mo.defaults.approval);

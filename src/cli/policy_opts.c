@@ -13,6 +13,7 @@
 #include "ward/notice.h"
 
 #include "policy_opts.h"
+#include "util/util.h"
 
 bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 		       const char *usage)
@@ -271,4 +272,35 @@ void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 		o->allow_unix = NULL;
 		o->nallow_unix = 0;
 	}
+}
+
+void cli_check_implicit_workspace(const ward_config *cfg, enum ward_mode mode,
+				  const char *usage)
+{
+	struct ward_config_origin from;
+	const char *ws = ward_config_workspace(cfg, &from);
+	const char *home_env = getenv("HOME");
+	char *home = home_env && *home_env ? realpath(home_env, NULL) : NULL;
+	bool wide;
+
+	if (!ws || from.layer != WARD_CONFIG_LAYER_DEFAULT ||
+	    mode != WARD_MODE_WORKSPACE_WRITE) {
+		free(home);
+		return;
+	}
+	wide = strcmp(ws, "/") == 0 || (home && util_path_within(home, ws));
+	free(home);
+	if (wide)
+		die_usage(usage,
+			  "refusing to make %s the workspace under "
+			  "workspace-write: it is the current directory, not "
+			  "one you named, and it is %s, so every file under it "
+			  "would be writable (some clients start servers in / "
+			  "or $HOME); pass --workspace DIR with the project's "
+			  "directory (--workspace %s if you mean it)",
+			  ws,
+			  strcmp(ws, "/") == 0 ? "the root directory"
+					       : "your home directory or one "
+						 "that contains it",
+			  ws);
 }

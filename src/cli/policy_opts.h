@@ -114,6 +114,17 @@ void cli_config_options(struct ward_config_options *out,
  */
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json);
 
+/*
+ * cli_check_implicit_workspace - some clients start servers and agents in
+ * / or in the home directory. Under workspace-write that would make the
+ * whole tree writable, so a workspace that is /, $HOME or an ancestor of
+ * $HOME is taken only when it was named (--workspace, ward.yml's
+ * workspace, a session), never as the current directory by default.
+ * Dies with exit 2 naming --workspace (`ward mcp`, `ward acp`'s agent).
+ */
+void cli_check_implicit_workspace(const ward_config *cfg, enum ward_mode mode,
+				  const char *usage);
+
 /* cli_setup_free - free what cli_setup_build() made and @o's vector. */
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o);
 

@@ -105,15 +105,17 @@ MUSL_SKIP_GOALS := clean format format-check uninstall deps unit fuzz \
                    check-asan asan-build fuzz-lane fuzz-cov
 
 # The layers (docs/ARCHITECTURE.md; scripts/layers.py checks them):
-# src/util and src/libward make libward; src/mcp (the MCP server) and
-# src/cli (the ward program) make ward on top of it; src/launcher holds
-# the static launchers, which use src/util only.
+# src/util and src/libward make libward; src/mcp (the MCP server), src/acp
+# (the ACP proxy) and src/cli (the ward program) make ward on top of it;
+# src/launcher holds the static launchers, which use src/util only.
 UTIL_SRCS := $(wildcard src/util/*.c)
 LIB_SRCS  := $(UTIL_SRCS) $(wildcard src/libward/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
 MCP_SRCS  := $(wildcard src/mcp/*.c)
-# What ward links beside libward: the command line and the MCP server.
-CLI_SRCS  := $(wildcard src/cli/*.c) $(MCP_SRCS)
+ACP_SRCS  := $(wildcard src/acp/*.c)
+# What ward links beside libward: the command line, the MCP server and
+# the ACP proxy.
+CLI_SRCS  := $(wildcard src/cli/*.c) $(MCP_SRCS) $(ACP_SRCS)
 CLI_OBJS  := $(CLI_SRCS:src/%.c=$(B)/obj/cli/%.o)
 MCP_OBJS  := $(MCP_SRCS:src/%.c=$(B)/obj/cli/%.o)
 # The MCP server as an archive, for the unit tests (not installed).

@@ -365,8 +365,17 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 	@npm ci --prefix tests/mcp --no-audit --no-fund --loglevel error
 	@touch $@
 
+# The ACP SDK the `ward acp` tests drive both sides with (tests/acp,
+# pinned by its package-lock.json), the same way.
+NPM_ACP_STAMP := tests/acp/node_modules/.ward-npm-ok
+$(NPM_ACP_STAMP): tests/acp/package-lock.json tests/acp/package.json
+	@command -v npm >/dev/null || { echo 'make: npm is missing (Node.js 18 or later with npm: apt-get install nodejs npm)' >&2; exit 1; }
+	@npm ci --prefix tests/acp --no-audit --no-fund --loglevel error
+	@touch $@
+
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
-       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NPM_STAMP)
+       $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(NOUSERNS) $(NPM_STAMP) \
+       $(NPM_ACP_STAMP)
 	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
@@ -513,7 +522,7 @@ ASAN_B    ?= build-asan
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 
-check-asan: $(NPM_STAMP)
+check-asan: $(NPM_STAMP) $(NPM_ACP_STAMP)
 	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) WARD_MUSL= \
 	    OPT='-O1 -g $(SAN_FLAGS)' LDFLAGS='$(SAN_FLAGS)' \
 	    LAUNCH_CC='$(CC)' \
@@ -525,7 +534,7 @@ check-asan: $(NPM_STAMP)
 # Only ever made by check-asan's sub-make (B=$(ASAN_B)).
 asan-build: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc \
             $(COMPLETIONS) $(DEPS_TEST_STAMP) $(UNIT_BINS) $(PROXYD) \
-            $(WEAK_WARD) $(BOXHELPER)
+            $(WEAK_WARD) $(BOXHELPER) $(NOUSERNS)
 
 .PHONY: check-asan asan-build
 # --- end of the sanitizer lane -----------------------------------------------

@@ -519,6 +519,13 @@ static void editor_set_option(struct acp_server *srv, struct ward_jr_msg *m,
 	json_t *result;
 	int code = 0;
 
+	if (cfg_id && strcmp(cfg_id, ACP_OPTION_ID) == 0 && !s) {
+		acp_error(&srv->editor, m->id, WARD_JR_INVALID_PARAMS,
+			  "Invalid params: ward knows no session by this "
+			  "\"sessionId\"",
+			  NULL);
+		return;
+	}
 	if (!cfg_id || strcmp(cfg_id, ACP_OPTION_ID) != 0 || !s) {
 		struct acp_fwd *f =
 		    fwd_add(srv, m->id, s ? ACP_FWD_SET : ACP_FWD_PLAIN);
@@ -737,10 +744,12 @@ static void on_agent_notification(struct acp_server *srv, struct ward_jr_msg *m,
 		return; /* a request of ward's: the editor never saw it */
 	if (strcmp(m->method, "session/update") == 0 && kind && sid &&
 	    strcmp(kind, "config_option_update") == 0 &&
-	    json_is_array(json_object_get(update, "configOptions")) &&
 	    (s = acp_session_find(srv, sid)) != NULL) {
-		acp_options_agent(srv, s,
-				  json_object_get(update, "configOptions"));
+		/* Whatever the agent says of ward's option, ward's own is
+		 * what the editor gets. */
+		if (json_is_array(json_object_get(update, "configOptions")))
+			acp_options_agent(
+			    srv, s, json_object_get(update, "configOptions"));
 		put_options(srv, update, s);
 		acp_peer_send(&srv->editor, json_incref(m->root));
 		return;

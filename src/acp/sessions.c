@@ -138,21 +138,41 @@ static void record(ward_session *ws, json_t *event)
 	json_decref(event);
 }
 
-/*
- * The ward session of @wid: the existing one (@cwd must be its cwd), or
- * a new one in @cwd with the mode in force recorded in it (the mode of
- * --mode, else the configuration's) and the configuration's approval.
- */
-static int open_or_create(ward_session **out, char **message,
-			  const struct acp_server *srv, const char *wid,
-			  const char *cwd, const ward_config *cfg)
+/* A new ward session @wid in @cwd with the mode in force recorded in it
+ * (--mode's, else the configuration's) and the configuration's approval. */
+static int create(ward_session **out, const struct acp_server *srv,
+		  const char *wid, const char *cwd, const ward_config *cfg)
 {
 	struct ward_session_create_options co =
 	    WARD_SESSION_CREATE_OPTIONS_INIT;
-	int err;
+
+	co.id = wid;
+	co.cwd = cwd;
+	co.set_mode = true;
+	co.mode =
+	    srv->o->mode_given ? srv->o->mode : ward_config_mode(cfg, NULL);
+	co.set_approval = true;
+	co.approval = ward_config_approval(cfg, NULL);
+	return ward_session_create_with(out, &co);
+}
+
+/*
+ * The ward session of @wid. A new ACP session (@load false) gets a new
+ * one: an agent answering session/new with the id of a session that
+ * exists would otherwise choose its own sandbox (that session's knobs,
+ * which a person may have widened), so that is refused. A loaded one is
+ * opened (its cwd must be @cwd: its workspace never moves), or created
+ * when ward never saw it.
+ */
+static int open_or_create(ward_session **out, char **message,
+			  const struct acp_server *srv, const char *wid,
+			  const char *cwd, const ward_config *cfg, bool load)
+{
+	int err = -ENOENT;
 
 	for (int tries = 0; tries < 2; tries++) {
-		err = ward_session_open(out, NULL, wid);
+		if (load)
+			err = ward_session_open(out, NULL, wid);
 		if (err == 0) {
 			if (ward_session_cwd(*out) &&
 			    strcmp(ward_session_cwd(*out), cwd) == 0)
@@ -171,21 +191,23 @@ static int open_or_create(ward_session **out, char **message,
 		}
 		if (err != -ENOENT)
 			break;
-		co.id = wid;
-		co.cwd = cwd;
-		co.set_mode = true;
-		co.mode = srv->o->mode_given ? srv->o->mode
-					     : ward_config_mode(cfg, NULL);
-		co.set_approval = true;
-		co.approval = ward_config_approval(cfg, NULL);
-		err = ward_session_create_with(out, &co);
-		/* Made by another ward acp meanwhile: open that one. */
-		if (err != -EEXIST)
+		err = create(out, srv, wid, cwd, cfg);
+		/* A loaded one made by another ward acp meanwhile: open it. */
+		if (err != -EEXIST || !load)
 			break;
 	}
-	if (err && asprintf(message, "ward session %s: %s", wid,
-			    ward_error_last()) < 0)
+	if (err == -EEXIST && !load) {
+		if (asprintf(message,
+			     "the agent answered session/new with the id of a "
+			     "session that already exists (ward session %s); "
+			     "ward does not reuse its sandbox for a new session "
+			     "(load it with session/load instead)",
+			     wid) < 0)
+			acp_oom();
+	} else if (err && asprintf(message, "ward session %s: %s", wid,
+				   ward_error_last()) < 0) {
 		acp_oom();
+	}
 	return err;
 }
 
@@ -210,7 +232,7 @@ struct acp_session *acp_session_bind(struct acp_server *srv, const char *acp_id,
 	pthread_mutex_unlock(&srv->lock);
 
 	acp_ward_id(wid, acp_id);
-	if (open_or_create(&ws, message, srv, wid, cwd, config) != 0) {
+	if (open_or_create(&ws, message, srv, wid, cwd, config, load) != 0) {
 		ward_config_free(config);
 		return NULL;
 	}

@@ -522,15 +522,21 @@ static void stop_locked(struct acp_terminal *t, enum ward_call_stop why)
 static void retire(struct acp_terminal *t, bool held)
 {
 	struct acp_server *srv = t->srv;
+	bool live;
 
-	if (t->watcher_live)
-		pthread_join(t->watcher, NULL);
 	pthread_mutex_lock(&srv->lock);
-	t->watcher_live = false;
 	if (held)
 		t->refs--;
+	/* Every user first (they end once the stopped command has: its
+	 * creator, once the watcher runs), then the watcher. */
 	while (t->refs > 0)
 		pthread_cond_wait(&srv->cond, &srv->lock);
+	live = t->watcher_live;
+	t->watcher_live = false;
+	pthread_mutex_unlock(&srv->lock);
+	if (live)
+		pthread_join(t->watcher, NULL);
+	pthread_mutex_lock(&srv->lock);
 	for (struct acp_terminal **pp = &srv->terminals; *pp;
 	     pp = &(*pp)->next) {
 		if (*pp == t) {
@@ -646,6 +652,7 @@ static json_t *do_create(struct acp_work *w, int *code, char **message,
 	pthread_attr_t attr;
 	sigset_t all, old;
 	ward_call *wc = NULL;
+	json_t *r;
 	int err;
 
 	(void)data;
@@ -737,6 +744,9 @@ static json_t *do_create(struct acp_work *w, int *code, char **message,
 	pthread_mutex_lock(&srv->lock);
 	t->next = srv->terminals;
 	srv->terminals = t;
+	/* Ours until its watcher runs: a stop that comes meanwhile waits
+	 * for this reference before it frees the terminal. */
+	t->refs = 1;
 	/* Stopping began while it started: it is stopped at once. */
 	if (srv->stopping)
 		stop_locked(t, WARD_STOP_SHUTDOWN);
@@ -750,16 +760,21 @@ static json_t *do_create(struct acp_work *w, int *code, char **message,
 	pthread_attr_destroy(&attr);
 	if (err) {
 		pthread_mutex_lock(&srv->lock);
+		t->released = true;
 		stop_locked(t, WARD_STOP_CANCELLED);
 		pthread_mutex_unlock(&srv->lock);
-		retire(t, false);
+		retire(t, true);
 		*code = WARD_JR_INTERNAL_ERROR;
 		if (!(*message = strdup("cannot start a thread")))
 			acp_oom();
 		return NULL;
 	}
+	r = json_pack("{s:s}", "terminalId", t->id);
+	pthread_mutex_lock(&srv->lock);
 	t->watcher_live = true;
-	return json_pack("{s:s}", "terminalId", t->id);
+	pthread_mutex_unlock(&srv->lock);
+	put(t);
+	return r;
 }
 
 static json_t *do_output(struct acp_terminal *t)

@@ -324,6 +324,30 @@ scenario("load: session/load of a known id folds its log; another cwd is refused
       (e) => e.code === -32602 && /works in .* not in \/var\/tmp/.test(e.message));
   });
 
+scenario("new-reuse: an agent answering session/new with a known session's id does not get its sandbox",
+  false, async (t) => {
+    const s = scratch();
+    t.after(() => s.cleanup());
+    const env = { ACP_TEST_SESSION_ID: "fixed-session-id" };
+    const a = await connect(t, { scratch: s, mode: "read-only", env });
+    // A person widened it.
+    await a.conn.setSessionConfigOption({
+      sessionId: a.sessionId, configId: "ward_permissions", value: "danger-full-access",
+    });
+    a.proc.stdin.end();
+    await a.exited;
+    const b = await connect(t, { scratch: s, mode: "read-only", env, newSession: false });
+    await assert.rejects(b.conn.newSession({ cwd: s.ws, mcpServers: [] }),
+      (e) => /answered session\/new with the id of a session that already exists/.test(e.message));
+    // Nothing was bound: the agent's terminal for that id is refused.
+    b.sessionId = "fixed-session-id";
+    const [r] = await run(b, [{ op: "terminal", command: "true" }]);
+    assert.match(r.error.message, /unknown session fixed-session-id/);
+    // A load, which the editor asks for, is what reopens it.
+    const l = await b.conn.loadSession({ sessionId: "fixed-session-id", cwd: s.ws, mcpServers: [] });
+    assert.equal(wardOption(l.configOptions).currentValue, "danger-full-access");
+  });
+
 scenario("output-limit: outputByteLimit keeps the end, at a character boundary", false,
   async (t) => {
     const ctx = await connect(t, { mode: "read-only" });

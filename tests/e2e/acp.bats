@@ -142,6 +142,7 @@ acp_test() {
 @test "acp: the Permissions selector published, switched (both knob events), refreshed in full" { acp_test bwrap-root selector; }
 @test "acp: a change from ward session is sent; custom reported, never set; unknown presets rejected" { acp_test bwrap-root selector-elsewhere; }
 @test "acp: session/load of a known id folds its log" { acp_test bwrap-root load; }
+@test "acp: an agent answering session/new with a known id does not get that session's sandbox" { acp_test bwrap-root new-reuse; }
 @test "acp: outputByteLimit keeps the end at a character boundary" { acp_test bwrap-root output-limit; }
 @test "acp: an escalation rejected" { acp_test bwrap-root escalation-reject; }
 @test "acp: an escalation cancelled, and one withdrawn by a kill" { acp_test bwrap-root escalation-cancel; }

@@ -271,6 +271,16 @@ void acp_sessions_free(struct acp_server *srv);
  */
 json_t *acp_terminal_call(struct acp_work *w, int *code, char **message,
 			  json_t **data);
+/*
+ * acp_terminal_embed - the agent embedded terminal @terminal_id of
+ * session @session_id in tool call @tool_call_id (a {"type":"terminal"}
+ * content item, which the editor cannot show: it never saw the
+ * terminal). The content item to show instead (its output so far), and
+ * the tool call gets the final output when the command ends; NULL when
+ * ward has no such terminal.
+ */
+json_t *acp_terminal_embed(struct acp_server *srv, const char *session_id,
+			   const char *terminal_id, const char *tool_call_id);
 /* acp_terminals_stop_all - stop every terminal (recorded as stopped by
  * the shutdown), wait for their ends, free them. */
 void acp_terminals_stop_all(struct acp_server *srv);

@@ -729,6 +729,36 @@ static void on_agent_response(struct acp_server *srv, struct ward_jr_msg *m,
 	fwd_free(f);
 }
 
+/*
+ * A tool call's content that embeds a terminal of ward's: replaced by its
+ * output (terminal.c sends the final one when the command ends). True
+ * when anything was replaced.
+ */
+static bool embed_terminals(struct acp_server *srv, const char *sid,
+			    json_t *update)
+{
+	json_t *content = json_object_get(update, "content"), *item, *text;
+	const char *call = acp_str(update, "toolCallId");
+	bool changed = false;
+	size_t i;
+
+	json_array_foreach(content, i, item)
+	{
+		const char *tid = acp_str(item, "terminalId");
+		const char *type = acp_str(item, "type");
+
+		if (!type || strcmp(type, "terminal") != 0 || !tid)
+			continue;
+		text = acp_terminal_embed(srv, sid, tid, call);
+		if (!text)
+			continue;
+		if (json_array_set_new(content, i, text) != 0)
+			acp_oom();
+		changed = true;
+	}
+	return changed;
+}
+
 /* session/update: a config_option_update of the agent's own options gets
  * ward's added (the notification carries the whole state). */
 static void on_agent_notification(struct acp_server *srv, struct ward_jr_msg *m,
@@ -751,6 +781,13 @@ static void on_agent_notification(struct acp_server *srv, struct ward_jr_msg *m,
 			acp_options_agent(
 			    srv, s, json_object_get(update, "configOptions"));
 		put_options(srv, update, s);
+		acp_peer_send(&srv->editor, json_incref(m->root));
+		return;
+	}
+	if (strcmp(m->method, "session/update") == 0 && kind && sid &&
+	    (strcmp(kind, "tool_call") == 0 ||
+	     strcmp(kind, "tool_call_update") == 0) &&
+	    embed_terminals(srv, sid, update)) {
 		acp_peer_send(&srv->editor, json_incref(m->root));
 		return;
 	}

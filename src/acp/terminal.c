@@ -65,6 +65,9 @@ struct acp_terminal {
 	unsigned refs; /* workers using it */
 	bool watcher_live;
 	pthread_t watcher;
+	/* The tool call the agent embedded it in ({"type":"terminal"}), to
+	 * be sent its final output; NULL: none. */
+	char *tool_call_id;
 	struct acp_terminal *next;
 };
 
@@ -284,8 +287,6 @@ static char *not_run_text(ward_call *wc, int err)
 	return text;
 }
 
-/* --- the watcher ------------------------------------------------------------ */
-
 /* What is new of the task's output, into the ring (the lock held). */
 static void drain_locked(struct acp_terminal *t)
 {
@@ -306,6 +307,69 @@ static void drain_locked(struct acp_terminal *t)
 	ward_task_output_clear(&o);
 }
 
+/* The retained output as a tool call's content item (the lock held). */
+static json_t *content_locked(const struct acp_terminal *t)
+{
+	json_t *c = json_pack(
+	    "{s:s, s:{s:s, s:o}}", "type", "content", "content", "type",
+	    "text", "text",
+	    ward_json_text(t->out.buf ? t->out.buf + t->out.start : NULL,
+			   t->out.len - t->out.start));
+
+	if (!c)
+		acp_oom();
+	return c;
+}
+
+/*
+ * The command ended: a tool call that embedded the terminal gets its
+ * final output (the editor never knew the terminal, so it could not show
+ * it live), as the protocol has a client keep showing a terminal's
+ * output once it is released.
+ */
+static void send_final_locked(struct acp_terminal *t)
+{
+	json_t *msg;
+
+	if (!t->tool_call_id)
+		return;
+	msg = json_pack("{s:s, s:{s:s, s:s, s:[o]}}", "sessionId",
+			t->session->id, "update", "sessionUpdate",
+			"tool_call_update", "toolCallId", t->tool_call_id,
+			"content", content_locked(t));
+	if (!msg)
+		acp_oom();
+	acp_peer_send(&t->srv->editor,
+		      ward_jr_notification("session/update", msg));
+}
+
+json_t *acp_terminal_embed(struct acp_server *srv, const char *session_id,
+			   const char *terminal_id, const char *tool_call_id)
+{
+	struct acp_terminal *t;
+	json_t *c = NULL;
+
+	pthread_mutex_lock(&srv->lock);
+	for (t = srv->terminals; t; t = t->next)
+		if (strcmp(t->id, terminal_id) == 0 &&
+		    strcmp(t->session->id, session_id) == 0)
+			break;
+	if (t) {
+		if (!t->done)
+			drain_locked(t);
+		c = content_locked(t);
+		if (tool_call_id && !t->done) {
+			free(t->tool_call_id);
+			if (!(t->tool_call_id = strdup(tool_call_id)))
+				acp_oom();
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return c;
+}
+
+/* --- the watcher ------------------------------------------------------------ */
+
 /* The exit status is final (the lock held). */
 static void finish_locked(struct acp_terminal *t, bool has_code, int code,
 			  int sig)
@@ -314,6 +378,7 @@ static void finish_locked(struct acp_terminal *t, bool has_code, int code,
 	t->code = t->has_code ? (unsigned)code : 0;
 	t->signal = sig;
 	t->done = true;
+	send_final_locked(t);
 	pthread_cond_broadcast(&t->srv->cond);
 }
 
@@ -459,6 +524,7 @@ static void terminal_free(struct acp_terminal *t)
 	ward_strv_free(t->argv);
 	ward_strv_free(t->envp);
 	free(t->cwd);
+	free(t->tool_call_id);
 	free(t->out.buf);
 	free(t);
 }
@@ -617,13 +683,23 @@ static char **make_env(json_t *env, char **message)
 	return out;
 }
 
-/* The command line: command, then args. NULL when @args is not all
- * strings. */
+/*
+ * The command line: command, then args. A command without args is a
+ * shell command line ("npm test | tail"), run with bash -c, as editors
+ * run it and as agents send it (ward mcp's bash tool runs commands the
+ * same way). NULL when @args is not all strings.
+ */
 static char **make_argv(const char *command, json_t *args)
 {
 	char **out = NULL;
 	size_t len = 0;
 
+	if (json_array_size(args) == 0) {
+		strv_push(&out, &len, "bash");
+		strv_push(&out, &len, "-c");
+		strv_push(&out, &len, command);
+		return out;
+	}
 	strv_push(&out, &len, command);
 	for (size_t i = 0; i < json_array_size(args); i++) {
 		const char *a = json_string_value(json_array_get(args, i));

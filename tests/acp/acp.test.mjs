@@ -69,11 +69,14 @@ const results = (list) => list.map((e) => e.type);
 scenario("terminal: exit status, both streams, the call recorded", true,
   async (t) => {
     const ctx = await connect(t, { mode: "read-only" });
-    const [r, who] = await run(ctx, [{
+    const [r, who, line] = await run(ctx, [{
       op: "terminal",
       command: "sh",
       args: ["-c", "echo out; sleep 0.2; echo err >&2; exit 3"],
-    }, { op: "terminal", command: "id", args: ["-u"] }]);
+    }, { op: "terminal", command: "id", args: ["-u"] },
+    // Without args, a shell command line (as editors run it).
+    { op: "terminal", command: "echo a | tr a b" }]);
+    assert.equal(line.output.output, "b\n");
     // The variant is the one asked for: the user, the runner.
     assert.equal(who.output.output, AS_NOBODY ? "65534\n" : "0\n");
     assert.deepEqual(r.exit, { exitCode: 3, signal: null });
@@ -346,6 +349,26 @@ scenario("new-reuse: an agent answering session/new with a known session's id do
     // A load, which the editor asks for, is what reopens it.
     const l = await b.conn.loadSession({ sessionId: "fixed-session-id", cwd: s.ws, mcpServers: [] });
     assert.equal(wardOption(l.configOptions).currentValue, "danger-full-access");
+  });
+
+scenario("embed: a terminal embedded in a tool call is shown as its output, and its final output follows",
+  false, async (t) => {
+    const ctx = await connect(t, { mode: "read-only" });
+    const [r] = await run(ctx, [{
+      op: "terminal", command: "sh", args: ["-c", "echo first; sleep 0.5; echo last"],
+      embed: "call-7",
+    }]);
+    assert.deepEqual(r.exit, { exitCode: 0, signal: null });
+    const calls = ctx.updates.filter((n) => n.update.toolCallId === "call-7");
+    assert.ok(calls.length >= 2, JSON.stringify(calls));
+    // The editor never gets a terminal it does not know.
+    for (const c of calls)
+      for (const item of c.update.content)
+        assert.equal(item.type, "content", JSON.stringify(item));
+    assert.equal(calls[0].update.sessionUpdate, "tool_call");
+    const last = calls[calls.length - 1].update;
+    assert.equal(last.sessionUpdate, "tool_call_update");
+    assert.equal(last.content[0].content.text, "first\nlast\n");
   });
 
 scenario("output-limit: outputByteLimit keeps the end, at a character boundary", false,

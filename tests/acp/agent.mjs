@@ -52,6 +52,20 @@ async function terminal(sessionId, s) {
     outputByteLimit: s.outputByteLimit,
   });
   const r = { id: t.id };
+  if (s.embed) {
+    // Shown in a tool call, as agents do for live output.
+    await conn.sessionUpdate({
+      sessionId,
+      update: {
+        sessionUpdate: "tool_call",
+        toolCallId: s.embed,
+        title: "run it",
+        kind: "execute",
+        status: "in_progress",
+        content: [{ type: "terminal", terminalId: t.id }],
+      },
+    });
+  }
   if (s.peek_after_ms !== undefined) {
     await sleep(s.peek_after_ms);
     r.peek = await t.currentOutput();

@@ -54,6 +54,7 @@ enum cli_long_opt {
 	CLI_OPT_AGENT_DOMAIN,	  /* ward acp --agent-allow-domain */
 	CLI_OPT_AGENT_ENV_KEEP,	  /* ward acp --agent-env-keep */
 	CLI_OPT_AGENT_GRACE,	  /* ward acp --agent-grace */
+	CLI_OPT_AGENT_ACCESS,	  /* ward acp --agent-access */
 };
 
 /*

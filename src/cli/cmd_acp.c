@@ -69,6 +69,11 @@ static void print_help(void)
 	    "(an API key)\n"
 	    "                         in the agent's environment "
 	    "(repeatable)\n"
+	    "      --agent-access RULE\n"
+	    "                         with --agent-mode: an access rule for "
+	    "the agent only\n"
+	    "                         (e.g. 'rw ~/.claude', its own state; "
+	    "repeatable)\n"
 	    "  -h, --help             show this help and exit\n"
 	    "\n"
 	    "Advanced:\n"
@@ -128,8 +133,8 @@ static void push(const char ***v, size_t *n, const char *s)
 struct agent_opts {
 	bool given;
 	enum ward_mode mode;
-	const char **domains, **env_keep;
-	size_t ndomains, nenv_keep;
+	const char **domains, **env_keep, **access;
+	size_t ndomains, nenv_keep, naccess;
 };
 
 /* Handle an --agent-* option; false when @opt is none. */
@@ -161,6 +166,12 @@ static bool agent_option(struct agent_opts *a, int opt, const char *arg)
 				  arg);
 		push(&a->env_keep, &a->nenv_keep, arg);
 		return true;
+	case CLI_OPT_AGENT_ACCESS:
+		if (!*arg)
+			die_usage(acp_usage, "option '--agent-access' needs a "
+					     "rule (e.g. 'rw ~/.claude')");
+		push(&a->access, &a->naccess, arg);
+		return true;
 	}
 	return false;
 }
@@ -180,6 +191,8 @@ static void agent_setup(struct cli_setup *out, struct cli_policy_opts *apo,
 	apo->config_file = po->config_file;
 	for (size_t i = 0; i < po->naccess; i++)
 		push(&apo->access, &apo->naccess, po->access[i]);
+	for (size_t i = 0; i < a->naccess; i++)
+		push(&apo->access, &apo->naccess, a->access[i]);
 	for (size_t i = 0; i < po->nallow_unix; i++)
 		push(&apo->allow_unix, &apo->nallow_unix, po->allow_unix[i]);
 	for (size_t i = 0; i < po->nenv_keep; i++)
@@ -203,6 +216,7 @@ const struct cli_option cli_acp_options[] = {
     {"agent-allow-domain", CLI_OPT_AGENT_DOMAIN, "PATTERN", CLI_VALUE_TEXT,
      NULL},
     {"agent-env-keep", CLI_OPT_AGENT_ENV_KEEP, "NAME", CLI_VALUE_TEXT, NULL},
+    {"agent-access", CLI_OPT_AGENT_ACCESS, "RULE", CLI_VALUE_TEXT, NULL},
     {"agent-grace", CLI_OPT_AGENT_GRACE, "SECONDS", CLI_VALUE_TEXT, NULL},
     CLI_OPTION_HELP,
     CLI_OPTION_END,
@@ -215,7 +229,8 @@ int cmd_acp(int argc, char **argv)
 	struct cli_setup setup, asetup = {NULL, NULL, NULL};
 	struct ward_config_options flags;
 	struct acp_options ao = {0};
-	struct agent_opts a = {false, WARD_MODE_DEFAULT, NULL, NULL, 0, 0};
+	struct agent_opts a = {false, WARD_MODE_DEFAULT, NULL, NULL, NULL, 0, 0,
+			       0};
 	struct cli_getopt g;
 	char cwd[4096];
 	int opt, rc;
@@ -242,12 +257,14 @@ int cmd_acp(int argc, char **argv)
 				     "[OPTIONS] -- AGENT [ARG...])");
 	if (!*argv[optind])
 		die_usage(acp_usage, "empty agent command name");
-	if (!a.given && (a.ndomains || a.nenv_keep))
+	if (!a.given && (a.ndomains || a.nenv_keep || a.naccess))
 		die_usage(acp_usage,
 			  "option '--%s' needs --agent-mode: without it the "
 			  "agent runs unconfined, with the network and the "
 			  "environment it was started with",
-			  a.ndomains ? "agent-allow-domain" : "agent-env-keep");
+			  a.ndomains	? "agent-allow-domain"
+			  : a.nenv_keep ? "agent-env-keep"
+					: "agent-access");
 
 	/* --mode is recorded in every new session as a knob event; ward.yml's
 	 * own mode stays the default each session folds against. */
@@ -271,5 +288,6 @@ int cmd_acp(int argc, char **argv)
 	cli_setup_free(&setup, &po);
 	free(a.domains);
 	free(a.env_keep);
+	free(a.access);
 	return rc;
 }

@@ -7,7 +7,7 @@
 // every variant, the rest in the first one (ACP_FULL=1).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import test, { before } from "node:test";
 
@@ -535,18 +535,43 @@ scenario("malformed-editor: bad lines from the editor get an error and never tak
 
 scenario("agent-ceiling: --agent-mode confines the agent itself; what it asks ward for follows the session",
   false, async (t) => {
+    const s = scratch({ config: NEVER });
+    t.after(() => s.cleanup());
+    // The agent works in a directory of its own; the project's state/
+    // is given to it (and only to it) by a rule.
+    const agentWs = path.join(s.base, "agent");
+    for (const d of [agentWs, path.join(s.ws, "state")]) {
+      mkdirSync(d);
+      if (AS_NOBODY) chownSync(d, 65534, 65534);
+    }
     const ctx = await connect(t, {
-      mode: "workspace-write", args: ["--agent-mode", "read-only"],
+      scratch: s, mode: "workspace-write",
+      args: ["--agent-mode", "workspace-write", "--workspace", agentWs,
+        "--agent-access", `rw ${s.ws}/state`],
     });
-    const [own, asked] = await run(ctx, [
-      { op: "own_write", path: path.join(ctx.ws, "own.txt"), content: "x" },
-      { op: "write", path: path.join(ctx.ws, "asked.txt"), content: "y" },
+    const [own, mine, asked] = await run(ctx, [
+      { op: "own_write", path: path.join(s.ws, "own.txt"), content: "x" },
+      { op: "own_write", path: path.join(s.ws, "state", "s.txt"), content: "s" },
+      { op: "write", path: path.join(s.ws, "asked.txt"), content: "y" },
     ]);
+    // The agent's own writes: only where its ceiling allows.
     assert.equal(own.wrote, false);
     assert.ok(["EROFS", "EACCES", "EPERM"].includes(own.code), own.code);
+    assert.equal(mine.wrote, true);
+    // What it asks ward for follows the session's workspace-write.
     assert.deepEqual(asked, {});
-    assert.equal(readFileSync(path.join(ctx.ws, "asked.txt"), "utf8"), "y");
-    assert.match(ctx.stderr(), /runs confined: mode read-only, runner (bwrap|landlock)/);
+    assert.equal(readFileSync(path.join(s.ws, "asked.txt"), "utf8"), "y");
+    assert.match(ctx.stderr(), /runs confined: mode workspace-write, runner (bwrap|landlock)/);
+    // The agent's rule is the agent's: a session in read-only does not
+    // get it for its terminals.
+    await ctx.conn.setSessionConfigOption({
+      sessionId: ctx.sessionId, configId: "ward_permissions", value: "read-only",
+    });
+    const [term] = await run(ctx, [
+      { op: "terminal", command: "sh", args: ["-c", "echo t > state/t.txt"] },
+    ]);
+    assert.ok(term.output.output.includes(MARKER("read-only")), term.output.output);
+    assert.equal(existsSync(path.join(s.ws, "state", "t.txt")), false);
   });
 
 scenario("cli: no agent, a bad option, an agent that is not there", false, async (t) => {

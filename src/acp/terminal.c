@@ -683,18 +683,27 @@ static char **make_env(json_t *env, char **message)
 	return out;
 }
 
+/* Whether @s is one plain word a shell would run as it is: a program
+ * name or path, no spaces, quotes, expansions or operators. */
+static bool plain_word(const char *s)
+{
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_./+-") == strlen(s);
+}
+
 /*
  * The command line: command, then args. A command without args is a
  * shell command line ("npm test | tail"), run with bash -c, as editors
  * run it and as agents send it (ward mcp's bash tool runs commands the
- * same way). NULL when @args is not all strings.
+ * same way) — unless it is one plain word ("make"), which bash would only
+ * exec: then ward execs it. NULL when @args is not all strings.
  */
 static char **make_argv(const char *command, json_t *args)
 {
 	char **out = NULL;
 	size_t len = 0;
 
-	if (json_array_size(args) == 0) {
+	if (json_array_size(args) == 0 && !plain_word(command)) {
 		strv_push(&out, &len, "bash");
 		strv_push(&out, &len, "-c");
 		strv_push(&out, &len, command);

@@ -85,6 +85,7 @@ struct acp_peer {
 	bool closing; /* close out_fd once the queue is written */
 	bool dead;    /* a write failed, or it held too much: drop all */
 	bool abort;   /* the end: stop waiting for it to read */
+	bool writing; /* the writer is writing a chunk (unlocked) */
 	bool ended;   /* the writer has finished */
 	bool started;
 	pthread_t thread;
@@ -143,14 +144,6 @@ struct acp_fwd {
 	struct acp_fwd *next;
 };
 
-/* A request ward sent the editor and waits on (session/request_permission). */
-struct acp_pending {
-	json_t *id;
-	json_t *response; /* the whole response, once it came */
-	bool done;
-	struct acp_pending *next;
-};
-
 /* An agent request ward serves, on its worker thread. */
 struct acp_work {
 	struct acp_server *srv;
@@ -183,7 +176,8 @@ struct acp_server {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct acp_session *sessions;
-	struct acp_pending *pending;
+	/* Requests ward sent the editor (session/request_permission). */
+	struct ward_jr_pending *pending;
 	struct acp_work *works;
 	struct acp_terminal *terminals;
 	unsigned nterminals;

@@ -33,15 +33,7 @@ bool acp_response(struct acp_server *srv, json_t *id, json_t *root)
 	if (!acp_is_ours(srv, id))
 		return false;
 	pthread_mutex_lock(&srv->lock);
-	for (struct acp_pending *p = srv->pending; p; p = p->next) {
-		if (p->done || !json_equal(p->id, id))
-			continue;
-		/* A copy: the waiting thread owns it. */
-		p->response = json_deep_copy(root);
-		p->done = true;
-		found = true;
-		break;
-	}
+	found = ward_jr_pending_answer(srv->pending, id, root);
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 	return found;
@@ -123,23 +115,13 @@ static json_t *ask_params(const struct acp_ask *ask,
 	return p;
 }
 
-static void unlink_pending(struct acp_server *srv, struct acp_pending *p)
-{
-	for (struct acp_pending **pp = &srv->pending; *pp; pp = &(*pp)->next) {
-		if (*pp == p) {
-			*pp = p->next;
-			return;
-		}
-	}
-}
-
 enum ward_approval_outcome acp_approve(void *ctx,
 				       const struct ward_approval_request *req)
 {
 	struct acp_ask *ask = ctx;
 	struct acp_server *srv = ask->srv;
 	enum ward_approval_outcome outcome;
-	struct acp_pending *p;
+	struct ward_jr_pending *p;
 	char rid[64];
 	bool done;
 
@@ -157,8 +139,7 @@ enum ward_approval_outcome acp_approve(void *ctx,
 	p->id = json_string(rid);
 	if (!p->id)
 		acp_oom();
-	p->next = srv->pending;
-	srv->pending = p;
+	ward_jr_pending_add(&srv->pending, p);
 	pthread_mutex_unlock(&srv->lock);
 
 	acp_log("%s: asking the user to allow it once (%s)",
@@ -171,7 +152,7 @@ enum ward_approval_outcome acp_approve(void *ctx,
 	while (!p->done && !withdrawn_locked(ask))
 		pthread_cond_wait(&srv->cond, &srv->lock);
 	done = p->done;
-	unlink_pending(srv, p);
+	ward_jr_pending_remove(&srv->pending, p);
 	pthread_mutex_unlock(&srv->lock);
 
 	if (done) {

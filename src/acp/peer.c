@@ -151,11 +151,13 @@ static void *writer_main(void *arg)
 		if (!p->head)
 			p->tail = NULL;
 		p->queued -= c->len;
+		p->writing = true;
 		pthread_mutex_unlock(&p->lock);
 		err = p->dead ? 0 : write_bounded(p, c->buf, c->len);
 		free(c->buf);
 		free(c);
 		pthread_mutex_lock(&p->lock);
+		p->writing = false;
 		if (err && !p->dead) {
 			p->dead = true;
 			acp_log("cannot write to the %s (%s); nothing more "
@@ -194,6 +196,30 @@ int acp_peer_start(struct acp_peer *p)
 	return 0;
 }
 
+/*
+ * Write @c now if the peer takes it whole without blocking (the lock
+ * held, nothing queued or being written: the order stays): a line of at
+ * most a pipe's atomic size, once it polls writable. What a short write
+ * left is kept in @c for the writer. True when all of it went.
+ */
+static bool write_now(struct acp_peer *p, struct acp_chunk *c)
+{
+	struct pollfd pfd = {p->out_fd, POLLOUT, 0};
+	ssize_t n;
+
+	if (c->len > WRITE_CHUNK || poll(&pfd, 1, 0) != 1 ||
+	    (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
+		return false;
+	n = write(p->out_fd, c->buf, c->len);
+	if (n <= 0)
+		return false; /* the writer will say why, or wait */
+	if ((size_t)n == c->len)
+		return true;
+	memmove(c->buf, c->buf + n, c->len - (size_t)n);
+	c->len -= (size_t)n;
+	return false;
+}
+
 /* Queue @len bytes (taken over: @buf is freed by the writer). */
 static void enqueue(struct acp_peer *p, char *buf, size_t len)
 {
@@ -224,12 +250,21 @@ static void enqueue(struct acp_peer *p, char *buf, size_t len)
 		free(c);
 		return;
 	}
+	/* The common case goes out at once, without waking the writer:
+	 * a message round trip through the proxy then costs no thread
+	 * switch. */
+	if (!p->head && !p->writing && p->out_fd >= 0 && write_now(p, c)) {
+		pthread_mutex_unlock(&p->lock);
+		free(buf);
+		free(c);
+		return;
+	}
 	if (p->tail)
 		p->tail->next = c;
 	else
 		p->head = c;
 	p->tail = c;
-	p->queued += len;
+	p->queued += c->len;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }

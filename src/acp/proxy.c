@@ -599,22 +599,40 @@ static void oversized(struct acp_peer *p)
 	acp_error(p, NULL, WARD_JR_INVALID_REQUEST, msg, NULL);
 }
 
+/*
+ * A line from @p parsed into *@m: true when it is a message to route (a
+ * request, a notification or a response; then the caller clears *@m).
+ * What is none is answered here: an oversized line (NULL), a line that is
+ * not JSON-RPC; a blank one is ignored.
+ */
+static bool parse_line(struct acp_peer *p, struct ward_jr_msg *m,
+		       const char *line, size_t len)
+{
+	if (!line) {
+		oversized(p);
+		return false;
+	}
+	if (ward_jr_parse(m, line, len) != 0)
+		acp_oom();
+	if (m->kind == WARD_JR_INVALID)
+		invalid_line(p, m);
+	if (m->kind == WARD_JR_INVALID || m->kind == WARD_JR_EMPTY) {
+		ward_jr_msg_clear(m);
+		return false;
+	}
+	return true;
+}
+
 static void on_editor_line(void *ctx, const char *line, size_t len)
 {
 	struct acp_server *srv = ctx;
 	struct ward_jr_msg m;
 
-	if (!line) {
-		oversized(&srv->editor);
+	if (!parse_line(&srv->editor, &m, line, len))
 		return;
-	}
-	if (ward_jr_parse(&m, line, len) != 0)
-		acp_oom();
 	switch (m.kind) {
 	case WARD_JR_EMPTY:
-		break;
 	case WARD_JR_INVALID:
-		invalid_line(&srv->editor, &m);
 		break;
 	case WARD_JR_REQUEST:
 		on_editor_request(srv, &m, line, len);
@@ -799,17 +817,11 @@ static void on_agent_line(void *ctx, const char *line, size_t len)
 	struct acp_server *srv = ctx;
 	struct ward_jr_msg m;
 
-	if (!line) {
-		oversized(&srv->agent);
+	if (!parse_line(&srv->agent, &m, line, len))
 		return;
-	}
-	if (ward_jr_parse(&m, line, len) != 0)
-		acp_oom();
 	switch (m.kind) {
 	case WARD_JR_EMPTY:
-		break;
 	case WARD_JR_INVALID:
-		invalid_line(&srv->agent, &m);
 		break;
 	case WARD_JR_REQUEST:
 		if (served(m.method))

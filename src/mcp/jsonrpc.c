@@ -432,3 +432,36 @@ char *ward_jr_encode(size_t *len, const json_t *msg)
 		*len = n + 1;
 	return line;
 }
+
+/* --- requests of ours waiting for their answer ------------------------- */
+
+void ward_jr_pending_add(struct ward_jr_pending **list,
+			 struct ward_jr_pending *p)
+{
+	p->next = *list;
+	*list = p;
+}
+
+void ward_jr_pending_remove(struct ward_jr_pending **list,
+			    struct ward_jr_pending *p)
+{
+	for (struct ward_jr_pending **pp = list; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+	}
+}
+
+bool ward_jr_pending_answer(struct ward_jr_pending *list, const json_t *id,
+			    json_t *root)
+{
+	for (struct ward_jr_pending *p = list; p; p = p->next) {
+		if (p->done || !json_equal(p->id, id))
+			continue;
+		p->response = json_deep_copy(root);
+		p->done = true;
+		return true;
+	}
+	return false;
+}

@@ -144,4 +144,34 @@ void ward_jr_text(char *dst, size_t size, const char *src);
 /* ward_jr_id_valid - a usable id: a string or an integer. */
 bool ward_jr_id_valid(const json_t *id);
 
+/* --- requests of ours waiting for their answer ------------------------- */
+
+/*
+ * One request a server sent its peer and waits on (an elicitation, a
+ * permission question). The list is the caller's, under the caller's
+ * lock; the thread that reads the peer hands each answer to its entry.
+ */
+struct ward_jr_pending {
+	json_t *id;
+	json_t *response; /* the whole response message, once it came */
+	bool done;
+	struct ward_jr_pending *next;
+};
+
+/* ward_jr_pending_add - put @p at the head of *@list. */
+void ward_jr_pending_add(struct ward_jr_pending **list,
+			 struct ward_jr_pending *p);
+
+/* ward_jr_pending_remove - take @p off *@list (when it is there). */
+void ward_jr_pending_remove(struct ward_jr_pending **list,
+			    struct ward_jr_pending *p);
+
+/*
+ * ward_jr_pending_answer - the response @root (borrowed; a deep copy is
+ * kept: the waiting thread owns it) to the request @id: hand it to its
+ * entry of @list. False when no entry waits for @id.
+ */
+bool ward_jr_pending_answer(struct ward_jr_pending *list, const json_t *id,
+			    json_t *root);
+
 #endif

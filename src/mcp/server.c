@@ -336,15 +336,8 @@ static void do_response(struct mcp_server *srv, struct ward_jr_msg *m)
 	bool found = false;
 
 	pthread_mutex_lock(&srv->lock);
-	for (struct mcp_pending *p = srv->pending; p; p = p->next) {
-		if (p->done || !json_equal(p->id, m->id))
-			continue;
-		/* A copy: the waiting worker owns it (see do_tools_call). */
-		p->response = json_deep_copy(m->root);
-		p->done = true;
-		found = true;
-		break;
-	}
+	/* A copy: the waiting worker owns it (see do_tools_call). */
+	found = m->id && ward_jr_pending_answer(srv->pending, m->id, m->root);
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 	if (!found)

@@ -197,12 +197,13 @@ static int open_or_create(ward_session **out, char **message,
 			break;
 	}
 	if (err == -EEXIST && !load) {
-		if (asprintf(message,
-			     "the agent answered session/new with the id of a "
-			     "session that already exists (ward session %s); "
-			     "ward does not reuse its sandbox for a new session "
-			     "(load it with session/load instead)",
-			     wid) < 0)
+		if (asprintf(
+			message,
+			"the agent answered session/new with the id of a "
+			"session that already exists (ward session %s); "
+			"ward does not reuse its sandbox for a new session "
+			"(load it with session/load instead)",
+			wid) < 0)
 			acp_oom();
 	} else if (err && asprintf(message, "ward session %s: %s", wid,
 				   ward_error_last()) < 0) {

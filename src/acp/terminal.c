@@ -311,8 +311,8 @@ static void drain_locked(struct acp_terminal *t)
 static json_t *content_locked(const struct acp_terminal *t)
 {
 	json_t *c = json_pack(
-	    "{s:s, s:{s:s, s:o}}", "type", "content", "content", "type",
-	    "text", "text",
+	    "{s:s, s:{s:s, s:o}}", "type", "content", "content", "type", "text",
+	    "text",
 	    ward_json_text(t->out.buf ? t->out.buf + t->out.start : NULL,
 			   t->out.len - t->out.start));
 

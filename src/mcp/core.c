@@ -211,13 +211,13 @@ static char *approval_message(const struct ward_approval_request *req)
 	if (ward_escalation_describe(&desc, req) != 0)
 		return NULL;
 	if (req->network)
-		n = asprintf(&text,
-			     "%s\nAllow this %s, once, %s%s? Accept with "
-			     "\"allow\" checked to allow it; decline to refuse.",
-			     desc, what,
-			     req->net_host ? "network access to "
-					   : "the whole network",
-			     req->net_host ? req->net_host : "");
+		n = asprintf(
+		    &text,
+		    "%s\nAllow this %s, once, %s%s? Accept with "
+		    "\"allow\" checked to allow it; decline to refuse.",
+		    desc, what,
+		    req->net_host ? "network access to " : "the whole network",
+		    req->net_host ? req->net_host : "");
 	else
 		n = asprintf(&text,
 			     "%s\nAllow this %s to run once under %s? Accept "

@@ -392,6 +392,27 @@ scenario("output-limit: outputByteLimit keeps the end, at a character boundary",
       exitStatus: { exitCode: 0, signal: null } });
   });
 
+scenario("network-escalation: a host the proxy refused, allowed once for that host", false,
+  async (t) => {
+    const ctx = await connect(t, {
+      mode: "read-only", args: ["--allow-domain", "allowed.test"], permission: allow,
+    });
+    const [r] = await run(ctx, [
+      { op: "terminal", command: "curl -sS -m 5 http://blocked.test/; true" },
+    ]);
+    const out = r.output.output;
+    assert.ok(out.includes("[sandbox: network access to blocked.test denied]"), out);
+    assert.ok(out.includes("[sandbox: the user allowed this command once with " +
+      "network access to blocked.test; it ran again, and its output follows]"), out);
+    assert.equal(ctx.asked.length, 1);
+    assert.match(ctx.asked[0].toolCall.content[0].content.text,
+      /requested: network access to blocked\.test/);
+    const ev = events(ctx.scratch, ctx.sessionId);
+    assert.ok(ev.some((e) => e.type === "network/connection" && e.host === "blocked.test" &&
+      e.verdict === "denied"));
+    assert.ok(ev.some((e) => e.type === "approval/decision" && e.outcome === "allowed-once"));
+  });
+
 scenario("escalation-reject: rejected, nothing runs wider; the rejection text and record", false,
   async (t) => {
     const ctx = await connect(t, { mode: "read-only", permission: reject });

@@ -145,6 +145,7 @@ acp_test() {
 @test "acp: an agent answering session/new with a known id does not get that session's sandbox" { acp_test bwrap-root new-reuse; }
 @test "acp: outputByteLimit keeps the end at a character boundary" { acp_test bwrap-root output-limit; }
 @test "acp: a terminal embedded in a tool call is shown as its output" { acp_test bwrap-root embed; }
+@test "acp: a network escalation allowed once for the refused host" { acp_test bwrap-root network-escalation; }
 @test "acp: an escalation rejected" { acp_test bwrap-root escalation-reject; }
 @test "acp: an escalation cancelled, and one withdrawn by a kill" { acp_test bwrap-root escalation-cancel; }
 @test "acp: the agent dying mid-call" { acp_test bwrap-root agent-dies; }

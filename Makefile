@@ -603,7 +603,8 @@ deb: deps-deb $(MUSL_CONF)
 	rm -rf $(DEB_DIR)
 	mkdir -p $(DEB_SRC)
 	tar -C . --exclude=./build --exclude=./.git \
-	    --exclude=./tests/mcp/node_modules -cf - . | tar -C $(DEB_SRC) -xf -
+	    --exclude=./tests/mcp/node_modules --exclude=./tests/acp/node_modules \
+	    -cf - . | tar -C $(DEB_SRC) -xf -
 	cd $(DEB_SRC) && WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
 	    dpkg-buildpackage -us -uc --no-sign
 	$(LINTIAN) --fail-on error,warning $(DEB_DIR)/ward_$(VERSION)_*.changes

@@ -120,15 +120,17 @@ MUSL_DEPLIBS := $(MUSL_PREFIX)/lib/libyaml.a $(MUSL_PREFIX)/lib/libjansson.a \
 MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include
 
 # The layers (docs/ARCHITECTURE.md; scripts/layers.py checks them):
-# src/util and src/libward make libward; src/mcp (the MCP server) and
-# src/cli (the ward program) make ward on top of it; src/launcher holds
-# the static launchers, which use src/util only.
+# src/util and src/libward make libward; src/mcp (the MCP server), src/acp
+# (the ACP proxy) and src/cli (the ward program) make ward on top of it;
+# src/launcher holds the static launchers, which use src/util only.
 UTIL_SRCS := $(wildcard src/util/*.c)
 LIB_SRCS  := $(UTIL_SRCS) $(wildcard src/libward/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
 MCP_SRCS  := $(wildcard src/mcp/*.c)
-# What ward links beside libward: the command line and the MCP server.
-CLI_SRCS  := $(wildcard src/cli/*.c) $(MCP_SRCS)
+ACP_SRCS  := $(wildcard src/acp/*.c)
+# What ward links beside libward: the command line, the MCP server and
+# the ACP proxy.
+CLI_SRCS  := $(wildcard src/cli/*.c) $(MCP_SRCS) $(ACP_SRCS)
 CLI_OBJS  := $(CLI_SRCS:src/%.c=$(B)/obj/cli/%.o)
 MCP_OBJS  := $(MCP_SRCS:src/%.c=$(B)/obj/cli/%.o)
 # The MCP server as an archive, for the unit tests (not installed).
@@ -384,9 +386,18 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 	@cd tests/mcp && npm ci --no-audit --no-fund --loglevel error
 	@touch $@
 
+# The ACP SDK the `ward acp` tests drive both sides with (tests/acp,
+# pinned by its package-lock.json), the same way.
+NPM_ACP_STAMP := tests/acp/node_modules/.ward-npm-ok
+$(NPM_ACP_STAMP): tests/acp/package-lock.json tests/acp/package.json
+	@command -v npm >/dev/null || { echo 'make: npm is missing (Node.js 18 or later with npm: apt-get install nodejs npm)' >&2; exit 1; }
+	@npm ci --prefix tests/acp --no-audit --no-fund --loglevel error
+	@touch $@
+
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
        $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER) $(NOUSERNS) \
-       $(NPM_STAMP) $(if $(filter dynamic,$(WARD_LINK)),,$(NPM_MAIN) $(NPM_HOST))
+       $(NPM_STAMP) $(NPM_ACP_STAMP) \
+       $(if $(filter dynamic,$(WARD_LINK)),,$(NPM_MAIN) $(NPM_HOST))
 	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
@@ -549,7 +560,7 @@ ASAN_B    ?= build-asan
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 
-check-asan: $(NPM_STAMP)
+check-asan: $(NPM_STAMP) $(NPM_ACP_STAMP)
 	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) WARD_LINK=dynamic \
 	    OPT='-O1 -g $(SAN_FLAGS)' LDFLAGS='$(SAN_FLAGS)' \
 	    LAUNCH_CC='$(CC)' \
@@ -561,7 +572,7 @@ check-asan: $(NPM_STAMP)
 # Only ever made by check-asan's sub-make (B=$(ASAN_B)).
 asan-build: $(WARD) $(LAUNCHER) $(BRIDGE) $(LIBA) $(LIBSO) $(B)/ward.pc \
             $(COMPLETIONS) $(DEPS_TEST_STAMP) $(UNIT_BINS) $(PROXYD) \
-            $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER)
+            $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER) $(NOUSERNS)
 
 .PHONY: check-asan asan-build
 # --- end of the sanitizer lane -----------------------------------------------
@@ -631,7 +642,8 @@ deb: deps-deb $(if $(filter musl,$(WARD_LINK)),$(MUSL_STAMP))
 	rm -rf $(DEB_DIR)
 	mkdir -p $(DEB_SRC)
 	tar -C . --exclude=./build --exclude=./.git \
-	    --exclude=./tests/mcp/node_modules -cf - . | tar -C $(DEB_SRC) -xf -
+	    --exclude=./tests/mcp/node_modules --exclude=./tests/acp/node_modules \
+	    -cf - . | tar -C $(DEB_SRC) -xf -
 	cd $(DEB_SRC) && WARD_LINK=$(WARD_LINK) \
 	    WARD_MUSL_DIR=$(abspath $(MUSL_DIR)) \
 	    dpkg-buildpackage -us -uc --no-sign

@@ -8,24 +8,30 @@ ward's sources are layered, lowest first:
                    by libward and the launchers
     src/libward    the library; include/ward/ is its public face
     src/mcp        the MCP server, on libward's public API
-    src/cli        the `ward` program, on libward's public API and the MCP
-                   server's entry (src/mcp/mcp.h)
+    src/acp        the ACP proxy, beside the MCP server: on libward's
+                   public API, and the JSON-RPC framing the two share
+                   (src/mcp/jsonrpc.h)
+    src/cli        the `ward` program, on libward's public API and the
+                   servers' entries (src/mcp/mcp.h, src/acp/acp.h)
     src/launcher   landlock-run and ward-bridge: static, src/util only
 
 Two views of the arrows are checked.
 
 1. Includes: every `#include "…"` is an arrow from the file's folder to the
    folder of the file it names. It may point only to the same folder or to
-   one the table below allows; a front end (mcp, cli) may use libward only
-   through include/ward/, and src/mcp only through mcp.h. (Includes within
+   one the table below allows; a front end (mcp, acp, cli) may use
+   libward only through include/ward/; cli may use src/mcp only through
+   mcp.h and src/acp only through acp.h, and acp src/mcp only through
+   jsonrpc.h (ENTRY, per folder that includes). (Includes within
    a folder are not judged: a module's internal header including its
    public one is no cycle; the symbols say what calls what.)
 2. Symbols (with BUILD, the build directory of `make`): every object file
    that uses a symbol another object defines is an arrow from its module
    to that module (a module is a .c file). An arrow may not point to a
-   higher layer, and the arrows between the modules of one folder must not
-   form a cycle (a public header does not hide a cycle: render.c calling
-   escalation.c calling render.c is one).
+   higher layer, an arrow between the two servers (same rank) only from
+   acp to mcp's jsonrpc.c, and the arrows between the modules of one
+   folder must not form a cycle (a public header does not hide a cycle:
+   render.c calling escalation.c calling render.c is one).
 
 3. The page: every module (.c file) is named in docs/ARCHITECTURE.md.
 
@@ -46,13 +52,21 @@ ALLOWED = {
     "src/libward": {"src/util", "include/ward"},
     "include/ward": set(),
     "src/mcp": {"src/util", "include/ward"},
-    "src/cli": {"src/util", "include/ward", "src/mcp"},
+    "src/acp": {"src/util", "include/ward", "src/mcp"},
+    "src/cli": {"src/util", "include/ward", "src/mcp", "src/acp"},
     "src/launcher": {"src/util"},
 }
-# What another layer may include from a folder: only these files.
-ENTRY = {"src/mcp": {"mcp.h"}}
-# The order of the layers that own code (for the symbol arrows).
-RANK = {"src/util": 0, "src/libward": 1, "src/mcp": 2, "src/cli": 3}
+# What a folder may include from another: only these files
+# ((includer, included) -> files).
+ENTRY = {("src/cli", "src/mcp"): {"mcp.h"},
+         ("src/cli", "src/acp"): {"acp.h"},
+         ("src/acp", "src/mcp"): {"jsonrpc.h"}}
+# The order of the layers that own code (for the symbol arrows). The two
+# servers share a rank; between them only these modules may be used
+# ((user folder, owner folder) -> owner modules).
+RANK = {"src/util": 0, "src/libward": 1, "src/mcp": 2, "src/acp": 2,
+        "src/cli": 3}
+BESIDE = {("src/acp", "src/mcp"): {"jsonrpc"}}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -144,7 +158,7 @@ def check_includes(errors):
                                   f"{os.path.relpath(target, ROOT)} "
                                   f"({tfol} is not below it)")
                     continue
-                entry = ENTRY.get(tfol)
+                entry = ENTRY.get((fol, tfol))
                 if entry is not None and os.path.basename(target) not in entry:
                     errors.append(f"{where}: {fol} may include only "
                                   f"{', '.join(sorted(entry))} of {tfol}, "
@@ -162,7 +176,7 @@ def check_symbols(build, errors):
     # ward's own objects: the musl build's when ward is static, else the
     # dynamic build's (libward's are always there).
     for subs, fols in ((("obj/musl/lib", "obj/lib"), ("util", "libward")),
-                       (("obj/musl/cli", "obj/cli"), ("mcp", "cli"))):
+                       (("obj/musl/cli", "obj/cli"), ("mcp", "acp", "cli"))):
         for fol in fols:
             cand = [os.path.join(build, s, fol) for s in subs]
             d = next((c for c in cand if os.path.isdir(c)), None)
@@ -186,6 +200,12 @@ def check_symbols(build, errors):
             if RANK[owner[0]] > RANK[key[0]]:
                 errors.append(f"{key[0]}/{key[1]}.c uses {sym} of "
                               f"{owner[0]}/{owner[1]}.c, a higher layer")
+                continue
+            if (owner[0] != key[0] and RANK[owner[0]] == RANK[key[0]] and
+                    owner[1] not in BESIDE.get((key[0], owner[0]), ())):
+                errors.append(f"{key[0]}/{key[1]}.c uses {sym} of "
+                              f"{owner[0]}/{owner[1]}.c, a layer beside "
+                              "it")
                 continue
             if owner[0] == key[0]:
                 graph.setdefault(key, set()).add(owner)

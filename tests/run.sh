@@ -116,7 +116,7 @@ if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	# after the other; the longest files first, so none starts last.
 	jobs=${WARD_TEST_JOBS:-$(nproc)}
 	files=()
-	for f in mcp redteam_persist redteam_state redteam cli polish \
+	for f in mcp acp redteam_persist redteam_state redteam cli polish \
 		sandbox_landlock sandbox_bwrap; do
 		[ -e "tests/e2e/$f.bats" ] && files+=("tests/e2e/$f.bats")
 	done

@@ -55,6 +55,7 @@ enum ward_surface {
 	WARD_SURFACE_API = 0, /* a harness embedding libward */
 	WARD_SURFACE_CLI,     /* `ward run`, `ward fs` */
 	WARD_SURFACE_MCP,     /* `ward mcp` */
+	WARD_SURFACE_ACP,     /* `ward acp`: ward itself asks the editor */
 };
 
 /** What an approval service answered. */
@@ -154,7 +155,8 @@ WARD_EXTERN int ward_escalation_put(FILE *f, const char *text);
  * text on every front end, laid out for @surface: aligned fields and a
  * `[y/N]` question for the terminal (WARD_SURFACE_CLI), `field: value`
  * lines and the form's instruction for an MCP elicitation
- * (WARD_SURFACE_MCP), the plain question for a harness (API). In order:
+ * (WARD_SURFACE_MCP), the plain question for a harness (API) and for
+ * ward acp's permission request, whose options answer it (ACP). In order:
  * a header; the justification, at most WARD_APPROVAL_JUSTIFICATION_SHOWN
  * bytes of it (cut at a character, followed by "[… N more bytes not
  * shown]"); the directory; the current and requested mode (or network);

@@ -36,7 +36,7 @@ WARD_BEGIN_DECL
 typedef struct ward_result ward_result;
 typedef struct ward_task ward_task;
 
-#define WARD_EXEC_OPTIONS_VERSION 2
+#define WARD_EXEC_OPTIONS_VERSION 3
 
 /**
  * How a call's descendants are contained (ward_exec_options.contain, a set
@@ -79,6 +79,30 @@ enum ward_contain {
 	WARD_CONTAIN_SUBREAPER = 1 << 1,
 };
 
+/**
+ * What a background task keeps of its output (ward_exec_options.
+ * streams; ward_exec_run ignores it).
+ */
+enum ward_task_streams {
+	/** stdout and stderr captured apart (version 2 behaviour). */
+	WARD_TASK_SEPARATE = 0,
+	/**
+	 * As a terminal shows them: what ward_task_read_output() returns
+	 * holds both streams in one (in @out; @err stays empty), in the
+	 * order they were read. The result (ward_task_wait) still has them
+	 * apart, and stderr is still what the run is classified by.
+	 */
+	WARD_TASK_MERGED,
+	/**
+	 * As ward_exec_run's stream mode: stdout is stdout_fd itself and
+	 * stderr is copied to stderr_fd as it comes (a bounded tail is kept
+	 * to classify the run). For a long-lived peer that speaks a
+	 * protocol on its stdio (`ward acp`'s agent); ward_task_read_output
+	 * returns nothing.
+	 */
+	WARD_TASK_STREAMED,
+};
+
 struct ward_exec_options {
 	unsigned version;
 	/** stdin for the child; -1: /dev/null. Not closed by libward. */
@@ -118,16 +142,19 @@ struct ward_exec_options {
 	 * 0 (the default): none. ward_result_contain() says what was used.
 	 */
 	unsigned contain;
+	/* --- version 3 --- */
+	/** What a task keeps of its output (enum ward_task_streams). */
+	enum ward_task_streams streams;
 };
 
 #define WARD_EXEC_OPTIONS_INIT                                                 \
 	{                                                                      \
 		WARD_EXEC_OPTIONS_VERSION, -1, 0, -1, -1, 0, 0, NULL, NULL,    \
-		    false, WARD_CONTAIN_NONE                                   \
+		    false, WARD_CONTAIN_NONE, WARD_TASK_SEPARATE               \
 	}
 
 /**
- * ward_exec_options_init - set @opts to the defaults of @version (1 or
+ * ward_exec_options_init - set @opts to the defaults of @version (1 to
  * WARD_EXEC_OPTIONS_VERSION; only the fields that version has are
  * written). Returns 0 or WARD_EINVAL.
  */
@@ -216,7 +243,8 @@ WARD_EXTERN size_t ward_result_stderr_dropped(const ward_result *r);
 /**
  * Background tasks. A task keeps its own mode, runner and enforcement
  * facts; its output is captured (bounded, as capture_limit; 0 means 1 MiB)
- * by a reader thread, so a task never blocks on a full pipe.
+ * by a reader thread, so a task never blocks on a full pipe — apart, or
+ * merged, or streamed as ward_exec_options.streams says.
  *
  * ward_task_start returns the same errors as ward_exec_run.
  */

@@ -63,7 +63,13 @@ WARD_EXTERN int ward_presets_get(const char **name, enum ward_mode *mode,
 
 /**
  * ward_presets_find - the pair of the preset @name. 0, -ENOENT (no such
- * preset) or WARD_EINVAL ("custom": it is not a preset).
+ * preset) or WARD_EINVAL ("custom": it is not a preset). The detail of
+ * either error is the text every front end shows a person (`ward session
+ * preset`, `ward acp`'s Permissions selector), naming the valid presets:
+ *
+ *   unknown preset 'NAME' (valid: read-only, workspace-write, …)
+ *   'custom' cannot be set: it names any combination that matches no
+ *   preset (valid: …)
  */
 WARD_EXTERN int ward_presets_find(enum ward_mode *mode,
 				  enum ward_approval_policy *approval,

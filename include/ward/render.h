@@ -54,7 +54,14 @@ WARD_EXTERN const char *ward_render_hint(enum ward_subject subject);
  *   --justification TEXT (the narrowest wider MODE that suffices); the
  *   approval prompt asks the user
  *
- * (ward fs … for an operation). One line. Static storage.
+ * (ward fs … for an operation); for ACP, where no field or flag exists
+ * because ward itself asks the person through the editor right after the
+ * denial,
+ *
+ *   ward asks the user whether this exact command may run once under the
+ *   narrowest wider mode that suffices; the answer follows
+ *
+ * One line. Static storage.
  */
 WARD_EXTERN const char *ward_render_hint_for(enum ward_surface surface,
 					     enum ward_subject subject);
@@ -288,6 +295,8 @@ WARD_EXTERN int ward_render_network_unresolved(char **out, const char *host);
  *         user
  *   CLI:  retry once with --escalate-network HOST (or on)
  *         --justification TEXT; the approval prompt asks you
+ *   ACP:  ward asks the user whether this exact command may run once
+ *         with network access to the host; the answer follows
  */
 WARD_EXTERN int ward_render_network_hint(char **out, enum ward_surface surface);
 
@@ -309,6 +318,25 @@ WARD_EXTERN int ward_render_network_verdict(char **out,
 					    enum ward_escalation_verdict v,
 					    enum ward_subject subject,
 					    const char *what);
+
+/**
+ * ward_render_retried - what follows a denial when a person allowed the
+ * call once under the wider mode @mode (or, with @network, with network
+ * access to @host, or to the whole network when @host is NULL) and ward
+ * ran it again itself (`ward acp`, whose agents have no field to retry
+ * with):
+ *
+ *   [sandbox: the user allowed this command once under workspace-write;
+ *   it ran again, and its output follows]
+ *   [sandbox: the user allowed this command once with network access to
+ *   example.com; it ran again, and its output follows]
+ *
+ * The caller frees *out. 0, WARD_EINVAL (a host that
+ * ward_render_network_denied would refuse) or -ENOMEM.
+ */
+WARD_EXTERN int ward_render_retried(char **out, enum ward_subject subject,
+				    enum ward_mode mode, bool network,
+				    const char *host);
 
 /**
  * ward_render_verdict - the text a refused escalation ends with; each

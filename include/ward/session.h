@@ -151,7 +151,7 @@ WARD_EXTERN int ward_session_store_default(char **out);
 WARD_EXTERN int ward_session_create(ward_session **out, const char *store,
 				    const char *cwd);
 
-#define WARD_SESSION_CREATE_OPTIONS_VERSION 1
+#define WARD_SESSION_CREATE_OPTIONS_VERSION 2
 
 /** What a new session starts with (ward_session_create_with). */
 struct ward_session_create_options {
@@ -170,15 +170,24 @@ struct ward_session_create_options {
 	enum ward_mode mode;
 	bool set_approval;
 	enum ward_approval_policy approval;
+	/* --- version 2 --- */
+	/**
+	 * The new session's id (ward_session_id_valid); NULL: a random one.
+	 * A front end that maps another protocol's sessions to ward's
+	 * (`ward acp`) derives it, so the same session is found again.
+	 * When a session with this id exists: -EEXIST, nothing written.
+	 */
+	const char *id;
 };
 
 #define WARD_SESSION_CREATE_OPTIONS_INIT                                       \
 	{                                                                      \
 		WARD_SESSION_CREATE_OPTIONS_VERSION, NULL, NULL, false,        \
-		    WARD_MODE_DEFAULT, false, WARD_APPROVAL_ASK                \
+		    WARD_MODE_DEFAULT, false, WARD_APPROVAL_ASK, NULL          \
 	}
 
-/** ward_session_create_options_init - @o to the defaults of @version. */
+/** ward_session_create_options_init - @o to the defaults of @version
+ * (1 or WARD_SESSION_CREATE_OPTIONS_VERSION). */
 WARD_EXTERN int
 ward_session_create_options_init(struct ward_session_create_options *o,
 				 unsigned version);

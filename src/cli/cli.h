@@ -52,6 +52,11 @@ enum cli_long_opt {
 	CLI_OPT_DRAIN,		  /* ward mcp --drain-timeout */
 	CLI_OPT_KEEP_NEW_REPOS,	  /* --keep-new-repos (policy_opts.h) */
 	CLI_OPT_ALLOW_HOME,	  /* --allow-home-workspace (policy_opts.h) */
+	CLI_OPT_AGENT_MODE,	  /* ward acp --agent-mode */
+	CLI_OPT_AGENT_DOMAIN,	  /* ward acp --agent-allow-domain */
+	CLI_OPT_AGENT_ENV_KEEP,	  /* ward acp --agent-env-keep */
+	CLI_OPT_AGENT_GRACE,	  /* ward acp --agent-grace */
+	CLI_OPT_AGENT_ACCESS,	  /* ward acp --agent-access */
 };
 
 /*
@@ -216,6 +221,8 @@ int cmd_session(int argc, char **argv);
 int cmd_quarantine(int argc, char **argv);
 /* `ward mcp [OPTIONS]`; argv[0] is "mcp". */
 int cmd_mcp(int argc, char **argv);
+/* `ward acp [OPTIONS] -- AGENT [ARGS...]`; argv[0] is "acp". */
+int cmd_acp(int argc, char **argv);
 
 /* The option tables of ward itself and of the commands (their .c files). */
 extern const struct cli_option cli_ward_options[];
@@ -231,6 +238,7 @@ extern const struct cli_command cli_quarantine_commands[];
 extern const struct cli_option cli_config_cmd_options[];
 extern const struct cli_command cli_config_commands[];
 extern const struct cli_option cli_mcp_options[];
+extern const struct cli_option cli_acp_options[];
 extern const struct cli_option cli_completion_options[];
 
 /*

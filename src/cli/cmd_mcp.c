@@ -131,29 +131,6 @@ static void create_session(ward_session **out, const char *workspace,
 		die(CLI_EXIT_WARD, "%s", ward_error_last());
 }
 
-/*
- * Some clients start servers in / or in the home directory. Under
- * workspace-write that would make the whole tree writable, so a workspace
- * that is /, $HOME or an ancestor of $HOME is refused unless the user
- * confirmed it (libward's check, the one text every front end shows):
- * said at start-up rather than at the first call. Dies with exit 2.
- */
-static void check_workspace(const ward_policy *policy, enum ward_mode mode)
-{
-	ward_policy *p = NULL;
-
-	if (ward_policy_with_mode(&p, policy, mode) != 0)
-		die(CLI_EXIT_WARD, "%s", ward_error_last());
-	if (ward_policy_check_workspace(p) != 0) {
-		char why[2048];
-
-		snprintf(why, sizeof(why), "%s", ward_error_last());
-		ward_policy_free(p);
-		die_usage(mcp_usage, "%s", why);
-	}
-	ward_policy_free(p);
-}
-
 const struct cli_option cli_mcp_options[] = {
     CLI_POLICY_OPTIONS,
     CLI_CONFIG_OPTIONS,
@@ -228,8 +205,9 @@ int cmd_mcp(int argc, char **argv)
 	if (!session_id) {
 		/* A new session: only now that the configuration is valid,
 		 * and with the mode in force recorded in it. */
-		check_workspace(setup.policy,
-				mode_given ? flag_mode : mo.defaults.mode);
+		cli_check_workspace(setup.policy,
+				    mode_given ? flag_mode : mo.defaults.mode,
+				    mcp_usage);
 		create_session(&session, po.workspace,
 			       mode_given ? flag_mode : mo.defaults.mode,
 			       mo.defaults.approval);

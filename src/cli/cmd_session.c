@@ -226,21 +226,6 @@ static json_t *new_object(void)
 	return obj;
 }
 
-/* The valid preset names as "a, b, c" into @buf. */
-static const char *preset_names(char *buf, size_t len, const ward_presets *p)
-{
-	const char *name;
-	size_t used;
-
-	buf[0] = '\0';
-	for (size_t i = 0; ward_presets_get(&name, NULL, NULL, p, i) == 0;
-	     i++) {
-		used = strlen(buf);
-		snprintf(buf + used, len - used, "%s%s", i ? ", " : "", name);
-	}
-	return buf;
-}
-
 /* The state `show` and `list` print, as JSON. */
 static json_t *state_json(const ward_session *s, const ward_presets *p,
 			  const struct ward_session_defaults *d)
@@ -720,10 +705,9 @@ static int do_preset(int argc, char **argv)
 {
 	struct ward_session_defaults d;
 	const ward_presets *p;
-	char names[512];
 	ward_session *s;
 	ward_config *cfg;
-	int first, err;
+	int first;
 
 	first = parse_simple(argc, argv, NULL, NULL, NULL);
 	need_args(argc - first, 1, 2, "preset needs a session id");
@@ -732,18 +716,9 @@ static int do_preset(int argc, char **argv)
 	config_defaults(&d, cfg);
 	p = ward_config_presets(cfg);
 	if (argc - first == 2) {
-		err = ward_presets_find(NULL, NULL, p, argv[first + 1]);
-		if (err == WARD_EINVAL)
-			die_usage(session_usage,
-				  "'custom' cannot be set: it names any "
-				  "combination that matches no preset "
-				  "(valid: %s)",
-				  preset_names(names, sizeof(names), p));
-		if (err)
-			die_usage(session_usage,
-				  "unknown preset '%s' (valid: %s)",
-				  argv[first + 1],
-				  preset_names(names, sizeof(names), p));
+		/* The texts are libward's: `ward acp` says the same. */
+		if (ward_presets_find(NULL, NULL, p, argv[first + 1]) != 0)
+			die_usage(session_usage, "%s", ward_error_last());
 		if (ward_presets_apply(NULL, s, p, argv[first + 1], &d) != 0)
 			die_freeing(s, cfg);
 	}

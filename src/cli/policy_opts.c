@@ -13,6 +13,7 @@
 #include "ward/notice.h"
 
 #include "policy_opts.h"
+#include "util/util.h"
 
 bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 		       const char *usage)
@@ -279,4 +280,21 @@ void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o)
 		o->allow_unix = NULL;
 		o->nallow_unix = 0;
 	}
+}
+
+void cli_check_workspace(const ward_policy *policy, enum ward_mode mode,
+			 const char *usage)
+{
+	ward_policy *p = NULL;
+
+	if (ward_policy_with_mode(&p, policy, mode) != 0)
+		die(CLI_EXIT_WARD, "%s", ward_error_last());
+	if (ward_policy_check_workspace(p) != 0) {
+		char why[2048];
+
+		snprintf(why, sizeof(why), "%s", ward_error_last());
+		ward_policy_free(p);
+		die_usage(usage, "%s", why);
+	}
+	ward_policy_free(p);
 }

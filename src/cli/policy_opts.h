@@ -126,6 +126,17 @@ void cli_config_options(struct ward_config_options *out,
  */
 noreturn void cli_config_report_errors(const ward_config *cfg, bool json);
 
+/*
+ * cli_check_workspace - some clients start servers and agents in / or in
+ * the home directory. Under workspace-write (@mode, over @policy) that
+ * would make the whole tree writable, so a workspace that is /, $HOME or
+ * an ancestor of $HOME is refused unless the user confirmed it (libward's
+ * check, the one text every front end shows): said at start-up rather
+ * than at the first call. Dies with exit 2 (`ward mcp`, `ward acp`).
+ */
+void cli_check_workspace(const ward_policy *policy, enum ward_mode mode,
+			 const char *usage);
+
 /* cli_setup_free - free what cli_setup_build() made and @o's vector. */
 void cli_setup_free(struct cli_setup *s, struct cli_policy_opts *o);
 

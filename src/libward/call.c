@@ -455,7 +455,7 @@ static int check_options(const struct ward_call_options *o)
 	    (!o->operation || !*o->operation))
 		return ward_err(WARD_EINVAL, "call options: no operation");
 	if ((unsigned)o->subject > WARD_SUBJECT_OPERATION ||
-	    (unsigned)o->surface > WARD_SURFACE_MCP)
+	    (unsigned)o->surface > WARD_SURFACE_ACP)
 		return ward_err(WARD_EINVAL,
 				"call options: unknown subject or surface");
 	if (o->escalate &&

@@ -79,8 +79,6 @@
 #define DRAIN_MS 1000
 /* Default SIGTERM → SIGKILL grace. */
 #define KILL_GRACE_MS 2000
-/* Stream mode: the stderr tail kept for classification. */
-#define STREAM_ERR_TAIL (64 * 1024)
 /* Without a pidfd, how often to look whether the child exited. */
 #define EXIT_TICK_MS 20
 /*
@@ -305,6 +303,11 @@ int ward_exec_opts_check(struct ward_exec_options *dst,
 		*dst = def;
 		memcpy(dst, src, offsetof(struct ward_exec_options, contain));
 		break;
+	case 2:
+		/* Version 2 ends before `streams`. */
+		*dst = def;
+		memcpy(dst, src, offsetof(struct ward_exec_options, streams));
+		break;
 	case WARD_EXEC_OPTIONS_VERSION:
 		*dst = *src;
 		break;
@@ -315,6 +318,9 @@ int ward_exec_opts_check(struct ward_exec_options *dst,
 				src->version, WARD_EXEC_OPTIONS_VERSION);
 	}
 	dst->version = WARD_EXEC_OPTIONS_VERSION;
+	if ((unsigned)dst->streams > WARD_TASK_STREAMED)
+		return ward_err(WARD_EINVAL, "exec options: unknown streams %d",
+				(int)dst->streams);
 	if (!dst->kill_grace_ms)
 		dst->kill_grace_ms = KILL_GRACE_MS;
 	return 0;
@@ -1797,6 +1803,9 @@ int ward_exec_options_init(struct ward_exec_options *opts, unsigned version)
 	switch (version) {
 	case 1:
 		size = offsetof(struct ward_exec_options, contain);
+		break;
+	case 2:
+		size = offsetof(struct ward_exec_options, streams);
 		break;
 	case WARD_EXEC_OPTIONS_VERSION:
 		size = sizeof(*opts);

@@ -17,6 +17,9 @@
 
 #include "internal.h"
 
+/* Stream mode: the stderr tail kept for classification. */
+#define STREAM_ERR_TAIL (64 * 1024)
+
 /*
  * A bounded capture buffer: keeps the first @head_cap bytes and the last
  * @tail_cap bytes (a ring) of everything appended, and counts the bytes

@@ -188,19 +188,37 @@ int ward_presets_get(const char **name, enum ward_mode *mode,
 	return 0;
 }
 
+/* The preset names as "a, b, c" into @buf (cut to fit). */
+static const char *names_of(char *buf, size_t len, const ward_presets *p)
+{
+	size_t used;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->n; i++) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+			 p->v[i].name);
+	}
+	return buf;
+}
+
 int ward_presets_find(enum ward_mode *mode, enum ward_approval_policy *approval,
 		      const ward_presets *p, const char *name)
 {
+	char names[PRESET_NAME_MAX * 16];
 	long at;
 
 	if (name && strcmp(name, WARD_PRESET_CUSTOM) == 0)
 		return ward_err(WARD_EINVAL,
-				"'custom' is not a preset: it can be switched "
-				"away from, not to");
+				"'custom' cannot be set: it names any "
+				"combination that matches no preset (valid: "
+				"%s)",
+				names_of(names, sizeof(names), p));
 	at = name ? find(p, name) : -1;
 	if (at < 0)
-		return ward_err(-ENOENT, "no preset '%s'",
-				name ? name : "(null)");
+		return ward_err(-ENOENT, "unknown preset '%.64s' (valid: %s)",
+				name ? name : "(null)",
+				names_of(names, sizeof(names), p));
 	if (mode)
 		*mode = p->v[at].mode;
 	if (approval)

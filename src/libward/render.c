@@ -49,9 +49,18 @@ const char *ward_render_hint(enum ward_subject subject)
 	"approval prompt asks the user"
 /* clang-format on */
 
+/* clang-format off */
+#define ACP_HINT(s)                                                           \
+	"ward asks the user whether this exact " s " may run once under the " \
+	"narrowest wider mode that suffices; the answer follows"
+/* clang-format on */
+
 const char *ward_render_hint_for(enum ward_surface surface,
 				 enum ward_subject subject)
 {
+	if (surface == WARD_SURFACE_ACP)
+		return subject == WARD_SUBJECT_OPERATION ? ACP_HINT("operation")
+							 : ACP_HINT("command");
 	if (surface != WARD_SURFACE_CLI)
 		return ward_render_hint(subject);
 	return subject == WARD_SUBJECT_OPERATION
@@ -430,6 +439,9 @@ int ward_render_network_hint(char **out, enum ward_surface surface)
 		? "retry this exact command once with network_permissions "
 		  "(the host, or \"on\") + justification; the approval prompt "
 		  "asks the user"
+	    : surface == WARD_SURFACE_ACP
+		? "ward asks the user whether this exact command may run once "
+		  "with network access to the host; the answer follows"
 		: "retry once with --escalate-network HOST (or on) "
 		  "--justification TEXT; the approval prompt asks you";
 	char *text = strdup(t);
@@ -582,6 +594,36 @@ int ward_render_network_verdict(char **out, enum ward_surface surface,
 		return ward_err(WARD_EINVAL,
 				"no text for escalation verdict %d", (int)v);
 	}
+	if (n < 0)
+		return ward_err(-ENOMEM, "out of memory");
+	*out = text;
+	return 0;
+}
+
+int ward_render_retried(char **out, enum ward_subject subject,
+			enum ward_mode mode, bool network, const char *host)
+{
+	const char *s = ward_subject_name(subject);
+	char *text = NULL;
+	int n;
+
+	if (!out)
+		return ward_err(WARD_EINVAL, "render: missing argument");
+	if (network && host && !host_ok(host))
+		return ward_err(WARD_EINVAL, "not a host name or address");
+	if (network)
+		n = asprintf(
+		    &text,
+		    "[sandbox: the user allowed this %s once with %s%s; "
+		    "it ran again, and its output follows]",
+		    s, host ? "network access to " : "the whole network",
+		    host ? host : " (on)");
+	else
+		n = asprintf(
+		    &text,
+		    "[sandbox: the user allowed this %s once under %s; "
+		    "it ran again, and its output follows]",
+		    s, ward_mode_name(mode));
 	if (n < 0)
 		return ward_err(-ENOMEM, "out of memory");
 	*out = text;

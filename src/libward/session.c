@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1547,9 +1548,16 @@ int ward_session_create_options_init(struct ward_session_create_options *o,
 
 	if (!o)
 		return ward_err(WARD_EINVAL, "session options: NULL");
-	if (version != WARD_SESSION_CREATE_OPTIONS_VERSION)
+	if (version != 1 && version != WARD_SESSION_CREATE_OPTIONS_VERSION)
 		return ward_bad_version("session create options", version,
 					WARD_SESSION_CREATE_OPTIONS_VERSION);
+	if (version == 1) {
+		/* A version-1 struct ends before `id`. */
+		memcpy(o, &init,
+		       offsetof(struct ward_session_create_options, id));
+		o->version = 1;
+		return 0;
+	}
 	*o = init;
 	return 0;
 }
@@ -1558,17 +1566,24 @@ int ward_session_create_with(ward_session **out,
 			     const struct ward_session_create_options *o)
 {
 	char *dir = NULL, *real_store = NULL, *real_cwd = NULL;
-	const char *store, *cwd;
+	const char *store, *cwd, *given_id;
 	ward_policy *probe = NULL;
-	char id[17];
+	char id[WARD_SESSION_ID_MAX + 1];
 	struct stat st;
 	int err, tries = 0;
 
 	if (!out || !o)
 		return ward_err(WARD_EINVAL, "session: missing argument");
-	if (o->version != WARD_SESSION_CREATE_OPTIONS_VERSION)
+	if (o->version != 1 &&
+	    o->version != WARD_SESSION_CREATE_OPTIONS_VERSION)
 		return ward_bad_version("session create options", o->version,
 					WARD_SESSION_CREATE_OPTIONS_VERSION);
+	given_id = o->version >= 2 ? o->id : NULL;
+	if (given_id && !ward_session_id_valid(given_id))
+		return ward_err(WARD_EINVAL,
+				"invalid session id '%.80s' (1 to %d letters, "
+				"digits and '-')",
+				given_id, WARD_SESSION_ID_MAX);
 	if ((o->set_mode && (unsigned)o->mode > WARD_MODE_DANGER_FULL_ACCESS) ||
 	    (o->set_approval && (unsigned)o->approval > WARD_APPROVAL_NEVER))
 		return ward_err(WARD_EINVAL,
@@ -1619,14 +1634,22 @@ int ward_session_create_with(ward_session **out,
 		if (err)
 			goto out_free;
 	}
-	do {
-		err = random_hex(id, 8);
-		if (err)
-			goto out_free;
+	if (given_id) {
+		snprintf(id, sizeof(id), "%s", given_id);
 		err = create_file(real_store, id, real_cwd, o);
-	} while (err == -EEXIST && ++tries < 8);
-	if (err == -EEXIST)
-		err = ward_err(-EEXIST, "cannot find a free session id");
+		if (err == -EEXIST)
+			err = ward_err(-EEXIST, "session %s exists", id);
+	} else {
+		do {
+			err = random_hex(id, 8);
+			if (err)
+				goto out_free;
+			err = create_file(real_store, id, real_cwd, o);
+		} while (err == -EEXIST && ++tries < 8);
+		if (err == -EEXIST)
+			err =
+			    ward_err(-EEXIST, "cannot find a free session id");
+	}
 	if (err)
 		goto out_free;
 	err = ward_session_open(out, real_store, id);

@@ -59,13 +59,40 @@ struct ward_task {
 	struct ward_capbuf out_new, err_new; /* not yet returned by read */
 };
 
+/*
+ * Where the task's streams go (ward_exec_options.streams): apart, both
+ * into stdout's "new" buffer in the order they are read (merged), or
+ * stdout straight to its descriptor and stderr copied live (stream).
+ */
+static void task_sinks(ward_task *t, struct ward_sink *out,
+		       struct ward_sink *err)
+{
+	switch (t->opts.streams) {
+	case WARD_TASK_MERGED:
+		*out = (struct ward_sink){&t->out_all, &t->out_new, -1};
+		*err = (struct ward_sink){&t->err_all, &t->out_new, -1};
+		return;
+	case WARD_TASK_STREAMED:
+		*out = (struct ward_sink){NULL, NULL, -1};
+		*err = (struct ward_sink){
+		    &t->err_all, NULL,
+		    t->opts.stderr_fd >= 0 ? t->opts.stderr_fd : 2};
+		return;
+	case WARD_TASK_SEPARATE:
+		break;
+	}
+	*out = (struct ward_sink){&t->out_all, &t->out_new, -1};
+	*err = (struct ward_sink){&t->err_all, &t->err_new, -1};
+}
+
 static void *task_main(void *arg)
 {
 	ward_task *t = arg;
 	struct ward_loop loop;
 	int err;
 
-	err = ward_spawn_start(&t->sp, t->confined, t->policy, &t->opts, true);
+	err = ward_spawn_start(&t->sp, t->confined, t->policy, &t->opts,
+			       t->opts.streams != WARD_TASK_STREAMED);
 	pthread_mutex_lock(&t->lock);
 	t->start_err = err;
 	if (err)
@@ -78,8 +105,7 @@ static void *task_main(void *arg)
 		return NULL;
 
 	memset(&loop, 0, sizeof(loop));
-	loop.out = (struct ward_sink){&t->out_all, &t->out_new, -1};
-	loop.err = (struct ward_sink){&t->err_all, &t->err_new, -1};
+	task_sinks(t, &loop.out, &loop.err);
 	loop.lock = &t->lock;
 	loop.wake_fd = t->wake_fd;
 	loop.timeout_ms = t->opts.timeout_ms;
@@ -88,8 +114,8 @@ static void *task_main(void *arg)
 	ward_spawn_close(&t->sp);
 
 	pthread_mutex_lock(&t->lock);
-	t->guard_failed =
-	    ward_exec_guard_report(t->guard, &t->err_all, &t->err_new, -1);
+	t->guard_failed = ward_exec_guard_report(
+	    t->guard, &t->err_all, loop.err.pending, loop.err.tee_fd);
 	t->guard = NULL;
 	t->done = true;
 	pthread_cond_broadcast(&t->cond);
@@ -175,12 +201,17 @@ int ward_task_start_confined(ward_task **out, const ward_confined *c,
 	err = ward_exec_opts_check(&t->opts, opts);
 	if (err)
 		goto out_destroy_task;
-	/* Tasks always capture. */
+	/* Tasks always capture (a streamed one its stderr's tail). */
 	limit = t->opts.capture_limit ? t->opts.capture_limit
 				      : TASK_CAPTURE_DEFAULT;
 	t->opts.capture_limit = limit;
-	ward_capbuf_init(&t->out_all, limit - limit / 2, limit / 2);
-	ward_capbuf_init(&t->err_all, limit - limit / 2, limit / 2);
+	if (t->opts.streams == WARD_TASK_STREAMED) {
+		ward_capbuf_init(&t->out_all, 0, 0);
+		ward_capbuf_init(&t->err_all, 0, STREAM_ERR_TAIL);
+	} else {
+		ward_capbuf_init(&t->out_all, limit - limit / 2, limit / 2);
+		ward_capbuf_init(&t->err_all, limit - limit / 2, limit / 2);
+	}
 	ward_capbuf_init(&t->out_new, limit - limit / 2, limit / 2);
 	ward_capbuf_init(&t->err_new, limit - limit / 2, limit / 2);
 	t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -340,7 +371,10 @@ int ward_task_wait(ward_result **out, ward_task *task, unsigned long timeout_ms)
 		}
 	}
 	/* done: the reader thread no longer touches the task. */
-	err = ward_spawn_result(out, &task->sp, &task->out_all, &task->err_all);
+	err = ward_spawn_result(
+	    out, &task->sp,
+	    task->opts.streams == WARD_TASK_STREAMED ? NULL : &task->out_all,
+	    &task->err_all);
 	if (!err)
 		ward_result_set_guard_failed(*out, task->guard_failed);
 	pthread_mutex_unlock(&task->lock);

@@ -222,7 +222,7 @@ static void send_progress(struct mcp_call *call, const char *message)
 
 /* Wait (srv->lock held) until @p is answered, the call is cancelled or
  * input ends, sending progress every MCP_PROGRESS_EVERY_MS. */
-static void wait_answer(struct mcp_call *call, struct mcp_pending *p)
+static void wait_answer(struct mcp_call *call, struct ward_jr_pending *p)
 {
 	struct mcp_server *srv = call->srv;
 	struct timespec until;
@@ -265,23 +265,13 @@ static enum ward_approval_outcome read_answer(json_t *response)
 	return WARD_APPROVAL_UNAVAILABLE;
 }
 
-static void unlink_pending(struct mcp_server *srv, struct mcp_pending *p)
-{
-	for (struct mcp_pending **pp = &srv->pending; *pp; pp = &(*pp)->next) {
-		if (*pp == p) {
-			*pp = p->next;
-			return;
-		}
-	}
-}
-
 enum ward_approval_outcome mcp_approve(void *ctx,
 				       const struct ward_approval_request *req)
 {
 	struct mcp_call *call = ctx;
 	struct mcp_server *srv = call->srv;
 	enum ward_approval_outcome outcome;
-	struct mcp_pending *p;
+	struct ward_jr_pending *p;
 	json_t *params, *schema;
 	char *message, rid[32], title[320];
 	bool elicit, stop, done, at_2511;
@@ -337,8 +327,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	}
 
 	pthread_mutex_lock(&srv->lock);
-	p->next = srv->pending;
-	srv->pending = p;
+	ward_jr_pending_add(&srv->pending, p);
 	pthread_mutex_unlock(&srv->lock);
 	if (req->network)
 		mcp_log(srv, "notice",
@@ -356,7 +345,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 		      ward_jr_request(p->id, "elicitation/create", params))) {
 		outcome = WARD_APPROVAL_UNAVAILABLE;
 		pthread_mutex_lock(&srv->lock);
-		unlink_pending(srv, p);
+		ward_jr_pending_remove(&srv->pending, p);
 		pthread_mutex_unlock(&srv->lock);
 		goto out_free;
 	}
@@ -366,7 +355,7 @@ enum ward_approval_outcome mcp_approve(void *ctx,
 	pthread_mutex_lock(&srv->lock);
 	wait_answer(call, p);
 	done = p->done;
-	unlink_pending(srv, p);
+	ward_jr_pending_remove(&srv->pending, p);
 	pthread_mutex_unlock(&srv->lock);
 
 	if (done) {

@@ -252,6 +252,16 @@ int ward_jr_parse(struct ward_jr_msg *m, const char *line, size_t len)
 			"Invalid Request: \"jsonrpc\" must be \"2.0\"");
 		return 0;
 	}
+	/* The error response to a message whose id could not be read has
+	 * a null id (JSON-RPC 2.0, section 5): a response to nothing, and
+	 * never to be answered — answering it could start an endless
+	 * exchange of errors between two peers. */
+	if (json_is_null(id) && !method && error && !result &&
+	    json_is_object(error)) {
+		m->kind = WARD_JR_RESPONSE;
+		m->error = error;
+		return 0;
+	}
 	if (id && !ward_jr_id_valid(id)) {
 		invalid(m, WARD_JR_INVALID_REQUEST,
 			"Invalid Request: \"id\" must be a string or an "
@@ -421,4 +431,37 @@ char *ward_jr_encode(size_t *len, const json_t *msg)
 	if (len)
 		*len = n + 1;
 	return line;
+}
+
+/* --- requests of ours waiting for their answer ------------------------- */
+
+void ward_jr_pending_add(struct ward_jr_pending **list,
+			 struct ward_jr_pending *p)
+{
+	p->next = *list;
+	*list = p;
+}
+
+void ward_jr_pending_remove(struct ward_jr_pending **list,
+			    struct ward_jr_pending *p)
+{
+	for (struct ward_jr_pending **pp = list; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+	}
+}
+
+bool ward_jr_pending_answer(struct ward_jr_pending *list, const json_t *id,
+			    json_t *root)
+{
+	for (struct ward_jr_pending *p = list; p; p = p->next) {
+		if (p->done || !json_equal(p->id, id))
+			continue;
+		p->response = json_deep_copy(root);
+		p->done = true;
+		return true;
+	}
+	return false;
 }

@@ -75,7 +75,9 @@ enum ward_jr_kind {
 	WARD_JR_EMPTY = 0,    /* a blank line: ignore it */
 	WARD_JR_REQUEST,      /* method + id: answer it */
 	WARD_JR_NOTIFICATION, /* method, no id: never answered */
-	WARD_JR_RESPONSE,     /* id + result or error: to a request of ours */
+	WARD_JR_RESPONSE,     /* id + result or error: to a request of ours;
+			       * an error with a null id (id NULL here): to
+			       * a message the peer could not read */
 	WARD_JR_INVALID,      /* answer with code/message (id or null) */
 };
 
@@ -99,7 +101,9 @@ struct ward_jr_msg {
  * request, notification or response (a batch, a missing or wrong
  * "jsonrpc", an id that is not a string or an integer, a method that is
  * not a string, params that are neither an object nor an array) gives
- * -32600, with the id when it is a usable one. Returns 0, or -ENOMEM.
+ * -32600, with the id when it is a usable one. An error object with
+ * "id": null is a response (to a message the peer could not read), not
+ * an invalid message: it is never answered. Returns 0, or -ENOMEM.
  */
 int ward_jr_parse(struct ward_jr_msg *m, const char *line, size_t len);
 
@@ -139,5 +143,35 @@ void ward_jr_text(char *dst, size_t size, const char *src);
 
 /* ward_jr_id_valid - a usable id: a string or an integer. */
 bool ward_jr_id_valid(const json_t *id);
+
+/* --- requests of ours waiting for their answer ------------------------- */
+
+/*
+ * One request a server sent its peer and waits on (an elicitation, a
+ * permission question). The list is the caller's, under the caller's
+ * lock; the thread that reads the peer hands each answer to its entry.
+ */
+struct ward_jr_pending {
+	json_t *id;
+	json_t *response; /* the whole response message, once it came */
+	bool done;
+	struct ward_jr_pending *next;
+};
+
+/* ward_jr_pending_add - put @p at the head of *@list. */
+void ward_jr_pending_add(struct ward_jr_pending **list,
+			 struct ward_jr_pending *p);
+
+/* ward_jr_pending_remove - take @p off *@list (when it is there). */
+void ward_jr_pending_remove(struct ward_jr_pending **list,
+			    struct ward_jr_pending *p);
+
+/*
+ * ward_jr_pending_answer - the response @root (borrowed; a deep copy is
+ * kept: the waiting thread owns it) to the request @id: hand it to its
+ * entry of @list. False when no entry waits for @id.
+ */
+bool ward_jr_pending_answer(struct ward_jr_pending *list, const json_t *id,
+			    json_t *root);
 
 #endif

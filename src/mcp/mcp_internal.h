@@ -27,6 +27,7 @@
 #include "ward/exec.h"
 #include "ward/session.h"
 
+#include "jsonrpc.h"
 #include "mcp.h"
 
 /* Defaults and bounds of the tools (their descriptions in render.c say
@@ -71,14 +72,6 @@ struct mcp_call {
 	struct mcp_call *next;
 };
 
-/* A request the server sent and waits on (elicitation/create). */
-struct mcp_pending {
-	json_t *id;
-	json_t *response; /* the whole response message, once it came */
-	bool done;
-	struct mcp_pending *next;
-};
-
 struct mcp_server {
 	/* Set up before the first message; read-only afterwards. */
 	const struct mcp_options *o; /* config, base policy, provider */
@@ -112,7 +105,8 @@ struct mcp_server {
 	unsigned long drain_ms; /* --drain-timeout */
 	unsigned active;	/* worker threads alive */
 	struct mcp_call *calls;
-	struct mcp_pending *pending;
+	/* Requests we sent (elicitation/create) and wait on. */
+	struct ward_jr_pending *pending;
 	unsigned long next_request;
 	struct mcp_bgtask *tasks;
 	unsigned ntasks;

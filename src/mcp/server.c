@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +24,7 @@
 
 #include "jsonrpc.h"
 #include "mcp_internal.h"
+#include "util/stopsig.h"
 
 /* The longest message line accepted on stdin. */
 #define MCP_MAX_LINE (4u * 1024u * 1024u)
@@ -341,15 +341,8 @@ static void do_response(struct mcp_server *srv, struct ward_jr_msg *m)
 	bool found = false;
 
 	pthread_mutex_lock(&srv->lock);
-	for (struct mcp_pending *p = srv->pending; p; p = p->next) {
-		if (p->done || !json_equal(p->id, m->id))
-			continue;
-		/* A copy: the waiting worker owns it (see do_tools_call). */
-		p->response = json_deep_copy(m->root);
-		p->done = true;
-		found = true;
-		break;
-	}
+	/* A copy: the waiting worker owns it (see do_tools_call). */
+	found = m->id && ward_jr_pending_answer(srv->pending, m->id, m->root);
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 	if (!found)
@@ -536,66 +529,6 @@ static void shut_down(struct mcp_server *srv, const char *why)
 		     json_pack("{s:s, s:s}", "type", "mcp/end", "reason", why));
 }
 
-/* The signals that stop the server the way end of input does. */
-static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
-
-/*
- * Route the stop signals to a signalfd, before any thread exists (threads
- * inherit the mask; the executor clears it in every child). SIGINT and
- * SIGHUP ignored by whoever started us stay ignored (nohup, a background
- * job of a shell). Returns the descriptor, or -1 (then the signals keep
- * their default action: the server dies without its orderly end).
- */
-static int stop_signal_fd(void)
-{
-	struct sigaction sa;
-	sigset_t set;
-	int fd;
-
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(*stop_signals);
-	     i++) {
-		int sig = stop_signals[i];
-
-		if (sig != SIGTERM && sigaction(sig, NULL, &sa) == 0 &&
-		    sa.sa_handler == SIG_IGN)
-			continue;
-		sigaddset(&set, sig);
-	}
-	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* The stop signal waiting on @sfd, or 0. */
-static int stop_signal_read(int sfd)
-{
-	struct signalfd_siginfo si;
-	ssize_t n;
-
-	do
-		n = read(sfd, &si, sizeof(si));
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
-}
-
-/* Die of @sig now that everything is stopped and recorded. */
-static void die_of(int sig)
-{
-	sigset_t set;
-
-	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	raise(sig);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-}
-
 static void server_init(struct mcp_server *srv,
 			const struct mcp_options *o)
 {
@@ -637,7 +570,7 @@ int mcp_serve(const struct mcp_options *o)
 	/* Output to a closed client must not kill the server (children get
 	 * SIGPIPE back: the executor resets it). */
 	signal(SIGPIPE, SIG_IGN);
-	sfd = stop_signal_fd();
+	sfd = util_stop_signal_fd();
 	if (ward_netproxy_new(&srv.netproxy) != 0) {
 		fprintf(stderr,
 			"ward mcp: warning: cannot start the network proxy "
@@ -672,7 +605,7 @@ int mcp_serve(const struct mcp_options *o)
 			break;
 		}
 		if (sfd >= 0 && (pfd[1].revents & POLLIN) &&
-		    (sig = stop_signal_read(sfd)) != 0)
+		    (sig = util_stop_signal_read(sfd)) != 0)
 			break;
 		if (!pfd[0].revents)
 			continue;
@@ -689,9 +622,7 @@ int mcp_serve(const struct mcp_options *o)
 	if (sig) {
 		/* A line cut short by the signal is dropped, not parsed. */
 		snprintf(why, sizeof(why), "signal SIG%s",
-			 sig == SIGTERM	 ? "TERM"
-			 : sig == SIGINT ? "INT"
-					 : "HUP");
+			 util_stop_signal_name(sig));
 		fprintf(stderr, "ward mcp: %s: stopping every command\n", why);
 	} else {
 		ward_jr_lines_finish(&lines, on_line, &srv);
@@ -705,6 +636,6 @@ int mcp_serve(const struct mcp_options *o)
 	if (sfd >= 0)
 		close(sfd);
 	if (sig)
-		die_of(sig);
+		util_die_of(sig);
 	return sig ? 128 + sig : 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # shellcheck shell=bats
 #
-# The examples of README.md, ward(1) and docs/MCP.md are executed, taken
+# The examples of README.md, ward(1), docs/MCP.md and docs/ACP.md's editor
+# configuration are executed, taken
 # from the files themselves (tests/e2e/doc_examples.py extracts them):
 # an example that stops being true fails here. (docs/CONFIG.md and
 # ward-config(5): config_examples.bats; ward-mcp(1)'s example: mcp.bats.)
@@ -149,6 +150,47 @@ mcp_servers() {
 
 @test "README.md: the mcpServers entry starts the server" {
 	mcp_servers README.md
+}
+
+# agent_servers FILE: the "agent_servers" entry of FILE's example, run as
+# an editor would, with the scripted test agent in place of the real one
+# (tests/acp/agent.mjs): ward's flags are the example's, and a new
+# session gets the Permissions selector.
+agent_servers() {
+	local json cmd=() a
+	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
+	[ -d "$ROOT/tests/acp/node_modules/@agentclientprotocol/sdk" ] ||
+		skip "the ACP SDK is not installed (npm ci --prefix tests/acp)"
+	json=$(block "$1" '"agent_servers"') || return 1
+	while IFS= read -r a; do
+		[ "$a" = -- ] && break
+		cmd+=("$a")
+	done < <(jq -r '.agent_servers[] | .command, .args[]' <<<"$json")
+	[ "${cmd[0]}" = ward ] || fail "the example does not run ward: ${cmd[*]}"
+	printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}' \
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{\"cwd\":\"$APP\",\"mcpServers\":[]}}" \
+		>"$BASE/in"
+	# The editor's end of input comes once session/new is answered.
+	run -0 --separate-stderr timeout 60 python3 -c '
+import subprocess, sys
+p = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+p.stdin.write(open(sys.argv[1], "rb").read()); p.stdin.flush()
+for line in p.stdout:
+    sys.stdout.write(line.decode())
+    if b"\"id\":1," in line: break
+p.stdin.close(); sys.stdout.write(p.stdout.read().decode()); sys.exit(p.wait())
+' "$BASE/in" "${cmd[@]}" -- node "$ROOT/tests/acp/agent.mjs"
+	jq -e 'select(.id == 1) | .result.configOptions[] |
+		select(.id == "ward_permissions" and .currentValue == "workspace-write")' \
+		<<<"$output" >/dev/null || fail "no Permissions selector: $output $stderr"
+}
+
+@test "README.md: the agent_servers entry starts ward acp" {
+	agent_servers README.md
+}
+
+@test "docs/ACP.md: the agent_servers entry starts ward acp" {
+	agent_servers docs/ACP.md
 }
 
 @test "README.md: the Inspector command line runs" {
@@ -357,6 +399,7 @@ covered() {
 	covered README.md 'ward run -- touch notes.txt' "--access 'rw ~/.cache/pip'" \
 		'ward fs write --mode workspace-write' 'ward session new --mode read-only' \
 		'"mcpServers"' 'npx @modelcontextprotocol/inspector' \
+		'"agent_servers"' \
 		'ward_call_new(&call, &o)' \
 		'make demo' `# make check itself: not run from inside it` \
 		'npx -y ward-sandbox mcp --workspace .' `# tests/e2e/npm.bats` \

@@ -127,7 +127,8 @@ def check_options(ward, launcher):
         problems.append(f"ward --help lists only {commands}")
     # The man page that documents each command's options.
     page_of = {"fs": "ward-fs.1", "session": "ward-session.1",
-               "mcp": "ward-mcp.1", "quarantine": "ward-quarantine.1"}
+               "mcp": "ward-mcp.1", "quarantine": "ward-quarantine.1",
+               "acp": "ward-acp.1"}
     per_page = {}
     top = help_options([ward])
     compare("ward", "ward --help", top, "its completion",

@@ -12,15 +12,20 @@ B=${WARD_BUILD:-$ROOT/build}
 setup() {
 	T=$(mktemp -d /var/tmp/ward-layers.XXXXXX)
 	mkdir -p "$T/include/ward" "$T/src/util" "$T/src/libward" \
-		"$T/src/mcp" "$T/src/cli" "$T/src/launcher" "$T/docs" \
-		"$T/b/obj/lib/util" "$T/b/obj/lib/libward" "$T/b/obj/cli/mcp" \
-		"$T/b/obj/cli/cli"
+		"$T/src/mcp" "$T/src/acp" "$T/src/cli" "$T/src/launcher" \
+		"$T/docs" "$T/b/obj/lib/util" "$T/b/obj/lib/libward" \
+		"$T/b/obj/cli/mcp" "$T/b/obj/cli/acp" "$T/b/obj/cli/cli"
 	printf '' >"$T/include/ward/pub.h"
 	printf '' >"$T/src/libward/internal.h"
 	printf 'int u(void);\n' >"$T/src/util/util.h"
 	printf '#include "util.h"\nint u(void) { return 0; }\n' >"$T/src/util/util.c"
 	printf '#include "ward/pub.h"\nint a(void) { return 1; }\n' >"$T/src/libward/a.c"
 	printf 'int m(void) { return 2; }\n' >"$T/src/mcp/m.c"
+	printf 'int jr(void);\n' >"$T/src/mcp/jsonrpc.h"
+	printf '#include "jsonrpc.h"\nint jr(void) { return 5; }\n' \
+		>"$T/src/mcp/jsonrpc.c"
+	printf '#include "mcp/jsonrpc.h"\nint p(void) { return jr(); }\n' \
+		>"$T/src/acp/p.c"
 	printf 'int c(void) { return 3; }\n' >"$T/src/cli/c.c"
 	doc
 }
@@ -45,7 +50,7 @@ objects() {
 		cc -c -I"$T/include" -I"$T/src" -o \
 			"$T/b/obj/lib/$(basename "$(dirname "$f")")/$(basename "${f%.c}").o" "$f"
 	done
-	for f in "$T"/src/mcp/*.c "$T"/src/cli/*.c; do
+	for f in "$T"/src/mcp/*.c "$T"/src/acp/*.c "$T"/src/cli/*.c; do
 		cc -c -I"$T/include" -I"$T/src" -o \
 			"$T/b/obj/cli/$(basename "$(dirname "$f")")/$(basename "${f%.c}").o" "$f"
 	done
@@ -91,6 +96,21 @@ check() {
 	[ "$status" = 1 ]
 	[[ "$output" == *"src/cli/in.c:1: src/cli may not include src/libward/internal.h"* ]]
 	[[ "$output" == *"src/cli/guts.c:1: src/cli may include only mcp.h of src/mcp, not guts.h"* ]]
+}
+
+@test "layers: the ACP proxy uses the MCP server's JSON-RPC framing and nothing else of it" {
+	printf '' >"$T/src/mcp/mcp_internal.h"
+	printf '#include "mcp/mcp_internal.h"\n' >"$T/src/acp/in.c"
+	printf 'int m(void);\nint q(void) { return m(); }\n' >"$T/src/acp/q.c"
+	printf 'int p(void);\nint r(void) { return p(); }\n' >"$T/src/mcp/r.c"
+	doc
+	objects
+	check
+	[ "$status" = 1 ]
+	[[ "$output" == *"src/acp/in.c:1: src/acp may include only jsonrpc.h of src/mcp, not mcp_internal.h"* ]]
+	[[ "$output" == *"src/acp/q.c uses m of src/mcp/m.c, a layer beside it"* ]]
+	[[ "$output" == *"src/mcp/r.c uses p of src/acp/p.c, a layer beside it"* ]]
+	[[ "$output" != *"src/acp/p.c"*"jsonrpc"* ]]
 }
 
 @test "layers: a call to a higher layer is refused" {

@@ -12,8 +12,8 @@
  *      report is only made for a line longer than the bound;
  *   3. every parsed line is exactly one kind, consistent with its fields
  *      (a request has a method and a usable id, a response an id and
- *      exactly one of result/error, an invalid one a -32700/-32600 code
- *      and a message);
+ *      exactly one of result/error — or, with a null id, an error —
+ *      an invalid one a -32700/-32600 code and a message);
  *   4. the answer the server would send (an error for an invalid message,
  *      a result for a request, "Method not found: %.128s" cut where it
  *      may split a character) encodes as ONE line ending in a newline,
@@ -178,9 +178,15 @@ static void check_line(const char *s, size_t len)
 			abort();
 		break;
 	case WARD_JR_RESPONSE:
-		if (!ward_jr_id_valid(m.id) || m.method ||
-		    (m.result != NULL) == (m.error != NULL))
+		if (m.method || (m.result != NULL) == (m.error != NULL))
 			abort();
+		/* Without a usable id: only an error response (null id). */
+		if (!ward_jr_id_valid(m.id)) {
+			if (m.id || !m.error || m.result ||
+			    !json_is_null(json_object_get(m.root, "id")))
+				abort();
+			break;
+		}
 		/* What the server sends back for its own requests. */
 		check_answer(ward_jr_request(m.id, "elicitation/create",
 					     json_incref(m.result)),

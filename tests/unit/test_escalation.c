@@ -892,7 +892,8 @@ static void test_summary_resolves(void **state)
 static void test_approval_text(void **state)
 {
 	static const enum ward_surface surfaces[] = {
-	    WARD_SURFACE_CLI, WARD_SURFACE_MCP, WARD_SURFACE_API};
+	    WARD_SURFACE_CLI, WARD_SURFACE_MCP, WARD_SURFACE_API,
+	    WARD_SURFACE_ACP};
 	struct ward_approval_request req = {0};
 	size_t jlen = 420 * 1000;
 	char *just = malloc(jlen + 1), *text = NULL, note[64];

@@ -1230,6 +1230,119 @@ static void t_task_partial_read(void **state)
 	unlink(fifo);
 }
 
+/*
+ * A merged task (a terminal's view): stdout and stderr in one stream, in
+ * the order they came (each write waits for the reader to have taken the
+ * last), while the result keeps them apart and stderr still classifies.
+ */
+static void t_task_merged(void **state)
+{
+	const struct rcfg *c = *state;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char fifo[PATH_MAX], script[2 * PATH_MAX + 256], acc[256] = "";
+	char *argv[] = {"bash", "-c", script, NULL};
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r = NULL;
+	ward_task *t = NULL;
+	char *o, *e;
+	size_t ol, el;
+	int fd;
+
+	need(c);
+	unique_path(fifo, sizeof(fifo), fx.ws, "fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(script, sizeof(script),
+		 "echo one; read x < '%s'; echo two >&2; read x < '%s'; "
+		 "echo three",
+		 fifo, fifo);
+	p = provider_for(c);
+	pol = policy_for(mode_for(c, WARD_MODE_READ_ONLY));
+	eo.landlock_via_launcher = c->via_launcher;
+	eo.streams = WARD_TASK_MERGED;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+	read_until(t, acc, sizeof(acc), "one\n");
+	for (int k = 0; k < 2; k++) {
+		fd = open(fifo, O_WRONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "go\n", 3), 3);
+		close(fd);
+		read_until(t, acc, sizeof(acc), k ? "three\n" : "two\n");
+	}
+	assert_string_equal(acc, "one\ntwo\nthree\n");
+	assert_int_equal(ward_task_wait(&r, t, 0), 0);
+	assert_string_equal(out_of(r), "one\nthree\n");
+	assert_string_equal(err_of(r), "two\n");
+	ward_result_free(r);
+	assert_int_equal(ward_task_read(&o, &ol, &e, &el, t), 0);
+	assert_int_equal(ol + el, 0);
+	free(o);
+	free(e);
+	ward_task_free(t);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+	unlink(fifo);
+}
+
+/*
+ * A streamed task (a protocol peer on its stdio): stdin and stdout are
+ * the caller's pipes, live; stderr is copied to its descriptor and its
+ * tail kept to classify; the task can still be killed and waited for.
+ */
+static void t_task_streamed(void **state)
+{
+	const struct rcfg *c = *state;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char *argv[] = {"bash", "-c",
+			"while read -r l; do echo \"got $l\"; "
+			"echo \"err $l\" >&2; done",
+			NULL};
+	char buf[64], err_path[PATH_MAX];
+	int in[2], out[2], efd;
+	ward_provider *p;
+	ward_policy *pol;
+	ward_result *r = NULL;
+	ward_task *t = NULL;
+	ssize_t n;
+	size_t len;
+
+	need(c);
+	unique_path(err_path, sizeof(err_path), fx.ws, "streamed-err");
+	efd = open(err_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(efd >= 0);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	p = provider_for(c);
+	pol = policy_for(mode_for(c, WARD_MODE_READ_ONLY));
+	eo.landlock_via_launcher = c->via_launcher;
+	eo.streams = WARD_TASK_STREAMED;
+	eo.stdin_fd = in[0];
+	eo.stdout_fd = out[1];
+	eo.stderr_fd = efd;
+	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+	close(in[0]);
+	close(out[1]);
+	assert_int_equal(write(in[1], "ping\n", 5), 5);
+	n = read(out[0], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "got ping\n");
+	/* End of its input ends it. */
+	close(in[1]);
+	assert_int_equal(ward_task_wait(&r, t, 10000), 0);
+	assert_int_equal(ward_result_exit_code(r), 0);
+	assert_null(ward_result_stdout(r, &len));
+	assert_string_equal(err_of(r), "err ping\n");
+	ward_result_free(r);
+	close(efd);
+	assert_string_equal(slurp(err_path), "err ping\n");
+	close(out[0]);
+	ward_task_free(t);
+	ward_policy_free(pol);
+	ward_provider_free(p);
+	unlink(err_path);
+}
+
 static void t_task_kill(void **state)
 {
 	char *argv[] = {"sleep", "100", NULL};
@@ -2007,7 +2120,7 @@ static void t_options_version1(void **state)
 	ward_result *r = NULL;
 
 	(void)state;
-	/* Version 2 only appends. */
+	/* Versions 2 and 3 only append. */
 	assert_int_equal(
 	    offsetof(struct v1_options, landlock_via_launcher),
 	    offsetof(struct ward_exec_options, landlock_via_launcher));
@@ -2094,6 +2207,9 @@ int main(void)
 	    RUNNER_TEST(t_command_not_found, cfg_ll),
 	    RUNNER_TEST(t_command_not_found, cfg_none),
 	    RUNNER_TEST(t_task_partial_read, cfg_none),
+	    RUNNER_TESTS(t_task_merged),
+	    RUNNER_TESTS(t_task_streamed),
+	    RUNNER_TEST(t_task_streamed, cfg_none),
 	    RUNNER_TESTS(t_dies_with_parent),
 	    RUNNER_TEST(t_dies_with_parent, cfg_none),
 	    RUNNER_TESTS(t_signal_state_not_inherited),

@@ -97,6 +97,9 @@ static void test_parse_kinds(void **state)
 	    "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}";
 	static const char err[] = "{\"jsonrpc\":\"2.0\",\"id\":\"x\","
 				  "\"error\":{\"code\":1,\"message\":\"m\"}}";
+	static const char nullerr[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
+	    "\"message\":\"Parse error\"}}";
 
 	(void)state;
 	assert_int_equal(ward_jr_parse(&m, req, strlen(req)), 0);
@@ -120,6 +123,14 @@ static void test_parse_kinds(void **state)
 
 	assert_int_equal(ward_jr_parse(&m, err, strlen(err)), 0);
 	assert_int_equal(m.kind, WARD_JR_RESPONSE);
+	assert_non_null(m.error);
+	ward_jr_msg_clear(&m);
+
+	/* The peer's answer to a line it could not read: a response to
+	 * nothing (never answered, or two peers would trade errors). */
+	assert_int_equal(ward_jr_parse(&m, nullerr, strlen(nullerr)), 0);
+	assert_int_equal(m.kind, WARD_JR_RESPONSE);
+	assert_null(m.id);
 	assert_non_null(m.error);
 	ward_jr_msg_clear(&m);
 
@@ -173,6 +184,11 @@ static void test_parse_invalid(void **state)
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":1,"
 		       "\"error\":{}}",
 		       WARD_JR_INVALID_REQUEST, true);
+	/* A null id is no usable id for a request or a result... */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":1}",
+		       WARD_JR_INVALID_REQUEST, false);
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":5}",
+		       WARD_JR_INVALID_REQUEST, false);
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":5}",
 		       WARD_JR_INVALID_REQUEST, true);
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"result\":{}}",

@@ -435,6 +435,58 @@ static void test_sandbox_ended(void **state)
 	assert_int_equal(ward_render_sandbox_ended(&t, NULL), WARD_EINVAL);
 }
 
+/*
+ * `ward acp`: no field or flag to retry with, so the hints say that ward
+ * asks, and what follows a granted retry names how it was allowed.
+ */
+static void test_acp_texts(void **state)
+{
+	char *text = NULL;
+
+	(void)state;
+	assert_string_equal(
+	    ward_render_hint_for(WARD_SURFACE_ACP, WARD_SUBJECT_COMMAND),
+	    "ward asks the user whether this exact command may run once under "
+	    "the narrowest wider mode that suffices; the answer follows");
+	assert_null(strstr(
+	    ward_render_hint_for(WARD_SURFACE_ACP, WARD_SUBJECT_OPERATION),
+	    "sandbox_permissions"));
+	assert_non_null(strstr(
+	    ward_render_hint_for(WARD_SURFACE_ACP, WARD_SUBJECT_OPERATION),
+	    "this exact operation"));
+	assert_int_equal(ward_render_network_hint(&text, WARD_SURFACE_ACP), 0);
+	assert_null(strstr(text, "network_permissions"));
+	assert_null(strstr(text, "--escalate-network"));
+	assert_non_null(strstr(text, "ward asks the user"));
+	free(text);
+	assert_int_equal(ward_render_retried(&text, WARD_SUBJECT_COMMAND,
+					     WARD_MODE_WORKSPACE_WRITE, false,
+					     NULL),
+			 0);
+	assert_string_equal(text, "[sandbox: the user allowed this command "
+				  "once under workspace-write; it ran again, "
+				  "and its output follows]");
+	free(text);
+	assert_int_equal(ward_render_retried(&text, WARD_SUBJECT_COMMAND,
+					     WARD_MODE_READ_ONLY, true,
+					     "example.com"),
+			 0);
+	assert_string_equal(text, "[sandbox: the user allowed this command "
+				  "once with network access to example.com; "
+				  "it ran again, and its output follows]");
+	free(text);
+	assert_int_equal(ward_render_retried(&text, WARD_SUBJECT_COMMAND,
+					     WARD_MODE_READ_ONLY, true, NULL),
+			 0);
+	assert_non_null(strstr(text, "the whole network (on)"));
+	free(text);
+	text = NULL;
+	assert_int_equal(ward_render_retried(&text, WARD_SUBJECT_COMMAND,
+					     WARD_MODE_READ_ONLY, true, "a\nb"),
+			 WARD_EINVAL);
+	assert_null(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +498,7 @@ int main(void)
 	    cmocka_unit_test(test_network_denied),
 	    cmocka_unit_test(test_network_off),
 	    cmocka_unit_test(test_instructions),
+	    cmocka_unit_test(test_acp_texts),
 	    cmocka_unit_test(test_unavailable),
 	    cmocka_unit_test(test_policy_text),
 	    cmocka_unit_test(test_tool_descriptions),

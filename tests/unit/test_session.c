@@ -1084,7 +1084,15 @@ static void test_presets_table(void **state)
 	assert_non_null(strstr(ward_error_last(), "read-only"));
 	assert_int_equal(ward_presets_count(p), 3);
 	assert_int_equal(ward_presets_find(&m, &a, p, "custom"), WARD_EINVAL);
+	/* The texts every front end shows, with the valid presets. */
+	assert_string_equal(ward_error_last(),
+			    "'custom' cannot be set: it names any combination "
+			    "that matches no preset (valid: read-only, "
+			    "workspace-write, danger-full-access)");
 	assert_int_equal(ward_presets_find(&m, &a, p, "nope"), -ENOENT);
+	assert_string_equal(ward_error_last(),
+			    "unknown preset 'nope' (valid: read-only, "
+			    "workspace-write, danger-full-access)");
 
 	/* Redefinition keeps the position; a new one goes last. */
 	assert_int_equal(ward_presets_set(p, "workspace-write",
@@ -1500,6 +1508,52 @@ static void test_create_with_knobs(void **state)
 	}
 }
 
+/*
+ * A session made with a given id (version 2 of the options, `ward acp`'s
+ * sessions): that id, found again by it; a second create of the same id
+ * is -EEXIST and writes nothing; a bad id is refused; a version-1 struct
+ * still gets a random one.
+ */
+static void test_create_with_id(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_session_create_options o;
+	ward_session *s = NULL, *t = NULL;
+	char **ids = NULL;
+
+	assert_int_equal(ward_session_create_options_init(
+			     &o, WARD_SESSION_CREATE_OPTIONS_VERSION),
+			 0);
+	o.store = fx->store;
+	o.cwd = fx->ws;
+	o.id = "acp-0123abcd";
+	assert_int_equal(ward_session_create_with(&s, &o), 0);
+	assert_string_equal(ward_session_id(s), "acp-0123abcd");
+	assert_int_equal(ward_session_open(&t, fx->store, "acp-0123abcd"), 0);
+	assert_string_equal(ward_session_cwd(t), ward_session_cwd(s));
+	ward_session_free(t);
+	t = NULL;
+	o.set_mode = true;
+	o.mode = WARD_MODE_DANGER_FULL_ACCESS;
+	assert_int_equal(ward_session_create_with(&t, &o), -EEXIST);
+	assert_null(t);
+	/* The existing log was not touched: just its header. */
+	assert_int_equal(count_lines(ward_session_path(s)), 1);
+	o.id = "../x";
+	assert_int_equal(ward_session_create_with(&t, &o), WARD_EINVAL);
+	assert_int_equal(ward_session_create_options_init(&o, 1), 0);
+	assert_int_equal(o.version, 1);
+	o.store = fx->store;
+	o.cwd = fx->ws;
+	assert_int_equal(ward_session_create_with(&t, &o), 0);
+	assert_string_not_equal(ward_session_id(t), "acp-0123abcd");
+	assert_int_equal(ward_session_list(&ids, fx->store), 0);
+	assert_int_equal(ward_strv_len(ids), 2);
+	ward_strv_free(ids);
+	ward_session_free(t);
+	ward_session_free(s);
+}
+
 /* rm: the log goes, under its lock; unknown and bad ids are errors. */
 static void test_remove(void **state)
 {
@@ -1604,6 +1658,7 @@ int main(void)
 	    T(test_ids_validated),
 	    T(test_list_empty_store),
 	    T(test_create_with_knobs),
+	    T(test_create_with_id),
 	    T(test_remove),
 	    T(test_prune),
 	    cmocka_unit_test(test_store_default),

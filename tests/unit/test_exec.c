@@ -2017,9 +2017,9 @@ static void t_network_refused(void **state)
 	assert_string_equal(addr, "192.0.2.7");
 	assert_int_equal(port, 8443);
 	ward_result_free(r);
-	assert_int_equal(sh(&r, &cfg_llrun, WARD_MODE_WORKSPACE_WRITE,
-			    "echo quiet", NULL),
-			 0);
+	assert_int_equal(
+	    sh(&r, &cfg_llrun, WARD_MODE_WORKSPACE_WRITE, "echo quiet", NULL),
+	    0);
 	assert_int_equal(ward_result_network_refused(r, NULL, 0, NULL), 0);
 	ward_result_free(r);
 }

@@ -284,12 +284,12 @@ open("result", "w").write(r)
 	[ "$(stat -c %a "$OUT_DIR/victim")" = 644 ] || fail "chmod went through"
 }
 
-# The residual race, attacked: one process flips a workspace symlink between
-# a file inside and the victim outside (atomic renames), another chmods and
-# chowns and touches through it as fast as it can. The supervisor performs
-# path-named chmod/chown/utime itself, on the object it checked, so no flip
-# can land in between. (xattrs by path still continue in the kernel: see
-# docs/RUNNERS.md.)
+# A symlink flipped under the calls: one process flips a workspace symlink
+# between a file inside and the victim outside (atomic renames), another
+# chmods and chowns and touches through it as fast as it can. The
+# supervisor performs every path-named call itself, on the object it
+# checked, so no flip can land in between (tests/e2e/redteam_seal.bats
+# races the rest: xattrs, descriptors, addresses).
 @test "race: a symlink flipped under chmod/chown/utime never reaches outside" {
 	local variant
 	for variant in landlock; do

@@ -15,7 +15,10 @@
 #       fchownat(fd, buf, AT_EMPTY_PATH); swaps a memfd with a file in
 #       read-only mode; rewrites the sockaddr and swaps the socket under
 #       connect, sendto and sendmsg. Nothing outside may change (its ctime
-#       is the witness) and no daemon outside may see a connection.
+#       is the witness) and no daemon outside may see a connection. On
+#       bwrap its read-only mounts refuse those writes by themselves, so
+#       the file races run again under the ward of weak_bwrap.bats (host
+#       bound read-write): the Landlock layer inside must hold them alone.
 #   provenance, not time
 #       a host daemon's socket created in /tmp after the call began is
 #       refused; the command's own socket works.
@@ -180,6 +183,16 @@ race_connect_case() {
 		fail "the daemon outside was reached: $(sort "$OUT_DIR/daemon.log" | uniq -c)"
 }
 
+# bwrap with its mounts weakened (the ward of tests/e2e/weak_bwrap.bats:
+# the host bound read-write): bwrap's read-only mounts alone refuse the
+# races' writes outside (EROFS), so there only the Landlock layer inside
+# bwrap, and its supervisor, stands between the race and the victim.
+weak() {
+	local w=${WEAK_WARD:-$E2E_BUILD/tests/weak/ward}
+	[ -x "$w" ] || skip "$w is not built (make $w)"
+	WARD=$w
+}
+
 @test "bwrap (root): a dup2 race never lands fchmod/fchown/xattr/SETFLAGS/futimens/AT_EMPTY_PATH outside" { race_fd_case bwrap root; }
 @test "bwrap (root): a path rewritten after the check never lands chmod/utimensat/xattr/AT_EMPTY_PATH outside" { race_path_case bwrap root; }
 @test "bwrap (root): read-only, a memfd swapped for a file keeps its flags and mode" { race_memfd_case bwrap root; }
@@ -196,6 +209,12 @@ race_connect_case() {
 @test "landlock (nobody): a path rewritten after the check never lands chmod/utimensat/xattr/AT_EMPTY_PATH outside" { race_path_case landlock nobody; }
 @test "landlock (nobody): read-only, a memfd swapped for a file keeps its flags and mode" { race_memfd_case landlock nobody; }
 @test "landlock (nobody): an address rewritten or a socket swapped never reaches a daemon outside" { race_connect_case landlock nobody; }
+@test "bwrap, mounts weakened (root): a dup2 race never lands outside" { weak; race_fd_case bwrap root; }
+@test "bwrap, mounts weakened (root): a path rewritten after the check never lands outside" { weak; race_path_case bwrap root; }
+@test "bwrap, mounts weakened (root): read-only, a memfd swapped for a file keeps its flags and mode" { weak; race_memfd_case bwrap root; }
+@test "bwrap, mounts weakened (nobody): a dup2 race never lands outside" { weak; race_fd_case bwrap nobody; }
+@test "bwrap, mounts weakened (nobody): a path rewritten after the check never lands outside" { weak; race_path_case bwrap nobody; }
+@test "bwrap, mounts weakened (nobody): read-only, a memfd swapped for a file keeps its flags and mode" { weak; race_memfd_case bwrap nobody; }
 
 # As root the supervisor acts for the command and keeps nothing the
 # command lacks: no CAP_FOWNER (chmod of another user's file inside the

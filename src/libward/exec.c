@@ -1471,8 +1471,8 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	if (sp->keeper && sp->json_len > 0) {
 		long v = 0;
 
-		r->has_net = ward_sv_report_find(sp->json, sp->json_len, &v,
-						 &r->net);
+		r->has_net =
+		    ward_sv_report_find(sp->json, sp->json_len, &v, &r->net);
 		if (v > 0 && v <= INT_MAX)
 			r->pid = (pid_t)v;
 	}

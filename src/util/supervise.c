@@ -1215,7 +1215,7 @@ static int sv_meta_call(struct ward_sv_state *s, const struct sv_call *c,
  * most calls need only some of it). */
 struct sv_sock {
 	int fd;
-	int fl; /* its file's status flags */
+	int fl;			    /* its file's status flags */
 	int domain, type, protocol; /* -2: not asked yet */
 	bool blocking;		    /* the file has no O_NONBLOCK */
 };
@@ -1700,8 +1700,8 @@ static int sv_read_data(struct ward_sv_state *s, const struct ward_sv_target *t,
  * to be the caller (valid) before the send.
  */
 static ssize_t sv_send_one(struct ward_sv_state *s,
-			   const struct ward_sv_target *t,
-			   struct sv_sock *k, uint64_t addr, int flags)
+			   const struct ward_sv_target *t, struct sv_sock *k,
+			   uint64_t addr, int flags)
 {
 	/* struct msghdr (64-bit): name 0, namelen 8, iov 16, iovlen 24,
 	 * control 32, controllen 40, flags 48. */
@@ -1739,8 +1739,8 @@ static ssize_t sv_send_one(struct ward_sv_state *s,
 
 /* sendto() with an address: one message of one buffer. */
 static ssize_t sv_sendto(struct ward_sv_state *s,
-			 const struct ward_sv_target *t,
-			 struct sv_sock *k, const uint64_t *a)
+			 const struct ward_sv_target *t, struct sv_sock *k,
+			 const uint64_t *a)
 {
 	struct sv_addr sa;
 	size_t len = (size_t)a[2];
@@ -1774,8 +1774,8 @@ static ssize_t sv_sendto(struct ward_sv_state *s,
 
 /* sendmmsg(): message by message, each msg_len written back. */
 static ssize_t sv_sendmmsg(struct ward_sv_state *s,
-			   const struct ward_sv_target *t,
-			   struct sv_sock *k, const uint64_t *a)
+			   const struct ward_sv_target *t, struct sv_sock *k,
+			   const uint64_t *a)
 {
 	uint64_t vlen = a[2] & 0xffffffffU, i;
 	ssize_t r = 0;

@@ -16,12 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <arpa/inet.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <netinet/in.h>
 #include <sys/wait.h>
@@ -496,6 +499,340 @@ static void t_fake_target(void **state)
 #endif
 }
 
+/* --- socket calls performed by the supervisor ------------------------------ */
+
+/* A thread in a judged call: its blocking connect or send, and its result. */
+struct sk_call {
+	int fd;
+	const void *addr; /* connect: the address, NULL: send */
+	socklen_t addrlen;
+	size_t len; /* send: bytes */
+	pid_t tid;
+	int ret, err;
+	atomic_int done;
+	atomic_int started;
+};
+
+static void *sk_run(void *arg)
+{
+	struct sk_call *c = arg;
+	static char buf[4096];
+
+	c->tid = (pid_t)syscall(SYS_gettid);
+	atomic_store(&c->started, 1);
+	if (c->addr)
+		c->ret = connect(c->fd, c->addr, c->addrlen);
+	else {
+		struct iovec iov = {buf, c->len};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+		c->ret = (int)sendmsg(c->fd, &mh, 0); /* judged, always */
+	}
+	c->err = c->ret < 0 ? errno : 0;
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+/* Wait (bounded: 10 s) until thread @tid sits in system call @nr. */
+static bool sk_in_call(pid_t tid, long nr)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	for (int i = 0; i < 2000; i++) {
+		FILE *f = fopen(path, "re");
+		long got = -2;
+
+		if (f) {
+			if (fgets(buf, sizeof(buf), f))
+				got = strtol(buf, NULL, 10);
+			fclose(f);
+		}
+		if (got == nr)
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/*
+ * The child: network on, every socket call performed by the supervisor.
+ * @listener (@port): a listener whose accept queue the parent has filled
+ * with one connection (a connect to it stalls); @free_port: one with
+ * room. Returns 0 or the failed
+ * check's number.
+ */
+static int sockets_child(const char *root, int listener, int port,
+			 int free_port)
+{
+	const char *rw[] = {root};
+	struct ward_sv_config cfg = {.rw = rw, .nrw = 1, .report_fd = -1};
+	struct ward_sv sv = WARD_SV_INIT;
+	struct sockaddr_in stalled = {.sin_family = AF_INET};
+	struct sockaddr_in open4 = {.sin_family = AF_INET};
+	struct timeval tmo = {1, 0};
+	struct sk_call c;
+	pthread_t th;
+	char err[256], in[512];
+	int fd, sp[2];
+
+	snprintf(in, sizeof(in), "%s/in", root);
+	stalled.sin_port = htons((uint16_t)port);
+	stalled.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	open4.sin_port = htons((uint16_t)free_port);
+	open4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (ward_ll_drop_caps(err, sizeof(err)) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    ward_sv_spawn(&sv, &cfg, err, sizeof(err)) != 0 ||
+	    ward_sv_arm(&sv, err, sizeof(err)) != 0)
+		return 100;
+
+	/* 1-2: a blocking connect that stalls (no timeout) does not stall
+	 * the supervisor: a chmod is answered while it waits (were the
+	 * supervisor stuck, the alarm would end this child); then room in
+	 * the queue lets the connect complete. */
+	memset(&c, 0, sizeof(c));
+	c.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c.fd < 0)
+		return 90;
+	c.addr = &stalled;
+	c.addrlen = sizeof(stalled);
+	if (pthread_create(&th, NULL, sk_run, &c) != 0)
+		return 91;
+	while (!atomic_load(&c.started))
+		usleep(1000);
+	if (!sk_in_call(c.tid, SYS_connect))
+		return 1;
+	alarm(60);
+	if (err_of(chmod(in, 0600)) != 0 || atomic_load(&c.done))
+		return 2;
+	alarm(0);
+	fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC); /* the filler */
+	if (fd < 0)
+		return 2;
+	close(fd);
+	pthread_join(th, NULL); /* the SYN retransmitted: a second or so */
+	if (c.ret != 0)
+		return 2;
+
+	/* 3: the queue is full again (that connection): with SO_SNDTIMEO
+	 * the kernel's answer at the timeout, EINPROGRESS. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo)) != 0 ||
+	    err_of(connect(fd, (struct sockaddr *)&stalled, sizeof(stalled))) !=
+		EINPROGRESS)
+		return 3;
+	close(fd);
+	close(c.fd);
+
+	/* 4: non-blocking, the same destination: EINPROGRESS at once. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (err_of(connect(fd, (struct sockaddr *)&stalled, sizeof(stalled))) !=
+	    EINPROGRESS)
+		return 4;
+	close(fd);
+
+	/* 5: blocking, with room: connected, to that address. */
+	{
+		struct sockaddr_in peer;
+		socklen_t len = sizeof(peer);
+
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (err_of(connect(fd, (struct sockaddr *)&open4,
+				   sizeof(open4))) != 0 ||
+		    getpeername(fd, (struct sockaddr *)&peer, &len) != 0 ||
+		    peer.sin_port != open4.sin_port)
+			return 5;
+		close(fd);
+	}
+
+	/* 6-7: SCM_RIGHTS passes the very file; SCM_CREDENTIALS is
+	 * refused (the kernel would check them against the supervisor). */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+		return 92;
+	{
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(struct ucred))];
+		} ctl;
+		struct iovec iov = {"x", 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+		struct cmsghdr *cm;
+		struct stat a, b;
+		char byte;
+		int sent = open(in, O_RDONLY | O_CLOEXEC), got = -1;
+		struct ucred uc = {getpid(), getuid(), getgid()};
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &sent, sizeof(int));
+		if (sendmsg(sp[0], &mh, 0) != 1)
+			return 6;
+		iov.iov_base = &byte;
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_controllen = sizeof(ctl.b);
+		if (recvmsg(sp[1], &mh, 0) != 1 || byte != 'x' ||
+		    !(cm = CMSG_FIRSTHDR(&mh)) || cm->cmsg_type != SCM_RIGHTS)
+			return 6;
+		memcpy(&got, CMSG_DATA(cm), sizeof(int));
+		if (fstat(sent, &a) != 0 || fstat(got, &b) != 0 ||
+		    a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+			return 6;
+		close(got);
+		close(sent);
+		iov.iov_base = "x";
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_controllen = CMSG_SPACE(sizeof(uc));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_CREDENTIALS;
+		cm->cmsg_len = CMSG_LEN(sizeof(uc));
+		memcpy(CMSG_DATA(cm), &uc, sizeof(uc));
+		if (sendmsg(sp[0], &mh, 0) != -1 || errno != EPERM)
+			return 7;
+	}
+
+	/* 8-9: a blocking send that would block waits for room without
+	 * stalling the supervisor, and completes once the peer reads. */
+	{
+		int small = 4096;
+		char drain[65536];
+		ssize_t n;
+
+		if (setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &small,
+			       sizeof(small)) != 0)
+			return 93;
+		while (send(sp[0], drain, sizeof(drain), MSG_DONTWAIT) > 0)
+			;
+		memset(&c, 0, sizeof(c));
+		c.fd = sp[0];
+		c.len = 1000;
+		if (pthread_create(&th, NULL, sk_run, &c) != 0)
+			return 91;
+		while (!atomic_load(&c.started))
+			usleep(1000);
+		if (!sk_in_call(c.tid, SYS_sendmsg))
+			return 8;
+		if (err_of(chmod(in, 0640)) != 0 || atomic_load(&c.done))
+			return 8;
+		while (!atomic_load(&c.done)) {
+			n = recv(sp[1], drain, sizeof(drain), MSG_DONTWAIT);
+			if (n <= 0)
+				usleep(1000);
+		}
+		pthread_join(th, NULL);
+		if (c.ret != 1000)
+			return 9;
+	}
+	close(sp[0]);
+	close(sp[1]);
+
+	/* 10: sendmmsg, message by message, each msg_len written back. */
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) != 0)
+		return 92;
+	{
+		struct iovec v[2] = {{"ab", 2}, {"cde", 3}};
+		struct mmsghdr mm[2];
+		char buf[8];
+
+		memset(mm, 0, sizeof(mm));
+		mm[0].msg_hdr.msg_iov = &v[0];
+		mm[0].msg_hdr.msg_iovlen = 1;
+		mm[1].msg_hdr.msg_iov = &v[1];
+		mm[1].msg_hdr.msg_iovlen = 1;
+		if (sendmmsg(sp[0], mm, 2, 0) != 2 || mm[0].msg_len != 2 ||
+		    mm[1].msg_len != 3 ||
+		    recv(sp[1], buf, sizeof(buf), 0) != 2 ||
+		    recv(sp[1], buf, sizeof(buf), 0) != 3 ||
+		    memcmp(buf, "cde", 3) != 0)
+			return 10;
+	}
+	close(sp[0]);
+	close(sp[1]);
+
+	/* 11: the peer of a unix connection the supervisor made is of the
+	 * command's uid and gid (its pid is the supervisor's: documented). */
+	{
+		char sock[100];
+		struct sockaddr_un un = {.sun_family = AF_UNIX};
+		struct ucred peer;
+		socklen_t len = sizeof(peer);
+		int l, a;
+
+		snprintf(sock, sizeof(sock), "%s/peer.sock", root);
+		l = bind_socket(sock);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		snprintf(un.sun_path, sizeof(un.sun_path), "%s", sock);
+		if (l < 0 || connect(fd, (struct sockaddr *)&un, sizeof(un)) ||
+		    (a = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0 ||
+		    getsockopt(a, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
+		    peer.uid != getuid() || peer.gid != getgid())
+			return 11;
+		close(a);
+		close(fd);
+		close(l);
+	}
+	return 0;
+}
+
+/* A loopback listener (backlog @backlog): its fd, *@port its port. */
+static int tcp_listener(int backlog, int *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(fd, backlog) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void t_sockets(void **state)
+{
+	char root[] = "/var/tmp/ward-sv-sk-XXXXXX";
+	char path[600], cmd[700];
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	int l, lfree, port, free_port, status, fill;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/in", root);
+	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	/* A full accept queue (backlog 0, one connection in it): the kernel
+	 * drops further SYNs, so a connect to it waits, retransmitting. */
+	l = tcp_listener(0, &port);
+	lfree = tcp_listener(16, &free_port);
+	assert_true(l >= 0 && lfree >= 0);
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fill = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fill >= 0);
+	assert_int_equal(connect(fill, (struct sockaddr *)&a, sizeof(a)), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(sockets_child(root, l, port, free_port));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(fill);
+	close(l);
+	close(lfree);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -503,6 +840,7 @@ int main(void)
 	    cmocka_unit_test(t_live),	     cmocka_unit_test(t_net_dest),
 	    cmocka_unit_test(t_report_find),
 	    cmocka_unit_test(t_report_event), cmocka_unit_test(t_fake_target),
+	    cmocka_unit_test(t_sockets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -435,15 +435,15 @@ int ward_render_network_denied(char **out, const char *host)
 int ward_render_network_hint(char **out, enum ward_surface surface)
 {
 	const char *t =
-	    surface != WARD_SURFACE_CLI
-		? "retry this exact command once with network_permissions "
-		  "(the host, or \"on\") + justification; the approval prompt "
-		  "asks the user"
+	    surface == WARD_SURFACE_CLI
+		? "retry once with --escalate-network HOST (or on) "
+		  "--justification TEXT; the approval prompt asks you"
 	    : surface == WARD_SURFACE_ACP
 		? "ward asks the user whether this exact command may run once "
 		  "with network access to the host; the answer follows"
-		: "retry once with --escalate-network HOST (or on) "
-		  "--justification TEXT; the approval prompt asks you";
+		: "retry this exact command once with network_permissions "
+		  "(the host, or \"on\") + justification; the approval prompt "
+		  "asks the user";
 	char *text = strdup(t);
 
 	if (!text)

@@ -2291,9 +2291,11 @@ static void sv_main(int sock, pid_t target, const struct ward_sv_config *cfg)
 
 	/* Nothing of the caller's stays open: not its pipes (their EOF
 	 * must not wait for us), not its terminal. */
-	sock = fcntl(sock, F_DUPFD_CLOEXEC, 10);
+	/* Above 3 and 4, their places below: as low as that (a call may
+	 * run with few descriptors, docs/THREADING.md). */
+	sock = fcntl(sock, F_DUPFD_CLOEXEC, 5);
 	if (cfg->report_fd >= 0)
-		rep = fcntl(cfg->report_fd, F_DUPFD_CLOEXEC, 10);
+		rep = fcntl(cfg->report_fd, F_DUPFD_CLOEXEC, 5);
 	/* /dev/null may not be writable in the domain (the probe's). */
 	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (nul < 0)
@@ -2308,8 +2310,15 @@ static void sv_main(int sock, pid_t target, const struct ward_sv_config *cfg)
 	(void)prctl(PR_SET_NAME, (unsigned long)"ward-supervise", 0, 0, 0);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)signal(SIGPIPE, SIG_IGN);
-	if (rep >= 0)
-		(void)fcntl(rep, F_SETFL, O_NONBLOCK);
+	/* The file is the keeper's too, which watches it with O_ASYNC for
+	 * its caller's end (landlock-run's watch_caller): add to its flags,
+	 * never replace them. */
+	if (rep >= 0) {
+		int fl = fcntl(rep, F_GETFL);
+
+		if (fl >= 0)
+			(void)fcntl(rep, F_SETFL, fl | O_NONBLOCK);
+	}
 
 	memset(&l, 0, sizeof(l));
 	l.report = rep;

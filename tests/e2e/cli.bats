@@ -716,7 +716,9 @@ killed_midway() {
 	# (landlock-run … --), bound read-only onto itself.
 	[ "$(json '(lambda a, i: a[i:i+3])(d["argv"], d["argv"].index("--chdir"))')" = "['--chdir', '$WS', '--']" ]
 	[ "$(json '(lambda a, i: a[i+3].endswith("/landlock-run"))(d["argv"], d["argv"].index("--chdir"))')" = True ]
-	[ "$(json '(lambda a, i: a[i-3:i] == ["--ro-bind", a[i+3], a[i+3]])(d["argv"], d["argv"].index("--chdir"))')" = True ]
+	# Then bwrap's --die-with-parent: whoever runs a printed argv holds
+	# no end of the Landlock layer's report pipe (docs/RUNNERS.md).
+	[ "$(json '(lambda a, i: a[i-4:i] == ["--ro-bind", a[i+3], a[i+3], "--die-with-parent"])(d["argv"], d["argv"].index("--chdir"))')" = True ]
 	[ "$(json 'd["argv"][-3]')" = "--" ]
 	[ "$(json 'd["cwd"]')" = "$WS" ]
 	[ "$(json '"--ro-bind" in d["argv"]')" = True ]

@@ -271,8 +271,10 @@ static void test_derive_busy(void **state)
 static void test_derive_network_line(void **state)
 {
 	struct fx *fx = *state;
-	struct ward_denial_ctx ctx = {fx->ro, fx->ws, "--mode",
-				      WARD_RUNNER_LANDLOCK};
+	struct ward_denial_ctx ctx = {.policy = fx->ro,
+				      .cwd = fx->ws,
+				      .mode_source = "--mode",
+				      .runner = WARD_RUNNER_LANDLOCK};
 	struct ward_denial_set set;
 	const char *text =
 	    "Connecting to 1.1.1.1:80... failed: Permission denied.\n"

@@ -40,9 +40,18 @@ EOF
 break_launcher() {
 	mkdir -p "$SHIM/bin"
 	cp "$WARD" "$SHIM/bin/ward"
+	# A launcher on a kernel without Landlock: it confines nothing, but
+	# it still keeps an unconfined command (--unconfined needs no
+	# Landlock), as danger-full-access runs it.
 	cat >"$SHIM/bin/landlock-run" <<EOF
 #!/bin/sh
 echo ran >"$OUT_DIR/fake-launcher-ran"
+case " \$* " in
+*" --unconfined "*)
+	while [ \$# -gt 0 ] && [ "\$1" != -- ]; do shift; done
+	shift
+	exec "\$@" ;;
+esac
 echo "landlock-run: Landlock is not supported by this kernel (fake)" >&2
 exit 125
 EOF
@@ -143,7 +152,7 @@ EOF
 	assert_absent "$OUT_DIR/planted-bwrap-ran"
 }
 
-@test "chain: danger-full-access needs no runner (runs with both broken)" {
+@test "chain: danger-full-access needs no sandbox (runs with bwrap broken and no Landlock)" {
 	break_bwrap
 	break_launcher
 	ward_run auto danger-full-access -- touch "$OUT_DIR/made"

@@ -1337,7 +1337,7 @@ static void add_repos(struct scan *s, const char *r, size_t *budget)
 	w.skip = scan_skip;
 	w.found = scan_found;
 	w.ctx = s;
-	s->found.n = 0;
+	ward_strv_discard(&s->found); /* the last root's */
 	if (ward_repo_walk(&w, r) != 0)
 		return;
 	*budget = w.entries >= *budget ? 0 : *budget - w.entries;

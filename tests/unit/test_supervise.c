@@ -402,7 +402,11 @@ static void t_fake_target(void **state)
 #ifdef TEST_ARCH
 	char root[] = "/var/tmp/ward-sv-fake-XXXXXX";
 	char out[] = "/var/tmp/ward-sv-fake-out-XXXXXX";
-	char in[600], victim[600], cmd[1400];
+	/* What the judge reads of the fake's memory: it reads a string up
+	 * to its page's end, as from a process, so each is alone in a page
+	 * (nothing beyond it is read). */
+	static char mem[3][4096] __attribute__((aligned(4096)));
+	char *in = mem[0], *victim = mem[1], *cmd = mem[2];
 	const char *rw[1];
 	struct ward_sv_config cfg = {
 	    .nrw = 1, .report_fd = -1, .net = WARD_LL_NET_OFF};
@@ -418,8 +422,8 @@ static void t_fake_target(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(root));
 	assert_non_null(mkdtemp(out));
-	snprintf(in, sizeof(in), "%s/in", root);
-	snprintf(victim, sizeof(victim), "%s/victim", out);
+	snprintf(in, sizeof(mem[0]), "%s/in", root);
+	snprintf(victim, sizeof(mem[1]), "%s/victim", out);
 	close(open(in, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	close(open(victim, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	rw[0] = root;
@@ -491,7 +495,7 @@ static void t_fake_target(void **state)
 	close(fd);
 
 	munmap(s, ward_sv_state_size());
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, out);
+	snprintf(cmd, sizeof(mem[2]), "rm -rf '%s' '%s'", root, out);
 	assert_int_equal(system(cmd), 0);
 #else
 	(void)state;

@@ -369,4 +369,15 @@ void cli_print_warnings(char *const *warnings, const char *scope,
  */
 void cli_shell_quote(FILE *out, const char *s);
 
+/*
+ * cli_find_command - find @name the way execvp() will inside the sandbox
+ * (the same file system, read-only), so a missing command gives 127 and a
+ * non-executable one 126 like a shell, whichever runner is used. Relative
+ * paths, and empty PATH entries, are relative to the command's working
+ * directory @ws (the workspace). Returns 0 or the exit status, with a
+ * message in @why.
+ */
+int cli_find_command(const char *name, const char *ws, char *why,
+		     size_t why_len);
+
 #endif

@@ -5,6 +5,7 @@
  * proxy itself (src/acp, acp_serve()).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,23 @@ int cmd_acp(int argc, char **argv)
 	ao.agent_cwd = ward_config_workspace(setup.config, NULL);
 	if (!ao.agent_cwd)
 		ao.agent_cwd = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
+	/* Like ward run: 127 or 126 for an agent that is not there or
+	 * cannot be run, said before anything starts. */
+	{
+		char why[PATH_MAX + 64];
+
+		rc = cli_find_command(ao.agent_argv[0], ao.agent_cwd, why,
+				      sizeof(why));
+		if (rc) {
+			fprintf(stderr, "ward acp: %s\n", why);
+			cli_setup_free(&asetup, &apo);
+			cli_setup_free(&setup, &po);
+			free(a.domains);
+			free(a.env_keep);
+			free(a.access);
+			return rc;
+		}
+	}
 	rc = acp_serve(&ao);
 	cli_setup_free(&asetup, &apo);
 	cli_setup_free(&setup, &po);

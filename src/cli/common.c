@@ -439,3 +439,72 @@ bool cli_parse_scaled(unsigned long long *out, const char *arg,
 	*out = n * mult;
 	return true;
 }
+
+/*
+ * 0 when @path can be exec'd; else CLI_EXIT_CANNOT_EXEC or
+ * CLI_EXIT_NOT_FOUND with errno describing why.
+ */
+static int check_file(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR
+			   ? CLI_EXIT_NOT_FOUND
+			   : CLI_EXIT_CANNOT_EXEC;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return CLI_EXIT_CANNOT_EXEC;
+	}
+	if (access(path, X_OK) != 0)
+		return CLI_EXIT_CANNOT_EXEC;
+	return 0;
+}
+
+int cli_find_command(const char *name, const char *ws, char *why,
+		     size_t why_len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	int first_err = 0, err_errno = 0, rc;
+
+	if (strchr(name, '/')) {
+		if (name[0] == '/')
+			snprintf(buf, sizeof(buf), "%s", name);
+		else
+			snprintf(buf, sizeof(buf), "%s/%s", ws, name);
+		rc = check_file(buf);
+		if (rc)
+			snprintf(why, why_len, "%s: %s", name, strerror(errno));
+		return rc;
+	}
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (path) {
+		const char *colon = strchr(path, ':');
+		size_t len = colon ? (size_t)(colon - path) : strlen(path);
+
+		if (len == 0)
+			snprintf(buf, sizeof(buf), "%s/%s", ws, name);
+		else if (path[0] == '/')
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path,
+				 name);
+		else
+			snprintf(buf, sizeof(buf), "%s/%.*s/%s", ws, (int)len,
+				 path, name);
+		rc = check_file(buf);
+		if (rc == 0)
+			return 0;
+		if (rc == CLI_EXIT_CANNOT_EXEC && !first_err) {
+			first_err = rc;
+			err_errno = errno;
+		}
+		path = colon ? colon + 1 : NULL;
+	}
+	if (first_err) {
+		snprintf(why, why_len, "%s: %s", name, strerror(err_errno));
+		return first_err;
+	}
+	snprintf(why, why_len, "%s: command not found", name);
+	return CLI_EXIT_NOT_FOUND;
+}

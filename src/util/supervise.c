@@ -2307,6 +2307,11 @@ static void sv_main(int sock, pid_t target, const struct ward_sv_config *cfg)
 	sock = 3;
 	rep = rep >= 0 ? 4 : -1;
 	util_close_from(rep >= 0 ? 5 : 4, -1, false);
+	/* A group of its own: what the keeper forwards to the command's
+	 * group (ward ending a terminal, a timeout, a tty's ^C) must end
+	 * the command, not the supervisor first (its death is the
+	 * sandbox's failure, docs/RUNNERS.md). The sweep ends it. */
+	(void)setpgid(0, 0);
 	(void)prctl(PR_SET_NAME, (unsigned long)"ward-supervise", 0, 0, 0);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)signal(SIGPIPE, SIG_IGN);

@@ -424,8 +424,9 @@ struct ward_sv_state {
 	unsigned char mem[64 * 1024]; /* scratch: msghdr arrays */
 	unsigned char iov[SV_UIO_MAXIOV * 16];
 	unsigned char data[SV_DATA_MAX]; /* scratch: a message's bytes */
-	unsigned char ctl[SV_CTL_MAX];	 /* scratch: its control data */
-	int ctl_fds[256];		 /* SCM_RIGHTS copies to close */
+	/* scratch: its control data, walked as struct cmsghdr in place */
+	_Alignas(struct cmsghdr) unsigned char ctl[SV_CTL_MAX];
+	int ctl_fds[256]; /* SCM_RIGHTS copies to close */
 	size_t nctl_fds;
 };
 

@@ -34,6 +34,7 @@ files_of() {
 	proxy) echo src/libward/proxy_http.c src/libward/proxy_socks.c src/libward/proxy_rules.c ;;
 	rules) echo src/libward/rules.c ;;
 	session) echo src/libward/session.c ;;
+	supervise) echo src/util/supervise.c ;;
 	*) echo "" ;;
 	esac
 }

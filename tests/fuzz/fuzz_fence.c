@@ -35,6 +35,8 @@
 
 #include "ward/ward.h"
 
+#include "fuzz_tree.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char T[64];
@@ -52,45 +54,6 @@ static void cleanup(void)
 	}
 }
 
-static void at(char *buf, size_t len, const char *rel)
-{
-	snprintf(buf, len, "%s/%s", T, rel);
-}
-
-static void mkd(const char *rel)
-{
-	char p[256];
-
-	at(p, sizeof(p), rel);
-	if (mkdir(p, 0755) != 0)
-		abort();
-}
-
-static void mkf(const char *rel)
-{
-	char p[256];
-	int fd;
-
-	at(p, sizeof(p), rel);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		abort();
-	close(fd);
-}
-
-static void mkl(const char *target, const char *rel)
-{
-	char p[256], t[256];
-
-	at(p, sizeof(p), rel);
-	if (target[0] == '@')
-		at(t, sizeof(t), target + 2);
-	else
-		snprintf(t, sizeof(t), "%s", target);
-	if (symlink(t, p) != 0)
-		abort();
-}
-
 static void setup(void)
 {
 	static const struct ward_rule_origin origin = {"fuzz.yml", 1};
@@ -105,6 +68,7 @@ static void setup(void)
 				   : "/tmp/fuzz_fence.XXXXXX")))
 		abort();
 	atexit(cleanup);
+	fuzz_root = T;
 	mkd("ws");
 	mkd("ws/a");
 	mkd("ws/a/b");

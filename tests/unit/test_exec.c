@@ -1239,7 +1239,7 @@ static void t_task_merged(void **state)
 {
 	const struct rcfg *c = *state;
 	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
-	char fifo[PATH_MAX], script[2 * PATH_MAX + 256], acc[256] = "";
+	char fifo[2][PATH_MAX], script[2 * PATH_MAX + 256], acc[256] = "";
 	char *argv[] = {"bash", "-c", script, NULL};
 	ward_provider *p;
 	ward_policy *pol;
@@ -1250,12 +1250,17 @@ static void t_task_merged(void **state)
 	int fd;
 
 	need(c);
-	unique_path(fifo, sizeof(fifo), fx.ws, "fifo");
-	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* A FIFO per read: with one, the second read could open it while
+	 * the first writer still held it, read its end of file, and leave
+	 * the second writer waiting for a reader forever. */
+	for (int k = 0; k < 2; k++) {
+		unique_path(fifo[k], sizeof(fifo[k]), fx.ws, "fifo");
+		assert_int_equal(mkfifo(fifo[k], 0600), 0);
+	}
 	snprintf(script, sizeof(script),
 		 "echo one; read x < '%s'; echo two >&2; read x < '%s'; "
 		 "echo three",
-		 fifo, fifo);
+		 fifo[0], fifo[1]);
 	p = provider_for(c);
 	pol = policy_for(mode_for(c, WARD_MODE_READ_ONLY));
 	eo.landlock_via_launcher = c->via_launcher;
@@ -1263,7 +1268,7 @@ static void t_task_merged(void **state)
 	assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
 	read_until(t, acc, sizeof(acc), "one\n");
 	for (int k = 0; k < 2; k++) {
-		fd = open(fifo, O_WRONLY | O_CLOEXEC);
+		fd = open(fifo[k], O_WRONLY | O_CLOEXEC);
 		assert_true(fd >= 0);
 		assert_int_equal(write(fd, "go\n", 3), 3);
 		close(fd);
@@ -1281,7 +1286,8 @@ static void t_task_merged(void **state)
 	ward_task_free(t);
 	ward_policy_free(pol);
 	ward_provider_free(p);
-	unlink(fifo);
+	unlink(fifo[0]);
+	unlink(fifo[1]);
 }
 
 /*

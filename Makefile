@@ -391,7 +391,7 @@ $(NPM_STAMP): tests/mcp/package-lock.json tests/mcp/package.json
 NPM_ACP_STAMP := tests/acp/node_modules/.ward-npm-ok
 $(NPM_ACP_STAMP): tests/acp/package-lock.json tests/acp/package.json
 	@command -v npm >/dev/null || { echo 'make: npm is missing (Node.js 18 or later with npm: apt-get install nodejs npm)' >&2; exit 1; }
-	@npm ci --prefix tests/acp --no-audit --no-fund --loglevel error
+	@cd tests/acp && npm ci --no-audit --no-fund --loglevel error
 	@touch $@
 
 check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \

@@ -26,6 +26,15 @@ E2E_ROOT=$(cd "${BATS_TEST_DIRNAME:-$(dirname "${BASH_SOURCE[0]}")}/../.." && pw
 # The build under test (make check-asan points WARD_BUILD at its own tree).
 E2E_BUILD=${WARD_BUILD:-$E2E_ROOT/build}
 WARD=${WARD:-$E2E_BUILD/bin/ward}
+# The parent of the suites' own state directories: beside nothing but its
+# peers (a Landlock plan lists a state directory's neighbours, which must
+# not come and go between two plans), and outside every writable root,
+# where Landlock without a mount namespace refuses one (the container
+# lane): not under /tmp or $TMPDIR even when the clone is.
+case "$E2E_BUILD/" in
+/tmp/* | "${TMPDIR:-/tmp}"/*) E2E_STATE_BASE=/var/tmp/ward-e2e-state ;;
+*) E2E_STATE_BASE=$E2E_BUILD/e2e-state ;;
+esac
 LAUNCHER=${LAUNCHER:-$E2E_BUILD/bin/landlock-run}
 # The system interpreter, not a per-user shim (pyenv shims are not usable by
 # other users and run extra code).

@@ -14,8 +14,8 @@ setup() {
 	# ward's state directory of its own: a Landlock run hides it by
 	# granting read on the entries beside it from / down (optional
 	# grants: docs/RUNNERS.md).
-	mkdir -p "$E2E_BUILD/e2e-state"
-	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
+	mkdir -p "$E2E_STATE_BASE"
+	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 	RT_PWN=/var/tmp/ward-rt-pwned-$E2E_TAG

@@ -32,8 +32,8 @@ setup() {
 	RT_HOME=$(mktemp -d /var/tmp/ward-box-home.XXXXXX)
 	export HOME=$RT_HOME
 	unset XDG_CONFIG_HOME
-	mkdir -p "$E2E_BUILD/e2e-state"
-	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
+	mkdir -p "$E2E_STATE_BASE"
+	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 }

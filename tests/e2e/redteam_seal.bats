@@ -47,8 +47,8 @@ setup() {
 	RT_HOME=$(mktemp -d /var/tmp/ward-seal-home.XXXXXX)
 	export HOME=$RT_HOME
 	unset XDG_CONFIG_HOME
-	mkdir -p "$E2E_BUILD/e2e-state"
-	RT_STATE=$(mktemp -d "$E2E_BUILD/e2e-state/state.XXXXXX")
+	mkdir -p "$E2E_STATE_BASE"
+	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
 	chmod 0755 "$RT_STATE"
 	export XDG_STATE_HOME=$RT_STATE
 	unset HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY http_proxy https_proxy all_proxy no_proxy

@@ -198,9 +198,6 @@ bool cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg,
 	case 'c':
 		o->shell_string = arg;
 		return true;
-	case CLI_OPT_LL_LAUNCHER:
-		o->landlock_via_launcher = true;
-		return true;
 	}
 	return false;
 }

@@ -117,11 +117,6 @@ assert_usage_error() {
 	[[ "$output" == *"Commands:"* ]]
 }
 
-@test "run --help documents the advanced --landlock-via-launcher" {
-	run -0 "$WARD" run --help
-	[[ "$output" == *"--landlock-via-launcher"* ]]
-}
-
 # --- bad inputs: exit 2, the culprit named ------------------------------------
 
 @test "no subcommand: usage on stderr, exit 2" {
@@ -229,8 +224,6 @@ assert_usage_error() {
 	require_runner landlock
 	run -3 "$WARD" run -w "$WS" --runner landlock -- sh -c 'exit 3'
 	run -0 "$WARD" run -w "$WS" --runner landlock -- true
-	run -3 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
-		-- sh -c 'exit 3'
 }
 
 @test "a timeout exits 124 and kills the command (bwrap, landlock)" {
@@ -741,19 +734,14 @@ killed_midway() {
 	[ "$(json 'd["env"]["WARD_SANDBOX"]')" = landlock ]
 }
 
-# Every Landlock run goes through landlock-run, so the old switch to it is
-# accepted and changes nothing (the suites run one Landlock variant).
-@test "--landlock-via-launcher is accepted and changes nothing" {
-	local with without
-	no_state_dir
-	with=$("$WARD" confine --json -w "$WS" --runner landlock \
-		--landlock-via-launcher -- true)
-	without=$("$WARD" confine --json -w "$WS" --runner landlock -- true)
-	[ -n "$with" ]
-	[ "$with" = "$without" ]
-	run -0 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
-		--json -- sh -c 'echo "$WARD_SANDBOX"'
-	[ "$(json 'd["stdout"]')" = landlock ]
+# Every Landlock run goes through landlock-run: the old switch to it,
+# which changed nothing, is gone.
+@test "--landlock-via-launcher is no option any more" {
+	run -2 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
+		-- true
+	[[ "$output" == *"--landlock-via-launcher"* ]]
+	run -0 "$WARD" run --help
+	[[ "$output" != *"--landlock-via-launcher"* ]]
 }
 
 @test "confine prints one shell-quoted line that runs confined" {
@@ -800,12 +788,12 @@ confine_is_run() {
 	require_runner "$runner"
 	no_state_dir
 	want=$("$WARD" confine --json -w "$WS" --runner "$runner" \
-		--landlock-via-launcher --mode "$mode" -- echo 'x y' |
+		--mode "$mode" -- echo 'x y' |
 		"$PY" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["argv"]))')
 	# LeakSanitizer cannot run in a traced process (make check-asan).
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 		strace -f -s 4096 -e trace=execve -o "$OUTSIDE/trace" \
-		"$WARD" run -w "$WS" --runner "$runner" --landlock-via-launcher \
+		"$WARD" run -w "$WS" --runner "$runner" \
 		--mode "$mode" -- echo 'x y' >/dev/null
 	got=$("$PY" - "$OUTSIDE/trace" "$runner" <<'PY'
 import json, re, sys

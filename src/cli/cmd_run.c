@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "session_opts.h"
 #include "policy_opts.h"
+#include "util/util.h"
 
 #define DEFAULT_MAX_OUTPUT (1024 * 1024)
 
@@ -221,8 +222,10 @@ static int find_command(const char *name, const char *ws, char *why,
 			size_t why_len)
 {
 	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
+	struct util_path_search ps;
+	char cand[PATH_MAX], buf[2 * PATH_MAX + 2];
 	int first_err = 0, err_errno = 0, rc;
+	size_t dlen;
 
 	if (strchr(name, '/')) {
 		if (name[0] == '/')
@@ -234,20 +237,14 @@ static int find_command(const char *name, const char *ws, char *why,
 			snprintf(why, why_len, "%s: %s", name, strerror(errno));
 		return rc;
 	}
-	if (!path)
-		path = "/bin:/usr/bin";
-	while (path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-
-		if (len == 0)
-			snprintf(buf, sizeof(buf), "%s/%s", ws, name);
-		else if (path[0] == '/')
-			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path,
-				 name);
+	util_path_init(&ps, path, name);
+	while (util_path_next(&ps, cand, sizeof(cand), &dlen)) {
+		/* The executor's candidates, seen from the workspace it
+		 * starts the command in. */
+		if (cand[0] == '/')
+			snprintf(buf, sizeof(buf), "%s", cand);
 		else
-			snprintf(buf, sizeof(buf), "%s/%.*s/%s", ws, (int)len,
-				 path, name);
+			snprintf(buf, sizeof(buf), "%s/%s", ws, cand);
 		rc = check_file(buf);
 		if (rc == 0)
 			return 0;
@@ -255,7 +252,6 @@ static int find_command(const char *name, const char *ws, char *why,
 			first_err = rc;
 			err_errno = errno;
 		}
-		path = colon ? colon + 1 : NULL;
 	}
 	if (first_err) {
 		snprintf(why, why_len, "%s: %s", name, strerror(err_errno));

@@ -371,13 +371,16 @@ static char **build_envp(char *const *base, const char *var)
 
 /*
  * The paths execve() should try for @name, execvp-style: @name itself when
- * it contains a slash, else each PATH entry of @envp (an empty entry is the
- * current directory). One allocation; free() it.
+ * it contains a slash, else each candidate of the PATH of @envp
+ * (util_path_next: an empty entry is the current directory). One
+ * allocation; free() it.
  */
 static char **build_candidates(const char *name, char *const *envp)
 {
+	struct util_path_search ps;
 	const char *path = NULL;
-	size_t nlen = strlen(name), ndirs = 1, size;
+	size_t nlen = strlen(name), ndirs = 0, size, dlen;
+	char buf[PATH_MAX];
 	char **cands;
 	char *s;
 
@@ -397,31 +400,25 @@ static char **build_candidates(const char *name, char *const *envp)
 			break;
 		}
 	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p; p++)
-		ndirs += *p == ':';
-	/* Each entry: dir (or "."), '/', name, NUL. */
-	size = (ndirs + 1) * sizeof(*cands) + strlen(path) + ndirs * (nlen + 3);
+	size = sizeof(*cands);
+	util_path_init(&ps, path, name);
+	while (util_path_next(&ps, buf, sizeof(buf), &dlen)) {
+		size += sizeof(*cands) + strlen(buf) + 1;
+		ndirs++;
+	}
 	cands = malloc(size);
 	if (!cands)
 		return NULL;
 	s = (char *)(cands + ndirs + 1);
+	util_path_init(&ps, path, name);
 	for (size_t i = 0; i < ndirs; i++) {
-		const char *end = strchr(path, ':');
-		size_t dlen = end ? (size_t)(end - path) : strlen(path);
+		size_t n;
 
+		util_path_next(&ps, buf, sizeof(buf), &dlen);
+		n = strlen(buf) + 1;
+		memcpy(s, buf, n);
 		cands[i] = s;
-		if (dlen) {
-			memcpy(s, path, dlen);
-			s += dlen;
-		} else {
-			*s++ = '.';
-		}
-		*s++ = '/';
-		memcpy(s, name, nlen + 1);
-		s += nlen + 1;
-		path += dlen + (end ? 1 : 0);
+		s += n;
 	}
 	cands[ndirs] = NULL;
 	/*

@@ -258,6 +258,32 @@ assert_usage_error() {
 	[ "$(json 'd["error"]')" = COMMAND_NOT_FOUND ]
 }
 
+# With PATH unset, ward's check of the command and the executor search the
+# same default (src/util: UTIL_PATH_DEFAULT, /usr/local/bin first). A
+# private mount namespace gives the test a /usr/local/bin of its own.
+path_unset_finds() {
+	local runner=$1
+	[ "$(id -u)" = 0 ] || skip "a private /usr/local/bin needs root"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	require_runner "$runner"
+	unshare -m true 2>/dev/null || skip "no mount namespace here"
+	mkdir "$OUTSIDE/bin"
+	printf '#!/bin/sh\necho found-in-usr-local\n' >"$OUTSIDE/bin/ward-t-only"
+	chmod 0755 "$OUTSIDE/bin/ward-t-only"
+	run -0 unshare -m sh -c 'mount --bind "$1" /usr/local/bin &&
+		exec env -u PATH "$2" run -w "$3" --runner "$4" -- ward-t-only' \
+		sh "$OUTSIDE/bin" "$WARD" "$WS" "$runner"
+	[ "$output" = found-in-usr-local ]
+}
+
+@test "with PATH unset, run finds a command only in /usr/local/bin (bwrap)" {
+	path_unset_finds bwrap
+}
+
+@test "with PATH unset, run finds a command only in /usr/local/bin (landlock)" {
+	path_unset_finds landlock
+}
+
 # --- output, stdin, -c --------------------------------------------------------
 
 @test "stdin passes through; --no-stdin gives /dev/null" {

@@ -87,8 +87,6 @@ done
 "$WARD" run --runner bwrap -- true || die "ward run --runner bwrap failed"
 "$WARD" run --runner landlock -- true ||
 	die "ward run --runner landlock failed"
-"$WARD" run --runner landlock --landlock-via-launcher -- true ||
-	die "ward run --runner landlock --landlock-via-launcher failed"
 "$LAUNCHER" --ro / --rw /dev/null -- true || die "landlock-run failed"
 
 # The raw bwrap command: exactly the argv ward confine prints.
@@ -110,8 +108,6 @@ hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style basic \
 	-n ward_bwrap "$WARD run --runner bwrap -- true" \
 	-n raw_bwrap "$RAW_BWRAP" \
 	-n ward_landlock "$WARD run --runner landlock -- true" \
-	-n ward_landlock_launcher \
-	"$WARD run --runner landlock --landlock-via-launcher -- true" \
 	-n raw_landlock_run "$LAUNCHER --ro / --rw /dev/null -- true" \
 	-n exec_true '/bin/true' \
 	-n ward_auto "$WARD run -- true" \
@@ -314,8 +310,6 @@ cli_names = [
     ("sh_c_true", "`sh -c true` (unconfined)"),
     ("exec_true", "`/bin/true` (one exec, unconfined)"),
     ("ward_landlock", "`ward run --runner landlock -- true`"),
-    ("ward_landlock_launcher",
-     "`ward run --runner landlock --landlock-via-launcher -- true`"),
     ("raw_landlock_run", "`landlock-run --ro / --rw /dev/null -- true`"),
     ("ward_bwrap", "`ward run --runner bwrap -- true`"),
     ("raw_bwrap", "`bwrap` + ward confine's argv (raw)"),

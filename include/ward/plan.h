@@ -95,8 +95,11 @@ WARD_EXTERN const char *ward_plan_denial_signature(const ward_plan *plan);
  *   landlock   LAUNCHER --ro … --rw … -- ARGV…   (the spawner chdirs)
  *   seatbelt   /usr/bin/sandbox-exec -p PROFILE -- ARGV…
  *   none       ARGV…
- * The executor runs exactly this vector (adding only bwrap's
- * `--json-status-fd 3` after BWRAP, a descriptor it alone holds). The
+ * The executor runs exactly this vector, assembled by the same function
+ * with the descriptors it alone holds (bwrap's `--json-status-fd 3` and
+ * the Landlock layer's `--pid-fd 4` in place of `--die-with-parent`; the
+ * launcher's `--shell-status --pid-fd 3`), each right after the binary
+ * that reads it (docs/RUNNERS.md). The
  * caller frees *out with ward_strv_free(). WARD_EINVAL for a plan whose
  * network is an allowlist: the proxy that serves it lives only as long as
  * the call that runs the command (ward_call), so no argv printed for

@@ -40,7 +40,6 @@ enum cli_exit {
 enum cli_long_opt {
 	CLI_OPT_JSON = 256,
 	CLI_OPT_MAX_OUTPUT,
-	CLI_OPT_LL_LAUNCHER,
 	CLI_OPT_ACCESS,	      /* --access RULE (src/cli/policy_opts.h) */
 	CLI_OPT_CONFIG,	      /* --config FILE (src/cli/policy_opts.h) */
 	CLI_OPT_ENV_KEEP,     /* --env-keep NAME (src/cli/policy_opts.h) */
@@ -146,9 +145,6 @@ extern const struct cli_command cli_commands[];
 #define CLI_OPTION_MODE      {"mode", 'm', "MODE", CLI_VALUE_MODE, NULL}
 #define CLI_OPTION_WORKSPACE {"workspace", 'w', "DIR", CLI_VALUE_DIR, NULL}
 #define CLI_OPTION_RUNNER    {"runner", 'r', "RUNNER", CLI_VALUE_RUNNER, NULL}
-#define CLI_OPTION_LL_LAUNCHER                                                \
-	{"landlock-via-launcher", CLI_OPT_LL_LAUNCHER, NULL, CLI_VALUE_NONE,  \
-	 NULL}
 #define CLI_OPTION_SHELL     {NULL, 'c', "STRING", CLI_VALUE_TEXT, NULL}
 #define CLI_OPTION_END       {NULL, 0, NULL, CLI_VALUE_NONE, NULL}
 /* clang-format on */
@@ -277,7 +273,6 @@ struct cli_policy_opts {
 	const char *workspace;	  /* NULL: the current directory */
 	enum ward_runner runner;  /* WARD_RUNNER_NONE: auto (the chain) */
 	const char *shell_string; /* -c STRING, or NULL */
-	bool landlock_via_launcher;
 	/* Set by cli_config_option() (src/cli/policy_opts.h): */
 	bool mode_given;	 /* --mode was given (else ward.yml decides) */
 	const char *config_file; /* --config FILE, or NULL */
@@ -296,12 +291,11 @@ struct cli_policy_opts {
 
 /* clang-format off */
 #define CLI_POLICY_OPTS_INIT                                                  \
-	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false, false,      \
+	{ WARD_MODE_DEFAULT, NULL, WARD_RUNNER_NONE, NULL, false,             \
 	  NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, false, false }
 
 #define CLI_POLICY_OPTIONS                                                    \
-	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER,             \
-	CLI_OPTION_LL_LAUNCHER
+	CLI_OPTION_MODE, CLI_OPTION_WORKSPACE, CLI_OPTION_RUNNER
 /* clang-format on */
 
 /*

@@ -65,11 +65,6 @@ static void print_help(void)
 	    "finish for\n"
 	    "                         up to SECONDS (default 120; 0: stop "
 	    "them at once)\n"
-	    "      --landlock-via-launcher\n"
-	    "                         accepted for compatibility: Landlock "
-	    "runs always\n"
-	    "                         go through the landlock-run launcher "
-	    "(its keeper)\n"
 	    "\n"
 	    "Only MCP goes to stdout; logs go to stderr. At end of input the "
 	    "calls in\n"
@@ -222,7 +217,6 @@ int cmd_mcp(int argc, char **argv)
 	mo.policy = setup.policy;
 	mo.provider = setup.provider;
 	mo.session = session;
-	mo.landlock_via_launcher = po.landlock_via_launcher;
 	rc = mcp_serve(&mo);
 	ward_session_free(session);
 	cli_setup_free(&setup, &po);

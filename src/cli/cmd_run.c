@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "session_opts.h"
 #include "policy_opts.h"
+#include "util/util.h"
 
 #define DEFAULT_MAX_OUTPUT (1024 * 1024)
 
@@ -112,13 +113,6 @@ static void print_help(void)
 	    "                         in this workspace (ward config check "
 	    "shows them all)\n"
 	    "  -h, --help             show this help and exit\n"
-	    "\n"
-	    "Advanced:\n"
-	    "      --landlock-via-launcher\n"
-	    "                         accepted for compatibility: Landlock "
-	    "runs always\n"
-	    "                         go through the landlock-run launcher "
-	    "(its keeper)\n"
 	    "\n"
 	    "Exit status:\n"
 	    "  the command's own status (128+N when killed by signal N)\n"
@@ -525,7 +519,6 @@ int cmd_run(int argc, char **argv)
 	xo.stderr_fd = 2;
 	xo.capture_limit =
 	    json ? (max_output ? max_output : DEFAULT_MAX_OUTPUT) : 0;
-	xo.landlock_via_launcher = po.landlock_via_launcher;
 	/*
 	 * One call per process, so the subreaper is exact here: whatever the
 	 * command leaves behind becomes our child and is killed when the call

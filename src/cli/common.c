@@ -18,6 +18,7 @@
 #include "ward/render.h"
 
 #include "cli.h"
+#include "util/util.h"
 
 bool cli_json_mode;
 /* A JSON object is on stdout already: a later failure adds none. */
@@ -197,9 +198,6 @@ bool cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg,
 		return true;
 	case 'c':
 		o->shell_string = arg;
-		return true;
-	case CLI_OPT_LL_LAUNCHER:
-		o->landlock_via_launcher = true;
 		return true;
 	}
 	return false;
@@ -465,8 +463,10 @@ int cli_find_command(const char *name, const char *ws, char *why,
 		     size_t why_len)
 {
 	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
+	struct util_path_search ps;
+	char cand[PATH_MAX], buf[2 * PATH_MAX + 2];
 	int first_err = 0, err_errno = 0, rc;
+	size_t dlen;
 
 	if (strchr(name, '/')) {
 		if (name[0] == '/')
@@ -478,20 +478,14 @@ int cli_find_command(const char *name, const char *ws, char *why,
 			snprintf(why, why_len, "%s: %s", name, strerror(errno));
 		return rc;
 	}
-	if (!path)
-		path = "/bin:/usr/bin";
-	while (path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-
-		if (len == 0)
-			snprintf(buf, sizeof(buf), "%s/%s", ws, name);
-		else if (path[0] == '/')
-			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path,
-				 name);
+	util_path_init(&ps, path, name);
+	while (util_path_next(&ps, cand, sizeof(cand), &dlen)) {
+		/* The executor's candidates, seen from the workspace it
+		 * starts the command in. */
+		if (cand[0] == '/')
+			snprintf(buf, sizeof(buf), "%s", cand);
 		else
-			snprintf(buf, sizeof(buf), "%s/%.*s/%s", ws, (int)len,
-				 path, name);
+			snprintf(buf, sizeof(buf), "%s/%s", ws, cand);
 		rc = check_file(buf);
 		if (rc == 0)
 			return 0;
@@ -499,7 +493,6 @@ int cli_find_command(const char *name, const char *ws, char *why,
 			first_err = rc;
 			err_errno = errno;
 		}
-		path = colon ? colon + 1 : NULL;
 	}
 	if (first_err) {
 		snprintf(why, why_len, "%s: %s", name, strerror(err_errno));

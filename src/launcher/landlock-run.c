@@ -1298,39 +1298,26 @@ static void keep(struct keeper *out, int pid_fd, bool allow_pidns)
 static int exec_command(char **cmd)
 {
 	extern char **environ;
-	const char *path = getenv("PATH");
+	struct util_path_search ps;
 	char buf[4096];
 	bool eacces = false;
-	size_t n = strlen(cmd[0]);
+	size_t dlen;
 
 	if (strchr(cmd[0], '/') || !cmd[0][0]) {
 		execve(cmd[0], cmd, environ);
 		return errno;
 	}
-	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin";
-	for (const char *s = path;; s++) {
-		const char *end = strchrnul(s, ':');
-		size_t len = (size_t)(end - s);
-
-		if (len + 1 + n + 1 <= sizeof(buf)) {
-			memcpy(buf, s, len);
-			buf[len] = '/';
-			memcpy(buf + len + 1, cmd[0], n + 1);
-			/* An empty entry is the working directory. */
-			if (access(len ? buf : buf + 1, F_OK) == 0) {
-				execve(len ? buf : buf + 1, cmd, environ);
-				if (errno == EACCES)
-					eacces = true;
-				else if (errno != ENOENT && errno != ENOTDIR)
-					return errno;
-			} else if (errno == EACCES) {
+	util_path_init(&ps, getenv("PATH"), cmd[0]);
+	while (util_path_next(&ps, buf, sizeof(buf), &dlen)) {
+		if (access(buf, F_OK) == 0) {
+			execve(buf, cmd, environ);
+			if (errno == EACCES)
 				eacces = true;
-			}
+			else if (errno != ENOENT && errno != ENOTDIR)
+				return errno;
+		} else if (errno == EACCES) {
+			eacces = true;
 		}
-		if (!*end)
-			break;
-		s = end;
 	}
 	return eacces ? EACCES : ENOENT;
 }

@@ -82,12 +82,6 @@
 /* Without a pidfd, how often to look whether the child exited. */
 #define EXIT_TICK_MS 20
 /*
- * bwrap 0.8 refuses more arguments than this (MAX_ARGS in bubblewrap.c:
- * its argv[0] excluded, what --args reads included, the command's own
- * arguments too).
- */
-#define BWRAP_MAX_ARGS 9000
-/*
  * Descriptors past bwrap's status fd, placed from EXTRA_FD on: for the
  * Landlock layer inside, its command line when bwrap's argv cannot carry
  * it (landlock-run --args, always the first) and its report (--pid-fd:
@@ -377,13 +371,16 @@ static char **build_envp(char *const *base, const char *var)
 
 /*
  * The paths execve() should try for @name, execvp-style: @name itself when
- * it contains a slash, else each PATH entry of @envp (an empty entry is the
- * current directory). One allocation; free() it.
+ * it contains a slash, else each candidate of the PATH of @envp
+ * (util_path_next: an empty entry is the current directory). One
+ * allocation; free() it.
  */
 static char **build_candidates(const char *name, char *const *envp)
 {
+	struct util_path_search ps;
 	const char *path = NULL;
-	size_t nlen = strlen(name), ndirs = 1, size;
+	size_t nlen = strlen(name), ndirs = 0, size, dlen;
+	char buf[PATH_MAX];
 	char **cands;
 	char *s;
 
@@ -403,31 +400,25 @@ static char **build_candidates(const char *name, char *const *envp)
 			break;
 		}
 	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p; p++)
-		ndirs += *p == ':';
-	/* Each entry: dir (or "."), '/', name, NUL. */
-	size = (ndirs + 1) * sizeof(*cands) + strlen(path) + ndirs * (nlen + 3);
+	size = sizeof(*cands);
+	util_path_init(&ps, path, name);
+	while (util_path_next(&ps, buf, sizeof(buf), &dlen)) {
+		size += sizeof(*cands) + strlen(buf) + 1;
+		ndirs++;
+	}
 	cands = malloc(size);
 	if (!cands)
 		return NULL;
 	s = (char *)(cands + ndirs + 1);
+	util_path_init(&ps, path, name);
 	for (size_t i = 0; i < ndirs; i++) {
-		const char *end = strchr(path, ':');
-		size_t dlen = end ? (size_t)(end - path) : strlen(path);
+		size_t n;
 
+		util_path_next(&ps, buf, sizeof(buf), &dlen);
+		n = strlen(buf) + 1;
+		memcpy(s, buf, n);
 		cands[i] = s;
-		if (dlen) {
-			memcpy(s, path, dlen);
-			s += dlen;
-		} else {
-			*s++ = '.';
-		}
-		*s++ = '/';
-		memcpy(s, name, nlen + 1);
-		s += nlen + 1;
-		path += dlen + (end ? 1 : 0);
+		s += n;
 	}
 	cands[ndirs] = NULL;
 	/*
@@ -721,36 +712,27 @@ static pid_t spawn_child(struct child_args *a, int cg_fd)
 /* --- spawn ---------------------------------------------------------------- */
 
 /*
- * The bwrap (or custom bwrap-compatible) argv: exactly the plan's (its
- * prefix, with --chdir, then the command), with `--json-status-fd 3`
- * added after the binary — the one descriptor only the executor holds.
- * Nothing is planned again. A @cwd other than the one planned replaces
- * the planned --chdir operand.
- */
-/*
- * A sealed memfd holding the NULL-terminated vectors @parts in order, each
- * argument NUL-terminated, read from the start (landlock-run --args);
+ * A sealed memfd holding the NULL-terminated vector @args, each argument
+ * NUL-terminated, read from the start (landlock-run --args);
  * -errno on failure.
  */
-static int args_memfd(char *const *const *parts, int nparts)
+static int args_memfd(char *const *args)
 {
 	size_t len = 0, at = 0;
 	char *buf;
 	int fd, err = 0;
 
-	for (int k = 0; k < nparts; k++)
-		for (size_t i = 0; parts[k][i]; i++)
-			len += strlen(parts[k][i]) + 1;
+	for (size_t i = 0; args[i]; i++)
+		len += strlen(args[i]) + 1;
 	buf = malloc(len ? len : 1);
 	if (!buf)
 		return ward_err(-ENOMEM, "out of memory");
-	for (int k = 0; k < nparts; k++)
-		for (size_t i = 0; parts[k][i]; i++) {
-			size_t n = strlen(parts[k][i]) + 1;
+	for (size_t i = 0; args[i]; i++) {
+		size_t n = strlen(args[i]) + 1;
 
-			memcpy(buf + at, parts[k][i], n);
-			at += n;
-		}
+		memcpy(buf + at, args[i], n);
+		at += n;
+	}
 	fd = memfd_create("ward-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		err = -errno;
@@ -770,123 +752,6 @@ static int args_memfd(char *const *const *parts, int nparts)
 				strerror(-err));
 	}
 	return fd;
-}
-
-/*
- * What the executor hands the Landlock layer inside bwrap, at EXTRA_FD on:
- * its command line when bwrap's argv cannot carry it (@args, a memfd, or
- * -1), and the write end of its report pipe (@report, or -1), which it
- * names with --pid-fd.
- */
-struct inner_fds {
-	int args;
-	int report;
-};
-
-/*
- * The Landlock layer's part of the bwrap argv: ward-bridge's and the
- * launcher's own argv, with `--pid-fd N` after the launcher when it
- * reports. Past BWRAP_MAX_ARGS (bwrap's part @own, the whole @total), the
- * launcher takes everything after its name from a memfd instead
- * (`--args 4`), so only bwrap's own part counts; without the layer, or
- * when bwrap's part alone is too long, the error says which limit and by
- * how much.
- */
-static int push_inner(struct ward_strv *sv, struct inner_fds *x,
-		      const ward_confined *c, size_t own, size_t total)
-{
-	size_t ninner = ward_strv_len(c->inner);
-	size_t at = c->inner ? c->inner_launcher : 0;
-	char num[16];
-	char *report[] = {"--pid-fd", num, NULL}, *none[] = {NULL};
-	bool layer = at < ninner;
-
-	if (x->report >= 0)
-		total += 2;
-	if (total <= BWRAP_MAX_ARGS || c->runner != WARD_RUNNER_BWRAP) {
-		snprintf(num, sizeof(num), "%d", EXTRA_FD);
-		for (size_t i = 0; i < ninner; i++) {
-			ward_strv_push(sv, c->inner[i]);
-			if (i == at && x->report >= 0)
-				ward_strv_push_all(sv, report);
-		}
-		ward_strv_push_all(sv, c->cmd);
-		return 0;
-	}
-	if (!layer)
-		return ward_err(WARD_ERUNNER,
-				"bwrap: this call needs %zu arguments and "
-				"bwrap takes at most %d (its profile %zu, the "
-				"command %zu); without the Landlock layer "
-				"inside they cannot be passed another way: "
-				"run it with --runner landlock",
-				total, BWRAP_MAX_ARGS, own,
-				ward_strv_len(c->cmd));
-	/* bwrap's part: the profile, ward-bridge's, LAUNCHER --args N. */
-	if (own + at + 3 > BWRAP_MAX_ARGS)
-		return ward_err(WARD_ERUNNER,
-				"bwrap: its profile alone needs %zu arguments "
-				"and bwrap takes at most %d: run it with "
-				"--runner landlock, or with fewer rules",
-				own + at + 3, BWRAP_MAX_ARGS);
-	snprintf(num, sizeof(num), "%d", EXTRA_FD + 1);
-	x->args =
-	    args_memfd((char *const *const[]){x->report >= 0 ? report : none,
-					      c->inner + at + 1, c->cmd},
-		       3);
-	if (x->args < 0)
-		return x->args;
-	for (size_t i = 0; i <= at; i++)
-		ward_strv_push(sv, c->inner[i]);
-	ward_strv_push(sv, "--args");
-	snprintf(num, sizeof(num), "%d", EXTRA_FD);
-	ward_strv_push(sv, num);
-	return 0;
-}
-
-/*
- * The bwrap (or custom bwrap-compatible) argv: exactly the plan's (its
- * prefix, with --chdir, then the command), with `--json-status-fd 3`
- * added after the binary — the one descriptor only the executor holds —
- * and what push_inner adds for the Landlock layer. Nothing is planned
- * again. A @cwd other than the one planned replaces the planned --chdir
- * operand.
- */
-static int bwrap_argv(char ***out, struct inner_fds *x, const ward_confined *c,
-		      const char *cwd)
-{
-	struct ward_strv sv = {0};
-	size_t n = ward_strv_len(c->prefix), own, total;
-	int err;
-
-	/* The prefix ends "--chdir DIR --". */
-	if (!c->prefix || n < 4 || strcmp(c->prefix[n - 1], "--") != 0 ||
-	    strcmp(c->prefix[n - 3], "--chdir") != 0)
-		return ward_err(WARD_ERUNNER, "%s: no runner argv planned",
-				ward_runner_name(c->runner));
-	ward_strv_push(&sv, c->prefix[0]);
-	ward_strv_push(&sv, "--json-status-fd");
-	ward_strv_push(&sv, "3");
-	for (size_t i = 1; i < n - 2; i++)
-		ward_strv_push(&sv, c->prefix[i]);
-	ward_strv_push(&sv, cwd);
-	ward_strv_push(&sv, "--");
-	/* What bwrap counts: everything but its argv[0]. */
-	own = sv.n - 1;
-	total = own + ward_strv_len(c->inner) + ward_strv_len(c->cmd);
-	err = push_inner(&sv, x, c, own, total);
-	if (err) {
-		ward_strv_discard(&sv);
-		return err;
-	}
-	return ward_strv_finish(out, &sv);
-}
-
-/* Whether @c runs the Landlock layer inside bwrap (it then reports). */
-static bool has_inner_layer(const ward_confined *c)
-{
-	return c->runner == WARD_RUNNER_BWRAP && c->inner &&
-	       c->inner_launcher < ward_strv_len(c->inner);
 }
 
 /* Read the status pipe to EOF: 0 (exec happened) or a record. */
@@ -948,13 +813,15 @@ static void copy_signatures(struct ward_spawn *sp, char *const *sigs)
 
 static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 {
+	const ward_plan *p = c->plan;
+
 	memset(sp, 0, sizeof(*sp));
-	sp->mode = c->mode;
-	sp->runner = c->runner;
-	sp->enforcement = c->enforcement;
-	sp->mounts = c->ll_mounts;
-	sp->net_off =
-	    c->runner != WARD_RUNNER_NONE && c->net == WARD_LL_NET_OFF;
+	sp->mode = ward_plan_mode(p);
+	sp->runner = ward_plan_runner(p);
+	sp->enforcement = ward_plan_enforcement(p);
+	sp->mounts = ward_plan_mounts(p);
+	sp->net_off = sp->runner != WARD_RUNNER_NONE &&
+		      ward_plan_network(p) == WARD_NETWORK_OFF;
 	sp->pid = -1;
 	sp->pidfd = -1;
 	sp->out_fd = -1;
@@ -964,33 +831,43 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	sp->started = -1;
 	sp->cg_fd = -1;
 	sp->bwrap_pidfd = -1;
-	copy_signatures(sp, c->failure_signatures);
+	copy_signatures(sp, ward_plan_failure_signatures(p));
 }
 
 /*
- * Landlock: the launcher argv, the plan's with --shell-status (a command
- * that cannot be executed is its own failure, 127 or 126, like a shell's)
- * and --pid-fd 3 (the pid of the process that confines itself, which the
- * kernel's audit records name) after the binary. Nothing is planned
- * again. Every Landlock run goes
- * through landlock-run: its keeper stays the command's parent, ends
- * everything the command started when it ends, and dies with the caller
- * taking the tree along (PR_SET_PDEATHSIG) — which a process confining
- * itself in-process and exec'ing the command could not do.
+ * The argv to spawn, assembled from the plan with the descriptors only
+ * the executor holds (the runner's status at 3, the Landlock layer's from
+ * EXTRA_FD on), and the layer's command line in a memfd when bwrap's argv
+ * cannot carry it (*args_fd, else -1). Every Landlock run goes through
+ * landlock-run: its keeper stays the command's parent, ends everything
+ * the command started when it ends, and dies with the caller taking the
+ * tree along (PR_SET_PDEATHSIG).
  */
-static int launcher_argv(char ***out, const ward_confined *c)
+static int spawn_argv(char ***out, int *args_fd, const ward_confined *c,
+		      const char *cwd, bool report)
 {
-	struct ward_strv sv = {0};
+	struct ward_plan_argv a;
+	ward_confined at = *c;
+	int err;
 
-	if (!c->argv || !c->argv[0])
-		return ward_err(WARD_ERUNNER, "landlock: no launcher argv "
-					      "planned");
-	ward_strv_push(&sv, c->argv[0]);
-	ward_strv_push(&sv, "--shell-status");
-	ward_strv_push(&sv, "--pid-fd");
-	ward_strv_push(&sv, "3");
-	ward_strv_push_all(&sv, c->argv + 1);
-	return ward_strv_finish(out, &sv);
+	*args_fd = -1;
+	at.cwd = (char *)cwd;
+	err = ward_confined_assemble(
+	    &a, &at,
+	    &(struct ward_plan_fds){.status = 3,
+				    .report = report ? EXTRA_FD : -1});
+	if (err)
+		return err;
+	if (a.args) {
+		*args_fd = args_memfd(a.args);
+		ward_strv_free(a.args);
+		if (*args_fd < 0) {
+			ward_strv_free(a.argv);
+			return *args_fd;
+		}
+	}
+	*out = a.argv;
+	return 0;
 }
 
 int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
@@ -999,19 +876,20 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 {
 	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
 	int json_p[2] = {-1, -1}, st_p[2] = {-1, -1}, rep_p[2] = {-1, -1};
-	struct inner_fds x = {-1, -1};
+	int args_fd = -1;
 	struct child_args a;
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
+	enum ward_runner runner = ward_plan_runner(c->plan);
 	bool bwrap =
-	    c->runner == WARD_RUNNER_BWRAP || c->runner == WARD_RUNNER_CUSTOM;
+	    runner == WARD_RUNNER_BWRAP || runner == WARD_RUNNER_CUSTOM;
 	pid_t pid;
 	ssize_t got;
 	int err = 0;
 
 	spawn_init(sp, c);
 	/* The plan's side effects, before anything of the run exists. */
-	err = ward_confined_apply(c);
+	err = ward_plan_prepare(c->plan);
 	if (err)
 		return err;
 	memset(&a, 0, sizeof(a));
@@ -1022,42 +900,26 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.parent = getpid();
 	sigemptyset(&a.empty);
 
-	switch (c->runner) {
-	case WARD_RUNNER_NONE:
-	case WARD_RUNNER_LANDLOCK:
-		err = launcher_argv(&wrapped, c);
-		if (err)
-			return err;
-		a.argv = wrapped;
-		sp->keeper = true;
-		break;
-	case WARD_RUNNER_BWRAP:
-	case WARD_RUNNER_CUSTOM:
-		if (has_inner_layer(c)) {
-			if (pipe2(rep_p, O_CLOEXEC) != 0)
-				return ward_err(-errno,
-						"cannot create a pipe: %s",
-						strerror(errno));
-			x.report = rep_p[1];
-		}
-		err = bwrap_argv(&wrapped, &x, c, a.cwd);
-		if (err)
-			goto out_free_plan;
-		a.extra[0] = x.args >= 0 ? x.args : x.report;
-		a.extra[1] = x.args >= 0 ? x.report : -1;
-		a.caller_bound = x.report >= 0;
-		sp->bridge = c->inner_launcher > 0;
-		a.argv = wrapped;
-		break;
-	default:
-		a.argv = c->argv;
-		break;
-	}
+	if (ward_plan_layer(c->plan) && pipe2(rep_p, O_CLOEXEC) != 0)
+		return ward_err(-errno, "cannot create a pipe: %s",
+				strerror(errno));
+	err = spawn_argv(&wrapped, &args_fd, c, a.cwd, rep_p[1] >= 0);
+	if (err)
+		goto out_free_plan;
+	a.argv = wrapped;
+	/* The launcher's keeper (Landlock, none) reports at 3 what bwrap's
+	 * JSON status says for bwrap. */
+	sp->keeper =
+	    runner == WARD_RUNNER_LANDLOCK || runner == WARD_RUNNER_NONE;
+	a.extra[0] = args_fd >= 0 ? args_fd : rep_p[1];
+	a.extra[1] = args_fd >= 0 ? rep_p[1] : -1;
+	a.caller_bound = rep_p[1] >= 0;
+	sp->bridge = ward_plan_bridge(c->plan);
 	if (!a.argv || !a.argv[0]) {
 		err = ward_err(WARD_EINVAL, "no command to run");
 		goto out_free_plan;
 	}
-	envp = build_envp(o->envp ? o->envp : environ, sandbox_var(c->runner));
+	envp = build_envp(o->envp ? o->envp : environ, sandbox_var(runner));
 	cands = envp ? build_candidates(a.argv[0], envp) : NULL;
 	if (!cands) {
 		err = ward_err(-ENOMEM, "out of memory");
@@ -1075,12 +937,12 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	}
 	a.status_fd = st_p[1];
 	if (a.caller_bound)
-		a.extra[x.args >= 0 ? 2 : 1] = json_p[0];
+		a.extra[args_fd >= 0 ? 2 : 1] = json_p[0];
 	a.err_fd = err_p[1];
 	a.out_fd = capture ? out_p[1] : (o->stdout_fd >= 0 ? o->stdout_fd : 1);
 	a.fd3 = json_p[1];
 
-	ward_contain_begin(sp, c->runner, o->contain);
+	ward_contain_begin(sp, runner, o->contain);
 	pid = spawn_child(&a, sp->cg_fd);
 	if (pid < 0 && sp->contain == WARD_CONTAIN_CGROUP) {
 		ward_contain_fallback(sp, o->contain, errno);
@@ -1103,7 +965,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	close_fd(&st_p[0]);
 	if (got != 0) {
 		reap(pid, &sp->status);
-		err = status_error(&st, got, c->runner);
+		err = status_error(&st, got, runner);
 		goto out_uncontain;
 	}
 
@@ -1122,7 +984,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	 * a shell. bwrap's JSON status decides later. Another wrapper's start
 	 * says nothing about the command (-1: classify by the runner's text).
 	 */
-	if (c->runner == WARD_RUNNER_NONE)
+	if (runner == WARD_RUNNER_NONE)
 		sp->started = 1;
 	else if (bwrap)
 		sp->started = 0;
@@ -1142,8 +1004,8 @@ out_close_pipes:
 	close_pipe(out_p);
 	close_pipe(json_p);
 out_free_plan:
-	if (x.args >= 0)
-		close(x.args);
+	if (args_fd >= 0)
+		close(args_fd);
 	close_pipe(rep_p);
 	free(cands);
 	free(envp);
@@ -1618,7 +1480,8 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 		ward_capbuf_init(&err_cap, 0, STREAM_ERR_TAIL);
 	}
 	/* What no runner can keep read-only is checked after the run. */
-	err = ward_protect_guard_new_for(&guard, policy, c->runner);
+	err = ward_protect_guard_new_for(&guard, policy,
+					 ward_plan_runner(c->plan));
 	if (err)
 		goto out_free_bufs;
 	err = ward_spawn_start(&sp, c, policy, &o, capture);

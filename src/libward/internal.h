@@ -139,55 +139,6 @@ bool ward_text_has_signature(const char *text, size_t len,
 			     const char *signature);
 
 /*
- * What confine() produced. The executor reads the in-process Landlock plan
- * (ll_ro / ll_rw) to confine between fork and exec; everything else spawns
- * argv.
- */
-struct ward_confined {
-	enum ward_mode mode;
-	enum ward_runner runner;
-	enum ward_enforcement enforcement;
-	char **argv;	/* what to spawn (wrapped, or bare for NONE) */
-	char **cmd;	/* the command itself, unwrapped */
-	char **ll_ro;	/* Landlock read-only grants (runner LANDLOCK) */
-	char **ll_rw;	/* Landlock writable grants (runner LANDLOCK) */
-	char **ll_unix; /* sockets the supervisor lets through (allow_unix) */
-	/*
-	 * BWRAP: what runs inside bwrap between the prefix and the command:
-	 * ward-bridge for an allowlist (BRIDGE --port P --socket S --), then
-	 * the Landlock layer (LAUNCHER --ro / --rw … --); or NULL.
-	 * @inner_launcher: where the Landlock layer starts in it (its
-	 * length when there is none).
-	 */
-	char **inner;
-	size_t inner_launcher;
-	/* Landlock: the plan hides paths by mounts (landlock-run --hide,
-	 * --hide-ro): a write a read-only cover refuses fails with EROFS. */
-	bool ll_mounts;
-	/*
-	 * bwrap/custom: argv up to and including `--`, the command excluded
-	 * (BWRAP <profile> --chdir CWD --), so the executor can spawn the
-	 * same vector with `--json-status-fd 3` added after BWRAP.
-	 */
-	char **prefix;
-	/* What ward_confined_apply() creates before the spawn (bwrap). */
-	char **create;
-	char *runner_path;
-	/* Runner CUSTOM: the operator's failure signatures (or NULL). */
-	char **failure_signatures;
-	/* Landlock in-process: enum ward_ll_net and the proxy's port. */
-	int net;
-	unsigned net_port;
-};
-
-/*
- * ward_confined_from_plan - what ward_provider_confine() returns, from a
- * plan made beforehand: @argv confined by @plan, in @cwd (NULL: the
- * workspace root). Nothing is planned again. The caller frees *out.
- */
-int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
-			    char *const argv[], const char *cwd);
-/*
  * Where a call's command reaches ward's proxy when its network is an
  * allowlist: the endpoint's unix socket (bwrap: bound into the sandbox and
  * bridged by ward-bridge) and its TCP port on 127.0.0.1 (Landlock).
@@ -196,6 +147,84 @@ struct ward_net_attach {
 	const char *unix_path;
 	unsigned port;
 };
+
+/* What one command adds to a plan (all borrowed). */
+struct ward_plan_call {
+	char *const *argv;		   /* the command */
+	const char *cwd;		   /* NULL: the workspace root */
+	const struct ward_net_attach *net; /* an allowlist's endpoint */
+};
+
+/*
+ * The descriptors whoever spawns the argv holds the other end of (the
+ * executor; ward confine's reader holds none: pass NULL).
+ * @status: the runner's status channel (bwrap's --json-status-fd, the
+ * launcher's --pid-fd with --shell-status); @report: the first descriptor
+ * of the Landlock layer inside bwrap (its --pid-fd, or its --args memfd
+ * and then its --pid-fd one above), or -1 when the layer does not report.
+ */
+struct ward_plan_fds {
+	int status;
+	int report;
+};
+
+/* An assembled argv: @args, when not NULL, is the Landlock layer's
+ * command line for the memfd at ward_plan_fds.report (--args). */
+struct ward_plan_argv {
+	char **argv;
+	char **args;
+};
+
+/*
+ * ward_plan_assemble - the one function that makes a runner's argv from
+ * the plan's typed parts (its binary, the status channel @fds names, its
+ * options, the network attachment, the working directory, the Landlock
+ * layer and ward-bridge inside bwrap, the command). ward confine prints it
+ * with @fds NULL; the executor runs it with its descriptors. Nothing else
+ * edits the vector. The caller frees out->argv and out->args.
+ */
+int ward_plan_assemble(struct ward_plan_argv *out, const ward_plan *plan,
+		       const struct ward_plan_call *call,
+		       const struct ward_plan_fds *fds);
+
+/* ward_plan_apply() for the executor, every time it spawns (a directory
+ * removed since the last call is made again). 0 or WARD_ERUNNER. */
+int ward_plan_prepare(const ward_plan *plan);
+/* The runner's own failure signatures (CUSTOM), or NULL. Borrowed. */
+char *const *ward_plan_failure_signatures(const ward_plan *plan);
+/* Landlock: the plan hides paths by mounts (landlock-run --hide,
+ * --hide-ro): a write a read-only cover refuses fails with EROFS. */
+bool ward_plan_mounts(const ward_plan *plan);
+/* bwrap: the Landlock layer runs inside (it then reports). */
+bool ward_plan_layer(const ward_plan *plan);
+/* bwrap/custom: ward-bridge runs inside, before the layer. */
+bool ward_plan_bridge(const ward_plan *plan);
+
+/*
+ * A plan bound to one command: what ward_provider_confine() returns and
+ * the executor runs. Every fact of the confinement is the plan's; this
+ * adds only the call's parts.
+ */
+struct ward_confined {
+	const ward_plan *plan;
+	ward_plan *own; /* the plan, when made for this command alone */
+	char **cmd;
+	char *cwd;
+	struct ward_net_attach net; /* unix_path owned */
+	char **argv; /* assembled without descriptors (ward_confined_argv) */
+};
+
+/* ward_plan_assemble() for a confined command. */
+int ward_confined_assemble(struct ward_plan_argv *out, const ward_confined *c,
+			   const struct ward_plan_fds *fds);
+
+/*
+ * ward_confined_from_plan - what ward_provider_confine() returns, from a
+ * plan made beforehand: @argv confined by @plan, in @cwd (NULL: the
+ * workspace root). Nothing is planned again. The caller frees *out.
+ */
+int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
+			    char *const argv[], const char *cwd);
 /* The port ward-bridge listens on inside bwrap's network namespace, and
  * where the endpoint's socket appears there. */
 #define WARD_BRIDGE_PORT   3128
@@ -214,9 +243,6 @@ int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
  * does not name exactly. */
 int ward_net_proxy_env(char ***envp, unsigned port, char *const *allow,
 		       char *const *deny);
-/* The plan's apply step for a confined command (the executor calls it
- * before it spawns): see ward_plan_apply(). 0 or -errno. */
-int ward_confined_apply(const ward_confined *c);
 
 /* The runner a provider chose for a policy (ward_provider_choose). */
 struct ward_runner_choice {

@@ -5,9 +5,10 @@
  * pass: the provider chooses the runner (probing at most once), the policy
  * gives its writable roots and protected paths (computed once per policy),
  * the access rules are translated for the chosen runner (one glob walk),
- * and the runner's argv prefix or Landlock grants are built from that one
- * translation. The executor, `ward confine`, the warnings and `ward config
- * check` all read the result.
+ * and the runner's binary and options are built from that one
+ * translation. One function, ward_plan_assemble(), makes the final argv
+ * from these typed parts for `ward confine` and the executor alike; the
+ * warnings and `ward config check` read the same plan.
  */
 #include <limits.h>
 #include <errno.h>
@@ -23,6 +24,13 @@
 #include "translate_internal.h"
 #include "util/util.h"
 
+/*
+ * bwrap 0.8 refuses more arguments than this (MAX_ARGS in bubblewrap.c:
+ * its argv[0] excluded, what --args reads included, the command's own
+ * arguments too).
+ */
+#define BWRAP_MAX_ARGS 9000
+
 #ifndef WARD_LIBEXECDIR
 #define WARD_LIBEXECDIR "/usr/local/libexec/ward"
 #endif
@@ -33,12 +41,17 @@ struct ward_plan {
 	enum ward_runner runner;
 	enum ward_enforcement enforcement;
 	char *runner_path;
+	char *workspace; /* the working directory when a call names none */
 	char **failure_signatures; /* CUSTOM, or NULL */
 	struct ward_xlate *x;	   /* NULL for runner none */
-	/* bwrap/custom: BWRAP <profile> (no --chdir, no --); landlock:
-	 * LAUNCHER --ro … --rw …; seatbelt: sandbox-exec -p TEXT. */
-	char **prefix;
-	char **ll_ro, **ll_rw; /* landlock */
+	/*
+	 * The runner's binary and its options: bwrap/custom BWRAP and its
+	 * profile (no --chdir, no --); landlock LAUNCHER --ro … --rw …;
+	 * seatbelt sandbox-exec -p TEXT; none LAUNCHER --unconfined.
+	 * ward_plan_assemble() puts the rest around them.
+	 */
+	char *binary;
+	char **options;
 	char **partial;	       /* why enforcement is partial */
 	enum ward_network net;
 	char *bridge_path; /* bwrap/custom with an allowlist */
@@ -55,7 +68,7 @@ struct ward_plan {
 static char *const empty_strv[] = {NULL};
 
 /* The seatbelt prefix: sandbox-exec -p PROFILE. */
-static int seatbelt_prefix(ward_plan *p)
+static int seatbelt_prefix(char ***prefix, ward_plan *p)
 {
 	char *text = NULL;
 	int err;
@@ -63,7 +76,7 @@ static int seatbelt_prefix(ward_plan *p)
 	err = ward_seatbelt_profile_x(&text, p->policy, p->x);
 	if (err)
 		return err;
-	err = ward_seatbelt_argv(&p->prefix, text, NULL);
+	err = ward_seatbelt_argv(prefix, text, NULL);
 	free(text);
 	return err;
 }
@@ -168,7 +181,7 @@ static int plan_network(ward_plan *p)
  * socket, no signal outside the sandbox. The launcher is bound read-only
  * onto itself, so nothing in the sandbox can replace it.
  */
-static int build_inner(ward_plan *p, const char *launcher)
+static int build_inner(char ***prefix, ward_plan *p, const char *launcher)
 {
 	struct ward_strv sv = {0}, pre = {0};
 	char *const *roots = NULL;
@@ -207,7 +220,7 @@ static int build_inner(ward_plan *p, const char *launcher)
 	err = ward_strv_finish(&p->inner, &sv);
 	if (err)
 		return err;
-	ward_strv_push_all(&pre, p->prefix);
+	ward_strv_push_all(&pre, *prefix);
 	/*
 	 * Mounts inside bwrap: an unprivileged caller's launcher makes a
 	 * user and mount namespace of its own. Root's cannot (bwrap maps uid
@@ -230,23 +243,28 @@ static int build_inner(ward_plan *p, const char *launcher)
 	ward_strv_push(&pre, "--ro-bind");
 	ward_strv_push(&pre, launcher);
 	ward_strv_push(&pre, launcher);
-	ward_strv_free(p->prefix);
-	p->prefix = NULL;
-	return ward_strv_finish(&p->prefix, &pre);
+	ward_strv_free(*prefix);
+	*prefix = NULL;
+	return ward_strv_finish(prefix, &pre);
 }
 
 /* landlock-run's argv, with the supervisor's unix-socket allowances. */
-static int landlock_prefix(ward_plan *p)
+static int landlock_prefix(char ***prefix, ward_plan *p)
 {
 	struct ward_strv sv = {0};
-	char **base = NULL;
+	char **base = NULL, **ro = NULL, **rw = NULL;
 	char *const *ok = ward_policy_allow_unix(p->policy);
 	size_t i;
 	int err;
 
-	err = ward_landlock_argv(&base, p->ll_ro, p->ll_rw,
-				 ward_xlate_landlock_hides(p->x), p->runner_path,
-				 p->net == WARD_NETWORK_OFF, NULL);
+	err = ward_xlate_landlock(&ro, &rw, p->x);
+	if (err)
+		return err;
+	err = ward_landlock_argv(&base, ro, rw, ward_xlate_landlock_hides(p->x),
+				 p->runner_path, p->net == WARD_NETWORK_OFF,
+				 NULL);
+	ward_strv_free(ro);
+	ward_strv_free(rw);
 	if (err)
 		return err;
 	ward_strv_push_all(&sv, base);
@@ -255,42 +273,61 @@ static int landlock_prefix(ward_plan *p)
 		ward_strv_push(&sv, "--allow-unix");
 		ward_strv_push(&sv, ok[i]);
 	}
-	return ward_strv_finish(&p->prefix, &sv);
+	return ward_strv_finish(prefix, &sv);
 }
 
 /* Build the runner's prefix (or grants) from the one translation. */
-static int build_prefix(ward_plan *p, const char *inner)
+static int build_prefix(char ***prefix, ward_plan *p, const char *inner)
 {
 	struct ward_strv sv = {0};
 	int err;
 
 	switch (p->runner) {
 	case WARD_RUNNER_BWRAP:
-		err = ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
+		err = ward_bwrap_profile_x(prefix, p->policy, p->x,
 					   p->runner_path, -1, NULL,
 					   inner != NULL);
 		if (err || !inner)
 			return err;
-		return build_inner(p, inner);
+		return build_inner(prefix, p, inner);
 	case WARD_RUNNER_CUSTOM:
-		return ward_bwrap_profile_x(&p->prefix, p->policy, p->x,
+		return ward_bwrap_profile_x(prefix, p->policy, p->x,
 					    p->runner_path, -1, NULL, false);
 	case WARD_RUNNER_LANDLOCK:
-		err = ward_xlate_landlock(&p->ll_ro, &p->ll_rw, p->x);
-		if (err)
-			return err;
-		return landlock_prefix(p);
+		return landlock_prefix(prefix, p);
 	case WARD_RUNNER_SEATBELT:
-		return seatbelt_prefix(p);
+		return seatbelt_prefix(prefix, p);
 	case WARD_RUNNER_NONE:
 		/* Unconfined, but kept: its processes end with the call. */
 		ward_strv_push(&sv, p->runner_path);
 		ward_strv_push(&sv, "--unconfined");
-		return ward_strv_finish(&p->prefix, &sv);
+		return ward_strv_finish(prefix, &sv);
 	default:
 		return ward_err(WARD_ERUNNER, "the %s runner cannot confine",
 				ward_runner_name(p->runner));
 	}
+}
+
+/*
+ * The runner's binary and options from the one translation: the builders
+ * (profile.h) start every vector with the binary they were given.
+ */
+static int build_runner(ward_plan *p, const char *inner)
+{
+	char **prefix = NULL;
+	int err = build_prefix(&prefix, p, inner);
+
+	if (err)
+		return err;
+	if (!prefix[0]) {
+		ward_strv_free(prefix);
+		return ward_err(WARD_ERUNNER, "%s: no runner argv planned",
+				ward_runner_name(p->runner));
+	}
+	p->binary = prefix[0];
+	memmove(prefix, prefix + 1, ward_strv_len(prefix) * sizeof(*prefix));
+	p->options = prefix;
+	return 0;
 }
 
 int ward_plan_new(ward_plan **out, ward_provider *provider,
@@ -314,6 +351,9 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 	p->mode = ward_policy_mode(policy);
 	p->runner = c.runner;
 	p->enforcement = c.enforcement;
+	p->workspace = strdup(ward_policy_workspace(policy));
+	if (!p->workspace)
+		goto out_oom;
 	if (c.path) {
 		p->runner_path = strdup(c.path);
 		if (!p->runner_path)
@@ -344,7 +384,7 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		if (err)
 			goto out_free_plan;
 	}
-	err = build_prefix(p, c.inner);
+	err = build_runner(p, c.inner);
 	if (err)
 		goto out_free_plan;
 	ward_strv_push_all(&partial, ward_xlate_partial(p->x));
@@ -376,9 +416,9 @@ void ward_plan_free(ward_plan *plan)
 	free(plan->runner_path);
 	ward_strv_free(plan->failure_signatures);
 	ward_xlate_free(plan->x);
-	ward_strv_free(plan->prefix);
-	ward_strv_free(plan->ll_ro);
-	ward_strv_free(plan->ll_rw);
+	free(plan->binary);
+	ward_strv_free(plan->options);
+	free(plan->workspace);
 	ward_strv_free(plan->inner);
 	ward_strv_free(plan->partial);
 	free(plan->bridge_path);
@@ -493,60 +533,165 @@ static void push_net(struct ward_strv *pre, struct ward_strv *inner,
 }
 
 /*
- * The command part of the argv: bwrap gets an explicit --chdir (a working
- * directory the sandbox cannot see is then bwrap's loud error, never a
- * silent fallback to $HOME) and "--"; the others (landlock-run, the keeper
- * of an unconfined run, sandbox-exec) "--" only.
+ * The runner's status channel, right after its binary, when the executor
+ * holds the other end (@fd): bwrap's JSON status; the launcher's pid
+ * report (--pid-fd, the pid of the process that confines itself, which
+ * the kernel's audit records name) with --shell-status (a command that
+ * cannot be executed is its own failure, 127 or 126, like a shell's).
  */
-static void push_command(struct ward_strv *sv, const ward_plan *p,
-			 char *const *bridge, char *const argv[],
-			 const char *cwd)
+static void push_status(struct ward_strv *sv, const ward_plan *p, int fd)
 {
-	if (p->runner == WARD_RUNNER_BWRAP || p->runner == WARD_RUNNER_CUSTOM) {
-		ward_strv_push(sv, "--chdir");
-		ward_strv_push(sv,
-			       cwd ? cwd : ward_policy_workspace(p->policy));
+	char num[16];
+
+	if (fd < 0)
+		return;
+	snprintf(num, sizeof(num), "%d", fd);
+	switch (p->runner) {
+	case WARD_RUNNER_BWRAP:
+	case WARD_RUNNER_CUSTOM:
+		ward_strv_push(sv, "--json-status-fd");
+		ward_strv_push(sv, num);
+		break;
+	case WARD_RUNNER_LANDLOCK:
+	case WARD_RUNNER_NONE:
+		ward_strv_push(sv, "--shell-status");
+		ward_strv_push(sv, "--pid-fd");
+		ward_strv_push(sv, num);
+		break;
+	default:
+		break;
 	}
-	ward_strv_push(sv, "--");
-	/* bwrap → ward-bridge (an allowlist) → the Landlock layer → ARGV */
-	if (argv[0]) {
-		ward_strv_push_all(sv, bridge);
-		ward_strv_push_all(sv, p->inner);
-	}
-	ward_strv_push_all(sv, argv);
 }
 
-/* The whole argv to spawn: prefix, network attachment, command. */
-static int plan_argv_net(char ***out, const ward_plan *plan, char *const argv[],
-			 const char *cwd, const struct ward_net_attach *net)
+/*
+ * What runs inside bwrap after its "--": ward-bridge's argv (@bridge),
+ * the Landlock layer's, with `--pid-fd N` after the launcher when the
+ * caller holds its report pipe, and the command. Past BWRAP_MAX_ARGS
+ * (bwrap's own part @own, the whole @total), the launcher takes
+ * everything after its name from a memfd instead (`--args N`): that part
+ * goes to out->args, and the report moves one descriptor up. Without the
+ * layer, or when bwrap's part alone is too long, the error says which
+ * limit and by how much.
+ */
+static int push_inside(struct ward_strv *sv, struct ward_plan_argv *out,
+		       const ward_plan *p, char *const *bridge,
+		       const struct ward_plan_call *call,
+		       const struct ward_plan_fds *fds)
 {
-	struct ward_strv sv = {0}, inner = {0};
-	char **in = NULL;
+	struct ward_strv tail = {0};
+	size_t nbridge = ward_strv_len(bridge), own = sv->n - 1;
+	size_t total =
+	    own + nbridge + ward_strv_len(p->inner) + ward_strv_len(call->argv);
+	bool report = fds && fds->report >= 0 && p->inner;
+	char num[16];
+
+	if (report)
+		total += 2;
+	ward_strv_push_all(sv, bridge);
+	if (total <= BWRAP_MAX_ARGS || !fds || p->runner != WARD_RUNNER_BWRAP) {
+		for (size_t i = 0; p->inner && p->inner[i]; i++) {
+			ward_strv_push(sv, p->inner[i]);
+			if (i == 0 && report) {
+				snprintf(num, sizeof(num), "%d", fds->report);
+				ward_strv_push(sv, "--pid-fd");
+				ward_strv_push(sv, num);
+			}
+		}
+		ward_strv_push_all(sv, call->argv);
+		return 0;
+	}
+	if (!p->inner)
+		return ward_err(WARD_ERUNNER,
+				"bwrap: this call needs %zu arguments and "
+				"bwrap takes at most %d (its profile %zu, the "
+				"command %zu); without the Landlock layer "
+				"inside they cannot be passed another way: "
+				"run it with --runner landlock",
+				total, BWRAP_MAX_ARGS, own,
+				ward_strv_len(call->argv));
+	/* bwrap's part: the profile, ward-bridge's, LAUNCHER --args N. */
+	if (own + nbridge + 3 > BWRAP_MAX_ARGS)
+		return ward_err(WARD_ERUNNER,
+				"bwrap: its profile alone needs %zu arguments "
+				"and bwrap takes at most %d: run it with "
+				"--runner landlock, or with fewer rules",
+				own + nbridge + 3, BWRAP_MAX_ARGS);
+	if (report) {
+		snprintf(num, sizeof(num), "%d", fds->report + 1);
+		ward_strv_push(&tail, "--pid-fd");
+		ward_strv_push(&tail, num);
+	}
+	ward_strv_push_all(&tail, p->inner + 1);
+	ward_strv_push_all(&tail, call->argv);
+	ward_strv_push(sv, p->inner[0]);
+	ward_strv_push(sv, "--args");
+	snprintf(num, sizeof(num), "%d", fds->report);
+	ward_strv_push(sv, num);
+	return ward_strv_finish(&out->args, &tail);
+}
+
+int ward_plan_assemble(struct ward_plan_argv *out, const ward_plan *p,
+		       const struct ward_plan_call *call,
+		       const struct ward_plan_fds *fds)
+{
+	struct ward_strv sv = {0}, bridge = {0};
+	struct ward_plan_argv a = {NULL, NULL};
+	bool bwrap =
+	    p->runner == WARD_RUNNER_BWRAP || p->runner == WARD_RUNNER_CUSTOM;
+	char **br = NULL;
 	int err;
 
-	ward_strv_push_all(&sv, plan->prefix);
+	if (!call->argv || !call->argv[0])
+		return ward_err(WARD_EINVAL, "plan: no command");
+	if (p->net == WARD_NETWORK_ALLOWLIST &&
+	    (!call->net || (!call->net->unix_path && !call->net->port)))
+		return ward_err(WARD_EINVAL,
+				"the network is an allowlist but the call has "
+				"no proxy endpoint (run it through ward_call)");
+	ward_strv_push(&sv, p->binary);
+	push_status(&sv, p, fds ? fds->status : -1);
+	ward_strv_push_all(&sv, p->options);
 	/*
-	 * Whoever spawns this argv (ward confine's reader, an embedder)
-	 * holds no end of the Landlock layer's report pipe, so bwrap binds
-	 * the sandbox to it; the executor binds it through that pipe and
-	 * leaves this out (profile_bwrap.c says why).
+	 * Whoever spawns the argv without holding the Landlock layer's
+	 * report pipe (ward confine's reader, an embedder) has bwrap bind
+	 * the sandbox to it; the executor binds it through that pipe
+	 * (profile_bwrap.c says why).
 	 */
-	if (plan->runner == WARD_RUNNER_BWRAP && plan->inner)
+	if (p->runner == WARD_RUNNER_BWRAP && p->inner &&
+	    !(fds && fds->report >= 0))
 		ward_strv_push(&sv, "--die-with-parent");
-	push_net(&sv, &inner, plan, net);
-	err = ward_strv_finish(&in, &inner);
-	if (err) {
+	push_net(&sv, &bridge, p, call->net);
+	/* bwrap gets an explicit --chdir (a working directory the sandbox
+	 * cannot see is then bwrap's loud error, never a silent fallback to
+	 * $HOME); the others (landlock-run, the keeper of an unconfined
+	 * run, sandbox-exec) are started in it. */
+	if (bwrap) {
+		ward_strv_push(&sv, "--chdir");
+		ward_strv_push(&sv, call->cwd ? call->cwd : p->workspace);
+	}
+	ward_strv_push(&sv, "--");
+	err = ward_strv_finish(&br, &bridge);
+	if (!err)
+		err = push_inside(&sv, &a, p, br, call, fds);
+	ward_strv_free(br);
+	if (!err)
+		err = ward_strv_finish(&a.argv, &sv);
+	else
 		ward_strv_discard(&sv);
+	if (err) {
+		ward_strv_free(a.args);
 		return err;
 	}
-	push_command(&sv, plan, in, argv, cwd);
-	ward_strv_free(in);
-	return ward_strv_finish(out, &sv);
+	*out = a;
+	return 0;
 }
 
 int ward_plan_argv(char ***out, const ward_plan *plan, char *const argv[],
 		   const char *cwd)
 {
+	struct ward_plan_argv a;
+	int err;
+
 	if (!out || !plan || !argv || !argv[0])
 		return ward_err(WARD_EINVAL, "plan: no command");
 	/* An argv for someone else to run outlives this process, and with
@@ -561,7 +706,12 @@ int ward_plan_argv(char ***out, const ward_plan *plan, char *const argv[],
 		    "proxy to reach: run the command with ward run (or serve "
 		    "it with ward mcp), or print it with --network off or "
 		    "--network on");
-	return plan_argv_net(out, plan, argv, cwd, NULL);
+	err = ward_plan_assemble(
+	    &a, plan, &(struct ward_plan_call){argv, cwd, NULL}, NULL);
+	if (err)
+		return err;
+	*out = a.argv;
+	return 0;
 }
 
 int ward_plan_apply(const ward_plan *cplan)
@@ -582,6 +732,11 @@ int ward_plan_apply(const ward_plan *cplan)
 	return err;
 }
 
+int ward_plan_prepare(const ward_plan *plan)
+{
+	return plan->x ? ward_xlate_apply(plan->x) : 0;
+}
+
 int ward_confined_from_plan(ward_confined **out, const ward_plan *plan,
 			    char *const argv[], const char *cwd)
 {
@@ -592,79 +747,33 @@ int ward_confined_from_plan_net(ward_confined **out, const ward_plan *plan,
 				char *const argv[], const char *cwd,
 				const struct ward_net_attach *net)
 {
-	struct ward_strv prefix = {0}, inner = {0};
+	struct ward_plan_argv a;
 	ward_confined *c;
 	int err = -ENOMEM;
 
 	if (!out || !plan || !argv || !argv[0] || !argv[0][0])
 		return ward_err(WARD_EINVAL, "no command to confine");
-	if (plan->net == WARD_NETWORK_ALLOWLIST &&
-	    (!net || (!net->unix_path && !net->port)))
-		return ward_err(WARD_EINVAL,
-				"the network is an allowlist but the call has "
-				"no proxy endpoint (run it through ward_call)");
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ward_err(-ENOMEM, "out of memory");
-	c->mode = plan->mode;
-	c->runner = plan->runner;
-	c->enforcement = plan->enforcement;
+	c->plan = plan;
 	c->cmd = ward_strv_dup(argv);
-	if (!c->cmd)
+	c->cwd = strdup(cwd ? cwd : plan->workspace);
+	if (!c->cmd || !c->cwd)
 		goto out_free;
-	err = plan_argv_net(&c->argv, plan, argv, cwd, net);
+	if (net && plan->net == WARD_NETWORK_ALLOWLIST) {
+		c->net.port = net->port;
+		if (net->unix_path) {
+			c->net.unix_path = strdup(net->unix_path);
+			if (!c->net.unix_path)
+				goto out_free;
+		}
+	}
+	err = ward_confined_assemble(&a, c, NULL);
 	if (err)
 		goto out_free;
-	c->net = plan->net == WARD_NETWORK_OFF	       ? WARD_LL_NET_OFF
-		 : plan->net == WARD_NETWORK_ALLOWLIST ? WARD_LL_NET_CONNECT
-						       : WARD_LL_NET_ON;
-	c->net_port = net ? net->port : 0;
-	err = -ENOMEM;
-	if (plan->runner_path) {
-		c->runner_path = strdup(plan->runner_path);
-		if (!c->runner_path)
-			goto out_free;
-	}
-	if (plan->failure_signatures) {
-		c->failure_signatures = ward_strv_dup(plan->failure_signatures);
-		if (!c->failure_signatures)
-			goto out_free;
-	}
-	if (plan->x) {
-		c->create = ward_strv_dup(ward_xlate_create(plan->x));
-		if (!c->create)
-			goto out_free;
-	}
-	if (plan->ll_ro) {
-		c->ll_ro = ward_strv_dup(plan->ll_ro);
-		c->ll_rw = ward_strv_dup(plan->ll_rw);
-		c->ll_unix =
-		    ward_strv_dup(ward_policy_allow_unix(plan->policy));
-		if (!c->ll_ro || !c->ll_rw || !c->ll_unix)
-			goto out_free;
-		c->ll_mounts = ward_xlate_landlock_hides(plan->x)[0] != NULL;
-	}
-	if (plan->runner == WARD_RUNNER_BWRAP ||
-	    plan->runner == WARD_RUNNER_CUSTOM) {
-		/* What runs inside bwrap before the command: ward-bridge
-		 * (an allowlist), then the Landlock layer. */
-		ward_strv_push_all(&prefix, plan->prefix);
-		push_net(&prefix, &inner, plan, net);
-		push_command(&prefix, plan, NULL, (char *const[]){NULL}, cwd);
-		c->inner_launcher = inner.n;
-		ward_strv_push_all(&inner, plan->inner);
-		if (ward_strv_finish(&c->prefix, &prefix) != 0 ||
-		    ward_strv_finish(&c->inner, &inner) != 0)
-			goto out_free;
-		if (!c->inner[0]) {
-			free(c->inner);
-			c->inner = NULL;
-		}
-	} else if (plan->inner) {
-		c->inner = ward_strv_dup(plan->inner);
-		if (!c->inner)
-			goto out_free;
-	}
+	ward_strv_free(a.args);
+	c->argv = a.argv;
 	*out = c;
 	return 0;
 
@@ -692,8 +801,24 @@ int ward_provider_confine(ward_confined **out, ward_provider *provider,
 	if (err)
 		return err;
 	err = ward_confined_from_plan(out, plan, argv, NULL);
-	ward_plan_free(plan);
-	return err;
+	if (err) {
+		ward_plan_free(plan);
+		return err;
+	}
+	/* The confined command keeps its plan: it is made for this one
+	 * command. */
+	(*out)->own = plan;
+	return 0;
+}
+
+int ward_confined_assemble(struct ward_plan_argv *out, const ward_confined *c,
+			   const struct ward_plan_fds *fds)
+{
+	struct ward_plan_call call = {c->cmd, c->cwd, NULL};
+
+	if (c->net.unix_path || c->net.port)
+		call.net = &c->net;
+	return ward_plan_assemble(out, c->plan, &call, fds);
 }
 
 void ward_confined_free(ward_confined *confined)
@@ -701,15 +826,10 @@ void ward_confined_free(ward_confined *confined)
 	if (!confined)
 		return;
 	ward_strv_free(confined->argv);
-	ward_strv_free(confined->prefix);
-	ward_strv_free(confined->create);
 	ward_strv_free(confined->cmd);
-	ward_strv_free(confined->ll_ro);
-	ward_strv_free(confined->ll_rw);
-	ward_strv_free(confined->ll_unix);
-	ward_strv_free(confined->inner);
-	free(confined->runner_path);
-	ward_strv_free(confined->failure_signatures);
+	free(confined->cwd);
+	free((char *)confined->net.unix_path);
+	ward_plan_free(confined->own);
 	free(confined);
 }
 
@@ -720,35 +840,44 @@ char *const *ward_confined_argv(const ward_confined *confined)
 
 enum ward_runner ward_confined_runner(const ward_confined *c)
 {
-	return c ? c->runner : WARD_RUNNER_NONE;
+	return c ? c->plan->runner : WARD_RUNNER_NONE;
 }
 
 enum ward_enforcement ward_confined_enforcement(const ward_confined *c)
 {
-	return c ? c->enforcement : WARD_ENFORCEMENT_NONE;
+	return c ? c->plan->enforcement : WARD_ENFORCEMENT_NONE;
 }
 
 enum ward_mode ward_confined_mode(const ward_confined *c)
 {
 	/* No confinement described: report the fail-safe mode. */
-	return c ? c->mode : WARD_MODE_READ_ONLY;
+	return c ? c->plan->mode : WARD_MODE_READ_ONLY;
 }
 
 const char *ward_confined_denial_signature(const ward_confined *c)
 {
-	return ward_denial_signature(c ? c->runner : WARD_RUNNER_NONE);
+	return ward_denial_signature(c ? c->plan->runner : WARD_RUNNER_NONE);
 }
 
-int ward_confined_apply(const ward_confined *c)
+char *const *ward_plan_failure_signatures(const ward_plan *plan)
 {
-	for (size_t i = 0; c && c->create && c->create[i]; i++) {
-		int err = util_mkdir_p(c->create[i]);
+	return plan->failure_signatures;
+}
 
-		if (err)
-			return ward_err(err,
-					"cannot create %s (so that it can be "
-					"kept read-only): %s",
-					c->create[i], strerror(-err));
-	}
-	return 0;
+bool ward_plan_mounts(const ward_plan *plan)
+{
+	return plan->runner == WARD_RUNNER_LANDLOCK &&
+	       ward_xlate_landlock_hides(plan->x)[0] != NULL;
+}
+
+bool ward_plan_layer(const ward_plan *plan)
+{
+	return plan->runner == WARD_RUNNER_BWRAP && plan->inner != NULL;
+}
+
+bool ward_plan_bridge(const ward_plan *plan)
+{
+	return plan->net == WARD_NETWORK_ALLOWLIST &&
+	       (plan->runner == WARD_RUNNER_BWRAP ||
+		plan->runner == WARD_RUNNER_CUSTOM);
 }

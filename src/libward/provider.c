@@ -52,8 +52,6 @@
 #define MAX_CHAIN		 8
 #define N_RUNNER_SLOTS		 (WARD_RUNNER_CUSTOM + 1)
 #define WHY_LEN			 256
-/* PATH when the environment has none (what execvp assumes, minus "."). */
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 extern char **environ;
 
@@ -139,24 +137,16 @@ static bool is_executable(const char *path)
 static char *path_lookup(const char *name)
 {
 	const char *path = getenv("PATH");
-	const char *p, *end;
+	struct util_path_search ps;
 	char buf[PATH_MAX];
+	size_t dlen;
 
-	if (!path || !*path)
-		path = DEFAULT_PATH;
-	for (p = path; *p; p = *end ? end + 1 : end) {
-		size_t len;
-
-		end = strchrnul(p, ':');
-		len = (size_t)(end - p);
-		if (len == 0 || p[0] != '/')
-			continue;
-		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, name) >=
-		    (int)sizeof(buf))
-			continue;
-		if (is_executable(buf))
+	/* No entry is searched relative to anything, so an empty PATH
+	 * names nothing: the default, as for an unset one. */
+	util_path_init(&ps, path && *path ? path : NULL, name);
+	while (util_path_next(&ps, buf, sizeof(buf), &dlen))
+		if (dlen && buf[0] == '/' && is_executable(buf))
 			return strdup(buf);
-	}
 	errno = ENOENT;
 	return NULL;
 }

@@ -220,7 +220,8 @@ int ward_task_start_confined(ward_task **out, const ward_confined *c,
 		goto out_destroy_task;
 	}
 
-	err = ward_protect_guard_new_for(&t->guard, policy, c->runner);
+	err = ward_protect_guard_new_for(&t->guard, policy,
+					 ward_plan_runner(c->plan));
 	if (err)
 		goto out_destroy_task;
 	t->confined = c;

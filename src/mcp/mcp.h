@@ -38,8 +38,7 @@ struct mcp_options {
 	ward_session *session;	 /* the session every call belongs to */
 	/* The session's defaults (ward.yml's mode, approval, workspace). */
 	struct ward_session_defaults defaults;
-	unsigned long drain_ms;	    /* --drain-timeout, in ms */
-	bool landlock_via_launcher; /* accepted for compatibility */
+	unsigned long drain_ms; /* --drain-timeout, in ms */
 };
 
 /*

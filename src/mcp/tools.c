@@ -1102,7 +1102,6 @@ static json_t *run_bash(struct mcp_call *call, json_t *args)
 			: bg	    ? 0
 			: clamped   ? MCP_TIMEOUT_NO_PROGRESS_MS
 				    : MCP_TIMEOUT_DEFAULT_MS;
-	xo.landlock_via_launcher = srv->o->landlock_via_launcher;
 	/* Descendants die with the call (runners without a pid namespace);
 	 * calls run concurrently here: the per-call cgroup only, never the
 	 * process-wide subreaper. */

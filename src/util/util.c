@@ -310,3 +310,34 @@ void util_close_from(unsigned first, int keep, bool cloexec)
 			close((int)fd);
 	}
 }
+
+void util_path_init(struct util_path_search *s, const char *path,
+		    const char *name)
+{
+	s->next = path ? path : UTIL_PATH_DEFAULT;
+	s->name = name;
+	s->nlen = strlen(name);
+}
+
+bool util_path_next(struct util_path_search *s, char *buf, size_t len,
+		    size_t *dlen)
+{
+	while (s->next) {
+		const char *dir = s->next, *end = strchrnul(dir, ':');
+		size_t n = (size_t)(end - dir);
+
+		s->next = *end ? end + 1 : NULL;
+		if (n + 1 + s->nlen + 1 > len)
+			continue;
+		if (n) {
+			memcpy(buf, dir, n);
+			buf[n] = '/';
+			memcpy(buf + n + 1, s->name, s->nlen + 1);
+		} else {
+			memcpy(buf, s->name, s->nlen + 1);
+		}
+		*dlen = n;
+		return true;
+	}
+	return false;
+}

@@ -103,4 +103,37 @@ int util_close_range_except(unsigned first, int keep, bool cloexec);
  */
 void util_close_from(unsigned first, int keep, bool cloexec);
 
+/*
+ * The search path of a command when PATH is unset, for every PATH search
+ * ward makes (the CLI's check, the executor, the launcher, the runner
+ * binaries): execvp's default with /usr/local/bin first, as Debian's and
+ * most distributions' login PATH has it.
+ */
+#define UTIL_PATH_DEFAULT "/usr/local/bin:/usr/bin:/bin"
+
+/*
+ * A PATH search for a command name, execvp-style: util_path_init(), then
+ * util_path_next() for each entry in order. @path NULL (PATH unset) means
+ * UTIL_PATH_DEFAULT; an empty string is one empty entry.
+ */
+struct util_path_search {
+	const char *next; /* the entries not yet returned, or NULL */
+	const char *name;
+	size_t nlen;
+};
+
+void util_path_init(struct util_path_search *s, const char *path,
+		    const char *name);
+
+/*
+ * util_path_next - the next candidate, "DIR/NAME" into @buf (@len bytes),
+ * or "NAME" alone for an empty entry (execvp's working directory); a DIR
+ * that is relative stays relative, for the caller to resolve or skip.
+ * *@dlen is DIR's length (0: empty entry). Returns false when the entries
+ * are exhausted; an entry whose candidate does not fit in @len is
+ * skipped.
+ */
+bool util_path_next(struct util_path_search *s, char *buf, size_t len,
+		    size_t *dlen);
+
 #endif

@@ -117,11 +117,6 @@ assert_usage_error() {
 	[[ "$output" == *"Commands:"* ]]
 }
 
-@test "run --help documents the advanced --landlock-via-launcher" {
-	run -0 "$WARD" run --help
-	[[ "$output" == *"--landlock-via-launcher"* ]]
-}
-
 # --- bad inputs: exit 2, the culprit named ------------------------------------
 
 @test "no subcommand: usage on stderr, exit 2" {
@@ -229,8 +224,6 @@ assert_usage_error() {
 	require_runner landlock
 	run -3 "$WARD" run -w "$WS" --runner landlock -- sh -c 'exit 3'
 	run -0 "$WARD" run -w "$WS" --runner landlock -- true
-	run -3 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
-		-- sh -c 'exit 3'
 }
 
 @test "a timeout exits 124 and kills the command (bwrap, landlock)" {
@@ -263,6 +256,32 @@ assert_usage_error() {
 	run -126 "$WARD" run -w "$WS" -- "$WS"
 	run -127 --separate-stderr "$WARD" run --json -w "$WS" -- nope-nope
 	[ "$(json 'd["error"]')" = COMMAND_NOT_FOUND ]
+}
+
+# With PATH unset, ward's check of the command and the executor search the
+# same default (src/util: UTIL_PATH_DEFAULT, /usr/local/bin first). A
+# private mount namespace gives the test a /usr/local/bin of its own.
+path_unset_finds() {
+	local runner=$1
+	[ "$(id -u)" = 0 ] || skip "a private /usr/local/bin needs root"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	require_runner "$runner"
+	unshare -m true 2>/dev/null || skip "no mount namespace here"
+	mkdir "$OUTSIDE/bin"
+	printf '#!/bin/sh\necho found-in-usr-local\n' >"$OUTSIDE/bin/ward-t-only"
+	chmod 0755 "$OUTSIDE/bin/ward-t-only"
+	run -0 unshare -m sh -c 'mount --bind "$1" /usr/local/bin &&
+		exec env -u PATH "$2" run -w "$3" --runner "$4" -- ward-t-only' \
+		sh "$OUTSIDE/bin" "$WARD" "$WS" "$runner"
+	[ "$output" = found-in-usr-local ]
+}
+
+@test "with PATH unset, run finds a command only in /usr/local/bin (bwrap)" {
+	path_unset_finds bwrap
+}
+
+@test "with PATH unset, run finds a command only in /usr/local/bin (landlock)" {
+	path_unset_finds landlock
 }
 
 # --- output, stdin, -c --------------------------------------------------------
@@ -747,19 +766,14 @@ killed_midway() {
 	[ "$(json 'd["env"]["WARD_SANDBOX"]')" = landlock ]
 }
 
-# Every Landlock run goes through landlock-run, so the old switch to it is
-# accepted and changes nothing (the suites run one Landlock variant).
-@test "--landlock-via-launcher is accepted and changes nothing" {
-	local with without
-	no_state_dir
-	with=$("$WARD" confine --json -w "$WS" --runner landlock \
-		--landlock-via-launcher -- true)
-	without=$("$WARD" confine --json -w "$WS" --runner landlock -- true)
-	[ -n "$with" ]
-	[ "$with" = "$without" ]
-	run -0 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
-		--json -- sh -c 'echo "$WARD_SANDBOX"'
-	[ "$(json 'd["stdout"]')" = landlock ]
+# Every Landlock run goes through landlock-run: the old switch to it,
+# which changed nothing, is gone.
+@test "--landlock-via-launcher is no option any more" {
+	run -2 "$WARD" run -w "$WS" --runner landlock --landlock-via-launcher \
+		-- true
+	[[ "$output" == *"--landlock-via-launcher"* ]]
+	run -0 "$WARD" run --help
+	[[ "$output" != *"--landlock-via-launcher"* ]]
 }
 
 @test "confine prints one shell-quoted line that runs confined" {
@@ -806,12 +820,12 @@ confine_is_run() {
 	require_runner "$runner"
 	no_state_dir
 	want=$("$WARD" confine --json -w "$WS" --runner "$runner" \
-		--landlock-via-launcher --mode "$mode" -- echo 'x y' |
+		--mode "$mode" -- echo 'x y' |
 		"$PY" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["argv"]))')
 	# LeakSanitizer cannot run in a traced process (make check-asan).
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 		strace -f -s 4096 -e trace=execve -o "$OUTSIDE/trace" \
-		"$WARD" run -w "$WS" --runner "$runner" --landlock-via-launcher \
+		"$WARD" run -w "$WS" --runner "$runner" \
 		--mode "$mode" -- echo 'x y' >/dev/null
 	got=$("$PY" - "$OUTSIDE/trace" "$runner" <<'PY'
 import json, re, sys

@@ -14,8 +14,8 @@
 #
 # VARIANT is one of the runner variants the suite runs under:
 #   bwrap          --runner bwrap
-#   landlock-run   --runner landlock --landlock-via-launcher
-#   landlock       --runner landlock            (confined in-process)
+#   landlock-run   --runner landlock            (the same: every Landlock
+#   landlock       --runner landlock             run goes through it)
 #   auto           --runner auto
 #
 # When E2E_RECORD names a directory, record() appends the observed outcome of
@@ -53,7 +53,7 @@ e2e_variant_from_file() {
 runner_flags() {
 	case "$1" in
 	bwrap) echo "--runner bwrap" ;;
-	landlock-run) echo "--runner landlock --landlock-via-launcher" ;;
+	landlock-run) echo "--runner landlock" ;;
 	landlock) echo "--runner landlock" ;;
 	auto) echo "--runner auto" ;;
 	*)

@@ -243,7 +243,7 @@ mcp_flags() {
 	case "$1" in
 	bwrap) echo "--runner bwrap" ;;
 	landlock) echo "--runner landlock" ;;
-	landlock-run) echo "--runner landlock --landlock-via-launcher" ;;
+	landlock-run) echo "--runner landlock" ;;
 	esac
 }
 

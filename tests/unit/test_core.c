@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "ward/ward.h"
+#include "util.h"
 
 /* A scratch directory per test: /tmp/ward-core-XXXXXX (canonical). */
 struct fixture {
@@ -451,9 +452,57 @@ static void test_roots_relative_tmpdir_ignored(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* One PATH search (util.h): the default, empty and relative entries. */
+static void test_path_search(void **state)
+{
+	struct util_path_search ps;
+	char buf[64], tiny[8];
+	size_t dlen;
+
+	(void)state;
+	util_path_init(&ps, NULL, "x");
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "/usr/local/bin/x");
+	assert_int_equal(dlen, strlen("/usr/local/bin"));
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "/usr/bin/x");
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "/bin/x");
+	assert_false(util_path_next(&ps, buf, sizeof(buf), &dlen));
+
+	/* Empty entries (start, middle, end) are the working directory;
+	 * a relative one stays relative. */
+	util_path_init(&ps, ":rel::/a:", "cmd");
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "cmd");
+	assert_int_equal(dlen, 0);
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "rel/cmd");
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "cmd");
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "/a/cmd");
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "cmd");
+	assert_false(util_path_next(&ps, buf, sizeof(buf), &dlen));
+
+	/* An empty PATH is one empty entry, never the default. */
+	util_path_init(&ps, "", "cmd");
+	assert_true(util_path_next(&ps, buf, sizeof(buf), &dlen));
+	assert_string_equal(buf, "cmd");
+	assert_false(util_path_next(&ps, buf, sizeof(buf), &dlen));
+
+	/* A candidate that does not fit is skipped, not cut. */
+	util_path_init(&ps, "/long/directory:/b", "cmd");
+	assert_true(util_path_next(&ps, tiny, sizeof(tiny), &dlen));
+	assert_string_equal(tiny, "/b/cmd");
+	assert_false(util_path_next(&ps, tiny, sizeof(tiny), &dlen));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_path_search),
 	    cmocka_unit_test(test_mode_parse_round_trip),
 	    cmocka_unit_test(test_mode_parse_rejects),
 	    cmocka_unit_test(test_mode_name_out_of_range),

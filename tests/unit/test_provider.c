@@ -109,6 +109,24 @@ static ward_provider *provider_with(const struct ward_provider_options *o)
 	return p;
 }
 
+/*
+ * The operands of every @flag in the launcher's part of a confined
+ * command's argv (before its "--"), in order: its Landlock grants. Static
+ * storage, valid until the next call.
+ */
+static char *const *grants(const ward_confined *c, const char *flag)
+{
+	static char *out[64];
+	char *const *argv = ward_confined_argv(c);
+	size_t n = 0;
+
+	for (size_t i = 1; argv[i] && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], flag) == 0 && argv[i + 1] && n < 63)
+			out[n++] = argv[++i];
+	out[n] = NULL;
+	return out;
+}
+
 static void assert_strv_equal(char *const *a, char *const *b)
 {
 	size_t n = ward_strv_len(a);
@@ -469,8 +487,9 @@ static void test_darwin_chain_builds_sandbox_exec(void **state)
 	assert_int_equal(ward_profile_seatbelt_argv(&want, pol, cmd_echo), 0);
 	assert_strv_equal(ward_confined_argv(c), want);
 	assert_strv_equal(c->cmd, cmd_echo);
-	assert_string_equal(c->runner_path, "/usr/bin/sandbox-exec");
-	assert_null(c->ll_ro);
+	assert_string_equal(ward_plan_runner_path(c->plan),
+			    "/usr/bin/sandbox-exec");
+	assert_null(grants(c, "--ro")[0]);
 	assert_int_equal(total_calls(&f), 0); /* sole candidate */
 	ward_strv_free(want);
 	ward_confined_free(c);
@@ -609,7 +628,7 @@ static void test_runner_command_present(void **state)
 	}
 	assert_strv_equal(ward_confined_argv(c), want);
 	assert_strv_equal(c->cmd, cmd_echo);
-	assert_string_equal(c->runner_path, "/bin/true");
+	assert_string_equal(ward_plan_runner_path(c->plan), "/bin/true");
 	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(entries[0].runner, WARD_RUNNER_CUSTOM);
@@ -660,7 +679,7 @@ static void test_danger_is_kept(void **state)
 	assert_int_equal(ward_confined_enforcement(c), WARD_ENFORCEMENT_NONE);
 	assert_int_equal(ward_confined_mode(c), WARD_MODE_DANGER_FULL_ACCESS);
 	assert_string_equal(ward_confined_denial_signature(c), "");
-	assert_string_equal(c->runner_path, "/bin/true");
+	assert_string_equal(ward_plan_runner_path(c->plan), "/bin/true");
 	assert_int_equal(total_calls(&f), 0);
 	ward_confined_free(c);
 	ward_provider_free(p);
@@ -722,7 +741,7 @@ static void test_bwrap_inside_workspace_refused(void **state)
 	/* The same binary is fine for a workspace it does not lie in. */
 	assert_int_equal(ward_provider_confine(&c, p, outside, cmd_echo), 0);
 	assert_string_equal(ward_confined_argv(c)[0], bwrap);
-	assert_string_equal(c->runner_path, bwrap);
+	assert_string_equal(ward_plan_runner_path(c->plan), bwrap);
 	ward_confined_free(c);
 	ward_provider_free(p);
 	ward_policy_free(inside);
@@ -816,11 +835,11 @@ static void test_launcher_path_override(void **state)
 	assert_int_equal(ward_profile_landlock(&want, ro, launcher, cmd_echo),
 			 0);
 	assert_strv_equal(ward_confined_argv(c), want);
-	assert_string_equal(c->runner_path, launcher);
-	assert_int_equal(ward_strv_len(c->ll_ro), 1);
-	assert_string_equal(c->ll_ro[0], "/");
-	assert_int_equal(ward_strv_len(c->ll_rw), 1); /* read-only */
-	assert_string_equal(c->ll_rw[0], "/dev/null");
+	assert_string_equal(ward_plan_runner_path(c->plan), launcher);
+	assert_int_equal(ward_strv_len(grants(c, "--ro")), 1);
+	assert_string_equal(grants(c, "--ro")[0], "/");
+	assert_int_equal(ward_strv_len(grants(c, "--rw")), 1); /* read-only */
+	assert_string_equal(grants(c, "--rw")[0], "/dev/null");
 	ward_strv_free(want);
 	ward_confined_free(c);
 	c = NULL;
@@ -830,10 +849,10 @@ static void test_launcher_path_override(void **state)
 	assert_int_equal(ward_roots_writable(&roots, ww), 0);
 	n = ward_strv_len(roots);
 	assert_true(n >= 1);
-	assert_int_equal(ward_strv_len(c->ll_rw), n + 1);
-	assert_string_equal(c->ll_rw[0], "/dev/null");
+	assert_int_equal(ward_strv_len(grants(c, "--rw")), n + 1);
+	assert_string_equal(grants(c, "--rw")[0], "/dev/null");
 	for (size_t i = 0; i < n; i++)
-		assert_string_equal(c->ll_rw[i + 1], roots[i]);
+		assert_string_equal(grants(c, "--rw")[i + 1], roots[i]);
 	ward_strv_free(roots);
 	ward_confined_free(c);
 	c = NULL;

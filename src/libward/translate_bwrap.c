@@ -272,6 +272,20 @@ static void bwrap_ro_roots(struct ward_xlate *p, const char *path,
 	}
 }
 
+/*
+ * Whether @t, outside the writable roots, is a hidden path the Landlock
+ * layer inside bwrap can cover instead of bwrap: not one that holds a
+ * writable root or the workspace — covering those hides the command's
+ * own directory, which bwrap reports as its chdir failing (a denial of
+ * the rule) and which must stay so.
+ */
+static bool hide_outside(const struct ward_xlate *p, const struct target *t)
+{
+	return t->access == WARD_ACCESS_NONE &&
+	       !ward_xl_overlapping_root(p, t->path) &&
+	       !util_path_within(ward_policy_workspace(p->policy), t->path);
+}
+
 void ward_xl_plan_bwrap(struct ward_xlate *p)
 {
 	struct target **kept = NULL, **inner = NULL;
@@ -287,8 +301,9 @@ void ward_xl_plan_bwrap(struct ward_xlate *p)
 	 * 4,096 were refused). The covers are the same (hide.h: /dev/null or
 	 * an empty tmpfs, read-only, nodev, nosuid, noexec), and outside the
 	 * roots no pin is needed (nothing there can be renamed). Protected
-	 * paths and the read-only rules outside the roots (few: the roots
-	 * they hold, bwrap_ro_roots) stay in bwrap's profile, and only those
+	 * paths, the read-only rules outside the roots (few: the roots they
+	 * hold, bwrap_ro_roots) and the hidden paths that hold a root or the
+	 * workspace (hide_outside) stay in bwrap's profile, and only those
 	 * count against its budget. (Asked only when there is such a match:
 	 * ward_xl_can_mount() forks once per process.)
 	 */
@@ -382,8 +397,8 @@ void ward_xl_plan_bwrap(struct ward_xlate *p)
 			continue;
 		}
 		if (to_inner && t->src != SRC_PROTECT &&
-		    (t->access == WARD_ACCESS_NONE ||
-		     ward_xl_within_any_root(p, t->path)) &&
+		    (ward_xl_within_any_root(p, t->path) ||
+		     hide_outside(p, t)) &&
 		    (to_inner > 0 ||
 		     (to_inner = ward_xl_can_mount() ? 1 : 0) > 0)) {
 			inner[ni++] = t;

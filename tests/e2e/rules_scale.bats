@@ -31,6 +31,8 @@ setup() {
 }
 
 teardown() {
+	# A test that moved the workspace deeper removes it from the top.
+	WS=${WS_TOP:-$WS}
 	e2e_teardown
 }
 
@@ -73,4 +75,23 @@ check_scale() {
 	as_nobody
 	check_scale bwrap read-only
 	check_scale landlock workspace-write
+}
+
+@test "bwrap: a -- rule on a parent of the workspace stays a denial naming the rule" {
+	# Hidden paths outside the roots went to the Landlock layer inside
+	# bwrap; one that holds the workspace stays bwrap's own, whose
+	# failing chdir is reported as the rule's denial (not as a runner
+	# failure).
+	require_runner_usable bwrap
+	local parent=$WS/outer
+	mkdir "$parent"
+	WS_TOP=$WS
+	WS=$parent/ws
+	mkdir "$WS"
+	ward_run bwrap read-only --access "-- $parent" -- true
+	[ "$status" != 0 ] && [ "$status" != 125 ] ||
+		fail "exit $status: $stderr"
+	[[ "$stderr" == *"refused by rule \"-- $parent\""* ]] ||
+		fail "no denial naming the rule: $stderr"
+	[[ "$stderr" != *"sandbox unavailable"* ]] || fail "$stderr"
 }

@@ -770,14 +770,16 @@ static int append_event(ward_session *s, json_t *obj)
 	err = repair_tail(fd, s->path);
 	if (!err)
 		err = append_line(fd, line, len, s->path, false);
+out_close:
+	close(fd); /* releases the lock */
+	free(line);
+	/* After the file lock is released: s->lock is taken before the
+	 * file lock elsewhere (refresh_locked, set_knob), never inside it. */
 	if (!err) {
 		pthread_mutex_lock(&s->lock);
 		s->unsynced = true;
 		pthread_mutex_unlock(&s->lock);
 	}
-out_close:
-	close(fd); /* releases the lock */
-	free(line);
 	return err;
 }
 

@@ -14,6 +14,11 @@
  *     and the call latency at the start and at the end (every call appends
  *     to the session log, which the server re-reads on each call).
  *
+ * With WARD_BASE=<another ward> (an older build), part 1 also runs a
+ * server of that build, interleaved in the same rounds, and prints both
+ * servers' median and p99: a before/after of the same call on the same
+ * machine at the same moment.
+ *
  * Everything runs in a scratch directory under /var/tmp (workspace,
  * XDG_STATE_HOME, an empty XDG_CONFIG_HOME). Run from the repository root
  * (bench/run.sh does); WARD overrides build/bin/ward.
@@ -47,6 +52,7 @@ struct server {
 
 static char scratch[256], ws[PATH_MAX], state[PATH_MAX], config[PATH_MAX];
 static const char *ward = "build/bin/ward";
+static const char *base; /* WARD_BASE: a second build, compared in part 1 */
 static char *child_env[8];
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -111,10 +117,10 @@ static void set_env(void)
 
 /* --- the server ---------------------------------------------------------- */
 
-static void server_start(struct server *s)
+static void server_start_of(struct server *s, const char *bin)
 {
 	int in[2], out[2], devnull;
-	char *argv[] = {(char *)ward, "mcp", "--workspace", ws, NULL};
+	char *argv[] = {(char *)bin, "mcp", "--workspace", ws, NULL};
 
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
 		fail("pipe: %s", strerror(errno));
@@ -126,7 +132,7 @@ static void server_start(struct server *s)
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(devnull, 2);
-		execve(ward, argv, child_env);
+		execve(bin, argv, child_env);
 		_exit(127);
 	}
 	close(in[0]);
@@ -136,6 +142,11 @@ static void server_start(struct server *s)
 	s->next_id = 1;
 	if (!s->from)
 		fail("fdopen: %s", strerror(errno));
+}
+
+static void server_start(struct server *s)
+{
+	server_start_of(s, ward);
 }
 
 /* Send one request; return the response with its id (the caller frees). */
@@ -352,7 +363,8 @@ int main(int argc, char **argv)
 	int n = 200, m = 1000, opt;
 	char runner[32], session[80];
 	double *t_mcp, *t_auto, *t_forced, *t_bash, *t_session, *t_seq;
-	struct server s;
+	double *t_base;
+	struct server s, sb;
 	int fd0, fd1, th0, th1;
 	long rss0, rss1, rss_peak = 0;
 	char *run_auto[] = {NULL, "run", "--", "true", NULL};
@@ -385,6 +397,12 @@ int main(int argc, char **argv)
 	ward = realpath(ward, NULL);
 	if (!ward)
 		fail("realpath: %s", strerror(errno));
+	if (getenv("WARD_BASE") && *getenv("WARD_BASE")) {
+		base = realpath(getenv("WARD_BASE"), NULL);
+		if (!base || access(base, X_OK) != 0)
+			fail("WARD_BASE %s: %s", getenv("WARD_BASE"),
+			     strerror(errno));
+	}
 	snprintf(scratch, sizeof(scratch), "/var/tmp/ward-bench-mcp.XXXXXX");
 	if (!mkdtemp(scratch))
 		fail("mkdtemp: %s", strerror(errno));
@@ -406,14 +424,21 @@ int main(int argc, char **argv)
 	t_bash = calloc((size_t)n, sizeof(double));
 	t_session = calloc((size_t)n, sizeof(double));
 	t_seq = calloc((size_t)m, sizeof(double));
-	if (!t_mcp || !t_auto || !t_forced || !t_bash || !t_session || !t_seq)
+	t_base = calloc((size_t)n, sizeof(double));
+	if (!t_base || !t_mcp || !t_auto || !t_forced || !t_bash || !t_session || !t_seq)
 		fail("out of memory");
 
 	/* 1. Latency, interleaved, after a warm-up. */
 	server_start(&s);
 	server_init(&s);
+	if (base) {
+		server_start_of(&sb, base);
+		server_init(&sb);
+	}
 	for (int i = 0; i < 10; i++) {
 		call_true(&s);
+		if (base)
+			call_true(&sb);
 		run_once(run_auto);
 		run_once(run_forced);
 		run_once(run_bash);
@@ -421,12 +446,16 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++) {
 		t_mcp[i] = call_true(&s);
+		if (base)
+			t_base[i] = call_true(&sb);
 		t_auto[i] = run_once(run_auto);
 		t_forced[i] = run_once(run_forced);
 		t_bash[i] = run_once(run_bash);
 		t_session[i] = run_once(run_session);
 	}
 	server_stop(&s);
+	if (base)
+		server_stop(&sb);
 
 	/* 2. Steadiness: a fresh server, M sequential calls. */
 	server_start(&s);
@@ -470,6 +499,22 @@ int main(int argc, char **argv)
 		printf("  %-52s %7.3f  (%.3f / %.3f)\n",
 		       "ward mcp: one bash call running true (stdio)", mm,
 		       pct(t_mcp, (size_t)n, 0.1), pct(t_mcp, (size_t)n, 0.9));
+		printf("  %-52s %7.3f  (p99 %.3f = %.2f x the median)\n",
+		       "ward mcp: the same, median and p99", mm,
+		       pct(t_mcp, (size_t)n, 0.99),
+		       pct(t_mcp, (size_t)n, 0.99) / mm);
+		if (base) {
+			double mbase = median(t_base, (size_t)n);
+
+			printf("  %-52s %7.3f  (p99 %.3f = %.2f x the median)\n",
+			       "ward mcp of WARD_BASE, the same rounds", mbase,
+			       pct(t_base, (size_t)n, 0.99),
+			       pct(t_base, (size_t)n, 0.99) / mbase);
+			printf("  this build / WARD_BASE: median %.3f, p99 %.3f\n",
+			       mm / mbase,
+			       pct(t_mcp, (size_t)n, 0.99) /
+				   pct(t_base, (size_t)n, 0.99));
+		}
 		printf("  %-52s %7.3f  (%.3f / %.3f)\n",
 		       "ward run -- true (auto: probe + run)", ma,
 		       pct(t_auto, (size_t)n, 0.1),
@@ -505,6 +550,7 @@ int main(int argc, char **argv)
 		    "%s\n",
 		    steady ? "PASS" : "MISS");
 	}
+	free(t_base);
 	free(t_mcp);
 	free(t_auto);
 	free(t_forced);

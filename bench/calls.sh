@@ -26,6 +26,10 @@
 #   8. ward run --mode danger-full-access -- true (not confined, but kept
 #      by landlock-run --unconfined) vs sh -c true, and the keeper alone
 #      vs /bin/true
+#   9. issue 18: ward run --json with 1,000,000 bytes of output vs the
+#      same without --json (target 1.1), and 1,000 literal `--` rules vs
+#      none on each runner, outside the roots (read-only) and inside them
+#      (workspace-write) (target 2.0), with 10,000 rules as info
 #
 # Knobs: CALLS_ROUNDS (default 300), CALLS_DOC (docs/BENCHMARKS.md; empty:
 # do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree),
@@ -40,7 +44,7 @@ OUT=$ROOT/build/bench/calls
 ROUNDS=${CALLS_ROUNDS:-300}
 DOC=${CALLS_DOC-docs/BENCHMARKS.md}
 BIG=${CALLS_BIG:-1}
-PARTS=" ${CALLS_PARTS:-1 2 3 4 5 6 7 8} "
+PARTS=" ${CALLS_PARTS:-1 2 3 4 5 6 7 8 9} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 mkdir -p "$OUT"
 rm -f "$OUT"/*.json
@@ -197,6 +201,34 @@ part 8 && paired danger "$ROUNDS" "sh=sh -c true" \
 	"ward=$WARD run --mode danger-full-access -- true" \
 	"keeper=$ROOT/build/bin/landlock-run --unconfined -- /bin/true" \
 	"true=/bin/true"
+# 9: --json with a megabyte of output; many rules.
+if part 9; then
+	cd "$WORK/ws"
+	python3 -c 'import sys; sys.stdout.write(("x" * 99 + "\n") * 10000)' \
+		>"$WORK/ws/m1.txt"
+	paired json "$((ROUNDS / 5))" \
+		"plain=$WARD run --runner bwrap -- cat m1.txt" \
+		"json=$WARD run --json --runner bwrap -- cat m1.txt"
+	mkdir -p "$WORK/rules/ws"
+	(cd "$WORK/rules/ws" && seq -f 'f%g' 1 10000 | xargs touch)
+	for n in 1000 10000; do
+		{
+			echo "access:"
+			seq -f "  - \"-- $WORK/rules/ws/f%g\"" 1 "$n"
+		} >"$WORK/rules$n.yml"
+	done
+	cd "$WORK/rules/ws"
+	for r in bwrap landlock; do
+		for mode in read-only workspace-write; do
+			c="$WARD run --mode $mode --runner $r"
+			paired "rules-$r-$mode" "$((ROUNDS / 10))" \
+				"none=$c -- true" \
+				"r1k=$c --config $WORK/rules1000.yml -- true" \
+				"r10k=$c --config $WORK/rules10000.yml -- true"
+		done
+	done
+	cd "$WORK/ws"
+fi
 
 cd "$ROOT"
 python3 - "$OUT" "$DOC" "${RT[*]:-none}" <<'EOF'
@@ -241,6 +273,14 @@ absolute("5 globs, 100k files, 750 matches: whole call, landlock", "globs", "lan
 absolute("1,000 `--` rules planned for Landlock (outside the roots: complement)", "plan", "outside", 5)
 absolute("1,000 `--` rules planned for Landlock (inside the roots: mounts)", "plan", "inside", 5)
 
+ratio("`ward run --json` with 1,000,000 bytes of output vs without `--json` (bwrap)",
+      "json", "json", "plain", 1.1)
+for r in ("bwrap", "landlock"):
+    for mode, where in (("read-only", "outside the roots"),
+                        ("workspace-write", "inside a root")):
+        ratio(f"1,000 `--` rules vs none, {r}, {where} ({mode})",
+              f"rules-{r}-{mode}", "r1k", "none", 2.0)
+
 def extra(what, name, a, b, per, unit):
     d = load(name)
     if not d:
@@ -264,6 +304,10 @@ extra("`ward run --mode danger-full-access -- true` (kept) vs `sh -c true`",
       "danger", "ward", "sh", 1000, "ms/call")
 extra("the keeper of an unconfined call (`landlock-run --unconfined`) vs `/bin/true`",
       "danger", "keeper", "true", 1000, "ms/call")
+for r in ("bwrap", "landlock"):
+    for mode in ("read-only", "workspace-write"):
+        extra(f"10,000 `--` rules vs none, {r} ({mode})",
+              f"rules-{r}-{mode}", "r10k", "none", 10000, "µs/rule")
 
 print()
 for r in rows:

@@ -254,7 +254,20 @@ WARD_EXTERN int ward_session_refresh(ward_session *session);
  */
 WARD_EXTERN int ward_session_reload(ward_session *session);
 
-/** ward_session_free - close a session. Accepts NULL. */
+/**
+ * ward_session_sync - make the events this handle appended durable
+ * (fdatasync of the log). The events of a call are written with one
+ * write(2) each and not synced one by one: a kill -9 loses none of them,
+ * a power loss can lose those since the last sync. Knob events and the
+ * header are synced when written. Returns 0 (also when there was nothing
+ * to sync) or -errno.
+ */
+WARD_EXTERN int ward_session_sync(ward_session *session);
+
+/**
+ * ward_session_free - close a session; syncs first what it appended
+ * (ward_session_sync, best effort). Accepts NULL.
+ */
 WARD_EXTERN void ward_session_free(ward_session *session);
 
 /**

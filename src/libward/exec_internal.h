@@ -43,6 +43,12 @@ void ward_capbuf_append(struct ward_capbuf *cb, const char *data, size_t n);
  * order); its length in *len. Returns -ENOMEM (nothing written) on failure.
  */
 int ward_capbuf_dup(char **out, size_t *len, const struct ward_capbuf *cb);
+/*
+ * The same, moving the head's buffer out (the tail appended to it) when
+ * the tail's ring has not wrapped: @cb is then empty, its content belongs
+ * to *out. A copy otherwise.
+ */
+int ward_capbuf_take(char **out, size_t *len, struct ward_capbuf *cb);
 /* Forget the content (keeps the caps); frees the memory. */
 void ward_capbuf_reset(struct ward_capbuf *cb);
 void ward_capbuf_free(struct ward_capbuf *cb);
@@ -170,11 +176,13 @@ int ward_spawn_signal(struct ward_spawn *sp, int sig);
 /*
  * ward_spawn_result - classify a finished run. Returns 0 and *out, or
  * WARD_ERUNNER (the confinement failed; the detail carries the runner's
- * fatal line) or -ENOMEM. @out_cap may be NULL (stream mode).
+ * fatal line) or -ENOMEM. @out_cap may be NULL (stream mode). With @take
+ * the result takes the buffers' content (ward_capbuf_take) instead of a
+ * copy: for a caller that frees them next.
  */
 int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
-		      const struct ward_capbuf *out_cap,
-		      const struct ward_capbuf *err_cap);
+		      struct ward_capbuf *out_cap, struct ward_capbuf *err_cap,
+		      bool take);
 
 /* Defaults for a NULL or partial options struct; WARD_EINVAL on a bad
  * version. */

@@ -375,7 +375,7 @@ int ward_task_wait(ward_result **out, ward_task *task, unsigned long timeout_ms)
 	err = ward_spawn_result(
 	    out, &task->sp,
 	    task->opts.streams == WARD_TASK_STREAMED ? NULL : &task->out_all,
-	    &task->err_all);
+	    &task->err_all, false);
 	if (!err)
 		ward_result_set_guard_failed(*out, task->guard_failed);
 	pthread_mutex_unlock(&task->lock);

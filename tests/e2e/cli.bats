@@ -419,6 +419,37 @@ check_denied() {
 	[ "$(json 'd["stdout"] == "a\ufffdb\x00c"')" = True ]
 }
 
+@test "run --json: a megabyte of output, whole and in few writes, on each runner" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	command -v strace >/dev/null || skip "strace is not installed"
+	local r writes
+	# 1,000,000 bytes with a newline and a quote every 100 (escaped),
+	# under the 1 MiB capture limit, and some UTF-8.
+	"$PY" -c '
+import sys
+line = ("x" * 80 + "\u00e9\"" + "y" * 15)[:98] + "\n"
+data = (line * 10001).encode()[:1000000]
+sys.stdout.buffer.write(data)' >"$WS/big.txt"
+	for r in $CLI_USABLE; do
+		strace -qq -o "$OUTSIDE/st.$r" -e trace=write -e signal=none \
+			"$WARD" run --json -w "$WS" -r "$r" -- cat big.txt \
+			>"$OUTSIDE/out.$r" 2>/dev/null
+		"$PY" - "$OUTSIDE/out.$r" "$WS/big.txt" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = open(sys.argv[2], encoding="utf-8").read()
+assert d["stdout"] == want and d["stdout_truncated_bytes"] == 0, (
+    len(d["stdout"]), d["stdout_truncated_bytes"])
+PYEOF
+		# Its writes to stdout (fd 1) only: json_dumpf wrote one
+		# stdio buffer at a time (244 and more); the object goes out
+		# in 64 KiB pieces now.
+		writes=$(grep -c '^write(1,' "$OUTSIDE/st.$r" || true)
+		[ "$writes" -le 20 ] ||
+			fail "$r: $writes writes for one megabyte of JSON"
+	done
+}
+
 # with_fds N CMD...: run CMD with RLIMIT_NOFILE N and only 0-2 inherited
 # (bats keeps descriptors of its own open, and how many varied: the
 # budget below is ward's, counted from 3).

@@ -8,7 +8,7 @@
 #   make check        every test; ends with "N passed, N failed, N skipped"
 #   make check-slow   the tests too slow for check (a 70 s MCP call, …)
 #   make check-asan   the unit and e2e suites against an ASan+UBSan+LSan
-#                     build in build-asan/ (its own tree)
+#                     build in build-asan/ (its own tree; e2e: ASAN_E2E)
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make bench        benchmarks (not part of check); see docs/BENCHMARKS.md
 #   make install      honours PREFIX and DESTDIR; make uninstall undoes it
@@ -398,7 +398,6 @@ check: all $(DEPS_TEST_STAMP) $(UNIT_BINS) $(FUZZ_BINS) $(PROXYD) \
        $(PROXYD_MUSL) $(WEAK_WARD) $(BOXHELPER) $(SEALHELPER) $(NOUSERNS) \
        $(NPM_STAMP) $(NPM_ACP_STAMP) \
        $(if $(filter dynamic,$(WARD_LINK)),,$(NPM_MAIN) $(NPM_HOST))
-	@scripts/layers.py $(B)
 	@WARD_FUZZ_BINS="$(FUZZ_BINS)" WARD_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) \
 	    tests/run.sh $(UNIT_BINS)
 
@@ -551,7 +550,8 @@ fuzz-long: $(FUZZ_BINS) $(FUZZ_COV_BINS)
 # libward, ward, the launcher, the bridge, the proxy host and the unit tests
 # built with ASan+UBSan (LSan comes with ASan) against glibc, dynamically,
 # into $(ASAN_B) (a tree of its own: a sub-make with B=$(ASAN_B)), then the
-# unit, Python and e2e suites run against that build (WARD_BUILD=$(ASAN_B);
+# unit and Python suites and a selection of the e2e files (ASAN_E2E) run
+# against that build (WARD_BUILD=$(ASAN_B);
 # WARD_SANITIZE=1 makes the two "statically linked" checks and valgrind
 # skip, saying why). Every report a sanitizer writes lands in
 # $(ASAN_B)/san/ and fails the lane, even when the test that ran the process
@@ -560,13 +560,23 @@ ASAN_B    ?= build-asan
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 
+# The e2e files the lane runs: one or more for each surface (the CLI, ward fs,
+# sessions, ward mcp, ward acp, the network and its proxy, the launcher, the
+# rules and hides on both runners, the guard, the seal's and the grants'
+# red-team suites). The other files drive the same code again for more
+# users, runners and attacks; make check runs them all, unsanitized, and
+# the container lane the red-team suites again. (The whole e2e suite under
+# the sanitizers took about as long as the rest of CI together.)
+ASAN_E2E ?= cli config fs session home hide report mcp acp network proxy \
+	    launcher rules_landlock rules_bwrap sandbox_landlock sandbox_bwrap \
+	    redteam_seal redteam_grants redteam_guard
 check-asan: $(NPM_STAMP) $(NPM_ACP_STAMP)
 	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) WARD_LINK=dynamic \
 	    OPT='-O1 -g $(SAN_FLAGS)' LDFLAGS='$(SAN_FLAGS)' \
 	    LAUNCH_CC='$(CC)' \
 	    LAUNCH_CFLAGS='$(CSTD) $(WARNINGS) -O1 -g $(SAN_FLAGS) -Isrc' \
 	    asan-build
-	@WARD_BUILD=$(ASAN_B) WARD_SANITIZE=1 \
+	@WARD_BUILD=$(ASAN_B) WARD_SANITIZE=1 WARD_E2E_FILES="$(ASAN_E2E)" \
 	    tests/run.sh $(UNIT_SRCS:tests/unit/%.c=$(ASAN_B)/tests/%)
 
 # Only ever made by check-asan's sub-make (B=$(ASAN_B)).

@@ -10,6 +10,7 @@
 # WARD_BUILD names the build under test (default build/; make check-asan
 # sets it to build-asan/). With WARD_SANITIZE=1 every process writes its
 # sanitizer reports under $WARD_BUILD/san/, and each report is one failure.
+# WARD_E2E_FILES limits the e2e suite to the files it names.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -123,6 +124,24 @@ if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	for f in tests/e2e/*.bats; do
 		case " ${files[*]} " in *" $f "*) ;; *) files+=("$f") ;; esac
 	done
+	# WARD_E2E_FILES (names without .bats): only those files (make
+	# check-asan's selection); a name that is not a file is an error.
+	if [ -n "${WARD_E2E_FILES:-}" ]; then
+		all=${#files[@]} sel=()
+		for n in $WARD_E2E_FILES; do
+			[ -e "tests/e2e/$n.bats" ] || {
+				echo "not ok - WARD_E2E_FILES: tests/e2e/$n.bats does not exist"
+				failed=$((failed + 1))
+			}
+		done
+		for f in "${files[@]}"; do
+			case " $WARD_E2E_FILES " in
+			*" $(basename "$f" .bats) "*) sel+=("$f") ;;
+			esac
+		done
+		files=("${sel[@]}")
+		echo "# e2e: ${#files[@]} of $all files (WARD_E2E_FILES)"
+	fi
 	if [ "$jobs" -gt 1 ] && command -v parallel >/dev/null; then
 		echo "# e2e: bats tests/e2e, $jobs files at a time"
 		count < <(bats --tap --jobs "$jobs" --no-parallelize-within-files \

@@ -175,8 +175,10 @@ scenario("kill-release: a long terminal killed, then released; nothing is left r
     const ctx = await connect(t, { mode: "read-only" });
     const tg = tag();
     const [r] = await run(ctx, [{
-      op: "terminal", command: "sleep", args: [tg], peek_after_ms: 300,
-      kill_after_ms: 200,
+      // Killed once it runs (a kill during the sandbox's start is
+      // another case: the command never started).
+      op: "terminal", command: "sh", args: ["-c", `echo started; exec sleep ${tg}`],
+      peek_until: "started", kill_after_ms: 200,
     }]);
     assert.equal(r.peek.exitStatus ?? null, null); // running when peeked
     assert.equal(r.killed, true);

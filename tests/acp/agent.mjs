@@ -70,6 +70,14 @@ async function terminal(sessionId, s) {
     await sleep(s.peek_after_ms);
     r.peek = await t.currentOutput();
   }
+  if (s.peek_until !== undefined) {
+    // Until the command has written it (it runs, then): at most 60 s.
+    for (let i = 0; i < 600; i++) {
+      r.peek = await t.currentOutput();
+      if (r.peek.output.includes(s.peek_until) || r.peek.exitStatus) break;
+      await sleep(100);
+    }
+  }
   if (s.kill_after_ms !== undefined) {
     await sleep(s.kill_after_ms);
     await t.kill();

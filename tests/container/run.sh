@@ -36,7 +36,13 @@ export WARD_CONTAINER_LANE=1
 . tests/own_home.sh
 # The TAP lines as they come, then one summary line (as make check ends).
 set +e
-"$NS" bats --tap tests/e2e/redteam*.bats tests/e2e/sandbox_landlock.bats |
+# The files side by side as make check runs them (GNU parallel), each
+# file's tests one after the other.
+jobs=()
+if [ "$(nproc)" -gt 1 ] && command -v parallel >/dev/null; then
+	jobs=(--jobs "$(nproc)" --no-parallelize-within-files)
+fi
+"$NS" bats --tap "${jobs[@]}" tests/e2e/redteam*.bats tests/e2e/sandbox_landlock.bats |
 	awk '
 	{ print; fflush() }
 	/^(not )?ok .*# (skip|SKIP)/ { s++; next }

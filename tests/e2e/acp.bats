@@ -22,8 +22,10 @@ BUILD=${WARD_BUILD:-$ROOT/build}
 WARD=${WARD:-$BUILD/bin/ward}
 ACP_DIR=$ROOT/tests/acp
 
-# run_variant NAME: acp.test.mjs for one variant, into NAME.tap and .rc.
-run_variant() {
+load node_runs
+
+# node_run VARIANT: acp.test.mjs for one variant (its TAP on stdout).
+node_run() {
 	local v=$1
 	local -a env
 	case $v in
@@ -34,36 +36,25 @@ run_variant() {
 	container) env=(ACP_WRAP="$BUILD/tests/nouserns") ;;
 	esac
 	env WARD="$WARD" "${env[@]}" timeout -k 5 900 node --test \
-		--test-reporter=tap "$ACP_DIR/acp.test.mjs" \
-		>"$BATS_FILE_TMPDIR/$v.tap" 2>&1
-	echo "$?" >"$BATS_FILE_TMPDIR/$v.rc"
+		--test-reporter=tap "$ACP_DIR/acp.test.mjs"
 }
 
 setup_file() {
 	# The SDK, installed once per run (network: the npm registry).
 	if command -v node >/dev/null && command -v npm >/dev/null &&
 		[ ! -d "$ACP_DIR/node_modules/@agentclientprotocol/sdk" ]; then
-		npm ci --prefix "$ACP_DIR" --no-audit --no-fund \
+		(cd "$ACP_DIR" && npm ci --no-audit --no-fund) \
 			>"$BATS_FILE_TMPDIR/npm-ci.log" 2>&1 || true
 	fi
 	[ -x "$WARD" ] && command -v node >/dev/null &&
 		[ -d "$ACP_DIR/node_modules/@agentclientprotocol/sdk" ] || return 0
 	# Two at a time: the full variant, and the others one after another.
-	(run_variant bwrap-root) </dev/null 3>&- &
-	echo "$!" >>"$BATS_FILE_TMPDIR/node.pids"
-	(
-		for v in landlock-root bwrap-nobody landlock-nobody container; do
-			run_variant "$v"
-		done
-	) </dev/null 3>&- &
-	echo "$!" >>"$BATS_FILE_TMPDIR/node.pids"
+	node_chain bwrap-root
+	node_chain landlock-root bwrap-nobody landlock-nobody container
 }
 
 teardown_file() {
-	local pid
-	while read -r pid; do
-		pkill -TERM -P "$pid" 2>/dev/null || true
-	done <"$BATS_FILE_TMPDIR/node.pids" 2>/dev/null || true
+	node_chains_stop
 }
 
 fail() {
@@ -71,38 +62,14 @@ fail() {
 	return 1
 }
 
-# acp_test VARIANT ID: wait (bounded) for scenario ID of VARIANT's run, and
-# pass, skip (with its reason) or fail as it did.
+# acp_test VARIANT ID: scenario ID of VARIANT's run (bounded: 1200 s).
 acp_test() {
-	local v=$1 id=$2 tap rc out waited=0
 	[ -x "$WARD" ] || skip "$WARD is not built (run make)"
 	command -v node >/dev/null ||
 		skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$ACP_DIR/node_modules/@agentclientprotocol/sdk" ] ||
-		fail "the ACP SDK is not installed: 'npm ci --prefix tests/acp' failed (see $BATS_FILE_TMPDIR/npm-ci.log)"
-	tap=$BATS_FILE_TMPDIR/$v.tap
-	rc=$BATS_FILE_TMPDIR/$v.rc
-	while ! grep -Eq "^(not )?ok [0-9]+ - $id: " "$tap" 2>/dev/null &&
-		[ ! -e "$rc" ]; do
-		sleep 0.2
-		waited=$((waited + 1))
-		[ "$waited" -lt $((1200 * 5)) ] ||
-			fail "acp.test.mjs ($v): no result for '$id' after 1200 s"
-	done
-	out=$(awk -v id="$id: " '
-		/^# Subtest: / { on = (index($0, "# Subtest: " id) == 1) }
-		on' "$tap")
-	printf '%s\n' "$out" | grep -v '^ *at \|^ *\.\.\.$\|^ *---$' |
-		head -n 60 | sed 's/^/# /'
-	if ! grep -Eq "^(not )?ok [0-9]+ - $id: " "$tap"; then
-		sed 's/^/# /' "$tap" | tail -n 40
-		fail "acp.test.mjs ($v) exited $(cat "$rc") before '$id' ran"
-	fi
-	if grep -Eq "^ok [0-9]+ - $id: .*# SKIP" "$tap"; then
-		skip "$(grep -Eo "^ok [0-9]+ - $id: .*# SKIP.*" "$tap" |
-			sed 's/.*# SKIP *//')"
-	fi
-	grep -Eq "^ok [0-9]+ - $id: " "$tap" || fail "scenario '$id' failed"
+		fail "the ACP SDK is not installed: 'npm ci' in tests/acp failed (see $BATS_FILE_TMPDIR/npm-ci.log)"
+	node_scenario "$1" "$2" 1200
 }
 
 @test "acp cli: --help shows an editor's configuration; ward help lists acp" {

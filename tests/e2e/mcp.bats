@@ -24,6 +24,8 @@ BUILD=${WARD_BUILD:-$ROOT/build}
 WARD=${WARD:-$BUILD/bin/ward}
 MCP_DIR=$ROOT/tests/mcp
 
+load node_runs
+
 setup_file() {
 	# The npm clients, installed once per run (network: the npm registry).
 	if command -v node >/dev/null && command -v npm >/dev/null &&
@@ -39,25 +41,19 @@ setup_file() {
 	if [ -z "${WARD_SLOW:-}" ] && [ -x "$WARD" ] &&
 		command -v node >/dev/null &&
 		[ -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
-		local f
-		for f in sdk.test.mjs inspector.test.mjs; do
-			(
-				WARD=$WARD timeout -k 5 600 node --test \
-					--test-reporter=tap "$MCP_DIR/$f" \
-					>"$BATS_FILE_TMPDIR/$f.tap" 2>&1
-				echo "$?" >"$BATS_FILE_TMPDIR/$f.rc"
-			) </dev/null 3>&- &
-			echo "$!" >>"$BATS_FILE_TMPDIR/node.pids"
-		done
+		node_chain sdk.test.mjs
+		node_chain inspector.test.mjs
 	fi
 }
 
+# node_run FILE: tests/mcp/FILE's one node run (its TAP on stdout).
+node_run() {
+	WARD=$WARD timeout -k 5 600 node --test --test-reporter=tap \
+		"$MCP_DIR/$1"
+}
+
 teardown_file() {
-	# A run whose tests were filtered out (bats -f) is not waited for.
-	local pid
-	while read -r pid; do
-		pkill -TERM -P "$pid" 2>/dev/null || true
-	done <"$BATS_FILE_TMPDIR/node.pids" 2>/dev/null || true
+	node_chains_stop
 }
 
 setup() {
@@ -528,37 +524,19 @@ wait_until() {
 
 # node_test FILE ID [SECONDS]: the result of the scenario "ID: …" of
 # tests/mcp/FILE: from the file's one node run (setup_file), waited for
-# (bounded by SECONDS, default 120, once that run has the scenario's turn),
+# (bounded by four times SECONDS, default 120, and by that run's life),
 # or, when there is none (make check-slow), from a node run of its own.
 node_test() {
-	local file=$1 id=$2 limit=${3:-120} out tap rc waited=0 status=0
+	local file=$1 id=$2 limit=${3:-120} out status=0
 	command -v node >/dev/null || skip "node is not installed (Debian: apt-get install nodejs npm)"
 	[ -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ] ||
 		fail "the npm clients are not installed: 'npm ci' in tests/mcp failed (see its log: $BATS_FILE_TMPDIR/npm-ci.log)"
-	tap=$BATS_FILE_TMPDIR/$file.tap
-	rc=$BATS_FILE_TMPDIR/$file.rc
-	if [ -e "$tap" ]; then
-		# Wait for the scenario's line, or for the run to end.
-		while ! grep -Eq "^(not )?ok [0-9]+ - $id: " "$tap" &&
-			[ ! -e "$rc" ]; do
-			sleep 0.2
-			waited=$((waited + 1))
-			[ "$waited" -lt $((limit * 5 * 4)) ] ||
-				fail "node --test $file: no result for '$id' after $((limit * 4)) s"
-		done
-		# The scenario's block: from its "# Subtest: ID:" line to the
-		# next top-level one.
-		out=$(awk -v id="$id: " '
-			/^# Subtest: / { on = (index($0, "# Subtest: " id) == 1) }
-			on' "$tap")
-		if ! grep -Eq "^(not )?ok [0-9]+ - $id: " "$tap"; then
-			sed 's/^/# /' "$tap" | tail -n 40
-			fail "node --test $file exited $(cat "$rc") before scenario '$id' ran"
-		fi
-	else
-		out=$(WARD=$WARD timeout -k 5 "$limit" node --test --test-reporter=tap \
-			--test-name-pattern="^$id: " "$MCP_DIR/$file" 2>&1) || status=$?
+	if [ -e "$BATS_FILE_TMPDIR/$file.by" ]; then
+		node_scenario "$file" "$id" $((limit * 4))
+		return
 	fi
+	out=$(WARD=$WARD timeout -k 5 "$limit" node --test --test-reporter=tap \
+		--test-name-pattern="^$id: " "$MCP_DIR/$file" 2>&1) || status=$?
 	printf '%s\n' "$out" | grep -v '^ *at \|^ *\.\.\.$\|^ *---$' | head -n 60 |
 		sed 's/^/# /'
 	if grep -Eq "^ok [0-9]+ - $id: .*# SKIP" <<<"$out"; then

@@ -8,16 +8,7 @@
 
 setup() {
 	e2e_setup
-	RT_HOME=$(mktemp -d /var/tmp/ward-rt-home.XXXXXX)
-	export HOME=$RT_HOME
-	unset XDG_CONFIG_HOME
-	# ward's state directory of its own: a Landlock run hides it by
-	# granting read on the entries beside it from / down (optional
-	# grants: docs/RUNNERS.md).
-	mkdir -p "$E2E_STATE_BASE"
-	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
-	chmod 0755 "$RT_STATE"
-	export XDG_STATE_HOME=$RT_STATE
+	rt_home rt
 	RT_PWN=/var/tmp/ward-rt-pwned-$E2E_TAG
 }
 
@@ -30,16 +21,6 @@ teardown() {
 require_runner() {
 	require_runner_usable "$1"
 	command -v git >/dev/null || skip "git not installed"
-}
-
-# become root|nobody: later ward runs (and as_user) run as that user, who
-# owns the workspace and the home (git refuses a repository another user
-# owns, and the quarantine lives in the home).
-become() {
-	if [ "$1" = nobody ]; then
-		as_nobody
-		chown -R 65534:65534 "$WS" "$RT_HOME" "$RT_STATE"
-	fi
 }
 
 # Run a command as the test's user (root, or nobody after become).

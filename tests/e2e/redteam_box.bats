@@ -26,16 +26,14 @@ load helpers
 BOX=$E2E_BUILD/tests/boxhelper
 MCPBOX=$E2E_ROOT/tests/e2e/mcp_box.py
 
+require_runner() {
+	require_runner_usable "$1"
+}
+
 setup() {
 	e2e_setup
 	[ -x "$BOX" ] || skip "$BOX is not built (make check builds it)"
-	RT_HOME=$(mktemp -d /var/tmp/ward-box-home.XXXXXX)
-	export HOME=$RT_HOME
-	unset XDG_CONFIG_HOME
-	mkdir -p "$E2E_STATE_BASE"
-	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
-	chmod 0755 "$RT_STATE"
-	export XDG_STATE_HOME=$RT_STATE
+	rt_home box
 }
 
 teardown() {
@@ -43,27 +41,6 @@ teardown() {
 	pkill -KILL -f "$WS/m\." 2>/dev/null || true
 	e2e_teardown
 	rm -rf "$RT_HOME" "$RT_STATE"
-}
-
-# become root|nobody: later runs are that user's, who owns the workspace.
-become() {
-	if [ "$1" = nobody ]; then
-		as_nobody
-		chown -R 65534:65534 "$WS" "$RT_HOME" "$RT_STATE"
-	fi
-}
-
-require_runner() { # VARIANT (after become)
-	case "$1" in
-	bwrap)
-		"${E2E_AS[@]}" bwrap --ro-bind / / --unshare-user -- true \
-			2>/dev/null || skip "bwrap cannot create a sandbox here"
-		;;
-	*)
-		"${E2E_AS[@]}" "$LAUNCHER" --probe >/dev/null 2>&1 ||
-			skip "Landlock is not usable here"
-		;;
-	esac
 }
 
 # Wait $1 seconds (longer than any escape lingers), then no marker may be.

@@ -34,6 +34,10 @@ load helpers
 
 APPROVE=$E2E_ROOT/tests/e2e/approve_tty.py
 
+require_runner() {
+	require_runner_usable "$1"
+}
+
 setup() {
 	e2e_setup
 	RT_HOME=$(mktemp -d /var/tmp/ward-grants-home.XXXXXX)
@@ -54,27 +58,6 @@ teardown() {
 	done
 	e2e_teardown
 	rm -rf "$RT_HOME"
-}
-
-# become root|nobody: later runs are that user's, who owns the workspace.
-become() {
-	if [ "$1" = nobody ]; then
-		as_nobody
-		chown -R 65534:65534 "$WS" "$RT_HOME" "$OUT_DIR"
-	fi
-}
-
-require_runner() { # VARIANT (after become)
-	case "$1" in
-	bwrap)
-		"${E2E_AS[@]}" bwrap --ro-bind / / --unshare-user -- true \
-			2>/dev/null || skip "bwrap cannot create a sandbox here"
-		;;
-	*)
-		"${E2E_AS[@]}" "$LAUNCHER" --probe >/dev/null 2>&1 ||
-			skip "Landlock is not usable here"
-		;;
-	esac
 }
 
 # approve ARG...: run the approval helper as the test's user.
@@ -105,7 +88,7 @@ write_makefile() {
 relay_case() {
 	local v=$1 who=$2 left
 	local -a flags
-	become "$who"
+	become "$who" "$OUT_DIR"
 	require_runner "$v"
 	read -r -a flags <<<"$(runner_flags "$v")"
 	# Call 1, confined: the trap.
@@ -173,7 +156,7 @@ print(n, file=open(ws + "/swaps", "w"))
 
 swap_case() {
 	local who=$1 tries=300 met
-	become "$who"
+	become "$who" "$OUT_DIR"
 	printf 'real\n' >"$WS/notes.txt"
 	[ "$who" = nobody ] && chown 65534:65534 "$WS/notes.txt"
 	start_swapper
@@ -204,7 +187,7 @@ swap_case() {
 
 prompt_case() {
 	local who=$1 just big
-	become "$who"
+	become "$who" "$OUT_DIR"
 	# One argument holds at most 128 KiB (MAX_ARG_STRLEN): ward mcp gets
 	# the 420 KB one (tests/mcp/grants.test.mjs).
 	big=$(head -c 120000 /dev/zero | tr '\0' j)
@@ -230,7 +213,7 @@ prompt_case() {
 
 proc_case() {
 	local who=$1 p
-	become "$who"
+	become "$who" "$OUT_DIR"
 	ln -s /proc/self/environ "$WS/env"
 	chown -h "$(stat -c %u "$WS")" "$WS/env"
 	for p in /proc/self/environ /proc/self/cmdline /proc/self/maps \
@@ -278,7 +261,7 @@ SECRETS=(
 
 env_case() {
 	local v=$1 who=$2 kv
-	become "$who"
+	become "$who" "$OUT_DIR"
 	require_runner "$v"
 	local -a envs=(HOME="$HOME" PATH="$PATH" PLAIN=kept
 		SSH_AUTH_SOCK=/tmp/agent.sock GIT_AUTHOR_NAME=me LANG=sk_SK.UTF-8)

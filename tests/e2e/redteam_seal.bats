@@ -36,6 +36,10 @@ load helpers
 
 MCPBOX=$E2E_ROOT/tests/e2e/mcp_box.py
 
+require_runner() {
+	require_runner_usable "$1"
+}
+
 setup() {
 	e2e_setup
 	[ -x "$E2E_BUILD/tests/sealhelper" ] ||
@@ -44,40 +48,13 @@ setup() {
 	# /tmp is hidden by bwrap's own /tmp in read-only mode).
 	SEAL=$OUT_DIR/sealhelper
 	cp "$E2E_BUILD/tests/sealhelper" "$SEAL"
-	RT_HOME=$(mktemp -d /var/tmp/ward-seal-home.XXXXXX)
-	export HOME=$RT_HOME
-	unset XDG_CONFIG_HOME
-	mkdir -p "$E2E_STATE_BASE"
-	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
-	chmod 0755 "$RT_STATE"
-	export XDG_STATE_HOME=$RT_STATE
+	rt_home seal
 	unset HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY http_proxy https_proxy all_proxy no_proxy
 }
 
 teardown() {
 	e2e_teardown
 	rm -rf "$RT_HOME" "$RT_STATE" "$HOST_TMP"
-}
-
-# become root|nobody: later runs are that user's, who owns the workspace.
-become() {
-	if [ "$1" = nobody ]; then
-		as_nobody
-		chown -R 65534:65534 "$WS" "$RT_HOME" "$RT_STATE"
-	fi
-}
-
-require_runner() { # VARIANT (after become)
-	case "$1" in
-	bwrap)
-		"${E2E_AS[@]}" bwrap --ro-bind / / --unshare-user -- true \
-			2>/dev/null || skip "bwrap cannot create a sandbox here"
-		;;
-	*)
-		"${E2E_AS[@]}" "$LAUNCHER" --probe >/dev/null 2>&1 ||
-			skip "Landlock is not usable here"
-		;;
-	esac
 }
 
 # A victim outside every root and a file inside, both the acting user's,

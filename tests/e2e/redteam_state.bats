@@ -20,16 +20,7 @@ bats_require_minimum_version 1.5.0
 
 setup() {
 	e2e_setup
-	RT_HOME=$(mktemp -d /var/tmp/ward-rt-home.XXXXXX)
-	export HOME=$RT_HOME
-	unset XDG_CONFIG_HOME
-	# ward's state directory of its own: a Landlock run hides it by
-	# granting read on the entries beside it from / down (optional
-	# grants: docs/RUNNERS.md).
-	mkdir -p "$E2E_STATE_BASE"
-	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
-	chmod 0755 "$RT_STATE"
-	export XDG_STATE_HOME=$RT_STATE
+	rt_home rt
 	unset XDG_RUNTIME_DIR
 	RT_DIRS=()
 }
@@ -41,13 +32,6 @@ teardown() {
 
 require_runner() {
 	require_runner_usable "$1"
-}
-
-become() {
-	if [ "$1" = nobody ]; then
-		as_nobody
-		chown -R 65534:65534 "$WS" "$RT_HOME" "$RT_STATE"
-	fi
 }
 
 as_user() {

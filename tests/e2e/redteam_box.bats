@@ -142,8 +142,9 @@ ward_killed_at_start_case() {
 		) 2>/dev/null
 	done
 	# Bounded: the sandbox ends itself at its next step, in well under
-	# a second; blocked forever it would stay.
-	for i in $(seq 1 50); do
+	# a second on a quiet machine (30 s for a loaded one); blocked
+	# forever it would stay.
+	for i in $(seq 1 300); do
 		left=$(pgrep -f "$WS/m\.kill" | tr '\n' ' ')
 		[ -z "$left" ] && break
 		sleep 0.1

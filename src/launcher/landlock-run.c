@@ -15,28 +15,32 @@
  * Landlock can only restrict the calling process, so the command's side
  * restricts itself and then execs: the ruleset is inherited across execve by
  * the command and everything it spawns. Plan, then apply: every argument is
- * parsed before the kernel is touched; then start the keeper (below), and
- * in the command's process build the ruleset, start the supervisor
- * (src/util/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
- * connects, judged outside the sandbox), drop capabilities, set
- * no_new_privs, landlock_restrict_self(), arm the supervisor's filter, exec.
+ * parsed before the kernel is touched; then start the keeper (below); its
+ * child, the supervisor, builds the ruleset, drops capabilities, sets
+ * no_new_privs, installs the metadata and network filter,
+ * landlock_restrict_self(), and forks the command, which arms the
+ * supervisor's filter (src/util/supervise.c: chmod/chown/xattr/utime/inode
+ * flags and unix-socket connects, judged by its parent, which performs
+ * them inside the same domain) and execs.
  *
  * The keeper: the launcher itself stays, unconfined, as the parent of the
- * command, so that when the command ends every process it started ends too
- * (setsid'd daemons, double forks, a zombie held by a tracer). With
- * CAP_SYS_ADMIN (root) the command runs in a new pid namespace whose init
- * is a tiny child of the keeper: when the command exits, init exits and the
- * kernel kills everything left in the namespace; init dies with the keeper
- * (PR_SET_PDEATHSIG), and mounts the namespace's own /proc in a mount
+ * supervisor, so that when the command ends every process it started ends
+ * too (setsid'd daemons, double forks, a zombie held by a tracer). With
+ * CAP_SYS_ADMIN (root) the supervisor is init of a new pid namespace: when
+ * the command exits, init exits and the kernel kills everything left in
+ * the namespace; init mounts the namespace's own /proc in a mount
  * namespace of its own (so /proc/$$ is the command's). Without it the
  * keeper is a child subreaper and, when the command has exited, kills and
  * reaps every descendant left, until none is (no time budget: a tracer is
- * killed like the rest, which frees the zombie it held). The keeper
- * forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH
- * to the command's session (the command leads a new one), ends the whole
- * tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a
- * killed caller takes the tree down), and exits with the command's status
- * (a signal is raised again on itself). See docs/RUNNERS.md.
+ * killed like the rest, which frees the zombie it held). The supervisor
+ * dies with the keeper and the command with the supervisor
+ * (PR_SET_PDEATHSIG); a supervisor that dies first is the run's failure
+ * (125). The keeper forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
+ * SIGUSR2 and SIGWINCH to the supervisor, which passes them on to the
+ * command's session (the command leads a new one), ends the whole tree on
+ * KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a killed
+ * caller takes the tree down), and exits with the command's status (a
+ * signal is raised again on itself). See docs/RUNNERS.md.
  *
  * --unconfined: the keeper only, for a danger-full-access call (which ward
  * does not confine, but whose processes must still end with it): nothing is

@@ -80,6 +80,17 @@ paired() { # NAME ROUNDS CMD...
 	"${RT[@]}" "$PAIRED" -n "$rounds" -w 10 --json "$OUT/$name.json" "$@"
 }
 
+# The launcher without its supervisor (bench only): $OUT/landlock-run-nosv.
+build_nosv() {
+	local cc
+	cc=$(command -v musl-gcc || echo cc)
+	$cc -std=c11 -D_GNU_SOURCE -Os -static -I"$ROOT/src" \
+		-DLANDLOCK_RUN_NO_SUPERVISOR -o "$OUT/landlock-run-nosv" \
+		"$ROOT/src/launcher/landlock-run.c" "$ROOT/src/util/landlock.c" \
+		"$ROOT/src/util/supervise.c" "$ROOT/src/util/hide.c" \
+		"$ROOT/src/util/util.c"
+}
+
 raw_bwrap() { # WS MODE -> the raw argv of `ward confine`, space-joined
 	"$WARD" confine --json -w "$1" --mode "$2" --runner bwrap -- true |
 		python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["argv"]))'
@@ -182,12 +193,7 @@ done
 if part 7; then
 NOSV=$OUT/landlock-run-nosv
 JUDGED=$OUT/bench_judged
-LL_CC=$(command -v musl-gcc || echo cc)
-$LL_CC -std=c11 -D_GNU_SOURCE -Os -static -I"$ROOT/src" \
-	-DLANDLOCK_RUN_NO_SUPERVISOR -o "$NOSV" \
-	"$ROOT/src/launcher/landlock-run.c" "$ROOT/src/util/landlock.c" \
-	"$ROOT/src/util/supervise.c" "$ROOT/src/util/hide.c" \
-	"$ROOT/src/util/util.c"
+build_nosv
 cc -O2 -std=c11 -D_GNU_SOURCE -o "$JUDGED" "$ROOT/bench/bench_judged.c"
 LL="$ROOT/build/bin/landlock-run --ro / --rw /dev/null --rw $WORK/ws --"
 LN="$NOSV --ro / --rw /dev/null --rw $WORK/ws --"
@@ -244,12 +250,7 @@ fi
 if part 10; then
 	OLD=${CALLS_OLD:-}
 	NOSV=$OUT/landlock-run-nosv
-	LL_CC=$(command -v musl-gcc || echo cc)
-	$LL_CC -std=c11 -D_GNU_SOURCE -Os -static -I"$ROOT/src" \
-		-DLANDLOCK_RUN_NO_SUPERVISOR -o "$NOSV" \
-		"$ROOT/src/launcher/landlock-run.c" "$ROOT/src/util/landlock.c" \
-		"$ROOT/src/util/supervise.c" "$ROOT/src/util/hide.c" \
-		"$ROOT/src/util/util.c"
+	build_nosv
 	chmod 755 "$WORK" "$OUT" "$NOSV" "$PAIRED"
 	chmod 1777 "$WORK"
 	for who in root nobody; do

@@ -595,6 +595,28 @@ assert_reasoned() {
 	[ -z "$(ls -A "$WS/many")" ]
 }
 
+# descendant PID NAME: the pid of a descendant of PID whose comm is NAME,
+# waiting up to 10 s for it to appear.
+descendant() {
+	local root=$1 name=$2 i p c todo
+	for ((i = 0; i < 200; i++)); do
+		todo=("$root")
+		while [ ${#todo[@]} -gt 0 ]; do
+			p=${todo[0]}
+			todo=("${todo[@]:1}")
+			for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+				if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$name" ]; then
+					echo "$c"
+					return 0
+				fi
+				todo+=("$c")
+			done
+		done
+		sleep 0.05
+	done
+	return 1
+}
+
 # killed_midway RUNNER NAME [WARD ARGS...]: run a command that prints
 # "before" and waits (bounded by --timeout), SIGKILL its sandbox process
 # NAME, and leave ward's status, stdout and stderr in $status, $output,

@@ -78,17 +78,42 @@ marker() {
 
 # Skip unless RUNNER (bwrap, or anything else for Landlock) can confine
 # here, saying why.
-require_runner_usable() {
+require_runner_usable() { # VARIANT: as the test's user (after become)
 	case "$1" in
 	bwrap)
-		bwrap --ro-bind / / --unshare-user -- true 2>/dev/null ||
-			skip "bwrap cannot create a sandbox here"
+		"${E2E_AS[@]}" bwrap --ro-bind / / --unshare-user -- true \
+			2>/dev/null || skip "bwrap cannot create a sandbox here"
 		;;
 	*)
-		"$LAUNCHER" --probe >/dev/null 2>&1 ||
+		"${E2E_AS[@]}" "$LAUNCHER" --probe >/dev/null 2>&1 ||
 			skip "Landlock is not usable here"
 		;;
 	esac
+}
+
+# rt_home NAME: a HOME (RT_HOME) and a ward state directory (RT_STATE,
+# XDG_STATE_HOME) of the test's own, outside every writable root (a
+# Landlock run hides the state directory by granting read on the entries
+# beside it from / down: optional grants, docs/RUNNERS.md). The test's
+# teardown removes both.
+rt_home() {
+	RT_HOME=$(mktemp -d "/var/tmp/ward-$1-home.XXXXXX")
+	export HOME=$RT_HOME
+	unset XDG_CONFIG_HOME
+	mkdir -p "$E2E_STATE_BASE"
+	RT_STATE=$(mktemp -d "$E2E_STATE_BASE/state.XXXXXX")
+	chmod 0755 "$RT_STATE"
+	export XDG_STATE_HOME=$RT_STATE
+}
+
+# become root|nobody: later runs are that user's, who owns the workspace,
+# the test's HOME and state directory, and the directories named after it.
+become() {
+	if [ "$1" = nobody ]; then
+		as_nobody
+		chown -R 65534:65534 "$WS" ${RT_HOME:+"$RT_HOME"} \
+			${RT_STATE:+"$RT_STATE"} "${@:2}"
+	fi
 }
 
 # make_wheel DIR: a pure-Python wheel wardpkg 1.0 in DIR, for pip tests
@@ -189,29 +214,6 @@ fail() {
 }
 
 # --- observations ---------------------------------------------------------
-
-# descendant PID NAME: the pid of a descendant of PID whose comm is NAME,
-# waiting up to 10 s for it to appear.
-descendant() {
-	local root=$1 name=$2 i p c todo
-	for ((i = 0; i < 200; i++)); do
-		todo=("$root")
-		while [ ${#todo[@]} -gt 0 ]; do
-			p=${todo[0]}
-			todo=("${todo[@]:1}")
-			for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
-				if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$name" ]; then
-					echo "$c"
-					return 0
-				fi
-				todo+=("$c")
-			done
-		done
-		sleep 0.05
-	done
-	return 1
-}
-
 
 # The errno named by the last error message in stderr, if any.
 err_name() {

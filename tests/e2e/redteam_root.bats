@@ -316,7 +316,8 @@ while True:
 			[ -e "$WS/ready" ] && break
 			sleep 0.05
 		done
-		sup=$(descendant "$pid" ward-supervise) || {
+		# timeout, then the keeper (setpriv execs), then its child.
+		sup=$(pgrep -P "$(pgrep -P "$pid")" -x ward-supervise) || {
 			kill "$pid"
 			wait "$pid" || true
 			fail "$who: no supervisor under the launcher"

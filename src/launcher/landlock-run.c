@@ -1157,6 +1157,7 @@ static void supervise(const struct keeper *k, const struct plan *p)
 		sigaddset(&set, forwarded[i]);
 	hc.sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	host.fd = hc.sfd;
+	(void)err; /* unused without the supervisor (bench builds) */
 #ifndef LANDLOCK_RUN_NO_SUPERVISOR
 	lfd = ward_sv_take(sp[0], hc.cmd, err, sizeof(err));
 	if (lfd < 0) {

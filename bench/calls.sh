@@ -30,6 +30,9 @@
 #      same without --json (target 1.1), and 1,000 literal `--` rules vs
 #      none on each runner, outside the roots (read-only) and inside them
 #      (workspace-write) (target 2.0), with 10,000 rules as info
+#  10. issue 18: landlock-run with ward's argv and ward run --runner
+#      landlock against sh -c true and the no-supervisor build, root and
+#      uid 65534 (CALLS_OLD=TREE adds another revision's launcher and ward)
 #
 # Knobs: CALLS_ROUNDS (default 300), CALLS_DOC (docs/BENCHMARKS.md; empty:
 # do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree),
@@ -44,7 +47,7 @@ OUT=$ROOT/build/bench/calls
 ROUNDS=${CALLS_ROUNDS:-300}
 DOC=${CALLS_DOC-docs/BENCHMARKS.md}
 BIG=${CALLS_BIG:-1}
-PARTS=" ${CALLS_PARTS:-1 2 3 4 5 6 7 8 9} "
+PARTS=" ${CALLS_PARTS:-1 2 3 4 5 6 7 8 9 10} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 mkdir -p "$OUT"
 rm -f "$OUT"/*.json
@@ -75,6 +78,17 @@ paired() { # NAME ROUNDS CMD...
 	shift 2
 	echo "bench/calls.sh: $name"
 	"${RT[@]}" "$PAIRED" -n "$rounds" -w 10 --json "$OUT/$name.json" "$@"
+}
+
+# The launcher without its supervisor (bench only): $OUT/landlock-run-nosv.
+build_nosv() {
+	local cc
+	cc=$(command -v musl-gcc || echo cc)
+	$cc -std=c11 -D_GNU_SOURCE -Os -static -I"$ROOT/src" \
+		-DLANDLOCK_RUN_NO_SUPERVISOR -o "$OUT/landlock-run-nosv" \
+		"$ROOT/src/launcher/landlock-run.c" "$ROOT/src/util/landlock.c" \
+		"$ROOT/src/util/supervise.c" "$ROOT/src/util/hide.c" \
+		"$ROOT/src/util/util.c"
 }
 
 raw_bwrap() { # WS MODE -> the raw argv of `ward confine`, space-joined
@@ -179,12 +193,7 @@ done
 if part 7; then
 NOSV=$OUT/landlock-run-nosv
 JUDGED=$OUT/bench_judged
-LL_CC=$(command -v musl-gcc || echo cc)
-$LL_CC -std=c11 -D_GNU_SOURCE -Os -static -I"$ROOT/src" \
-	-DLANDLOCK_RUN_NO_SUPERVISOR -o "$NOSV" \
-	"$ROOT/src/launcher/landlock-run.c" "$ROOT/src/util/landlock.c" \
-	"$ROOT/src/util/supervise.c" "$ROOT/src/util/hide.c" \
-	"$ROOT/src/util/util.c"
+build_nosv
 cc -O2 -std=c11 -D_GNU_SOURCE -o "$JUDGED" "$ROOT/bench/bench_judged.c"
 LL="$ROOT/build/bin/landlock-run --ro / --rw /dev/null --rw $WORK/ws --"
 LN="$NOSV --ro / --rw /dev/null --rw $WORK/ws --"
@@ -227,6 +236,69 @@ if part 9; then
 				"r10k=$c --config $WORK/rules10000.yml -- true"
 		done
 	done
+	cd "$WORK/ws"
+fi
+
+# 10: issue 18, the launcher's processes: landlock-run with ward's argv
+# and `ward run --runner landlock -- true` against `sh -c true` and the
+# no-supervisor build (part 7's; it execs the command from the confined
+# process, or as root forks it from init), as root and as uid 65534, in a
+# git workspace, read-only and workspace-write; with CALLS_OLD=TREE (a
+# built tree of another revision) its landlock-run and ward in the same
+# rounds. Printed, not written to the document (BENCHMARKS.md, "Issue 18:
+# one supervisor process", has a run).
+if part 10; then
+	OLD=${CALLS_OLD:-}
+	NOSV=$OUT/landlock-run-nosv
+	build_nosv
+	chmod 755 "$WORK" "$OUT" "$NOSV" "$PAIRED"
+	chmod 1777 "$WORK"
+	for who in root nobody; do
+		as=()
+		gws=$WORK/git
+		if [ "$who" = nobody ]; then
+			as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+			gws=$WORK/git-nobody
+			rm -rf "$gws" "$WORK/home-nobody"
+			cp -a "$WORK/git" "$gws"
+			mkdir -p "$WORK/home-nobody"
+			chown -R 65534:65534 "$gws" "$WORK/home-nobody"
+		fi
+		cd "$gws"
+		for mode in read-only workspace-write; do
+			hm=$WORK/home
+			[ "$who" = root ] || hm=$WORK/home-nobody
+			argv=$(HOME=$hm "${as[@]}" "$WARD" confine --json \
+				-w "$gws" --mode "$mode" --runner landlock -- true |
+				python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["argv"]))')
+			cmds=("sh=sh -c true"
+				"nosv=$NOSV ${argv#* }"
+				"launcher=$argv"
+				"ward=$WARD run -w $gws --mode $mode --runner landlock -- true")
+			if [ -n "$OLD" ]; then
+				cmds+=("oldlauncher=$OLD/build/bin/landlock-run ${argv#* }"
+					"oldward=$OLD/build/bin/ward run -w $gws --mode $mode --runner landlock -- true")
+			fi
+			# bench_paired itself as the user (RT priority kept).
+			echo "bench/calls.sh: keeper-$who-$mode"
+			HOME=$hm "${RT[@]}" "${as[@]}" "$PAIRED" -n "$ROUNDS" -w 10 \
+				--json "$WORK/keeper-$who-$mode.json" "${cmds[@]}"
+			cp "$WORK/keeper-$who-$mode.json" "$OUT/"
+		done
+	done
+	python3 - "$OUT" <<'PY'
+import json, os, sys
+print("bench/calls.sh: issue 18, ratios to sh -c true (medians, ms)")
+for who in ("root", "nobody"):
+    for mode in ("read-only", "workspace-write"):
+        p = os.path.join(sys.argv[1], "keeper-%s-%s.json" % (who, mode))
+        if not os.path.exists(p):
+            continue
+        d = json.load(open(p))
+        sh = d["sh"]["median_us"]
+        print("  %-6s %-15s sh %.2f ms: " % (who, mode, sh / 1000) + ", ".join(
+            "%s %.2f" % (k, v["median_us"] / sh) for k, v in d.items() if k != "sh"))
+PY
 	cd "$WORK/ws"
 fi
 

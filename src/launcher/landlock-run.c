@@ -15,28 +15,32 @@
  * Landlock can only restrict the calling process, so the command's side
  * restricts itself and then execs: the ruleset is inherited across execve by
  * the command and everything it spawns. Plan, then apply: every argument is
- * parsed before the kernel is touched; then start the keeper (below), and
- * in the command's process build the ruleset, start the supervisor
- * (src/util/supervise.c: chmod/chown/xattr/utime/inode flags and unix-socket
- * connects, judged outside the sandbox), drop capabilities, set
- * no_new_privs, landlock_restrict_self(), arm the supervisor's filter, exec.
+ * parsed before the kernel is touched; then start the keeper (below); its
+ * child, the supervisor, builds the ruleset, drops capabilities, sets
+ * no_new_privs, installs the metadata and network filter,
+ * landlock_restrict_self(), and forks the command, which arms the
+ * supervisor's filter (src/util/supervise.c: chmod/chown/xattr/utime/inode
+ * flags and unix-socket connects, judged by its parent, which performs
+ * them inside the same domain) and execs.
  *
  * The keeper: the launcher itself stays, unconfined, as the parent of the
- * command, so that when the command ends every process it started ends too
- * (setsid'd daemons, double forks, a zombie held by a tracer). With
- * CAP_SYS_ADMIN (root) the command runs in a new pid namespace whose init
- * is a tiny child of the keeper: when the command exits, init exits and the
- * kernel kills everything left in the namespace; init dies with the keeper
- * (PR_SET_PDEATHSIG), and mounts the namespace's own /proc in a mount
+ * supervisor, so that when the command ends every process it started ends
+ * too (setsid'd daemons, double forks, a zombie held by a tracer). With
+ * CAP_SYS_ADMIN (root) the supervisor is init of a new pid namespace: when
+ * the command exits, init exits and the kernel kills everything left in
+ * the namespace; init mounts the namespace's own /proc in a mount
  * namespace of its own (so /proc/$$ is the command's). Without it the
  * keeper is a child subreaper and, when the command has exited, kills and
  * reaps every descendant left, until none is (no time budget: a tracer is
- * killed like the rest, which frees the zombie it held). The keeper
- * forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH
- * to the command's session (the command leads a new one), ends the whole
- * tree on KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a
- * killed caller takes the tree down), and exits with the command's status
- * (a signal is raised again on itself). See docs/RUNNERS.md.
+ * killed like the rest, which frees the zombie it held). The supervisor
+ * dies with the keeper and the command with the supervisor
+ * (PR_SET_PDEATHSIG); a supervisor that dies first is the run's failure
+ * (125). The keeper forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
+ * SIGUSR2 and SIGWINCH to the supervisor, which passes them on to the
+ * command's session (the command leads a new one), ends the whole tree on
+ * KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a killed
+ * caller takes the tree down), and exits with the command's status (a
+ * signal is raised again on itself). See docs/RUNNERS.md.
  *
  * --unconfined: the keeper only, for a danger-full-access call (which ward
  * does not confine, but whose processes must still end with it): nothing is
@@ -66,6 +70,8 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -561,51 +567,23 @@ static void apply_hides(const struct plan *p)
 }
 
 /*
- * The probe child: really restrict, then check that the restriction bites.
- * Actually restricting is the only honest signal: a kernel may report an
- * ABI and still refuse (or silently not apply) a ruleset. Returns 0 when
- * the process is restricted; otherwise prints why and returns 1.
+ * The probe's command, armed by its supervisor (probe_child): a judged
+ * call refused, the ruleset biting, and the nested layer keeping it from
+ * signalling the supervisor. Returns 0, or prints why and returns 1.
  */
-static int probe_child(const struct ward_ll_ruleset *rs)
+static int probe_command(const struct ward_ll_ruleset *rs, int sock)
 {
-	static const char *const rw[] = {"/dev/null"};
-	struct ward_sv sv = WARD_SV_INIT;
-	struct ward_sv_config cfg = {.report_fd = -1, .net = WARD_LL_NET_ON};
-	char err[256];
+	struct ward_sv sv = {.sock = sock, .pid = 0};
 	bool scope_signal = (rs->scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
 	pid_t parent = getppid();
+	char err[256];
 	int fd;
 
-	/* /dev/null is writable by everyone: refusal after restricting can
-	 * only come from Landlock. */
-	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr,
-			PROG ": probe: cannot open /dev/null for writing even "
-			     "before restricting: %s\n",
-			strerror(errno));
-		return 1;
-	}
-	close(fd);
 	if (scope_signal && kill(parent, 0) != 0) {
 		fprintf(stderr,
-			PROG ": probe: cannot signal the parent even before "
-			     "restricting: %s\n",
+			PROG ": probe: cannot signal the supervisor before "
+			     "arming: %s\n",
 			strerror(errno));
-		return 1;
-	}
-
-	/* Every run has a supervisor: one that cannot start or arm here
-	 * (seccomp without user notification, a listener already installed
-	 * by an outer sandbox) would fail every run. */
-	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return 1;
-	}
-	cfg.rw = rw;
-	cfg.nrw = 1;
-	if (ward_sv_spawn(&sv, &cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, PROG ": probe: %s\n", err);
 		return 1;
 	}
 	if (ward_sv_arm(&sv, err, sizeof(err)) != 0) {
@@ -646,6 +624,85 @@ static int probe_child(const struct ward_ll_ruleset *rs)
 		return 1;
 	}
 	return 0;
+}
+
+/* The probe's supervisor: the end of its command (a pidfd readable). */
+static int probe_ready(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+/*
+ * The probe child: really restrict, then check that the restriction bites,
+ * the way a run does — this process serves the listener of a command it
+ * forks. Actually restricting is the only honest signal: a kernel may
+ * report an ABI and still refuse (or silently not apply) a ruleset.
+ * Returns 0 when the process is restricted; otherwise prints why and
+ * returns 1.
+ */
+static int probe_child(const struct ward_ll_ruleset *rs)
+{
+	static const char *const rw[] = {"/dev/null"};
+	struct ward_sv_config cfg = {.report_fd = -1, .net = WARD_LL_NET_ON};
+	struct ward_sv_host host = {.fd = -1, .ready = probe_ready};
+	char err[256];
+	pid_t cmd;
+	int fd, sp[2], lfd, status, ret;
+
+	/* /dev/null is writable by everyone: refusal after restricting can
+	 * only come from Landlock. */
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr,
+			PROG ": probe: cannot open /dev/null for writing even "
+			     "before restricting: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	close(fd);
+
+	/* Every run has a supervisor: one that cannot start or arm here
+	 * (seccomp without user notification, a listener already installed
+	 * by an outer sandbox) would fail every run. */
+	if (ward_ll_enforce(rs, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	cfg.rw = rw;
+	cfg.nrw = 1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) {
+		fprintf(stderr, PROG ": probe: socketpair: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	fflush(NULL);
+	cmd = fork();
+	if (cmd < 0) {
+		fprintf(stderr, PROG ": probe: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (cmd == 0) {
+		close(sp[0]);
+		_exit(probe_command(rs, sp[1]));
+	}
+	close(sp[1]);
+	lfd = ward_sv_take(sp[0], cmd, err, sizeof(err));
+	close(sp[0]);
+	host.fd = (int)syscall(SYS_pidfd_open, cmd, 0U);
+	ret = lfd < 0 || host.fd < 0 ? 1 : ward_sv_serve(lfd, &cfg, &host);
+	if (ret != 0) {
+		if (lfd >= 0)
+			fprintf(stderr, PROG ": probe: supervisor: %s\n",
+				host.fd < 0 ? "pidfd_open failed"
+					    : "the listener failed");
+		kill(cmd, SIGKILL);
+	}
+	while (waitpid(cmd, &status, 0) < 0 && errno == EINTR)
+		;
+	if (ret == 0 && WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 1;
 }
 
 /* --probe: exit 0 only when a child really was restricted. */
@@ -704,26 +761,24 @@ static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT, SIGTERM,
 				SIGUSR1, SIGUSR2, SIGWINCH};
 
 struct keeper {
-	pid_t child;   /* the pid namespace's init, or the command itself */
+	/* The supervisor: the process that confines itself, forks the
+	 * command and serves its listener (init of the pid namespace as
+	 * root); --unconfined: the command itself. */
+	pid_t child;
 	bool pidns;    /* child is init of a new pid namespace */
-	int status_fd; /* pidns: init writes the command's wait status here */
-	int alive_fd;  /* pidns, in init: EOF once the keeper is gone */
+	int status_fd; /* the supervisor's report (struct sv_end), or -1
+			  (--unconfined): the keeper's end, or the child's */
+	int alive_fd;  /* in the supervisor: EOF once the keeper is gone */
 	pid_t parent;  /* who started the launcher */
 	sigset_t old;  /* the signal mask to give the command */
-	/*
-	 * The supervisor, watched while the command runs: without a pid
-	 * namespace it is reparented to the keeper (a subreaper), which
-	 * learns its pid on @sv_fd (the confining process writes it); in
-	 * one, init is its parent and knows @sv_pid itself.
-	 */
-	int sv_fd;
-	pid_t sv_pid;
 	int report_fd; /* --pid-fd: the pid first, then how the run ended */
 };
 
-/* What init hands the keeper (pidns): the command's wait status, and the
- * supervisor's when it died first (-1: it did not). */
-struct init_report {
+/* What the supervisor hands the keeper once the command has ended: its
+ * wait status, and -1 or the supervisor's own failure (its listener
+ * failed under the running command, which it then ended). A supervisor
+ * that dies without a report died while the command ran. */
+struct sv_end {
 	int status;
 	int sv_status;
 };
@@ -846,15 +901,6 @@ static void __attribute__((noreturn)) exit_like(int status)
 	_exit(128 + sig);
 }
 
-/*
- * A supervisor that ends while the command still runs: killed, or failed
- * (it exits 0 only when no process with its filter is left).
- */
-static bool supervisor_failed(int status)
-{
-	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-}
-
 /* "killed by signal N" / "exit status N" for a wait status. */
 static const char *status_text(char *buf, size_t len, int status)
 {
@@ -919,21 +965,6 @@ static void watch_caller(const struct keeper *k)
 		die("the caller is gone");
 }
 
-/*
- * The keeper reaped @pid (wait status @st), not the command: whether it
- * was the supervisor, ended while the command runs. Its pid is read from
- * the confining process once it is there (written before the filter is
- * armed, so before it can matter).
- */
-static bool keeper_lost_supervisor(struct keeper *k, pid_t pid, int st)
-{
-	if (!k->sv_pid && k->sv_fd >= 0 &&
-	    read(k->sv_fd, &k->sv_pid, sizeof(k->sv_pid)) !=
-		(ssize_t)sizeof(k->sv_pid))
-		k->sv_pid = 0;
-	return k->sv_pid > 0 && pid == k->sv_pid && supervisor_failed(st);
-}
-
 /* The keeper's end: like the command, unless the sandbox ended it. */
 static void __attribute__((noreturn))
 keeper_end(struct keeper *k, int status, int sv_status, bool caller_died)
@@ -966,43 +997,12 @@ keeper_end(struct keeper *k, int status, int sv_status, bool caller_died)
 }
 
 /*
- * In the process that confines itself, right after the supervisor was
- * started: tell the keeper its pid (without a pid namespace the keeper
- * reaps it), or keep it for init (with one, init does).
+ * The supervisor: a /proc of the new pid namespace, in a mount namespace
+ * of its own, so that /proc/$$ is the command's and the host's processes
+ * are not listed. Mounts made here do not propagate back (MS_SLAVE); the
+ * host's still come in. Best effort: on failure /proc stays the host's.
  */
-static void keeper_supervised(struct keeper *k, pid_t sv_pid)
-{
-	if (k->pidns) {
-		k->sv_pid = sv_pid;
-		return;
-	}
-	if (k->sv_fd >= 0) {
-		(void)!write(k->sv_fd, &sv_pid, sizeof(sv_pid));
-		close(k->sv_fd);
-		k->sv_fd = -1;
-	}
-}
-
-/* init: the command's session, where forwarded signals go. */
-static volatile pid_t init_cmd;
-
-static void init_forward(int sig)
-{
-	int e = errno;
-
-	/* Before its setsid() the command has no group of its own yet. */
-	if (init_cmd > 0 && kill(-init_cmd, sig) != 0)
-		kill(init_cmd, sig);
-	errno = e;
-}
-
-/*
- * init: a /proc of the new pid namespace, in a mount namespace of its own,
- * so that /proc/$$ is the command's and the host's processes are not
- * listed. Mounts made here do not propagate back (MS_SLAVE); the host's
- * still come in. Best effort: on failure /proc stays the host's.
- */
-static void init_own_proc(void)
+static void sv_own_proc(void)
 {
 	if (unshare(CLONE_NEWNS) != 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
@@ -1012,12 +1012,13 @@ static void init_own_proc(void)
 }
 
 /*
- * The pid namespace's init (pid 1), first: die with the keeper, and a
- * /proc of our own. Then main() confines init itself (it is the process
- * whose pid the keeper reports: the Landlock domain's creator) and calls
- * init_run().
+ * The supervisor (the keeper's child), first: die with the keeper — its
+ * listener then closes, and every judged call fails with ENOSYS —, and
+ * as init of a pid namespace a /proc of our own. Then main() confines it
+ * (it is the process whose pid the keeper reports: the Landlock domain's
+ * creator) and calls supervise().
  */
-static void init_setup(const struct keeper *k)
+static void sv_setup(const struct keeper *k)
 {
 	struct pollfd p = {.fd = k->alive_fd, .events = POLLIN};
 
@@ -1026,74 +1027,164 @@ static void init_setup(const struct keeper *k)
 	/* The keeper holds the other end: EOF means it is already gone. */
 	if (poll(&p, 1, 0) != 0)
 		_exit(EXIT_LAUNCHER_FAILURE);
-	init_own_proc();
+	if (k->pidns)
+		sv_own_proc();
+}
+
+/* The supervisor's host loop: the command, and the signals it takes. */
+struct sv_host_ctx {
+	int sfd;   /* signalfd: SIGCHLD and the forwarded signals */
+	pid_t cmd; /* the command (its session's leader) */
+	int status;
+};
+
+/*
+ * Pass forwarded signals on to the command's session (the command itself
+ * before its setsid()), reap what ended (in a pid namespace the orphans
+ * are ours), and end the loop when the command is reaped.
+ */
+static int sv_host_ready(void *ctx)
+{
+	struct sv_host_ctx *h = ctx;
+	struct signalfd_siginfo si;
+	pid_t pid;
+	int st;
+
+	while (read(h->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig != SIGCHLD && kill(-h->cmd, sig) != 0)
+			kill(h->cmd, sig);
+	}
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (pid == h->cmd) {
+			h->status = st;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*
- * init, confined already (the command inherits the domain and the
- * filters): start the command in a session of its own, pass on the
- * signals the keeper forwards, reap whatever is reparented to us, and when
- * the command exits hand its status to the keeper and exit — the kernel
- * then kills the rest of the namespace. Returns only in the command's
- * process. Init is in the command's Landlock domain, so it is made
- * non-dumpable (after the supervisor took its listener): the command
- * cannot ptrace it; from inside the namespace it cannot kill it either.
+ * The command's side of the fork: die with the supervisor (its parent);
+ * nothing of the keeper's; a session of its own; the nested layer and
+ * the filter, whose listener the supervisor holds before we go on.
+ * Returns (signal mask restored) only armed; dies 125 otherwise.
  */
-static void init_run(struct keeper *k)
+static void command_arm(const struct keeper *k, int sock, pid_t sup)
 {
-	struct sigaction sa, prev[sizeof(forwarded) / sizeof(forwarded[0])];
-	struct init_report rep = {0, -1};
-	pid_t cmd, pid;
-	int status;
+	struct ward_sv sv = {.sock = sock, .pid = 0};
+	char err[512];
 
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = init_forward;
-	sa.sa_flags = SA_RESTART;
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &sa, &prev[i]);
-	fflush(NULL);
-	cmd = fork();
-	if (cmd < 0)
-		die("cannot start the command: fork: %s", strerror(errno));
-	if (cmd == 0) {
-		close(k->status_fd);
-		close(k->alive_fd);
-		/* What the caller ignored stays ignored across exec
-		 * (POSIX; `nohup ward run …` relies on it); init's own
-		 * forwarding handlers are not the command's. */
-		for (size_t i = 0;
-		     i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-			signal(forwarded[i], prev[i].sa_handler == SIG_IGN
-						 ? SIG_IGN
-						 : SIG_DFL);
-		setsid();
-		sigprocmask(SIG_SETMASK, &k->old, NULL);
-		return;
-	}
-	init_cmd = cmd;
-	/* Forwarded signals were blocked since the keeper: take them now. */
+	/* The command can clear this; the keeper sees the supervisor die
+	 * all the same and ends the tree (sweep, or the pid namespace). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != sup)
+		_exit(EXIT_LAUNCHER_FAILURE);
+	close(k->status_fd);
+	close(k->alive_fd);
+	setsid();
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	if (ward_sv_arm(&sv, err, sizeof(err)) != 0)
+		die("%s", err);
+#else
+	/* Benchmark builds only (bench/calls.sh): the cost of the
+	 * filter and its hand-over is this build's difference. */
+	(void)err;
+	ward_sv_close(&sv);
+#endif
 	sigprocmask(SIG_SETMASK, &k->old, NULL);
-	for (;;) {
-		pid = waitpid(-1, &status, 0);
-		if (pid == cmd)
-			break;
-		if (pid > 0 && pid == k->sv_pid && supervisor_failed(status)) {
-			/* Judged calls fail from now on: end the command
-			 * (everything in the namespace but us). */
-			rep.sv_status = status;
-			kill(-1, SIGKILL);
-			while (waitpid(cmd, &status, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-		if (pid < 0 && errno != EINTR)
-			_exit(EXIT_LAUNCHER_FAILURE);
-	}
-	rep.status = status;
+}
+
+/* Write the supervisor's report to the keeper and exit. */
+static void __attribute__((noreturn))
+sv_finish(const struct keeper *k, int status, int sv_status)
+{
+	struct sv_end rep = {status, sv_status};
+
 	while (write(k->status_fd, &rep, sizeof(rep)) < 0 && errno == EINTR)
 		;
 	_exit(0);
+}
+
+/*
+ * In the confined process: fork the command and be its supervisor. The
+ * supervisor is in the command's Landlock domain and under its filters
+ * (what it performs meets the command's checks, supervise.h), outside
+ * the nested layer that keeps the command from signalling it, and not
+ * dumpable: the command can neither trace nor kill it. It serves the
+ * listener, passes the keeper's signals on, reaps (init of the pid
+ * namespace reaps every orphan), and when the command has ended tells
+ * the keeper how (struct sv_end) and exits: the keeper then sweeps, or
+ * the kernel empties the namespace. Returns only in the command, armed.
+ */
+static void supervise(const struct keeper *k, const struct plan *p)
+{
+	struct ward_sv_config cfg = {
+	    .rw = p->rw,
+	    .nrw = p->nrw,
+	    .unix_ok = p->unix_ok,
+	    .nunix = p->nunix,
+	    .net = p->net,
+	    .net_port = p->net_port,
+	    .report_fd = p->pid_fd,
+	};
+	struct sv_host_ctx hc = {.sfd = -1, .cmd = -1, .status = 0};
+	struct ward_sv_host host = {
+	    .fd = -1, .ready = sv_host_ready, .ctx = &hc};
+	pid_t sup = getpid();
+	sigset_t set;
+	char err[512];
+	int sp[2], lfd = -1, ret;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+		die("supervisor: socketpair: %s", strerror(errno));
+	fflush(NULL);
+	hc.cmd = fork();
+	if (hc.cmd < 0)
+		die("cannot start the command: fork: %s", strerror(errno));
+	if (hc.cmd == 0) {
+		close(sp[0]);
+		command_arm(k, sp[1], sup);
+		return;
+	}
+	close(sp[1]);
+	(void)prctl(PR_SET_NAME, (unsigned long)"ward-supervise", 0, 0, 0);
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* Blocked since keep(): taken from a descriptor, in the loop. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&set, forwarded[i]);
+	hc.sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	host.fd = hc.sfd;
+	(void)err; /* unused without the supervisor (bench builds) */
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+	lfd = ward_sv_take(sp[0], hc.cmd, err, sizeof(err));
+	if (lfd < 0) {
+		/* The command was told, says why and exits 125 (or had
+		 * died already): its status is the run's. */
+		close(sp[0]);
+		while (waitpid(hc.cmd, &hc.status, 0) < 0 && errno == EINTR)
+			;
+		sv_finish(k, hc.status, -1);
+	}
+#endif
+	close(sp[0]);
+	if (hc.sfd < 0) {
+		kill(hc.cmd, SIGKILL);
+		die("supervisor: signalfd: %s", strerror(errno));
+	}
+	ret = ward_sv_serve(lfd, &cfg, &host);
+	if (ret != 0) {
+		/* Judged calls would fail from now on: end the command
+		 * (its session, and as init everything in the namespace). */
+		kill(k->pidns ? -1 : -hc.cmd, SIGKILL);
+		kill(hc.cmd, SIGKILL);
+		while (waitpid(hc.cmd, &hc.status, 0) < 0 && errno == EINTR)
+			;
+		sv_finish(k, hc.status, 1 << 8); /* "exit status 1" */
+	}
+	sv_finish(k, hc.status, -1);
 }
 
 /* Ask the kernel for a pid namespace for our next child: root (or
@@ -1103,27 +1194,112 @@ static bool new_pidns(void)
 	return unshare(CLONE_NEWPID) == 0;
 }
 
+#ifndef LANDLOCK_RUN_NO_SUPERVISOR
+#define SUPERVISED true
+#else
+#define SUPERVISED false
+#endif
+
 /*
- * Start the keeper. Returns in the process that goes on to confine itself:
- * the command's (with the original signal mask back), or, in a pid
- * namespace, init's (signals still blocked; init_run() after confining).
- * The keeper itself never returns: it waits, forwards, sweeps and exits
- * like the command. Without @allow_pidns the keeper is a subreaper even as
- * root. With @pid_fd >= 0 it first writes there the pid of the
- * process that confines itself (the Landlock domain's creator, whose pid
- * the kernel's audit records carry), then closes it.
+ * The keeper's child, before it returns from keep(): a session of its own
+ * (the keeper's signals go to it, a terminal's do not); the supervisor
+ * sets up, keeping the signals blocked (supervise() takes them from a
+ * descriptor); the command itself (--unconfined) gets the mask back.
  */
-static void keep(struct keeper *out, int pid_fd, bool allow_pidns)
+static void keeper_child(struct keeper *k, int st_p[2], int alive_p[2])
+{
+	setsid();
+	/* pid_fd stays open here: the supervisor reports on it (the run's
+	 * end is the keeper's to report). */
+	k->report_fd = -1;
+	if (st_p[1] < 0) {
+		sigprocmask(SIG_SETMASK, &k->old, NULL);
+		return;
+	}
+	close(st_p[0]);
+	close(alive_p[1]);
+	k->status_fd = st_p[1];
+	k->alive_fd = alive_p[0];
+	sv_setup(k);
+}
+
+/*
+ * The keeper's loop until its child ended: caller gone or kill signal
+ * (end the tree), signals passed on (to the supervisor, which forwards
+ * them; --unconfined: to the command's session), children reaped (our
+ * own orphans too, as a subreaper). Returns the child's wait status;
+ * *killing and *caller_died say why we ended it, if we did.
+ */
+static int keeper_wait(struct keeper *k, const sigset_t *wait_set,
+		       bool *killing, bool *caller_died)
+{
+	for (;;) {
+		siginfo_t si;
+		int sig = 0;
+
+		if (*killing) {
+			/* The supervisor's death ends the command
+			 * (PDEATHSIG), the namespace with init; the sweep
+			 * ends the rest. */
+			if (k->status_fd < 0)
+				kill(-k->child, SIGKILL);
+			kill(k->child, SIGKILL);
+		} else {
+			sig = sigwaitinfo(wait_set, &si);
+		}
+		if (sig == SIGIO) {
+			/* The report's reader closed its end: ward is gone. */
+			if (caller_gone(k)) {
+				*caller_died = true;
+				*killing = true;
+			}
+			continue;
+		}
+		if (sig == KEEPER_KILL_SIGNAL) {
+			/* Our parent-death signal too: ward-bridge (or ward)
+			 * is gone, not asking. */
+			*caller_died = getppid() != k->parent;
+			*killing = true;
+			continue;
+		}
+		if (sig > 0 && sig != SIGCHLD) {
+			if (k->status_fd >= 0 || kill(-k->child, sig) != 0)
+				kill(k->child, sig);
+			continue;
+		}
+		for (;;) {
+			int st;
+			pid_t pid = waitpid(-1, &st, *killing ? 0 : WNOHANG);
+
+			if (pid == k->child)
+				return st;
+			if (pid == 0 || (pid < 0 && errno != EINTR))
+				break;
+		}
+	}
+}
+
+/*
+ * Start the keeper. Returns in its child: the supervisor, which goes on
+ * to confine itself and fork the command (signals still blocked;
+ * supervise() after confining), or with @confined false the command
+ * itself (the original signal mask back). The keeper itself never
+ * returns: it waits, forwards, sweeps and exits like the command. With
+ * @confined false the keeper is a subreaper even as root. With @pid_fd >=
+ * 0 it first writes there the pid of the process that confines itself
+ * (the Landlock domain's creator, whose pid the kernel's audit records
+ * carry).
+ */
+static void keep(struct keeper *out, int pid_fd, bool confined)
 {
 	struct keeper k = {.status_fd = -1,
 			   .alive_fd = -1,
 			   .parent = getppid(),
-			   .sv_fd = -1,
 			   .report_fd = pid_fd};
-	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1}, sv_p[2] = {-1, -1};
+	int st_p[2] = {-1, -1}, alive_p[2] = {-1, -1};
 	sigset_t wait_set;
-	int status = 0, sv_status = -1;
-	bool have_status = false, killing = false, caller_died = false;
+	int status, sv_status = -1;
+	bool killing = false, caller_died = false;
 
 	sigemptyset(&wait_set);
 	sigaddset(&wait_set, SIGCHLD);
@@ -1134,14 +1310,14 @@ static void keep(struct keeper *out, int pid_fd, bool allow_pidns)
 	/* Blocked before the child exists: nothing is lost in between. */
 	sigprocmask(SIG_BLOCK, &wait_set, &k.old);
 
-	k.pidns = allow_pidns && new_pidns();
-	if (k.pidns &&
+	k.pidns = confined && new_pidns();
+	/* A supervisor that forks the command (a build without one, bench
+	 * only, still needs init to fork it in a pid namespace). */
+	if ((k.pidns || (confined && SUPERVISED)) &&
 	    (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(alive_p, O_CLOEXEC) != 0))
 		die("cannot create a pipe: %s", strerror(errno));
 	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 		die("cannot become a child subreaper: %s", strerror(errno));
-	if (!k.pidns && pipe2(sv_p, O_CLOEXEC) != 0)
-		die("cannot create a pipe: %s", strerror(errno));
 
 	/*
 	 * A caller that dies takes the tree with it. Armed before the fork
@@ -1161,23 +1337,7 @@ static void keep(struct keeper *out, int pid_fd, bool allow_pidns)
 	if (k.child < 0)
 		die("cannot start the command: fork: %s", strerror(errno));
 	if (k.child == 0) {
-		/* A session of its own (the keeper forwards to its group);
-		 * in a pid namespace, init gives the command one. */
-		setsid();
-		/* pid_fd stays open here: the supervisor reports on it
-		 * (the run's end is the keeper's to report). */
-		k.report_fd = -1;
-		if (k.pidns) {
-			close(st_p[0]);
-			close(alive_p[1]);
-			k.status_fd = st_p[1];
-			k.alive_fd = alive_p[0];
-			init_setup(&k);
-		} else {
-			close(sv_p[0]);
-			k.sv_fd = sv_p[1];
-			sigprocmask(SIG_SETMASK, &k.old, NULL);
-		}
+		keeper_child(&k, st_p, alive_p);
 		*out = k;
 		return;
 	}
@@ -1189,14 +1349,10 @@ static void keep(struct keeper *out, int pid_fd, bool allow_pidns)
 			/* the caller stopped listening: nothing to tell */
 		}
 	}
-	if (k.pidns) {
+	if (st_p[0] >= 0) {
 		close(st_p[1]);
 		close(alive_p[0]);
 		k.status_fd = st_p[0];
-	} else {
-		close(sv_p[1]);
-		k.sv_fd = sv_p[0];
-		fcntl(k.sv_fd, F_SETFL, O_NONBLOCK);
 	}
 	/* The command cannot ptrace or read us (Landlock forbids a domain
 	 * to reach out too; this also covers kernels that only log). */
@@ -1217,74 +1373,23 @@ static void keep(struct keeper *out, int pid_fd, bool allow_pidns)
 		}
 	}
 
-	while (!have_status) {
-		siginfo_t si;
-		int sig = 0;
-
-		if (killing) {
-			/* init's death empties the namespace; without one,
-			 * the command's group goes now, the rest below. */
-			kill(k.pidns ? k.child : -k.child, SIGKILL);
-			kill(k.child, SIGKILL);
-		} else {
-			sig = sigwaitinfo(&wait_set, &si);
-		}
-		if (sig == SIGIO) {
-			/* The report's reader closed its end: ward is gone. */
-			if (caller_gone(&k)) {
-				caller_died = true;
-				killing = true;
-			}
-			continue;
-		}
-		if (sig == KEEPER_KILL_SIGNAL) {
-			/* Our parent-death signal too: ward-bridge (or ward)
-			 * is gone, not asking. */
-			caller_died = getppid() != k.parent;
-			killing = true;
-			continue;
-		}
-		if (sig > 0 && sig != SIGCHLD) {
-			/* To the command's session (init passes it on); the
-			 * command itself while it has not left ours yet. */
-			if (k.pidns || kill(-k.child, sig) != 0)
-				kill(k.child, sig);
-			continue;
-		}
-		for (;;) {
-			int st;
-			pid_t pid = waitpid(-1, &st, killing ? 0 : WNOHANG);
-
-			if (pid == k.child) {
-				status = st;
-				have_status = true;
-				break;
-			}
-			if (pid > 0 && !killing &&
-			    keeper_lost_supervisor(&k, pid, st)) {
-				/* Judged calls fail from now on: the loop
-				 * ends the command first. */
-				sv_status = st;
-				killing = true;
-				break;
-			}
-			if (pid == 0 || (pid < 0 && errno != EINTR))
-				break;
-		}
-	}
-	if (k.pidns) {
-		/* init passed on the command's status; without it init
-		 * itself died (killed): report that. */
-		struct init_report rep;
+	status = keeper_wait(&k, &wait_set, &killing, &caller_died);
+	if (k.status_fd >= 0) {
+		/* The supervisor's report: the command's status. Without
+		 * one the supervisor died while the command ran — unless
+		 * we killed it. */
+		struct sv_end rep;
 		ssize_t n = read(k.status_fd, &rep, sizeof(rep));
 
 		if (n == (ssize_t)sizeof(rep)) {
 			status = rep.status;
 			sv_status = rep.sv_status;
+		} else if (!killing) {
+			sv_status = status;
 		}
-	} else {
-		sweep();
 	}
+	if (!k.pidns)
+		sweep();
 	keeper_end(&k, status, sv_status, caller_died);
 }
 
@@ -1325,7 +1430,6 @@ static int exec_command(char **cmd)
 int main(int argc, char **argv)
 {
 	struct ward_ll_ruleset rs;
-	struct ward_sv sv = WARD_SV_INIT;
 	struct keeper k;
 	/* Static: what it holds lives until exec or exit, and stays
 	 * reachable from here for the whole process (the keeper and init
@@ -1371,37 +1475,12 @@ int main(int argc, char **argv)
 	if (ret)
 		die("%s", err);
 	ward_ll_close(&rs);
-#ifndef LANDLOCK_RUN_NO_SUPERVISOR
-	/* Inside the domain, under its filters: what it performs for the
-	 * command meets the command's own checks (supervise.h). */
-	{
-		struct ward_sv_config cfg = {
-		    .rw = p.rw,
-		    .nrw = p.nrw,
-		    .unix_ok = p.unix_ok,
-		    .nunix = p.nunix,
-		    .net = p.net,
-		    .net_port = p.net_port,
-		    .report_fd = p.pid_fd,
-		};
-
-		ret = ward_sv_spawn(&sv, &cfg, err, sizeof(err));
-		if (ret)
-			die("%s", err);
-		keeper_supervised(&k, sv.pid);
-	}
-	ret = ward_sv_arm(&sv, err, sizeof(err));
-	if (ret)
-		die("%s", err);
-#else
-	/* Benchmark builds only (bench/calls.sh): the cost of the
-	 * supervisor is this build's difference. Never installed. */
-	(void)sv;
-#endif
+	/* The supervisor forks the command (returns in it, armed); a build
+	 * without one (bench only) execs here unless it is init. */
+	if (k.status_fd >= 0)
+		supervise(&k, &p);
 	if (p.pid_fd >= 0)
 		close(p.pid_fd);
-	if (k.pidns)
-		init_run(&k); /* returns in the command's process */
 
 exec:
 	e = exec_command(p.cmd);

@@ -827,16 +827,17 @@ static void emit_clone3_refusal(struct ll_emit *e)
 }
 
 /*
- * Install the filter. @rw_dir selects the narrow form (set-id chmod only).
- * Returns 0 or -errno. On an architecture without a table this is a no-op,
+ * The metadata part of the filter into @f (room for LL_META_MAX): a
+ * self-contained program (it loads what it tests and ends in its own
+ * returns). @rw_dir selects the narrow form (set-id chmod only). Returns
+ * the number of instructions; on an architecture without a table none,
  * and Landlock's own limits stand (documented in docs/RUNNERS.md).
  */
-static int install_metadata_filter(bool rw_dir)
+#define LL_META_MAX 128
+static size_t emit_metadata(struct ll_sock_filter *f, bool rw_dir)
 {
 #ifdef LL_AUDIT_ARCH
-	struct ll_sock_filter f[128];
 	struct ll_emit e = {.f = f};
-	struct ll_sock_fprog prog;
 	const uint32_t deny = SECCOMP_RET_ERRNO | (EACCES & 0xffff);
 	const size_t n_chmod = sizeof(ll_chmods) / sizeof(ll_chmods[0]);
 	const size_t n_all = sizeof(ll_meta_all) / sizeof(ll_meta_all[0]);
@@ -893,15 +894,12 @@ static int install_metadata_filter(bool rw_dir)
 		f[e.to_deny[i]].jt = (uint8_t)(deny_at - (e.to_deny[i] + 1));
 	for (i = 0; i < e.n_allow; i++)
 		f[e.to_allow[i]].k = (uint32_t)(allow_at - (e.to_allow[i] + 1));
-
-	prog.len = (unsigned short)e.n;
-	prog.filter = f;
-	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-		return -errno;
+	return e.n;
 #else
+	(void)f;
 	(void)rw_dir;
-#endif
 	return 0;
+#endif
 }
 
 /* --- the network filter (seccomp) --------------------------------------- */
@@ -990,18 +988,20 @@ static void asm_goto(struct ll_asm *a, enum ll_label l)
 }
 
 /*
- * Install the network filter for @net (see ward_ll_enforce). Kept apart
- * from the metadata filter: each is one seccomp program, and the kernel
- * runs both (the strictest answer wins). The refusals give the errors of
- * a kernel without the family or protocol, which programs read as "no
- * network here" and give up on at once (EACCES made wget retry for 90 s).
- * Returns 0 or -errno.
+ * The network part of the filter for @net (see ward_ll_enforce) into @f
+ * (room for 64): what it refuses it answers; what it lets through falls
+ * off its end, into the metadata part that follows. That is what two
+ * filters gave (the kernel runs every filter and the newest error wins;
+ * this one was installed after the metadata filter), at the cost of one.
+ * The refusals give the errors of a kernel without the family or
+ * protocol, which programs read as "no network here" and give up on at
+ * once (EACCES made wget retry for 90 s). Returns the number of
+ * instructions, or -EOPNOTSUPP without a table for this architecture.
  */
-static int install_net_filter(int net)
+static int emit_net(struct ll_sock_filter *f, int net)
 {
 #ifdef LL_AUDIT_ARCH
 	struct ll_asm a = {.n = 0};
-	struct ll_sock_fprog prog;
 	const uint16_t jeq = BPF_JMP | BPF_JEQ | BPF_K;
 	const uint16_t ld = BPF_LD | BPF_W | BPF_ABS;
 	const uint16_t ret = BPF_RET | BPF_K;
@@ -1067,8 +1067,6 @@ static int install_net_filter(int net)
 	asm_put(&a, ld, arg_lo(3), L_NONE, L_NONE);
 	asm_put(&a, BPF_JMP | BPF_JSET | BPF_K, LL_MSG_FASTOPEN, L_UNREACH,
 		L_ALLOW);
-	asm_label(&a, L_ALLOW);
-	asm_put(&a, ret, SECCOMP_RET_ALLOW, L_NONE, L_NONE);
 	asm_label(&a, L_DENY);
 	asm_put(&a, ret, SECCOMP_RET_ERRNO | EACCES, L_NONE, L_NONE);
 	asm_label(&a, L_NOAF);
@@ -1077,6 +1075,8 @@ static int install_net_filter(int net)
 	asm_put(&a, ret, SECCOMP_RET_ERRNO | EPROTONOSUPPORT, L_NONE, L_NONE);
 	asm_label(&a, L_UNREACH);
 	asm_put(&a, ret, SECCOMP_RET_ERRNO | ENETUNREACH, L_NONE, L_NONE);
+	/* Allowed here: on to the metadata part, laid out next. */
+	asm_label(&a, L_ALLOW);
 
 	for (size_t i = 0; i < a.n; i++) {
 		if (a.f[i].code == (BPF_JMP | BPF_JA)) {
@@ -1088,17 +1088,42 @@ static int install_net_filter(int net)
 		if (a.jf[i])
 			a.f[i].jf = (uint8_t)(a.at[a.jf[i]] - (i + 1));
 	}
-	prog.len = (unsigned short)a.n;
-	prog.filter = a.f;
-	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-		return -errno;
-	return 0;
+	memcpy(f, a.f, a.n * sizeof(*f));
+	return (int)a.n;
 #else
 	/* No table for this architecture: refuse rather than run with the
 	 * network open. */
+	(void)f;
 	(void)net;
 	return -EOPNOTSUPP;
 #endif
+}
+
+/*
+ * Install the one filter: the network part for @net (unless ON), then the
+ * metadata part (@rw_dir). Returns 0 or -errno.
+ */
+static int install_filter(bool rw_dir, int net)
+{
+	struct ll_sock_filter f[64 + LL_META_MAX];
+	struct ll_sock_fprog prog;
+	size_t n = 0;
+
+	if (net != WARD_LL_NET_ON) {
+		int r = emit_net(f, net);
+
+		if (r < 0)
+			return r;
+		n = (size_t)r;
+	}
+	n += emit_metadata(f + n, rw_dir);
+	if (!n)
+		return 0;
+	prog.len = (unsigned short)n;
+	prog.filter = f;
+	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return -errno;
+	return 0;
 }
 
 int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
@@ -1113,17 +1138,14 @@ int ward_ll_enforce(const struct ward_ll_ruleset *rs, char *err, size_t err_len)
 		return ret;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return set_err(err, err_len, "cannot set no_new_privs", errno);
-	ret = install_metadata_filter(rs->rw_dir);
+	ret = install_filter(rs->rw_dir, rs->net);
 	if (ret)
 		return set_err(err, err_len,
-			       "cannot install the metadata filter", -ret);
-	if (rs->net != WARD_LL_NET_ON) {
-		ret = install_net_filter(rs->net);
-		if (ret)
-			return set_err(err, err_len,
-				       "cannot install the network filter",
-				       -ret);
-	}
+			       rs->net != WARD_LL_NET_ON
+				   ? "cannot install the metadata and network "
+				     "filter"
+				   : "cannot install the metadata filter",
+			       -ret);
 	if (syscall(__NR_landlock_restrict_self, rs->fd,
 		    rs->abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
 				 : 0) != 0)

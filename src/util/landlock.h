@@ -189,8 +189,9 @@ int ward_ll_drop_caps(char *err, size_t err_len);
  * filter cannot tell paths apart, so it refuses only what escalates
  * privilege: a chmod that sets the set-user-ID or set-group-ID bit.
  *
- * With a network setting other than ON it also installs the network
- * filter (seccomp): socket() and socketpair() succeed only for AF_UNIX,
+ * With a network setting other than ON the same filter (one seccomp
+ * program: its network part first, as a second filter installed after
+ * it would answer) also governs sockets: socket() and socketpair() succeed only for AF_UNIX,
  * AF_NETLINK with NETLINK_ROUTE, and AF_INET/AF_INET6 (LOCAL: any; OFF
  * and CONNECT: TCP streams and UDP datagrams, whose every destination the
  * supervisor judges); another family fails with EAFNOSUPPORT, another

@@ -38,6 +38,10 @@
 
 /* --- kernel UAPI (seccomp.h, openat2.h, stat.h, pidfd.h), defined here ---- */
 
+#ifndef PR_SET_PTRACER
+#define PR_SET_PTRACER 0x59616d61
+#endif
+
 #ifndef __NR_seccomp
 #if defined(__x86_64__)
 #define __NR_seccomp 317
@@ -86,9 +90,6 @@
 #define SV_SCM_RIGHTS		 1
 #define SV_SCM_CREDENTIALS	 2
 
-#ifndef PR_SET_PTRACER
-#define PR_SET_PTRACER 0x59616d61
-#endif
 
 struct sv_resp {
 	uint64_t id;
@@ -2041,6 +2042,7 @@ struct sv_loop {
 	uint32_t reported;
 	struct sv_pending pend[SV_PENDING_MAX];
 	size_t npend;
+	const struct ward_sv_host *host; /* NULL: serve until POLLHUP */
 };
 
 static void sv_send(int lfd, uint64_t id, int64_t val, int error)
@@ -2175,18 +2177,31 @@ static int sv_timeout(const struct sv_loop *l, int64_t now)
 	return t < 0 ? -1 : (int)(t > 250 ? 250 : t);
 }
 
-/* Serve notifications until no process uses the filter any more. */
-static void sv_serve(struct sv_loop *l)
+/*
+ * Serve notifications until no process uses the filter any more (no
+ * host), or until the host's ready() says the call is over. Returns 0,
+ * or -errno when the listener failed while its users may still call (the
+ * caller must end them: their judged calls would wait or fail).
+ */
+static int sv_serve(struct sv_loop *l)
 {
-	struct pollfd pfd[SV_PENDING_MAX + 1];
+	struct pollfd pfd[SV_PENDING_MAX + 2];
 	struct ward_sv_notif req;
+	const struct ward_sv_host *h = l->host;
+	bool hup = l->lfd < 0; /* no listener: the host alone */
 
 	for (;;) {
 		size_t i, np = 0, at[SV_PENDING_MAX];
 		int64_t now = sv_now_ms();
 		int n;
 
-		pfd[np++] = (struct pollfd){.fd = l->lfd, .events = POLLIN};
+		/* A negative fd is skipped by poll: the listener once every
+		 * user of the filter is gone, while the host still waits. */
+		pfd[np++] =
+		    (struct pollfd){.fd = hup ? -1 : l->lfd, .events = POLLIN};
+		if (h)
+			pfd[np++] =
+			    (struct pollfd){.fd = h->fd, .events = POLLIN};
 		for (i = 0; i < l->npend; i++) {
 			at[i] = 0;
 			if (l->pend[i].fd < 0)
@@ -2197,21 +2212,30 @@ static void sv_serve(struct sv_loop *l)
 		}
 		n = poll(pfd, np, sv_timeout(l, now));
 		if (n < 0 && errno != EINTR)
-			return;
+			return -errno;
 		now = sv_now_ms();
 		/* Parked calls first (from the end: waking may unpark). */
 		for (i = l->npend; i-- > 0;)
 			sv_wake(l, i, at[i] && n > 0 && pfd[at[i]].revents,
 				now);
-		if (n <= 0 || !pfd[0].revents)
+		if (n <= 0)
 			continue;
-		if (!(pfd[0].revents & POLLIN))
-			return; /* POLLHUP: every user of the filter is gone */
+		if (h && pfd[1].revents && h->ready(h->ctx))
+			return 0;
+		if (!pfd[0].revents)
+			continue;
+		if (!(pfd[0].revents & POLLIN)) {
+			/* POLLHUP: every user of the filter is gone. */
+			if (!h)
+				return 0;
+			hup = true;
+			continue;
+		}
 		memset(&req, 0, sizeof(req));
 		if (ioctl(l->lfd, SV_IOCTL_NOTIF_RECV, &req) != 0) {
 			if (errno == EINTR || errno == ENOENT)
 				continue;
-			return;
+			return -errno;
 		}
 		sv_handle(l, &req, 0);
 	}
@@ -2276,19 +2300,119 @@ static int sv_err(char *err, size_t len, const char *what, int e)
 }
 
 /*
- * The supervisor: snapshot the grants, say ready, take the listener from
- * @target (pidfd_getfd), serve. Never returns. It runs in the command's
- * Landlock domain and under its filters (forked after ward_ll_enforce),
- * so every call it performs meets the checks the command's would; it is
- * not dumpable (nothing of the same uid may trace it or read its memory)
- * and outside the nested layer ward_sv_arm() puts the command in (which
- * may not signal it).
+ * The listener hand-over, on a socketpair from the command's side
+ * (ward_sv_arm) to the supervisor's (ward_sv_take): the listener's number
+ * in the command (one int; a send without an address is the one the
+ * command's new filter lets through unjudged — a sendmsg carrying it as
+ * SCM_RIGHTS would wait for a supervisor that has no listener yet), which
+ * the supervisor copies with pidfd_getfd() and answers with one int, 0 or
+ * the errno of a failed take. The command waits for the answer before
+ * anything else: it cannot exec before the listener is in the
+ * supervisor's hands.
+ */
+int ward_sv_take(int sock, pid_t target, char *err, size_t err_len)
+{
+	int num = -1, pidfd, lfd, e = 0;
+
+	if (sv_fd_read(sock, &num, sizeof(num)) != 0)
+		return sv_err(err, err_len,
+			      "supervisor: the command ended before handing "
+			      "over its listener",
+			      ESRCH);
+	pidfd = (int)syscall(__NR_pidfd_open, target, 0U);
+	lfd = pidfd < 0 ? -1 : (int)syscall(__NR_pidfd_getfd, pidfd, num, 0U);
+	if (lfd < 0)
+		e = errno;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (lfd < 0) {
+		(void)sv_fd_write(sock, &e, sizeof(e));
+		return sv_err(err, err_len,
+			      "supervisor: cannot take the listener", e);
+	}
+	/* Linux 6.6: wake the supervisor on the caller's CPU and switch to
+	 * it at once (a judged call then costs a context switch, not a trip
+	 * through the scheduler). Older kernels: EINVAL, harmless. */
+	{
+		uint64_t fl = SV_USER_NOTIF_FD_SYNC_WAKE_UP;
+
+		(void)ioctl(lfd, SV_IOCTL_NOTIF_SET_FLAGS, fl);
+	}
+	if (sv_fd_write(sock, &e, sizeof(e)) != 0) {
+		close(lfd);
+		return sv_err(err, err_len,
+			      "supervisor: the command ended while handing "
+			      "over its listener",
+			      ESRCH);
+	}
+	return lfd;
+}
+
+/* The loop's state over @cfg: the snapshot in fresh pages. */
+static int sv_loop_init(struct sv_loop *l, const struct ward_sv_config *cfg,
+			int report)
+{
+	memset(l, 0, sizeof(*l));
+	l->report = report;
+	l->cpidfd = -1;
+	l->lfd = -1;
+	l->s = mmap(NULL, sizeof(*l->s), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (l->s == MAP_FAILED)
+		return -ENOMEM;
+	/* The file is the keeper's too, which watches it with O_ASYNC for
+	 * its caller's end (landlock-run's watch_caller): add to its flags,
+	 * never replace them. */
+	if (report >= 0) {
+		int fl = fcntl(report, F_GETFL);
+
+		if (fl >= 0)
+			(void)fcntl(report, F_SETFL, fl | O_NONBLOCK);
+	}
+	/* A reader gone is the keeper's to notice, not our death. */
+	(void)signal(SIGPIPE, SIG_IGN);
+	return ward_sv_state_init(l->s, cfg);
+}
+
+int ward_sv_serve(int lfd, const struct ward_sv_config *cfg,
+		  const struct ward_sv_host *host)
+{
+	struct sv_loop l;
+	int ret;
+
+	ret = sv_loop_init(&l, cfg, cfg->report_fd);
+	if (ret == 0) {
+		l.lfd = lfd;
+		l.host = host;
+		ret = sv_serve(&l);
+		sv_report(&l, true); /* the final count */
+	}
+	if (l.s != MAP_FAILED)
+		munmap(l.s, sizeof(*l.s));
+	if (l.cpidfd >= 0)
+		close(l.cpidfd);
+	for (size_t i = 0; i < l.npend; i++)
+		if (l.pend[i].fd >= 0)
+			close(l.pend[i].fd);
+	if (lfd >= 0)
+		close(lfd);
+	return ret;
+}
+
+/*
+ * ward_sv_spawn's supervisor: snapshot the grants, take the listener,
+ * serve. Never returns. It runs in the command's Landlock domain and
+ * under its filters (forked after ward_ll_enforce), so every call it
+ * performs meets the checks the command's would; it is not dumpable
+ * (nothing of the same uid may trace it or read its memory) and outside
+ * the nested layer ward_sv_arm() puts the command in (which may not
+ * signal it).
  */
 static void sv_main(int sock, pid_t target, const struct ward_sv_config *cfg)
 {
 	struct sv_loop l;
 	char err[128];
-	int msg[2], pidfd, lfd, nul, rep = -1;
+	int lfd, nul, rep = -1;
 
 	/* Nothing of the caller's stays open: not its pipes (their EOF
 	 * must not wait for us), not its terminal. */
@@ -2308,66 +2432,29 @@ static void sv_main(int sock, pid_t target, const struct ward_sv_config *cfg)
 	sock = 3;
 	rep = rep >= 0 ? 4 : -1;
 	util_close_from(rep >= 0 ? 5 : 4, -1, false);
-	/* A group of its own: what the keeper forwards to the command's
-	 * group (ward ending a terminal, a timeout, a tty's ^C) must end
-	 * the command, not the supervisor first (its death is the
-	 * sandbox's failure, docs/RUNNERS.md). The sweep ends it. */
+	/* A group of its own: what is sent to the command's group must end
+	 * the command, not the supervisor first (its death is the sandbox's
+	 * failure, docs/RUNNERS.md). */
 	(void)setpgid(0, 0);
 	(void)prctl(PR_SET_NAME, (unsigned long)"ward-supervise", 0, 0, 0);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	(void)signal(SIGPIPE, SIG_IGN);
-	/* The file is the keeper's too, which watches it with O_ASYNC for
-	 * its caller's end (landlock-run's watch_caller): add to its flags,
-	 * never replace them. */
-	if (rep >= 0) {
-		int fl = fcntl(rep, F_GETFL);
-
-		if (fl >= 0)
-			(void)fcntl(rep, F_SETFL, fl | O_NONBLOCK);
-	}
-
-	memset(&l, 0, sizeof(l));
-	l.report = rep;
-	l.cpidfd = -1;
-	l.s = mmap(NULL, sizeof(*l.s), PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (l.s == MAP_FAILED || ward_sv_state_init(l.s, cfg) != 0 ||
-	    chdir("/") != 0)
+	if (sv_loop_init(&l, cfg, rep) != 0 || chdir("/") != 0)
 		_exit(1);
-
 	/* No privilege is needed: the same uid reads the target's /proc
 	 * entries and memory (ward_ll_enforce dropped everything already;
 	 * a caller without it, e.g. a test, gets it dropped here). */
 	if (ward_ll_drop_caps(err, sizeof(err)) != 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		_exit(1);
-	/* The target installs the filter, then names the listener. */
-	if (sv_fd_read(sock, msg, sizeof(msg)) != 0)
+	lfd = ward_sv_take(sock, target, NULL, 0);
+	if (lfd == -ESRCH)
 		_exit(0); /* never armed */
-	pidfd = (int)syscall(__NR_pidfd_open, target, 0U);
-	lfd =
-	    pidfd < 0 ? -1 : (int)syscall(__NR_pidfd_getfd, pidfd, msg[0], 0U);
-	if (lfd < 0) {
-		int e = errno;
-
-		(void)sv_fd_write(sock, &e, sizeof(e));
-		_exit(1);
-	}
-	close(pidfd);
-	/* Linux 6.6: wake the supervisor on the caller's CPU and switch to
-	 * it at once (a judged call then costs a context switch, not a trip
-	 * through the scheduler). Older kernels: EINVAL, harmless. */
-	{
-		uint64_t fl = SV_USER_NOTIF_FD_SYNC_WAKE_UP;
-
-		(void)ioctl(lfd, SV_IOCTL_NOTIF_SET_FLAGS, fl);
-	}
-	msg[1] = 0;
-	if (sv_fd_write(sock, &msg[1], sizeof(msg[1])) != 0)
+	if (lfd < 0)
 		_exit(1);
 	close(sock);
 	l.lfd = lfd;
-	sv_serve(&l);
+	if (sv_serve(&l) != 0)
+		_exit(1);
 	sv_report(&l, true); /* the final count */
 	_exit(0);
 }
@@ -2501,7 +2588,7 @@ static int sv_install(void)
 
 int ward_sv_arm(struct ward_sv *sv, char *err, size_t err_len)
 {
-	int msg[2], reply = 0, lfd, ret = 0;
+	int reply = 0, lfd, ret = 0;
 
 	if (!sv || sv->sock < 0)
 		return sv_err(err, err_len, "supervisor: not started", EBADF);
@@ -2523,11 +2610,11 @@ int ward_sv_arm(struct ward_sv *sv, char *err, size_t err_len)
 			     -lfd);
 		goto out_close_sock;
 	}
-	/* Yama (ptrace_scope 1) lets only a declared tracer take our fd. */
-	(void)prctl(PR_SET_PTRACER, (unsigned long)sv->pid, 0, 0, 0);
-	msg[0] = lfd;
-	msg[1] = 0;
-	if (sv_fd_write(sv->sock, msg, sizeof(msg)) != 0 ||
+	/* Yama (ptrace_scope 1) lets only a declared tracer take our fd; a
+	 * parent (the launcher's supervisor) needs no declaration. */
+	if (sv->pid > 0)
+		(void)prctl(PR_SET_PTRACER, (unsigned long)sv->pid, 0, 0, 0);
+	if (sv_fd_write(sv->sock, &lfd, sizeof(lfd)) != 0 ||
 	    sv_fd_read(sv->sock, &reply, sizeof(reply)) != 0) {
 		ret = sv_err(err, err_len, "supervisor: died before arming",
 			     ESRCH);
@@ -2535,8 +2622,11 @@ int ward_sv_arm(struct ward_sv *sv, char *err, size_t err_len)
 		ret = sv_err(err, err_len,
 			     "supervisor: cannot take the listener", reply);
 	}
+	/* From here on only the supervisor holds the listener (or nobody,
+	 * and every judged call fails with ENOSYS). */
 	close(lfd);
-	(void)prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
+	if (sv->pid > 0)
+		(void)prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
 out_close_sock:
 	close(sv->sock);
 	sv->sock = -1;

@@ -10,28 +10,35 @@
  * the user's D-Bus or tmux server, and an allowlisted command could
  * connect to any address at the proxy's port. The supervisor closes that:
  *
- *   1. ward_sv_spawn(), after ward_ll_enforce(): fork (twice, so the
- *      supervisor is nobody's child in the command's tree) a process that
- *      lives in the command's Landlock domain and under its metadata and
- *      network filters, so that every call it performs for the command
- *      meets the kernel's checks the command would meet (Landlock's file
- *      rules — MAKE_SOCK for a bind —, its TCP port rules, its abstract
- *      socket scope, DAC with the same uid and no capability).
- *   2. ward_sv_arm(): put the command in a nested Landlock layer that only
+ *   1. After ward_ll_enforce(), the process that enforced forks the
+ *      command and serves it: it lives in the command's Landlock domain
+ *      and under its metadata and network filters, so that every call it
+ *      performs for the command meets the kernel's checks the command
+ *      would meet (Landlock's file rules — MAKE_SOCK for a bind —, its
+ *      TCP port rules, its abstract socket scope, DAC with the same uid
+ *      and no capability). landlock-run does this: its confined child is
+ *      the command's parent and supervisor (and init of its pid
+ *      namespace, as root). ward_sv_spawn() instead forks (twice) a
+ *      supervisor beside the caller, for a caller that is itself the
+ *      command (the unit tests).
+ *   2. ward_sv_arm(), in the command: a nested Landlock layer that only
  *      scopes signals and abstract sockets (ABI 6), so the command cannot
- *      signal the supervisor, which is outside that layer; install a
- *      seccomp filter whose judged calls return SECCOMP_RET_USER_NOTIF;
- *      hand the listener to the supervisor.
- *   3. For every notification the supervisor either refuses the call or
- *      performs it itself on the object it checked and returns the
- *      result; it never lets the kernel continue a call it judged
- *      (SECCOMP_USER_NOTIF_FLAG_CONTINUE would look the descriptor and the
- *      user memory up again). Descriptors are taken with pidfd_getfd();
- *      paths and addresses are copied once, resolved once, and acted on
- *      through the supervisor's own handle. A dead supervisor fails
- *      closed: the kernel answers every judged call with ENOSYS.
+ *      signal the supervisor, which is outside that layer; a seccomp
+ *      filter whose judged calls return SECCOMP_RET_USER_NOTIF; its
+ *      listener named to the supervisor over a socketpair, which copies
+ *      it (pidfd_getfd) and answers once it holds it (ward_sv_take()):
+ *      nothing runs under the filter before the supervisor has it.
+ *   3. For every notification the supervisor (ward_sv_serve()) either
+ *      refuses the call or performs it itself on the object it checked
+ *      and returns the result; it never lets the kernel continue a call
+ *      it judged (SECCOMP_USER_NOTIF_FLAG_CONTINUE would look the
+ *      descriptor and the user memory up again). Descriptors are taken
+ *      with pidfd_getfd(); paths and addresses are copied once, resolved
+ *      once, and acted on through the supervisor's own handle. A dead
+ *      supervisor fails closed: the kernel answers every judged call with
+ *      ENOSYS.
  *
- * The judging seam (for an in-process keeper later, and for fuzzing): one
+ * The judging seam (for an in-process keeper, and for fuzzing): one
  * notification is judged by ward_sv_judge() over the state, the
  * notification record and a target (struct ward_sv_target: a memory
  * reader/writer, a descriptor copier, the target's cwd and root, and the
@@ -42,8 +49,8 @@
  * event loop can drive it. A fake target — canned memory, descriptors of
  * temporary files, valid() always 0 — exercises the whole decoding.
  *
- * libc only, async-signal-safe after ward_sv_spawn() has returned in the
- * caller (the launcher calls it between fork and exec): compiled into
+ * libc only, async-signal-safe (the launcher calls it between fork and
+ * exec; ward_sv_spawn() forks without atfork handlers): compiled into
  * libward and into the static landlock-run, like landlock.c. What holds
  * and what is refused is in docs/RUNNERS.md ("the supervisor").
  */
@@ -71,10 +78,10 @@ struct ward_sv_config {
 	int report_fd;	   /* the status channel (struct ward_sv_report), -1 */
 };
 
-/** The caller's side of a spawned supervisor. */
+/** The command's side of the listener hand-over (ward_sv_arm). */
 struct ward_sv {
 	int sock;  /* our end of the socketpair, -1 when none */
-	pid_t pid; /* the supervisor */
+	pid_t pid; /* a spawned supervisor (ward_sv_spawn), else 0 */
 };
 
 #define WARD_SV_INIT                                                           \
@@ -83,7 +90,8 @@ struct ward_sv {
 	}
 
 /**
- * ward_sv_spawn - start the supervisor for a command about to run.
+ * ward_sv_spawn - start a supervisor beside the calling process, for a
+ * caller that goes on to be the command itself.
  *
  * Call after ward_ll_enforce() (the supervisor must be in the command's
  * Landlock domain and under its filters) and before ward_sv_arm(). The
@@ -97,17 +105,53 @@ int ward_sv_spawn(struct ward_sv *sv, const struct ward_sv_config *cfg,
 		  char *err, size_t err_len);
 
 /**
- * ward_sv_arm - in the calling process: a nested Landlock layer scoping
- * signals and abstract sockets (ABI >= 6; the supervisor stays outside
- * it), then the notifying filter, and its listener handed to the
- * supervisor (no_new_privs must be set and every capability dropped:
- * call after ward_ll_enforce()). Closes sv->sock. Async-signal-safe.
- * Returns 0 or -errno with a message in @err (nothing may be exec'd then).
+ * ward_sv_arm - in the command: a nested Landlock layer scoping signals
+ * and abstract sockets (ABI >= 6; the supervisor stays outside it), then
+ * the notifying filter, and its listener handed over on @sv->sock to the
+ * supervisor (ward_sv_take on the other end), waiting for its answer
+ * (no_new_privs must be set and every capability dropped: call after
+ * ward_ll_enforce()). Closes sv->sock and our copy of the listener.
+ * Async-signal-safe. Returns 0 or -errno with a message in @err (nothing
+ * may be exec'd then).
  */
 int ward_sv_arm(struct ward_sv *sv, char *err, size_t err_len);
 
-/** ward_sv_close - drop a supervisor that will not be armed (it exits). */
+/** ward_sv_close - drop a hand-over that will not happen. */
 void ward_sv_close(struct ward_sv *sv);
+
+/**
+ * ward_sv_take - in the supervisor: take the listener that command @target
+ * names on @sock (ward_sv_arm; pidfd_getfd), and answer it: 0 once we hold
+ * it, or the errno of a failed take (the command's ward_sv_arm then
+ * fails). Leaves @sock open.
+ * Returns the listener (close-on-exec, the caller's), or -errno with a
+ * message in @err: -ESRCH when the command ended (or closed its end)
+ * without handing one over.
+ */
+int ward_sv_take(int sock, pid_t target, char *err, size_t err_len);
+
+/**
+ * What a supervisor that is also the command's parent waits for beside the
+ * listener: @fd (a signalfd, a pidfd) is polled for input, and @ready is
+ * called when it has some; a nonzero return ends ward_sv_serve().
+ */
+struct ward_sv_host {
+	int fd;
+	int (*ready)(void *ctx);
+	void *ctx;
+};
+
+/**
+ * ward_sv_serve - serve listener @lfd (ward_sv_take) in the calling
+ * process under @cfg until @host->ready() says the call is over, writing
+ * the status records to @cfg->report_fd (made non-blocking). Ignores
+ * SIGPIPE from then on (call it after forking the command). Closes @lfd;
+ * with @lfd -1 (a build without the filter) it only waits for @host.
+ * Returns 0, or -errno when the listener failed while the command may
+ * still run (the caller must end the command).
+ */
+int ward_sv_serve(int lfd, const struct ward_sv_config *cfg,
+		  const struct ward_sv_host *host);
 
 /* --- the judging seam ------------------------------------------------------ */
 

@@ -282,6 +282,64 @@ open("result", "w").write(r)
 	[ "$(stat -c %a "$OUT_DIR/victim")" = 644 ] || fail "chmod went through"
 }
 
+# The supervisor is the command's parent (landlock-run's confined child
+# forks the command and serves it). A command that tries to kill it gets
+# EPERM (signal scoping); one that clears its parent-death signal and
+# loses its supervisor from outside still ends: the keeper sees the
+# supervisor die (125, said on stderr) and ends the tree — the pid
+# namespace as root, the subreaper's sweep as nobody.
+@test "supervisor: the command's parent cannot be killed by it, and its death ends a command that cleared its parent-death signal (root, nobody)" {
+	require_runner landlock-run
+	cd "$WS"
+	local who pid sup cmd st i
+	for who in root nobody; do
+		[ "$who" = root ] || as_nobody
+		rm -f "$WS/ready"
+		timeout -k 5 60 "${E2E_AS[@]}" "$LAUNCHER" --ro / --rw /dev/null \
+			--rw "$WS" -- "$PY" -c '
+import ctypes, errno, os, signal, time
+ppid = os.getppid()
+comm = open("/proc/%d/comm" % ppid).read().strip()
+try:
+    os.kill(ppid, signal.SIGKILL)
+    k = "killed"
+except OSError as e:
+    k = errno.errorcode[e.errno]
+ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG: none
+open("ready.tmp", "w").write("parent=%s kill=%s\n" % (comm, k))
+os.rename("ready.tmp", "ready")
+while True:
+    time.sleep(0.05)
+' >"$OUT_DIR/out" 2>"$OUT_DIR/err" &
+		pid=$!
+		for ((i = 0; i < 200; i++)); do
+			[ -e "$WS/ready" ] && break
+			sleep 0.05
+		done
+		# timeout, then the keeper (setpriv execs), then its child.
+		sup=$(pgrep -P "$(pgrep -P "$pid")" -x ward-supervise) || {
+			kill "$pid"
+			wait "$pid" || true
+			fail "$who: no supervisor under the launcher"
+		}
+		cmd=$(cat /proc/"$sup"/task/*/children 2>/dev/null | awk '{print $1}')
+		grep -qx 'parent=ward-supervise kill=EPERM' "$WS/ready" || {
+			kill -KILL "$sup"
+			wait "$pid" || true
+			fail "$who: $(cat "$WS/ready" 2>/dev/null) $(cat "$OUT_DIR/err")"
+		}
+		[ -n "$cmd" ] || fail "$who: the supervisor has no child"
+		kill -KILL "$sup"
+		st=0
+		wait "$pid" || st=$?
+		[ "$st" -eq 125 ] || fail "$who: exit $st, not 125: $(cat "$OUT_DIR/err")"
+		grep -q 'the supervisor ended (killed by signal 9) while the command ran' \
+			"$OUT_DIR/err" || fail "$who: $(cat "$OUT_DIR/err")"
+		# The keeper returns only once the tree is gone.
+		! kill -0 "$cmd" 2>/dev/null || fail "$who: the command (pid $cmd) outlived its supervisor"
+	done
+}
+
 # A symlink flipped under the calls: one process flips a workspace symlink
 # between a file inside and the victim outside (atomic renames), another
 # chmods and chowns and touches through it as fast as it can. The

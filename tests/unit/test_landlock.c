@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -450,6 +451,72 @@ static void test_clone3_refused(void **state)
 	scratch_remove(&s);
 }
 
+/*
+ * With the network off, the metadata and network filters are one seccomp
+ * program (one filter to run per system call), and both parts still
+ * answer: a raw or packet socket refused as before, a set-id chmod in the
+ * writable root refused, a plain one allowed, clone3 refused.
+ */
+static int child_one_filter(void *arg)
+{
+	const struct enforce_args *a = arg;
+	char path[256], line[256];
+	uint64_t ca[11] = {0};
+	int filters = -1, fd;
+	FILE *f;
+
+	if (child_enforce(a->rs) != 0)
+		return 1;
+	f = fopen("/proc/self/status", "re");
+	CHILD_CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp_filters: %d", &filters) == 1)
+			break;
+	fclose(f);
+	CHILD_CHECK(filters == 1);
+	errno = 0;
+	CHILD_CHECK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) < 0 &&
+		    errno == EPROTONOSUPPORT);
+	errno = 0;
+	CHILD_CHECK(socket(17 /* AF_PACKET */, SOCK_RAW, 0) < 0 &&
+		    errno == EAFNOSUPPORT);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_CHECK(fd >= 0);
+	close(fd);
+	CHILD_CHECK(create_in(a->s->rw, "f") == 0);
+	snprintf(path, sizeof(path), "%s/f", a->s->rw);
+	CHILD_CHECK(chmod(path, 0600) == 0);
+	errno = 0;
+	CHILD_CHECK(chmod(path, 04755) != 0 && errno == EACCES);
+	ca[4] = SIGCHLD;
+	errno = 0;
+	CHILD_CHECK(syscall(435, ca, sizeof(ca)) == -1 && errno == ENOSYS);
+	return 0;
+}
+
+static void test_one_filter_net_off(void **state)
+{
+	const char *ro[] = {"/"};
+	struct ward_ll_ruleset rs;
+	struct enforce_args a;
+	struct scratch s;
+	char err[256] = "";
+	const char *rwv[1];
+
+	(void)state;
+	need_landlock();
+	scratch_make(&s);
+	rwv[0] = s.rw;
+	if (ward_ll_prepare_net(&rs, ro, 1, rwv, 1, WARD_LL_NET_OFF, 0, err,
+				sizeof(err)) != 0)
+		fail_msg("ward_ll_prepare_net: %s", err);
+	a.rs = &rs;
+	a.s = &s;
+	assert_int_equal(in_child(child_one_filter, &a), 0);
+	ward_ll_close(&rs);
+	scratch_remove(&s);
+}
+
 static int child_mknod(void *arg)
 {
 	const struct enforce_args *a = arg;
@@ -840,6 +907,7 @@ int main(void)
 	    cmocka_unit_test(test_abstract_socket_scope),
 	    cmocka_unit_test(test_enforce_without_ruleset),
 	    cmocka_unit_test(test_partial_message),
+	    cmocka_unit_test(test_one_filter_net_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

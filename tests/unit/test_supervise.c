@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -837,6 +838,99 @@ static void t_sockets(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * The command's side of a failed hand-over: ward_sv_arm() fails with
+ * @want in its message, and a judged call then fails closed (ENOSYS: the
+ * filter is in place, nobody holds its listener). 0, or the check.
+ */
+static int handoff_command(int sock, const char *file, const char *want)
+{
+	struct ward_sv sv = {.sock = sock, .pid = 0};
+	char err[256];
+
+	if (ward_ll_drop_caps(err, sizeof(err)) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return 101;
+	if (ward_sv_arm(&sv, err, sizeof(err)) == 0)
+		return 1;
+	if (!strstr(err, want)) {
+		fprintf(stderr, "arm: %s\n", err);
+		return 2;
+	}
+	if (chmod(file, 0600) == 0 || errno != ENOSYS)
+		return 3;
+	return 0;
+}
+
+/*
+ * One hand-over that fails: the command is forked, the supervisor's side
+ * refuses (@refuse: takes from a process that is gone) or hangs up after
+ * reading the listener's number. Both sides must fail, and the command
+ * must not be left with a live filter nobody serves.
+ */
+static void handoff_case(const char *file, bool refuse)
+{
+	char err[256];
+	pid_t cmd, gone;
+	int sp[2], status, num, lfd;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
+			 0);
+	cmd = fork();
+	assert_true(cmd >= 0);
+	if (cmd == 0) {
+		close(sp[0]);
+		_exit(handoff_command(sp[1], file,
+				      refuse ? "cannot take the listener"
+					     : "died before arming"));
+	}
+	close(sp[1]);
+	if (refuse) {
+		/* A target that no longer exists: pidfd_open fails. */
+		gone = fork();
+		assert_true(gone >= 0);
+		if (gone == 0)
+			_exit(0);
+		assert_int_equal(waitpid(gone, &status, 0), gone);
+		lfd = ward_sv_take(sp[0], gone, err, sizeof(err));
+		assert_true(lfd < 0);
+		assert_non_null(strstr(err, "cannot take the listener"));
+	} else {
+		assert_int_equal(read(sp[0], &num, sizeof(num)),
+				 (ssize_t)sizeof(num));
+	}
+	close(sp[0]);
+	assert_int_equal(waitpid(cmd, &status, 0), cmd);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void t_handoff_failed(void **state)
+{
+	char dir[] = "/var/tmp/ward-sv-ho-XXXXXX";
+	char file[600], err[256];
+	int sp[2], fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/f", dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	handoff_case(file, true);
+	handoff_case(file, false);
+	/* The supervisor's side when the command hangs up first. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
+			 0);
+	close(sp[1]);
+	assert_int_equal(ward_sv_take(sp[0], getpid(), err, sizeof(err)),
+			 -ESRCH);
+	assert_non_null(strstr(err, "ended before handing over"));
+	close(sp[0]);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,7 +938,7 @@ int main(void)
 	    cmocka_unit_test(t_live),	     cmocka_unit_test(t_net_dest),
 	    cmocka_unit_test(t_report_find),
 	    cmocka_unit_test(t_report_event), cmocka_unit_test(t_fake_target),
-	    cmocka_unit_test(t_sockets),
+	    cmocka_unit_test(t_sockets),     cmocka_unit_test(t_handoff_failed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,7 +109,7 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 	}
 	/* The rules of the call, translated once for its runner (for runner
 	 * none: the warning that only the fence applies them). */
-	err = ward_xlate_new_inner(&p->x, policy, p->runner, c.inner != NULL);
+	err = ward_xlate_new_ops(&p->x, policy, p->ops, c.inner != NULL);
 	if (err)
 		goto out_free_plan;
 	if (ward_xlate_refusal(p->x)) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "libward/runners/runners.h"
+#include "libward/translate_impl.h"
 #include "libward/translate_internal.h"
 #include "util/util.h"
 
@@ -26,6 +27,7 @@ static enum ward_verdict probe(struct ward_probe_ctx *ctx, char *why,
 {
 	char *const cmd[] = {"true", NULL};
 	ward_policy *policy = NULL;
+	struct ward_xlate *x = NULL;
 	char **argv = NULL;
 	struct ward_probe_run run;
 	enum ward_verdict v = WARD_VERDICT_UNUSABLE;
@@ -34,8 +36,13 @@ static enum ward_verdict probe(struct ward_probe_ctx *ctx, char *why,
 		ward_probe_why(why, why_len, "%s", ctx->missing);
 		return v;
 	}
+	/* The profile as ward_profile_bwrap() makes it, from this row
+	 * (that one reads the table, which lies above this file). */
 	if (ward_policy_new(&policy, WARD_MODE_READ_ONLY, "/") != 0 ||
-	    ward_profile_bwrap(&argv, policy, ctx->binary, -1, cmd) != 0) {
+	    ward_xlate_new_ops(&x, policy, &ward_runner_bwrap_ops, false) !=
+		0 ||
+	    ward_bwrap_profile_x(&argv, policy, x, ctx->binary, -1, cmd,
+				 false) != 0) {
 		ward_probe_why(why, why_len,
 			       "cannot build the probe profile: %s",
 			       ward_error_last());
@@ -44,6 +51,7 @@ static enum ward_verdict probe(struct ward_probe_ctx *ctx, char *why,
 	v = ward_probe_argv(ctx, argv, false, &run, why, why_len);
 out_free:
 	ward_strv_free(argv);
+	ward_xlate_free(x);
 	ward_policy_free(policy);
 	return v;
 }
@@ -58,6 +66,15 @@ static bool no_userns(const char *why)
 {
 	return strstr(why, "namespace") || strstr(why, "uid map") ||
 	       strstr(why, "setting up uid") || strstr(why, "unshare");
+}
+
+/* The rules' targets gathered (one glob walk), then bwrap's options
+ * (translate_bwrap.c). */
+void ward_runner_bwrap_translate(struct ward_xlate *x)
+{
+	ward_xl_gather(x);
+	if (!x->oom)
+		ward_xl_plan_bwrap(x);
 }
 
 /*
@@ -247,6 +264,8 @@ const struct ward_runner_ops ward_runner_bwrap_ops = {
     .key_binary = true,
     .no_userns = no_userns,
     .inner_layer = true,
+    .translate = ward_runner_bwrap_translate,
+    .profile_mounts = true,
     .network = ward_runner_bwrap_network,
     .options = options,
     .attach_net = ward_runner_bwrap_attach_net,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "libward/runners/runners.h"
+#include "libward/translate_impl.h"
 #include "libward/translate_internal.h"
 #include "util/landlock.h"
 #include "ward/probe.h"
@@ -34,6 +35,15 @@ static enum ward_verdict probe(struct ward_probe_ctx *ctx, char *why,
 		v = WARD_VERDICT_PARTIAL;
 	}
 	return v;
+}
+
+/* The rules' targets gathered (one glob walk), then Landlock's grants and
+ * hides (translate_landlock.c). */
+static void translate(struct ward_xlate *x)
+{
+	ward_xl_gather(x);
+	if (!x->oom)
+		ward_xl_plan_landlock(x);
 }
 
 /* No Landlock in this kernel (the detail says which). */
@@ -124,6 +134,7 @@ const struct ward_runner_ops ward_runner_landlock_ops = {
     .key_abi = true,
     .key_binary = true,
     .kernel_missing = kernel_missing,
+    .translate = translate,
     .network = network,
     .options = options,
     .attach_net = attach_net,

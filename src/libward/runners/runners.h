@@ -137,6 +137,20 @@ struct ward_runner_ops {
 	bool unconfined;
 	/* How the translation labels this runner's warnings (NULL: its name). */
 	const char *label;
+	/*
+	 * The rules and protected paths as this runner applies them, after
+	 * the warnings every runner shares (translate_<runner>.c does the
+	 * work). NULL: a runner that cannot confine (the targets are
+	 * gathered, and a warning says no rule reaches commands).
+	 */
+	void (*translate)(struct ward_xlate *x);
+	/* The runner follows a symlinked .git itself (seatbelt names paths):
+	 * no note about links. */
+	bool keeps_links;
+	/* The runner's profile mounts (bwrap's): a protected directory
+	 * missing inside a root is created and mounted over; /dev is its
+	 * private one. */
+	bool profile_mounts;
 
 	/* --- plan.c: the typed parts and the argv ---------------------- */
 	/* Check (and attach) the plan's network, p->net other than on. */
@@ -203,6 +217,7 @@ const struct ward_runner_ops *ward_runner_ops(enum ward_runner runner);
 
 /* What bwrap and the custom runner (asserted bwrap-compatible) share. */
 int ward_runner_bwrap_network(struct ward_plan *p);
+void ward_runner_bwrap_translate(struct ward_xlate *x);
 void ward_runner_bwrap_attach_net(struct ward_strv *pre,
 				  struct ward_strv *inside,
 				  const struct ward_plan *p,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "libward/runners/runners.h"
+#include "libward/translate_impl.h"
 #include "libward/translate_internal.h"
 
 /* Only meaningful on darwin; elsewhere sandbox-exec is absent. */
@@ -18,6 +19,19 @@ static enum ward_verdict probe(struct ward_probe_ctx *ctx, char *why,
 	struct ward_probe_run run;
 
 	return ward_probe_argv(ctx, argv, false, &run, why, why_len);
+}
+
+/* Seatbelt names paths and patterns: nothing to expand (translate_seatbelt.c
+ * describes them). */
+static void translate(struct ward_xlate *x)
+{
+	for (size_t j = 0; j < x->nprot; j++) {
+		bool is_dir;
+
+		x->prot_exists[j] =
+		    ward_xl_probe_path(x->prot[j].path, &is_dir);
+	}
+	ward_xl_plan_seatbelt_desc(x);
 }
 
 /* Off is in the profile (profile_seatbelt.c); an allowlist would need the
@@ -52,6 +66,8 @@ const struct ward_runner_ops ward_runner_seatbelt_ops = {
     .tool = WARD_BIN_FIXED,
     .fixed_path = SANDBOX_EXEC,
     .probe = probe,
+    .translate = translate,
+    .keeps_links = true,
     .network = network,
     .options = options,
     .sandbox_env = "WARD_SANDBOX=seatbelt",

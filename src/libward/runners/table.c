@@ -3,6 +3,7 @@
  * a new file in this folder and a row here; nothing else names it.
  */
 #include "libward/runners/runners.h"
+#include "libward/translate_internal.h"
 
 static const struct ward_runner_ops *const table[WARD_RUNNER_COUNT] = {
     [WARD_RUNNER_NONE] = &ward_runner_none_ops,
@@ -36,4 +37,12 @@ const char *ward_runner_containment(enum ward_runner runner, int pidns)
 	const struct ward_runner_ops *ops = ward_runner_ops(runner);
 
 	return pidns > 0 ? ops->containment : ops->containment_no_pidns;
+}
+
+/* The translation for a runner named by its value (translate_internal.h):
+ * here, with the rows, so the translation itself never reads the table. */
+int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
+		   enum ward_runner runner)
+{
+	return ward_xlate_new_ops(out, policy, ward_runner_ops(runner), false);
 }

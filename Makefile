@@ -124,7 +124,8 @@ MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include
 # (the ACP proxy) and src/cli (the ward program) make ward on top of it;
 # src/launcher holds the static launchers, which use src/util only.
 UTIL_SRCS := $(wildcard src/util/*.c)
-LIB_SRCS  := $(UTIL_SRCS) $(wildcard src/libward/*.c)
+LIB_SRCS  := $(UTIL_SRCS) $(wildcard src/libward/*.c) \
+             $(wildcard src/libward/runners/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
 MCP_SRCS  := $(wildcard src/mcp/*.c)
 ACP_SRCS  := $(wildcard src/acp/*.c)

@@ -43,6 +43,13 @@ WARD_EXTERN int ward_runner_parse(enum ward_runner *out, const char *name);
 WARD_EXTERN const char *ward_enforcement_name(enum ward_enforcement e);
 /** "linux", "darwin", "win32", "other". */
 WARD_EXTERN const char *ward_platform_name(enum ward_platform p);
+/**
+ * ward_runner_containment - how the processes a call starts end with it on
+ * @runner, for people (`ward probe`): @pidns > 0 when this process may make
+ * a pid namespace (ward_probe_pidns()). Static storage.
+ */
+WARD_EXTERN const char *ward_runner_containment(enum ward_runner runner,
+						int pidns);
 /** The platform libward was compiled for. */
 WARD_EXTERN enum ward_platform ward_platform_current(void);
 

@@ -109,27 +109,6 @@ struct call_facts {
 	char *const *partial;
 };
 
-/*
- * How the processes a call starts end with it on @runner (@pidns: a pid
- * namespace can be made here). See docs/RUNNERS.md.
- */
-static const char *containment_text(enum ward_runner runner, int pidns)
-{
-	switch (runner) {
-	case WARD_RUNNER_BWRAP:
-		return "bwrap's pid namespace";
-	case WARD_RUNNER_LANDLOCK:
-		return pidns > 0 ? "landlock-run's keeper, in a pid namespace"
-				 : "landlock-run's keeper, a subreaper sweep "
-				   "(no pid namespace without CAP_SYS_ADMIN)";
-	case WARD_RUNNER_NONE:
-		return "landlock-run's keeper, a subreaper sweep (not "
-		       "confined)";
-	default:
-		return "the process group";
-	}
-}
-
 static void print_json(const struct ward_probe_entry *e, size_t n,
 		       int select_err, enum ward_runner chosen,
 		       enum ward_enforcement enf, const struct ll_facts *ll,
@@ -157,8 +136,7 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 			json_boolean(e[i].verdict != WARD_VERDICT_UNUSABLE)) ||
 		    json_object_set_new(c, "probed",
 					json_boolean(e[i].probed)) ||
-		    json_object_set_new(
-			c, "why", ward_json_str(e[i].why)) ||
+		    json_object_set_new(c, "why", ward_json_str(e[i].why)) ||
 		    json_array_append_new(chain, c);
 	}
 	bad =
@@ -176,9 +154,10 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 		select_err ? json_null()
 			   : json_string(ward_enforcement_name(enf))) ||
 	    json_object_set_new(obj, "containment",
-				select_err ? json_null()
-					   : json_string(containment_text(
-						 chosen, ward_probe_pidns()))) ||
+				select_err
+				    ? json_null()
+				    : json_string(ward_runner_containment(
+					  chosen, ward_probe_pidns()))) ||
 	    json_object_set_new(llo, "abi",
 				ll->abi > 0 ? json_integer(ll->abi)
 					    : json_null()) ||
@@ -202,9 +181,9 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 	    json_object_set_new(
 		obj, "call",
 		cf->have ? json_pack("{s:o, s:s, s:s}", "workspace",
-				     ward_json_str(cf->workspace),
-				     "mode", ward_mode_name(cf->mode),
-				     "network", ward_network_name(cf->network))
+				     ward_json_str(cf->workspace), "mode",
+				     ward_mode_name(cf->mode), "network",
+				     ward_network_name(cf->network))
 			 : json_null()) ||
 	    json_object_set_new(obj, "config_error",
 				cf->config_error[0]
@@ -214,7 +193,6 @@ static void print_json(const struct ward_probe_entry *e, size_t n,
 		die(CLI_EXIT_WARD, "out of memory");
 	cli_json_print(obj);
 }
-
 
 static void print_text(const struct ward_probe_entry *e, size_t n,
 		       int select_err, const char *select_detail,
@@ -253,7 +231,8 @@ static void print_text(const struct ward_probe_entry *e, size_t n,
 		printf("chosen:        %s (enforcement: %s)\n",
 		       ward_runner_name(chosen), ward_enforcement_name(enf));
 	if (!select_err)
-		printf("containment:   %s\n", containment_text(chosen, pidns));
+		printf("containment:   %s\n",
+		       ward_runner_containment(chosen, pidns));
 	if (bwrap_no_userns)
 		printf("note:          user namespaces are denied here (as in "
 		       "a container): bwrap cannot run, Landlock confines "

@@ -3,21 +3,15 @@
  *
  * Runner failure first (the confinement failed, the command never ran),
  * then denial (the command ran and the kernel refused a file operation).
- * Each runner has its own dialect; dialects are never merged, because a
- * union would claim denials a runner never produces. See docs/RUNNERS.md.
+ * Each runner has its own dialect (its row's classify part,
+ * runners/runners.h); dialects are never merged, because a union would
+ * claim denials a runner never produces. See docs/RUNNERS.md.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
-
-#define LANDLOCK_PREFIX "landlock-run: "
-#define LANDLOCK_INFO	"landlock-run: partial enforcement"
-#define BWRAP_PREFIX	"bwrap: "
-#define SEATBELT_PREFIX "sandbox-exec: "
-
-/* The exit status of landlock-run's own fatal errors. */
-#define LAUNCHER_FAILED 125
+#include "runners/runners.h"
 
 /* A view of stderr: not NUL-terminated, may be NULL when empty. */
 struct text {
@@ -100,74 +94,44 @@ static void set_detail(struct ward_classification *out, const char *line,
 }
 
 /*
- * The runner's text dialect for its own fatal errors: the line prefix, the
- * info line that is not fatal, and the exit status the runner uses for its
- * own failures (-1: any non-zero status).
- */
-static bool runner_dialect(enum ward_runner runner, const char **prefix,
-			   const char **exclude, int *exit_code)
-{
-	*exclude = NULL;
-	*exit_code = -1;
-	switch (runner) {
-	case WARD_RUNNER_LANDLOCK:
-		*prefix = LANDLOCK_PREFIX;
-		*exclude = LANDLOCK_INFO;
-		*exit_code = LAUNCHER_FAILED;
-		return true;
-	case WARD_RUNNER_BWRAP:
-	case WARD_RUNNER_CUSTOM:
-		/* A runnerCommand is asserted to be bwrap-compatible. */
-		*prefix = BWRAP_PREFIX;
-		return true;
-	case WARD_RUNNER_SEATBELT:
-		*prefix = SEATBELT_PREFIX;
-		return true;
-	case WARD_RUNNER_NONE:
-	case WARD_RUNNER_WINDOWS_ACL:
-		break;
-	}
-	*prefix = NULL;
-	return false;
-}
-
-/*
  * Runner failure. An exact channel wins over text: child_started == 1
  * means the command was exec'd, so nothing the runner printed can make it
  * a runner failure; child_started == 0 with a failing status means the
  * command never ran. Only when the channel is unknown (-1) does the text
- * dialect decide. Runner NONE confines nothing, so nothing can fail.
+ * dialect decide. Runner none confines nothing, so nothing can fail.
  */
 static bool runner_failed(struct ward_classification *out,
 			  const struct ward_run_facts *f, struct text err)
 {
-	const char *prefix, *exclude, *line = NULL;
+	const struct ward_runner_ops *ops = ward_runner_ops(f->runner);
+	const char *line = NULL;
 	size_t len = 0;
-	int fatal_exit;
-	bool dialect, found = false;
+	int fatal_exit = ops->fail_exit;
+	bool found = false;
 	bool failing = f->exit_code != 0 || f->term_signal != 0;
 
 	/* bwrap runs carry landlock-run inside (the Landlock layer): bwrap
 	 * exec'd it, so child_started is 1, but its own fatal error means
 	 * the command never ran. */
-	if (f->runner == WARD_RUNNER_BWRAP && f->child_started == 1 &&
-	    f->exit_code == LAUNCHER_FAILED &&
-	    find_line(err, LANDLOCK_PREFIX, LANDLOCK_INFO, &line, &len)) {
+	if (ops->inner_layer && f->child_started == 1 &&
+	    f->exit_code == WARD_LAUNCHER_FAILED &&
+	    find_line(err, WARD_LAUNCHER_PREFIX, WARD_LAUNCHER_INFO, &line,
+		      &len)) {
 		set_detail(out, line, len);
 		return true;
 	}
-	if (f->runner == WARD_RUNNER_NONE || f->child_started == 1)
+	if (ops->unconfined || f->child_started == 1)
 		return false;
-	dialect = runner_dialect(f->runner, &prefix, &exclude, &fatal_exit);
-	if (f->runner == WARD_RUNNER_CUSTOM && f->failure_signatures &&
+	if (ops->operator_signatures && f->failure_signatures &&
 	    f->failure_signatures[0]) {
 		/* The operator said how their runner reports its own failure;
 		 * that replaces the assumed bwrap dialect. */
 		for (size_t i = 0; !found && f->failure_signatures[i]; i++)
 			found = find_line(err, f->failure_signatures[i], NULL,
 					  &line, &len);
-	} else if (dialect) {
-		found = find_line(err, prefix, exclude, &line, &len);
+	} else if (ops->fail_prefix) {
+		found = find_line(err, ops->fail_prefix, ops->fail_info, &line,
+				  &len);
 	}
 	if (f->child_started == 0) {
 		if (!failing)
@@ -199,65 +163,12 @@ bool ward_text_has_signature(const char *text, size_t len,
 
 const char *ward_denial_signature(enum ward_runner runner)
 {
-	switch (runner) {
-	case WARD_RUNNER_LANDLOCK:
-		return "Permission denied";
-	case WARD_RUNNER_BWRAP:
-	case WARD_RUNNER_CUSTOM:
-		return "Read-only file system";
-	case WARD_RUNNER_SEATBELT:
-		return "Operation not permitted";
-	case WARD_RUNNER_NONE:
-	case WARD_RUNNER_WINDOWS_ACL:
-		break;
-	}
-	return "";
+	return ward_runner_ops(runner)->denial;
 }
-
-/*
- * What clients print when the network refuses them, per runner (never a
- * union: bwrap's namespace says ENETUNREACH where Landlock's filter says
- * EACCES). Name lookups fail the same way under both (no socket reaches
- * a resolver).
- */
-#define NET_LOOKUP                                                             \
-	"Could not resolve host",		    /* curl, git (libcurl) */  \
-	    "Temporary failure in name resolution", /* glibc: python, wget */  \
-	    "unable to resolve host address",	    /* wget */                 \
-	    "EAI_AGAIN",			    /* node, npm */            \
-	    "Couldn't connect to server",	    /* curl, git */            \
-	    "Failed to establish a new connection"  /* pip (urllib3) */
-
-static const char *const bwrap_net[] = {
-    NET_LOOKUP,
-    "Network is unreachable", /* a connect to an address: ENETUNREACH */
-    "ENETUNREACH",	      /* node */
-    NULL,
-};
-
-static const char *const landlock_net[] = {
-    NET_LOOKUP,
-    "connect EACCES",		  /* node: the socket was refused */
-    "failed: Permission denied.", /* wget: "Connecting to …" */
-    NULL,
-};
-
-static const char *const no_net[] = {NULL};
 
 const char *const *ward_network_signatures(enum ward_runner runner)
 {
-	switch (runner) {
-	case WARD_RUNNER_LANDLOCK:
-		return landlock_net;
-	case WARD_RUNNER_BWRAP:
-	case WARD_RUNNER_CUSTOM:
-		return bwrap_net;
-	case WARD_RUNNER_SEATBELT:
-	case WARD_RUNNER_NONE:
-	case WARD_RUNNER_WINDOWS_ACL:
-		break;
-	}
-	return no_net;
+	return ward_runner_ops(runner)->net_signatures;
 }
 
 static bool has_any(struct text t, const char *const *sigs)
@@ -275,10 +186,11 @@ static bool has_any(struct text t, const char *const *sigs)
  */
 static bool file_denied(const struct ward_run_facts *f, struct text err)
 {
-	const char *sig = ward_denial_signature(f->runner);
+	const struct ward_runner_ops *ops = ward_runner_ops(f->runner);
+	const char *sig = ops->denial;
 	size_t pos = 0;
 
-	if (!(f->runner == WARD_RUNNER_LANDLOCK && f->network_off))
+	if (!(ops->net_like_denial && f->network_off))
 		return contains_nocase(err, sig);
 	while (pos < err.len) {
 		const char *start = err.p + pos;
@@ -286,7 +198,8 @@ static bool file_denied(const struct ward_run_facts *f, struct text err)
 		size_t l = nl ? (size_t)(nl - start) : err.len - pos;
 		struct text line = {start, l};
 
-		if (contains_nocase(line, sig) && !has_any(line, landlock_net))
+		if (contains_nocase(line, sig) &&
+		    !has_any(line, ops->net_signatures))
 			return true;
 		pos += l + 1;
 	}
@@ -329,7 +242,7 @@ int ward_classify(struct ward_classification *out,
 	 * A denial needs a failing run: a command that printed the signature
 	 * and still succeeded was not stopped by anything.
 	 */
-	if (facts->runner != WARD_RUNNER_NONE &&
+	if (!ward_runner_ops(facts->runner)->unconfined &&
 	    (facts->exit_code != 0 || facts->term_signal != 0) &&
 	    file_denied(facts, err))
 		out->outcome = WARD_OUTCOME_DENIED;

@@ -45,6 +45,7 @@
 
 #include "contain.h"
 #include "exec_internal.h"
+#include "runners/runners.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
@@ -630,8 +631,8 @@ static void sweep_children(unsigned long long since)
 }
 
 /*
- * Decide the containment of a call about to start under @runner, from
- * @want (WARD_CONTAIN_* flags): the cgroup when asked for and it can be
+ * Decide the containment of a call about to start under its runner
+ * (@sp->ops), from @want (WARD_CONTAIN_* flags): the cgroup when asked for and it can be
  * had, else the subreaper when asked for. Runner none (unconfined, kept by
  * landlock-run --unconfined) gets it too: a command that is not confined
  * can kill its keeper, and its orphans then still end with the call.
@@ -640,10 +641,9 @@ static void sweep_children(unsigned long long since)
  * running (see "Bwrap caveat" above) — the cgroup or the subreaper ends
  * it with the call.
  */
-void ward_contain_begin(struct ward_spawn *sp, enum ward_runner runner,
-			unsigned want)
+void ward_contain_begin(struct ward_spawn *sp, unsigned want)
 {
-	if (runner == WARD_RUNNER_SEATBELT)
+	if (sp->ops->uncontained)
 		return;
 	if ((want & WARD_CONTAIN_CGROUP) && cg_create(sp)) {
 		sp->contain = WARD_CONTAIN_CGROUP;
@@ -792,7 +792,7 @@ static void bwrap_kill_child(struct ward_spawn *sp)
  * very process, so a reused pid is never signalled. */
 void ward_bwrap_ended(struct ward_spawn *sp, pthread_mutex_t *lock)
 {
-	if (sp->runner != WARD_RUNNER_BWRAP && sp->runner != WARD_RUNNER_CUSTOM)
+	if (sp->ops->status != WARD_STATUS_JSON)
 		return;
 	if (lock)
 		pthread_mutex_lock(lock);
@@ -816,9 +816,7 @@ int ward_spawn_signal(struct ward_spawn *sp, int sig)
 	 * Its pid 1 goes first (it ignores every other signal from here;
 	 * bwrap would pass on SIGKILL anyway once armed).
 	 */
-	if ((sp->runner == WARD_RUNNER_BWRAP ||
-	     sp->runner == WARD_RUNNER_CUSTOM) &&
-	    sig_ends(sig))
+	if (sp->ops->status == WARD_STATUS_JSON && sig_ends(sig))
 		bwrap_kill_child(sp);
 	if (sp->keeper) {
 		/* The keeper passes catchable signals on to the command's

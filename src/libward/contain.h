@@ -44,11 +44,10 @@ static inline void reap(pid_t pid, int *status)
 
 /*
  * ward_contain_begin - decide the containment of a call about to start
- * under @runner from @want (WARD_CONTAIN_* flags): sets @sp->contain, and
- * for a cgroup creates it and opens @sp->cg_fd.
+ * under its runner (@sp->ops) from @want (WARD_CONTAIN_* flags): sets
+ * @sp->contain, and for a cgroup creates it and opens @sp->cg_fd.
  */
-void ward_contain_begin(struct ward_spawn *sp, enum ward_runner runner,
-			unsigned want);
+void ward_contain_begin(struct ward_spawn *sp, unsigned want);
 /* clone3 into the call's cgroup failed with @e: drop the cgroup, fall
  * back to the subreaper when @want allows. */
 void ward_contain_fallback(struct ward_spawn *sp, unsigned want, int e);

@@ -61,6 +61,7 @@
 #include "contain.h"
 #include "exec_internal.h"
 #include "protect.h"
+#include "runners/runners.h"
 #include "util/landlock.h"
 #include "util/supervise.h"
 #include "util/util.h"
@@ -353,26 +354,6 @@ int ward_exec_opts_check(struct ward_exec_options *dst,
 }
 
 /* --- the plan: everything the child needs, built beforehand --------------- */
-
-/* "WARD_SANDBOX=<runner>" as static storage; NULL for runner none. */
-static const char *sandbox_var(enum ward_runner runner)
-{
-	switch (runner) {
-	case WARD_RUNNER_NONE:
-		return NULL;
-	case WARD_RUNNER_BWRAP:
-		return "WARD_SANDBOX=bwrap";
-	case WARD_RUNNER_LANDLOCK:
-		return "WARD_SANDBOX=landlock";
-	case WARD_RUNNER_SEATBELT:
-		return "WARD_SANDBOX=seatbelt";
-	case WARD_RUNNER_WINDOWS_ACL:
-		return "WARD_SANDBOX=windows-acl";
-	case WARD_RUNNER_CUSTOM:
-		return "WARD_SANDBOX=custom";
-	}
-	return NULL;
-}
 
 /*
  * The child's environment: @base without WARD_SANDBOX, then @var (if any).
@@ -850,10 +831,11 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 	memset(sp, 0, sizeof(*sp));
 	sp->mode = ward_plan_mode(p);
 	sp->runner = ward_plan_runner(p);
+	sp->ops = ward_runner_ops(sp->runner);
 	sp->enforcement = ward_plan_enforcement(p);
 	sp->mounts = ward_plan_mounts(p);
-	sp->net_off = sp->runner != WARD_RUNNER_NONE &&
-		      ward_plan_network(p) == WARD_NETWORK_OFF;
+	sp->net_off =
+	    !sp->ops->unconfined && ward_plan_network(p) == WARD_NETWORK_OFF;
 	sp->pid = -1;
 	sp->pidfd = -1;
 	sp->out_fd = -1;
@@ -913,8 +895,8 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	struct child_status st;
 	char **wrapped = NULL, **envp = NULL, **cands = NULL;
 	enum ward_runner runner = ward_plan_runner(c->plan);
-	bool bwrap =
-	    runner == WARD_RUNNER_BWRAP || runner == WARD_RUNNER_CUSTOM;
+	const struct ward_runner_ops *ops = ward_runner_ops(runner);
+	bool json = ops->status == WARD_STATUS_JSON;
 	pid_t pid;
 	ssize_t got;
 	int err = 0;
@@ -941,8 +923,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.argv = wrapped;
 	/* The launcher's keeper (Landlock, none) reports at 3 what bwrap's
 	 * JSON status says for bwrap. */
-	sp->keeper =
-	    runner == WARD_RUNNER_LANDLOCK || runner == WARD_RUNNER_NONE;
+	sp->keeper = ops->status == WARD_STATUS_KEEPER;
 	a.extra[0] = args_fd >= 0 ? args_fd : rep_p[1];
 	a.extra[1] = args_fd >= 0 ? rep_p[1] : -1;
 	a.caller_bound = rep_p[1] >= 0;
@@ -951,7 +932,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 		err = ward_err(WARD_EINVAL, "no command to run");
 		goto out_free_plan;
 	}
-	envp = build_envp(o->envp ? o->envp : environ, sandbox_var(runner));
+	envp = build_envp(o->envp ? o->envp : environ, ops->sandbox_env);
 	cands = envp ? build_candidates(a.argv[0], envp) : NULL;
 	if (!cands) {
 		err = ward_err(-ENOMEM, "out of memory");
@@ -962,7 +943,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 
 	if (pipe2(st_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 ||
 	    (capture && pipe2(out_p, O_CLOEXEC) != 0) ||
-	    ((bwrap || sp->keeper) && pipe2(json_p, O_CLOEXEC) != 0)) {
+	    ((json || sp->keeper) && pipe2(json_p, O_CLOEXEC) != 0)) {
 		err = ward_err(-errno, "cannot create a pipe: %s",
 			       strerror(errno));
 		goto out_close_pipes;
@@ -974,7 +955,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.out_fd = capture ? out_p[1] : (o->stdout_fd >= 0 ? o->stdout_fd : 1);
 	a.fd3 = json_p[1];
 
-	ward_contain_begin(sp, runner, o->contain);
+	ward_contain_begin(sp, o->contain);
 	pid = spawn_child(&a, sp->cg_fd);
 	if (pid < 0 && sp->contain == WARD_CONTAIN_CGROUP) {
 		ward_contain_fallback(sp, o->contain, errno);
@@ -1016,9 +997,9 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	 * a shell. bwrap's JSON status decides later. Another wrapper's start
 	 * says nothing about the command (-1: classify by the runner's text).
 	 */
-	if (runner == WARD_RUNNER_NONE)
+	if (ops->unconfined)
 		sp->started = 1;
-	else if (bwrap)
+	else if (json)
 		sp->started = 0;
 	out_p[0] = err_p[0] = json_p[0] = -1;
 	err = 0;
@@ -1409,7 +1390,7 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	facts.exit_code = r->exit_code;
 	facts.term_signal = r->term_signal;
 	facts.child_started = sp->started;
-	if (sp->runner == WARD_RUNNER_BWRAP || sp->runner == WARD_RUNNER_CUSTOM)
+	if (sp->ops->status == WARD_STATUS_JSON)
 		facts.child_started =
 		    ward_bwrap_child_pid(sp->json, sp->json_len) > 0;
 	facts.stderr_text = r->err;
@@ -1441,9 +1422,8 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	 */
 	if (!r->denied && sp->mounts &&
 	    (r->exit_code != 0 || r->term_signal != 0))
-		r->denied = ward_text_has_signature(
-		    r->err, r->err_len,
-		    ward_denial_signature(WARD_RUNNER_BWRAP));
+		r->denied = ward_text_has_signature(r->err, r->err_len,
+						    sp->ops->hide_denial);
 	*out = r;
 	return 0;
 

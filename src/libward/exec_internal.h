@@ -64,6 +64,7 @@ struct ward_sink {
 struct ward_spawn {
 	enum ward_mode mode;
 	enum ward_runner runner;
+	const struct ward_runner_ops *ops; /* the runner's (runners.h) */
 	enum ward_enforcement enforcement;
 	pid_t pid;   /* also the process group and session id */
 	int pidfd;   /* -1 when pidfd_open() is unavailable */

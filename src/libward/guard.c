@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "protect.h"
 #include "quarantine.h"
+#include "runners/runners.h"
 #include "util/sha256.h"
 #include "util/util.h"
 
@@ -609,15 +610,16 @@ static int snap_entry(struct gentry *e, struct budget *b, struct dircache *dc,
 /* --- what a call guards ------------------------------------------------------ */
 
 /*
- * Whether @runner keeps the protected path @pr read-only itself: bwrap
- * binds every existing one that is not a symlink (translate_bwrap.c).
+ * Whether @runner keeps the protected path @pr read-only itself: a runner
+ * whose profile mounts (bwrap) binds every existing one that is not a
+ * symlink (translate_bwrap.c).
  */
 static bool runner_keeps(enum ward_runner runner,
 			 const struct ward_protected *pr)
 {
 	struct stat st;
 
-	if (runner != WARD_RUNNER_BWRAP && runner != WARD_RUNNER_CUSTOM)
+	if (!ward_runner_ops(runner)->profile_mounts)
 		return false;
 	return !(pr->flags & WARD_PROTECT_LINK) && lstat(pr->path, &st) == 0 &&
 	       !S_ISLNK(st.st_mode);

@@ -234,22 +234,3 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	ward_strv_free(roots);
 	return ward_strv_finish(out, &sv);
 }
-
-int ward_profile_bwrap(char ***out, const ward_policy *policy,
-		       const char *bwrap_path, int status_fd,
-		       char *const argv[])
-{
-	struct ward_xlate *x = NULL;
-	int err;
-
-	if (!out || !policy || !bwrap_path || !*bwrap_path)
-		return ward_err(WARD_EINVAL, "bwrap profile: missing argument");
-	/* Access rules and protected paths (globs expand here). */
-	err = ward_xlate_new(&x, policy, WARD_RUNNER_BWRAP);
-	if (err)
-		return err;
-	err = ward_bwrap_profile_x(out, policy, x, bwrap_path, status_fd, argv,
-				   false);
-	ward_xlate_free(x);
-	return err;
-}

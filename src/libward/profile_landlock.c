@@ -27,8 +27,7 @@ static void push_grant(struct ward_strv *sv, const char *flag, const char *path)
 
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 		       char *const *hides, const char *launcher_path,
-		       bool net_off,
-		       char *const argv[])
+		       bool net_off, char *const argv[])
 {
 	struct ward_strv sv = {0};
 
@@ -64,43 +63,4 @@ int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 		ward_strv_push_all(&sv, argv);
 	}
 	return ward_strv_finish(out, &sv);
-}
-
-int ward_profile_landlock(char ***out, const ward_policy *policy,
-			  const char *launcher_path, char *const argv[])
-{
-	struct ward_xlate *plan = NULL;
-	char **ro = NULL, **rw = NULL;
-	enum ward_mode mode;
-	int err;
-
-	if (!out || !policy || !launcher_path || !*launcher_path)
-		return ward_err(WARD_EINVAL,
-				"landlock profile: missing argument");
-	mode = ward_policy_mode(policy);
-	if (mode != WARD_MODE_READ_ONLY && mode != WARD_MODE_WORKSPACE_WRITE)
-		return ward_err(WARD_EINVAL,
-				"landlock profile: %s is not confined, there "
-				"is no profile for it",
-				ward_mode_name(mode));
-	if (ward_policy_network(policy) == WARD_NETWORK_ALLOWLIST)
-		return ward_err(WARD_EINVAL,
-				"landlock profile: a network allowlist needs "
-				"the call's proxy endpoint; run it through "
-				"ward_call (call.h)");
-	err = ward_xlate_new(&plan, policy, WARD_RUNNER_LANDLOCK);
-	if (err)
-		return err;
-	err = ward_xlate_landlock(&ro, &rw, plan);
-	if (err) {
-		ward_xlate_free(plan);
-		return err;
-	}
-	err = ward_landlock_argv(
-	    out, ro, rw, ward_xlate_landlock_hides(plan), launcher_path,
-	    ward_policy_network(policy) == WARD_NETWORK_OFF, argv);
-	ward_xlate_free(plan);
-	ward_strv_free(ro);
-	ward_strv_free(rw);
-	return err;
 }

@@ -146,27 +146,6 @@ out_close_stream:
 	return err;
 }
 
-int ward_profile_seatbelt(char **out, const ward_policy *policy)
-{
-	struct ward_xlate *x = NULL;
-	int err;
-
-	if (!out || !policy)
-		return ward_err(WARD_EINVAL,
-				"seatbelt profile: missing argument");
-	if (ward_policy_mode(policy) == WARD_MODE_DANGER_FULL_ACCESS)
-		return ward_err(WARD_EINVAL,
-				"seatbelt profile: %s is not confined, there "
-				"is no profile for it",
-				ward_mode_name(ward_policy_mode(policy)));
-	err = ward_xlate_new(&x, policy, WARD_RUNNER_SEATBELT);
-	if (err)
-		return err;
-	err = ward_seatbelt_profile_x(out, policy, x);
-	ward_xlate_free(x);
-	return err;
-}
-
 int ward_seatbelt_argv(char ***out, const char *profile, char *const argv[])
 {
 	struct ward_strv sv = {0};
@@ -183,21 +162,4 @@ int ward_seatbelt_argv(char ***out, const char *profile, char *const argv[])
 		ward_strv_push_all(&sv, argv);
 	}
 	return ward_strv_finish(out, &sv);
-}
-
-int ward_profile_seatbelt_argv(char ***out, const ward_policy *policy,
-			       char *const argv[])
-{
-	char *text = NULL;
-	int err;
-
-	if (!out)
-		return ward_err(WARD_EINVAL,
-				"seatbelt profile: missing argument");
-	err = ward_profile_seatbelt(&text, policy);
-	if (err)
-		return err;
-	err = ward_seatbelt_argv(out, text, argv);
-	free(text);
-	return err;
 }

@@ -38,9 +38,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "runners/runners.h"
 #include "statefile.h"
 #include "util/landlock.h"
-#include "translate_internal.h"
 #include "util/util.h"
 #include "ward/probe.h"
 
@@ -50,10 +50,7 @@
 
 #define PROBE_TIMEOUT_DEFAULT_MS 2000u
 #define MAX_CHAIN		 8
-#define N_RUNNER_SLOTS		 (WARD_RUNNER_CUSTOM + 1)
 #define WHY_LEN			 256
-
-extern char **environ;
 
 /* A cached probe verdict for one runner. */
 struct verdict_cache {
@@ -92,22 +89,11 @@ struct ward_provider {
 	struct resolved bwrap;
 	struct resolved launcher;
 	struct resolved custom;
-	struct verdict_cache cache[N_RUNNER_SLOTS];
+	struct verdict_cache cache[WARD_RUNNER_COUNT];
 	struct ward_probe_entry report[MAX_CHAIN];
 };
 
 /* --- small helpers ------------------------------------------------------ */
-
-/* Write a reason into @buf; truncation is fine (it is for people). */
-__attribute__((format(printf, 3, 4))) static void set_why(char *buf, size_t len,
-							  const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static int dup_opt(char **slot, const char *s)
 {
@@ -204,20 +190,21 @@ static const char *resolve_bwrap(ward_provider *p)
 		if (is_executable(p->opt_bwrap)) {
 			r->path = strdup(p->opt_bwrap);
 			if (!r->path)
-				set_why(r->why, sizeof(r->why),
-					"out of memory");
+				ward_probe_why(r->why, sizeof(r->why),
+					       "out of memory");
 		} else {
-			set_why(r->why, sizeof(r->why),
-				"bwrap not found at %s (or not executable)",
-				p->opt_bwrap);
+			ward_probe_why(
+			    r->why, sizeof(r->why),
+			    "bwrap not found at %s (or not executable)",
+			    p->opt_bwrap);
 		}
 		return r->path;
 	}
 	r->path = path_lookup("bwrap");
 	if (!r->path)
-		set_why(r->why, sizeof(r->why), "%s",
-			errno == ENOMEM ? "out of memory"
-					: "bwrap not found in PATH");
+		ward_probe_why(r->why, sizeof(r->why), "%s",
+			       errno == ENOMEM ? "out of memory"
+					       : "bwrap not found in PATH");
 	return r->path;
 }
 
@@ -236,10 +223,10 @@ static const char *resolve_launcher(ward_provider *p)
 		if (is_executable(p->opt_launcher))
 			r->path = strdup(p->opt_launcher);
 		else
-			set_why(r->why, sizeof(r->why),
-				"landlock-run not found at %s (or not "
-				"executable)",
-				p->opt_launcher);
+			ward_probe_why(r->why, sizeof(r->why),
+				       "landlock-run not found at %s (or not "
+				       "executable)",
+				       p->opt_launcher);
 		return r->path;
 	}
 	beside[0] = '\0';
@@ -261,9 +248,9 @@ static const char *resolve_launcher(ward_provider *p)
 		r->path = strdup(libexec);
 		return r->path;
 	}
-	set_why(r->why, sizeof(r->why),
-		"landlock-run not found beside %s or in %s", exe,
-		WARD_LIBEXECDIR);
+	ward_probe_why(r->why, sizeof(r->why),
+		       "landlock-run not found beside %s or in %s", exe,
+		       WARD_LIBEXECDIR);
 	return r->path;
 }
 
@@ -284,418 +271,86 @@ static const char *resolve_custom(ward_provider *p)
 		if (is_executable(cmd))
 			r->path = strdup(cmd);
 		else
-			set_why(r->why, sizeof(r->why),
-				"runner command %s is missing or not "
-				"executable",
-				cmd);
+			ward_probe_why(r->why, sizeof(r->why),
+				       "runner command %s is missing or not "
+				       "executable",
+				       cmd);
 	} else if (strchr(cmd, '/') || !*cmd) {
-		set_why(r->why, sizeof(r->why),
-			"runner command \"%s\" must be an absolute path or "
-			"a bare name looked up in PATH",
-			cmd);
+		ward_probe_why(
+		    r->why, sizeof(r->why),
+		    "runner command \"%s\" must be an absolute path or "
+		    "a bare name looked up in PATH",
+		    cmd);
 	} else {
 		r->path = path_lookup(cmd);
 		if (!r->path)
-			set_why(r->why, sizeof(r->why),
-				"runner command \"%s\" not found in PATH (or "
-				"not executable)",
-				cmd);
+			ward_probe_why(
+			    r->why, sizeof(r->why),
+			    "runner command \"%s\" not found in PATH (or "
+			    "not executable)",
+			    cmd);
 	}
 	return r->path;
 }
 
-/* --- the functional probes ---------------------------------------------- */
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Copy the first line of @buf (length @len) into @why. */
-static void first_line(char *why, size_t why_len, const char *buf, size_t len)
-{
-	size_t n = 0;
-
-	while (n < len && buf[n] != '\n' && n + 1 < why_len)
-		n++;
-	memcpy(why, buf, n);
-	why[n] = '\0';
-}
-
-/* What one probe process did. */
-struct probe_run {
-	bool spawned;
-	bool timed_out;
-	int status;	/* waitpid status when spawned && !timed_out */
-	char out[1024]; /* the first bytes of stdout (when captured) */
-	size_t out_len;
-	char err[WHY_LEN]; /* the first bytes of stderr */
-	size_t err_len;
-};
-
-/* Read what is available from *fd into buf; close it at EOF or error. */
-static void drain(int *fd, char *buf, size_t cap, size_t *len)
-{
-	char scratch[512];
-	ssize_t n;
-
-	do {
-		n = read(*fd, scratch, sizeof(scratch));
-	} while (n < 0 && errno == EINTR);
-	if (n <= 0) {
-		if (n == 0 || errno != EAGAIN) {
-			close(*fd);
-			*fd = -1;
-		}
-		return;
-	}
-	if (buf && *len < cap) {
-		size_t keep = (size_t)n < cap - *len ? (size_t)n : cap - *len;
-
-		memcpy(buf + *len, scratch, keep);
-		*len += keep;
-	}
-}
-
-#if defined(__GLIBC__) &&                                                      \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-#define HAVE_ADDCLOSEFROM 1
-#else
-#define HAVE_ADDCLOSEFROM 0
-
-/* Add a close action for @fd when it is open and would survive exec. */
-static int close_if_inherited(posix_spawn_file_actions_t *fa, int fd)
-{
-	int flags = fcntl(fd, F_GETFD);
-
-	if (flags < 0 || (flags & FD_CLOEXEC))
-		return 0;
-	return -posix_spawn_file_actions_addclose(fa, fd);
-}
-
 /*
- * No closefrom action in this libc (musl, older glibc): a close action for
- * every descriptor from 3 up that exec would pass on. The open ones are
- * listed in /proc/self/fd; without /proc, each one below the limit is
- * asked. Close-on-exec ones (all that ward opens) need no action.
+ * The binary @ops runs, resolved once per provider: NULL when it has none
+ * or it is missing (then *why says why).
  */
-static int spawn_close_inherited(posix_spawn_file_actions_t *fa)
+static const char *runner_tool(ward_provider *p,
+			       const struct ward_runner_ops *ops,
+			       const char **why)
 {
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	struct rlimit lim;
-	int err = 0;
+	struct resolved *r;
+	const char *path;
 
-	if (dir) {
-		while (!err && (de = readdir(dir))) {
-			char *end;
-			long fd = strtol(de->d_name, &end, 10);
-
-			if (end == de->d_name || *end || fd < 3 ||
-			    fd > INT_MAX || fd == dirfd(dir))
-				continue;
-			err = close_if_inherited(fa, (int)fd);
-		}
-		closedir(dir);
-		return err;
+	switch (ops->tool) {
+	case WARD_BIN_BWRAP:
+		path = resolve_bwrap(p);
+		r = &p->bwrap;
+		break;
+	case WARD_BIN_LAUNCHER:
+		path = resolve_launcher(p);
+		r = &p->launcher;
+		break;
+	case WARD_BIN_CUSTOM:
+		path = p->runner_command ? resolve_custom(p) : NULL;
+		r = &p->custom;
+		break;
+	case WARD_BIN_FIXED:
+		*why = "";
+		return ops->fixed_path;
+	default:
+		*why = "";
+		return NULL;
 	}
-	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
-		lim.rlim_cur = 65536;
-	for (int fd = 3; !err && fd < (int)lim.rlim_cur; fd++)
-		err = close_if_inherited(fa, fd);
-	return err;
-}
-#endif
-
-/*
- * Run @argv (argv[0] an absolute path) as a probe: stdin from /dev/null,
- * stdout captured when @capture_out (else /dev/null), stderr captured, its
- * own process group, no descriptors beyond 0–2 where the libc can say so.
- * After @timeout_ms the whole group is killed (SIGKILL) and reaped.
- * Returns 0 (the run is described in @run) or -errno when the probe could
- * not be set up at all (then @why says so).
- */
-static int probe_spawn(struct probe_run *run, char *const argv[],
-		       bool capture_out, unsigned timeout_ms, char *why,
-		       size_t why_len)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-	long long deadline = now_ms() + timeout_ms;
-	pid_t pid = -1;
-	int err, wstatus;
-
-	memset(run, 0, sizeof(*run));
-	/*
-	 * Some spawn implementations report a failed exec only as exit 127;
-	 * ask first, so the reason says what is actually wrong.
-	 */
-	if (access(argv[0], X_OK) != 0) {
-		err = -errno;
-		set_why(why, why_len, "cannot execute %s: %s", argv[0],
-			strerror(-err));
-		return err;
-	}
-	if (pipe2(err_pipe, O_CLOEXEC) != 0 ||
-	    (capture_out && pipe2(out_pipe, O_CLOEXEC) != 0)) {
-		err = -errno;
-		set_why(why, why_len, "cannot create a pipe: %s",
-			strerror(-err));
-		goto out_close_pipes;
-	}
-	err = -posix_spawn_file_actions_init(&fa);
-	if (err) {
-		set_why(why, why_len, "cannot set up the probe: %s",
-			strerror(-err));
-		goto out_close_pipes;
-	}
-	err = -posix_spawnattr_init(&attr);
-	if (err) {
-		set_why(why, why_len, "cannot set up the probe: %s",
-			strerror(-err));
-		goto out_destroy_fa;
-	}
-	/* A group of its own, so a timeout kills whatever it forked too. */
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (capture_out)
-		posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-	else
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
-						 0);
-	posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-#if HAVE_ADDCLOSEFROM
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#else
-	err = spawn_close_inherited(&fa);
-	if (err) {
-		set_why(why, why_len, "cannot set up the probe: %s",
-			strerror(-err));
-		goto out_destroy_attr;
-	}
-#endif
-	err = -posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
-	if (err) {
-		set_why(why, why_len, "cannot execute %s: %s", argv[0],
-			strerror(-err));
-		goto out_destroy_attr;
-	}
-	run->spawned = true;
-	close(err_pipe[1]);
-	err_pipe[1] = -1;
-	if (capture_out) {
-		close(out_pipe[1]);
-		out_pipe[1] = -1;
-	}
-	fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
-	if (out_pipe[0] >= 0)
-		fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
-
-	/* Read until both pipes close, then wait; all before the deadline. */
-	for (;;) {
-		struct pollfd pfd[2];
-		long long left = deadline - now_ms();
-		nfds_t n = 0;
-		int r;
-
-		if (left <= 0) {
-			run->timed_out = true;
-			break;
-		}
-		if (err_pipe[0] >= 0)
-			pfd[n++] = (struct pollfd){err_pipe[0], POLLIN, 0};
-		if (out_pipe[0] >= 0)
-			pfd[n++] = (struct pollfd){out_pipe[0], POLLIN, 0};
-		if (n == 0) {
-			pid_t w;
-
-			do {
-				w = waitpid(pid, &wstatus, WNOHANG);
-			} while (w < 0 && errno == EINTR);
-			if (w == pid) {
-				run->status = wstatus;
-				pid = -1;
-				break;
-			}
-			if (w < 0) {
-				/* Someone else reaped it (SIGCHLD ignored). */
-				run->status = -1;
-				pid = -1;
-				break;
-			}
-			/* Pipes closed but still running: poll gently. */
-			nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
-			continue;
-		}
-		r = poll(pfd, n, (int)(left > INT_MAX ? INT_MAX : left));
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r <= 0)
-			continue;
-		if (err_pipe[0] >= 0)
-			drain(&err_pipe[0], run->err, sizeof(run->err) - 1,
-			      &run->err_len);
-		if (out_pipe[0] >= 0)
-			drain(&out_pipe[0], run->out, sizeof(run->out) - 1,
-			      &run->out_len);
-	}
-	if (pid > 0) {
-		/* Timed out (or poll failed): kill the group, then reap. */
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
-		run->timed_out = true;
-	}
-	run->out[run->out_len] = '\0';
-	run->err[run->err_len] = '\0';
-	err = 0;
-
-out_destroy_attr:
-	posix_spawnattr_destroy(&attr);
-out_destroy_fa:
-	posix_spawn_file_actions_destroy(&fa);
-out_close_pipes:
-	for (int i = 0; i < 2; i++) {
-		if (out_pipe[i] >= 0)
-			close(out_pipe[i]);
-		if (err_pipe[i] >= 0)
-			close(err_pipe[i]);
-	}
-	return err;
+	*why = r->why;
+	return path;
 }
 
-/*
- * Turn a finished probe run into a verdict: exit 0 is usable (full), the
- * rest is unusable with the reason (timeout, status and the first stderr
- * line) in @why.
- */
-static enum ward_verdict probe_judge(ward_provider *p,
-				     const struct probe_run *run, char *why,
-				     size_t why_len)
-{
-	char line[WHY_LEN];
-
-	if (run->timed_out) {
-		/* Said of this machine now, not of the runner (cache_store
-		 * keeps it for this provider only). */
-		p->probe_timed_out = true;
-		set_why(why, why_len, "timed out after %u ms",
-			p->probe_timeout_ms);
-		return WARD_VERDICT_UNUSABLE;
-	}
-	first_line(line, sizeof(line), run->err, run->err_len);
-	if (run->status == -1) {
-		set_why(why, why_len, "probe process could not be reaped");
-		return WARD_VERDICT_UNUSABLE;
-	}
-	if (WIFSIGNALED(run->status)) {
-		set_why(why, why_len, "killed by signal %d%s%s",
-			WTERMSIG(run->status), line[0] ? ": " : "", line);
-		return WARD_VERDICT_UNUSABLE;
-	}
-	if (WEXITSTATUS(run->status) != 0) {
-		set_why(why, why_len, "exited with status %d%s%s",
-			WEXITSTATUS(run->status), line[0] ? ": " : "", line);
-		return WARD_VERDICT_UNUSABLE;
-	}
-	set_why(why, why_len, "probe ok");
-	return WARD_VERDICT_FULL;
-}
-
-/* bwrap: the real read-only profile around `true`; exit 0 required. */
-static enum ward_verdict probe_bwrap(ward_provider *p, char *why,
-				     size_t why_len)
-{
-	char *const cmd[] = {"true", NULL};
-	const char *bwrap = resolve_bwrap(p);
-	ward_policy *policy = NULL;
-	char **argv = NULL;
-	struct probe_run run;
-	enum ward_verdict v = WARD_VERDICT_UNUSABLE;
-
-	if (!bwrap) {
-		set_why(why, why_len, "%s", p->bwrap.why);
-		return v;
-	}
-	if (ward_policy_new(&policy, WARD_MODE_READ_ONLY, "/") != 0 ||
-	    ward_profile_bwrap(&argv, policy, bwrap, -1, cmd) != 0) {
-		set_why(why, why_len, "cannot build the probe profile: %s",
-			ward_error_last());
-		goto out_free;
-	}
-	if (probe_spawn(&run, argv, false, p->probe_timeout_ms, why, why_len) ==
-	    0)
-		v = probe_judge(p, &run, why, why_len);
-out_free:
-	ward_strv_free(argv);
-	ward_policy_free(policy);
-	return v;
-}
-
-/* landlock: `landlock-run --probe`; it really restricts a process. */
-static enum ward_verdict probe_landlock(ward_provider *p, char *why,
-					size_t why_len)
-{
-	const char *launcher = resolve_launcher(p);
-	char *argv[3];
-	struct probe_run run;
-	enum ward_verdict v;
-
-	if (!launcher) {
-		set_why(why, why_len, "%s", p->launcher.why);
-		return WARD_VERDICT_UNUSABLE;
-	}
-	argv[0] = (char *)launcher;
-	argv[1] = "--probe";
-	argv[2] = NULL;
-	if (probe_spawn(&run, argv, true, p->probe_timeout_ms, why, why_len))
-		return WARD_VERDICT_UNUSABLE;
-	v = probe_judge(p, &run, why, why_len);
-	if (v == WARD_VERDICT_FULL && strstr(run.out, "partially enforced")) {
-		set_why(why, why_len, "probe ok (partially enforced)");
-		v = WARD_VERDICT_PARTIAL;
-	}
-	return v;
-}
-
-/* seatbelt: only meaningful on darwin; elsewhere sandbox-exec is absent. */
-static enum ward_verdict probe_seatbelt(ward_provider *p, char *why,
-					size_t why_len)
-{
-	char *const argv[] = {SANDBOX_EXEC, "-p", "(version 1)(allow default)",
-			      "/usr/bin/true", NULL};
-	struct probe_run run;
-
-	if (probe_spawn(&run, argv, false, p->probe_timeout_ms, why, why_len))
-		return WARD_VERDICT_UNUSABLE;
-	return probe_judge(p, &run, why, why_len);
-}
-
+/* The runner's own functional probe (its file in runners/), with its binary. */
 static enum ward_verdict probe_real(ward_provider *p, enum ward_runner runner,
 				    char *why, size_t why_len)
 {
-	switch (runner) {
-	case WARD_RUNNER_BWRAP:
-		return probe_bwrap(p, why, why_len);
-	case WARD_RUNNER_LANDLOCK:
-		return probe_landlock(p, why, why_len);
-	case WARD_RUNNER_SEATBELT:
-		return probe_seatbelt(p, why, why_len);
-	case WARD_RUNNER_WINDOWS_ACL:
-		set_why(why, why_len, "reserved: no Windows runner exists");
+	const struct ward_runner_ops *ops = ward_runner_ops(runner);
+	struct ward_probe_ctx ctx = {NULL, NULL, p->probe_timeout_ms, false};
+	enum ward_verdict v;
+
+	if (ops->reserved) {
+		ward_probe_why(why, why_len, "%s", ops->reserved);
 		return WARD_VERDICT_UNUSABLE;
-	case WARD_RUNNER_NONE:
-	case WARD_RUNNER_CUSTOM:
-		break;
 	}
-	set_why(why, why_len, "not a chain runner");
-	return WARD_VERDICT_UNUSABLE;
+	if (!ops->chain || !ops->probe) {
+		ward_probe_why(why, why_len, "not a chain runner");
+		return WARD_VERDICT_UNUSABLE;
+	}
+	ctx.binary = runner_tool(p, ops, &ctx.missing);
+	v = ops->probe(&ctx, why, why_len);
+	/* Said of this machine now, not of the runner (cache_store keeps
+	 * it for this provider only). */
+	if (ctx.timed_out)
+		p->probe_timed_out = true;
+	return v;
 }
 
 /* --- probe verdicts kept across processes --------------------------------- */
@@ -795,7 +450,9 @@ static void fnv_status(uint64_t *h)
 /* The key of @runner's verdict here and now. */
 static uint64_t cache_key(ward_provider *p, enum ward_runner runner)
 {
+	const struct ward_runner_ops *ops = ward_runner_ops(runner);
 	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *why;
 	struct utsname u;
 	struct stat st;
 	unsigned long long ns = 0;
@@ -816,23 +473,14 @@ static uint64_t cache_key(ward_provider *p, enum ward_runner runner)
 		ns = (unsigned long long)st.st_ino;
 	fnv(&h, &ns, sizeof(ns));
 	fnv_status(&h);
-	switch (runner) {
-	case WARD_RUNNER_BWRAP:
-		fnv_file(&h, "/proc/sys/kernel/unprivileged_userns_clone");
-		fnv_file(&h, "/proc/sys/user/max_user_namespaces");
-		fnv_file(
-		    &h,
-		    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-		fnv_stat(&h, resolve_bwrap(p));
-		break;
-	case WARD_RUNNER_LANDLOCK:
+	for (const char *const *f = ops->key_files; f && *f; f++)
+		fnv_file(&h, *f);
+	if (ops->key_abi) {
 		abi = ward_probe_landlock_abi();
 		fnv(&h, &abi, sizeof(abi));
-		fnv_stat(&h, resolve_launcher(p));
-		break;
-	default:
-		break;
 	}
+	if (ops->key_binary)
+		fnv_stat(&h, runner_tool(p, ops, &why));
 	return h;
 }
 
@@ -955,9 +603,10 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 	    c->verdict != WARD_VERDICT_PARTIAL)
 		c->verdict = WARD_VERDICT_UNUSABLE;
 	if (!c->why[0])
-		set_why(c->why, sizeof(c->why), "%s",
-			c->verdict == WARD_VERDICT_UNUSABLE ? "unusable"
-							    : "probe ok");
+		ward_probe_why(c->why, sizeof(c->why), "%s",
+			       c->verdict == WARD_VERDICT_UNUSABLE
+				   ? "unusable"
+				   : "probe ok");
 	/* One line in the file: no newline inside the reason. */
 	c->why[strcspn(c->why, "\n")] = '\0';
 	c->done = true;
@@ -969,14 +618,13 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 	return c;
 }
 
-static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy);
+static void distrust_planted(ward_provider *p, const ward_policy *policy);
 
 /* --- exported: the provider --------------------------------------------- */
 
 static bool chain_runner_valid(enum ward_runner r)
 {
-	return r == WARD_RUNNER_BWRAP || r == WARD_RUNNER_LANDLOCK ||
-	       r == WARD_RUNNER_SEATBELT || r == WARD_RUNNER_WINDOWS_ACL;
+	return ward_runner_ops(r)->chain;
 }
 
 int ward_provider_new(ward_provider **out,
@@ -1112,15 +760,16 @@ static int select_locked(ward_provider *p, enum ward_runner *out_runner,
 		/*
 		 * A sole candidate needs no arbitration: it is chosen without
 		 * a probe, and its own failure at run time is a runner
-		 * failure. The reserved Windows runner can never confine.
+		 * failure. A reserved runner (windows-acl) can never confine.
 		 */
-		if (p->chain[0] == WARD_RUNNER_WINDOWS_ACL)
+		if (ward_runner_ops(p->chain[0])->reserved)
 			return ward_err(
 			    WARD_EUNAVAILABLE,
-			    "sandbox unavailable: the windows-acl "
+			    "sandbox unavailable: the %s "
 			    "runner is reserved and cannot confine; "
 			    "ward is refusing to run the command "
-			    "unconfined");
+			    "unconfined",
+			    ward_runner_name(p->chain[0]));
 		runner = p->chain[0];
 		enf = WARD_ENFORCEMENT_FULL;
 	} else {
@@ -1168,7 +817,7 @@ int ward_provider_select_for(ward_provider *provider, const ward_policy *policy,
 	if (!provider || !policy)
 		return ward_err(WARD_EINVAL, "invalid argument");
 	pthread_mutex_lock(&provider->lock);
-	distrust_planted_bwrap(provider, policy);
+	distrust_planted(provider, policy);
 	err = select_locked(provider, out_runner, out_enforcement);
 	pthread_mutex_unlock(&provider->lock);
 	return err;
@@ -1214,22 +863,24 @@ int ward_provider_report(const struct ward_probe_entry **out, size_t *out_len,
 		e->runner = WARD_RUNNER_CUSTOM;
 		e->verdict = WARD_VERDICT_FULL;
 		e->probed = false;
-		set_why(e->why, sizeof(e->why),
-			"runner command %s (operator-asserted; not probed)",
-			p->runner_command);
+		ward_probe_why(
+		    e->why, sizeof(e->why),
+		    "runner command %s (operator-asserted; not probed)",
+		    p->runner_command);
 	} else if (p->chain_len == 1) {
 		struct ward_probe_entry *e = &p->report[n++];
 
 		e->runner = p->chain[0];
 		e->probed = false;
-		if (e->runner == WARD_RUNNER_WINDOWS_ACL) {
+		if (ward_runner_ops(e->runner)->reserved) {
 			e->verdict = WARD_VERDICT_UNUSABLE;
-			set_why(e->why, sizeof(e->why),
-				"reserved: no Windows runner exists");
+			ward_probe_why(e->why, sizeof(e->why), "%s",
+				       ward_runner_ops(e->runner)->reserved);
 		} else {
 			e->verdict = WARD_VERDICT_FULL;
-			set_why(e->why, sizeof(e->why),
-				"chosen without a probe (sole candidate)");
+			ward_probe_why(
+			    e->why, sizeof(e->why),
+			    "chosen without a probe (sole candidate)");
 		}
 	} else {
 		for (size_t i = 0; i < p->chain_len; i++) {
@@ -1240,7 +891,7 @@ int ward_provider_report(const struct ward_probe_entry **out, size_t *out_len,
 			e->runner = p->chain[i];
 			e->verdict = c->verdict;
 			e->probed = true;
-			set_why(e->why, sizeof(e->why), "%s", c->why);
+			ward_probe_why(e->why, sizeof(e->why), "%s", c->why);
 		}
 	}
 	*out = p->report;
@@ -1276,98 +927,78 @@ const char *ward_provider_launcher_path(ward_provider *provider)
 /* --- exported: choosing a runner for a policy ----------------------------- */
 
 /*
- * A bwrap that lies where a confined run could have written it (reached
- * through PATH) must never be executed, not even by a probe. Such a bwrap
- * is marked unusable for the provider's lifetime, before anything probes
- * it: the chain then falls through to the next runner, and a forced bwrap
- * is refused at confine_build().
+ * A runner binary that lies where a confined run could have written it
+ * (bwrap reached through PATH) must never be executed, not even by a
+ * probe. Such a runner is marked unusable for the provider's lifetime,
+ * before anything probes it: the chain then falls through to the next
+ * runner, and a forced one is refused by runner_binary().
  */
-static void distrust_planted_bwrap(ward_provider *p, const ward_policy *policy)
+static void distrust_planted(ward_provider *p, const ward_policy *policy)
 {
-	struct verdict_cache *c = &p->cache[WARD_RUNNER_BWRAP];
-	const char *path;
-	bool in_chain = false;
-
-	for (size_t i = 0; i < p->chain_len; i++)
-		in_chain |= p->chain[i] == WARD_RUNNER_BWRAP;
-	/* Only a bwrap the chain may choose is looked up at all. */
-	if (p->runner_command || !in_chain ||
-	    (c->done && c->verdict == WARD_VERDICT_UNUSABLE))
+	if (p->runner_command)
 		return;
-	path = resolve_bwrap(p);
-	if (!path || check_runner_location("bwrap", path, policy) == 0)
-		return;
-	set_why(c->why, sizeof(c->why), "%s", ward_error_last());
-	c->verdict = WARD_VERDICT_UNUSABLE;
-	c->planted = true;
-	c->done = true;
-}
+	for (size_t i = 0; i < p->chain_len; i++) {
+		const struct ward_runner_ops *ops =
+		    ward_runner_ops(p->chain[i]);
+		struct verdict_cache *c = &p->cache[p->chain[i]];
+		const char *path, *why;
 
-/*
- * bwrap's own words when the kernel will not give it a user namespace
- * (unprivileged user namespaces off, a container's seccomp filter, an
- * AppArmor restriction): the library knows its runner's dialect, so no
- * front end has to parse it.
- */
-static bool says_no_userns(const char *why)
-{
-	return strstr(why, "namespace") || strstr(why, "uid map") ||
-	       strstr(why, "setting up uid") || strstr(why, "unshare");
+		/* Only a binary the chain may choose is looked up at all. */
+		if (!ops->tool_what ||
+		    (c->done && c->verdict == WARD_VERDICT_UNUSABLE))
+			continue;
+		path = runner_tool(p, ops, &why);
+		if (!path ||
+		    check_runner_location(ops->tool_what, path, policy) == 0)
+			continue;
+		ward_probe_why(c->why, sizeof(c->why), "%s", ward_error_last());
+		c->verdict = WARD_VERDICT_UNUSABLE;
+		c->planted = true;
+		c->done = true;
+	}
 }
 
 int ward_provider_problem(struct ward_runner_status *out,
 			  ward_provider *provider, enum ward_runner runner)
 {
+	const struct ward_runner_ops *ops = ward_runner_ops(runner);
 	const struct verdict_cache *c = NULL;
-	const char *path = NULL;
-	struct resolved *r = NULL;
+	const char *path = NULL, *why = "";
 
-	if (!out || !provider || (unsigned)runner >= N_RUNNER_SLOTS)
+	if (!out || !provider || (unsigned)runner >= WARD_RUNNER_COUNT)
 		return ward_err(WARD_EINVAL, "invalid argument");
 	memset(out, 0, sizeof(*out));
 	out->runner = runner;
 	pthread_mutex_lock(&provider->lock);
-	switch (runner) {
-	case WARD_RUNNER_BWRAP:
-		path = resolve_bwrap(provider);
-		r = &provider->bwrap;
-		break;
-	case WARD_RUNNER_LANDLOCK:
-		if (ward_probe_landlock_abi() < 0) {
-			out->problem = WARD_PROBLEM_KERNEL;
-			set_why(out->why, sizeof(out->why), "%s",
-				ward_error_last());
-			goto out_unlock;
-		}
-		path = resolve_launcher(provider);
-		r = &provider->launcher;
-		break;
-	case WARD_RUNNER_CUSTOM:
-		path =
-		    provider->runner_command ? resolve_custom(provider) : NULL;
-		r = &provider->custom;
-		break;
-	case WARD_RUNNER_WINDOWS_ACL:
+	if (ops->reserved) {
 		out->problem = WARD_PROBLEM_RESERVED;
 		goto out_unlock;
-	default:
+	}
+	/* Only a runner with a binary of its own to find has problems to
+	 * tell (seatbelt's is a fixed path). */
+	if (ops->tool == WARD_BIN_NONE || ops->tool == WARD_BIN_FIXED)
+		goto out_unlock;
+	if (ops->kernel_missing && ops->kernel_missing()) {
+		out->problem = WARD_PROBLEM_KERNEL;
+		ward_probe_why(out->why, sizeof(out->why), "%s",
+			       ward_error_last());
 		goto out_unlock;
 	}
+	path = runner_tool(provider, ops, &why);
 	if (!path) {
 		out->problem = WARD_PROBLEM_NOT_FOUND;
-		set_why(out->why, sizeof(out->why), "%s", r->why);
+		ward_probe_why(out->why, sizeof(out->why), "%s", why);
 		goto out_unlock;
 	}
-	set_why(out->path, sizeof(out->path), "%s", path);
-	if (runner != WARD_RUNNER_CUSTOM)
+	ward_probe_why(out->path, sizeof(out->path), "%s", path);
+	if (ops->probe)
 		c = probe_cached(provider, runner);
 	if (c && c->verdict == WARD_VERDICT_UNUSABLE) {
-		set_why(out->why, sizeof(out->why), "%s", c->why);
-		out->problem =
-		    c->planted ? WARD_PROBLEM_PLANTED
-		    : runner == WARD_RUNNER_BWRAP && says_no_userns(c->why)
-			? WARD_PROBLEM_NO_USERNS
-			: WARD_PROBLEM_PROBE_FAILED;
+		ward_probe_why(out->why, sizeof(out->why), "%s", c->why);
+		out->problem = c->planted ? WARD_PROBLEM_PLANTED
+			       : ops->no_userns && ops->no_userns(c->why)
+				   ? WARD_PROBLEM_NO_USERNS
+				   : WARD_PROBLEM_PROBE_FAILED;
 	}
 out_unlock:
 	pthread_mutex_unlock(&provider->lock);
@@ -1381,42 +1012,22 @@ out_unlock:
 static int runner_binary(const char **out, ward_provider *p,
 			 enum ward_runner runner, const ward_policy *policy)
 {
-	const char *path = NULL;
-	int err = 0;
+	const struct ward_runner_ops *ops = ward_runner_ops(runner);
+	const char *path, *why = "";
+	int err;
 
-	switch (runner) {
-	case WARD_RUNNER_BWRAP:
-		path = resolve_bwrap(p);
-		if (!path)
-			return ward_err(WARD_ERUNNER,
-					"cannot start the bwrap runner: %s",
-					p->bwrap.why);
-		err = check_runner_location("bwrap", path, policy);
-		break;
-	case WARD_RUNNER_CUSTOM:
-		path = resolve_custom(p);
-		if (!path)
-			return ward_err(WARD_ERUNNER,
-					"cannot start the custom runner: %s",
-					p->custom.why);
-		err = check_runner_location("runner command", path, policy);
-		break;
-	case WARD_RUNNER_LANDLOCK:
-		path = resolve_launcher(p);
-		if (!path)
-			return ward_err(WARD_ERUNNER,
-					"cannot start the landlock runner: %s",
-					p->launcher.why);
-		break;
-	case WARD_RUNNER_SEATBELT:
-		path = SANDBOX_EXEC;
-		break;
-	default:
+	if (ops->tool == WARD_BIN_NONE)
 		return ward_err(WARD_ERUNNER, "the %s runner cannot confine",
 				ward_runner_name(runner));
+	path = runner_tool(p, ops, &why);
+	if (!path)
+		return ward_err(WARD_ERUNNER, "cannot start the %s runner: %s",
+				ward_runner_name(runner), why);
+	if (ops->tool_what) {
+		err = check_runner_location(ops->tool_what, path, policy);
+		if (err)
+			return err;
 	}
-	if (err)
-		return err;
 	*out = path;
 	return 0;
 }
@@ -1464,14 +1075,15 @@ int ward_provider_choose(struct ward_runner_choice *out,
 	 * workspace (or any writable root) and reached through PATH must
 	 * never run, not even to be refused afterwards.
 	 */
-	distrust_planted_bwrap(provider, policy);
+	distrust_planted(provider, policy);
 	err = select_locked(provider, &c.runner, &c.enforcement);
 	if (!err)
 		err = runner_binary(&c.path, provider, c.runner, policy);
-	if (!err && c.runner == WARD_RUNNER_CUSTOM)
+	if (!err && ward_runner_ops(c.runner)->operator_signatures)
 		c.failure_signatures = provider->failure_signatures;
 	/* Defense in depth: the Landlock layer inside every bwrap run. */
-	if (!err && c.runner == WARD_RUNNER_BWRAP && ward_ll_abi() >= 1)
+	if (!err && ward_runner_ops(c.runner)->inner_layer &&
+	    ward_ll_abi() >= 1)
 		c.inner = resolve_launcher(provider);
 	pthread_mutex_unlock(&provider->lock);
 	if (err)

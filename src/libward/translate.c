@@ -3,7 +3,7 @@
  * into bwrap options, Landlock grants and Seatbelt deny rules, with a
  * warning for everything a runner cannot express exactly.
  *
- * Plan, then apply. ward_xlate_new() gathers the targets first:
+ * Plan, then apply. ward_xlate_new_ops() gathers the targets first:
  *
  *   - every literal `r-`/`--` rule, made canonical as far as it exists;
  *   - every glob's matches that exist now: one walk per literal prefix
@@ -26,9 +26,10 @@
  *
  * Modules: translate_targets.c (bounds, helpers, gathering and reducing the
  * targets), translate_bwrap.c, translate_landlock.c, translate_seatbelt.c
- * (each runner's part), and this file (the plan's life: new, apply,
- * accessors, and the exported warnings and description);
- * translate_impl.h is what they share.
+ * (each runner's part, which its row's .translate calls: runners/), and
+ * this file (the plan's life: new, apply, accessors); translate_impl.h is
+ * what they share. The exported warnings and description, which name a
+ * runner by its value, are profile.c's (above the runner table).
  */
 #include <errno.h>
 #include <limits.h>
@@ -38,6 +39,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "runners/runners.h"
 #include "translate_impl.h"
 #include "translate_internal.h"
 #include "util/landlock.h"
@@ -56,14 +58,13 @@ static void warn_notes(struct ward_xlate *p)
 {
 	char **notes = NULL;
 
-	if (ward_protect_notes(&notes, p->policy,
-			       p->runner != WARD_RUNNER_SEATBELT) != 0) {
+	if (ward_protect_notes(&notes, p->policy, !p->ops->keeps_links) != 0) {
 		p->oom = true;
 		return;
 	}
 	for (size_t i = 0; notes[i]; i++)
-		ward_xl_linef(&p->warn, "%s: %s",
-			      ward_xl_runner_label(p->runner), notes[i]);
+		ward_xl_linef(&p->warn, "%s: %s", ward_xl_runner_label(p),
+			      notes[i]);
 	ward_strv_free(notes);
 }
 
@@ -74,8 +75,7 @@ static void warn_tmpdir(struct ward_xlate *p)
 
 	if (ward_roots_tmpdir_refused(why, sizeof(why), p->mode,
 				      ward_policy_tmpdir(p->policy)))
-		ward_xl_linef(&p->warn, "%s: %s",
-			      ward_xl_runner_label(p->runner), why);
+		ward_xl_linef(&p->warn, "%s: %s", ward_xl_runner_label(p), why);
 }
 
 static void plan_none(struct ward_xlate *p)
@@ -97,34 +97,28 @@ static void plan_none(struct ward_xlate *p)
 	}
 }
 
-int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
-		   enum ward_runner runner)
-{
-	return ward_xlate_new_inner(out, policy, runner, false);
-}
-
-int ward_xlate_new_inner(struct ward_xlate **out, const ward_policy *policy,
-			 enum ward_runner runner, bool inner_launcher)
+int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
+		       const struct ward_runner_ops *ops, bool inner_launcher)
 {
 	struct ward_xlate *p;
 	int err;
 
-	if (!out || !policy)
+	if (!out || !policy || !ops)
 		return ward_err(WARD_EINVAL, "rule plan: missing argument");
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return ward_err(-ENOMEM, "out of memory");
 	p->policy = policy;
-	p->runner = runner;
-	p->inner_hides = inner_launcher && runner == WARD_RUNNER_BWRAP;
+	p->runner = ops->id;
+	p->ops = ops;
+	p->inner_hides = inner_launcher && ops->inner_layer;
 	p->mode = ward_policy_mode(policy);
 	p->rules = ward_policy_rules(policy);
 	p->nrules = ward_rules_count(p->rules);
 	err = ward_policy_roots(&p->roots, policy);
 	if (err)
 		goto out_free_plan;
-	if (p->mode == WARD_MODE_DANGER_FULL_ACCESS ||
-	    runner == WARD_RUNNER_NONE) {
+	if (p->mode == WARD_MODE_DANGER_FULL_ACCESS || ops->unconfined) {
 		plan_none(p);
 		goto out_done;
 	}
@@ -140,36 +134,17 @@ int ward_xlate_new_inner(struct ward_xlate **out, const ward_policy *policy,
 	ward_xl_warn_rw(p);
 	warn_tmpdir(p);
 	warn_notes(p);
-	if (runner == WARD_RUNNER_SEATBELT) {
-		/* Seatbelt names paths and patterns: nothing to expand. */
-		for (size_t j = 0; j < p->nprot; j++) {
-			bool is_dir;
-
-			p->prot_exists[j] =
-			    ward_xl_probe_path(p->prot[j].path, &is_dir);
-		}
-		ward_xl_plan_seatbelt_desc(p);
+	if (ops->translate) {
+		ops->translate(p);
 		goto out_done;
 	}
 	ward_xl_gather(p);
 	if (p->oom)
 		goto out_oom;
-	switch (runner) {
-	case WARD_RUNNER_BWRAP:
-	case WARD_RUNNER_CUSTOM:
-		ward_xl_plan_bwrap(p);
-		break;
-	case WARD_RUNNER_LANDLOCK:
-		ward_xl_plan_landlock(p);
-		break;
-	default:
-		ward_xl_linef(
-		    &p->warn,
-		    "%s: this runner cannot confine, so no rule reaches "
-		    "commands",
-		    ward_runner_name(runner));
-		break;
-	}
+	ward_xl_linef(&p->warn,
+		      "%s: this runner cannot confine, so no rule reaches "
+		      "commands",
+		      ward_runner_name(p->runner));
 out_done:
 	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom ||
 	    p->ll_hide.oom || p->create.oom || p->partial.oom)
@@ -278,52 +253,4 @@ char *const *ward_xlate_warnings(const struct ward_xlate *plan)
 char *const *ward_xlate_describe(const struct ward_xlate *plan)
 {
 	return plan->desc.n ? plan->desc.v : empty_strv;
-}
-
-/* --- exported ----------------------------------------------------------- */
-
-enum export_what {
-	EXPORT_WARNINGS,
-	EXPORT_DESCRIBE,
-	EXPORT_PARTIAL
-};
-
-static int export_lines(char ***out, const ward_policy *policy,
-			enum ward_runner runner, enum export_what what)
-{
-	struct ward_xlate *p = NULL;
-	char **v;
-	int err;
-
-	if (!out || !policy)
-		return ward_err(WARD_EINVAL, "missing argument");
-	err = ward_xlate_new(&p, policy, runner);
-	if (err)
-		return err;
-	v = ward_strv_dup(what == EXPORT_WARNINGS   ? ward_xlate_warnings(p)
-			  : what == EXPORT_DESCRIBE ? ward_xlate_describe(p)
-						    : ward_xlate_partial(p));
-	ward_xlate_free(p);
-	if (!v)
-		return ward_err(-ENOMEM, "out of memory");
-	*out = v;
-	return 0;
-}
-
-int ward_policy_warnings(char ***out, const ward_policy *policy,
-			 enum ward_runner runner)
-{
-	return export_lines(out, policy, runner, EXPORT_WARNINGS);
-}
-
-int ward_policy_describe(char ***out, const ward_policy *policy,
-			 enum ward_runner runner)
-{
-	return export_lines(out, policy, runner, EXPORT_DESCRIBE);
-}
-
-int ward_policy_partial(char ***out, const ward_policy *policy,
-			enum ward_runner runner)
-{
-	return export_lines(out, policy, runner, EXPORT_PARTIAL);
 }

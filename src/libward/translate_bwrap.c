@@ -291,7 +291,7 @@ void ward_xl_plan_bwrap(struct ward_xlate *p)
 	struct target **kept = NULL, **inner = NULL;
 	size_t nk = 0, ni = 0, budget = ward_xl_limits.max_targets, dropped = 0;
 	char why[PATH_MAX + 256];
-	const char *r = ward_xl_runner_label(p->runner);
+	const char *r = ward_xl_runner_label(p);
 	/*
 	 * The rules' matches inside the writable roots, and the hidden ones
 	 * outside them, go to the Landlock layer inside bwrap when there is

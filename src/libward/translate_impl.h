@@ -50,6 +50,7 @@ struct group {
 struct ward_xlate {
 	const ward_policy *policy;
 	enum ward_runner runner;
+	const struct ward_runner_ops *ops; /* the runner's (runners.h) */
 	enum ward_mode mode;
 	const ward_rules *rules;
 	size_t nrules;
@@ -105,8 +106,9 @@ extern struct ward_xlate_limits ward_xl_limits;
 
 /* Whether the launcher will be able to hide paths by mounts (hide.h). */
 bool ward_xl_can_mount(void);
-/* "custom (bwrap)" or the runner's name. */
-const char *ward_xl_runner_label(enum ward_runner r);
+/* How the plan's runner is named in its warnings: "custom (bwrap)", or
+ * the runner's name. */
+const char *ward_xl_runner_label(const struct ward_xlate *p);
 /* Append a printf-formatted line to @sv. */
 void ward_xl_linef(struct ward_strv *sv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

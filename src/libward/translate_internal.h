@@ -19,23 +19,29 @@
 
 struct ward_xlate;
 
+struct ward_runner_ops;
+
 /*
  * ward_xlate_new - the plan of @runner (BWRAP, CUSTOM, LANDLOCK, SEATBELT or
- * NONE) for @policy. The caller frees *out with ward_xlate_free().
+ * NONE) for @policy: ward_xlate_new_ops() with the runner's row, without
+ * the Landlock layer (runners/table.c, which holds the rows). The caller
+ * frees *out with ward_xlate_free().
  */
 int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		   enum ward_runner runner);
 void ward_xlate_free(struct ward_xlate *plan);
 /*
- * ward_xlate_new_inner - the same, for a bwrap run with the Landlock layer
- * (landlock-run) inside when @inner_launcher: the rules' matches inside the
- * writable roots are then mounted by the launcher (--pin, --hide-ro,
- * --hide: ward_xlate_landlock_hides()) instead of by bwrap, when this
- * process can make a mount namespace (ward_hide_possible()). Otherwise
- * (and for every other runner) the same as ward_xlate_new().
+ * ward_xlate_new_ops - the plan of the runner @ops (runners.h) for
+ * @policy, with the Landlock layer (landlock-run) inside when
+ * @inner_launcher and the runner carries it (bwrap): the rules' matches
+ * inside the writable roots are then mounted by the launcher (--pin,
+ * --hide-ro, --hide: ward_xlate_landlock_hides()) instead of by bwrap,
+ * when this process can make a mount namespace (ward_hide_possible()).
+ * The translation reads the row it is given, never the table: the rows'
+ * operations call into it.
  */
-int ward_xlate_new_inner(struct ward_xlate **out, const ward_policy *policy,
-			 enum ward_runner runner, bool inner_launcher);
+int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
+		       const struct ward_runner_ops *ops, bool inner_launcher);
 
 /*
  * The side effects the translation's operations rely on, done once before
@@ -112,8 +118,7 @@ int ward_seatbelt_argv(char ***out, const char *profile, char *const argv[]);
  */
 int ward_landlock_argv(char ***out, char *const *ro, char *const *rw,
 		       char *const *hides, const char *launcher_path,
-		       bool net_off,
-		       char *const argv[]);
+		       bool net_off, char *const argv[]);
 
 /*
  * seatbelt: write the deny rules (after the allows) to @f. Returns 0 or

@@ -21,6 +21,7 @@
 
 #include "internal.h"
 #include "protect.h"
+#include "runners/runners.h"
 #include "translate_impl.h"
 #include "translate_internal.h"
 #include "util/hide.h"
@@ -53,15 +54,9 @@ bool ward_xl_can_mount(void)
 
 /* --- small helpers ------------------------------------------------------ */
 
-const char *ward_xl_runner_label(enum ward_runner r)
+const char *ward_xl_runner_label(const struct ward_xlate *p)
 {
-	return r == WARD_RUNNER_CUSTOM ? "custom (bwrap)" : ward_runner_name(r);
-}
-
-static bool is_bwrap(const struct ward_xlate *p)
-{
-	return p->runner == WARD_RUNNER_BWRAP ||
-	       p->runner == WARD_RUNNER_CUSTOM;
+	return p->ops->label ? p->ops->label : ward_runner_name(p->runner);
 }
 
 /* Append a printf-formatted line to @sv. */
@@ -358,7 +353,7 @@ static bool group_needed(const struct ward_xlate *p, const struct group *g)
 static bool walk_skips(const struct ward_xlate *p, const char *path)
 {
 	return strcmp(path, "/proc") == 0 || strcmp(path, "/sys") == 0 ||
-	       (is_bwrap(p) && strcmp(path, "/dev") == 0);
+	       (p->ops->profile_mounts && strcmp(path, "/dev") == 0);
 }
 
 /* Whether @path is the path of a literal rule (gathered before the walk). */
@@ -1002,8 +997,8 @@ void ward_xl_gather(struct ward_xlate *p)
 		 * /tmp/.config).
 		 */
 		if (!exists && pr->kind == WARD_PROTECT_HOME &&
-		    (is_bwrap(p) || (p->runner == WARD_RUNNER_LANDLOCK &&
-				     ward_xl_can_mount())) &&
+		    (p->ops->profile_mounts ||
+		     (p->ops->hides_by_mounts && ward_xl_can_mount())) &&
 		    ward_xl_within_any_root(p, pr->path) &&
 		    creatable(pr->path)) {
 			ward_strv_push(&p->create, pr->path);
@@ -1051,7 +1046,7 @@ void ward_xl_warn_rw(struct ward_xlate *p)
 			    "%s: %s: %s is not an existing directory, so it "
 			    "is not a writable root (on any runner, nor in "
 			    "the fs fence)",
-			    ward_xl_runner_label(p->runner),
+			    ward_xl_runner_label(p),
 			    ward_xl_rule_name(name, sizeof(name), p, i),
 			    info.pattern);
 	}
@@ -1067,7 +1062,7 @@ void ward_xl_warn_globs(struct ward_xlate *p, bool only_hidden, bool skip_roots)
 {
 	struct ward_rule_info info;
 	char name[PATH_MAX + 256], found[PATH_MAX + 64];
-	const char *r = ward_xl_runner_label(p->runner);
+	const char *r = ward_xl_runner_label(p);
 
 	for (size_t gi = 0; gi < p->ng; gi++) {
 		const struct group *g = &p->g[gi];

@@ -140,3 +140,49 @@ check() {
 	[ "$status" = 1 ]
 	[[ "$output" == *"docs/ARCHITECTURE.md does not name src/libward/new.c"* ]]
 }
+
+# A runner of src/libward/runners/ and the table that names it (the
+# runner interface, docs/ARCHITECTURE.md): compiled where make puts them.
+runner_objects() {
+	local f
+	mkdir -p "$T/b/obj/lib/libward/runners"
+	for f in "$T"/src/libward/runners/*.c; do
+		cc -c -I"$T/include" -I"$T/src" -o \
+			"$T/b/obj/lib/libward/runners/$(basename "${f%.c}").o" "$f"
+	done
+}
+
+@test "layers: a runner that calls back into what reads the table is a cycle" {
+	mkdir -p "$T/src/libward/runners"
+	# plan.c reads the table; the table names the row; the row's
+	# operation calls plan.c.
+	printf 'int row(void);\nint plan(void) { return row(); }\n' \
+		>"$T/src/libward/plan.c"
+	printf 'int plan_helper(void);\nint row(void) { return plan_helper(); }\n' \
+		>"$T/src/libward/runners/bwrap.c"
+	printf 'int plan_helper(void) { return 0; }\n' >>"$T/src/libward/plan.c"
+	printf '`plan.c`\n`runners/bwrap.c`\n' >>"$T/docs/ARCHITECTURE.md"
+	objects
+	runner_objects
+	check
+	[ "$status" = 1 ]
+	[[ "$output" == *"src/libward: the modules plan, runners/bwrap call each other (a cycle)"* ]]
+	# The same runner calling only below the table passes.
+	printf 'int row(void) { return 0; }\n' >"$T/src/libward/runners/bwrap.c"
+	runner_objects
+	check
+	[ "$status" = 0 ]
+}
+
+@test "layers: a runner file the architecture page does not name is refused" {
+	mkdir -p "$T/src/libward/runners"
+	printf 'int r(void) { return 6; }\n' >"$T/src/libward/runners/new.c"
+	objects
+	runner_objects
+	check
+	[ "$status" = 1 ]
+	[[ "$output" == *"docs/ARCHITECTURE.md does not name src/libward/runners/new.c"* ]]
+	printf '`runners/new.c`\n' >>"$T/docs/ARCHITECTURE.md"
+	check
+	[ "$status" = 0 ]
+}

@@ -144,11 +144,11 @@ if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	fi
 	if [ "$jobs" -gt 1 ] && command -v parallel >/dev/null; then
 		echo "# e2e: bats tests/e2e, $jobs files at a time"
-		count < <(bats --tap --jobs "$jobs" --no-parallelize-within-files \
+		count < <(bats --tap --timing --jobs "$jobs" --no-parallelize-within-files \
 			"${files[@]}" 2>&1)
 	else
 		echo "# e2e: bats tests/e2e"
-		count < <(bats --tap "${files[@]}" 2>&1)
+		count < <(bats --tap --timing "${files[@]}" 2>&1)
 	fi
 fi
 

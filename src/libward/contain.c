@@ -810,14 +810,6 @@ int ward_spawn_signal(struct ward_spawn *sp, int sig)
 		return -ESRCH;
 	if (sig_ends(sig))
 		sp->ended_by_caller = true;
-	/*
-	 * bwrap's child arms its parent-death signal a few milliseconds
-	 * after it starts: killed earlier, bwrap would leave it running.
-	 * Its pid 1 goes first (it ignores every other signal from here;
-	 * bwrap would pass on SIGKILL anyway once armed).
-	 */
-	if (sp->ops->status == WARD_STATUS_JSON && sig_ends(sig))
-		bwrap_kill_child(sp);
 	if (sp->keeper) {
 		/* The keeper passes catchable signals on to the command's
 		 * group and turns its own kill signal into the end of every
@@ -830,5 +822,16 @@ int ward_spawn_signal(struct ward_spawn *sp, int sig)
 	ret = kill(-sp->pid, sig);
 	if (ret != 0 && errno == ESRCH)
 		ret = kill(sp->pid, sig);
-	return ret == 0 ? 0 : -errno;
+	ret = ret == 0 ? 0 : -errno;
+	/*
+	 * bwrap's child arms its parent-death signal a few milliseconds
+	 * after it starts: killed before that, bwrap would leave it
+	 * running, so its pid 1 is ended too (it ignores every other
+	 * signal). After bwrap's own signal, never before: bwrap would
+	 * otherwise see its child die of SIGKILL and exit 137 first,
+	 * and the call's end would not be the signal the caller sent.
+	 */
+	if (sp->ops->status == WARD_STATUS_JSON && sig_ends(sig))
+		bwrap_kill_child(sp);
+	return ret;
 }

@@ -80,9 +80,6 @@ struct ward_xlate {
 	struct target **inroot;
 	size_t ninroot;
 	bool inroot_complement; /* no mounts: carved out of the grants */
-	/* Landlock: ward's own directories inside a writable root are
-	 * hidden by the launcher's mounts (in @inroot), not carved out. */
-	bool home_mounts;
 	/* bwrap: a Landlock layer (landlock-run) runs inside, which can take
 	 * the rules' mounts (ward_xlate_new_bwrap). */
 	bool inner_hides;

@@ -233,7 +233,7 @@ static void landlock_ro(struct ward_xlate *p)
 
 		if (t->access != WARD_ACCESS_NONE || !t->exists ||
 		    (inside && !p->inroot_complement) ||
-		    (home && in_root && p->home_mounts))
+		    (home && in_root && ward_xl_can_mount()))
 			continue;
 		ward_strv_push(&hidden, t->path);
 		if (!home) {
@@ -272,7 +272,7 @@ static void landlock_ro(struct ward_xlate *p)
 
 			/* (ward's own inside a root: mounted already.) */
 			if (t->access == WARD_ACCESS_NONE && t->exists &&
-			    ((home && !(in_root && p->home_mounts)) ||
+			    ((home && !(in_root && ward_xl_can_mount())) ||
 			     !in_root))
 				ward_xl_push_hide(p, t, WARD_ACCESS_NONE);
 		}
@@ -430,7 +430,7 @@ static void landlock_rw(struct ward_xlate *p)
 			if (util_path_within(w, pr->path))
 				inside = pr->path;
 			else if (util_path_within(pr->path, w) &&
-				 !p->home_mounts &&
+				 !ward_xl_can_mount() &&
 				 !refuse_home_in_tmp(p, pr, w))
 				ward_strv_push(&excl, pr->path);
 		}
@@ -539,22 +539,22 @@ static void landlock_inroot(struct ward_xlate *p)
 		p->oom = true;
 		return;
 	}
-	p->home_mounts = ward_xl_can_mount();
 	for (size_t i = 0; i < p->nt; i++) {
 		struct target *t = &p->t[i];
 		bool home = t->src == SRC_PROTECT &&
 			    p->prot[t->idx].kind == WARD_PROTECT_HOME;
 
 		/* ward's own directories: by the same mounts when there
-		 * are mounts (landlock_rw carves them out otherwise). */
-		if ((t->src == SRC_PROTECT && !(home && p->home_mounts)) ||
-		    !t->exists || !ward_xl_within_any_root(p, t->path))
+		 * are mounts (landlock_rw carves them out otherwise). The
+		 * question is asked last: it forks once per process. */
+		if (!t->exists || !ward_xl_within_any_root(p, t->path) ||
+		    (t->src == SRC_PROTECT && !(home && ward_xl_can_mount())))
 			continue;
 		p->inroot[p->ninroot++] = t;
 	}
 	if (!p->ninroot)
 		return;
-	if (!p->home_mounts) {
+	if (!ward_xl_can_mount()) {
 		p->inroot_complement = true;
 		return;
 	}

@@ -997,9 +997,9 @@ void ward_xl_gather(struct ward_xlate *p)
 		 * /tmp/.config).
 		 */
 		if (!exists && pr->kind == WARD_PROTECT_HOME &&
+		    ward_xl_within_any_root(p, pr->path) &&
 		    (p->ops->profile_mounts ||
 		     (p->ops->hides_by_mounts && ward_xl_can_mount())) &&
-		    ward_xl_within_any_root(p, pr->path) &&
 		    creatable(pr->path)) {
 			ward_strv_push(&p->create, pr->path);
 			exists = is_dir = true;

@@ -452,6 +452,28 @@ PYEOF
 	done
 }
 
+@test "run: one process of its own per call when nothing is hidden inside a root (no mount probe)" {
+	[ -n "$CLI_USABLE" ] || skip "no runner can confine here"
+	command -v strace >/dev/null || skip "strace is not installed"
+	local r m n
+	# ward's own forks only (no -f): the spawn of the runner. Whether
+	# mounts can hide a path (a forked probe) is asked only when a path
+	# to hide lies inside a writable root; here none does (HOME is
+	# outside the workspace and /tmp).
+	for r in $CLI_USABLE; do
+		for m in read-only workspace-write; do
+			ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+				strace -qq -o "$OUTSIDE/st.$r.$m" -e signal=none \
+				-e trace=clone,clone3,fork,vfork \
+				"$WARD" run -w "$WS" -r "$r" --mode "$m" -- true \
+				2>/dev/null || fail "$r $m: ward run failed"
+			n=$(grep -cE '^(clone|clone3|fork|vfork)\(' "$OUTSIDE/st.$r.$m" || true)
+			[ "$n" = 1 ] ||
+				fail "$r $m: $n processes forked by ward: $(cat "$OUTSIDE/st.$r.$m")"
+		done
+	done
+}
+
 # with_fds N CMD...: run CMD with RLIMIT_NOFILE N and only 0-2 inherited
 # (bats keeps descriptors of its own open, and how many varied: the
 # budget below is ward's, counted from 3).

@@ -65,9 +65,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LIB_LIBS   = $(PKG_LIBS) -lpthread
 
-# The launcher: static, libc only; musl when present.
-MUSL_GCC  := $(shell command -v musl-gcc 2>/dev/null)
-LAUNCH_CC := $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
+# The launcher: static, libc only; musl when present. Looked up when a
+# launcher is linked, not when make starts: on a new machine scripts/deps.sh
+# installs musl-tools during this very make (the launchers depend on it).
+LAUNCH_CC = $(or $(shell command -v musl-gcc 2>/dev/null),$(CC))
 # (musl-gcc's link drops gcc's --build-id; the package's debug symbols
 # need it.)
 LAUNCH_CFLAGS := $(CSTD) $(WARNINGS) -Os -static -Wl,--build-id -Isrc

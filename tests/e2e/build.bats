@@ -89,3 +89,18 @@ traced_ward() {
 	run -1 "$PY" "$BATS_TEST_DIRNAME/ward_opens.py" "$TRACE" \
 		'^/etc/hosts$'
 }
+
+@test "with musl-gcc installed the launchers are musl programs, on a new machine's first make too" {
+	[ -z "${WARD_SANITIZE:-}" ] ||
+		skip "the sanitizer lane links the launchers with the compiler"
+	command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
+	command -v nm >/dev/null || skip "nm is not installed"
+	local b
+	# The compiler was chosen when make started, before scripts/deps.sh
+	# installed musl-tools: a glibc launcher (six times the size, slower
+	# to start on every call) until the next make clean.
+	for b in landlock-run ward-bridge; do
+		nm "$E2E_BUILD/bin/$b" | grep -qw __init_libc ||
+			fail "$E2E_BUILD/bin/$b is not linked with musl"
+	done
+}

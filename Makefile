@@ -432,7 +432,7 @@ FUZZ_SMOKE_SECONDS ?= 5
 # make check replays every committed corpus (crash inputs included) and
 # fuzzes no further: the fuzz lane (make fuzz-lane) is where CI fuzzes.
 CHECK_FUZZ_SECONDS ?= 0
-FUZZ_LANE_SECONDS ?= 15
+FUZZ_LANE_SECONDS ?= 10
 FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/fuzz/lib/%.o)
 # The targets parse YAML with the very archive a static ward links

@@ -114,11 +114,16 @@ export BATS_TEST_TIMEOUT=${WARD_E2E_TEST_TIMEOUT:-900}
 if compgen -G 'tests/e2e/*.bats' >/dev/null; then
 	# The files run side by side, WARD_TEST_JOBS at a time (default: one
 	# per CPU; GNU parallel is in the test set), each file's tests one
-	# after the other; the longest files first, so none starts last.
+	# after the other; the longest files first, so none starts last
+	# (mcp and acp first of all: their node runs start in setup_file and
+	# go on beside their tests). The order is by the sum of each file's
+	# test times (bats --timing, in tests/last-run.log) in a make check.
 	jobs=${WARD_TEST_JOBS:-$(nproc)}
 	files=()
-	for f in mcp acp redteam_persist redteam_state redteam cli polish \
-		sandbox_landlock sandbox_bwrap; do
+	for f in mcp acp redteam_seal redteam_grants redteam_box cli \
+		redteam_repos network doc_examples mcp_grants sandbox_bwrap \
+		redteam_root redteam_persist sandbox_landlock session polish \
+		home redteam_guard; do
 		[ -e "tests/e2e/$f.bats" ] && files+=("tests/e2e/$f.bats")
 	done
 	for f in tests/e2e/*.bats; do

@@ -32,7 +32,9 @@
 #      (workspace-write) (target 2.0), with 10,000 rules as info
 #  10. issue 18: landlock-run with ward's argv and ward run --runner
 #      landlock against sh -c true and the no-supervisor build, root and
-#      uid 65534 (CALLS_OLD=TREE adds another revision's launcher and ward)
+#      uid 65534 (CALLS_OLD=TREE adds another revision's launcher and ward),
+#      with the exec floor: `ward --version` plus `true` alone (two execs
+#      every `ward run -- true` makes, whatever it runs between them)
 #
 # Knobs: CALLS_ROUNDS (default 300), CALLS_DOC (docs/BENCHMARKS.md; empty:
 # do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree),
@@ -271,7 +273,11 @@ if part 10; then
 			argv=$(HOME=$hm "${as[@]}" "$WARD" confine --json \
 				-w "$gws" --mode "$mode" --runner landlock -- true |
 				python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["argv"]))')
+			# The exec floor: any `ward run -- true` execs ward and
+			# the command at least once each (whatever runs between).
 			cmds=("sh=sh -c true"
+				"true=$(command -v true)"
+				"version=$WARD --version"
 				"nosv=$NOSV ${argv#* }"
 				"launcher=$argv"
 				"ward=$WARD run -w $gws --mode $mode --runner landlock -- true")
@@ -297,7 +303,9 @@ for who in ("root", "nobody"):
         d = json.load(open(p))
         sh = d["sh"]["median_us"]
         print("  %-6s %-15s sh %.2f ms: " % (who, mode, sh / 1000) + ", ".join(
-            "%s %.2f" % (k, v["median_us"] / sh) for k, v in d.items() if k != "sh"))
+            "%s %.2f" % (k, v["median_us"] / sh) for k, v in d.items() if k != "sh")
+            + "; exec floor (version + true) %.2f" % (
+                (d["version"]["median_us"] + d["true"]["median_us"]) / sh))
 PY
 	cd "$WORK/ws"
 fi

@@ -25,6 +25,7 @@
 #include "exec_internal.h"
 #include "internal.h"
 #include "netproxy.h"
+#include "libward/runners/runners.h"
 #include "protect.h"
 #include "util/util.h"
 
@@ -966,7 +967,7 @@ int ward_call_begin(ward_call *call)
  */
 static int open_network(ward_call *c)
 {
-	bool tcp = ward_plan_runner(c->plan) == WARD_RUNNER_LANDLOCK;
+	bool tcp = c->plan->ops->net_tcp;
 	int err;
 
 	if (ward_plan_network(c->plan) != WARD_NETWORK_ALLOWLIST)
@@ -1031,7 +1032,7 @@ static int prepare_run(ward_call *c, ward_confined **conf,
 	/* Listen before the command starts: under Landlock the kernel can
 	 * say exactly what it refused (root, audit enabled; else the report
 	 * is derived and nothing is lost). */
-	if (!c->audit && ward_plan_runner(c->plan) == WARD_RUNNER_LANDLOCK &&
+	if (!c->audit && c->plan->ops->audit_records &&
 	    ward_audit_open(&c->audit) != 0)
 		c->audit = NULL;
 	err = open_network(c);

@@ -142,6 +142,8 @@ const struct ward_runner_ops ward_runner_landlock_ops = {
     .hides_by_mounts = true,
     .sandbox_env = "WARD_SANDBOX=landlock",
     .status = WARD_STATUS_KEEPER,
+    .audit_records = true,
+    .net_tcp = true,
     .fail_prefix = WARD_LAUNCHER_PREFIX,
     .fail_info = WARD_LAUNCHER_INFO,
     .fail_exit = WARD_LAUNCHER_FAILED,

@@ -183,6 +183,13 @@ struct ward_runner_ops {
 	enum ward_status_kind status;
 	/* Seatbelt: the call is not contained beyond its process group. */
 	bool uncontained;
+	/* The kernel's audit records say what this runner refused: the call
+	 * listens before the command starts (call.c, audit.c). */
+	bool audit_records;
+	/* An allowlist's endpoint is a loopback TCP port the command reaches
+	 * itself, not the proxy's unix socket relayed by a bridge inside
+	 * (call.c). */
+	bool net_tcp;
 
 	/* --- classify.c: runner failure and denial ---------------------- */
 	const char *fail_prefix; /* the runner's own fatal lines */

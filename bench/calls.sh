@@ -34,7 +34,10 @@
 #      landlock against sh -c true and the no-supervisor build, root and
 #      uid 65534 (CALLS_OLD=TREE adds another revision's launcher and ward),
 #      with the exec floor: `ward --version` plus `true` alone (two execs
-#      every `ward run -- true` makes, whatever it runs between them)
+#      every `ward run -- true` makes, whatever it runs between them), and
+#      what an in-process keeper would trade: the launcher's start
+#      (`landlock-run --version`) against a fork() of a process of ward's
+#      size instead of a vfork (bench/bench_fork.c)
 #
 # Knobs: CALLS_ROUNDS (default 300), CALLS_DOC (docs/BENCHMARKS.md; empty:
 # do not write), CALLS_BIG=0 skips target 5 (it builds a 100k-file tree),
@@ -253,7 +256,14 @@ if part 10; then
 	OLD=${CALLS_OLD:-}
 	NOSV=$OUT/landlock-run-nosv
 	build_nosv
-	chmod 755 "$WORK" "$OUT" "$NOSV" "$PAIRED"
+	# A caller of ward run's size starting true by fork() or by vfork:
+	# what an in-process keeper would pay where the executor pays for
+	# the launcher's exec (bench/bench_fork.c).
+	FORK=$OUT/bench_fork
+	cc -O2 -std=c11 -static-pie -o "$FORK" "$ROOT/bench/bench_fork.c"
+	RSS=$(cd "$WORK/git" && /usr/bin/time -f %M "$WARD" run \
+		--runner landlock -- true 2>&1 >/dev/null | tail -n 1)
+	chmod 755 "$WORK" "$OUT" "$NOSV" "$PAIRED" "$FORK"
 	chmod 1777 "$WORK"
 	for who in root nobody; do
 		as=()
@@ -278,6 +288,9 @@ if part 10; then
 			cmds=("sh=sh -c true"
 				"true=$(command -v true)"
 				"version=$WARD --version"
+				"llversion=${argv%% *} --version"
+				"fork=$FORK $RSS fork true"
+				"vfork=$FORK $RSS vfork true"
 				"nosv=$NOSV ${argv#* }"
 				"launcher=$argv"
 				"ward=$WARD run -w $gws --mode $mode --runner landlock -- true")
@@ -306,6 +319,11 @@ for who in ("root", "nobody"):
             "%s %.2f" % (k, v["median_us"] / sh) for k, v in d.items() if k != "sh")
             + "; exec floor (version + true) %.2f" % (
                 (d["version"]["median_us"] + d["true"]["median_us"]) / sh))
+        print("  %-6s %-15s in-process keeper: the launcher's start saved "
+              "(landlock-run --version) %.2f, a fork of ward's size paid "
+              "(fork - vfork) %.2f" % (who, mode,
+                d["llversion"]["median_us"] / sh,
+                (d["fork"]["median_us"] - d["vfork"]["median_us"]) / sh))
 PY
 	cd "$WORK/ws"
 fi

@@ -171,24 +171,11 @@ static bool grow(char **buf, size_t *alloc, size_t need, size_t cap)
 	return true;
 }
 
-void ward_capbuf_append(struct ward_capbuf *cb, const char *data, size_t n)
+/* Append to the ring: the last tail_cap bytes after the head's. */
+static void ring_append(struct ward_capbuf *cb, const char *data, size_t n)
 {
-	size_t k = cb->head_cap - cb->head_len;
+	size_t k;
 
-	/* The head: the first head_cap bytes ever seen. */
-	if (k > n)
-		k = n;
-	if (k) {
-		if (grow(&cb->head, &cb->head_alloc, cb->head_len + k,
-			 cb->head_cap)) {
-			memcpy(cb->head + cb->head_len, data, k);
-			cb->head_len += k;
-		} else {
-			cb->dropped += k;
-		}
-		data += k;
-		n -= k;
-	}
 	if (n == 0)
 		return;
 	if (cb->tail_cap == 0) {
@@ -236,6 +223,59 @@ void ward_capbuf_append(struct ward_capbuf *cb, const char *data, size_t n)
 		data += k;
 		n -= k;
 	}
+}
+
+/*
+ * Until more than head_cap + tail_cap bytes have come, they all stay in the
+ * head, in order: nothing is dropped, and the result takes the buffer as
+ * it is (ward_capbuf_take: no copy). The first byte past that moves what
+ * lies past head_cap to the ring, as if it had gone there, and the ring
+ * keeps the last tail_cap bytes from then on.
+ */
+void ward_capbuf_append(struct ward_capbuf *cb, const char *data, size_t n)
+{
+	size_t limit = cb->head_cap + cb->tail_cap;
+
+	if (!cb->split) {
+		size_t k = limit - cb->head_len;
+
+		if (k > n)
+			k = n;
+		if (k) {
+			if (grow(&cb->head, &cb->head_alloc, cb->head_len + k,
+				 limit)) {
+				memcpy(cb->head + cb->head_len, data, k);
+				cb->head_len += k;
+			} else {
+				cb->dropped += k;
+			}
+			data += k;
+			n -= k;
+		}
+		if (n == 0)
+			return;
+		cb->split = true;
+		if (cb->head_len > cb->head_cap) {
+			size_t over = cb->head_len - cb->head_cap;
+
+			cb->head_len = cb->head_cap;
+			ring_append(cb, cb->head + cb->head_cap, over);
+		}
+		/* The head back to its cap (a large block shrinks in place). */
+		if (!cb->head_cap) {
+			free(cb->head);
+			cb->head = NULL;
+			cb->head_alloc = 0;
+		} else if (cb->head_alloc > cb->head_cap) {
+			char *p = realloc(cb->head, cb->head_cap);
+
+			if (p) {
+				cb->head = p;
+				cb->head_alloc = cb->head_cap;
+			}
+		}
+	}
+	ring_append(cb, data, n);
 }
 
 int ward_capbuf_dup(char **out, size_t *len, const struct ward_capbuf *cb)
@@ -288,6 +328,7 @@ int ward_capbuf_take(char **out, size_t *len, struct ward_capbuf *cb)
 	cb->head = cb->tail = NULL;
 	cb->head_len = cb->head_alloc = 0;
 	cb->tail_len = cb->tail_alloc = 0;
+	cb->split = false;
 	return 0;
 }
 
@@ -298,6 +339,7 @@ void ward_capbuf_free(struct ward_capbuf *cb)
 	cb->head = cb->tail = NULL;
 	cb->head_len = cb->head_alloc = 0;
 	cb->tail_len = cb->tail_alloc = cb->tail_pos = 0;
+	cb->split = false;
 }
 
 void ward_capbuf_reset(struct ward_capbuf *cb)

@@ -23,7 +23,9 @@
 /*
  * A bounded capture buffer: keeps the first @head_cap bytes and the last
  * @tail_cap bytes (a ring) of everything appended, and counts the bytes
- * dropped in between. Memory grows with the data, never beyond the caps.
+ * dropped in between. Memory grows with the data, never beyond the caps
+ * (but for the moment the first byte past both moves the head's excess to
+ * the ring). Up to head_cap + tail_cap bytes stay in the head alone.
  */
 struct ward_capbuf {
 	size_t head_cap, tail_cap;
@@ -33,6 +35,7 @@ struct ward_capbuf {
 	size_t tail_len, tail_alloc;
 	size_t tail_pos; /* when full: index of the oldest byte */
 	size_t dropped;
+	bool split; /* more than head_cap + tail_cap came: the ring is used */
 };
 
 void ward_capbuf_init(struct ward_capbuf *cb, size_t head_cap, size_t tail_cap);

@@ -690,6 +690,64 @@ static void t_capbuf_odd_and_wrapping(void **state)
 	ward_capbuf_free(&cb);
 }
 
+/*
+ * Every way of cutting a stream into appends keeps what one append of it
+ * keeps: its first head_cap bytes and its last tail_cap bytes, the rest
+ * counted as dropped; within the caps, all of it in the head, which the
+ * result then takes as it is (no copy).
+ */
+static void t_capbuf_any_cut(void **state)
+{
+	static const size_t caps[][2] = {{3, 2}, {0, 4}, {4, 0}, {1, 1},
+					 {0, 0}, {5, 5}};
+	char data[40];
+	unsigned seed = 1;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i % 26);
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		size_t hc = caps[c][0], tc = caps[c][1];
+
+		for (size_t n = 0; n <= 14; n++) {
+			for (int round = 0; round < 50; round++) {
+				struct ward_capbuf cb;
+				size_t keep = n <= hc + tc ? n : hc + tc;
+				char want[40], *got, *head;
+				size_t len, at = 0;
+
+				/* What must be kept: all, or the ends. */
+				if (n <= hc + tc) {
+					memcpy(want, data, n);
+				} else {
+					memcpy(want, data, hc);
+					memcpy(want + hc, data + n - tc, tc);
+				}
+				ward_capbuf_init(&cb, hc, tc);
+				while (at < n) {
+					size_t k = 1 + (seed = seed * 1103515245u +
+							    12345u) % 5;
+
+					if (k > n - at)
+						k = n - at;
+					ward_capbuf_append(&cb, data + at, k);
+					at += k;
+				}
+				assert_int_equal(cb.dropped, n - keep);
+				head = cb.head;
+				assert_int_equal(
+				    ward_capbuf_take(&got, &len, &cb), 0);
+				assert_int_equal(len, keep);
+				assert_memory_equal(got, want, keep);
+				if (n && n <= hc + tc)
+					assert_ptr_equal(got, head);
+				free(got);
+				ward_capbuf_free(&cb);
+			}
+		}
+	}
+}
+
 static void t_stream_mode(void **state)
 {
 	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
@@ -2235,6 +2293,7 @@ int main(void)
 	    cmocka_unit_test(t_exit_status_and_signal),
 	    cmocka_unit_test(t_capture_bounds),
 	    cmocka_unit_test(t_capbuf_odd_and_wrapping),
+	    cmocka_unit_test(t_capbuf_any_cut),
 	    cmocka_unit_test(t_stream_mode),
 	    cmocka_unit_test(t_stdin_from_fd),
 	    cmocka_unit_test(t_cwd),

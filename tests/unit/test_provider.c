@@ -1151,6 +1151,34 @@ static void test_probe_failure_reason(void **state)
 	remove_tree(dir);
 }
 
+/* A binary the kernel cannot execute (its interpreter is missing): the
+ * probe says so from the child's own errno, without waiting. */
+static void test_probe_cannot_execute(void **state)
+{
+	struct ward_provider_options o = WARD_PROVIDER_OPTIONS_INIT;
+	const struct ward_probe_entry *entries;
+	char *dir = make_tmpdir();
+	char *bwrap, *want = NULL;
+	size_t n;
+	ward_provider *p;
+
+	(void)state;
+	bwrap = write_file(dir, "bwrap", "#!/nonexistent/interpreter\n", 0755);
+	o.platform = WARD_PLATFORM_LINUX;
+	o.bwrap_path = bwrap;
+	o.launcher_path = fx_absent("landlock-run");
+	p = provider_with(&o);
+	assert_int_equal(ward_provider_report(&entries, &n, p), 0);
+	assert_int_equal(entries[0].verdict, WARD_VERDICT_UNUSABLE);
+	assert_true(asprintf(&want, "cannot execute %s: %s", bwrap,
+			     strerror(ENOENT)) > 0);
+	assert_string_equal(entries[0].why, want);
+	free(want);
+	ward_provider_free(p);
+	free(bwrap);
+	remove_tree(dir);
+}
+
 static void test_probe_timeout(void **state)
 {
 	struct ward_provider_options o = WARD_PROVIDER_OPTIONS_INIT;
@@ -1308,6 +1336,7 @@ int main(void)
 	    cmocka_unit_test(test_probe_cache_across_providers),
 	    cmocka_unit_test(test_landlock_probe_partial),
 	    cmocka_unit_test(test_probe_failure_reason),
+	    cmocka_unit_test(test_probe_cannot_execute),
 	    cmocka_unit_test(test_probe_timeout),
 	    cmocka_unit_test(test_probe_timeout_not_kept),
 	};

@@ -1,25 +1,24 @@
 /*
  * ward — the probes' process runner: one short-lived process with a
  * deadline, its first output, and the verdict from it (runners.h). The
- * runners' probes (bwrap.c, landlock.c, seatbelt.c) run through it; the
- * provider keeps their verdicts.
+ * process is started by the executor's child (child.h), like every command
+ * ward runs; the runners' probes (bwrap.c, landlock.c, seatbelt.c) run
+ * through it; the provider keeps their verdicts.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "libward/child.h"
 #include "libward/runners/runners.h"
 
 extern char **environ;
@@ -76,123 +75,78 @@ static void drain(int *fd, char *buf, size_t cap, size_t *len)
 	}
 }
 
-#if defined(__GLIBC__) &&                                                      \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-#define HAVE_ADDCLOSEFROM 1
-#else
-#define HAVE_ADDCLOSEFROM 0
-
-/* Add a close action for @fd when it is open and would survive exec. */
-static int close_if_inherited(posix_spawn_file_actions_t *fa, int fd)
+/* Why the child failed before exec, from its status record. */
+static int child_failed(const struct ward_child_status *st, ssize_t got,
+			const char *binary, char *why, size_t why_len)
 {
-	int flags = fcntl(fd, F_GETFD);
+	int e = got == (ssize_t)sizeof(*st) && st->err > 0 ? st->err : EIO;
 
-	if (flags < 0 || (flags & FD_CLOEXEC))
-		return 0;
-	return -posix_spawn_file_actions_addclose(fa, fd);
+	if (got == (ssize_t)sizeof(*st) && st->stage == WARD_CHILD_EXEC)
+		ward_probe_why(why, why_len, "cannot execute %s: %s", binary,
+			       strerror(e));
+	else
+		ward_probe_why(why, why_len, "cannot set up the probe: %s",
+			       strerror(e));
+	return -e;
 }
-
-/*
- * No closefrom action in this libc (musl, older glibc): a close action for
- * every descriptor from 3 up that exec would pass on. The open ones are
- * listed in /proc/self/fd; without /proc, each one below the limit is
- * asked. Close-on-exec ones (all that ward opens) need no action.
- */
-static int spawn_close_inherited(posix_spawn_file_actions_t *fa)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	struct rlimit lim;
-	int err = 0;
-
-	if (dir) {
-		while (!err && (de = readdir(dir))) {
-			char *end;
-			long fd = strtol(de->d_name, &end, 10);
-
-			if (end == de->d_name || *end || fd < 3 ||
-			    fd > INT_MAX || fd == dirfd(dir))
-				continue;
-			err = close_if_inherited(fa, (int)fd);
-		}
-		closedir(dir);
-		return err;
-	}
-	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur > 65536)
-		lim.rlim_cur = 65536;
-	for (int fd = 3; !err && fd < (int)lim.rlim_cur; fd++)
-		err = close_if_inherited(fa, fd);
-	return err;
-}
-#endif
 
 /* See runners.h. */
 int ward_probe_spawn(struct ward_probe_run *run, char *const argv[],
 		     bool capture_out, const struct ward_probe_ctx *ctx,
 		     char *why, size_t why_len)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
 	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+	int st_pipe[2] = {-1, -1}, null_fd = -1;
 	long long deadline = now_ms() + ctx->timeout_ms;
+	struct ward_child_status st;
+	struct ward_child a;
+	char **cands = NULL;
 	pid_t pid = -1;
+	ssize_t got;
 	int err, wstatus;
 
 	memset(run, 0, sizeof(*run));
-	/*
-	 * Some spawn implementations report a failed exec only as exit 127;
-	 * ask first, so the reason says what is actually wrong.
-	 */
-	if (access(argv[0], X_OK) != 0) {
-		err = -errno;
-		ward_probe_why(why, why_len, "cannot execute %s: %s", argv[0],
-			       strerror(-err));
-		return err;
-	}
-	if (pipe2(err_pipe, O_CLOEXEC) != 0 ||
-	    (capture_out && pipe2(out_pipe, O_CLOEXEC) != 0)) {
+	if (pipe2(st_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
+	    (capture_out && pipe2(out_pipe, O_CLOEXEC) != 0) ||
+	    (!capture_out &&
+	     (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)) {
 		err = -errno;
 		ward_probe_why(why, why_len, "cannot create a pipe: %s",
 			       strerror(-err));
-		goto out_close_pipes;
+		goto out_close;
 	}
-	err = -posix_spawn_file_actions_init(&fa);
-	if (err) {
+	cands = ward_child_candidates(argv[0], environ);
+	if (!cands) {
+		err = -ENOMEM;
 		ward_probe_why(why, why_len, "cannot set up the probe: %s",
 			       strerror(-err));
-		goto out_close_pipes;
+		goto out_close;
 	}
-	err = -posix_spawnattr_init(&attr);
-	if (err) {
-		ward_probe_why(why, why_len, "cannot set up the probe: %s",
-			       strerror(-err));
-		goto out_destroy_fa;
-	}
-	/* A group of its own, so a timeout kills whatever it forked too. */
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (capture_out)
-		posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-	else
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
-						 0);
-	posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-#if HAVE_ADDCLOSEFROM
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#else
-	err = spawn_close_inherited(&fa);
-	if (err) {
-		ward_probe_why(why, why_len, "cannot set up the probe: %s",
-			       strerror(-err));
-		goto out_destroy_attr;
-	}
-#endif
-	err = -posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
-	if (err) {
+	/* The executor's child: stdin /dev/null, a session (so a process
+	 * group) of its own, so a timeout kills whatever it forked too, and
+	 * it dies with us. */
+	ward_child_init(&a);
+	a.out_fd = capture_out ? out_pipe[1] : null_fd;
+	a.err_fd = err_pipe[1];
+	a.status_fd = st_pipe[1];
+	a.argv = argv;
+	a.envp = environ;
+	a.cands = cands;
+	pid = ward_child_spawn(&a, -1);
+	if (pid < 0) {
+		err = -errno;
 		ward_probe_why(why, why_len, "cannot execute %s: %s", argv[0],
 			       strerror(-err));
-		goto out_destroy_attr;
+		goto out_close;
+	}
+	close(st_pipe[1]);
+	st_pipe[1] = -1;
+	got = ward_child_read_status(st_pipe[0], &st);
+	if (got != 0) {
+		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		err = child_failed(&st, got, argv[0], why, why_len);
+		goto out_close;
 	}
 	run->spawned = true;
 	close(err_pipe[1]);
@@ -265,17 +219,18 @@ int ward_probe_spawn(struct ward_probe_run *run, char *const argv[],
 	run->err[run->err_len] = '\0';
 	err = 0;
 
-out_destroy_attr:
-	posix_spawnattr_destroy(&attr);
-out_destroy_fa:
-	posix_spawn_file_actions_destroy(&fa);
-out_close_pipes:
+out_close:
 	for (int i = 0; i < 2; i++) {
 		if (out_pipe[i] >= 0)
 			close(out_pipe[i]);
 		if (err_pipe[i] >= 0)
 			close(err_pipe[i]);
+		if (st_pipe[i] >= 0)
+			close(st_pipe[i]);
 	}
+	if (null_fd >= 0)
+		close(null_fd);
+	free(cands);
 	return err;
 }
 

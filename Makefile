@@ -124,9 +124,11 @@ MUSL_CFLAGS := $(CSTD) $(WARNINGS) $(OPT) $(CFLAGS) -I$(MUSL_PREFIX)/include
 # src/util and src/libward make libward; src/mcp (the MCP server), src/acp
 # (the ACP proxy) and src/cli (the ward program) make ward on top of it;
 # src/launcher holds the static launchers, which use src/util only.
+# libward's subsystems have folders of their own (src/libward/plan/,
+# run/, runners/, ...); an object's path follows its source's, so two
+# files of one name in two folders cannot meet in $(B)/obj/.
 UTIL_SRCS := $(wildcard src/util/*.c)
-LIB_SRCS  := $(UTIL_SRCS) $(wildcard src/libward/*.c) \
-             $(wildcard src/libward/runners/*.c)
+LIB_SRCS  := $(UTIL_SRCS) $(wildcard src/libward/*.c src/libward/*/*.c)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/lib/%.o)
 MCP_SRCS  := $(wildcard src/mcp/*.c)
 ACP_SRCS  := $(wildcard src/acp/*.c)
@@ -360,12 +362,12 @@ WEAK_OBJ  := $(B)/obj/weak/profile_bwrap.o
 WEAK_OBJS := $(WARD_CLI_OBJS) \
 	     $(filter-out %/profile_bwrap.o,$(WARD_LIB_OBJS)) $(WEAK_OBJ)
 ifeq ($(WARD_LINK),musl)
-$(WEAK_OBJ): src/libward/profile_bwrap.c $(PATHS_STAMP) | $(MUSL_STAMP)
+$(WEAK_OBJ): src/libward/plan/profile_bwrap.c $(PATHS_STAMP) | $(MUSL_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(MUSL_CC) $(CPPFLAGS) $(MUSL_CFLAGS) -fvisibility=hidden \
 	    -DWARD_BUILDING -DWARD_TEST_WEAK_BWRAP -c $< -o $@
 else
-$(WEAK_OBJ): src/libward/profile_bwrap.c $(DEPS_STAMP) $(PATHS_STAMP)
+$(WEAK_OBJ): src/libward/plan/profile_bwrap.c $(DEPS_STAMP) $(PATHS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(PKG_CFLAGS) \
 	    -DWARD_TEST_WEAK_BWRAP -c $< -o $@
@@ -683,6 +685,7 @@ npm: $(WARD) $(LAUNCHER) $(BRIDGE) $(NPM_SRCS)
 # --- format --------------------------------------------------------------
 
 FMT_SRCS = $(wildcard include/ward/*.h src/*/*.c src/*/*.h \
+           src/libward/*/*.c src/libward/*/*.h \
            tests/unit/*.c tests/unit/*.h bench/*.c bench/*.h tests/fuzz/*.c)
 
 format-check:

@@ -47,7 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "libward/net/proxy.h"
 #include "ward/ward.h"
 
 enum {

@@ -33,13 +33,18 @@ Two views of the arrows are checked.
    folder must not form a cycle (a public header does not hide a cycle:
    render.c calling escalation.c calling render.c is one).
 
-   A folder's subfolders are of its layer: src/libward/runners/ (one file
-   per runner, and the table) is libward, its modules named by their path
-   ("runners/bwrap"), so a runner calling back into what reads the table
-   is a cycle like any other.
+   A folder's subfolders are of its layer: libward's subsystems have
+   folders of their own (src/libward/plan/, run/, runners/ — one file per
+   runner, and the table —, ...: docs/ARCHITECTURE.md names them all), and
+   each is libward, its modules named by their path ("plan/translate",
+   "runners/bwrap"). Cycles are looked for across the whole layer, not per
+   folder: a runner calling back into what reads the table, or a module
+   of one folder calling one of another that calls it back, is a cycle
+   like any other. (An include from one of them to another is an include
+   within src/libward: not judged.)
 
 3. The page: every module (.c file) is named in docs/ARCHITECTURE.md
-   (a subfolder's by its path there: `runners/bwrap.c`).
+   (a subfolder's by its path there: `runners/bwrap.c`, `plan/plan.c`).
 
 Every violation is printed with its file (and line); the exit status is 1
 when there is one, 0 when the tree is clean.
@@ -199,8 +204,9 @@ def check_symbols(build, errors):
             if d is None:
                 errors.append(f"{cand[-1]}: no objects (run make first)")
                 return
-            # A folder's subfolders (libward's runners/) hold modules of
-            # the same layer, named by their path: "runners/bwrap".
+            # A folder's subfolders (libward's plan/, runners/, ...) hold
+            # modules of the same layer, named by their path:
+            # "runners/bwrap".
             for dirpath, _, names in sorted(os.walk(d)):
                 sub = os.path.relpath(dirpath, d)
                 for n in sorted(names):

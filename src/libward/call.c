@@ -20,13 +20,13 @@
 
 #include <jansson.h>
 
-#include "audit.h"
-#include "denial.h"
-#include "exec_internal.h"
 #include "internal.h"
-#include "netproxy.h"
+#include "libward/net/netproxy.h"
+#include "libward/policy/protect.h"
+#include "libward/run/audit.h"
+#include "libward/run/denial.h"
+#include "libward/run/exec_internal.h"
 #include "libward/runners/runners.h"
-#include "protect.h"
 #include "util/util.h"
 
 struct ward_call {

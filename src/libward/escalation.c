@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "proxy_internal.h"
+#include "libward/net/proxy_internal.h"
 #include "ward/escalation.h"
 #include "ward/render.h"
 

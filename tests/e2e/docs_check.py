@@ -160,18 +160,24 @@ def check_options(ward, launcher):
 
 def check_codes():
     emitted = set()
-    for d in ("src/cli", "src/mcp", "src/libward", "src/util"):
-        for name in sorted(os.listdir(os.path.join(ROOT, d))):
-            if not name.endswith((".c", ".h")):
-                continue
-            text = open(os.path.join(ROOT, d, name)).read()
-            emitted |= set(re.findall(r'CLI_ERR\("([A-Z][A-Z0-9_]*)"\)', text))
-            # A code not written through CLI_ERR would escape this check.
-            for m in re.finditer(r'(cli_json_error\(\s*|"error",\s*'
-                                 r'json_string\(\s*)"', text):
-                line = text.count("\n", 0, m.start()) + 1
-                problems.append(f"{d}/{name}:{line}: a JSON error code not "
-                                "written as CLI_ERR(\"...\")")
+    # (libward's subsystems are folders of src/libward: every file below.)
+    for top in ("src/cli", "src/mcp", "src/libward", "src/util"):
+        for d, _, names in sorted(os.walk(os.path.join(ROOT, top))):
+            for name in sorted(names):
+                if not name.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(d, name)
+                text = open(path).read()
+                emitted |= set(re.findall(r'CLI_ERR\("([A-Z][A-Z0-9_]*)"\)',
+                                          text))
+                # A code not written through CLI_ERR would escape this
+                # check.
+                for m in re.finditer(r'(cli_json_error\(\s*|"error",\s*'
+                                     r'json_string\(\s*)"', text):
+                    line = text.count("\n", 0, m.start()) + 1
+                    problems.append(f"{os.path.relpath(path, ROOT)}:{line}: "
+                                    "a JSON error code not written as "
+                                    "CLI_ERR(\"...\")")
     if len(emitted) < 10:
         problems.append(f"only {sorted(emitted)} found as CLI_ERR codes")
     page = open(os.path.join(ROOT, "man", "ward.1")).read()

@@ -2,8 +2,8 @@
 # scripts/layers.py, the layer check make check runs: on the real tree it
 # passes; on small made-up trees it catches each kind of violation it
 # claims to (an upward include, a front end reaching past the public API,
-# an upward call, a cycle of calls within a layer, a module the
-# architecture page does not name).
+# an upward call, a cycle of calls within a layer, also through libward's
+# folders, a module the architecture page does not name).
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 LAYERS=$ROOT/scripts/layers.py
@@ -43,12 +43,15 @@ doc() {
 	} >"$T/docs/ARCHITECTURE.md"
 }
 
-# Compile each module of the made-up tree where scripts/layers.py looks.
+# Compile each module of the made-up tree where scripts/layers.py looks (as
+# make does: src/libward/runners/bwrap.c to obj/lib/libward/runners/bwrap.o).
 objects() {
-	local f
-	for f in "$T"/src/util/*.c "$T"/src/libward/*.c; do
-		cc -c -I"$T/include" -I"$T/src" -o \
-			"$T/b/obj/lib/$(basename "$(dirname "$f")")/$(basename "${f%.c}").o" "$f"
+	local f o
+	for f in "$T"/src/util/*.c "$T"/src/libward/*.c "$T"/src/libward/*/*.c; do
+		[ -e "$f" ] || continue
+		o=$T/b/obj/lib/${f#"$T"/src/}
+		mkdir -p "$(dirname "$o")"
+		cc -c -I"$T/include" -I"$T/src" -o "${o%.c}.o" "$f"
 	done
 	for f in "$T"/src/mcp/*.c "$T"/src/acp/*.c "$T"/src/cli/*.c; do
 		cc -c -I"$T/include" -I"$T/src" -o \
@@ -131,6 +134,16 @@ check() {
 	check
 	[ "$status" = 1 ]
 	[[ "$output" == *"src/libward: the modules x, y, z call each other (a cycle)"* ]]
+	# The same circle through libward's folders (modules of one layer).
+	mkdir -p "$T/src/libward/plan" "$T/src/libward/run"
+	mv "$T/src/libward/y.c" "$T/src/libward/plan/y.c"
+	mv "$T/src/libward/z.c" "$T/src/libward/run/z.c"
+	rm "$T/b/obj/lib/libward/y.o" "$T/b/obj/lib/libward/z.o"
+	printf '`plan/y.c`\n`run/z.c`\n' >>"$T/docs/ARCHITECTURE.md"
+	objects
+	check
+	[ "$status" = 1 ]
+	[[ "$output" == *"src/libward: the modules plan/y, run/z, x call each other (a cycle)"* ]]
 }
 
 @test "layers: a module the architecture page does not name is refused" {
@@ -139,17 +152,6 @@ check() {
 	check
 	[ "$status" = 1 ]
 	[[ "$output" == *"docs/ARCHITECTURE.md does not name src/libward/new.c"* ]]
-}
-
-# A runner of src/libward/runners/ and the table that names it (the
-# runner interface, docs/ARCHITECTURE.md): compiled where make puts them.
-runner_objects() {
-	local f
-	mkdir -p "$T/b/obj/lib/libward/runners"
-	for f in "$T"/src/libward/runners/*.c; do
-		cc -c -I"$T/include" -I"$T/src" -o \
-			"$T/b/obj/lib/libward/runners/$(basename "${f%.c}").o" "$f"
-	done
 }
 
 @test "layers: a runner that calls back into what reads the table is a cycle" {
@@ -163,13 +165,12 @@ runner_objects() {
 	printf 'int plan_helper(void) { return 0; }\n' >>"$T/src/libward/plan.c"
 	printf '`plan.c`\n`runners/bwrap.c`\n' >>"$T/docs/ARCHITECTURE.md"
 	objects
-	runner_objects
 	check
 	[ "$status" = 1 ]
 	[[ "$output" == *"src/libward: the modules plan, runners/bwrap call each other (a cycle)"* ]]
 	# The same runner calling only below the table passes.
 	printf 'int row(void) { return 0; }\n' >"$T/src/libward/runners/bwrap.c"
-	runner_objects
+	objects
 	check
 	[ "$status" = 0 ]
 }
@@ -178,7 +179,6 @@ runner_objects() {
 	mkdir -p "$T/src/libward/runners"
 	printf 'int r(void) { return 6; }\n' >"$T/src/libward/runners/new.c"
 	objects
-	runner_objects
 	check
 	[ "$status" = 1 ]
 	[[ "$output" == *"docs/ARCHITECTURE.md does not name src/libward/runners/new.c"* ]]

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy.h"
+#include "libward/net/proxy.h"
 
 static FILE *events;
 

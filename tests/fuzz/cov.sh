@@ -22,18 +22,18 @@ fi
 files_of() {
 	case "$1" in
 	argv) echo src/cli/options.c ;;
-	classify) echo src/libward/classify.c ;;
-	config) echo src/libward/config.c src/libward/config_parse.c src/libward/config_schema.c ;;
-	fence) echo src/libward/fsfence.c ;;
-	gitconfig) echo src/libward/gitconfig.c ;;
-	gitrepo) echo src/libward/protect.c src/libward/gitconfig.c ;;
-	glob) echo src/libward/glob.c ;;
+	classify) echo src/libward/run/classify.c ;;
+	config) echo src/libward/config/config.c src/libward/config/config_parse.c src/libward/config/config_schema.c ;;
+	fence) echo src/libward/fsfence/fsfence.c ;;
+	gitconfig) echo src/libward/policy/gitconfig.c ;;
+	gitrepo) echo src/libward/policy/protect.c src/libward/policy/gitconfig.c ;;
+	glob) echo src/libward/policy/glob.c ;;
 	jsonrpc) echo src/mcp/jsonrpc.c ;;
-	landlock) echo src/libward/translate.c src/libward/translate_targets.c src/libward/translate_landlock.c ;;
+	landlock) echo src/libward/plan/translate.c src/libward/plan/translate_targets.c src/libward/plan/translate_landlock.c ;;
 	mcp) echo src/mcp/server.c src/mcp/tools.c ;;
-	proxy) echo src/libward/proxy_http.c src/libward/proxy_socks.c src/libward/proxy_rules.c ;;
-	rules) echo src/libward/rules.c ;;
-	session) echo src/libward/session.c ;;
+	proxy) echo src/libward/net/proxy_http.c src/libward/net/proxy_socks.c src/libward/net/proxy_rules.c ;;
+	rules) echo src/libward/policy/rules.c ;;
+	session) echo src/libward/session/session.c ;;
 	supervise) echo src/util/supervise.c ;;
 	*) echo "" ;;
 	esac

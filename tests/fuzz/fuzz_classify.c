@@ -1,6 +1,6 @@
 /*
  * fuzz_classify — libFuzzer target for output classification
- * (src/libward/classify.c: ward_classify, ward_denial_signature).
+ * (src/libward/run/classify.c: ward_classify, ward_denial_signature).
  *
  * Input: byte 0 picks the runner (all six, CUSTOM with or without
  * operator signatures), byte 1 the exit status (0, 1, 125, 126, 127, 137,

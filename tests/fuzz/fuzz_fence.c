@@ -1,8 +1,8 @@
 /*
  * fuzz_fence — libFuzzer target for the fs fence's path walk
- * (src/libward/fsfence.c: ward_fs_resolve and ward_fs_check), on a scratch tree
- * full of symlinks: out of the workspace (relative and absolute), up,
- * into a `--` directory, a loop, a dangling one, a chain.
+ * (src/libward/fsfence/fsfence.c: ward_fs_resolve and ward_fs_check), on a
+ * scratch tree full of symlinks: out of the workspace (relative and absolute),
+ * up, into a `--` directory, a loop, a dangling one, a chain.
  *
  * Input: byte 0 picks the operation (read, write, edit, remove, move,
  * mkdir, list, stat) and the mode; the rest is the path as a caller would

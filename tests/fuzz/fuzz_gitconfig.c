@@ -5,7 +5,7 @@
  * write it while it is protected, but a repository's own files and the
  * user's are read every call).
  *
- * Under test: src/libward/gitconfig.c
+ * Under test: src/libward/policy/gitconfig.c
  *
  * Invariants: no crash, no leak; every reported value is a NUL-terminated
  * string no longer than the input (unescaping never grows text); a scan
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gitconfig.h"
+#include "libward/policy/gitconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,11 +1,11 @@
 /*
- * fuzz_gitrepo — libFuzzer target for what the guard reads of a
- * repository (src/libward/protect.c with gitconfig.c): the .git directory
- * or a .git file's "gitdir:" line, commondir, config and config.worktree,
- * the files they include (include.path, includeIf), core.hooksPath,
- * linked worktrees and submodules — everything a cloned repository can
- * hold. fuzz_gitconfig covers the text scan alone; this one covers the
- * walk that follows it, over a real tree.
+ * fuzz_gitrepo — libFuzzer target for what the guard reads of a repository
+ * (src/libward/policy/protect.c with gitconfig.c): the .git directory or a .git
+ * file's "gitdir:" line, commondir, config and config.worktree, the files they
+ * include (include.path, includeIf), core.hooksPath, linked worktrees and
+ * submodules — everything a cloned repository can hold. fuzz_gitconfig covers
+ * the text scan alone; this one covers the walk that follows it, over a real
+ * tree.
  *
  * Input: records NAME NUL CONTENT NUL …, at most 12. NAME is a path in
  * the workspace (bytes outside [A-Za-z0-9._-/] become '_', ".." becomes
@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "protect.h"
+#include "libward/policy/protect.h"
 #include "ward/ward.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,8 +12,8 @@
  * Build (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *     -fno-sanitize-recover=undefined -std=c11 \
- *     -D_GNU_SOURCE -Iinclude -Isrc tests/fuzz/fuzz_glob.c src/libward/glob.c \
- *     src/libward/error.c -o build/fuzz/fuzz_glob
+ *     -D_GNU_SOURCE -Iinclude -Isrc tests/fuzz/fuzz_glob.c \
+ *     src/libward/policy/glob.c src/libward/error.c -o build/fuzz/fuzz_glob
  * Run (new inputs go to the first, scratch directory):
  *   mkdir -p build/fuzz/corpus_glob
  *   build/fuzz/fuzz_glob -max_total_time=60 \
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "glob.h"
+#include "libward/policy/glob.h"
 #include "ward/ward.h"
 
 #define MAXLEN 200

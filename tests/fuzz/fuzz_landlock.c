@@ -1,10 +1,10 @@
 /*
  * fuzz_landlock — libFuzzer target for the Landlock rule translation
- * (src/libward/translate*.c: ward_xlate_new for WARD_RUNNER_LANDLOCK, the
+ * (src/libward/plan/translate*.c: ward_xlate_new for WARD_RUNNER_LANDLOCK, the
  * targets (translate_targets.c), the read and write grants
  * (translate_landlock.c), the complement expansion that hides a `--` path by
- * granting its siblings, the carve-outs of protected paths, glob
- * expansion) judged against the fs fence (src/libward/fsfence.c), which applies
+ * granting its siblings, the carve-outs of protected paths, glob expansion)
+ * judged against the fs fence (src/libward/fsfence/fsfence.c), which applies
  * every rule exactly.
  *
  * Input: byte 0 picks the mode; the rest is access rules text, one rule a
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
-#include "translate_internal.h"
+#include "libward/plan/translate_internal.h"
 #include "ward/ward.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

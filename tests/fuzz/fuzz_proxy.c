@@ -51,7 +51,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proxy_internal.h"
+#include "libward/net/proxy_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

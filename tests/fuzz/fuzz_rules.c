@@ -14,8 +14,9 @@
  * Build (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *     -fno-sanitize-recover=undefined -std=c11 \
- *     -D_GNU_SOURCE -Iinclude -Isrc tests/fuzz/fuzz_rules.c src/libward/rules.c \
- *     src/libward/glob.c src/libward/error.c -o build/fuzz/fuzz_rules
+ *     -D_GNU_SOURCE -Iinclude -Isrc tests/fuzz/fuzz_rules.c \
+ *     src/libward/policy/rules.c src/libward/policy/glob.c \
+ *     src/libward/error.c -o build/fuzz/fuzz_rules
  * Run (new inputs go to the first, scratch directory):
  *   mkdir -p build/fuzz/corpus_rules
  *   build/fuzz/fuzz_rules -max_total_time=60 \

@@ -1,7 +1,7 @@
 /*
  * fuzz_session — libFuzzer target for the session log reader
- * (src/libward/session.c): the full read, the incremental refresh of the knob
- * folds, and the torn-tail repair.
+ * (src/libward/session/session.c): the full read, the incremental refresh of
+ * the knob folds, and the torn-tail repair.
  *
  * Input: bytes 0-1 pick where the log is cut for the incremental read;
  * the rest is the log after a real header (the session is created once,

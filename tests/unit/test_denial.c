@@ -1,8 +1,8 @@
 /*
- * Unit tests for the denial report: deriving entries from a command's
- * error output and the plan (src/libward/denial.c), and its texts (render.c):
- * the marker lines, the hint per surface, the advice, --explain, and the
- * other surface-dependent texts.
+ * Unit tests for the denial report: deriving entries from a command's error
+ * output and the plan (src/libward/run/denial.c), and its texts (render.c): the
+ * marker lines, the hint per surface, the advice, --explain, and the other
+ * surface-dependent texts.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "denial.h"
+#include "libward/run/denial.h"
 #include "ward/ward.h"
 
 struct fx {

@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "exec_internal.h"
+#include "libward/run/exec_internal.h"
 #include "internal.h"
 #include "landlock.h"
 #include "ward/ward.h"

@@ -1,6 +1,6 @@
 /*
- * Unit tests for src/libward/fsfence.c and fsfence_ops.c: the in-process
- * file fence.
+ * Unit tests for src/libward/fsfence/fsfence.c and fsfence_ops.c: the
+ * in-process file fence.
  *
  * Every test gets a fresh base directory under /var/tmp (not /tmp: /tmp is
  * itself a writable root under workspace-write) holding:
@@ -9,7 +9,7 @@
  *   out/     a directory outside every writable root
  *
  * The policy's $TMPDIR is cleared so the writable roots are exactly the
- * workspace and /tmp. Rules are real ward_rules (src/libward/rules.c).
+ * workspace and /tmp. Rules are real ward_rules (src/libward/policy/rules.c).
  *
  * Children (forked for rlimits and mount namespaces) report through their
  * exit status, never through cmocka.
@@ -46,7 +46,8 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-/* The hidden testing hook of src/libward/fsfence.c (linked statically). */
+/* The hidden testing hook of src/libward/fsfence/fsfence.c (linked
+ * statically). */
 int ward_fsfence_test_force_fallback(int on);
 
 #define TMP_TAG ".ward-tmp-"

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "gitconfig.h"
+#include "libward/policy/gitconfig.h"
 #include "sha256.h"
 
 /* What a scan reported: "H:value" and "I:value" lines. */

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "glob.h"
+#include "libward/policy/glob.h"
 #include "ward/ward.h"
 
 /*

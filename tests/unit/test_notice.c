@@ -1,7 +1,7 @@
 /*
- * Unit tests for src/libward/notice.c: the warnings already shown, per scope and
- * workspace, in ward's state directory (XDG_STATE_HOME points at a fresh
- * directory for each test).
+ * Unit tests for src/libward/session/notice.c: the warnings already shown, per
+ * scope and workspace, in ward's state directory (XDG_STATE_HOME points at a
+ * fresh directory for each test).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -36,7 +36,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "proxy.h"
+#include "libward/net/proxy.h"
 #include "ward/ward.h"
 
 #define WAIT_MS	   10000

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "proxy_internal.h"
+#include "libward/net/proxy_internal.h"
 #include "ward/ward.h"
 
 static enum ward_parse req(struct ward_http_request *r, const char *s,

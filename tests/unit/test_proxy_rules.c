@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "proxy_internal.h"
+#include "libward/net/proxy_internal.h"
 #include "ward/ward.h"
 
 /* Normalize @in; returns the kind and leaves the result in @out. */

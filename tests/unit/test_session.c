@@ -1,6 +1,7 @@
 /*
- * Unit tests for src/libward/session.c (the JSONL session store, knob folds and
- * setters, resolution, audit records) and src/libward/presets.c.
+ * Unit tests for src/libward/session/session.c (the JSONL session store, knob
+ * folds and setters, resolution, audit records) and
+ * src/libward/session/presets.c.
  *
  * Every test gets a fresh base directory under /var/tmp (not /tmp: /tmp is
  * a writable root under workspace-write, and a store there is refused):

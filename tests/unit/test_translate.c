@@ -30,11 +30,11 @@
 #include <cmocka.h>
 
 #include "ward/ward.h"
-#include "protect.h"
+#include "libward/policy/protect.h"
 #include "hide.h"
 #include "landlock.h"
 #include "util.h"
-#include "translate_internal.h"
+#include "libward/plan/translate_internal.h"
 
 #define BWRAP	 "/usr/bin/bwrap"
 #define LAUNCHER "/usr/libexec/ward/landlock-run"

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "libward/plan/translate_impl.h"
+#include "libward/plan/translate_internal.h"
 #include "libward/runners/runners.h"
-#include "libward/translate_impl.h"
-#include "libward/translate_internal.h"
 #include "util/util.h"
 
 #ifndef WARD_LIBEXECDIR

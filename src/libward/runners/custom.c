@@ -4,8 +4,8 @@
  * and dialect), chosen without chain or probe. The operator's failure
  * signatures, when given, replace bwrap's dialect for its own failures.
  */
+#include "libward/plan/translate_internal.h"
 #include "libward/runners/runners.h"
-#include "libward/translate_internal.h"
 
 /* bwrap's profile, without the Landlock layer (a runner ward does not
  * know may not pass it on). */

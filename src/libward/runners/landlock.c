@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "libward/plan/translate_impl.h"
+#include "libward/plan/translate_internal.h"
 #include "libward/runners/runners.h"
-#include "libward/translate_impl.h"
-#include "libward/translate_internal.h"
 #include "util/landlock.h"
 #include "ward/probe.h"
 

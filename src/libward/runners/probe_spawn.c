@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libward/child.h"
+#include "libward/run/child.h"
 #include "libward/runners/runners.h"
 
 extern char **environ;

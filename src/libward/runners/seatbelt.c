@@ -6,9 +6,9 @@
  */
 #include <stdlib.h>
 
+#include "libward/plan/translate_impl.h"
+#include "libward/plan/translate_internal.h"
 #include "libward/runners/runners.h"
-#include "libward/translate_impl.h"
-#include "libward/translate_internal.h"
 
 /* Only meaningful on darwin; elsewhere sandbox-exec is absent. */
 static enum ward_verdict probe(struct ward_probe_ctx *ctx, char *why,

@@ -2,8 +2,8 @@
  * ward — the runner table: one row per runner (runners.h). A new runner is
  * a new file in this folder and a row here; nothing else names it.
  */
+#include "libward/plan/translate_internal.h"
 #include "libward/runners/runners.h"
-#include "libward/translate_internal.h"
 
 static const struct ward_runner_ops *const table[WARD_RUNNER_COUNT] = {
     [WARD_RUNNER_NONE] = &ward_runner_none_ops,

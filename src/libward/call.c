@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "libward/net/netproxy.h"
+#include "libward/policy/facts.h"
 #include "libward/policy/protect.h"
 #include "libward/run/audit.h"
 #include "libward/run/denial.h"
@@ -71,6 +72,11 @@ struct ward_call {
 	enum ward_knob_source net_source;
 	enum ward_approval_policy approval;
 	char *cwd;
+	/* What @policy means here now (facts.h), computed once for a
+	 * command: the session check and the plan read the same. NULL for a
+	 * file operation (the fence computes its own) or when they could not
+	 * be made (the plan then fails with the reason). */
+	struct ward_facts *facts;
 	ward_plan *plan; /* NULL when @plan_err */
 	int plan_err;
 	char *plan_detail;
@@ -324,6 +330,14 @@ static int resolve_network(ward_call *c, enum ward_mode mode)
 				       ward_config_deny_domains(cfg));
 }
 
+/* The session refuses a policy under which a command could rewrite it. */
+static int check_session(const ward_call *c, const ward_policy *policy,
+			 const struct ward_facts *f)
+{
+	return f ? ward_session_check_facts(c->session, policy, f)
+		 : ward_session_check_policy(c->session, policy);
+}
+
 /*
  * Step 1: the call's policy. The mode is the session's (its knobs read up
  * to now) or the configuration's; the workspace the session's cwd or the
@@ -371,8 +385,11 @@ static int resolve_policy(ward_call *c)
 	/* Refused before anything is planned or recorded: under this
 	 * policy a command could rewrite its own session, or every file of
 	 * the user (a workspace that holds the home directory). */
+	if (!err && c->subject == WARD_SUBJECT_COMMAND &&
+	    ward_facts_new(&c->facts, c->base, 0) != 0)
+		c->facts = NULL;
 	if (!err && c->session)
-		err = ward_session_check_policy(c->session, c->base);
+		err = check_session(c, c->base, c->facts);
 	if (!err)
 		err = ward_policy_check_workspace(c->base);
 	if (err)
@@ -393,7 +410,9 @@ static void plan_call(ward_call *c)
 	c->plan = NULL;
 	free(c->plan_detail);
 	c->plan_detail = NULL;
-	c->plan_err = ward_plan_new(&c->plan, c->provider, c->policy);
+	c->plan_err = c->facts ? ward_plan_new_facts(&c->plan, c->provider,
+						     c->policy, c->facts)
+			       : ward_plan_new(&c->plan, c->provider, c->policy);
 	if (c->plan_err)
 		c->plan_detail = strdup(ward_error_last());
 }
@@ -565,6 +584,7 @@ static void gather_command(ward_call *c, const ward_result *res)
 	ctx.mode_source = src;
 	ctx.fence = false;
 	ctx.runner = ward_result_runner(res);
+	ctx.facts = c->plan ? c->plan->facts : c->facts;
 	/* The kernel's own records first: when there are any, they are
 	 * the report (exact), the error output is not needed. */
 	if (c->audit) {
@@ -607,6 +627,7 @@ static void gather_fence(ward_call *c, const struct ward_fs_denial *d)
 	ctx.mode_source = src;
 	ctx.fence = true;
 	ctx.runner = WARD_RUNNER_NONE;
+	ctx.facts = NULL;
 	path = d && d->resolved[0] ? d->resolved : d ? d->path : NULL;
 	if (!path ||
 	    !ward_denial_judge(&c->denials, &ctx, path, ward_fs_op_name(d->op),
@@ -826,6 +847,7 @@ void ward_call_free(ward_call *call)
 	if (call->own_proxy)
 		ward_netproxy_free(call->netproxy);
 	ward_plan_free(call->plan);
+	ward_facts_unref(call->facts);
 	ward_strv_free(call->env);
 	ward_strv_free(call->env_dropped);
 	ward_denial_set_clear(&call->denials);
@@ -852,6 +874,7 @@ static int authorize(ward_call *c)
 	struct ward_escalation e = WARD_ESCALATION_INIT;
 	struct saved_error se;
 	ward_policy *granted = NULL;
+	struct ward_facts *facts = NULL;
 	char code[64], *text = NULL;
 	int err;
 
@@ -889,10 +912,14 @@ static int authorize(ward_call *c)
 	/* The grant changes the mode and nothing else; the granted policy
 	 * is checked and planned like any other. */
 	err = ward_policy_check_workspace(granted);
+	if (!err && c->subject == WARD_SUBJECT_COMMAND &&
+	    ward_facts_new(&facts, granted, 0) != 0)
+		facts = NULL;
 	if (!err && c->session)
-		err = ward_session_check_policy(c->session, granted);
+		err = check_session(c, granted, facts);
 	if (err) {
 		save_error(&se, err);
+		ward_facts_unref(facts);
 		ward_policy_free(granted);
 		record_not_run(c, "escalation-failed", se.text);
 		return restore_error(&se);
@@ -908,6 +935,8 @@ static int authorize(ward_call *c)
 		}
 	}
 	c->policy = granted;
+	ward_facts_unref(c->facts);
+	c->facts = facts;
 	c->escalated = true;
 	if (c->escalate_network)
 		c->net_source = WARD_KNOB_ESCALATION;

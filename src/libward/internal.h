@@ -35,12 +35,6 @@ _Noreturn void ward_fatal(const char *fmt, ...)
 int ward_bad_version(const char *what, unsigned got, unsigned newest);
 
 /*
- * The writable roots of @policy (roots.h), computed once per policy and
- * kept in it: *out is borrowed from the policy (valid while it lives and
- * no setter is called).
- */
-int ward_policy_roots(char *const **out, const ward_policy *policy);
-/*
  * ward_roots_compute - the computation itself (roots.c), from a policy's
  * @mode, canonical @workspace, captured @tmpdir (NULL: unset) and access
  * @rules (NULL: none), in the order ward_roots_writable() documents. The
@@ -100,17 +94,21 @@ void ward_rule_aliases_free(struct ward_rule_alias *v, size_t n);
  */
 enum ward_access ward_rules_match_key(const ward_rules *rules, const char *key,
 				      const char *canon, const char *path);
-/* ward_rule_aliases_compute() once per policy, kept in it (borrowed). */
-int ward_policy_rule_aliases(const struct ward_rule_alias **out,
-			     size_t *out_len, const ward_policy *policy);
 /*
  * The access the policy's rules give the canonical @path the way the
  * runners apply them: lexically (ward_rules_match) and through every alias
- * whose canonical path holds @path. NONE when the rules cannot be
- * resolved (fail closed).
+ * of the call's facts @f (computed with WARD_FACTS_ALIASES, facts.h) whose
+ * canonical path holds @path. NONE when the rules could not be resolved
+ * (fail closed).
  */
+struct ward_facts;
 enum ward_access ward_policy_rule_access(const ward_policy *policy,
+					 const struct ward_facts *f,
 					 const char *path);
+
+/* ward_session_check_policy() with the call's facts (no second scan). */
+int ward_session_check_facts(const ward_session *s, const ward_policy *policy,
+			     const struct ward_facts *f);
 
 /* A growable NULL-terminated string vector (argv builder). */
 struct ward_strv {
@@ -261,10 +259,12 @@ struct ward_runner_choice {
 /*
  * ward_provider_choose - choose the runner for calls under @policy (probing
  * at most once per provider), resolve its binary and refuse one that lies
- * where a confined run of @policy could have written it. Thread-safe.
+ * where a confined run of @policy could have written it (the workspace
+ * and its writable @roots, the call's facts). Thread-safe.
  * Errors as ward_provider_confine().
  */
 int ward_provider_choose(struct ward_runner_choice *out,
-			 ward_provider *provider, const ward_policy *policy);
+			 ward_provider *provider, const ward_policy *policy,
+			 char *const *roots);
 
 #endif

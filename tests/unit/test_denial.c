@@ -71,7 +71,7 @@ static void derive(struct ward_denial_set *set, const struct fx *fx,
 		   const ward_policy *pol, const char *text)
 {
 	struct ward_denial_ctx ctx = {pol, fx->ws, "--mode", false,
-				      WARD_RUNNER_NONE};
+				      WARD_RUNNER_NONE, NULL};
 
 	memset(set, 0, sizeof(*set));
 	ward_denials_from_output(set, &ctx, text, strlen(text));

@@ -42,6 +42,7 @@
 
 #include "fsfence_internal.h"
 #include "libward/internal.h"
+#include "libward/policy/facts.h"
 #include "libward/policy/protect.h"
 #include "util/util.h"
 
@@ -519,12 +520,22 @@ void ward_fence_init(struct fence *f, const ward_policy *policy,
 	f->policy = policy;
 	f->op = op;
 	f->denial = denial;
-	f->roots = NULL;
+	f->facts = NULL;
+	f->facts_err = 0;
 }
 
 void ward_fence_done(struct fence *f)
 {
-	f->roots = NULL;
+	ward_facts_unref(f->facts);
+	f->facts = NULL;
+}
+
+const struct ward_facts *ward_fence_facts(struct fence *f)
+{
+	if (!f->facts && !f->facts_err)
+		f->facts_err = ward_facts_new(&f->facts, f->policy,
+					      WARD_FACTS_ALIASES);
+	return f->facts;
 }
 
 /* Copy @src into the fixed buffer @dst of @size, truncating. */
@@ -589,31 +600,32 @@ static int fence_deny(struct fence *f, enum ward_fs_reason why,
  * apply them: a rule is also matched where its path resolves
  * (ward_policy_rule_access).
  */
-enum ward_access ward_fence_rule_access(const ward_policy *policy,
-					const char *path)
+enum ward_access ward_fence_rule_access(struct fence *f, const char *path)
 {
+	const struct ward_facts *facts;
 	enum ward_access a;
 
 	/* The fence runs in the harness: /proc/self names the harness, not
 	 * a command (util_proc_private); a `--` no rule or mode widens. */
 	if (util_proc_private(path))
 		return WARD_ACCESS_NONE;
-	a = ward_policy_rule_access(policy, path);
-
+	facts = ward_fence_facts(f);
+	a = ward_policy_rule_access(f->policy, facts, path);
 	if (a != WARD_ACCESS_NONE &&
-	    ward_protect_match(policy, path) == WARD_ACCESS_NONE)
+	    ward_protect_match_in(f->policy, facts, path) == WARD_ACCESS_NONE)
 		a = WARD_ACCESS_NONE;
 	return a;
 }
 
 /* Whether a protected path is hidden (it is, unless there is no state
  * directory at all). */
-static bool protect_hides(const ward_policy *policy)
+static bool protect_hides(struct fence *f)
 {
+	const struct ward_facts *facts = ward_fence_facts(f);
 	const struct ward_protected *v = NULL;
 	size_t n = 0;
 
-	if (ward_policy_protected(&v, &n, policy) != 0)
+	if (!facts || ward_facts_protected(&v, &n, facts) != 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].access == WARD_ACCESS_NONE)
@@ -625,13 +637,13 @@ static bool protect_hides(const ward_policy *policy)
 /* Whether any rule of at least @kind (WARD_ACCESS_RO covers RO and NONE)
  * exists, or a hidden protected path: when none does, there is nothing to
  * match. */
-bool ward_fence_rules_restrict(const ward_policy *policy, enum ward_access kind)
+bool ward_fence_rules_restrict(struct fence *f, enum ward_access kind)
 {
-	const ward_rules *rules = ward_policy_rules(policy);
+	const ward_rules *rules = ward_policy_rules(f->policy);
 	struct ward_rule_info info;
 	size_t n = rules ? ward_rules_count(rules) : 0;
 
-	if (protect_hides(policy))
+	if (protect_hides(f))
 		return true;
 	for (size_t i = 0; i < n; i++) {
 		if (ward_rules_get(&info, rules, i) != 0)
@@ -648,18 +660,21 @@ bool ward_fence_rules_restrict(const ward_policy *policy, enum ward_access kind)
  * directory @dir: a rule whose literal prefix lies inside it, or a glob
  * whose literal prefix contains it. When none can, a tree needs no scan.
  */
-static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
+static bool rules_may_cover_inside(struct fence *f, const char *dir)
 {
-	const ward_rules *rules = ward_policy_rules(policy);
-	const struct ward_rule_alias *a = NULL;
+	const struct ward_facts *facts = ward_fence_facts(f);
+	const ward_rules *rules = ward_policy_rules(f->policy);
+	const struct ward_rule_alias *a;
 	struct ward_rule_info info;
-	size_t n = rules ? ward_rules_count(rules) : 0, na = 0;
+	size_t n = rules ? ward_rules_count(rules) : 0, na;
 
-	if (ward_protect_inside(policy, dir))
+	if (!facts || ward_protect_inside(facts, dir))
 		return true;
 	/* A rule whose path resolves inside the tree (or holds it). */
-	if (ward_policy_rule_aliases(&a, &na, policy) != 0)
+	if (!facts->have_aliases)
 		return true;
+	a = facts->aliases;
+	na = facts->naliases;
 	for (size_t i = 0; i < na; i++) {
 		if (util_path_within(a[i].canon, dir) ||
 		    util_path_within(dir, a[i].canon))
@@ -679,12 +694,6 @@ static bool rules_may_cover_inside(const ward_policy *policy, const char *dir)
 	return false;
 }
 
-static int fence_roots(struct fence *f)
-{
-	if (f->roots)
-		return 0;
-	return ward_policy_roots(&f->roots, f->policy);
-}
 
 /*
  * Judge the resolved @real for this call's operation. Rules come first:
@@ -695,10 +704,10 @@ static int fence_roots(struct fence *f)
 int ward_fence_judge(struct fence *f, const char *given, const char *real,
 		     const char **root)
 {
-	enum ward_access access = ward_fence_rule_access(f->policy, real);
+	enum ward_access access = ward_fence_rule_access(f, real);
+	const struct ward_facts *facts;
 	const char *best = NULL;
 	bool itself = false;
-	int err;
 
 	if (access == WARD_ACCESS_NONE)
 		return fence_deny(f, WARD_FS_DENIED_RULE_NO_ACCESS, given,
@@ -707,15 +716,16 @@ int ward_fence_judge(struct fence *f, const char *given, const char *real,
 		return 0;
 	/* Protected paths (protect.h) are implicit `r-` rules. */
 	if (access == WARD_ACCESS_RO ||
-	    ward_protect_match(f->policy, real) != WARD_ACCESS_DEFAULT)
+	    ward_protect_match_in(f->policy, ward_fence_facts(f), real) !=
+		WARD_ACCESS_DEFAULT)
 		return fence_deny(f, WARD_FS_DENIED_RULE_READ_ONLY, given,
 				  real);
 	if (ward_policy_mode(f->policy) == WARD_MODE_READ_ONLY)
 		return fence_deny(f, WARD_FS_DENIED_READ_ONLY, given, real);
-	err = fence_roots(f);
-	if (err)
-		return err;
-	for (char *const *r = f->roots; *r; r++) {
+	facts = ward_fence_facts(f);
+	if (!facts)
+		return f->facts_err;
+	for (char *const *r = facts->roots; *r; r++) {
 		if (strcmp(real, *r) == 0)
 			itself = true;
 		if (path_beneath(real, *r) &&
@@ -771,11 +781,12 @@ static int scan_judge(struct scan *s, const char *path)
 {
 	/* Scans serve removals and moves: protected paths count as `r-`
 	 * (hidden ones as `--`, through ward_fence_rule_access). */
-	if (ward_protect_match(s->f->policy, path) == WARD_ACCESS_RO &&
-	    ward_fence_rule_access(s->f->policy, path) != WARD_ACCESS_NONE)
+	if (ward_protect_match_in(s->f->policy, ward_fence_facts(s->f), path) ==
+		WARD_ACCESS_RO &&
+	    ward_fence_rule_access(s->f, path) != WARD_ACCESS_NONE)
 		return fence_deny(s->f, WARD_FS_DENIED_RULE_READ_ONLY, s->given,
 				  path);
-	switch (ward_fence_rule_access(s->f->policy, path)) {
+	switch (ward_fence_rule_access(s->f, path)) {
 	case WARD_ACCESS_NONE:
 		return fence_deny(s->f, WARD_FS_DENIED_RULE_NO_ACCESS, s->given,
 				  path);
@@ -869,8 +880,8 @@ int ward_fence_judge_tree(struct fence *f, const char *given, const char *real,
 	struct scan *s;
 	int fd, err;
 
-	if (!rules_may_cover_inside(f->policy, real) &&
-	    (!dst || !rules_may_cover_inside(f->policy, dst)))
+	if (!rules_may_cover_inside(f, real) &&
+	    (!dst || !rules_may_cover_inside(f, dst)))
 		return 0;
 	fd = openat(parentfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -53,8 +53,11 @@ struct fence {
 	const ward_policy *policy;
 	enum ward_fs_op op;
 	struct ward_fs_denial *denial;
-	/* Writable roots, loaded on first use by a mutation. */
-	char *const *roots; /* borrowed from the policy */
+	/* What the policy means here now (facts.h: the writable roots, the
+	 * protected paths, the rules' aliases), made on first use for this
+	 * one operation (ward_fence_facts) and let go by ward_fence_done. */
+	struct ward_facts *facts;
+	int facts_err; /* why they could not be made, or 0 */
 };
 
 /* Flags of ward_fence_target_open(). */
@@ -123,13 +126,14 @@ void ward_fence_init(struct fence *f, const ward_policy *policy,
 void ward_fence_done(struct fence *f);
 /* Copy @src into the fixed buffer @dst of @size, truncating. */
 void ward_fence_copy_trunc(char *dst, size_t size, const char *src);
+/* The facts of @f's policy (made once per operation), or NULL when they
+ * cannot be made (f->facts_err says why; every judgement fails closed). */
+const struct ward_facts *ward_fence_facts(struct fence *f);
 /* What the rules and the hidden protected paths give the canonical
  * @path, as the runners apply them. */
-enum ward_access ward_fence_rule_access(const ward_policy *policy,
-					const char *path);
+enum ward_access ward_fence_rule_access(struct fence *f, const char *path);
 /* Whether any rule of at least @kind exists, or a hidden protected path. */
-bool ward_fence_rules_restrict(const ward_policy *policy,
-			       enum ward_access kind);
+bool ward_fence_rules_restrict(struct fence *f, enum ward_access kind);
 /* Judge the resolved @real for this call's operation (rules, then mode,
  * then writable roots); 0 or a denial. */
 int ward_fence_judge(struct fence *f, const char *given, const char *real,

@@ -48,7 +48,7 @@ static int open_for_read(struct fence *f, const char *given, int flags,
 	if (atomic_load(&ward_fence_openat2_state) >= 0 &&
 	    !ward_fence_has_dotdot(abs)) {
 		c.path = util_path_lexical(abs);
-		if (c.path && ward_fence_rule_access(f->policy, c.path) !=
+		if (c.path && ward_fence_rule_access(f, c.path) !=
 				  WARD_ACCESS_NONE) {
 			fd = ward_fence_sys_openat2(
 			    AT_FDCWD, abs, flags,
@@ -262,6 +262,7 @@ int ward_fs_read(struct ward_fs_content *out, struct ward_fs_denial *denial,
 		o.max_bytes = WARD_FS_MAX_BYTES_DEFAULT;
 	ward_fence_init(&f, policy, WARD_FS_OP_READ, denial);
 	fd = open_for_read(&f, path, O_RDONLY | O_NONBLOCK, NULL);
+	ward_fence_done(&f); /* judged: what is read is the open file */
 	if (fd < 0)
 		return fd;
 	err = stat_regular(&st, fd, path);
@@ -859,7 +860,7 @@ static int list_dir(struct lister *l, int dirfd, unsigned depth)
 		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			goto next; /* vanished meanwhile */
 		denied =
-		    l->judge && ward_fence_rule_access(l->f->policy, l->real) ==
+		    l->judge && ward_fence_rule_access(l->f, l->real) ==
 				    WARD_ACCESS_NONE;
 		err = lister_add(l, &st, denied);
 		if (err)
@@ -914,12 +915,14 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 	ward_fence_init(&f, policy, WARD_FS_OP_LIST, denial);
 	fd = open_for_read(&f, path, O_RDONLY | O_DIRECTORY, &real);
 	if (fd < 0) {
+		ward_fence_done(&f);
 		if (fd == -ENOTDIR)
 			ward_err(fd, "%s: not a directory", path);
 		return fd;
 	}
 	l = calloc(1, sizeof(*l));
 	if (!l) {
+		ward_fence_done(&f);
 		close(fd);
 		free(real);
 		return ward_err(-ENOMEM, "out of memory");
@@ -927,7 +930,7 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 	l->f = &f;
 	l->given = path;
 	/* A listing that holds /proc meets the processes' entries there. */
-	l->judge = ward_fence_rules_restrict(policy, WARD_ACCESS_NONE) ||
+	l->judge = ward_fence_rules_restrict(&f, WARD_ACCESS_NONE) ||
 		   util_path_within("/proc", real) ||
 		   util_path_within(real, "/proc");
 	l->max_depth = !o.recursive  ? 1
@@ -952,6 +955,7 @@ int ward_fs_list(struct ward_fs_listing *out, struct ward_fs_denial *denial,
 		*out = l->out;
 	}
 	free(l);
+	ward_fence_done(&f);
 	return err;
 }
 
@@ -1053,6 +1057,7 @@ int ward_fs_stat(struct ward_fs_stat *out, struct ward_fs_denial *denial,
 out_close:
 	close(dirfd);
 out_free:
+	ward_fence_done(&f);
 	ward_fence_canon_clear(&c);
 	free(abs);
 	return err;

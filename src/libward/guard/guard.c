@@ -20,6 +20,7 @@
 
 #include "guard_internal.h"
 #include "libward/internal.h"
+#include "libward/policy/facts.h"
 #include "libward/policy/protect.h"
 #include "libward/runners/runners.h"
 #include "quarantine.h"
@@ -44,8 +45,6 @@
 #define GUARD_BATCH 4096
 /* Names shown per kind of finding. */
 #define GUARD_NAMES 5
-/* How deep the walk after the run looks for new repositories. */
-#define GUARD_SWEEP_DEPTH 128
 
 /* One guarded call: a participant of the shared baseline. */
 struct ward_protect_guard {
@@ -669,15 +668,15 @@ static const char *watched(const char *path, struct ward_strv *owned,
 }
 
 /*
- * The items of @policy under @runner into *@out (*@n of them; the paths
- * are borrowed from the policy's list, from @walk and from @owned).
+ * The items of the facts @f under @runner into *@out (*@n of them; the
+ * paths are borrowed from the facts' list, from @walk and from @owned).
  */
 static int collect_items(struct gitem **out, size_t *n,
-			 const ward_policy *policy, enum ward_runner runner,
+			 const struct ward_facts *f, enum ward_runner runner,
 			 char *const *walk, struct ward_strv *owned)
 {
 	const struct ward_protected *v = NULL;
-	char *const *roots = NULL;
+	char *const *roots = f->roots;
 	struct dircache dc = DIRCACHE_INIT;
 	struct gitem *items;
 	size_t nv = 0, ni = 0;
@@ -685,9 +684,7 @@ static int collect_items(struct gitem **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	err = ward_policy_protected(&v, &nv, policy);
-	if (!err)
-		err = ward_policy_roots(&roots, policy);
+	err = ward_facts_protected(&v, &nv, f);
 	if (err)
 		return err;
 	items = calloc(nv + ward_strv_len(walk) + 1, sizeof(*items));
@@ -1284,7 +1281,7 @@ static void check_sweep(struct check *c, struct tally *t,
 		return;
 	}
 	memset(&w, 0, sizeof(w));
-	w.max_depth = GUARD_SWEEP_DEPTH;
+	w.max_depth = REPO_WALK_DEPTH_MAX;
 	w.skip = sweep_skip;
 	w.found = sweep_found;
 	w.ctx = &s;
@@ -1294,7 +1291,7 @@ static void check_sweep(struct check *c, struct tally *t,
 		    "ward: protected (%s): ward could not look for new git "
 		    "repositories in all of %s (deeper than %d directories at "
 		    "%s): check it before you use git there",
-		    e->what, e->dir, GUARD_SWEEP_DEPTH, w.over ? w.at : e->dir);
+		    e->what, e->dir, REPO_WALK_DEPTH_MAX, w.over ? w.at : e->dir);
 		t->failed = true;
 	}
 }
@@ -1459,6 +1456,20 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 	return ward_protect_guard_new_for(out, policy, WARD_RUNNER_LANDLOCK);
 }
 
+int ward_protect_guard_new_for(struct ward_protect_guard **out,
+			       const ward_policy *policy,
+			       enum ward_runner runner)
+{
+	struct ward_facts *f = NULL;
+	int err;
+
+	err = ward_facts_new(&f, policy, 0);
+	if (!err)
+		err = ward_protect_guard_new_facts(out, policy, f, runner);
+	ward_facts_unref(f);
+	return err;
+}
+
 /*
  * Join the shared baseline with @items: an entry someone alive guards is
  * taken as it is (the state before any of the live calls began), any
@@ -1539,9 +1550,10 @@ static void keep_mine(struct ward_protect_guard *g, struct gepoch *ep)
 	}
 }
 
-int ward_protect_guard_new_for(struct ward_protect_guard **out,
-			       const ward_policy *policy,
-			       enum ward_runner runner)
+int ward_protect_guard_new_facts(struct ward_protect_guard **out,
+				 const ward_policy *policy,
+				 const struct ward_facts *f,
+				 enum ward_runner runner)
 {
 	const struct ward_protected *v = NULL;
 	struct ward_protect_guard *g = NULL;
@@ -1556,16 +1568,16 @@ int ward_protect_guard_new_for(struct ward_protect_guard **out,
 	*out = NULL;
 	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
 		return 0;
-	err = ward_policy_protected(&v, &nv, policy);
+	err = ward_facts_protected(&v, &nv, f);
 	if (err)
 		return err;
 	if (ward_policy_protect_git(policy) &&
 	    !ward_policy_keep_new_repos(policy)) {
-		err = ward_protect_walk_roots(&walk, policy);
+		err = ward_protect_walk_roots(&walk, policy, f->roots);
 		if (err)
 			return ward_err(err, "protected paths: out of memory");
 	}
-	err = collect_items(&items, &ni, policy, runner, walk, &owned);
+	err = collect_items(&items, &ni, f, runner, walk, &owned);
 	if (err || !ni)
 		goto out_free;
 	g = calloc(1, sizeof(*g));

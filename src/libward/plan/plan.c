@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "libward/internal.h"
+#include "libward/policy/facts.h"
 #include "libward/runners/runners.h"
 #include "translate_internal.h"
 #include "util/util.h"
@@ -75,14 +76,29 @@ static int build_runner(ward_plan *p, const char *inner)
 int ward_plan_new(ward_plan **out, ward_provider *provider,
 		  const ward_policy *policy)
 {
+	struct ward_facts *f = NULL;
+	int err;
+
+	if (!out || !provider || !policy)
+		return ward_err(WARD_EINVAL, "plan: missing argument");
+	err = ward_facts_new(&f, policy, 0);
+	if (!err)
+		err = ward_plan_new_facts(out, provider, policy, f);
+	ward_facts_unref(f);
+	return err;
+}
+
+int ward_plan_new_facts(ward_plan **out, ward_provider *provider,
+			const ward_policy *policy, struct ward_facts *facts)
+{
 	struct ward_runner_choice c;
 	struct ward_strv partial = {0};
 	ward_plan *p;
 	int err;
 
-	if (!out || !provider || !policy)
+	if (!out || !provider || !policy || !facts)
 		return ward_err(WARD_EINVAL, "plan: missing argument");
-	err = ward_provider_choose(&c, provider, policy);
+	err = ward_provider_choose(&c, provider, policy, facts->roots);
 	if (err)
 		return err;
 	p = calloc(1, sizeof(*p));
@@ -90,6 +106,7 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 		return ward_err(-ENOMEM, "out of memory");
 	pthread_mutex_init(&p->lock, NULL);
 	p->policy = policy;
+	p->facts = ward_facts_ref(facts);
 	p->mode = ward_policy_mode(policy);
 	p->runner = c.runner;
 	p->ops = ward_runner_ops(c.runner);
@@ -109,7 +126,8 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 	}
 	/* The rules of the call, translated once for its runner (for runner
 	 * none: the warning that only the fence applies them). */
-	err = ward_xlate_new_ops(&p->x, policy, p->ops, c.inner != NULL);
+	err = ward_xlate_new_ops(&p->x, policy, facts, p->ops,
+				 c.inner != NULL);
 	if (err)
 		goto out_free_plan;
 	if (ward_xlate_refusal(p->x)) {
@@ -162,6 +180,7 @@ void ward_plan_free(ward_plan *plan)
 	ward_strv_free(plan->partial);
 	free(plan->bridge_path);
 	ward_strv_free(plan->warnings);
+	ward_facts_unref(plan->facts);
 	pthread_mutex_destroy(&plan->lock);
 	free(plan);
 }
@@ -198,12 +217,8 @@ const char *ward_plan_runner_path(const ward_plan *plan)
 
 char *const *ward_plan_roots(const ward_plan *plan)
 {
-	char *const *roots = NULL;
-
-	/* Computed with the plan: this only reads the policy's cache. */
-	if (!plan || ward_policy_roots(&roots, plan->policy) != 0)
-		return empty_strv;
-	return roots;
+	/* Computed with the plan, in its facts. */
+	return plan ? plan->facts->roots : empty_strv;
 }
 
 char *const *ward_plan_warnings(const ward_plan *plan)

@@ -137,7 +137,6 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 	char **roots = NULL;
 	char fd_text[16];
 	enum ward_mode mode;
-	int err;
 
 	if (!out || !policy || !x || !bwrap_path || !*bwrap_path)
 		return ward_err(WARD_EINVAL, "bwrap profile: missing argument");
@@ -147,9 +146,7 @@ int ward_bwrap_profile_x(char ***out, const ward_policy *policy,
 				"bwrap profile: %s is not confined, there is "
 				"no profile for it",
 				ward_mode_name(mode));
-	err = ward_policy_roots(&all, policy);
-	if (err)
-		return err;
+	all = ward_xlate_roots(x);
 	roots = ward_strv_dup(all);
 	if (!roots)
 		return ward_err(-ENOMEM, "out of memory");

@@ -101,9 +101,7 @@ int ward_seatbelt_profile_x(char **out, const ward_policy *policy,
 				"seatbelt profile: %s is not confined, there "
 				"is no profile for it",
 				ward_mode_name(mode));
-	err = ward_policy_roots(&roots, policy);
-	if (err)
-		return err;
+	roots = ward_xlate_roots(x);
 	f = open_memstream(&text, &text_len);
 	if (!f)
 		return ward_err(-errno, "seatbelt profile: %s",

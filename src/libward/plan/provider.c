@@ -144,10 +144,9 @@ static char *path_lookup(const char *name)
  * is fine only if its target is outside too).
  */
 static int check_runner_location(const char *what, const char *path,
-				 const ward_policy *policy)
+				 const ward_policy *policy, char *const *roots)
 {
 	const char *ws = ward_policy_workspace(policy);
-	char *const *roots = NULL;
 	char *real = realpath(path, NULL);
 	int err = 0;
 
@@ -159,9 +158,6 @@ static int check_runner_location(const char *what, const char *path,
 			       what, path);
 		goto out_free;
 	}
-	err = ward_policy_roots(&roots, policy);
-	if (err)
-		goto out_free;
 	for (size_t i = 0; roots[i]; i++) {
 		if (util_path_within(path, roots[i]) ||
 		    (real && util_path_within(real, roots[i]))) {
@@ -618,7 +614,8 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 	return c;
 }
 
-static void distrust_planted(ward_provider *p, const ward_policy *policy);
+static void distrust_planted(ward_provider *p, const ward_policy *policy,
+			     char *const *roots);
 
 /* --- exported: the provider --------------------------------------------- */
 
@@ -812,14 +809,19 @@ int ward_provider_select_for(ward_provider *provider, const ward_policy *policy,
 			     enum ward_runner *out_runner,
 			     enum ward_enforcement *out_enforcement)
 {
+	char **roots = NULL;
 	int err;
 
 	if (!provider || !policy)
 		return ward_err(WARD_EINVAL, "invalid argument");
+	err = ward_roots_writable(&roots, policy);
+	if (err)
+		return err;
 	pthread_mutex_lock(&provider->lock);
-	distrust_planted(provider, policy);
+	distrust_planted(provider, policy, roots);
 	err = select_locked(provider, out_runner, out_enforcement);
 	pthread_mutex_unlock(&provider->lock);
+	ward_strv_free(roots);
 	return err;
 }
 
@@ -933,7 +935,8 @@ const char *ward_provider_launcher_path(ward_provider *provider)
  * before anything probes it: the chain then falls through to the next
  * runner, and a forced one is refused by runner_binary().
  */
-static void distrust_planted(ward_provider *p, const ward_policy *policy)
+static void distrust_planted(ward_provider *p, const ward_policy *policy,
+			     char *const *roots)
 {
 	if (p->runner_command)
 		return;
@@ -949,7 +952,8 @@ static void distrust_planted(ward_provider *p, const ward_policy *policy)
 			continue;
 		path = runner_tool(p, ops, &why);
 		if (!path ||
-		    check_runner_location(ops->tool_what, path, policy) == 0)
+		    check_runner_location(ops->tool_what, path, policy, roots) ==
+			0)
 			continue;
 		ward_probe_why(c->why, sizeof(c->why), "%s", ward_error_last());
 		c->verdict = WARD_VERDICT_UNUSABLE;
@@ -1010,7 +1014,8 @@ out_unlock:
  * where a confined run of @policy could have replaced it.
  */
 static int runner_binary(const char **out, ward_provider *p,
-			 enum ward_runner runner, const ward_policy *policy)
+			 enum ward_runner runner, const ward_policy *policy,
+			 char *const *roots)
 {
 	const struct ward_runner_ops *ops = ward_runner_ops(runner);
 	const char *path, *why = "";
@@ -1024,7 +1029,8 @@ static int runner_binary(const char **out, ward_provider *p,
 		return ward_err(WARD_ERUNNER, "cannot start the %s runner: %s",
 				ward_runner_name(runner), why);
 	if (ops->tool_what) {
-		err = check_runner_location(ops->tool_what, path, policy);
+		err = check_runner_location(ops->tool_what, path, policy,
+					    roots);
 		if (err)
 			return err;
 	}
@@ -1033,7 +1039,8 @@ static int runner_binary(const char **out, ward_provider *p,
 }
 
 int ward_provider_choose(struct ward_runner_choice *out,
-			 ward_provider *provider, const ward_policy *policy)
+			 ward_provider *provider, const ward_policy *policy,
+			 char *const *roots)
 {
 	struct ward_runner_choice c = {WARD_RUNNER_NONE, WARD_ENFORCEMENT_NONE,
 				       NULL, NULL, NULL};
@@ -1075,10 +1082,11 @@ int ward_provider_choose(struct ward_runner_choice *out,
 	 * workspace (or any writable root) and reached through PATH must
 	 * never run, not even to be refused afterwards.
 	 */
-	distrust_planted(provider, policy);
+	distrust_planted(provider, policy, roots);
 	err = select_locked(provider, &c.runner, &c.enforcement);
 	if (!err)
-		err = runner_binary(&c.path, provider, c.runner, policy);
+		err = runner_binary(&c.path, provider, c.runner, policy,
+				    roots);
 	if (!err && ward_runner_ops(c.runner)->operator_signatures)
 		c.failure_signatures = provider->failure_signatures;
 	/* Defense in depth: the Landlock layer inside every bwrap run. */

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "libward/internal.h"
+#include "libward/policy/facts.h"
 #include "libward/policy/protect.h"
 #include "libward/runners/runners.h"
 #include "translate_impl.h"
@@ -58,7 +59,8 @@ static void warn_notes(struct ward_xlate *p)
 {
 	char **notes = NULL;
 
-	if (ward_protect_notes(&notes, p->policy, !p->ops->keeps_links) != 0) {
+	if (ward_protect_notes_of(&notes, p->facts, !p->ops->keeps_links) !=
+	    0) {
 		p->oom = true;
 		return;
 	}
@@ -98,6 +100,7 @@ static void plan_none(struct ward_xlate *p)
 }
 
 int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
+		       struct ward_facts *facts,
 		       const struct ward_runner_ops *ops, bool inner_launcher)
 {
 	struct ward_xlate *p;
@@ -115,14 +118,16 @@ int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
 	p->mode = ward_policy_mode(policy);
 	p->rules = ward_policy_rules(policy);
 	p->nrules = ward_rules_count(p->rules);
-	err = ward_policy_roots(&p->roots, policy);
-	if (err)
+	if (facts)
+		p->facts = ward_facts_ref(facts);
+	else if ((err = ward_facts_new(&p->facts, policy, 0)) != 0)
 		goto out_free_plan;
+	p->roots = p->facts->roots;
 	if (p->mode == WARD_MODE_DANGER_FULL_ACCESS || ops->unconfined) {
 		plan_none(p);
 		goto out_done;
 	}
-	err = ward_policy_protected(&p->prot, &p->nprot, policy);
+	err = ward_facts_protected(&p->prot, &p->nprot, p->facts);
 	if (err)
 		goto out_free_plan;
 	p->warned = calloc(p->nrules + 1, sizeof(*p->warned));
@@ -182,7 +187,13 @@ void ward_xlate_free(struct ward_xlate *p)
 	ward_strv_discard(&p->create);
 	ward_strv_discard(&p->partial);
 	free(p->refusal);
+	ward_facts_unref(p->facts);
 	free(p);
+}
+
+char *const *ward_xlate_roots(const struct ward_xlate *plan)
+{
+	return plan->roots;
 }
 
 char *const *ward_xlate_create(const struct ward_xlate *plan)

@@ -54,8 +54,9 @@ struct ward_xlate {
 	enum ward_mode mode;
 	const ward_rules *rules;
 	size_t nrules;
-	char *const *roots;		   /* borrowed from the policy */
-	const struct ward_protected *prot; /* borrowed from the policy */
+	struct ward_facts *facts;	   /* the call's (a reference) */
+	char *const *roots;		   /* borrowed from the facts */
+	const struct ward_protected *prot; /* borrowed from the facts */
 	size_t nprot;
 	struct target *t;
 	size_t nt;

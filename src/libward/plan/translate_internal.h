@@ -32,7 +32,8 @@ int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 void ward_xlate_free(struct ward_xlate *plan);
 /*
  * ward_xlate_new_ops - the plan of the runner @ops (runners.h) for
- * @policy, with the Landlock layer (landlock-run) inside when
+ * @policy with the call's @facts (facts.h; a reference is kept; NULL:
+ * computed here), with the Landlock layer (landlock-run) inside when
  * @inner_launcher and the runner carries it (bwrap): the rules' matches
  * inside the writable roots are then mounted by the launcher (--pin,
  * --hide-ro, --hide: ward_xlate_landlock_hides()) instead of by bwrap,
@@ -40,8 +41,12 @@ void ward_xlate_free(struct ward_xlate *plan);
  * The translation reads the row it is given, never the table: the rows'
  * operations call into it.
  */
+struct ward_facts;
 int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
+		       struct ward_facts *facts,
 		       const struct ward_runner_ops *ops, bool inner_launcher);
+/* The writable roots the translation was made for (borrowed). */
+char *const *ward_xlate_roots(const struct ward_xlate *plan);
 
 /*
  * The side effects the translation's operations rely on, done once before

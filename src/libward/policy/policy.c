@@ -3,13 +3,13 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "facts.h"
 #include "libward/internal.h"
 #include "protect.h"
 #include "util/util.h"
@@ -37,48 +37,7 @@ struct ward_policy {
 	/* An approved file operation's resolved targets: the only objects
 	 * the fence lets it mutate (ward_policy_set_objects); or NULL. */
 	char **objects;
-	/*
-	 * What the file system said about this policy, computed on first use
-	 * and kept: the writable roots and the protected paths. Every
-	 * consumer of one call (the plan, the runner check, the session
-	 * check, the fence, the guard) sees the same answer, computed once,
-	 * and a directory that vanishes meanwhile cannot make two of them
-	 * disagree. A setter forgets them. Guarded by @lock: a policy may be
-	 * read from several threads at once.
-	 */
-	pthread_mutex_t lock;
-	char **roots;
-	struct ward_protected *prot;
-	size_t nprot;
-	char *prot_refused; /* why the list could not be made, or NULL */
-	char **prot_notes;  /* what the scan found to say (protect.c) */
-	bool prot_done;
-	/* The rules' paths that resolve elsewhere (see rule_aliases). */
-	struct ward_rule_alias *aliases;
-	size_t naliases;
-	bool aliases_done;
 };
-
-/* Forget what was computed from the fields (a setter changed one). */
-static void forget(ward_policy *p)
-{
-	pthread_mutex_lock(&p->lock);
-	ward_strv_free(p->roots);
-	p->roots = NULL;
-	free(p->prot);
-	p->prot = NULL;
-	p->nprot = 0;
-	free(p->prot_refused);
-	p->prot_refused = NULL;
-	ward_strv_free(p->prot_notes);
-	p->prot_notes = NULL;
-	p->prot_done = false;
-	ward_rule_aliases_free(p->aliases, p->naliases);
-	p->aliases = NULL;
-	p->naliases = 0;
-	p->aliases_done = false;
-	pthread_mutex_unlock(&p->lock);
-}
 
 /* Replace *slot with a copy of @value (NULL clears). */
 static int set_string(char **slot, const char *value)
@@ -155,7 +114,6 @@ int ward_policy_new(ward_policy **out, enum ward_mode mode,
 		err = ward_err(-ENOMEM, "out of memory");
 		goto out_free_real;
 	}
-	pthread_mutex_init(&p->lock, NULL);
 	p->mode = mode;
 	p->workspace = real;
 	p->net = ward_network_default(mode);
@@ -177,8 +135,6 @@ void ward_policy_free(ward_policy *policy)
 {
 	if (!policy)
 		return;
-	forget(policy);
-	pthread_mutex_destroy(&policy->lock);
 	ward_rules_unref(policy->rules);
 	free(policy->workspace);
 	free(policy->tmpdir);
@@ -194,7 +150,6 @@ void ward_policy_free(ward_policy *policy)
 
 int ward_policy_set_tmpdir(ward_policy *policy, const char *tmpdir)
 {
-	forget(policy);
 	return set_string(&policy->tmpdir, tmpdir && *tmpdir ? tmpdir : NULL);
 }
 
@@ -225,7 +180,6 @@ const char *ward_policy_session(const ward_policy *policy)
 
 int ward_policy_set_rules(ward_policy *policy, const ward_rules *rules)
 {
-	forget(policy);
 	ward_rules_ref(rules);
 	ward_rules_unref(policy->rules);
 	policy->rules = rules;
@@ -239,7 +193,6 @@ const ward_rules *ward_policy_rules(const ward_policy *policy)
 
 int ward_policy_set_protect_git(ward_policy *policy, bool protect)
 {
-	forget(policy);
 	policy->unprotect_git = !protect;
 	return 0;
 }
@@ -251,7 +204,6 @@ bool ward_policy_protect_git(const ward_policy *policy)
 
 int ward_policy_set_keep_new_repos(ward_policy *policy, bool keep)
 {
-	forget(policy);
 	policy->keep_new_repos = keep;
 	return 0;
 }
@@ -263,7 +215,6 @@ bool ward_policy_keep_new_repos(const ward_policy *policy)
 
 int ward_policy_set_allow_home_workspace(ward_policy *policy, bool allow)
 {
-	forget(policy);
 	policy->allow_home = allow;
 	return 0;
 }
@@ -307,7 +258,6 @@ int ward_policy_set_unprotected(ward_policy *policy, char *const *paths)
 	err = dup_absolute(&copy, paths, "unprotect");
 	if (err)
 		return err;
-	forget(policy);
 	ward_strv_free(policy->unprotected);
 	policy->unprotected = copy;
 	return 0;
@@ -356,7 +306,6 @@ char *const *ward_policy_objects(const ward_policy *policy)
 
 int ward_policy_set_store(ward_policy *policy, const char *store)
 {
-	forget(policy);
 	return set_string(&policy->store, store);
 }
 
@@ -389,17 +338,6 @@ int ward_policy_with_mode(ward_policy **out, const ward_policy *base,
 		p->net = ward_network_default(mode);
 	p->allow_unix = NULL;
 	p->objects = NULL;
-	/* Nothing computed is carried over: it depends on the mode. */
-	pthread_mutex_init(&p->lock, NULL);
-	p->roots = NULL;
-	p->prot = NULL;
-	p->nprot = 0;
-	p->prot_refused = NULL;
-	p->prot_notes = NULL;
-	p->prot_done = false;
-	p->aliases = NULL;
-	p->naliases = 0;
-	p->aliases_done = false;
 	ward_rules_ref(p->rules);
 	err = set_string(&p->workspace, base->workspace);
 	if (!err)
@@ -524,113 +462,22 @@ int ward_policy_with_network(ward_policy **out, const ward_policy *base,
 	return 0;
 }
 
-int ward_policy_roots(char *const **out, const ward_policy *policy)
-{
-	ward_policy *p = (ward_policy *)policy; /* the cache only */
-	int err = 0;
-
-	pthread_mutex_lock(&p->lock);
-	if (!p->roots)
-		err = ward_roots_compute(&p->roots, p->mode, p->workspace,
-					 p->tmpdir, p->rules);
-	if (!err)
-		*out = p->roots;
-	pthread_mutex_unlock(&p->lock);
-	return err;
-}
-
 int ward_roots_writable(char ***out, const ward_policy *policy)
 {
-	char *const *roots;
-	char **copy;
-	int err;
-
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL,
 				"writable roots: missing argument");
-	err = ward_policy_roots(&roots, policy);
-	if (err)
-		return err;
-	copy = ward_strv_dup(roots);
-	if (!copy)
-		return ward_err(-ENOMEM, "out of memory");
-	*out = copy;
-	return 0;
-}
-
-bool ward_policy_protected_cached(const struct ward_protected **out,
-				  size_t *out_len, const char **refused,
-				  char *const **notes,
-				  const ward_policy *policy)
-{
-	ward_policy *p = (ward_policy *)policy; /* the cache only */
-	bool done;
-
-	pthread_mutex_lock(&p->lock);
-	done = p->prot_done;
-	if (done) {
-		*out = p->prot;
-		*out_len = p->nprot;
-		*refused = p->prot_refused;
-		*notes = p->prot_notes;
-	}
-	pthread_mutex_unlock(&p->lock);
-	return done;
-}
-
-void ward_policy_protected_keep(const struct ward_protected **out,
-				size_t *out_len, const char **refused,
-				char *const **notes, const ward_policy *policy,
-				struct ward_protected *v, size_t n, char *why,
-				char **said)
-{
-	ward_policy *p = (ward_policy *)policy; /* the cache only */
-
-	pthread_mutex_lock(&p->lock);
-	if (p->prot_done) {
-		free(v);
-		free(why);
-		ward_strv_free(said);
-	} else {
-		p->prot = v;
-		p->nprot = n;
-		p->prot_refused = why;
-		p->prot_notes = said;
-		p->prot_done = true;
-	}
-	*out = p->prot;
-	*out_len = p->nprot;
-	*refused = p->prot_refused;
-	*notes = p->prot_notes;
-	pthread_mutex_unlock(&p->lock);
-}
-
-int ward_policy_rule_aliases(const struct ward_rule_alias **out,
-			     size_t *out_len, const ward_policy *policy)
-{
-	ward_policy *p = (ward_policy *)policy; /* the cache only */
-	int err = 0;
-
-	pthread_mutex_lock(&p->lock);
-	if (!p->aliases_done) {
-		err = ward_rule_aliases_compute(&p->aliases, &p->naliases,
-						p->rules);
-		p->aliases_done = err == 0;
-	}
-	if (!err) {
-		*out = p->aliases;
-		*out_len = p->naliases;
-	}
-	pthread_mutex_unlock(&p->lock);
-	return err;
+	return ward_roots_compute(out, policy->mode, policy->workspace,
+				  policy->tmpdir, policy->rules);
 }
 
 enum ward_access ward_policy_rule_access(const ward_policy *policy,
+					 const struct ward_facts *f,
 					 const char *path)
 {
-	const struct ward_rule_alias *a = NULL;
+	const struct ward_rule_alias *a;
 	enum ward_access best, got;
-	size_t n = 0;
+	size_t n;
 
 	if (!policy->rules)
 		return WARD_ACCESS_DEFAULT;
@@ -638,8 +485,10 @@ enum ward_access ward_policy_rule_access(const ward_policy *policy,
 	if (best == WARD_ACCESS_NONE)
 		return best;
 	/* A failure to resolve the rules must not open anything. */
-	if (ward_policy_rule_aliases(&a, &n, policy) != 0)
+	if (!f || !f->have_aliases)
 		return WARD_ACCESS_NONE;
+	a = f->aliases;
+	n = f->naliases;
 	for (size_t i = 0; i < n; i++) {
 		if (!util_path_within(path, a[i].canon))
 			continue;

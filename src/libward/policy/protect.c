@@ -5,10 +5,9 @@
  *
  * The list is derived from the policy and the environment ($HOME,
  * $XDG_CONFIG_HOME, $XDG_STATE_HOME) and, for git, from the workspace's
- * `.git` and the repository's configuration. The policy keeps it for the
- * call (ward_policy_protected(), computed here and kept by policy.c);
- * nothing here caches across calls: the workspace changes, and a stale
- * gitdir would protect the wrong place.
+ * `.git` and the repository's configuration. It is computed once per call
+ * into the call's facts (facts.h); nothing here caches: the workspace
+ * changes, and a stale gitdir would protect the wrong place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "facts.h" /* the struct: facts.c calls this module */
 #include "gitconfig.h"
 #include "libward/internal.h"
 #include "protect.h"
@@ -266,7 +266,6 @@ struct scan {
  * at (all roots of a call together), and how deep. Past either the call is
  * refused: a repository ward did not see would not be protected. */
 #define REPO_WALK_ENTRIES_MAX 200000
-#define REPO_WALK_DEPTH_MAX   128
 
 /* The marks of a kept note (see note()). */
 #define NOTE_PLAIN 'n'
@@ -1239,6 +1238,14 @@ static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
 				rwalk_dir(w, sub, path, strlen(path),
 					  depth + 1);
 				close(sub);
+			} else if (errno != ENOENT && errno != ENOTDIR &&
+				   errno != ELOOP && errno != EACCES) {
+				/* Out of descriptors or memory: a directory
+				 * not looked at is not a directory without a
+				 * repository. */
+				w->over = true;
+				snprintf(w->at, sizeof(w->at), "%s (%s)", path,
+					 strerror(errno));
 			}
 		}
 		path[plen] = '\0';
@@ -1287,16 +1294,12 @@ static bool shared_tmp(const ward_policy *policy, const char *r)
 	return same;
 }
 
-int ward_protect_walk_roots(char ***out, const ward_policy *policy)
+int ward_protect_walk_roots(char ***out, const ward_policy *policy,
+			    char *const *roots)
 {
 	const char *ws = ward_policy_workspace(policy);
 	struct ward_strv sv = {0};
-	char *const *roots = NULL;
-	int err;
 
-	err = ward_policy_roots(&roots, policy);
-	if (err)
-		return err;
 	for (size_t i = 0; roots && roots[i]; i++) {
 		/* The workspace is walked even under /tmp. */
 		if (strcmp(roots[i], ws) == 0 || !shared_tmp(policy, roots[i]))
@@ -1465,7 +1468,7 @@ static void scan_roots(struct scan *s)
 	char **walk = NULL;
 	bool git = ward_policy_protect_git(policy);
 
-	if (ward_protect_walk_roots(&walk, policy) != 0) {
+	if (ward_protect_walk_roots(&walk, policy, s->roots) != 0) {
 		s->pl->oom = true;
 		return;
 	}
@@ -1497,7 +1500,8 @@ static void scan_roots(struct scan *s)
  * frees it).
  */
 static void scan_policy(struct plist *pl, struct ward_strv *notes,
-			const ward_policy *policy, char **refused)
+			const ward_policy *policy, char *const *roots,
+			char **refused)
 {
 	const char *ws = ward_policy_workspace(policy);
 	const char *store = ward_policy_store(policy);
@@ -1509,6 +1513,7 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	s.notes = notes;
 	s.ws = ws;
 	s.policy = policy;
+	s.roots = roots;
 	*refused = NULL;
 	p = xdg_ward_dir("XDG_CONFIG_HOME", ".config");
 	if (p)
@@ -1529,8 +1534,6 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	 */
 	if (store) {
 		p = util_path_canon(store);
-		if (p && ward_policy_roots(&s.roots, policy) != 0)
-			pl->oom = true;
 		for (size_t i = 0; p && s.roots && s.roots[i]; i++) {
 			if (util_path_within(p, s.roots[i])) {
 				free(p);
@@ -1552,8 +1555,7 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	plist_add(pl, p, WARD_PROTECT_PROJECT, "the project's ward directory");
 	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
 		return;
-	if (ward_policy_roots(&s.roots, policy) != 0 ||
-	    ward_skipset_init(&s.released, policy) != 0) {
+	if (ward_skipset_init(&s.released, policy) != 0) {
 		pl->oom = true;
 		return;
 	}
@@ -1604,17 +1606,16 @@ static struct ward_protected *plist_pack(const struct plist *pl, bool *oom)
 	return v;
 }
 
-/* The list of @policy, why it cannot be made (*@refused) and the notes
- * of the scan (*@said, marked: see note()). */
-static int compute(struct ward_protected **out, size_t *out_len, char **refused,
-		   char ***said, const ward_policy *policy)
+int ward_protect_compute(struct ward_protected **out, size_t *out_len,
+			 char **refused, char ***said,
+			 const ward_policy *policy, char *const *roots)
 {
 	struct ward_protected *v = NULL;
 	struct ward_strv notes = {0};
 	struct plist pl = {0};
 	bool oom = false;
 
-	scan_policy(&pl, &notes, policy, refused);
+	scan_policy(&pl, &notes, policy, roots, refused);
 	if (!pl.oom)
 		v = plist_pack(&pl, &oom);
 	plist_free(&pl);
@@ -1629,78 +1630,14 @@ static int compute(struct ward_protected **out, size_t *out_len, char **refused,
 	return 0;
 }
 
-int ward_protect_list(struct ward_protected **out, size_t *out_len,
-		      const ward_policy *policy)
+int ward_protect_notes_of(char ***out, const struct ward_facts *f, bool links)
 {
-	struct ward_protected *v = NULL;
-	char *refused = NULL, **said = NULL;
-	size_t n = 0;
-	int err;
-
-	err = compute(&v, &n, &refused, &said, policy);
-	if (err)
-		return err;
-	ward_strv_free(said);
-	if (refused) {
-		err = ward_err(WARD_EINVAL, "%s", refused);
-		free(refused);
-		free(v);
-		return err;
-	}
-	*out = v;
-	*out_len = n;
-	return 0;
-}
-
-/*
- * The list of @policy and the notes of its scan, computed once per policy
- * and kept in it, a refusal included: the fence asks for every path, and
- * the walk must not run again each time.
- */
-static int protected_and_notes(const struct ward_protected **out,
-			       size_t *out_len, char *const **notes,
-			       const ward_policy *policy)
-{
-	struct ward_protected *v = NULL;
-	char *refused = NULL, **said = NULL;
-	const char *why = NULL;
-	size_t n = 0;
-	int err;
-
-	if (!ward_policy_protected_cached(out, out_len, &why, notes, policy)) {
-		err = compute(&v, &n, &refused, &said, policy);
-		if (err)
-			return err;
-		ward_policy_protected_keep(out, out_len, &why, notes, policy, v,
-					   n, refused, said);
-	}
-	if (why)
-		return ward_err(WARD_EINVAL, "%s", why);
-	return 0;
-}
-
-int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
-			  const ward_policy *policy)
-{
-	char *const *notes = NULL;
-
-	return protected_and_notes(out, out_len, &notes, policy);
-}
-
-int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
-{
-	const struct ward_protected *v = NULL;
 	struct ward_strv sv = {0};
-	char *const *notes = NULL;
-	size_t n = 0;
-	int err;
 
-	err = protected_and_notes(&v, &n, &notes, policy);
-	if (err && err != WARD_EINVAL)
-		return err; /* a refusal: the plan says it */
-	for (size_t i = 0; notes && notes[i]; i++)
-		if (links || notes[i][0] != NOTE_LINK)
-			ward_strv_push(&sv, notes[i] + 1);
+	/* Also after a refusal: the plan says it, the notes stand. */
+	for (size_t i = 0; f->notes && f->notes[i]; i++)
+		if (links || f->notes[i][0] != NOTE_LINK)
+			ward_strv_push(&sv, f->notes[i] + 1);
 	if (ward_strv_finish(out, &sv) != 0)
 		return ward_err(-ENOMEM, "protected paths: out of memory");
 	return 0;
@@ -1719,12 +1656,12 @@ static bool exists_nofollow(const char *p)
  * way that does not exist (in a writable root), or a new entry right
  * beneath a NEWONLY marker.
  */
-static bool makes_repo(const ward_policy *policy,
+static bool makes_repo(const ward_policy *policy, const struct ward_facts *f,
 		       const struct ward_protected *v, size_t n,
 		       const char *path)
 {
 	char buf[PATH_MAX];
-	char *const *roots = NULL;
+	char *const *roots = f->roots;
 	const char *at;
 	size_t len;
 
@@ -1743,8 +1680,7 @@ static bool makes_repo(const ward_policy *policy,
 		if (!exists_nofollow(buf))
 			return true;
 	}
-	if (ward_policy_keep_new_repos(policy) ||
-	    ward_policy_roots(&roots, policy) != 0)
+	if (ward_policy_keep_new_repos(policy))
 		return false;
 	for (at = strstr(path, "/.git"); at; at = strstr(at + 1, "/.git")) {
 		bool inside = false;
@@ -1769,14 +1705,18 @@ static bool makes_repo(const ward_policy *policy,
  * open a read or a write; nor may a list that could not be made (a walk
  * past its bound): then everything in a writable root is read-only.
  */
-enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
+enum ward_access ward_protect_match_in(const ward_policy *policy,
+				       const struct ward_facts *f,
+				       const char *path)
 {
 	const struct ward_protected *v = NULL;
 	enum ward_access best = WARD_ACCESS_DEFAULT;
 	size_t n = 0;
 	int err;
 
-	err = ward_policy_protected(&v, &n, policy);
+	if (!f)
+		return WARD_ACCESS_NONE;
+	err = ward_facts_protected(&v, &n, f);
 	if (err == WARD_EINVAL)
 		return WARD_ACCESS_RO;
 	if (err)
@@ -1787,29 +1727,31 @@ enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
 	}
 	if (best == WARD_ACCESS_DEFAULT &&
 	    ward_policy_mode(policy) == WARD_MODE_WORKSPACE_WRITE &&
-	    ward_policy_protect_git(policy) && makes_repo(policy, v, n, path))
+	    ward_policy_protect_git(policy) &&
+	    makes_repo(policy, f, v, n, path))
 		best = WARD_ACCESS_RO;
 	return best;
 }
 
-bool ward_protect_makes_repo(const ward_policy *policy, const char *path)
+bool ward_protect_makes_repo(const ward_policy *policy,
+			     const struct ward_facts *f, const char *path)
 {
 	const struct ward_protected *v = NULL;
 	size_t n = 0;
 
 	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE ||
 	    !ward_policy_protect_git(policy) ||
-	    ward_policy_protected(&v, &n, policy) != 0)
+	    ward_facts_protected(&v, &n, f) != 0)
 		return false;
-	return makes_repo(policy, v, n, path);
+	return makes_repo(policy, f, v, n, path);
 }
 
-bool ward_protect_inside(const ward_policy *policy, const char *dir)
+bool ward_protect_inside(const struct ward_facts *f, const char *dir)
 {
 	const struct ward_protected *v = NULL;
 	size_t n = 0;
 
-	if (ward_policy_protected(&v, &n, policy) != 0)
+	if (ward_facts_protected(&v, &n, f) != 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
 		if (ward_protected_kept(&v[i]) &&

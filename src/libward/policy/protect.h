@@ -126,30 +126,17 @@ static inline bool ward_protected_kept(const struct ward_protected *pr)
  */
 int ward_protect_list(struct ward_protected **out, size_t *out_len,
 		      const ward_policy *policy);
+struct ward_facts;
 /*
- * ward_policy_protected - ward_protect_list() computed once per policy and
- * kept in it: the vector is borrowed from the policy (valid while it lives
- * and no setter is called).
+ * ward_protect_compute - the list of @policy with its writable @roots
+ * (facts.c keeps it for the call): the vector as ward_protect_list()
+ * makes it, why it cannot be made (*@refused, NULL when it can) and the
+ * notes of the scan (*@said, each led by a mark byte that
+ * ward_protect_notes_of() reads). Returns 0 or -ENOMEM.
  */
-int ward_policy_protected(const struct ward_protected **out, size_t *out_len,
-			  const ward_policy *policy);
-/*
- * The policy's side of that cache (policy.c). _cached: whether the policy
- * keeps a list, then borrowed into *out (with why it could not be made,
- * and the notes of the scan). _keep: make @v, @why and @said (consumed)
- * the policy's unless another thread kept them first (then they are
- * freed), and borrow the kept ones: every reader of one policy sees the
- * same list, and the walk runs once per policy.
- */
-bool ward_policy_protected_cached(const struct ward_protected **out,
-				  size_t *out_len, const char **refused,
-				  char *const **notes,
-				  const ward_policy *policy);
-void ward_policy_protected_keep(const struct ward_protected **out,
-				size_t *out_len, const char **refused,
-				char *const **notes, const ward_policy *policy,
-				struct ward_protected *v, size_t n, char *why,
-				char **said);
+int ward_protect_compute(struct ward_protected **out, size_t *out_len,
+			 char **refused, char ***said,
+			 const ward_policy *policy, char *const *roots);
 
 /*
  * ward_protect_notes - what the scan of the repository found that the
@@ -162,6 +149,8 @@ void ward_policy_protected_keep(const struct ward_protected **out,
  * ward_strv_free(). Returns 0 or -ENOMEM.
  */
 int ward_protect_notes(char ***out, const ward_policy *policy, bool links);
+/* The same from the facts of a call. */
+int ward_protect_notes_of(char ***out, const struct ward_facts *f, bool links);
 
 /*
  * ward_repo_walk - find every entry named `.git` beneath the directory
@@ -169,9 +158,18 @@ int ward_protect_notes(char ***out, const ward_policy *policy, bool links);
  * symbolic link. Directories for which @skip says true are not entered.
  * @found gets each `.git` (relative to an open descriptor of its
  * directory, and its absolute path). With @max_entries (0: no bound) or
- * @max_depth reached the walk stops and @over is set, @at naming where.
+ * @max_depth reached, or a directory that cannot be opened for want of
+ * descriptors or memory, the walk stops and @over is set, @at naming where.
  * Returns 0 or -errno (@root cannot be opened).
  */
+/*
+ * How deep every walk for repositories looks (below its root): deeper than
+ * the fence makes directories (FENCE_MAX_DEPTH, counted from /), so a tree
+ * the fence may make and remove is one the walk sees whole. One descriptor
+ * per level is held.
+ */
+#define REPO_WALK_DEPTH_MAX 512
+
 struct ward_repo_walk {
 	size_t max_entries;
 	unsigned max_depth;
@@ -191,13 +189,14 @@ struct ward_repo_walk {
 int ward_repo_walk(struct ward_repo_walk *w, const char *root);
 
 /*
- * ward_protect_walk_roots - the writable roots of @policy that ward walks
+ * ward_protect_walk_roots - the writable @roots of @policy that ward walks
  * for repositories (the workspace and the `rw` roots: the shared temporary
  * directories /tmp and $TMPDIR are checked at their top only), into
  * *@out (NULL-terminated; the caller frees it with ward_strv_free()).
  * Returns 0 or -ENOMEM.
  */
-int ward_protect_walk_roots(char ***out, const ward_policy *policy);
+int ward_protect_walk_roots(char ***out, const ward_policy *policy,
+			    char *const *roots);
 
 /*
  * What the walk for repositories leaves alone: the paths the user
@@ -277,6 +276,11 @@ int ward_protect_guard_new(struct ward_protect_guard **out,
 int ward_protect_guard_new_for(struct ward_protect_guard **out,
 			       const ward_policy *policy,
 			       enum ward_runner runner);
+/* The same with the call's facts @f (facts.h): no second scan. */
+int ward_protect_guard_new_facts(struct ward_protect_guard **out,
+				 const ward_policy *policy,
+				 const struct ward_facts *f,
+				 enum ward_runner runner);
 
 /*
  * ward_protect_guard_check - after the run: put back what changed (see
@@ -303,22 +307,28 @@ void ward_protect_guard_free(struct ward_protect_guard *guard);
  */
 enum ward_access ward_protect_match(const ward_policy *policy,
 				    const char *path);
+/* The same with the call's facts @f (NULL: WARD_ACCESS_NONE). */
+enum ward_access ward_protect_match_in(const ward_policy *policy,
+				       const struct ward_facts *f,
+				       const char *path);
 
 /*
  * ward_protect_makes_repo - whether a change to the canonical @path would
- * make a new git repository under @policy (a `.git` on its way that does
+ * make a new git repository under @policy with its facts @f (a `.git` on
+ * its way that does
  * not exist in a writable root, a new entry right beneath a
  * WARD_PROTECT_NEWONLY directory): what ward_protect_match() refuses
  * although no entry of the list names it.
  */
-bool ward_protect_makes_repo(const ward_policy *policy, const char *path);
+bool ward_protect_makes_repo(const ward_policy *policy,
+			     const struct ward_facts *f, const char *path);
 
 /*
- * ward_protect_inside - whether a protected path of @policy lies strictly
+ * ward_protect_inside - whether a protected path of the facts @f lies strictly
  * beneath the canonical directory @dir (a tree that is removed or moved
  * would take it along).
  */
-bool ward_protect_inside(const ward_policy *policy, const char *dir);
+bool ward_protect_inside(const struct ward_facts *f, const char *dir);
 
 /*
  * ward's state directory ($XDG_STATE_HOME/ward, else

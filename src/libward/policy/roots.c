@@ -1,8 +1,8 @@
 /*
  * ward — the one writable-roots function: from a mode, a workspace, a
  * captured $TMPDIR and the access rules to the canonical writable roots.
- * The policy keeps the answer for the call (ward_policy_roots(),
- * policy.c); this module knows nothing of the policy.
+ * A call computes them once into its facts (facts.h); this module knows
+ * nothing of the policy.
  */
 #include <errno.h>
 #include <stdbool.h>

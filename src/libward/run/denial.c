@@ -17,6 +17,7 @@
 
 #include "denial.h"
 #include "libward/internal.h"
+#include "libward/policy/facts.h"
 #include "libward/policy/protect.h"
 #include "util/util.h"
 
@@ -153,10 +154,10 @@ static bool changes(const char *op)
 		       strcmp(op, "execute") != 0 && strcmp(op, "access") != 0);
 }
 
-bool ward_denial_judge(struct ward_denial_set *set,
-		       const struct ward_denial_ctx *ctx, const char *path,
-		       const char *op, enum ward_denial_errno why,
-		       enum ward_denial_how how)
+static bool judge(struct ward_denial_set *set,
+		  const struct ward_denial_ctx *ctx, const struct ward_facts *f,
+		  const char *path, const char *op, enum ward_denial_errno why,
+		  enum ward_denial_how how)
 {
 	const ward_policy *pol = ctx->policy;
 	const ward_rules *rules = ward_policy_rules(pol);
@@ -165,7 +166,7 @@ bool ward_denial_judge(struct ward_denial_set *set,
 	struct ward_denial e = {0};
 	struct ward_rule_info in;
 	char abs[PATH_MAX], src[PATH_MAX + 32];
-	char *const *roots = NULL;
+	char *const *roots = f ? f->roots : NULL;
 	size_t nprot = 0, idx;
 	enum ward_access access;
 	bool writable = false;
@@ -210,8 +211,8 @@ bool ward_denial_judge(struct ward_denial_set *set,
 		add(set, &e);
 		return true;
 	}
-	if (mode == WARD_MODE_DANGER_FULL_ACCESS ||
-	    ward_policy_protected(&prot, &nprot, pol) != 0)
+	if (mode == WARD_MODE_DANGER_FULL_ACCESS || !f ||
+	    ward_facts_protected(&prot, &nprot, f) != 0)
 		nprot = 0;
 	/* A hidden protected path (ward's state directory, a session's
 	 * store) refuses everything, like a `--` rule; under bwrap what is
@@ -246,7 +247,7 @@ bool ward_denial_judge(struct ward_denial_set *set,
 	/* No entry names it, but it would make a new repository (a `.git`
 	 * on its way that is not there, a new entry where git finds more). */
 	if (mode == WARD_MODE_WORKSPACE_WRITE && changes(op) &&
-	    ward_protect_makes_repo(pol, abs)) {
+	    f && ward_protect_makes_repo(pol, f, abs)) {
 		e.cause = WARD_DENIAL_PROTECTED;
 		e.rule = "a new git repository (--keep-new-repos, "
 			 "keep_new_repos: true to allow)";
@@ -254,7 +255,7 @@ bool ward_denial_judge(struct ward_denial_set *set,
 		add(set, &e);
 		return true;
 	}
-	if (mode != WARD_MODE_READ_ONLY && ward_policy_roots(&roots, pol) == 0)
+	if (mode != WARD_MODE_READ_ONLY)
 		for (size_t i = 0; roots && roots[i] && !writable; i++)
 			writable = util_path_within(abs, roots[i]);
 	if (writable && why != WARD_DENIAL_EKNOWN)
@@ -263,6 +264,24 @@ bool ward_denial_judge(struct ward_denial_set *set,
 	e.source = ctx->mode_source;
 	add(set, &e);
 	return true;
+}
+
+bool ward_denial_judge(struct ward_denial_set *set,
+		       const struct ward_denial_ctx *ctx, const char *path,
+		       const char *op, enum ward_denial_errno why,
+		       enum ward_denial_how how)
+{
+	struct ward_facts *own = NULL;
+	bool added;
+
+	/* Without the call's facts (a caller that has none at hand), the
+	 * judgement makes its own: NULL ones explain nothing protected. */
+	if (!ctx->facts && ward_facts_new(&own, ctx->policy, 0) != 0)
+		own = NULL;
+	added = judge(set, ctx, ctx->facts ? ctx->facts : own, path, op, why,
+		      how);
+	ward_facts_unref(own);
+	return added;
 }
 
 void ward_denial_add_unknown(struct ward_denial_set *set,

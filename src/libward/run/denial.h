@@ -19,6 +19,8 @@
 #define WARD_DENIALS_MAX 32
 
 /* A growable set of entries; every string is owned by the set. */
+struct ward_facts;
+
 struct ward_denial_set {
 	struct ward_denial *v;
 	size_t n, cap;
@@ -35,6 +37,9 @@ struct ward_denial_ctx {
 	/* The runner the command ran under: a line of its network dialect
 	 * (ward_network_signatures) names no file. NONE: no such lines. */
 	enum ward_runner runner;
+	/* The call's facts (facts.h: its roots and protected paths), or
+	 * NULL: then each judgement computes them. */
+	const struct ward_facts *facts;
 };
 
 /* Why a path was refused, as the command's error output says. */

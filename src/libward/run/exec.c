@@ -1134,8 +1134,8 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 		ward_capbuf_init(&err_cap, 0, STREAM_ERR_TAIL);
 	}
 	/* What no runner can keep read-only is checked after the run. */
-	err = ward_protect_guard_new_for(&guard, policy,
-					 ward_plan_runner(c->plan));
+	err = ward_protect_guard_new_facts(&guard, policy, c->plan->facts,
+					   ward_plan_runner(c->plan));
 	if (err)
 		goto out_free_bufs;
 	err = ward_spawn_start(&sp, c, policy, &o, capture);

@@ -28,6 +28,7 @@
 
 #include "exec_internal.h"
 #include "libward/policy/protect.h"
+#include "libward/runners/runners.h"
 
 /* Default capture bound of a task (per stream). */
 #define TASK_CAPTURE_DEFAULT (1024 * 1024)
@@ -220,8 +221,8 @@ int ward_task_start_confined(ward_task **out, const ward_confined *c,
 		goto out_destroy_task;
 	}
 
-	err = ward_protect_guard_new_for(&t->guard, policy,
-					 ward_plan_runner(c->plan));
+	err = ward_protect_guard_new_facts(&t->guard, policy, c->plan->facts,
+					   ward_plan_runner(c->plan));
 	if (err)
 		goto out_destroy_task;
 	t->confined = c;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "libward/plan/translate_impl.h"
+#include "libward/policy/facts.h"
 #include "libward/plan/translate_internal.h"
 #include "libward/runners/runners.h"
 #include "util/util.h"
@@ -39,8 +40,8 @@ static enum ward_verdict probe(struct ward_probe_ctx *ctx, char *why,
 	/* The profile as ward_profile_bwrap() makes it, from this row
 	 * (that one reads the table, which lies above this file). */
 	if (ward_policy_new(&policy, WARD_MODE_READ_ONLY, "/") != 0 ||
-	    ward_xlate_new_ops(&x, policy, &ward_runner_bwrap_ops, false) !=
-		0 ||
+	    ward_xlate_new_ops(&x, policy, NULL, &ward_runner_bwrap_ops,
+			       false) != 0 ||
 	    ward_bwrap_profile_x(&argv, policy, x, ctx->binary, -1, cmd,
 				 false) != 0) {
 		ward_probe_why(why, why_len,
@@ -130,14 +131,11 @@ static int build_inner(char ***prefix, struct ward_plan *p,
 		       const char *launcher)
 {
 	struct ward_strv sv = {0}, pre = {0};
-	char *const *roots = NULL;
+	char *const *roots = p->facts->roots;
 	char *const *ok = ward_policy_allow_unix(p->policy);
 	char *const *hides = ward_xlate_landlock_hides(p->x);
 	int err;
 
-	err = ward_policy_roots(&roots, p->policy);
-	if (err)
-		return err;
 	ward_strv_push(&sv, launcher);
 	ward_strv_push(&sv, "--ro");
 	ward_strv_push(&sv, "/");

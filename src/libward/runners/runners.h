@@ -58,8 +58,13 @@ struct ward_xlate;
  * The plan as the runners build it (plan.c owns it; the operations fill
  * the parts of their runner). Fields as in plan.c.
  */
+struct ward_facts;
+
 struct ward_plan {
 	const ward_policy *policy; /* borrowed */
+	/* What the policy means here now (facts.h: the writable roots, the
+	 * protected paths), computed once for the plan; a reference. */
+	struct ward_facts *facts;
 	const struct ward_runner_ops *ops;
 	enum ward_mode mode;
 	enum ward_runner runner;
@@ -88,6 +93,14 @@ struct ward_plan {
 	pthread_mutex_t lock; /* apply */
 	bool applied;
 };
+
+/*
+ * ward_plan_new_facts - ward_plan_new() with the call's @facts (the plan
+ * keeps a reference): a call that has checked its policy against them
+ * plans with the same answer, and scans the workspace once.
+ */
+int ward_plan_new_facts(ward_plan **out, ward_provider *provider,
+			const ward_policy *policy, struct ward_facts *facts);
 
 /*
  * One runner's operations and facts. A NULL operation or a false/NULL fact

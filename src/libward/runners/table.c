@@ -44,5 +44,6 @@ const char *ward_runner_containment(enum ward_runner runner, int pidns)
 int ward_xlate_new(struct ward_xlate **out, const ward_policy *policy,
 		   enum ward_runner runner)
 {
-	return ward_xlate_new_ops(out, policy, ward_runner_ops(runner), false);
+	return ward_xlate_new_ops(out, policy, NULL, ward_runner_ops(runner),
+				  false);
 }

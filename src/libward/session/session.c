@@ -42,6 +42,7 @@
 #include <jansson.h>
 
 #include "libward/internal.h"
+#include "libward/policy/facts.h"
 #include "libward/policy/protect.h"
 #include "util/util.h"
 #include "ward/json.h"
@@ -793,20 +794,26 @@ out_close:
  * any writable root). A store elsewhere (an explicit store directory under
  * a writable root) is not protected, and is refused.
  */
-static int check_store(const char *store, const ward_policy *policy)
+static int check_store(const char *store, const ward_policy *policy,
+		       const struct ward_facts *f)
 {
-	char *const *roots = NULL;
-	int err;
+	char **own = NULL;
+	char *const *roots;
+	int err = 0;
 
 	if (ward_policy_mode(policy) == WARD_MODE_DANGER_FULL_ACCESS)
 		return 0;
-	err = ward_policy_roots(&roots, policy);
-	if (err)
+	/* Without the call's facts only the roots are needed, unless the
+	 * store lies in one (then ward_protect_match() scans). */
+	if (!f && (err = ward_roots_writable(&own, policy)) != 0)
 		return err;
+	roots = f ? f->roots : own;
 	for (size_t i = 0; roots[i]; i++) {
 		if (!util_path_within(store, roots[i]))
 			continue;
-		if (ward_protect_match(policy, store) != WARD_ACCESS_DEFAULT)
+		if ((f ? ward_protect_match_in(policy, f, store)
+		       : ward_protect_match(policy, store)) !=
+		    WARD_ACCESS_DEFAULT)
 			continue;
 		err = ward_err(WARD_EINVAL,
 			       "the session store %s lies inside the writable "
@@ -817,6 +824,7 @@ static int check_store(const char *store, const ward_policy *policy)
 			       store, roots[i]);
 		break;
 	}
+	ward_strv_free(own);
 	return err;
 }
 
@@ -1647,7 +1655,7 @@ int ward_session_create_with(ward_session **out,
 		if (!err)
 			err = ward_policy_set_tmpdir(probe, NULL);
 		if (!err && util_path_within(real_store, real_cwd))
-			err = check_store(real_store, probe);
+			err = check_store(real_store, probe, NULL);
 		ward_policy_free(probe);
 		if (err)
 			goto out_free;
@@ -2208,7 +2216,13 @@ int ward_session_set_network(bool *changed, ward_session *s,
 
 int ward_session_check_policy(const ward_session *s, const ward_policy *policy)
 {
-	return check_store(s->store, policy);
+	return check_store(s->store, policy, NULL);
+}
+
+int ward_session_check_facts(const ward_session *s, const ward_policy *policy,
+			     const struct ward_facts *f)
+{
+	return check_store(s->store, policy, f);
 }
 
 /* --- exported: audit ------------------------------------------------------ */

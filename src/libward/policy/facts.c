@@ -1,0 +1,119 @@
+/*
+ * ward — the facts of a policy, computed once per call (facts.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "libward/internal.h"
+
+int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
+		   unsigned what)
+{
+	struct ward_facts *f;
+	int err;
+
+	if (!out || !policy)
+		return ward_err(WARD_EINVAL, "facts: missing argument");
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return ward_err(-ENOMEM, "out of memory");
+	atomic_init(&f->refs, 1);
+	f->mode = ward_policy_mode(policy);
+	err = ward_roots_compute(
+	    &f->roots, f->mode, ward_policy_workspace(policy),
+	    ward_policy_tmpdir(policy), ward_policy_rules(policy));
+	if (!err)
+		err = ward_protect_compute(&f->prot, &f->nprot, &f->refused,
+					   &f->notes, policy, f->roots);
+	if (!err && (what & WARD_FACTS_ALIASES)) {
+		err = ward_rule_aliases_compute(&f->aliases, &f->naliases,
+						ward_policy_rules(policy));
+		f->have_aliases = err == 0;
+	}
+	if (err) {
+		ward_facts_unref(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+struct ward_facts *ward_facts_ref(struct ward_facts *f)
+{
+	if (f)
+		atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+	return f;
+}
+
+void ward_facts_unref(struct ward_facts *f)
+{
+	if (!f ||
+	    atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	ward_strv_free(f->roots);
+	free(f->prot);
+	free(f->refused);
+	ward_strv_free(f->notes);
+	ward_rule_aliases_free(f->aliases, f->naliases);
+	free(f);
+}
+
+/* --- the protected paths of a policy alone (protect.h) ----------------- */
+
+int ward_protect_list(struct ward_protected **out, size_t *out_len,
+		      const ward_policy *policy)
+{
+	const struct ward_protected *v = NULL;
+	struct ward_facts *f = NULL;
+	size_t n = 0, size;
+	int err;
+
+	err = ward_facts_new(&f, policy, 0);
+	if (!err)
+		err = ward_facts_protected(&v, &n, f);
+	if (!err) {
+		/* The vector is one allocation (plist_pack): the caller owns a
+		 * copy of it, with its paths moved along. */
+		size = n * sizeof(*v);
+		for (size_t i = 0; i < n; i++)
+			size += strlen(v[i].path) + 1;
+		*out = NULL;
+		*out_len = n;
+		if (n && !(*out = malloc(size)))
+			err = ward_err(-ENOMEM, "out of memory");
+		if (*out) {
+			memcpy(*out, v, size);
+			for (size_t i = 0; i < n; i++)
+				(*out)[i].path = (char *)*out +
+						 (v[i].path - (const char *)v);
+		}
+	}
+	ward_facts_unref(f);
+	return err;
+}
+
+int ward_protect_notes(char ***out, const ward_policy *policy, bool links)
+{
+	struct ward_facts *f = NULL;
+	int err;
+
+	err = ward_facts_new(&f, policy, 0);
+	if (!err)
+		err = ward_protect_notes_of(out, f, links);
+	ward_facts_unref(f);
+	return err;
+}
+
+enum ward_access ward_protect_match(const ward_policy *policy, const char *path)
+{
+	struct ward_facts *f = NULL;
+	enum ward_access a;
+
+	if (ward_facts_new(&f, policy, 0) != 0)
+		return WARD_ACCESS_NONE;
+	a = ward_protect_match_in(policy, f, path);
+	ward_facts_unref(f);
+	return a;
+}

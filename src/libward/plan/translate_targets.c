@@ -978,7 +978,7 @@ void ward_xl_gather(struct ward_xlate *p)
 	for (size_t j = 0; j < p->nprot; j++) {
 		const struct ward_protected *pr = &p->prot[j];
 
-		exists = ward_xl_probe_path(pr->path, &is_dir);
+		exists = ward_protected_probe(pr, &is_dir);
 		/* A marker (a repository's .git, where new ones appear) is
 		 * the guard's and the fence's, not kept read-only. */
 		if (!ward_protected_kept(pr)) {

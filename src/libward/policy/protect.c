@@ -132,6 +132,8 @@ struct plist {
 	size_t n;
 	size_t cap;
 	bool oom;
+	/* What add_kind() saw at the path it adds next (WARD_SEEN_*). */
+	unsigned char seen;
 };
 
 /*
@@ -151,6 +153,9 @@ static void plist_add_access(struct plist *pl, char *path,
 			pl->v[i].flags |= flags;
 			if (access > pl->v[i].access)
 				pl->v[i].access = access;
+			if (!pl->v[i].seen)
+				pl->v[i].seen = pl->seen;
+			pl->seen = WARD_SEEN_UNKNOWN;
 			free(path);
 			return;
 		}
@@ -167,8 +172,9 @@ static void plist_add_access(struct plist *pl, char *path,
 		pl->v = v;
 		pl->cap = cap;
 	}
-	pl->v[pl->n++] =
-	    (struct ward_protected){path, kind, what, flags, access};
+	pl->v[pl->n++] = (struct ward_protected){path, kind,   what,
+						 flags, access, pl->seen};
+	pl->seen = WARD_SEEN_UNKNOWN;
 }
 
 static void plist_add_flags(struct plist *pl, char *path,
@@ -347,7 +353,9 @@ static void add_kind(struct scan *s, const char *dir, const char *name,
 		s->pl->oom = true;
 		return;
 	}
-	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
+	if (lstat(p, &st) != 0) {
+		s->pl->seen = WARD_SEEN_MISSING; /* as the plan would see it */
+	} else if (S_ISLNK(st.st_mode)) {
 		real = util_path_canon(p);
 		note(s, true,
 		     "%s is a symbolic link to %s: ward protects %s, but a "
@@ -356,13 +364,30 @@ static void add_kind(struct scan *s, const char *dir, const char *name,
 		     "elsewhere during a run (the fs fence and Seatbelt can); "
 		     "ward run checks it after every run",
 		     p, real ? real : "?", real ? real : "the target");
+		s->pl->seen = WARD_SEEN_FILE;
 		plist_add_flags(s->pl, strdup(p), kind, what,
 				WARD_PROTECT_LINK);
 		plist_add(s->pl, real, kind, what);
 		free(p);
 		return;
+	} else {
+		s->pl->seen = S_ISDIR(st.st_mode) ? WARD_SEEN_DIR
+						  : WARD_SEEN_FILE;
 	}
 	plist_add(s->pl, p, kind, what);
+}
+
+bool ward_protected_probe(const struct ward_protected *pr, bool *is_dir)
+{
+	struct stat st;
+
+	*is_dir = pr->seen == WARD_SEEN_DIR;
+	if (pr->seen)
+		return pr->seen != WARD_SEEN_MISSING;
+	if (lstat(pr->path, &st) != 0)
+		return false;
+	*is_dir = S_ISDIR(st.st_mode);
+	return true;
 }
 
 static void add_in(struct scan *s, const char *dir, const char *name,

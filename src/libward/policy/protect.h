@@ -109,7 +109,19 @@ struct ward_protected {
 	unsigned flags;	  /* WARD_PROTECT_LINK */
 	/* WARD_ACCESS_RO (read-only) or WARD_ACCESS_NONE (hidden). */
 	enum ward_access access;
+	/* What the scan saw there (lstat: a link is a file), so that the
+	 * plan does not look again: WARD_SEEN_*. */
+	unsigned char seen;
 };
+
+#define WARD_SEEN_UNKNOWN 0 /* not looked at: the plan looks */
+#define WARD_SEEN_MISSING 1
+#define WARD_SEEN_FILE	  2
+#define WARD_SEEN_DIR	  3
+
+/* What the scan saw at @pr (lstat), or looked now when it did not: whether
+ * it exists, and *@is_dir. */
+bool ward_protected_probe(const struct ward_protected *pr, bool *is_dir);
 
 /* Whether @pr is kept read-only (or hidden), not a marker. */
 static inline bool ward_protected_kept(const struct ward_protected *pr)

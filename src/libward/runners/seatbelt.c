@@ -28,8 +28,7 @@ static void translate(struct ward_xlate *x)
 	for (size_t j = 0; j < x->nprot; j++) {
 		bool is_dir;
 
-		x->prot_exists[j] =
-		    ward_xl_probe_path(x->prot[j].path, &is_dir);
+		x->prot_exists[j] = ward_protected_probe(&x->prot[j], &is_dir);
 	}
 	ward_xl_plan_seatbelt_desc(x);
 }

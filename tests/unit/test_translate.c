@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "ward/ward.h"
+#include "libward/guard/guard.h"
 #include "libward/policy/protect.h"
 #include "hide.h"
 #include "landlock.h"

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "guard_internal.h"
 #include "libward/internal.h"
 #include "libward/policy/facts.h"

@@ -60,6 +60,7 @@
 #include "child.h"
 #include "contain.h"
 #include "exec_internal.h"
+#include "libward/guard/guard.h"
 #include "libward/policy/protect.h"
 #include "libward/runners/runners.h"
 #include "util/landlock.h"

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "exec_internal.h"
+#include "libward/guard/guard.h"
 #include "libward/policy/protect.h"
 #include "libward/runners/runners.h"
 

@@ -29,8 +29,9 @@ struct ward_audit;
  * ward_audit_open - listen to the kernel's audit records. Returns 0 and
  * *out, or -errno with a detail saying why not (not root, no audit in
  * this kernel): then the denial report is derived. Whether audit is
- * enabled is asked here and answered at collect: nothing waits for the
- * kernel before the command starts.
+ * enabled is asked at collect, and only after a run that failed: nothing
+ * waits for the kernel before the command starts, and a run that
+ * succeeded never asks.
  */
 int ward_audit_open(struct ward_audit **out);
 

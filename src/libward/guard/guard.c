@@ -461,6 +461,9 @@ struct gitem {
 	char kind; /* enum gkind */
 	const char *path;
 	const char *what;
+	/* What the call's scan saw there a moment ago (WARD_SEEN_*): a path
+	 * it found missing is recorded missing without looking again. */
+	unsigned char seen;
 };
 
 /*
@@ -573,7 +576,9 @@ static int snap_entry(struct gentry *e, struct budget *b, struct dircache *dc,
 	e->pdev = st.st_dev;
 	e->pino = st.st_ino;
 	snprintf(buf, sizeof(buf), "%s", it->path);
-	if (it->kind == GK_DEEP) {
+	if (it->seen == WARD_SEEN_MISSING) {
+		err = 1; /* as the scan saw it, before anything ran */
+	} else if (it->kind == GK_DEEP) {
 		err = snap_node(b, &e->node, pfd, e->name, buf, strlen(buf), 0);
 	} else if (it->kind == GK_NAMES) {
 		err = snap_names(b, &e->node, pfd, e->name);
@@ -714,9 +719,12 @@ static int collect_items(struct gitem **out, size_t *n,
 				 strcmp(v[i].path, v[j].path) != 0;
 		if (nested || (kind == GK_DEEP && runner_keeps(runner, &v[i])))
 			continue;
-		items[ni] = (struct gitem){kind, v[i].path, v[i].what};
+		items[ni] =
+		    (struct gitem){kind, v[i].path, v[i].what, v[i].seen};
 		if (kind == GK_DEEP)
 			items[ni].path = watched(v[i].path, owned, &dc);
+		if (items[ni].path != v[i].path) /* another path: not seen */
+			items[ni].seen = WARD_SEEN_UNKNOWN;
 		for (size_t j = 0; j < ni && items[ni].path; j++)
 			if (items[j].kind == kind &&
 			    strcmp(items[j].path, items[ni].path) == 0)
@@ -731,7 +739,8 @@ static int collect_items(struct gitem **out, size_t *n,
 	}
 	for (size_t i = 0; walk && walk[i]; i++)
 		items[ni++] =
-		    (struct gitem){GK_SWEEP, walk[i], "a new git repository"};
+		    (struct gitem){GK_SWEEP, walk[i], "a new git repository",
+				   WARD_SEEN_UNKNOWN};
 	*out = items;
 	*n = ni;
 	return 0;

@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "facts.h"
 #include "libward/internal.h"
@@ -20,10 +19,7 @@ int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
 	if (!f)
 		return ward_err(-ENOMEM, "out of memory");
 	atomic_init(&f->refs, 1);
-	f->mode = ward_policy_mode(policy);
-	err = ward_roots_compute(
-	    &f->roots, f->mode, ward_policy_workspace(policy),
-	    ward_policy_tmpdir(policy), ward_policy_rules(policy));
+	err = ward_roots_writable(&f->roots, policy);
 	if (!err)
 		err = ward_protect_compute(&f->prot, &f->nprot, &f->refused,
 					   &f->notes, policy, f->roots);
@@ -65,33 +61,27 @@ void ward_facts_unref(struct ward_facts *f)
 int ward_protect_list(struct ward_protected **out, size_t *out_len,
 		      const ward_policy *policy)
 {
-	const struct ward_protected *v = NULL;
-	struct ward_facts *f = NULL;
-	size_t n = 0, size;
+	struct ward_protected *v = NULL;
+	char **roots = NULL, *refused = NULL, **notes = NULL;
+	size_t n = 0;
 	int err;
 
-	err = ward_facts_new(&f, policy, 0);
+	err = ward_roots_writable(&roots, policy);
 	if (!err)
-		err = ward_facts_protected(&v, &n, f);
-	if (!err) {
-		/* The vector is one allocation (plist_pack): the caller owns a
-		 * copy of it, with its paths moved along. */
-		size = n * sizeof(*v);
-		for (size_t i = 0; i < n; i++)
-			size += strlen(v[i].path) + 1;
-		*out = NULL;
-		*out_len = n;
-		if (n && !(*out = malloc(size)))
-			err = ward_err(-ENOMEM, "out of memory");
-		if (*out) {
-			memcpy(*out, v, size);
-			for (size_t i = 0; i < n; i++)
-				(*out)[i].path = (char *)*out +
-						 (v[i].path - (const char *)v);
-		}
+		err = ward_protect_compute(&v, &n, &refused, &notes, policy,
+					   roots);
+	ward_strv_free(roots);
+	ward_strv_free(notes);
+	if (!err && refused)
+		err = ward_err(WARD_EINVAL, "%s", refused);
+	free(refused);
+	if (err) {
+		free(v);
+		return err;
 	}
-	ward_facts_unref(f);
-	return err;
+	*out = v;
+	*out_len = n;
+	return 0;
 }
 
 int ward_protect_notes(char ***out, const ward_policy *policy, bool links)

@@ -28,7 +28,6 @@
 
 struct ward_facts {
 	atomic_uint refs;
-	enum ward_mode mode;
 	char **roots; /* the writable roots, never NULL */
 	/* The protected paths (one allocation, protect.c) and why the list
 	 * could not be made (a walk past its bound), or NULL. */

@@ -8,6 +8,7 @@
  *     (and --ro-if-exists / --rw-if-exists PATH: optional grants;
  *     --hide / --hide-ro / --pin: mounts in the command's mount namespace,
  *     hide.h)
+ *   landlock-run --kept --pid-fd N [grants...] -- COMMAND [ARG...]
  *   landlock-run --unconfined -- COMMAND [ARG...]
  *   landlock-run --probe
  *   landlock-run --args FD   (the same command line, read from FD)
@@ -41,6 +42,17 @@
  * KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a killed
  * caller takes the tree down), and exits with the command's status (a
  * signal is raised again on itself). See docs/RUNNERS.md.
+ *
+ * --kept: the caller is the keeper. It contains what the command leaves
+ * behind should this process die (a subreaper or a cgroup of its own),
+ * and, where it can, starts this process as init of a new pid namespace
+ * (clone with CLONE_NEWPID). Then there is no keeper process: this
+ * process is the supervisor from the start, as a child subreaper (or
+ * init) of its own, and does the keeper's part of the work itself: it
+ * takes the kill signal and a caller's death (SIGIO on the report
+ * descriptor, which --kept needs) as the end of the tree, sweeps what
+ * the command left, and reports how the run ended. One process fewer per
+ * call (docs/RUNNERS.md).
  *
  * --unconfined: the keeper only, for a danger-full-access call (which ward
  * does not confine, but whose processes must still end with it): nothing is
@@ -107,6 +119,7 @@ struct plan {
 	bool probe;
 	bool shell_status; /* --shell-status */
 	bool unconfined;   /* --unconfined: keep, do not confine */
+	bool kept;	   /* --kept: the caller keeps, we supervise */
 	int net;	   /* enum ward_ll_net */
 	unsigned net_port;
 	int pid_fd; /* --pid-fd N, or -1 */
@@ -117,6 +130,7 @@ static const char usage_text[] =
     "                    [--net-off | --net-connect PORT]\n"
     "                    [--hide PATH]... [--hide-ro PATH]... [--pin DIR]...\n"
     "                    -- COMMAND [ARG...]\n"
+    "       " PROG " --kept --pid-fd N [OPTION]... -- COMMAND [ARG...]\n"
     "       " PROG " --unconfined [--shell-status] -- COMMAND [ARG...]\n"
     "       " PROG " --probe\n"
     "       " PROG " --args FD\n"
@@ -161,6 +175,13 @@ static const char usage_text[] =
     "  --args FD   read the whole command line (the options above, --,\n"
     "              COMMAND and its arguments) from descriptor FD, each\n"
     "              argument ended by a NUL byte, then close FD; alone\n"
+    "  --kept      the caller is the command's keeper: it contains\n"
+    "              what the command leaves behind should this process\n"
+    "              die (a subreaper, or a cgroup), and may start this\n"
+    "              process as init of a new pid namespace; no keeper\n"
+    "              process of our own (needs --pid-fd: the caller's\n"
+    "              end closing ends the command; the pid line is 0 in\n"
+    "              a pid namespace, where the caller knows the pid)\n"
     "  --unconfined\n"
     "              confine nothing: only stay as the command's keeper, so\n"
     "              that every process it starts ends with it (no other\n"
@@ -467,6 +488,8 @@ static void parse(struct plan *p, int argc, char **argv)
 			p->probe = true;
 		} else if (strcmp(a, "--unconfined") == 0) {
 			p->unconfined = true;
+		} else if (strcmp(a, "--kept") == 0) {
+			p->kept = true;
 		} else if (strcmp(a, "--shell-status") == 0) {
 			p->shell_status = true;
 		} else if (is_opt(a, "--pid-fd")) {
@@ -497,7 +520,7 @@ static void parse(struct plan *p, int argc, char **argv)
 
 	if (p->probe) {
 		if (p->nro || p->nrw || p->nunix || p->nhide || p->cmd ||
-		    p->net)
+		    p->net || p->kept)
 			die_usage("--probe takes no other arguments", NULL);
 		return;
 	}
@@ -505,6 +528,11 @@ static void parse(struct plan *p, int argc, char **argv)
 	    (p->nro || p->nrw || p->nunix || p->nhide || p->net))
 		die_usage("--unconfined takes no grant, hide or network "
 			  "option",
+			  NULL);
+	if (p->kept && (p->unconfined || p->pid_fd < 0))
+		die_usage(p->unconfined ? "--kept confines: not with "
+					  "--unconfined"
+					: "--kept needs --pid-fd",
 			  NULL);
 	if (!p->cmd)
 		die_usage("missing -- before the command", NULL);
@@ -765,7 +793,9 @@ struct keeper {
 	 * command and serves its listener (init of the pid namespace as
 	 * root); --unconfined: the command itself. */
 	pid_t child;
-	bool pidns;    /* child is init of a new pid namespace */
+	bool pidns;    /* child is init of a new pid namespace (--kept: we
+			  are, the caller made it) */
+	bool kept;     /* --kept: no keeper process, the supervisor is us */
 	int status_fd; /* the supervisor's report (struct sv_end), or -1
 			  (--unconfined): the keeper's end, or the child's */
 	int alive_fd;  /* in the supervisor: EOF once the keeper is gone */
@@ -785,7 +815,8 @@ struct sv_end {
 
 /* Kill @self's every child listed in /proc/self/task/@self/children
  * ("1 2 "), or, without that file, every live process of /proc whose parent
- * is @self. Returns how many were signalled. */
+ * is @self. Returns how many were signalled, or -1 when neither can be
+ * read (a supervisor's domain may not grant /proc). */
 static int kill_children(pid_t self)
 {
 	char path[64], buf[4096];
@@ -800,7 +831,9 @@ static int kill_children(pid_t self)
 		struct dirent *de;
 		DIR *d = opendir("/proc");
 
-		while (d && (de = readdir(d)) != NULL) {
+		if (!d)
+			return -1;
+		while ((de = readdir(d)) != NULL) {
 			char stat[1024], *p;
 			long pid = strtol(de->d_name, &p, 10);
 			int sfd;
@@ -824,8 +857,7 @@ static int kill_children(pid_t self)
 			    kill((pid_t)pid, SIGKILL) == 0)
 				found++;
 		}
-		if (d)
-			closedir(d);
+		closedir(d);
 		return found;
 	}
 	/* A number may span two reads: it ends at a separator or at EOF. */
@@ -853,8 +885,10 @@ static int kill_children(pid_t self)
  * Killing a process reparents its children to us, so go round again; a
  * zombie held by a live tracer cannot be reaped until the tracer dies, and
  * the tracer is one of ours too. No time budget: what was killed dies.
+ * Only a supervisor (@kept) that cannot list its children (no /proc in
+ * its domain) stops early: the caller contains what is left.
  */
-static void sweep(void)
+static void sweep(bool kept)
 {
 	pid_t self = getpid();
 	sigset_t chld;
@@ -877,7 +911,8 @@ static void sweep(void)
 		 * killed): let them die, then reap what can be. Never a
 		 * blocking wait: a zombie kill() "succeeds" on may stay
 		 * unreapable until its tracer is gone. */
-		kill_children(self);
+		if (kill_children(self) < 0 && kept)
+			return;
 		sigtimedwait(&chld, NULL, &ms);
 	}
 }
@@ -1033,15 +1068,28 @@ static void sv_setup(const struct keeper *k)
 
 /* The supervisor's host loop: the command, and the signals it takes. */
 struct sv_host_ctx {
-	int sfd;   /* signalfd: SIGCHLD and the forwarded signals */
+	const struct keeper *k;
+	int sfd;   /* signalfd: SIGCHLD and the forwarded signals (--kept:
+		      the kill signal and SIGIO too) */
 	pid_t cmd; /* the command (its session's leader) */
 	int status;
+	bool caller_died; /* --kept: the report's reader went away */
 };
+
+/* End the command's tree: as init everything in the namespace, else the
+ * command's session (the sweep takes the rest once it is reaped). */
+static void sv_kill_tree(const struct keeper *k, pid_t cmd)
+{
+	kill(k->pidns ? -1 : -cmd, SIGKILL);
+	kill(cmd, SIGKILL);
+}
 
 /*
  * Pass forwarded signals on to the command's session (the command itself
- * before its setsid()), reap what ended (in a pid namespace the orphans
- * are ours), and end the loop when the command is reaped.
+ * before its setsid()), reap what ended (in a pid namespace, or as a
+ * subreaper with --kept, the orphans are ours), and end the loop when the
+ * command is reaped. With --kept the keeper's signals are ours: the kill
+ * signal, or the caller gone, ends the tree.
  */
 static int sv_host_ready(void *ctx)
 {
@@ -1053,6 +1101,13 @@ static int sv_host_ready(void *ctx)
 	while (read(h->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		int sig = (int)si.ssi_signo;
 
+		if (sig == SIGIO || sig == KEEPER_KILL_SIGNAL) {
+			if (sig == SIGIO && !caller_gone(h->k))
+				continue;
+			h->caller_died |= sig == SIGIO;
+			sv_kill_tree(h->k, h->cmd);
+			continue;
+		}
 		if (sig != SIGCHLD && kill(-h->cmd, sig) != 0)
 			kill(h->cmd, sig);
 	}
@@ -1095,12 +1150,19 @@ static void command_arm(const struct keeper *k, int sock, pid_t sup)
 	sigprocmask(SIG_SETMASK, &k->old, NULL);
 }
 
-/* Write the supervisor's report to the keeper and exit. */
+/* Write the supervisor's report to the keeper and exit; with --kept,
+ * sweep (a subreaper) and end as the keeper would (@caller_died: the
+ * caller went away). */
 static void __attribute__((noreturn))
-sv_finish(const struct keeper *k, int status, int sv_status)
+sv_finish(struct keeper *k, int status, int sv_status, bool caller_died)
 {
 	struct sv_end rep = {status, sv_status};
 
+	if (k->kept) {
+		if (!k->pidns)
+			sweep(true);
+		keeper_end(k, status, sv_status, caller_died);
+	}
 	while (write(k->status_fd, &rep, sizeof(rep)) < 0 && errno == EINTR)
 		;
 	_exit(0);
@@ -1117,7 +1179,7 @@ sv_finish(const struct keeper *k, int status, int sv_status)
  * the keeper how (struct sv_end) and exits: the keeper then sweeps, or
  * the kernel empties the namespace. Returns only in the command, armed.
  */
-static void supervise(const struct keeper *k, const struct plan *p)
+static void supervise(struct keeper *k, const struct plan *p)
 {
 	struct ward_sv_config cfg = {
 	    .rw = p->rw,
@@ -1128,7 +1190,7 @@ static void supervise(const struct keeper *k, const struct plan *p)
 	    .net_port = p->net_port,
 	    .report_fd = p->pid_fd,
 	};
-	struct sv_host_ctx hc = {.sfd = -1, .cmd = -1, .status = 0};
+	struct sv_host_ctx hc = {.k = k, .sfd = -1, .cmd = -1, .status = 0};
 	struct ward_sv_host host = {
 	    .fd = -1, .ready = sv_host_ready, .ctx = &hc};
 	pid_t sup = getpid();
@@ -1155,6 +1217,10 @@ static void supervise(const struct keeper *k, const struct plan *p)
 	sigaddset(&set, SIGCHLD);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(&set, forwarded[i]);
+	if (k->kept) {
+		sigaddset(&set, KEEPER_KILL_SIGNAL);
+		sigaddset(&set, SIGIO);
+	}
 	hc.sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	host.fd = hc.sfd;
 	(void)err; /* unused without the supervisor (bench builds) */
@@ -1166,7 +1232,7 @@ static void supervise(const struct keeper *k, const struct plan *p)
 		close(sp[0]);
 		while (waitpid(hc.cmd, &hc.status, 0) < 0 && errno == EINTR)
 			;
-		sv_finish(k, hc.status, -1);
+		sv_finish(k, hc.status, -1, false);
 	}
 #endif
 	close(sp[0]);
@@ -1178,13 +1244,13 @@ static void supervise(const struct keeper *k, const struct plan *p)
 	if (ret != 0) {
 		/* Judged calls would fail from now on: end the command
 		 * (its session, and as init everything in the namespace). */
-		kill(k->pidns ? -1 : -hc.cmd, SIGKILL);
-		kill(hc.cmd, SIGKILL);
+		sv_kill_tree(k, hc.cmd);
 		while (waitpid(hc.cmd, &hc.status, 0) < 0 && errno == EINTR)
 			;
-		sv_finish(k, hc.status, 1 << 8); /* "exit status 1" */
+		/* Its own status: "exit status 1". */
+		sv_finish(k, hc.status, 1 << 8, hc.caller_died);
 	}
-	sv_finish(k, hc.status, -1);
+	sv_finish(k, hc.status, -1, hc.caller_died);
 }
 
 /* Ask the kernel for a pid namespace for our next child: root (or
@@ -1279,6 +1345,70 @@ static int keeper_wait(struct keeper *k, const sigset_t *wait_set,
 	}
 }
 
+/* Block the keeper's signals (into @set; the old mask into @old). */
+static void keeper_block(sigset_t *set, sigset_t *old)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, KEEPER_KILL_SIGNAL);
+	sigaddset(set, SIGIO);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(set, forwarded[i]);
+	sigprocmask(SIG_BLOCK, set, old);
+}
+
+/* Our caller's death is the kill signal (the caller may be gone already:
+ * then the parent changed, or the report's reader closed). */
+static void keeper_arm(struct keeper *k)
+{
+	if (prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0) != 0)
+		die("cannot set the parent-death signal: %s", strerror(errno));
+	if (getppid() != k->parent)
+		die("the caller is gone");
+	watch_caller(k);
+}
+
+/* The pid of the process that confines itself, first on the report. */
+static void report_pid(int fd, pid_t pid)
+{
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+
+	if (write(fd, buf, (size_t)n) < 0) {
+		/* the caller stopped listening: nothing to tell */
+	}
+}
+
+/*
+ * --kept: the caller keeps, so no keeper process; we are the supervisor
+ * from here on (signals blocked: supervise() takes them from a
+ * descriptor, the keeper's with them). A child subreaper, so that what
+ * the command leaves is ours to sweep; init already when the caller
+ * started us in a new pid namespace (pid 1), and then with a /proc of
+ * the namespace's own. The pid line says 0 there: our pid is the
+ * caller's to know, the one its clone returned.
+ */
+static void kept_start(struct keeper *out, int pid_fd)
+{
+	struct keeper k = {.status_fd = -1,
+			   .alive_fd = -1,
+			   .parent = getppid(),
+			   .report_fd = pid_fd,
+			   .kept = true};
+	sigset_t set;
+
+	keeper_block(&set, &k.old);
+	k.pidns = getpid() == 1;
+	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		die("cannot become a child subreaper: %s", strerror(errno));
+	keeper_arm(&k);
+	report_pid(pid_fd, k.pidns ? 0 : getpid());
+	(void)setsid(); /* ward's child leads a session already */
+	if (k.pidns)
+		sv_own_proc();
+	*out = k;
+}
+
 /*
  * Start the keeper. Returns in its child: the supervisor, which goes on
  * to confine itself and fork the command (signals still blocked;
@@ -1301,14 +1431,8 @@ static void keep(struct keeper *out, int pid_fd, bool confined)
 	int status, sv_status = -1;
 	bool killing = false, caller_died = false;
 
-	sigemptyset(&wait_set);
-	sigaddset(&wait_set, SIGCHLD);
-	sigaddset(&wait_set, KEEPER_KILL_SIGNAL);
-	sigaddset(&wait_set, SIGIO);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&wait_set, forwarded[i]);
 	/* Blocked before the child exists: nothing is lost in between. */
-	sigprocmask(SIG_BLOCK, &wait_set, &k.old);
+	keeper_block(&wait_set, &k.old);
 
 	k.pidns = confined && new_pidns();
 	/* A supervisor that forks the command (a build without one, bench
@@ -1326,11 +1450,7 @@ static void keep(struct keeper *out, int pid_fd, bool confined)
 	 * unnoticed; the caller may already be gone (then the parent
 	 * changed).
 	 */
-	if (prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0) != 0)
-		die("cannot set the parent-death signal: %s", strerror(errno));
-	if (getppid() != k.parent)
-		die("the caller is gone");
-	watch_caller(&k);
+	keeper_arm(&k);
 
 	fflush(NULL);
 	k.child = fork();
@@ -1341,14 +1461,8 @@ static void keep(struct keeper *out, int pid_fd, bool confined)
 		*out = k;
 		return;
 	}
-	if (pid_fd >= 0) {
-		char buf[24];
-		int n = snprintf(buf, sizeof(buf), "%d\n", (int)k.child);
-
-		if (write(pid_fd, buf, (size_t)n) < 0) {
-			/* the caller stopped listening: nothing to tell */
-		}
-	}
+	if (pid_fd >= 0)
+		report_pid(pid_fd, k.child);
 	if (st_p[0] >= 0) {
 		close(st_p[1]);
 		close(alive_p[0]);
@@ -1389,7 +1503,7 @@ static void keep(struct keeper *out, int pid_fd, bool confined)
 		}
 	}
 	if (!k.pidns)
-		sweep();
+		sweep(false);
 	keeper_end(&k, status, sv_status, caller_died);
 }
 
@@ -1454,7 +1568,10 @@ int main(int argc, char **argv)
 	}
 
 	/* from here on: the command's (or init's) */
-	keep(&k, p.pid_fd, !p.unconfined);
+	if (p.kept)
+		kept_start(&k, p.pid_fd);
+	else
+		keep(&k, p.pid_fd, !p.unconfined);
 	if (p.unconfined)
 		goto exec;
 	apply_hides(&p);
@@ -1477,7 +1594,7 @@ int main(int argc, char **argv)
 	ward_ll_close(&rs);
 	/* The supervisor forks the command (returns in it, armed); a build
 	 * without one (bench only) execs here unless it is init. */
-	if (k.status_fd >= 0)
+	if (k.status_fd >= 0 || (k.kept && (SUPERVISED || k.pidns)))
 		supervise(&k, &p);
 	if (p.pid_fd >= 0)
 		close(p.pid_fd);

@@ -160,10 +160,14 @@ struct ward_plan_call {
  * launcher's --pid-fd with --shell-status); @report: the first descriptor
  * of the Landlock layer inside bwrap (its --pid-fd, or its --args memfd
  * and then its --pid-fd one above), or -1 when the layer does not report.
+ * @kept: the spawner is the runner's keeper (it contains what the
+ * command leaves and may start the runner in a pid namespace of its
+ * own): the runner's .kept_opt goes after the status options.
  */
 struct ward_plan_fds {
 	int status;
 	int report;
+	bool kept;
 };
 
 /* An assembled argv: @args, when not NULL, is the Landlock layer's

@@ -906,8 +906,10 @@ for line in open(sys.argv[1]):
         if argv[at + 1:at + 3] == ["--pid-fd", "4"]:
             del argv[at + 1:at + 3]
             argv.insert(argv.index("--chdir"), "--die-with-parent")
-    if argv[1:4] == ["--shell-status", "--pid-fd", "3"]:
-        argv = argv[:1] + argv[4:]
+    # ward keeps the launcher it starts (it holds the report pipe and
+    # contains what the command leaves): --kept goes with the report.
+    if argv[1:5] == ["--kept", "--shell-status", "--pid-fd", "3"]:
+        argv = argv[:1] + argv[5:]
     print(json.dumps(argv))
     break
 PY

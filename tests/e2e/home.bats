@@ -63,6 +63,10 @@ tmp_case() {
 	[ -e "$HOST_TMP" ] || fail "the file made directly in /tmp is not on the host"
 	[[ "$stderr" != *"entries beside"* ]] ||
 		fail "ward took /tmp's top level away (it carved its directories out)"
+	# ward made its configuration directory to keep it read-only (HOME
+	# was empty): its own, so the guard leaves it where it is.
+	[[ "$stderr" != *"appeared during the run"* ]] ||
+		fail "the guard took away what ward itself made for the run: $stderr"
 }
 
 @test "HOME under /tmp: mktemp, /tmp itself, Python and Node temp files (bwrap, root)" { tmp_case bwrap root; }

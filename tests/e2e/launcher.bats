@@ -265,6 +265,9 @@ has_fatal_line() {
 		"--hide"
 		"--hide-ro -- true"
 		"--probe --hide /tmp"
+		"--kept --ro / -- true"
+		"--kept --pid-fd 1 --unconfined -- true"
+		"--probe --kept"
 		""
 	)
 	local c
@@ -401,4 +404,99 @@ hide_case() {
 	run --separate-stderr "$LR" --ro / -- true
 	[ "$status" = 0 ]
 	[ -z "$stderr" ]
+}
+
+# --- --kept: the caller is the keeper -----------------------------------------
+
+# kept_run ARGS...: run the launcher with --kept, its report in $W/report
+# (fd 3), stdout in $output, stderr in $stderr.
+kept_run() {
+	run --separate-stderr "$LR" --kept --pid-fd 3 "${PROFILE[@]}" "$@" 3>"$W/report"
+	echo "# status $status, stderr: $stderr, report: $(tr '\n' ' ' <"$W/report")"
+}
+
+# Wait (bounded) until no process whose command line holds @1 is left.
+gone() {
+	local i
+	for i in $(seq 100); do
+		pgrep -f -- "$1" >/dev/null || return 0
+		sleep 0.05
+	done
+	pgrep -af -- "$1" >&2
+	return 1
+}
+
+@test "--kept: one process confines and supervises, sweeps what the command left, reports its end" {
+	need_landlock
+	local mark="sleep 3$RANDOM"
+	kept_run -- sh -c "echo \$PPID; (setsid $mark &); exit 3"
+	[ "$status" = 3 ]
+	# No keeper between: the command's parent is the launcher itself,
+	# whose pid opens the report (no pid namespace without one from the
+	# caller).
+	[ "$(head -n 1 "$W/report")" = "$output" ]
+	[ "$(tail -n 1 "$W/report")" = "exit 768" ]
+	gone "$mark" || fail "the setsid'd child outlived the kept launcher"
+	# A signal is the command's, raised again.
+	kept_run -- sh -c 'kill -TERM $$'
+	[ "$status" = 143 ]
+	[ "$(tail -n 1 "$W/report")" = "exit 15" ]
+	# Still confined: the write outside --rw fails.
+	kept_run -- sh -c "echo x >'$W/out/f'"
+	[ "$status" != 0 ] && [ ! -e "$W/out/f" ]
+}
+
+@test "--kept: SIGRTMAX, or the report's reader going away, ends the whole tree" {
+	need_landlock
+	local mark="sleep 4$RANDOM" lp
+	"$LR" --kept --pid-fd 3 "${PROFILE[@]}" -- sh -c "(setsid $mark &); $mark" \
+		3>"$W/report" 2>"$W/err" &
+	lp=$!
+	for _ in $(seq 100); do
+		[ "$(pgrep -fc -- "$mark")" -ge 2 ] && break
+		sleep 0.05
+	done
+	kill -RTMIN+30 "$lp" 2>/dev/null || kill -s RTMAX "$lp"
+	local st=0
+	wait "$lp" || st=$?
+	echo "# after SIGRTMAX: $st, report: $(tr '\n' ' ' <"$W/report")"
+	[ "$st" = 137 ]
+	[ "$(tail -n 1 "$W/report")" = "exit 9" ]
+	gone "$mark" || fail "SIGRTMAX left a process of the tree"
+	# The reader closes its end: the launcher ends the tree, says so.
+	mkfifo "$W/fifo"
+	"$LR" --kept --pid-fd 3 "${PROFILE[@]}" -- sh -c "(setsid $mark &); $mark" \
+		3>"$W/fifo" 2>"$W/err" &
+	lp=$!
+	exec 4<"$W/fifo"
+	for _ in $(seq 100); do
+		[ "$(pgrep -fc -- "$mark")" -ge 2 ] && break
+		sleep 0.05
+	done
+	exec 4<&-
+	st=0
+	wait "$lp" || st=$?
+	echo "# after the reader left: $st, $(cat "$W/err")"
+	[ "$st" = 125 ]
+	grep -q "its caller (pid [0-9]*) died while the command ran" "$W/err"
+	gone "$mark" || fail "a caller gone left a process of the tree"
+}
+
+@test "--kept as init of a pid namespace the caller made: the command sees its own, the status is on the report (root)" {
+	need_landlock
+	need_root
+	command -v unshare >/dev/null || skip "no unshare(1)"
+	# unshare --fork: its child, pid 1 of the new namespace, execs the
+	# launcher (as ward's clone does).
+	run --separate-stderr unshare --pid --fork "$LR" --kept --pid-fd 3 "${PROFILE[@]}" \
+		-- sh -c 'echo $$; ls /proc | grep -c "^[0-9]"; kill -TERM $$' 3>"$W/report"
+	echo "# status $status, out $output, stderr: $stderr, report: $(tr '\n' ' ' <"$W/report")"
+	# The command is pid 2 (init's first child), and sees its namespace's
+	# processes only: init, itself, ls, grep.
+	[ "$(printf '%s' "$output" | tr '\n' ' ')" = "2 4" ]
+	[ "$(head -n 1 "$W/report")" = 0 ]
+	# Init cannot raise SIGTERM on itself: it exits 128 + 15, and the
+	# report holds the command's real status.
+	[ "$status" = 143 ]
+	[ "$(tail -n 1 "$W/report")" = "exit 15" ]
 }

@@ -256,16 +256,21 @@ static void push_net(struct ward_strv *pre, struct ward_strv *inner,
 
 /*
  * The runner's status channel, right after its binary, when the executor
- * holds the other end (@fd): the runner's options for it (bwrap's JSON
- * status; the launcher's --shell-status --pid-fd), then the descriptor.
+ * holds the other end (@fds->status): the runner's options for it (bwrap's
+ * JSON status; the launcher's --shell-status --pid-fd), then the
+ * descriptor; with @fds->kept the runner's option for a spawner that keeps
+ * it (the launcher's --kept) first.
  */
-static void push_status(struct ward_strv *sv, const ward_plan *p, int fd)
+static void push_status(struct ward_strv *sv, const ward_plan *p,
+			const struct ward_plan_fds *fds)
 {
 	char num[16];
 
-	if (fd < 0 || !p->ops->status_opts)
+	if (!fds || fds->status < 0 || !p->ops->status_opts)
 		return;
-	snprintf(num, sizeof(num), "%d", fd);
+	snprintf(num, sizeof(num), "%d", fds->status);
+	if (fds->kept && p->ops->kept_opt)
+		ward_strv_push(sv, p->ops->kept_opt);
 	ward_strv_push_all(sv, (char *const *)p->ops->status_opts);
 	ward_strv_push(sv, num);
 }
@@ -355,7 +360,7 @@ int ward_plan_assemble(struct ward_plan_argv *out, const ward_plan *p,
 				"the network is an allowlist but the call has "
 				"no proxy endpoint (run it through ward_call)");
 	ward_strv_push(&sv, p->binary);
-	push_status(&sv, p, fds ? fds->status : -1);
+	push_status(&sv, p, fds);
 	ward_strv_push_all(&sv, p->options);
 	/*
 	 * Whoever spawns the argv without holding the Landlock layer's

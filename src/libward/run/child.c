@@ -243,8 +243,10 @@ static void child_main(const struct ward_child *a)
 		child_report(st, WARD_CHILD_SETUP, errno, "setsid", NULL);
 	if (!a->caller_bound && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		child_report(st, WARD_CHILD_SETUP, errno, "PR_SET_PDEATHSIG", NULL);
-	/* The parent may have died before the prctl took effect. */
-	if (getppid() != a->parent)
+	/* The parent may have died before the prctl took effect (in a pid
+	 * namespace of our own it is outside: 0; the runner then watches
+	 * its report pipe for our end). */
+	if (getppid() != (a->newpid ? 0 : a->parent))
 		_exit(WARD_CHILD_FAILED);
 
 	if (a->in_fd >= 0)
@@ -350,7 +352,8 @@ pid_t ward_child_spawn(struct ward_child *a, int cg_fd)
 		struct clone3_args ca;
 
 		memset(&ca, 0, sizeof(ca));
-		ca.flags = CLONE_VFORK | CLONE_INTO_CGROUP;
+		ca.flags = CLONE_VFORK | CLONE_INTO_CGROUP |
+			   (a->newpid ? CLONE_NEWPID : 0);
 		ca.exit_signal = SIGCHLD;
 		ca.cgroup = (uint64_t)cg_fd;
 		pid = (pid_t)syscall(__NR_clone3, &ca, sizeof(ca));
@@ -361,7 +364,9 @@ pid_t ward_child_spawn(struct ward_child *a, int cg_fd)
 		/* The stack grows down on every architecture Linux/ward
 		 * supports. */
 		pid = clone(child_entry, stack + sizeof(stack),
-			    CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+			    CLONE_VM | CLONE_VFORK | SIGCHLD |
+				(a->newpid ? CLONE_NEWPID : 0),
+			    a);
 		e = errno;
 		unpoison_stack(stack, sizeof(stack));
 	}

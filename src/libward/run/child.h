@@ -57,6 +57,8 @@ struct ward_child {
 	 * to us; bwrap must outlive us long enough to release its sandbox
 	 * process (no parent-death signal: docs/RUNNERS.md). */
 	bool caller_bound;
+	/* Start it as init of a new pid namespace (CLONE_NEWPID). */
+	bool newpid;
 	pid_t parent;
 	sigset_t empty;
 };

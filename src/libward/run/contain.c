@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -363,6 +364,16 @@ void ward_contain_remove(struct ward_spawn *sp)
 	close_fd(&sp->cg_fd);
 	if (cg_path(path, sizeof(path), sp->cg_name))
 		rmdir(path);
+}
+
+bool ward_contain_pidns(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return false;
+	return (d[CAP_SYS_ADMIN / 32].effective >> (CAP_SYS_ADMIN % 32)) & 1;
 }
 
 /* Make this process a child subreaper (once; it cannot be undone). */

@@ -48,6 +48,13 @@ static inline void reap(pid_t pid, int *status)
  * @sp->contain, and for a cgroup creates it and opens @sp->cg_fd.
  */
 void ward_contain_begin(struct ward_spawn *sp, unsigned want);
+/*
+ * ward_contain_pidns - whether a runner started now could make a pid
+ * namespace (CAP_SYS_ADMIN over our user namespace, in effect): then we
+ * start a kept runner as init of one (clone CLONE_NEWPID), as it would
+ * have made one itself.
+ */
+bool ward_contain_pidns(void);
 /* clone3 into the call's cgroup failed with @e: drop the cgroup, fall
  * back to the subreaper when @want allows. */
 void ward_contain_fallback(struct ward_spawn *sp, unsigned want, int e);

@@ -494,6 +494,22 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
 }
 
 /*
+ * Whether we keep the runner's process (landlock-run --kept: it is the
+ * supervisor only, one process fewer). Only where its own keeper would
+ * add nothing: started by us as init of a pid namespace (@newpid) when
+ * it could make one itself (@pidns: it would, and then the command must
+ * not see the host's processes), else when our containment (the call's
+ * cgroup or our subreaper) ends whatever the command leaves should the
+ * supervisor die.
+ */
+static bool spawn_kept(const struct ward_spawn *sp, bool pidns, bool newpid)
+{
+	if (!sp->ops->kept_opt)
+		return false;
+	return pidns ? newpid : sp->contain != WARD_CONTAIN_NONE;
+}
+
+/*
  * The argv to spawn, assembled from the plan with the descriptors only
  * the executor holds (the runner's status at 3, the Landlock layer's from
  * WARD_CHILD_EXTRA_FD on), and the layer's command line in a memfd when bwrap's argv
@@ -503,7 +519,7 @@ static void spawn_init(struct ward_spawn *sp, const ward_confined *c)
  * tree along (PR_SET_PDEATHSIG).
  */
 static int spawn_argv(char ***out, int *args_fd, const ward_confined *c,
-		      const char *cwd, bool report)
+		      const char *cwd, bool report, bool kept)
 {
 	struct ward_plan_argv a;
 	ward_confined at = *c;
@@ -514,7 +530,8 @@ static int spawn_argv(char ***out, int *args_fd, const ward_confined *c,
 	err = ward_confined_assemble(
 	    &a, &at,
 	    &(struct ward_plan_fds){.status = 3,
-				    .report = report ? WARD_CHILD_EXTRA_FD : -1});
+				    .report = report ? WARD_CHILD_EXTRA_FD : -1,
+				    .kept = kept});
 	if (err)
 		return err;
 	if (a.args) {
@@ -544,13 +561,10 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	bool json = ops->status == WARD_STATUS_JSON;
 	pid_t pid;
 	ssize_t got;
+	bool pidns;
 	int err = 0;
 
 	spawn_init(sp, c);
-	/* The plan's side effects, before anything of the run exists. */
-	err = ward_plan_prepare(c->plan);
-	if (err)
-		return err;
 	ward_child_init(&a);
 	a.cwd = o->cwd ? o->cwd : ward_policy_workspace(policy);
 	a.in_fd = o->stdin_fd;
@@ -558,9 +572,14 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	if (ward_plan_layer(c->plan) && pipe2(rep_p, O_CLOEXEC) != 0)
 		return ward_err(-errno, "cannot create a pipe: %s",
 				strerror(errno));
-	err = spawn_argv(&wrapped, &args_fd, c, a.cwd, rep_p[1] >= 0);
+	/* Decided before the argv: whether we keep the runner (below). */
+	ward_contain_begin(sp, o->contain);
+	pidns = ops->kept_opt && ward_contain_pidns();
+	a.newpid = pidns;
+	sp->kept = spawn_kept(sp, pidns, a.newpid);
+	err = spawn_argv(&wrapped, &args_fd, c, a.cwd, rep_p[1] >= 0, sp->kept);
 	if (err)
-		goto out_free_plan;
+		goto out_uncontain;
 	a.argv = wrapped;
 	/* The launcher's keeper (Landlock, none) reports at 3 what bwrap's
 	 * JSON status says for bwrap. */
@@ -577,7 +596,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	cands = envp ? ward_child_candidates(a.argv[0], envp) : NULL;
 	if (!cands) {
 		err = ward_err(-ENOMEM, "out of memory");
-		goto out_free_plan;
+		goto out_uncontain;
 	}
 	a.envp = envp;
 	a.cands = cands;
@@ -587,7 +606,7 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	    ((json || sp->keeper) && pipe2(json_p, O_CLOEXEC) != 0)) {
 		err = ward_err(-errno, "cannot create a pipe: %s",
 			       strerror(errno));
-		goto out_close_pipes;
+		goto out_uncontain;
 	}
 	a.status_fd = st_p[1];
 	if (a.caller_bound)
@@ -596,11 +615,35 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	a.out_fd = capture ? out_p[1] : (o->stdout_fd >= 0 ? o->stdout_fd : 1);
 	a.fd3 = json_p[1];
 
-	ward_contain_begin(sp, o->contain);
-	pid = ward_child_spawn(&a, sp->cg_fd);
-	if (pid < 0 && sp->contain == WARD_CONTAIN_CGROUP) {
-		ward_contain_fallback(sp, o->contain, errno);
-		pid = ward_child_spawn(&a, -1);
+	/*
+	 * No pid namespace after all (given up first, whatever the error:
+	 * the cgroup's fallback would take it for the cgroup's), or no
+	 * cgroup: the runner may have to keep itself, and the argv then
+	 * says so.
+	 */
+	for (;;) {
+		int e;
+
+		pid = ward_child_spawn(&a, sp->cg_fd);
+		if (pid >= 0)
+			break;
+		e = errno;
+		if (a.newpid)
+			a.newpid = false;
+		else if (sp->contain == WARD_CONTAIN_CGROUP)
+			ward_contain_fallback(sp, o->contain, e);
+		else
+			break;
+		if (sp->kept && !spawn_kept(sp, pidns, a.newpid)) {
+			sp->kept = false;
+			ward_strv_free(wrapped);
+			wrapped = NULL;
+			err = spawn_argv(&wrapped, &args_fd, c, a.cwd,
+					 rep_p[1] >= 0, false);
+			if (err)
+				goto out_uncontain;
+			a.argv = wrapped;
+		}
 	}
 	if (pid < 0) {
 		err = ward_err(-errno, "cannot start a process: %s",
@@ -918,6 +961,24 @@ void ward_spawn_close(struct ward_spawn *sp)
 
 /* --- classification and results ------------------------------------------- */
 
+/* The supervisor ended with wait status @st while the command ran. */
+static char *supervisor_died(int st)
+{
+	char how[48], *text;
+
+	if (WIFSIGNALED(st))
+		snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(st));
+	else
+		snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(st));
+	if (asprintf(&text,
+		     "the sandbox's supervisor ended (%s) while the command "
+		     "ran, so the calls it judges failed from then on; the "
+		     "command was ended",
+		     how) < 0)
+		return NULL;
+	return text;
+}
+
 /*
  * Why the sandbox itself ended the command, from the Landlock layer's
  * report (@rep, @len bytes: "PID\n", the supervisor's records, then
@@ -932,7 +993,7 @@ void ward_spawn_close(struct ward_spawn *sp)
 static char *sandbox_ended(const char *rep, size_t len, bool bridge,
 			   bool by_caller, bool failed)
 {
-	char line[64], how[48], *text = NULL;
+	char line[64], *text = NULL;
 	size_t n;
 	int st;
 
@@ -941,18 +1002,7 @@ static char *sandbox_ended(const char *rep, size_t len, bool bridge,
 	/* The supervisor's records share the channel: skipped. */
 	n = ward_sv_report_event(rep, len, line, sizeof(line));
 	if (sscanf(line, "supervisor-died %d", &st) == 1) {
-		if (WIFSIGNALED(st))
-			snprintf(how, sizeof(how), "killed by signal %d",
-				 WTERMSIG(st));
-		else
-			snprintf(how, sizeof(how), "exit status %d",
-				 WEXITSTATUS(st));
-		if (asprintf(&text,
-			     "the sandbox's supervisor ended (%s) while the "
-			     "command ran, so the calls it judges failed from "
-			     "then on; the command was ended",
-			     how) < 0)
-			text = NULL;
+		text = supervisor_died(st);
 	} else if (strcmp(line, "caller-died\n") == 0 ||
 		   (n == 0 && !by_caller && failed)) {
 		text = strdup(bridge ? "the network bridge (ward-bridge) died "
@@ -965,6 +1015,34 @@ static char *sandbox_ended(const char *rep, size_t len, bool bridge,
 	return text;
 }
 
+/*
+ * A kept launcher's end, from its report (@rep, @len bytes): the
+ * command's wait status from its "exit STATUS" line, which it writes
+ * before exiting like the command (as init of a pid namespace it cannot
+ * raise the command's signal on itself, and exits 128 + the signal
+ * instead). A launcher (@status: its own) killed before it said how the
+ * run ended, and not by us (@by_caller), was the command's supervisor:
+ * the run ends as its keeper would have ended it, 125, and *died is set.
+ * Else @status.
+ */
+static int kept_status(const char *rep, size_t len, int status, bool by_caller,
+		       bool *died)
+{
+	char line[64];
+	size_t n;
+	int st;
+
+	*died = false;
+	n = ward_sv_report_event(rep, len, line, sizeof(line));
+	if (sscanf(line, "exit %d", &st) == 1)
+		return st;
+	if (n == 0 && WIFSIGNALED(status) && !by_caller) {
+		*died = true;
+		return WARD_LAUNCHER_FAILED << 8;
+	}
+	return status;
+}
+
 int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		      struct ward_capbuf *out_cap, struct ward_capbuf *err_cap,
 		      bool take)
@@ -972,6 +1050,9 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 	struct ward_classification cls;
 	struct ward_run_facts facts;
 	ward_result *r;
+	bool by_caller = sp->ended_by_caller || sp->timed_out;
+	bool died = false;
+	int status = sp->status;
 	int err;
 
 	r = calloc(1, sizeof(*r));
@@ -993,11 +1074,14 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 			r->pid = (pid_t)v;
 	}
 	r->timed_out = sp->timed_out;
-	if (WIFSIGNALED(sp->status)) {
+	if (sp->kept)
+		status = kept_status(sp->json, sp->json_len, status, by_caller,
+				     &died);
+	if (WIFSIGNALED(status)) {
 		r->exit_code = -1;
-		r->term_signal = WTERMSIG(sp->status);
+		r->term_signal = WTERMSIG(status);
 	} else {
-		r->exit_code = WEXITSTATUS(sp->status);
+		r->exit_code = WEXITSTATUS(status);
 	}
 	if (out_cap) {
 		err = take ? ward_capbuf_take(&r->out, &r->out_len, out_cap)
@@ -1012,15 +1096,17 @@ int ward_spawn_result(ward_result **out, const struct ward_spawn *sp,
 		goto out_free_result;
 	r->err_dropped = err_cap->dropped;
 	/* The command ran and the sandbox ended it: no runner failure (the
-	 * output so far is the result), no denial. */
-	if (sp->keeper)
+	 * output so far is the result), no denial. A kept launcher killed
+	 * was the supervisor (we contain what the command left). */
+	if (died)
+		r->sandbox_ended = supervisor_died(sp->status);
+	else if (sp->keeper)
 		r->sandbox_ended =
 		    sandbox_ended(sp->json, sp->json_len, false, true, false);
 	else if (sp->report_len)
-		r->sandbox_ended =
-		    sandbox_ended(sp->report, sp->report_len, sp->bridge,
-				  sp->ended_by_caller || sp->timed_out,
-				  r->exit_code >= 128 || r->term_signal);
+		r->sandbox_ended = sandbox_ended(
+		    sp->report, sp->report_len, sp->bridge, by_caller,
+		    r->exit_code >= 128 || r->term_signal);
 	if (r->sandbox_ended) {
 		*out = r;
 		return 0;
@@ -1134,6 +1220,11 @@ int ward_exec_confined(ward_result **out, const ward_confined *c,
 		ward_capbuf_init(&out_cap, 0, 0);
 		ward_capbuf_init(&err_cap, 0, STREAM_ERR_TAIL);
 	}
+	/* The plan's side effects first: what it creates is ward's, not
+	 * the command's (the guard's snapshot must see it). */
+	err = ward_plan_prepare(c->plan);
+	if (err)
+		goto out_free_bufs;
 	/* What no runner can keep read-only is checked after the run. */
 	err = ward_protect_guard_new_facts(&guard, policy, c->plan->facts,
 					   ward_plan_runner(c->plan));

@@ -88,6 +88,10 @@ struct ward_spawn {
 	/* The command runs under landlock-run's keeper: signals go to the
 	 * keeper (which forwards them), the kill to KEEPER_KILL_SIGNAL. */
 	bool keeper;
+	/* ... and we are its keeper (landlock-run --kept): its process is
+	 * the supervisor, its report says how the run ended ("exit
+	 * STATUS", which as init of a pid namespace it cannot raise). */
+	bool kept;
 	/* bwrap: the sandbox's pid 1 (bwrap's child), from --json-status-fd
 	 * (0: not known yet, -1: bwrap ended without one). */
 	pid_t bwrap_child;
@@ -138,6 +142,8 @@ struct ward_loop {
  * ward_spawn_start - spawn @c (confined by ward_provider_confine) under
  * @policy with @opts (already defaulted; never NULL). @capture: stdout and
  * stderr both go to pipes; otherwise stdout goes to the stream fd directly.
+ * The caller has made the plan's side effects (ward_plan_prepare) first,
+ * before the guard's snapshot.
  *
  * Returns 0 once the child has exec'd (or, for a wrapper runner, once the
  * wrapper has). A failure before exec is reported through a close-on-exec

@@ -222,6 +222,11 @@ int ward_task_start_confined(ward_task **out, const ward_confined *c,
 		goto out_destroy_task;
 	}
 
+	/* The plan's side effects, then the guard's snapshot (which must
+	 * see what ward created as ward's). */
+	err = ward_plan_prepare(c->plan);
+	if (err)
+		goto out_destroy_task;
 	err = ward_protect_guard_new_facts(&t->guard, policy, c->plan->facts,
 					   ward_plan_runner(c->plan));
 	if (err)

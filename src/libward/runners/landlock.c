@@ -139,6 +139,7 @@ const struct ward_runner_ops ward_runner_landlock_ops = {
     .options = options,
     .attach_net = attach_net,
     .status_opts = ward_runner_keeper_status,
+    .kept_opt = "--kept",
     .hides_by_mounts = true,
     .sandbox_env = "WARD_SANDBOX=landlock",
     .status = WARD_STATUS_KEEPER,

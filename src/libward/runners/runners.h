@@ -179,6 +179,10 @@ struct ward_runner_ops {
 	/* The status channel's options, right after the binary, each run
 	 * with the executor's descriptor after the last (NULL: none). */
 	const char *const *status_opts;
+	/* The option that makes the runner's process the supervisor only,
+	 * its spawner the keeper (landlock-run --kept); NULL: the runner
+	 * always keeps itself. Given with the status channel only. */
+	const char *kept_opt;
 	/* The working directory is the runner's --chdir (else the runner is
 	 * started in it). */
 	bool chdir;

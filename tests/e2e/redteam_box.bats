@@ -77,6 +77,37 @@ leftovers_case() {
 	assert_no_survivor 2
 }
 
+# ward keeps the launcher it starts (landlock-run --kept): the command's
+# parent confines itself and supervises, and its parent is ward, not a
+# keeper process of the launcher's own. As root ward starts the launcher
+# as init of a pid namespace: nothing above it is visible from inside.
+# ward confine's printed argv keeps its own keeper.
+kept_case() {
+	local who=$1 probe want
+	become "$who"
+	require_runner landlock
+	probe='comm() { cat "/proc/$1/comm" 2>/dev/null || echo "?"; }
+		gp=$(awk "/^PPid:/ { print \$2 }" "/proc/$PPID/status")
+		echo "$(comm "$PPID") $( [ "$gp" = 0 ] && echo "?" || comm "$gp")"'
+	want="ward-supervise ward"
+	[ "$who" = root ] && want="ward-supervise ?"
+	ward_run landlock read-only sh -c "$probe"
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	[ "$output" = "$want" ] || fail "ancestry under ward run: $output, not $want"
+	"${E2E_AS[@]}" "$WARD" confine --json --workspace "$WS" --runner landlock \
+		-- sh -c "$probe" >"$E2E_CAP/confine.json" || fail "ward confine failed"
+	output=$("${E2E_AS[@]}" "$PY" -c '
+import json, os, sys
+argv = json.load(sys.stdin)["argv"]
+os.execvp(argv[0], argv)' <"$E2E_CAP/confine.json")
+	# Its keeper is the launcher's own (a process named after it; as
+	# root outside the pid namespace, so not visible).
+	want="ward-supervise landlock-run"
+	[ "$who" = root ] && want="ward-supervise ?"
+	[ "$output" = "$want" ] ||
+		fail "ancestry under ward confine's argv: $output, not $want"
+}
+
 killed_early_case() {
 	local v=$1 who=$2 i
 	become "$who"
@@ -213,6 +244,8 @@ cgroup_case() {
 @test "ward run landlock (nobody): setsid, double fork and a ptraced zombie end with the call" { leftovers_case landlock nobody; }
 @test "ward run landlock (nobody): a call killed in its first milliseconds leaves nothing" { killed_early_case landlock nobody; }
 @test "ward run landlock (nobody): ward SIGKILLed takes the command's tree down" { ward_killed_case landlock nobody; }
+@test "ward run landlock (root): ward keeps the launcher, two processes per call" { kept_case root; }
+@test "ward run landlock (nobody): ward keeps the launcher, two processes per call" { kept_case nobody; }
 @test "ward run landlock (nobody): no clone3 into another cgroup, no write to cgroup.procs" { cgroup_case landlock nobody; }
 
 # --- ward mcp ----------------------------------------------------------------

@@ -361,9 +361,10 @@ for ws in ("ws", "git"):
     for mode in ("read-only", "workspace-write"):
         label = "git workspace" if ws == "git" else "workspace"
         ratio(f"`ward run --runner landlock -- true` vs `sh -c true` ({mode}, {label})",
-              f"landlock-{ws}-{mode}", "ward", "sh", 1.3)
+              f"landlock-{ws}-{mode}", "ward", "sh",
+              1.8 if mode == "read-only" else 2.0)
         ratio(f"`ward run --runner bwrap -- true` vs its raw argv ({mode}, {label})",
-              f"bwrap-{ws}-{mode}", "ward", "raw", 1.05)
+              f"bwrap-{ws}-{mode}", "ward", "raw", 1.12)
 ratio("`ward run -- true` (auto) vs `--runner bwrap`", "auto", "auto", "forced", 1.10)
 ratio("`ward run --session` at 50,000 events vs a new session", "session", "big", "new", 1.2)
 absolute("5 globs, 100k files, 750 matches: whole call, bwrap", "globs", "bwrap", 100)

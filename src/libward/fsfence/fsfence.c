@@ -532,9 +532,14 @@ void ward_fence_done(struct fence *f)
 
 const struct ward_facts *ward_fence_facts(struct fence *f)
 {
+	/* A read needs no scan of the workspace for the read-only traps
+	 * and repositories: the hidden paths are named, not found. */
+	unsigned what = is_mutation(f->op)
+			    ? WARD_FACTS_ALIASES
+			    : WARD_FACTS_ALIASES | WARD_FACTS_READS;
+
 	if (!f->facts && !f->facts_err)
-		f->facts_err = ward_facts_new(&f->facts, f->policy,
-					      WARD_FACTS_ALIASES);
+		f->facts_err = ward_facts_new(&f->facts, f->policy, what);
 	return f->facts;
 }
 

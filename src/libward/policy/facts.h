@@ -25,6 +25,14 @@
 
 /* What ward_facts_new() computes beyond the roots and protected paths. */
 #define WARD_FACTS_ALIASES 0x1u /* the rules' aliases (the fence's) */
+/*
+ * For an operation that changes nothing (the fence's read, list, stat):
+ * the protected paths that limit a read only, the hidden ones and those
+ * the policy names, without the scan of the writable roots for traps and
+ * repositories (read-only paths, which limit no read). Such facts must not
+ * judge a change.
+ */
+#define WARD_FACTS_READS 0x2u
 
 struct ward_facts {
 	atomic_uint refs;

@@ -1526,7 +1526,7 @@ static void scan_roots(struct scan *s)
  */
 static void scan_policy(struct plist *pl, struct ward_strv *notes,
 			const ward_policy *policy, char *const *roots,
-			char **refused)
+			bool scan, char **refused)
 {
 	const char *ws = ward_policy_workspace(policy);
 	const char *store = ward_policy_store(policy);
@@ -1578,7 +1578,7 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	if (asprintf(&p, "%s/.ward", strcmp(ws, "/") ? ws : "") < 0)
 		p = NULL;
 	plist_add(pl, p, WARD_PROTECT_PROJECT, "the project's ward directory");
-	if (ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
+	if (!scan || ward_policy_mode(policy) != WARD_MODE_WORKSPACE_WRITE)
 		return;
 	if (ward_skipset_init(&s.released, policy) != 0) {
 		pl->oom = true;
@@ -1633,14 +1633,15 @@ static struct ward_protected *plist_pack(const struct plist *pl, bool *oom)
 
 int ward_protect_compute(struct ward_protected **out, size_t *out_len,
 			 char **refused, char ***said,
-			 const ward_policy *policy, char *const *roots)
+			 const ward_policy *policy, char *const *roots,
+			 bool scan)
 {
 	struct ward_protected *v = NULL;
 	struct ward_strv notes = {0};
 	struct plist pl = {0};
 	bool oom = false;
 
-	scan_policy(&pl, &notes, policy, roots, refused);
+	scan_policy(&pl, &notes, policy, roots, scan, refused);
 	if (!pl.oom)
 		v = plist_pack(&pl, &oom);
 	plist_free(&pl);

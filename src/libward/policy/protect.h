@@ -144,11 +144,16 @@ struct ward_facts;
  * (facts.c keeps it for the call): the vector as ward_protect_list()
  * makes it, why it cannot be made (*@refused, NULL when it can) and the
  * notes of the scan (*@said, each led by a mark byte that
- * ward_protect_notes_of() reads). Returns 0 or -ENOMEM.
+ * ward_protect_notes_of() reads). @scan false: only the paths named by
+ * the policy and the environment (ward's own directories, the session's
+ * store, the project's `.ward`), not the writable roots' traps and
+ * repositories, which are read-only and so limit no read (facts.h,
+ * WARD_FACTS_READS). Returns 0 or -ENOMEM.
  */
 int ward_protect_compute(struct ward_protected **out, size_t *out_len,
 			 char **refused, char ***said,
-			 const ward_policy *policy, char *const *roots);
+			 const ward_policy *policy, char *const *roots,
+			 bool scan);
 
 /*
  * ward_protect_notes - what the scan of the repository found that the

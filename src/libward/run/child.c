@@ -326,6 +326,43 @@ struct clone3_args {
 	uint64_t cgroup;
 };
 
+#if defined(__x86_64__)
+/*
+ * clone3(@ca) with CLONE_VM and a stack of its own: the child starts on
+ * that stack at the instruction after the system call, with no frame to
+ * return to, so it must not come back into C here. It calls @fn(@arg),
+ * which never returns (child_main execs or exits), and exits with its
+ * value should it ever. The parent gets the pid or -errno. syscall
+ * clobbers rcx and r11; @arg travels in r8, which it keeps (as glibc's
+ * own clone3 does).
+ */
+static long clone3_vm(struct clone3_args *ca, int (*fn)(void *), void *arg)
+{
+	register long rax __asm__("rax") = __NR_clone3;
+	register void *rdi __asm__("rdi") = ca;
+	register long rsi __asm__("rsi") = (long)sizeof(*ca);
+	register int (*rdx)(void *) __asm__("rdx") = fn;
+	register void *r8 __asm__("r8") = arg;
+
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "xor %%ebp, %%ebp\n\t"
+			 "mov %%r8, %%rdi\n\t"
+			 "call *%%rdx\n\t"
+			 "mov %%eax, %%edi\n\t"
+			 "mov $60, %%eax\n\t" /* exit */
+			 "syscall\n\t"
+			 "hlt\n"
+			 "1:"
+			 : "+r"(rax)
+			 : "r"(rdi), "r"(rsi), "r"(rdx), "r"(r8)
+			 : "rcx", "r11", "memory", "cc");
+	return rax;
+}
+#define WARD_CLONE3_VM 1
+#endif
+
 /*
  * Start the child like posix_spawn does: clone(CLONE_VM | CLONE_VFORK)
  * on a stack carved from this frame, so the caller's memory is not
@@ -335,9 +372,10 @@ struct clone3_args {
  * child before child_reset_signals(). Returns the pid, or -1 and errno.
  *
  * With @cg_fd (a cgroup directory) the child is born in that cgroup:
- * clone3(CLONE_INTO_CGROUP | CLONE_VFORK), fork-like — clone3 cannot run
- * a function on a new stack, so the child gets a copy of the caller's
- * memory instead of sharing it (child_main behaves the same on either).
+ * clone3(CLONE_INTO_CGROUP | CLONE_VFORK), on x86-64 with CLONE_VM on the
+ * same borrowed stack (clone3_vm); elsewhere fork-like, the child getting
+ * a copy of the caller's memory instead of sharing it (child_main behaves
+ * the same on either).
  */
 pid_t ward_child_spawn(struct ward_child *a, int cg_fd)
 {
@@ -356,10 +394,22 @@ pid_t ward_child_spawn(struct ward_child *a, int cg_fd)
 			   (a->newpid ? CLONE_NEWPID : 0);
 		ca.exit_signal = SIGCHLD;
 		ca.cgroup = (uint64_t)cg_fd;
+#ifdef WARD_CLONE3_VM
+		long r;
+
+		ca.flags |= CLONE_VM;
+		ca.stack = (uint64_t)(uintptr_t)stack;
+		ca.stack_size = sizeof(stack);
+		r = clone3_vm(&ca, child_entry, a);
+		pid = r < 0 ? -1 : (pid_t)r;
+		e = r < 0 ? (int)-r : 0;
+		unpoison_stack(stack, sizeof(stack));
+#else
 		pid = (pid_t)syscall(__NR_clone3, &ca, sizeof(ca));
 		if (pid == 0)
 			child_main(a); /* never returns */
 		e = errno;
+#endif
 	} else {
 		/* The stack grows down on every architecture Linux/ward
 		 * supports. */

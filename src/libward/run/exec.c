@@ -514,9 +514,12 @@ static bool spawn_kept(const struct ward_spawn *sp, bool pidns, bool newpid)
  * the executor holds (the runner's status at 3, the Landlock layer's from
  * WARD_CHILD_EXTRA_FD on), and the layer's command line in a memfd when bwrap's argv
  * cannot carry it (*args_fd, else -1). Every Landlock run goes through
- * landlock-run: its keeper stays the command's parent, ends everything
- * the command started when it ends, and dies with the caller taking the
- * tree along (PR_SET_PDEATHSIG).
+ * landlock-run. With @kept (spawn_kept: ward contains the call, by its
+ * subreaper or cgroup, or starts the launcher as init of a new pid
+ * namespace) the launcher is the supervisor only and ward is its keeper;
+ * otherwise the launcher forks its own keeper, which stays the command's
+ * parent, ends everything the command started when it ends, and dies with
+ * the caller taking the tree along (PR_SET_PDEATHSIG).
  */
 static int spawn_argv(char ***out, int *args_fd, const ward_confined *c,
 		      const char *cwd, bool report, bool kept)

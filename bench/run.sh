@@ -150,14 +150,11 @@ fi
 
 # --- 4. the other bench programs ---------------------------------------------
 
+# Not run here: bench_spawn and bench_proxy have sections of their own;
+# bench_paired, bench_judged and bench_fork are tools bench/calls.sh runs.
+NOT_OTHERS=" bench_spawn bench_proxy bench_paired bench_judged bench_fork "
 for name in "${BENCHES[@]}"; do
-	# bench_spawn and bench_proxy have sections of their own; bench_paired,
-	# bench_judged and bench_fork are tools bench/calls.sh runs.
-	case $name in
-	bench_spawn | bench_proxy | bench_paired | bench_judged | bench_fork)
-		continue
-		;;
-	esac
+	[[ $NOT_OTHERS == *" $name "* ]] && continue
 	echo "bench/run.sh: $name"
 	if timeout 900 "$OUT/$name" >"$OUT/$name.out" 2>"$OUT/$name.err"; then
 		echo 0 >"$OUT/$name.rc"
@@ -189,7 +186,7 @@ MACHINE_NPROC=$(nproc) MACHINE_KERNEL=$(uname -r) \
 		'import json,sys; print(json.load(sys.stdin)["landlock"]["abi"])' \
 		2>/dev/null || echo "?") \
 	RUNS=$RUNS WARMUP=$WARMUP N=$N OUT=$OUT DOC=$DOC \
-	RAW_BWRAP=$RAW_BWRAP BENCHES="${BENCHES[*]}" \
+	RAW_BWRAP=$RAW_BWRAP BENCHES="${BENCHES[*]}" NOT_OTHERS=$NOT_OTHERS \
 	PROXY_PRIO="${PROXY_PRIO[*]:-none (interleaved rounds only)}" \
 	STAT0=$STAT0 STAT1=$STAT1 T0=$T0 T1=$T1 OUR_CPU=$OUR_CPU \
 	python3 - <<'EOF'
@@ -461,8 +458,7 @@ if px:
              f"close) {pc['endpoint']:.0f} µs.")
     L.append("")
 others = [b for b in env["BENCHES"].split()
-          if b not in ("bench_spawn", "bench_proxy", "bench_paired",
-                       "bench_judged", "bench_fork")]
+          if b not in env["NOT_OTHERS"].split()]
 L.append("### Other bench programs")
 L.append("")
 if not others:

@@ -212,20 +212,34 @@ static bool cg_empty(int fd)
 	return strstr(buf, "populated 0") != NULL;
 }
 
-/* Wait at most @ms for the cgroup @dir_fd to have no process left. */
+/*
+ * Wait at most @ms for the cgroup @dir_fd to have no process left.
+ * cgroup.events signals a change with POLLPRI, but the kernel sends a
+ * file's notifications at most once every 10 ms: a call shorter than
+ * that would wait for the rest of the interval after its last process
+ * is gone. So the file is also read again after a pause that starts at
+ * 0.1 ms and doubles up to 50 ms.
+ */
 static void cg_wait_empty(int dir_fd, unsigned ms)
 {
 	uint64_t until = now_ms() + ms;
 	int fd = openat(dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	long pause_us = 100;
 
 	while (fd >= 0 && !cg_empty(fd)) {
-		/* cgroup.events signals a change with POLLPRI. */
 		struct pollfd p = {.fd = fd, .events = POLLPRI};
 		uint64_t now = now_ms();
+		long left_us;
+		struct timespec ts;
 
 		if (now >= until)
 			break;
-		poll(&p, 1, (int)(until - now > 50 ? 50 : until - now));
+		left_us = (long)(until - now) * 1000;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (pause_us < left_us ? pause_us : left_us) * 1000;
+		ppoll(&p, 1, &ts, NULL);
+		if (pause_us < 50000)
+			pause_us *= 2;
 	}
 	close_fd(&fd);
 }

@@ -220,9 +220,17 @@ if part 9; then
 	cd "$WORK/ws"
 	python3 -c 'import sys; sys.stdout.write(("x" * 99 + "\n") * 10000)' \
 		>"$WORK/ws/m1.txt"
+	# The floor of a capture: the same megabyte through a pipe into a
+	# process that reads it, against the same two processes and pipe
+	# with the megabyte written to /dev/null.
+	printf '#!/bin/sh\ncat m1.txt >/dev/null | cat >/dev/null\n' \
+		>"$WORK/pipe0.sh"
+	printf '#!/bin/sh\ncat m1.txt | cat >/dev/null\n' >"$WORK/pipe1.sh"
+	chmod +x "$WORK/pipe0.sh" "$WORK/pipe1.sh"
 	paired json "$((ROUNDS / 5))" \
 		"plain=$WARD run --runner bwrap -- cat m1.txt" \
-		"json=$WARD run --json --runner bwrap -- cat m1.txt"
+		"json=$WARD run --json --runner bwrap -- cat m1.txt" \
+		"pipe0=$WORK/pipe0.sh" "pipe1=$WORK/pipe1.sh"
 	mkdir -p "$WORK/rules/ws"
 	(cd "$WORK/rules/ws" && seq -f 'f%g' 1 10000 | xargs touch)
 	for n in 1000 10000; do
@@ -403,6 +411,15 @@ extra("`ward run --mode danger-full-access -- true` (kept) vs `sh -c true`",
       "danger", "ward", "sh", 1000, "ms/call")
 extra("the keeper of an unconfined call (`landlock-run --unconfined`) vs `/bin/true`",
       "danger", "keeper", "true", 1000, "ms/call")
+extra("the floor of `--json`'s capture: 1,000,000 bytes through a pipe into a reader vs to /dev/null",
+      "json", "pipe1", "pipe0", 1000, "ms/call")
+d = load("json")
+if d:
+    hop = d["pipe1"]["median_us"] - d["pipe0"]["median_us"]
+    x, y = d["json"]["median_us"], d["plain"]["median_us"]
+    rows.append(("`ward run --json` vs without, less the pipe's floor (the row above)",
+                 f"json {x / 1000:.3f} - hop {hop / 1000:.3f} / plain {y / 1000:.3f}",
+                 f"{(x - hop) / y:.3f}", f"{(x - y - hop) / 1000:+.3f} ms/call", "info"))
 for r in ("bwrap", "landlock"):
     for mode in ("read-only", "workspace-write"):
         extra(f"10,000 `--` rules vs none, {r} ({mode})",

@@ -52,6 +52,48 @@ WARD_EXTERN json_t *ward_json_call_denials(const ward_call *call);
  */
 WARD_EXTERN json_t *ward_json_call_network(const ward_call *call);
 
+/**
+ * ward_json_dump - write @value as json_dump_callback(@value, @cb, @data,
+ * JSON_COMPACT | JSON_ENCODE_ANY) would, byte for byte, with each
+ * string's unescaped runs handed to @cb in one piece (jansson hands it
+ * one code point's worth at a time, and decodes each). Returns 0, or -1
+ * when @cb fails or @value is NULL.
+ */
+WARD_EXTERN int ward_json_dump(const json_t *value, json_dump_callback_t cb,
+			       void *data);
+
+/**
+ * struct ward_json_bytes - bytes written as a JSON string where the value
+ * @at stands in @value (see ward_json_dump_bytes).
+ * @at:  a value of the tree, compared by address (an object of its own,
+ *       such as a fresh json_object(), not a shared literal)
+ * @buf: the bytes, which may hold invalid UTF-8 (NULL is "")
+ * @len: their length
+ */
+struct ward_json_bytes {
+	const json_t *at;
+	const char *buf;
+	size_t len;
+};
+
+/**
+ * ward_json_dump_bytes - ward_json_dump, but each of the @nbytes values
+ * @bytes[i].at in @value is written as the JSON string of @bytes[i]'s
+ * bytes, as ward_json_text() would make it (a byte that does not start
+ * a valid UTF-8 sequence becomes U+FFFD), without a copy of them: how
+ * `ward run --json` writes a megabyte of a command's output.
+ */
+WARD_EXTERN int ward_json_dump_bytes(const json_t *value,
+				     const struct ward_json_bytes *bytes,
+				     size_t nbytes, json_dump_callback_t cb,
+				     void *data);
+
+/**
+ * ward_json_dumps - the text ward_json_dump writes, as a new string the
+ * caller frees, or NULL when out of memory.
+ */
+WARD_EXTERN char *ward_json_dumps(const json_t *value);
+
 WARD_END_DECL
 
 #endif

@@ -344,6 +344,11 @@ const char *cli_runner_hint(char *buf, size_t len, enum ward_runner r,
  * release it. Dies with exit 125 when it cannot be written. */
 void cli_json_print(json_t *value);
 
+/* cli_json_print_bytes - cli_json_print, with each @bytes[i].at in @value
+ * written as the JSON string of its bytes (ward_json_dump_bytes). */
+void cli_json_print_bytes(json_t *value, const struct ward_json_bytes *bytes,
+			  size_t nbytes);
+
 /* cli_json_error - print {"error": CODE, "message": MESSAGE}. */
 void cli_json_error(const char *code, const char *message);
 

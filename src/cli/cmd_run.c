@@ -226,12 +226,19 @@ static void print_json(const ward_result *r, const ward_call *call)
 	size_t out_len = 0, err_len = 0;
 	json_t *obj = json_object();
 	json_t *sb = json_object();
+	/* The output is written from the result's buffers, not copied into
+	 * JSON strings (a megabyte each): these stand in for it (owned by
+	 * obj, which lives until it is printed). */
+	json_t *out_at = json_object(), *err_at = json_object();
 	int code = ward_result_exit_code(r);
 	int sig = ward_result_signal(r);
+	struct ward_json_bytes bytes[2];
 
 	out = ward_result_stdout(r, &out_len);
 	err = ward_result_stderr(r, &err_len);
-	if (!obj || !sb ||
+	bytes[0] = (struct ward_json_bytes){out_at, out, out_len};
+	bytes[1] = (struct ward_json_bytes){err_at, err, err_len};
+	if (!obj || !sb || !out_at || !err_at ||
 	    json_object_set_new(obj, "exit_code",
 				sig > 0 || code < 0 ? json_null()
 						    : json_integer(code)) ||
@@ -241,8 +248,8 @@ static void print_json(const ward_result *r, const ward_call *call)
 				json_boolean(ward_result_timed_out(r))) ||
 	    json_object_set_new(obj, "guard_failed",
 				json_boolean(ward_result_guard_failed(r))) ||
-	    json_object_set_new(obj, "stdout", ward_json_text(out, out_len)) ||
-	    json_object_set_new(obj, "stderr", ward_json_text(err, err_len)) ||
+	    json_object_set_new(obj, "stdout", out_at) ||
+	    json_object_set_new(obj, "stderr", err_at) ||
 	    json_object_set_new(
 		obj, "stdout_truncated_bytes",
 		json_integer((json_int_t)ward_result_stdout_dropped(r))) ||
@@ -273,7 +280,7 @@ static void print_json(const ward_result *r, const ward_call *call)
 	    json_object_set_new(obj, "env_dropped",
 				ward_json_strv(ward_call_env_dropped(call))))
 		die(CLI_EXIT_WARD, "out of memory");
-	cli_json_print(obj);
+	cli_json_print_bytes(obj, bytes, 2);
 }
 
 /*

@@ -326,7 +326,9 @@ noreturn void cli_sandbox_unavailable(int err, const char *detail,
  * chunk (288 write(2) and 76 ms for a megabyte of output), and a buffer
  * holding the whole text would be another megabyte of fresh pages — on
  * this kind of machine each page costs more than writing it. The bytes
- * are those json_dumpf() wrote.
+ * are those json_dumpf() wrote; ward_json_dump_bytes() hands over a
+ * string's unescaped runs whole, and a command's output from its own
+ * buffer, not from a copy in a JSON string.
  */
 #define JSON_OUT_BUF (64 * 1024)
 
@@ -363,7 +365,8 @@ static int json_out_add(const char *chunk, size_t n, void *data)
 	return o->failed ? -1 : 0;
 }
 
-void cli_json_print(json_t *value)
+void cli_json_print_bytes(json_t *value, const struct ward_json_bytes *bytes,
+			  size_t nbytes)
 {
 	static struct json_out o;
 
@@ -375,13 +378,18 @@ void cli_json_print(json_t *value)
 		die_errno(CLI_EXIT_WARD, "cannot write the JSON output");
 	o.len = 0;
 	o.failed = false;
-	if (json_dump_callback(value, json_out_add, &o, JSON_COMPACT) != 0 ||
+	if (ward_json_dump_bytes(value, bytes, nbytes, json_out_add, &o) != 0 ||
 	    json_out_add("\n", 1, &o) != 0)
 		die_errno(CLI_EXIT_WARD, "cannot write the JSON output");
 	json_out_flush(&o);
 	if (o.failed)
 		die_errno(CLI_EXIT_WARD, "cannot write the JSON output");
 	json_decref(value);
+}
+
+void cli_json_print(json_t *value)
+{
+	cli_json_print_bytes(value, NULL, 0);
 }
 
 void cli_json_error(const char *code, const char *message)

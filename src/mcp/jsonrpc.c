@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ward/json.h"
+
 #include "jsonrpc.h"
 
 /* A buffer kept after a long line is shrunk back to this. */
@@ -417,7 +419,7 @@ char *ward_jr_encode(size_t *len, const json_t *msg)
 
 	if (!msg)
 		return NULL;
-	text = json_dumps(msg, JSON_COMPACT);
+	text = ward_json_dumps(msg);
 	if (!text)
 		return NULL;
 	n = strlen(text);

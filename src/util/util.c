@@ -136,6 +136,16 @@ int util_openat_dir(int dirfd, const char *name)
 	return fd;
 }
 
+long util_getdents64(int fd, void *buf, size_t len)
+{
+	long n;
+
+	do
+		n = syscall(SYS_getdents64, fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
 int util_mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];

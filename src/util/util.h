@@ -56,6 +56,25 @@ int util_mkdir_p(const char *path);
 int util_openat_dir(int dirfd, const char *name);
 
 /*
+ * getdents64(2)'s record, which not every C library declares; a buffer
+ * the call filled holds them back to back, each d_reclen bytes long.
+ */
+struct util_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * util_getdents64 - the next records of the directory @fd into @buf
+ * (@len bytes), retrying EINTR: the bytes filled, 0 at the end, or -1
+ * with errno.
+ */
+long util_getdents64(int fd, void *buf, size_t len);
+
+/*
  * util_write_all - write all @len bytes of @buf to @fd, retrying on EINTR
  * and waiting for POLLOUT on EAGAIN. Returns 0, or -errno (-EIO when the
  * file takes nothing).

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -503,14 +502,6 @@ static void wglobs_free(struct wglob *v, size_t n)
  * the walk reads every directory of the tree (about a thousand in a
  * 100,000-file workspace).
  */
-struct ward_dirent64 {
-	unsigned long long d_ino;
-	long long d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 #define DREAD_BUF 32768
 
 struct dread {
@@ -520,22 +511,19 @@ struct dread {
 };
 
 /* The next entry of @r, or NULL at the end (or on an error). */
-static struct ward_dirent64 *dread_next(struct dread *r)
+static struct util_dirent64 *dread_next(struct dread *r)
 {
-	struct ward_dirent64 *e;
+	struct util_dirent64 *e;
 
 	if (r->pos >= r->len) {
-		long n;
+		long n = util_getdents64(r->fd, r->buf, DREAD_BUF);
 
-		do
-			n = syscall(SYS_getdents64, r->fd, r->buf, DREAD_BUF);
-		while (n < 0 && errno == EINTR);
 		if (n <= 0)
 			return NULL;
 		r->len = (size_t)n;
 		r->pos = 0;
 	}
-	e = (struct ward_dirent64 *)(void *)(r->buf + r->pos);
+	e = (struct util_dirent64 *)(void *)(r->buf + r->pos);
 	r->pos += e->d_reclen;
 	return e;
 }
@@ -602,7 +590,7 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 	size_t llen = w->llen, clen = w->clen;
 	struct dread dr = {fd, NULL, 0, 0};
 	struct dread *d = &dr;
-	struct ward_dirent64 *e;
+	struct util_dirent64 *e;
 
 	if (depth >= w->nbufs) {
 		size_t n = depth + 8;

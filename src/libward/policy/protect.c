@@ -16,12 +16,10 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "facts.h" /* the struct: facts.c calls this module */
@@ -1161,15 +1159,6 @@ void ward_skipset_free(struct ward_skipset *k)
 	memset(k, 0, sizeof(*k));
 }
 
-/* getdents64(2)'s record (not every C library declares it). */
-struct ldirent {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /*
  * One directory of the walk (@fd, absolute path @path of @plen bytes).
  * Its entries are read with getdents64 into the walk's one buffer, start
@@ -1184,11 +1173,11 @@ static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
 	size_t mark = w->alen, at;
 	long got;
 
-	while (!w->over && (got = syscall(SYS_getdents64, fd, w->buf,
-					  sizeof(w->buf))) > 0) {
+	while (!w->over &&
+	       (got = util_getdents64(fd, w->buf, sizeof(w->buf))) > 0) {
 		for (long o = 0; o < got && !w->over;) {
-			const struct ldirent *de =
-			    (const struct ldirent *)(void *)(w->buf + o);
+			const struct util_dirent64 *de =
+			    (const struct util_dirent64 *)(void *)(w->buf + o);
 			const char *name = de->d_name;
 			bool git = strcmp(name, ".git") == 0;
 			bool dir = de->d_type == DT_DIR;

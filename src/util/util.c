@@ -1,6 +1,7 @@
 /*
  * ward's util layer: see util.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -144,6 +145,17 @@ long util_getdents64(int fd, void *buf, size_t len)
 		n = syscall(SYS_getdents64, fd, buf, len);
 	while (n < 0 && errno == EINTR);
 	return n;
+}
+
+unsigned char util_dirent_type(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return DT_UNKNOWN;
+	return S_ISDIR(st.st_mode)   ? DT_DIR
+	       : S_ISLNK(st.st_mode) ? DT_LNK
+				     : DT_REG;
 }
 
 int util_mkdir_p(const char *path)

@@ -75,6 +75,14 @@ struct util_dirent64 {
 long util_getdents64(int fd, void *buf, size_t len);
 
 /*
+ * util_dirent_type - what the entry @name of the directory @dirfd is, for
+ * a record whose d_type is DT_UNKNOWN (a file system that does not say):
+ * DT_DIR, DT_LNK or DT_REG (anything else), by fstatat without following
+ * a link; DT_UNKNOWN when that fails.
+ */
+unsigned char util_dirent_type(int dirfd, const char *name);
+
+/*
  * util_write_all - write all @len bytes of @buf to @fd, retrying on EINTR
  * and waiting for POLLOUT on EAGAIN. Returns 0, or -errno (-EIO when the
  * file takes nothing).

@@ -23,7 +23,7 @@ int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
 	if (!err)
 		err = ward_protect_compute(&f->prot, &f->nprot, &f->refused,
 					   &f->notes, policy, f->roots,
-					   !(what & WARD_FACTS_READS));
+					   !(what & WARD_FACTS_READS), NULL);
 	if (!err && (what & WARD_FACTS_ALIASES)) {
 		err = ward_rule_aliases_compute(&f->aliases, &f->naliases,
 						ward_policy_rules(policy));
@@ -70,7 +70,7 @@ int ward_protect_list(struct ward_protected **out, size_t *out_len,
 	err = ward_roots_writable(&roots, policy);
 	if (!err)
 		err = ward_protect_compute(&v, &n, &refused, &notes, policy,
-					   roots, true);
+					   roots, true, NULL);
 	ward_strv_free(roots);
 	ward_strv_free(notes);
 	if (!err && refused)

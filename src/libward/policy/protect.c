@@ -24,6 +24,7 @@
 
 #include "facts.h" /* the struct: facts.c calls this module */
 #include "gitconfig.h"
+#include "listings.h"
 #include "libward/internal.h"
 #include "protect.h"
 #include "util/util.h"
@@ -257,6 +258,7 @@ struct scan {
 	struct ward_strv found;	      /* the walk's .git paths */
 	struct ward_strv tops;	      /* repositories added (their tops) */
 	char *refused;		      /* why the list cannot be made */
+	struct ward_listings *keep;   /* NULL, or what the walk read */
 };
 
 /* Bounds of the scan: git directories protected (the repository's, its
@@ -1165,24 +1167,25 @@ void ward_skipset_free(struct ward_skipset *k)
  * to end; the `.git` entries and the directories among them are noted on
  * the walk's stack of names (one allocation for the whole walk), and only
  * then acted on — each directory is read once, in order, and the walk
- * holds one descriptor per level (it runs after every call).
+ * holds one descriptor per level (it runs after every call). With
+ * @w->keep, each directory read to its end is kept there as read
+ * (listings.h), for the glob walk of the same call.
  */
 static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
 		      unsigned depth)
 {
 	size_t mark = w->alen, at;
-	long got;
+	long got = -1;
 
+	ward_listings_begin(w->keep, path);
 	while (!w->over &&
 	       (got = util_getdents64(fd, w->buf, sizeof(w->buf))) > 0) {
 		for (long o = 0; o < got && !w->over;) {
-			const struct util_dirent64 *de =
-			    (const struct util_dirent64 *)(void *)(w->buf + o);
+			struct util_dirent64 *de =
+			    (struct util_dirent64 *)(void *)(w->buf + o);
 			const char *name = de->d_name;
 			bool git = strcmp(name, ".git") == 0;
-			bool dir = de->d_type == DT_DIR;
 			size_t n = strlen(name);
-			struct stat st;
 
 			o += de->d_reclen;
 			if (is_dot(name))
@@ -1192,11 +1195,11 @@ static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
 				snprintf(w->at, sizeof(w->at), "%s", path);
 				break;
 			}
-			if (!git && de->d_type == DT_UNKNOWN)
-				dir = fstatat(fd, name, &st,
-					      AT_SYMLINK_NOFOLLOW) == 0 &&
-				      S_ISDIR(st.st_mode);
-			if (!git && !dir)
+			/* Kept listings say what every entry is, as the
+			 * glob walk would have asked (listings.h). */
+			if (de->d_type == DT_UNKNOWN && (!git || w->keep))
+				de->d_type = util_dirent_type(fd, name);
+			if (!git && de->d_type != DT_DIR)
 				continue;
 			if (w->alen + n + 2 > w->acap) {
 				size_t cap = w->acap ? 2 * w->acap : 4096;
@@ -1222,7 +1225,10 @@ static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
 			memcpy(w->arena + w->alen, name, n + 1);
 			w->alen += n + 1;
 		}
+		if (!w->over)
+			ward_listings_add(w->keep, w->buf, (size_t)got);
 	}
+	ward_listings_end(w->keep, !w->over && got == 0);
 	for (at = mark; at < w->alen && !w->over;) {
 		/* The stack may move as deeper levels grow it: offsets. */
 		char kind = w->arena[at];
@@ -1354,6 +1360,7 @@ static void add_repos(struct scan *s, const char *r, size_t *budget)
 	w.skip = scan_skip;
 	w.found = scan_found;
 	w.ctx = s;
+	w.keep = s->keep;
 	ward_strv_discard(&s->found); /* the last root's */
 	if (ward_repo_walk(&w, r) != 0)
 		return;
@@ -1510,12 +1517,13 @@ static void scan_roots(struct scan *s)
 
 /*
  * Every protected path of @policy into @pl; notes into @notes if wanted;
+ * the directories the walk of the roots read into @keep (NULL: none);
  * why the list cannot be made into *@refused (NULL: it can; the caller
  * frees it).
  */
 static void scan_policy(struct plist *pl, struct ward_strv *notes,
 			const ward_policy *policy, char *const *roots,
-			bool scan, char **refused)
+			bool scan, struct ward_listings *keep, char **refused)
 {
 	const char *ws = ward_policy_workspace(policy);
 	const char *store = ward_policy_store(policy);
@@ -1528,6 +1536,7 @@ static void scan_policy(struct plist *pl, struct ward_strv *notes,
 	s.ws = ws;
 	s.policy = policy;
 	s.roots = roots;
+	s.keep = keep;
 	*refused = NULL;
 	p = xdg_ward_dir("XDG_CONFIG_HOME", ".config");
 	if (p)
@@ -1623,14 +1632,14 @@ static struct ward_protected *plist_pack(const struct plist *pl, bool *oom)
 int ward_protect_compute(struct ward_protected **out, size_t *out_len,
 			 char **refused, char ***said,
 			 const ward_policy *policy, char *const *roots,
-			 bool scan)
+			 bool scan, struct ward_listings *keep)
 {
 	struct ward_protected *v = NULL;
 	struct ward_strv notes = {0};
 	struct plist pl = {0};
 	bool oom = false;
 
-	scan_policy(&pl, &notes, policy, roots, scan, refused);
+	scan_policy(&pl, &notes, policy, roots, scan, keep, refused);
 	if (!pl.oom)
 		v = plist_pack(&pl, &oom);
 	plist_free(&pl);

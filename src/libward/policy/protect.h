@@ -148,12 +148,15 @@ struct ward_facts;
  * the policy and the environment (ward's own directories, the session's
  * store, the project's `.ward`), not the writable roots' traps and
  * repositories, which are read-only and so limit no read (facts.h,
- * WARD_FACTS_READS). Returns 0 or -ENOMEM.
+ * WARD_FACTS_READS). @keep: NULL, or where the walk of the roots keeps
+ * the directories it read (listings.h; the caller's). Returns 0 or
+ * -ENOMEM.
  */
+struct ward_listings;
 int ward_protect_compute(struct ward_protected **out, size_t *out_len,
 			 char **refused, char ***said,
 			 const ward_policy *policy, char *const *roots,
-			 bool scan);
+			 bool scan, struct ward_listings *keep);
 
 /*
  * ward_protect_notes - what the scan of the repository found that the
@@ -177,7 +180,9 @@ int ward_protect_notes_of(char ***out, const struct ward_facts *f, bool links);
  * directory, and its absolute path). With @max_entries (0: no bound) or
  * @max_depth reached, or a directory that cannot be opened for want of
  * descriptors or memory, the walk stops and @over is set, @at naming where.
- * Returns 0 or -errno (@root cannot be opened).
+ * With @keep, every directory read to its end is kept there
+ * (listings.h), each entry's d_type made known (DT_UNKNOWN only when its
+ * lstat failed). Returns 0 or -errno (@root cannot be opened).
  */
 /*
  * How deep every walk for repositories looks (below its root): deeper than
@@ -193,6 +198,9 @@ struct ward_repo_walk {
 	bool (*skip)(void *ctx, const char *path);
 	void (*found)(void *ctx, int dirfd, const char *name, const char *path);
 	void *ctx;
+	/* NULL, or where each directory read to its end is kept: only
+	 * the walk before a call, never the guard's after it. */
+	struct ward_listings *keep;
 	size_t entries; /* out: entries looked at (added to) */
 	bool over;	/* out: a bound was reached */
 	char at[4096];	/* out: where */

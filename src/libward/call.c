@@ -386,7 +386,7 @@ static int resolve_policy(ward_call *c)
 	 * policy a command could rewrite its own session, or every file of
 	 * the user (a workspace that holds the home directory). */
 	if (!err && c->subject == WARD_SUBJECT_COMMAND &&
-	    ward_facts_new(&c->facts, c->base, 0) != 0)
+	    ward_facts_new(&c->facts, c->base, WARD_FACTS_LISTINGS) != 0)
 		c->facts = NULL;
 	if (!err && c->session)
 		err = check_session(c, c->base, c->facts);
@@ -913,7 +913,7 @@ static int authorize(ward_call *c)
 	 * is checked and planned like any other. */
 	err = ward_policy_check_workspace(granted);
 	if (!err && c->subject == WARD_SUBJECT_COMMAND &&
-	    ward_facts_new(&facts, granted, 0) != 0)
+	    ward_facts_new(&facts, granted, WARD_FACTS_LISTINGS) != 0)
 		facts = NULL;
 	if (!err && c->session)
 		err = check_session(c, granted, facts);

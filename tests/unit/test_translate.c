@@ -31,11 +31,13 @@
 
 #include "ward/ward.h"
 #include "libward/guard/guard.h"
+#include "libward/policy/facts.h"
 #include "libward/policy/protect.h"
 #include "hide.h"
 #include "landlock.h"
 #include "util.h"
 #include "libward/plan/translate_internal.h"
+#include "libward/runners/runners.h"
 
 #define BWRAP	 "/usr/bin/bwrap"
 #define LAUNCHER "/usr/libexec/ward/landlock-run"
@@ -694,6 +696,138 @@ static void t_target_bound(void **state)
 		    0);
 	ward_strv_free(w);
 	ward_strv_free(argv);
+}
+
+/* Everything a translation says and does, one line each. */
+static char *plan_text(const struct ward_xlate *x)
+{
+	struct ward_strv sv = {0};
+	char **ro = NULL, **rw = NULL, **v = NULL, *sb = NULL;
+	size_t sblen = 0;
+	FILE *f;
+
+	ward_strv_push_all(&sv, ward_xlate_warnings(x));
+	ward_strv_push(&sv, "-- describe");
+	ward_strv_push_all(&sv, ward_xlate_describe(x));
+	ward_strv_push(&sv, "-- partial");
+	ward_strv_push_all(&sv, ward_xlate_partial(x));
+	ward_strv_push(&sv, ward_xlate_refusal(x) ? ward_xlate_refusal(x)
+						  : "-- no refusal");
+	ward_strv_push(&sv, "-- hides");
+	ward_strv_push_all(&sv, ward_xlate_landlock_hides(x));
+	ward_strv_push(&sv, "-- bwrap");
+	ward_xlate_bwrap_push(&sv, x);
+	if (ward_xlate_landlock(&ro, &rw, x) == 0) {
+		ward_strv_push(&sv, "-- landlock");
+		ward_strv_push_all(&sv, ro);
+		ward_strv_push(&sv, "-- rw");
+		ward_strv_push_all(&sv, rw);
+	}
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+	f = open_memstream(&sb, &sblen);
+	assert_non_null(f);
+	if (ward_xlate_seatbelt(f, x) != 0)
+		fputs("-- no seatbelt", f);
+	fclose(f);
+	ward_strv_push(&sv, sb);
+	free(sb);
+	assert_int_equal(ward_strv_finish(&v, &sv), 0);
+	return join_lines(v);
+}
+
+/*
+ * The glob walk reads what the call's walk for repositories kept
+ * (listings.h) instead of the directories: the same plan, warnings and
+ * description as a walk that reads every directory itself, on every
+ * runner, with the bound of the walk reached or not, for a tree where
+ * the first walk left parts alone (a `.git`, a released directory, a
+ * link to a directory, a glob outside every root).
+ */
+static void t_glob_listings(void **state)
+{
+	static const enum ward_runner runners[] = {
+	    WARD_RUNNER_BWRAP, WARD_RUNNER_LANDLOCK, WARD_RUNNER_SEATBELT};
+	static const size_t bounds[] = {WARD_XLATE_MAX_ENTRIES, 7, 40};
+	struct fx *fx = *state;
+	char *const released[] = {(char *)P(fx, "ws/released"), NULL};
+
+	xwrite(fx->base, "ws/.git/objects/o.pem", "o\n");
+	xmkdir(fx->base, "ws/deep");
+	xmkdir(fx->base, "ws/deep/d1");
+	xmkdir(fx->base, "ws/deep/d1/d2");
+	xwrite(fx->base, "ws/deep/d1/d2/k.pem", "k\n");
+	xwrite(fx->base, "ws/deep/d1/secret", "s\n");
+	xwrite(fx->base, "ws/deep/d1/a.key", "a\n");
+	xmkdir(fx->base, "ws/released");
+	xwrite(fx->base, "ws/released/r.pem", "r\n");
+	xsymlink(fx->base, "ws/ln", "deep");
+	xmkdir(fx->base, "out/sub");
+	xwrite(fx->base, "out/sub/o.pem", "o\n");
+	policy_with(fx, WARD_MODE_WORKSPACE_WRITE, "ws",
+		    "-- **/*.pem\n"
+		    "r- **/*.key\n"
+		    "-- deep/*/secret\n"
+		    "r- **/d2\n"
+		    "rw @BASE@/out\n"
+		    "-- @BASE@/out/**/*.pem\n"
+		    "-- @BASE@/home/**/id_*\n");
+	assert_int_equal(ward_policy_set_unprotected(fx->policy, released), 0);
+	for (size_t b = 0; b < sizeof(bounds) / sizeof(*bounds); b++) {
+		struct ward_xlate_limits lim = {bounds[b], 100000, 4096, false};
+
+		ward_xlate_set_limits(&lim);
+		for (size_t r = 0; r < sizeof(runners) / sizeof(*runners);
+		     r++) {
+			for (int inner = 0; inner < 2; inner++) {
+				const struct ward_runner_ops *ops =
+				    ward_runner_ops(runners[r]);
+				struct ward_facts *f0 = NULL, *f1 = NULL;
+				struct ward_xlate *x0 = NULL, *x1 = NULL;
+				char *t0, *t1;
+
+				assert_int_equal(
+				    ward_facts_new(&f0, fx->policy, 0), 0);
+				assert_int_equal(
+				    ward_facts_new(&f1, fx->policy,
+						   WARD_FACTS_LISTINGS),
+				    0);
+				assert_null(atomic_load(&f0->listings));
+				assert_non_null(atomic_load(&f1->listings));
+				assert_int_equal(
+				    ward_xlate_new_ops(&x0, fx->policy, f0, ops,
+						       inner),
+				    0);
+				assert_int_equal(
+				    ward_xlate_new_ops(&x1, fx->policy, f1, ops,
+						       inner),
+				    0);
+				/* Taken, and not kept with the plan. */
+				assert_null(atomic_load(&f1->listings));
+				t0 = plan_text(x0);
+				t1 = plan_text(x1);
+				if (strcmp(t0, t1) != 0)
+					fail_msg("%s (inner %d, bound %zu): "
+						 "without listings\n%s\nwith "
+						 "them\n%s",
+						 ward_runner_name(runners[r]),
+						 inner, bounds[b], t0, t1);
+				/* Seatbelt matches globs itself: no walk. */
+				if (b == 0 &&
+				    runners[r] != WARD_RUNNER_SEATBELT)
+					assert_non_null(
+					    strstr(t0, P(fx, "ws/.git/objects/"
+							     "o.pem")));
+				free(t0);
+				free(t1);
+				ward_xlate_free(x0);
+				ward_xlate_free(x1);
+				ward_facts_unref(f0);
+				ward_facts_unref(f1);
+			}
+		}
+	}
+	ward_xlate_set_limits(NULL);
 }
 
 /* --- protected paths ------------------------------------------------------- */
@@ -2403,6 +2537,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_glob_matcher, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_glob_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_target_bound, setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_glob_listings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(t_protect_git_toggle, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_protect_worktree, setup,

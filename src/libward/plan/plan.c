@@ -81,7 +81,7 @@ int ward_plan_new(ward_plan **out, ward_provider *provider,
 
 	if (!out || !provider || !policy)
 		return ward_err(WARD_EINVAL, "plan: missing argument");
-	err = ward_facts_new(&f, policy, 0);
+	err = ward_facts_new(&f, policy, WARD_FACTS_LISTINGS);
 	if (!err)
 		err = ward_plan_new_facts(out, provider, policy, f);
 	ward_facts_unref(f);

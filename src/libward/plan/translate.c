@@ -39,6 +39,7 @@
 
 #include "libward/internal.h"
 #include "libward/policy/facts.h"
+#include "libward/policy/listings.h"
 #include "libward/policy/protect.h"
 #include "libward/runners/runners.h"
 #include "translate_impl.h"
@@ -120,9 +121,11 @@ int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
 	p->nrules = ward_rules_count(p->rules);
 	if (facts)
 		p->facts = ward_facts_ref(facts);
-	else if ((err = ward_facts_new(&p->facts, policy, 0)) != 0)
+	else if ((err = ward_facts_new(&p->facts, policy,
+				       WARD_FACTS_LISTINGS)) != 0)
 		goto out_free_plan;
 	p->roots = p->facts->roots;
+	p->listings = ward_facts_take_listings(p->facts);
 	if (p->mode == WARD_MODE_DANGER_FULL_ACCESS || ops->unconfined) {
 		plan_none(p);
 		goto out_done;
@@ -151,6 +154,9 @@ int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
 		      "commands",
 		      ward_runner_name(p->runner));
 out_done:
+	/* Per call, and read once: not kept with the plan. */
+	ward_listings_free(p->listings);
+	p->listings = NULL;
 	if (p->oom || p->warn.oom || p->desc.oom || p->bw.oom ||
 	    p->ll_hide.oom || p->create.oom || p->partial.oom)
 		goto out_oom;
@@ -187,6 +193,7 @@ void ward_xlate_free(struct ward_xlate *p)
 	ward_strv_discard(&p->create);
 	ward_strv_discard(&p->partial);
 	free(p->refusal);
+	ward_listings_free(p->listings);
 	ward_facts_unref(p->facts);
 	free(p);
 }

@@ -71,6 +71,10 @@ struct ward_xlate {
 	struct timespec t0;
 	size_t entries;
 	bool stop;
+	/* What the call's walk for repositories read (listings.h): the glob
+	 * walk reads these directories from it. Taken from the facts, freed
+	 * once the translation is made. */
+	struct ward_listings *listings;
 	/* Results. */
 	struct ward_strv bw; /* bwrap options after the writable binds */
 	char **ll_ro;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "libward/internal.h"
+#include "libward/policy/listings.h"
 #include "libward/policy/protect.h"
 #include "libward/runners/runners.h"
 #include "translate_impl.h"
@@ -505,27 +506,65 @@ static void wglobs_free(struct wglob *v, size_t n)
 #define DREAD_BUF 32768
 
 struct dread {
-	int fd;
-	char *buf; /* DREAD_BUF bytes, the walker's for this depth */
+	int fd;		/* -1: @at is a kept listing, read whole */
+	char *buf;	/* DREAD_BUF bytes, the walker's for this depth */
+	const char *at; /* the records: @buf, or the kept listing */
 	size_t len, pos;
 };
 
 /* The next entry of @r, or NULL at the end (or on an error). */
-static struct util_dirent64 *dread_next(struct dread *r)
+static const struct util_dirent64 *dread_next(struct dread *r)
 {
-	struct util_dirent64 *e;
+	const struct util_dirent64 *e;
 
 	if (r->pos >= r->len) {
-		long n = util_getdents64(r->fd, r->buf, DREAD_BUF);
+		long n;
 
+		if (r->fd < 0)
+			return NULL;
+		n = util_getdents64(r->fd, r->buf, DREAD_BUF);
 		if (n <= 0)
 			return NULL;
+		r->at = r->buf;
 		r->len = (size_t)n;
 		r->pos = 0;
 	}
-	e = (struct util_dirent64 *)(void *)(r->buf + r->pos);
+	e = (const struct util_dirent64 *)(const void *)(r->at + r->pos);
 	r->pos += e->d_reclen;
 	return e;
+}
+
+/*
+ * A directory of the walk, opened only when something must be read from
+ * it. One whose listing the call's walk for repositories kept
+ * (listings.h) is read from there and needs no descriptor — unless a
+ * subdirectory of it was not kept (a `.git`, a directory that walk leaves
+ * alone): then it is opened below its parent, which is opened the same way,
+ * never through a symbolic link, as the walk opens every directory it
+ * reads itself.
+ */
+struct wdir {
+	int fd;		  /* -1: not open (yet) */
+	bool failed;	  /* it could not be opened: not tried again */
+	struct wdir *up;  /* NULL: the group's top, opened by its path */
+	const char *name; /* below @up (the top: its canonical path) */
+};
+
+/* The descriptor of @d, opened now if it is not yet, or -1. */
+static int wdir_fd(struct wdir *d)
+{
+	int up;
+
+	if (d->fd >= 0 || d->failed)
+		return d->fd;
+	if (!d->up)
+		d->fd = open(d->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	else if ((up = wdir_fd(d->up)) >= 0)
+		d->fd = openat(up, d->name,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC |
+				   O_NONBLOCK);
+	d->failed = d->fd < 0;
+	return d->fd;
 }
 
 struct walker {
@@ -580,26 +619,31 @@ bool ward_xl_path_push(char *buf, size_t *len, const char *name, size_t n)
 }
 
 /*
- * Walk the directory @fd (consumed) whose entries lie @depth levels below
- * the group's prefix. @under_ro: an ancestor already is a read-only target.
+ * The reader of the directory @dir at w->can (@depth: which buffer is
+ * its): its kept listing, else its own records (opened now). False when
+ * it cannot be read (its open failed, or ENOMEM: p->oom).
  */
-static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
+static bool walk_open(struct walker *w, struct wdir *dir, unsigned depth,
+		      struct dread *d)
 {
 	struct ward_xlate *p = w->p;
-	struct group *g = &p->g[w->gi];
-	size_t llen = w->llen, clen = w->clen;
-	struct dread dr = {fd, NULL, 0, 0};
-	struct dread *d = &dr;
-	struct util_dirent64 *e;
+	const void *kept;
+	size_t len;
 
+	kept = ward_listings_find(p->listings, w->can, &len);
+	if (kept) {
+		*d = (struct dread){-1, NULL, kept, len, 0};
+		return true;
+	}
+	if (wdir_fd(dir) < 0)
+		return false;
 	if (depth >= w->nbufs) {
 		size_t n = depth + 8;
 		char **v = realloc(w->bufs, n * sizeof(*v));
 
 		if (!v) {
 			p->oom = true;
-			close(fd);
-			return;
+			return false;
 		}
 		memset(v + w->nbufs, 0, (n - w->nbufs) * sizeof(*v));
 		w->bufs = v;
@@ -609,11 +653,30 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		w->bufs[depth] = malloc(DREAD_BUF);
 		if (!w->bufs[depth]) {
 			p->oom = true;
-			close(fd);
-			return;
+			return false;
 		}
 	}
-	dr.buf = w->bufs[depth];
+	*d = (struct dread){dir->fd, w->bufs[depth], w->bufs[depth], 0, 0};
+	return true;
+}
+
+/*
+ * Walk the directory @dir (at w->can) whose entries lie @depth levels
+ * below the group's prefix; the caller closes what it opened.
+ * @under_ro: an ancestor already is a read-only target.
+ */
+static void walk_dir(struct walker *w, struct wdir *dir, unsigned depth,
+		     bool under_ro)
+{
+	struct ward_xlate *p = w->p;
+	struct group *g = &p->g[w->gi];
+	size_t llen = w->llen, clen = w->clen;
+	struct dread dr;
+	struct dread *d = &dr;
+	const struct util_dirent64 *e;
+
+	if (!walk_open(w, dir, depth, d))
+		return;
 	while (!p->stop && !p->oom && (e = dread_next(d))) {
 		const char *name = e->d_name;
 		size_t n = strlen(name);
@@ -633,15 +696,12 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		if (!ward_xl_path_push(w->lex, &w->llen, name, n) ||
 		    !ward_xl_path_push(w->can, &w->clen, name, n))
 			goto next;
-		if (type == DT_UNKNOWN) {
-			struct stat st;
-
-			if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW))
-				goto next;
-			type = S_ISDIR(st.st_mode)   ? DT_DIR
-			       : S_ISLNK(st.st_mode) ? DT_LNK
-						     : DT_REG;
-		}
+		/* In a kept listing the walk that read it asked already
+		 * (DT_UNKNOWN: its lstat failed). */
+		if (type == DT_UNKNOWN && d->fd >= 0)
+			type = util_dirent_type(d->fd, name);
+		if (type == DT_UNKNOWN)
+			goto next;
 		/*
 		 * A symlink is a name, not what it points to: hiding it would
 		 * hide its target (mounts and grants follow links). The fence
@@ -662,13 +722,15 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 			goto next;
 		if (type == DT_DIR && depth < g->maxdepth &&
 		    !walk_skips(p, w->can)) {
-			int sub = openat(d->fd, name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					     O_CLOEXEC | O_NONBLOCK);
+			/* @name stays put: in the kept listing, or in this
+			 * depth's buffer, which is not read again before
+			 * the subdirectory is done. */
+			struct wdir sub = {-1, false, dir, name};
 
-			if (sub >= 0)
-				walk_dir(w, sub, depth + 1,
-					 under_ro || a == WARD_ACCESS_RO);
+			walk_dir(w, &sub, depth + 1,
+				 under_ro || a == WARD_ACCESS_RO);
+			if (sub.fd >= 0)
+				close(sub.fd);
 		}
 	next:
 		w->llen = llen;
@@ -676,7 +738,6 @@ static void walk_dir(struct walker *w, int fd, unsigned depth, bool under_ro)
 		w->clen = clen;
 		w->can[clen] = '\0';
 	}
-	close(d->fd);
 }
 
 /* Walk every group, except those a `**` walk above them already covers. */
@@ -707,7 +768,8 @@ static void walk_groups(struct ward_xlate *p)
 	for (size_t i = 0; i < p->ng; i++) {
 		struct group *g = &p->g[i];
 		bool covered = !group_needed(p, g), is_dir;
-		int fd;
+		struct wdir top = {-1, false, NULL, g->can};
+		size_t len;
 
 		for (size_t j = 0; j < p->ng && !covered; j++) {
 			struct group *o = &p->g[j];
@@ -722,8 +784,10 @@ static void walk_groups(struct ward_xlate *p)
 		    !ward_xl_probe_path(g->can, &is_dir) || !is_dir ||
 		    walk_skips(p, g->can))
 			continue;
-		fd = open(g->can, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
+		/* Kept by the walk for repositories (listings.h), or
+		 * opened now. */
+		if (!ward_listings_find(p->listings, g->can, &len) &&
+		    wdir_fd(&top) < 0)
 			continue;
 		g->walked = true;
 		w->p = p;
@@ -731,7 +795,8 @@ static void walk_groups(struct ward_xlate *p)
 		w->llen = strlen(g->lex);
 		w->clen = strlen(g->can);
 		if (w->llen >= PATH_MAX || w->clen >= PATH_MAX) {
-			close(fd);
+			if (top.fd >= 0)
+				close(top.fd);
 			continue;
 		}
 		memcpy(w->lex, g->lex, w->llen + 1);
@@ -746,7 +811,9 @@ static void walk_groups(struct ward_xlate *p)
 			w->always[w->ncand] = inside;
 			w->cand[w->ncand++] = &globs[j];
 		}
-		walk_dir(w, fd, 1, false);
+		walk_dir(w, &top, 1, false);
+		if (top.fd >= 0)
+			close(top.fd);
 	}
 out_free:
 	for (size_t i = 0; i < w->nbufs; i++)

@@ -6,10 +6,25 @@
 
 #include "facts.h"
 #include "libward/internal.h"
+#include "listings.h"
+
+/* Whether the glob walk will read directories: an `r-` or `--` glob. */
+static bool walks_globs(const ward_policy *policy)
+{
+	const ward_rules *rules = ward_policy_rules(policy);
+	struct ward_rule_info info;
+
+	for (size_t i = 0; i < ward_rules_count(rules); i++)
+		if (ward_rules_get(&info, rules, i) == 0 && info.is_glob &&
+		    info.access != WARD_ACCESS_RW)
+			return true;
+	return false;
+}
 
 int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
 		   unsigned what)
 {
+	struct ward_listings *keep = NULL;
 	struct ward_facts *f;
 	int err;
 
@@ -19,11 +34,22 @@ int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
 	if (!f)
 		return ward_err(-ENOMEM, "out of memory");
 	atomic_init(&f->refs, 1);
+	atomic_init(&f->listings, NULL);
 	err = ward_roots_writable(&f->roots, policy);
+	if (!err && (what & WARD_FACTS_LISTINGS) &&
+	    !(what & WARD_FACTS_READS) && walks_globs(policy) &&
+	    ward_listings_new(&keep) != 0)
+		err = ward_err(-ENOMEM, "out of memory");
 	if (!err)
 		err = ward_protect_compute(&f->prot, &f->nprot, &f->refused,
 					   &f->notes, policy, f->roots,
-					   !(what & WARD_FACTS_READS), NULL);
+					   !(what & WARD_FACTS_READS), keep);
+	/* A list that could not be made plans nothing: nothing to keep. */
+	if (!err && !f->refused) {
+		atomic_store(&f->listings, keep);
+		keep = NULL;
+	}
+	ward_listings_free(keep);
 	if (!err && (what & WARD_FACTS_ALIASES)) {
 		err = ward_rule_aliases_compute(&f->aliases, &f->naliases,
 						ward_policy_rules(policy));
@@ -54,7 +80,13 @@ void ward_facts_unref(struct ward_facts *f)
 	free(f->refused);
 	ward_strv_free(f->notes);
 	ward_rule_aliases_free(f->aliases, f->naliases);
+	ward_listings_free(atomic_load(&f->listings));
 	free(f);
+}
+
+struct ward_listings *ward_facts_take_listings(struct ward_facts *f)
+{
+	return f ? atomic_exchange(&f->listings, NULL) : NULL;
 }
 
 /* --- the protected paths of a policy alone (protect.h) ----------------- */

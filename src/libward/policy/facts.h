@@ -33,6 +33,12 @@
  * judge a change.
  */
 #define WARD_FACTS_READS 0x2u
+/*
+ * For the plan of a command: keep the listings of the directories the scan
+ * reads (listings.h) when the policy has globs to walk, for the one
+ * translation that follows (ward_facts_take_listings()).
+ */
+#define WARD_FACTS_LISTINGS 0x4u
 
 struct ward_facts {
 	atomic_uint refs;
@@ -46,6 +52,9 @@ struct ward_facts {
 	bool have_aliases;
 	struct ward_rule_alias *aliases;
 	size_t naliases;
+	/* WARD_FACTS_LISTINGS: what the scan read, until it is taken (the
+	 * one part that changes: the first translation takes it). */
+	_Atomic(struct ward_listings *) listings;
 };
 
 /*
@@ -58,6 +67,14 @@ int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
 		   unsigned what);
 struct ward_facts *ward_facts_ref(struct ward_facts *f);
 void ward_facts_unref(struct ward_facts *f);
+
+/*
+ * ward_facts_take_listings - the listings the scan of @f kept
+ * (WARD_FACTS_LISTINGS), once: the first caller gets them and frees them
+ * with ward_listings_free() (after its walk: they are per call, never
+ * kept), every later one NULL, as do facts that kept none.
+ */
+struct ward_listings *ward_facts_take_listings(struct ward_facts *f);
 
 /*
  * ward_facts_protected - the protected paths of @f, borrowed: 0, or

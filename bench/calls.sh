@@ -388,6 +388,27 @@ for r in ("bwrap", "landlock"):
         ratio(f"1,000 `--` rules vs none, {r}, {where} ({mode})",
               f"rules-{r}-{mode}", "r1k", "none", 2.0)
 
+# Part 10: root and uid 65534 in a git workspace, with the floors measured
+# in the same rounds.
+for who, label in (("root", "root"), ("nobody", "uid 65534")):
+    for mode in ("read-only", "workspace-write"):
+        name = f"keeper-{who}-{mode}"
+        ratio(f"`ward run --runner landlock -- true` vs `sh -c true` ({mode}, git workspace, {label})",
+              name, "ward", "sh", 1.8 if mode == "read-only" else 2.0)
+        ratio(f"`landlock-run` with ward's argv vs `sh -c true` ({mode}, git workspace, {label})",
+              name, "launcher", "sh", 1.6)
+        d = load(name)
+        if not d:
+            continue
+        sh = d["sh"]["median_us"]
+        floor = d["version"]["median_us"] + d["true"]["median_us"]
+        rows.append((f"floor: ward's exec + the command's exec (`ward --version` + `true`) vs `sh -c true` ({mode}, {label})",
+                     f"version {d['version']['median_us'] / 1000:.3f} + true {d['true']['median_us'] / 1000:.3f} / sh {sh / 1000:.3f}",
+                     f"{floor / sh:.3f}", "-", "info"))
+        rows.append((f"floor: the launcher without its supervisor (`nosv`) vs `sh -c true` ({mode}, {label})",
+                     f"nosv {d['nosv']['median_us'] / 1000:.3f} / sh {sh / 1000:.3f}",
+                     f"{d['nosv']['median_us'] / sh:.3f}", "-", "info"))
+
 def extra(what, name, a, b, per, unit):
     d = load(name)
     if not d:

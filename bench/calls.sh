@@ -29,7 +29,9 @@
 #   9. issue 18: ward run --json with 1,000,000 bytes of output vs the
 #      same without --json (target 1.1), and 1,000 literal `--` rules vs
 #      none on each runner, outside the roots (read-only) and inside them
-#      (workspace-write) (target 2.0), with 10,000 rules as info
+#      (workspace-write) (target 2.0), with 10,000 rules as info and, in
+#      the same rounds, the floor of 1,000 hidden files (the least kernel
+#      work any implementation pays for them: bench/bench_rulefloor.c)
 #  10. issue 18: landlock-run with ward's argv and ward run --runner
 #      landlock against sh -c true and the no-supervisor build, root and
 #      uid 65534 (CALLS_OLD=TREE adds another revision's launcher and ward),
@@ -239,14 +241,27 @@ if part 9; then
 			seq -f "  - \"-- $WORK/rules/ws/f%g\"" 1 "$n"
 		} >"$WORK/rules$n.yml"
 	done
-	cd "$WORK/rules/ws"
+	# The floor of 1,000 hidden files (bench/bench_rulefloor.c), in the
+	# same rounds: the least kernel work any implementation pays for
+	# them on top of its call without rules.
+	FLOOR=$OUT/bench_rulefloor
+	cc -O2 -std=c11 -D_GNU_SOURCE -o "$FLOOR" "$ROOT/bench/bench_rulefloor.c"
+	D=$WORK/rules/ws
+	cd "$D"
 	for r in bwrap landlock; do
 		for mode in read-only workspace-write; do
 			c="$WARD run --mode $mode --runner $r"
+			floor=("fnone=$FLOOR none $D 0 -- true"
+				"fns=$FLOOR mounts $D 0 -- true"
+				"fm1k=$FLOOR mounts $D 1000 -- true"
+				"fmfd1k=$FLOOR mounts-fd $D 1000 -- true")
+			[ "$mode" = read-only ] &&
+				floor+=("fc1k=$FLOOR complement $D 1000 -- true")
 			paired "rules-$r-$mode" "$((ROUNDS / 10))" \
 				"none=$c -- true" \
 				"r1k=$c --config $WORK/rules1000.yml -- true" \
-				"r10k=$c --config $WORK/rules10000.yml -- true"
+				"r10k=$c --config $WORK/rules10000.yml -- true" \
+				"${floor[@]}"
 		done
 	done
 	cd "$WORK/ws"
@@ -445,6 +460,36 @@ for r in ("bwrap", "landlock"):
     for mode in ("read-only", "workspace-write"):
         extra(f"10,000 `--` rules vs none, {r} ({mode})",
               f"rules-{r}-{mode}", "r10k", "none", 10000, "µs/rule")
+# The floor (bench/bench_rulefloor.c): one mount(2) per hidden file in a
+# private mount namespace, against the namespace alone for bwrap (its call
+# without rules has one) and against no namespace for Landlock (its has
+# none); for Landlock outside the roots also the complement, one
+# landlock_add_rule per entry beside the hidden ones (the cheaper counts).
+for r in ("bwrap", "landlock"):
+    for mode in ("read-only", "workspace-write"):
+        name = f"rules-{r}-{mode}"
+        base = "fns" if r == "bwrap" else "fnone"
+        extra(f"floor of 1,000 hidden files, {r} ({mode}): a mount(2) each",
+              name, "fm1k", base, 1000, "µs/rule")
+        extra(f"floor of 1,000 hidden files, {r} ({mode}): open_tree + move_mount each",
+              name, "fmfd1k", base, 1000, "µs/rule")
+        d = load(name)
+        if r == "landlock" and mode == "read-only":
+            extra(f"floor of 1,000 hidden files, {r} ({mode}): the complement "
+                  "(a Landlock rule per entry beside them)",
+                  name, "fc1k", base, 1000, "µs/rule")
+        if not d:
+            continue
+        m = lambda k: d[k]["median_us"]
+        floor, how = m("fm1k") - m(base), "mounts"
+        if "fc1k" in d and m("fc1k") - m(base) < floor:
+            floor, how = m("fc1k") - m(base), "complement"
+        x, y = m("r1k"), m("none")
+        rows.append((f"1,000 `--` rules vs none, {r} ({mode}), if ward paid only "
+                     f"the floor ({how}); limit column: ward's part above it",
+                     f"none {y / 1000:.3f} + floor {floor / 1000:.3f} / none {y / 1000:.3f}",
+                     f"{(y + floor) / y:.3f}",
+                     f"{(x - y - floor) / 1000:+.3f} ms/call", "info"))
 
 print()
 for r in rows:

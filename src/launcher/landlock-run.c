@@ -588,6 +588,7 @@ static void apply_hides(const struct plan *p)
 				die("%s", err);
 		}
 	}
+	ward_hide_end();
 	if (chdir(cwd) != 0)
 		die("cannot enter the working directory %s after hiding "
 		    "paths: %s",

@@ -152,6 +152,21 @@ int ward_hide_unshare(char *err, size_t err_len)
 }
 
 /*
+ * The first file cover made, detached, that the next ones are cloned from
+ * (one open_tree each instead of an open_tree of /dev/null and a
+ * mount_setattr); -1 before the first, -2 when the kernel cannot clone it.
+ * Closed by ward_hide_end() (and O_CLOEXEC).
+ */
+static int file_cover = -1;
+
+void ward_hide_end(void)
+{
+	if (file_cover >= 0)
+		close(file_cover);
+	file_cover = -1;
+}
+
+/*
  * A detached mount that hides: for a directory an empty tmpfs, for a file
  * a copy of the /dev/null mount, both read-only, nodev, nosuid, noexec;
  * for @kind RO a recursive copy of @fd's own mount, read-only; for PIN the
@@ -196,6 +211,17 @@ static int make_cover(int fd, bool is_dir, enum ward_hide_kind kind)
 		close(fs);
 		return m < 0 ? -e : m;
 	}
+	/* A copy of the first file cover, flags and all (Linux 6.15 clones
+	 * a detached mount; before, EINVAL: a cover is made for each). */
+	if (file_cover >= 0) {
+		m = (int)syscall(__NR_open_tree, file_cover, "",
+				 H_OPEN_TREE_CLONE | O_CLOEXEC |
+				     H_AT_EMPTY_PATH);
+		if (m >= 0 || errno != EINVAL)
+			return m >= 0 ? m : -errno;
+		close(file_cover);
+		file_cover = -2;
+	}
 	m = (int)syscall(__NR_open_tree, AT_FDCWD, "/dev/null",
 			 H_OPEN_TREE_CLONE | O_CLOEXEC);
 	if (m < 0)
@@ -204,6 +230,14 @@ static int make_cover(int fd, bool is_dir, enum ward_hide_kind kind)
 	if (syscall(__NR_mount_setattr, m, "", H_AT_EMPTY_PATH, &attr,
 		    sizeof(attr)) != 0)
 		goto out_close_mount;
+	if (file_cover == -1) {
+		/* Kept as the model of the next ones: this one is moved. */
+		file_cover = (int)syscall(__NR_open_tree, m, "",
+					  H_OPEN_TREE_CLONE | O_CLOEXEC |
+					      H_AT_EMPTY_PATH);
+		if (file_cover < 0)
+			file_cover = -2;
+	}
 	return m;
 
 out_close_mount:
@@ -219,7 +253,10 @@ int ward_hide_apply(const char *path, enum ward_hide_kind kind, bool *skipped,
 	int fd, m, ret = 0;
 
 	*skipped = false;
-	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	/* openat: musl's open() follows an O_CLOEXEC open with a
+	 * fcntl(F_SETFD) for kernels older than 2.6.23, a system call per
+	 * hidden path. */
+	fd = openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		/* Gone since the plan, or out of reach for these
 		 * credentials (then for the command too): nothing to hide. */
@@ -272,6 +309,7 @@ static int probe_child(void)
 	if (ward_hide_apply("/dev", WARD_HIDE_NONE, &skipped, NULL, 0) ||
 	    skipped)
 		return 1;
+	ward_hide_end();
 	return 0;
 }
 

@@ -45,7 +45,8 @@ int ward_hide_unshare(char *err, size_t err_len);
  * onto itself read-only, WARD_HIDE_PIN onto itself as it is (a
  * mount point cannot be renamed or removed: EBUSY). The path is opened once (O_PATH|O_NOFOLLOW) and
  * the mount goes onto that descriptor, so no rename during the call can
- * redirect it.
+ * redirect it. The first file cover is kept and cloned for the next
+ * files: call ward_hide_end() after the last hide.
  *
  * Skipped, returning 0 with *@skipped set: a path that no longer exists
  * (the plan saw the disk as it was: one removed since only narrows), a
@@ -56,6 +57,12 @@ int ward_hide_unshare(char *err, size_t err_len);
  */
 int ward_hide_apply(const char *path, enum ward_hide_kind kind, bool *skipped,
 		    char *err, size_t err_len);
+
+/**
+ * ward_hide_end - after the last ward_hide_apply(): close the cover the
+ * file hides were cloned from (a descriptor kept between calls).
+ */
+void ward_hide_end(void);
 
 /**
  * ward_hide_possible - whether this process (and a launcher it starts with

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -277,6 +278,72 @@ static void t_walk_keeps(void **state)
 	free(w);
 }
 
+/*
+ * ward_listings_only keeps only the named directories; ward_listings_read
+ * reads one to its end (kept, types known) or returns the kept one; the
+ * name index finds every entry and nothing else.
+ */
+static void t_only_read_names(void **state)
+{
+	struct ward_repo_walk *w = calloc(1, sizeof(*w));
+	struct ward_listings *l = NULL;
+	const char *root = fx_path("ws2"), *recs, *again;
+	struct ward_names nm;
+	char **only = calloc(2, sizeof(*only));
+	char got[1024];
+	size_t len, len2;
+	int fd;
+
+	(void)state;
+	assert_non_null(w);
+	assert_non_null(only);
+	xmkdir("ws2");
+	xmkdir("ws2/a");
+	xmkdir("ws2/b");
+	xtouch("ws2/a/f1");
+	xtouch("ws2/b/f2");
+	assert_int_equal(symlink("f1", fx_path("ws2/a/l")), 0);
+	only[0] = strdup(fx_path("ws2/a"));
+	assert_int_equal(ward_listings_new(&l), 0);
+	assert_int_equal(ward_listings_only(l, only, 1), 0);
+	w->max_depth = REPO_WALK_DEPTH_MAX;
+	w->found = found_none;
+	w->keep = l;
+	assert_int_equal(ward_repo_walk(w, root), 0);
+	assert_null(ward_listings_find(l, root, &len));
+	assert_null(ward_listings_find(l, fx_path("ws2/b"), &len));
+	recs = ward_listings_find(l, fx_path("ws2/a"), &len);
+	assert_non_null(recs);
+	names_kept(got, sizeof(got), recs, len);
+	assert_string_equal(got, "f1\nl\n");
+	/* Kept already: the same records, nothing read. */
+	again = ward_listings_read(l, -1, fx_path("ws2/a"), &len2);
+	assert_ptr_equal(again, recs);
+	assert_int_equal(len2, len);
+	ward_listings_free(l);
+
+	assert_int_equal(ward_listings_new(&l), 0);
+	fd = open(fx_path("ws2/a"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	recs = ward_listings_read(l, fd, fx_path("ws2/a"), &len);
+	close(fd);
+	assert_non_null(recs);
+	names_kept(got, sizeof(got), recs, len);
+	assert_string_equal(got, "f1\nl\n");
+	assert_ptr_equal(ward_listings_find(l, fx_path("ws2/a"), &len2), recs);
+	assert_true(ward_names_index(&nm, recs, len));
+	assert_int_equal(nm.count, 2);
+	assert_non_null(ward_names_find(&nm, "f1"));
+	assert_int_equal(ward_names_find(&nm, "f1")->d_type, DT_REG);
+	assert_int_equal(ward_names_find(&nm, "l")->d_type, DT_LNK);
+	assert_null(ward_names_find(&nm, "f2"));
+	assert_null(ward_names_find(&nm, "."));
+	assert_null(ward_names_find(&nm, "f"));
+	ward_names_free(&nm);
+	ward_listings_free(l);
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +351,7 @@ int main(void)
 	    cmocka_unit_test(t_many),
 	    cmocka_unit_test(t_bound),
 	    cmocka_unit_test(t_walk_keeps),
+	    cmocka_unit_test(t_only_read_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1333,6 +1333,110 @@ static void t_landlock_outside_over_budget(void **state)
 	ward_xlate_free(plan);
 }
 
+/*
+ * The grants and hides of @mode's Landlock plan on workspace @ws for
+ * @text, joined into one string (for comparing two plans).
+ */
+static char *plan_dump(struct fx *fx, enum ward_mode mode, const char *ws,
+		       const char *text)
+{
+	struct ward_xlate *plan = NULL;
+	char **ro = NULL, **rw = NULL, *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	char *const *h;
+
+	assert_non_null(f);
+	policy_with(fx, mode, ws, text);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	assert_null(ward_xlate_refusal(plan));
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	for (size_t i = 0; ro[i]; i++)
+		fprintf(f, "ro %s\n", ro[i]);
+	for (size_t i = 0; rw[i]; i++)
+		fprintf(f, "rw %s\n", rw[i]);
+	h = ward_xlate_landlock_hides(plan);
+	for (size_t i = 0; h && h[i]; i++)
+		fprintf(f, "hide %s\n", h[i]);
+	fclose(f);
+	ward_strv_free(ro);
+	ward_strv_free(rw);
+	ward_xlate_free(plan);
+	return out;
+}
+
+/*
+ * A run of literal rules with one parent is looked up in one listing of
+ * that parent (and the walk for repositories keeps it): the plan is the
+ * one the rules give when each is asked for on its own — files, a
+ * directory, a missing path, a link (its target is what is hidden) —
+ * outside the roots (the complement) and inside one (mounts).
+ */
+static void t_literal_run_listed(void **state)
+{
+	struct fx *fx = *state;
+	char run[4096], apart[8192], *a, *b;
+	size_t o = 0, q = 0;
+
+	xmkdir(fx->base, "out/many");
+	xmkdir(fx->base, "out/many/d");
+	xmkdir(fx->base, "ws/many");
+	xmkdir(fx->base, "ws/many/d");
+	for (int i = 0; i < 12; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "out/many/f%d", i);
+		xwrite(fx->base, rel, "x");
+		snprintf(rel, sizeof(rel), "ws/many/f%d", i);
+		xwrite(fx->base, rel, "x");
+	}
+	xsymlink(fx->base, "out/many/l", "f11");
+	xsymlink(fx->base, "ws/many/l", "f11");
+	for (int w = 0; w < 2; w++) {
+		const char *dir = w ? "ws" : "out";
+
+		o = q = 0;
+		for (int i = 0; i < 12; i += 2) {
+			o += (size_t)snprintf(run + o, sizeof(run) - o,
+					      "-- @BASE@/%s/many/f%d\n", dir, i);
+			/* Apart: a rule of another parent after each. */
+			q += (size_t)snprintf(apart + q, sizeof(apart) - q,
+					      "-- @BASE@/%s/many/f%d\n"
+					      "-- @BASE@/out/none/z%d\n",
+					      dir, i, i);
+		}
+		static const char *const odd[] = {"d", "missing", "l"};
+		for (size_t i = 0; i < 3; i++) {
+			o += (size_t)snprintf(run + o, sizeof(run) - o,
+					      "-- @BASE@/%s/many/%s\n", dir,
+					      odd[i]);
+			q += (size_t)snprintf(apart + q, sizeof(apart) - q,
+					      "-- @BASE@/%s/many/%s\n"
+					      "-- @BASE@/out/none/y%zu\n",
+					      dir, odd[i], i);
+		}
+		for (int m = 0; m < 2; m++) {
+			enum ward_mode mode = m ? WARD_MODE_WORKSPACE_WRITE
+						: WARD_MODE_READ_ONLY;
+
+			a = plan_dump(fx, mode, "ws", run);
+			b = plan_dump(fx, mode, "ws", apart);
+			assert_string_equal(a, b);
+			/* Not vacuous: outside the roots a sibling is granted
+			 * and the hidden file is not; inside, it is hidden. */
+			if (!w || !m) {
+				assert_non_null(strstr(a, "/many/f1\n"));
+				assert_null(strstr(a, "/many/f0\n"));
+			} else {
+				assert_non_null(strstr(a, "hide --hide\n"));
+			}
+			free(a);
+			free(b);
+		}
+	}
+}
+
 /* The launcher argv and the in-process plan carry the same grants. */
 static void t_landlock_argv_matches_plan(void **state)
 {
@@ -2559,6 +2663,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_outside_over_budget,
 					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(t_literal_run_listed, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_argv_matches_plan, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_live, setup, teardown),

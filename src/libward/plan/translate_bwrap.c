@@ -59,7 +59,8 @@ static void collect_pins(struct ward_xlate *p, struct target *const *kept,
 {
 	struct ward_strv pins = {0};
 	char buf[PATH_MAX];
-	const char **sorted;
+	const char **sorted, *last = NULL, *last_root = NULL;
+	size_t last_len = 0;
 
 	if (!nk)
 		return;
@@ -75,11 +76,21 @@ static void collect_pins(struct ward_xlate *p, struct target *const *kept,
 	qsort(sorted, nk, sizeof(*sorted), ward_xl_str_cmp);
 	for (size_t k = 0; k < nk; k++) {
 		const char *w = outer_root(p, kept[k]->path);
+		const char *slash = strrchr(kept[k]->path, '/');
 		size_t wl, cut = SIZE_MAX;
 		char *s;
 
 		if (!w)
 			continue;
+		/* The pins depend on the parent and its root only: a run of
+		 * siblings (a thousand files of one directory) asks once. */
+		if (slash && last && last_root == w &&
+		    (size_t)(slash - kept[k]->path) == last_len &&
+		    memcmp(kept[k]->path, last, last_len) == 0)
+			continue;
+		last = kept[k]->path;
+		last_len = slash ? (size_t)(slash - last) : 0;
+		last_root = w;
 		wl = strlen(w);
 		/* The outermost parent that is itself kept (its length):
 		 * it and what lies inside it need no pin. */

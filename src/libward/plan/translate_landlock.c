@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "libward/internal.h"
+#include "libward/policy/listings.h"
 #include "libward/policy/protect.h"
 #include "translate_impl.h"
 #include "translate_internal.h"
@@ -42,11 +43,110 @@ struct comp {
  * (@depth > 0) is optional (WARD_LL_OPTIONAL): the walk sees the disk as
  * it is now, and an entry removed before the call starts only narrows.
  */
+/* The first exclusion not before @dir (path_cmp): those inside @dir, if
+ * any, start there. */
+static size_t excl_from(const struct comp *c, const char *dir)
+{
+	size_t lo = 0, hi = c->nexcl;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ward_xl_path_cmp(c->excl[mid], dir) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Whether the entries of the tainted directory @dir (records @rec, @len
+ * bytes) need more grants than the budget has left: every entry but a
+ * link needs one at least, except those that are excluded or hold
+ * something excluded (one per distinct next component of the exclusions
+ * inside @dir, which lie together in their order). Then the walk is over
+ * at once instead of after spending its budget one grant at a time.
+ */
+static bool over_budget(struct comp *c, const char *dir, const void *rec,
+			size_t len)
+{
+	size_t need = 0, dl = strcmp(dir, "/") ? strlen(dir) : 0, lo;
+	const char *last = NULL;
+	size_t lastn = 0;
+
+	for (size_t o = 0; o < len;) {
+		const struct util_dirent64 *e =
+		    (const void *)((const char *)rec + o);
+
+		o += e->d_reclen;
+		if (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN &&
+		    strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			need++;
+	}
+	if (need <= c->budget)
+		return false;
+	lo = excl_from(c, dir);
+	for (size_t i = lo; i < c->nexcl && need > c->budget; i++) {
+		const char *x = c->excl[i], *sub, *end;
+
+		if (!util_path_within(x, dir) || strcmp(x, dir) == 0) {
+			if (strcmp(x, dir) == 0)
+				continue;
+			break;
+		}
+		sub = x + dl + 1;
+		end = strchr(sub, '/');
+		if (!end)
+			end = sub + strlen(sub);
+		if (last && lastn == (size_t)(end - sub) &&
+		    memcmp(last, sub, lastn) == 0)
+			continue;
+		last = sub;
+		lastn = (size_t)(end - sub);
+		need--;
+	}
+	if (need <= c->budget)
+		return false;
+	c->over = true;
+	return true;
+}
+
+static void complement(struct comp *c, const char *dir, int depth);
+
+/* The entries of the tainted directory @dir (@fd) in @rec, one by one. */
+static void comp_records(struct comp *c, const char *dir, int fd,
+			 const void *rec, size_t len, int depth)
+{
+	for (size_t o = 0; !c->over && o < len;) {
+		const struct util_dirent64 *e =
+		    (const void *)((const char *)rec + o);
+		char child[PATH_MAX];
+		size_t dl = strlen(dir);
+		unsigned char type = e->d_type;
+
+		o += e->d_reclen;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		memcpy(child, dir, dl + 1);
+		if (!ward_xl_path_push(child, &dl, e->d_name,
+				       strlen(e->d_name)))
+			continue;
+		if (type == DT_UNKNOWN)
+			type = util_dirent_type(fd, e->d_name);
+		/* A link is skipped (a grant would follow it); an entry
+		 * whose lstat failed is granted nothing. */
+		if (type == DT_LNK || type == DT_UNKNOWN)
+			continue;
+		complement(c, child, depth + 1);
+	}
+}
+
 static void complement(struct comp *c, const char *dir, int depth)
 {
 	bool tainted = false;
-	struct dirent *e;
-	DIR *d;
+	const void *rec;
+	size_t len;
 	int fd;
 
 	if (c->over)
@@ -65,16 +165,8 @@ static void complement(struct comp *c, const char *dir, int depth)
 	 * every exclusion (1,000 rules over a few thousand entries).
 	 */
 	{
-		size_t lo = 0, hi = c->nexcl;
+		size_t lo = excl_from(c, dir);
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (ward_xl_path_cmp(c->excl[mid], dir) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		if (lo < c->nexcl) {
 			if (strcmp(c->excl[lo], dir) == 0)
 				return;
@@ -102,43 +194,43 @@ static void complement(struct comp *c, const char *dir, int depth)
 	}
 	ward_strv_push(c->tainted, dir);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		int e_ = errno;
-
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
 		ward_xl_linef(
 		    &c->p->warn,
 		    "landlock: cannot list %s (%s) to hide what lies inside "
 		    "it, so nothing inside it is readable",
-		    dir, strerror(e_));
+		    dir, strerror(errno));
 		return;
 	}
-	while (!c->over && (e = readdir(d))) {
-		char child[PATH_MAX];
-		size_t len = strlen(dir);
-		unsigned char type = e->d_type;
+	if (!c->p->listings)
+		ward_listings_new(&c->p->listings);
+	/* Kept (the plan's rules may have listed it): counted first, and
+	 * copied, since the walk below keeps more and moves the listings. */
+	rec = ward_listings_read(c->p->listings, fd, dir, &len);
+	if (rec && !over_budget(c, dir, rec, len)) {
+		char *own = malloc(len);
 
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		memcpy(child, dir, len + 1);
-		if (!ward_xl_path_push(child, &len, e->d_name,
-				       strlen(e->d_name)))
-			continue;
-		if (type == DT_UNKNOWN) {
-			struct stat st;
-
-			if (fstatat(dirfd(d), e->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW))
-				continue;
-			type = S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		if (own) {
+			memcpy(own, rec, len);
+			comp_records(c, dir, fd, own, len, depth);
+			free(own);
+		} else {
+			c->p->oom = true;
 		}
-		if (type == DT_LNK)
-			continue;
-		complement(c, child, depth + 1);
+	} else if (!rec) {
+		/* Too big to keep: read as it comes (on the heap: the
+		 * walk recurses once per level). */
+		char *buf = malloc(32768);
+		long got;
+
+		while (buf && !c->over &&
+		       (got = util_getdents64(fd, buf, 32768)) > 0)
+			comp_records(c, dir, fd, buf, (size_t)got, depth);
+		if (!buf)
+			c->p->oom = true;
+		free(buf);
 	}
-	closedir(d);
+	close(fd);
 }
 
 /* "a, b, c" of a vector, for a warning; malloc'd (NULL on ENOMEM). */

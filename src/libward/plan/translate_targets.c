@@ -879,7 +879,37 @@ struct canon_cache {
 	int fd;	     /* canon, O_PATH (-1: not open) */
 	/* The same for dir's own parent (NULL: util_path_canon(dir)). */
 	struct canon_cache *up;
+	/* Set by the caller before the first rule of a run of
+	 * WARD_LISTINGS_LITERALS or more with the same parent: the parent is
+	 * listed once (listings.h) and each rule looked up by name, in
+	 * place of a fstatat per rule. NULL @ls: never. */
+	struct ward_listings **ls;
+	bool list;
+	bool named; /* @names holds the parent's entries */
+	struct ward_names names;
 };
+
+/* How @cc's parent is opened: to be read when its run lists it. */
+static int dir_flags(const struct canon_cache *cc)
+{
+	return (cc->list && cc->ls ? O_RDONLY | O_NONBLOCK : O_PATH) |
+	       O_DIRECTORY | O_CLOEXEC;
+}
+
+/* The entries of @cc's parent (opened by dir_flags()), by name, when its
+ * run asked for them. */
+static void canon_list(struct canon_cache *cc)
+{
+	const void *rec;
+	size_t len;
+
+	if (!cc->list || !cc->ls || cc->fd < 0)
+		return;
+	if (!*cc->ls && ward_listings_new(cc->ls) != 0)
+		return;
+	rec = ward_listings_read(*cc->ls, cc->fd, cc->canon, &len);
+	cc->named = rec && ward_names_index(&cc->names, rec, len);
+}
 
 /*
  * util_path_canon(@path) for a literal rule, and whether it exists (lstat:
@@ -909,6 +939,8 @@ static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
 			close(cc->fd);
 		cc->fd = -1;
 		cc->canon = NULL;
+		ward_names_free(&cc->names);
+		cc->named = false;
 		cc->dir = strndup(path, dlen ? dlen : 1);
 		if (!cc->dir)
 			return NULL;
@@ -938,16 +970,36 @@ static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
 			    cc->up->dir && strlen(cc->up->dir) == plen &&
 			    memcmp(cc->up->dir, cc->dir, plen) == 0)
 				cc->fd = openat(cc->up->fd, base,
-						O_PATH | O_DIRECTORY |
-						    O_NOFOLLOW | O_CLOEXEC);
+						dir_flags(cc) | O_NOFOLLOW);
 		}
 		if (cc->fd < 0)
+			cc->fd = open(cc->canon, dir_flags(cc));
+		/* A directory that may be searched but not read: asked
+		 * entry by entry. */
+		if (cc->fd < 0 && cc->list && errno == EACCES) {
+			cc->list = false;
 			cc->fd =
 			    open(cc->canon, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
+		canon_list(cc);
 	}
 	if (asprintf(&out, "%s/%s",
 		     strcmp(cc->canon, "/") == 0 ? "" : cc->canon, name) < 0)
 		return NULL;
+	if (cc->named) {
+		const struct util_dirent64 *de =
+		    ward_names_find(&cc->names, name);
+
+		if (!de) {
+			*exists = *is_dir = false;
+			return out;
+		}
+		if (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN) {
+			*exists = true;
+			*is_dir = de->d_type == DT_DIR;
+			return out;
+		}
+	}
 	if ((cc->fd >= 0 ? fstatat(cc->fd, name, &st, AT_SYMLINK_NOFOLLOW)
 			 : lstat(out, &st)) != 0) {
 		*exists = *is_dir = false;
@@ -994,13 +1046,35 @@ static bool creatable(const char *path)
 	return false;
 }
 
+/* The literal rules from @i on whose parent, as spelled, is @path's: the
+ * index past the last of them. */
+static size_t same_parent_run(const struct ward_xlate *p, size_t i,
+			      const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+	struct ward_rule_info info;
+	size_t j = i + 1;
+
+	for (; j < p->nrules; j++) {
+		if (ward_rules_get(&info, p->rules, j) != 0 || info.is_glob ||
+		    info.access == WARD_ACCESS_RW)
+			break;
+		if (strncmp(info.pattern, path, dlen) != 0 ||
+		    strchr(info.pattern + dlen, '/'))
+			break;
+	}
+	return j;
+}
+
 void ward_xl_gather(struct ward_xlate *p)
 {
 	/* Rules' parents, and their parents (siblings share those). */
-	struct canon_cache up = {NULL, NULL, -1, NULL};
-	struct canon_cache cc = {NULL, NULL, -1, &up};
+	struct canon_cache up = {.fd = -1};
+	struct canon_cache cc = {.fd = -1, .up = &up, .ls = &p->listings};
 	struct ward_rule_info info;
 	bool is_dir, exists;
+	size_t run_end = 0;
 
 	for (size_t i = 0; i < p->nrules; i++) {
 		char *canon;
@@ -1012,6 +1086,10 @@ void ward_xl_gather(struct ward_xlate *p)
 			add_group(p, &info);
 			continue;
 		}
+		if (i >= run_end) {
+			run_end = same_parent_run(p, i, info.pattern);
+			cc.list = run_end - i >= WARD_LISTINGS_LITERALS;
+		}
 		canon = canon_rule(&cc, info.pattern, &exists, &is_dir);
 		if (!canon) {
 			p->oom = true;
@@ -1022,6 +1100,7 @@ void ward_xl_gather(struct ward_xlate *p)
 	}
 	free(cc.dir);
 	free(cc.canon);
+	ward_names_free(&cc.names);
 	if (cc.fd >= 0)
 		close(cc.fd);
 	free(up.dir);

@@ -3,22 +3,74 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "facts.h"
 #include "libward/internal.h"
 #include "listings.h"
 
-/* Whether the glob walk will read directories: an `r-` or `--` glob. */
-static bool walks_globs(const ward_policy *policy)
+/*
+ * What the plan will read of the directories the walk for repositories
+ * reads: 2 for an `r-` or `--` glob (the glob walk reads any of them),
+ * 1 for WARD_LISTINGS_LITERALS or more literal `r-` and `--` rules (it
+ * lists their parents: plan/translate_targets.c), 0 for neither.
+ */
+static int reads_listings(const ward_policy *policy)
 {
 	const ward_rules *rules = ward_policy_rules(policy);
 	struct ward_rule_info info;
+	size_t literal = 0;
 
-	for (size_t i = 0; i < ward_rules_count(rules); i++)
-		if (ward_rules_get(&info, rules, i) == 0 && info.is_glob &&
-		    info.access != WARD_ACCESS_RW)
-			return true;
-	return false;
+	for (size_t i = 0; i < ward_rules_count(rules); i++) {
+		if (ward_rules_get(&info, rules, i) != 0 ||
+		    info.access == WARD_ACCESS_RW)
+			continue;
+		if (info.is_glob)
+			return 2;
+		literal++;
+	}
+	return literal >= WARD_LISTINGS_LITERALS;
+}
+
+/* Keep only the parents of the literal rules in @keep (their spelling:
+ * absolute rules are canonical but for a link on the way, and a parent
+ * that is not kept is read by the plan itself). 0 or -ENOMEM. */
+static int keep_parents(struct ward_listings *keep, const ward_policy *policy)
+{
+	const ward_rules *rules = ward_policy_rules(policy);
+	struct ward_rule_info info;
+	struct ward_strv sv = {0};
+	char **v = NULL;
+	size_t n;
+
+	for (size_t i = 0; i < ward_rules_count(rules); i++) {
+		const char *slash;
+
+		if (ward_rules_get(&info, rules, i) != 0 ||
+		    info.access == WARD_ACCESS_RW || info.is_glob ||
+		    info.pattern[0] != '/' ||
+		    !(slash = strrchr(info.pattern, '/')))
+			continue;
+		if (sv.n &&
+		    strlen(sv.v[sv.n - 1]) == (size_t)(slash - info.pattern) &&
+		    !strncmp(sv.v[sv.n - 1], info.pattern,
+			     (size_t)(slash - info.pattern)))
+			continue; /* a run of one parent: once */
+		{
+			char *d = strndup(info.pattern,
+					  slash == info.pattern
+					      ? 1
+					      : (size_t)(slash - info.pattern));
+
+			ward_strv_push(&sv, d ? d : "");
+			sv.oom |= !d;
+			free(d);
+		}
+	}
+	n = sv.n;
+	if (ward_strv_finish(&v, &sv) != 0)
+		return -ENOMEM;
+	return ward_listings_only(keep, v, n);
 }
 
 int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
@@ -26,7 +78,7 @@ int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
 {
 	struct ward_listings *keep = NULL;
 	struct ward_facts *f;
-	int err;
+	int err, reads = 0;
 
 	if (!out || !policy)
 		return ward_err(WARD_EINVAL, "facts: missing argument");
@@ -37,8 +89,9 @@ int ward_facts_new(struct ward_facts **out, const ward_policy *policy,
 	atomic_init(&f->listings, NULL);
 	err = ward_roots_writable(&f->roots, policy);
 	if (!err && (what & WARD_FACTS_LISTINGS) &&
-	    !(what & WARD_FACTS_READS) && walks_globs(policy) &&
-	    ward_listings_new(&keep) != 0)
+	    !(what & WARD_FACTS_READS) && (reads = reads_listings(policy)) &&
+	    (ward_listings_new(&keep) != 0 ||
+	     (reads == 1 && keep_parents(keep, policy) != 0)))
 		err = ward_err(-ENOMEM, "out of memory");
 	if (!err)
 		err = ward_protect_compute(&f->prot, &f->nprot, &f->refused,

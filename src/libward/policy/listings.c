@@ -6,12 +6,14 @@
  * long, so they stay aligned); a table of offsets and an open-addressing
  * index by the path's hash find them.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "listings.h"
+#include "util/util.h"
 
 struct ldir {
 	uint64_t hash;
@@ -27,6 +29,8 @@ struct ward_listings {
 	size_t *index; /* icap slots: a dirs[] index + 1, 0 when free */
 	size_t icap;
 	bool full; /* WARD_LISTINGS_MAX reached: nothing more is kept */
+	char **want; /* NULL, or the only paths kept (sorted) */
+	size_t nwant;
 	/* The directory being filled (begin … end). */
 	bool filling, failed;
 	struct ldir cur;
@@ -134,7 +138,29 @@ void ward_listings_free(struct ward_listings *l)
 	free(l->arena);
 	free(l->dirs);
 	free(l->index);
+	for (size_t i = 0; i < l->nwant; i++)
+		free(l->want[i]);
+	free(l->want);
 	free(l);
+}
+
+static int want_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ward_listings_only(struct ward_listings *l, char **paths, size_t n)
+{
+	if (!l || !paths) {
+		for (size_t i = 0; paths && i < n; i++)
+			free(paths[i]);
+		free(paths);
+		return paths || !n ? 0 : -ENOMEM;
+	}
+	qsort(paths, n, sizeof(*paths), want_cmp);
+	l->want = paths;
+	l->nwant = n;
+	return 0;
 }
 
 void ward_listings_begin(struct ward_listings *l, const char *path)
@@ -144,7 +170,8 @@ void ward_listings_begin(struct ward_listings *l, const char *path)
 	if (!l)
 		return;
 	l->filling = false;
-	if (l->full)
+	if (l->full || (l->want && !bsearch(&path, l->want, l->nwant,
+					    sizeof(*l->want), want_cmp)))
 		return;
 	n = strlen(path);
 	memset(&l->cur, 0, sizeof(l->cur));
@@ -218,4 +245,100 @@ const void *ward_listings_find(const struct ward_listings *l, const char *path,
 		return NULL;
 	*len = l->dirs[at].rec_len;
 	return l->arena + l->dirs[at].rec_off;
+}
+
+const void *ward_listings_read(struct ward_listings *l, int fd,
+			       const char *path, size_t *len)
+{
+	const void *kept = ward_listings_find(l, path, len);
+	char buf[32768] __attribute__((aligned(8)));
+	long got;
+
+	if (kept || !l || l->full)
+		return kept;
+	ward_listings_begin(l, path);
+	if (!l->filling)
+		return NULL;
+	while ((got = util_getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (long o = 0; o < got;) {
+			struct util_dirent64 *de =
+			    (struct util_dirent64 *)(void *)(buf + o);
+
+			o += de->d_reclen;
+			if (de->d_type == DT_UNKNOWN)
+				de->d_type = util_dirent_type(fd, de->d_name);
+		}
+		ward_listings_add(l, buf, (size_t)got);
+	}
+	ward_listings_end(l, got == 0);
+	return ward_listings_find(l, path, len);
+}
+
+/* FNV-1a of a name. */
+static uint64_t name_hash(const char *s)
+{
+	return path_hash(s, strlen(s));
+}
+
+static bool is_dot_name(const char *s)
+{
+	return s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]));
+}
+
+bool ward_names_index(struct ward_names *n, const void *rec, size_t len)
+{
+	const char *r = rec;
+	size_t count = 0, cap = 16;
+
+	memset(n, 0, sizeof(*n));
+	for (size_t o = 0; o < len;) {
+		const struct util_dirent64 *de = (const void *)(r + o);
+
+		o += de->d_reclen;
+		count += !is_dot_name(de->d_name);
+	}
+	while (cap < 2 * count)
+		cap *= 2;
+	n->slot = calloc(cap, sizeof(*n->slot));
+	if (!n->slot)
+		return false;
+	n->rec = r;
+	n->len = len;
+	n->count = count;
+	n->cap = cap;
+	for (size_t o = 0; o < len;) {
+		const struct util_dirent64 *de = (const void *)(r + o);
+		size_t i;
+
+		if (!is_dot_name(de->d_name)) {
+			for (i = name_hash(de->d_name) & (cap - 1); n->slot[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			n->slot[i] = o + 1;
+		}
+		o += de->d_reclen;
+	}
+	return true;
+}
+
+const struct util_dirent64 *ward_names_find(const struct ward_names *n,
+					    const char *name)
+{
+	if (!n->cap)
+		return NULL;
+	for (size_t i = name_hash(name) & (n->cap - 1); n->slot[i];
+	     i = (i + 1) & (n->cap - 1)) {
+		const struct util_dirent64 *de =
+		    (const void *)(n->rec + n->slot[i] - 1);
+
+		if (strcmp(de->d_name, name) == 0)
+			return de;
+	}
+	return NULL;
+}
+
+void ward_names_free(struct ward_names *n)
+{
+	free(n->slot);
+	memset(n, 0, sizeof(*n));
 }

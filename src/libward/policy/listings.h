@@ -7,7 +7,12 @@
  * directories again to expand the `**` rules. The first walk keeps here
  * the records getdents64 gave it for each directory it read to the end,
  * by the directory's canonical path, and the glob walk reads those
- * instead of the directory: one read of the tree per call fewer.
+ * instead of the directory: one read of the tree per call fewer. The
+ * plan's literal rules come in runs with one parent (a thousand files of
+ * one directory): that parent is listed once (kept by the first walk when
+ * it lies in a writable root, else read by the plan and kept here) and
+ * each rule looked up in it by name, and the complement of the hidden
+ * paths (plan/translate_landlock.c) reads the same listing.
  *
  * Per call only: made by one ward_facts_new() (WARD_FACTS_LISTINGS),
  * taken once by the translation that follows it and freed after its walk
@@ -26,6 +31,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct util_dirent64;
+
 /*
  * How much the listings of one call may hold (records and paths): about
  * 400,000 entries of the usual length, twice what the walk for
@@ -34,12 +41,28 @@
  */
 #define WARD_LISTINGS_MAX (16u << 20)
 
+/*
+ * How many literal rules with one parent make the plan list that parent
+ * once (and look each rule up by name) rather than ask for each entry:
+ * a getdents64 record costs a fraction of a lookup. Also how many literal
+ * `r-`/`--` rules make the walk for repositories keep what it reads.
+ */
+#define WARD_LISTINGS_LITERALS 8
+
 struct ward_listings;
 
 /* ward_listings_new - empty listings into *@out; 0 or -ENOMEM. */
 int ward_listings_new(struct ward_listings **out);
 /* ward_listings_free - accepts NULL. */
 void ward_listings_free(struct ward_listings *l);
+
+/*
+ * ward_listings_only - keep only the directories among the @n canonical
+ * @paths (taken over: freed with @l, also on failure), when nothing but
+ * they will be read (the parents of literal rules, without globs). 0 or
+ * -ENOMEM (then everything is kept).
+ */
+int ward_listings_only(struct ward_listings *l, char **paths, size_t n);
 
 /*
  * Filling, one directory at a time: ward_listings_begin() for the
@@ -65,5 +88,35 @@ void ward_listings_end(struct ward_listings *l, bool complete);
  */
 const void *ward_listings_find(const struct ward_listings *l, const char *path,
 			       size_t *len);
+
+/*
+ * ward_listings_read - the records of the directory @fd (canonical @path),
+ * kept already or read now, to its end, and kept: for a reader that would
+ * otherwise look at its entries one by one (the plan's literal rules, the
+ * complement of the hidden paths). Each d_type is made known as the walk
+ * for repositories makes it (DT_UNKNOWN only when its lstat failed). NULL
+ * when it cannot be read or kept (then the caller asks the directory
+ * itself); *@len as for ward_listings_find().
+ */
+const void *ward_listings_read(struct ward_listings *l, int fd,
+			       const char *path, size_t *len);
+
+/*
+ * The entries of one listing by name: ward_names_index() builds the index
+ * of @len bytes of records @rec (malloc'd slots, freed by
+ * ward_names_free(); false on ENOMEM), ward_names_find() the record of
+ * @name or NULL, ward_names_count() how many entries there are ("." and
+ * ".." left out).
+ */
+struct ward_names {
+	const char *rec;
+	size_t len, count;
+	size_t *slot; /* cap slots: offset of a record + 1, 0 when free */
+	size_t cap;
+};
+bool ward_names_index(struct ward_names *n, const void *rec, size_t len);
+const struct util_dirent64 *ward_names_find(const struct ward_names *n,
+					    const char *name);
+void ward_names_free(struct ward_names *n);
 
 #endif

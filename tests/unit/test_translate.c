@@ -36,6 +36,7 @@
 #include "hide.h"
 #include "landlock.h"
 #include "util.h"
+#include "libward/plan/translate_impl.h"
 #include "libward/plan/translate_internal.h"
 #include "libward/runners/runners.h"
 
@@ -1331,6 +1332,80 @@ static void t_landlock_outside_over_budget(void **state)
 	assert_true(hide_at(ward_xlate_landlock_hides(plan), "--hide",
 			    P(fx, "home/.local/state/ward")) >= 0);
 	ward_xlate_free(plan);
+}
+
+/* The order every plan sorts by, byte by byte: '/' below every other
+ * byte, a prefix first. */
+static int path_cmp_ref(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+
+		if (x != y) {
+			x = x == '/' ? 1 : x;
+			y = y == '/' ? 1 : y;
+			return x < y ? -1 : 1;
+		}
+		if (!x)
+			return 0;
+	}
+}
+
+/* ward_xl_path_cmp (eight bytes at a time) orders as the reference, on
+ * strings that differ at every offset, by every kind of byte; and
+ * ward_xl_sort sorts what is out of order and leaves what is not. */
+static void t_path_cmp(void **state)
+{
+	static const char alpha[] = {'/', '-', '.', 'a', 'z', '\x01', '\xff'};
+	char a[40], b[40];
+	unsigned seed = 12345;
+	char *v[64];
+
+	(void)state;
+	for (int round = 0; round < 20000; round++) {
+		size_t la, lb;
+
+		seed = seed * 1103515245u + 12345u;
+		la = (seed >> 8) % 39;
+		seed = seed * 1103515245u + 12345u;
+		lb = (seed >> 8) % 39;
+		for (size_t i = 0; i < la; i++) {
+			seed = seed * 1103515245u + 12345u;
+			a[i] = alpha[(seed >> 8) % sizeof(alpha)];
+		}
+		a[la] = '\0';
+		/* b: a prefix of a, changed at one place or not at all. */
+		memcpy(b, a, la + 1);
+		if (lb < la)
+			b[lb] = '\0';
+		else
+			lb = la;
+		seed = seed * 1103515245u + 12345u;
+		if (lb && (seed >> 8) % 3) {
+			seed = seed * 1103515245u + 12345u;
+			b[(seed >> 8) % lb] = alpha[(seed >> 4) % sizeof(alpha)];
+		}
+		int want = path_cmp_ref(a, b), got = ward_xl_path_cmp(a, b);
+
+		if ((want > 0) != (got > 0) || (want < 0) != (got < 0))
+			fail_msg("path_cmp(\"%s\", \"%s\"): %d, not %d", a, b,
+				 got, want);
+	}
+	for (int i = 0; i < 64; i++) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "/a/%c/%02d", i % 2 ? 'b' : 'a',
+			 (i * 37) % 64);
+		v[i] = strdup(buf);
+	}
+	ward_xl_sort(v, 64, sizeof(*v), ward_xl_str_cmp);
+	for (int i = 1; i < 64; i++)
+		assert_true(ward_xl_path_cmp(v[i - 1], v[i]) <= 0);
+	ward_xl_sort(v, 64, sizeof(*v), ward_xl_str_cmp);
+	for (int i = 1; i < 64; i++)
+		assert_true(ward_xl_path_cmp(v[i - 1], v[i]) <= 0);
+	for (int i = 0; i < 64; i++)
+		free(v[i]);
 }
 
 /*
@@ -2663,6 +2738,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_outside_over_budget,
 					    setup, teardown),
+	    cmocka_unit_test(t_path_cmp),
 	    cmocka_unit_test_setup_teardown(t_literal_run_listed, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_argv_matches_plan, setup,

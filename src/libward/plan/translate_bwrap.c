@@ -73,7 +73,7 @@ static void collect_pins(struct ward_xlate *p, struct target *const *kept,
 	}
 	for (size_t k = 0; k < nk; k++)
 		sorted[k] = kept[k]->path;
-	qsort(sorted, nk, sizeof(*sorted), ward_xl_str_cmp);
+	ward_xl_sort(sorted, nk, sizeof(*sorted), ward_xl_str_cmp);
 	for (size_t k = 0; k < nk; k++) {
 		const char *w = outer_root(p, kept[k]->path);
 		const char *slash = strrchr(kept[k]->path, '/');
@@ -121,7 +121,7 @@ static void collect_pins(struct ward_xlate *p, struct target *const *kept,
 		return;
 	}
 	if (pins.n)
-		qsort(pins.v, pins.n, sizeof(*pins.v), ward_xl_str_cmp);
+		ward_xl_sort(pins.v, pins.n, sizeof(*pins.v), ward_xl_str_cmp);
 	for (size_t i = 0; i < pins.n; i++) {
 		if (i && strcmp(pins.v[i], pins.v[i - 1]) == 0)
 			continue;

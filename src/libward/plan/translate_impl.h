@@ -138,6 +138,9 @@ const char *ward_xl_overlapping_root(const struct ward_xlate *p,
  * char *). */
 int ward_xl_path_cmp(const char *a, const char *b);
 int ward_xl_str_cmp(const void *a, const void *b);
+/* qsort(), after one pass that finds @base in order already. */
+void ward_xl_sort(void *base, size_t n, size_t size,
+		  int (*cmp)(const void *, const void *));
 /* lstat @path: exists? directory? (symlinks count as files) */
 bool ward_xl_probe_path(const char *path, bool *is_dir);
 /* Whether @path is one of the writable roots. */

@@ -334,7 +334,7 @@ static void landlock_ro(struct ward_xlate *p)
 		}
 	}
 	if (hidden.n)
-		qsort(hidden.v, hidden.n, sizeof(*hidden.v), ward_xl_str_cmp);
+		ward_xl_sort(hidden.v, hidden.n, sizeof(*hidden.v), ward_xl_str_cmp);
 	c.p = p;
 	c.out = &ro;
 	c.tainted = &tainted;
@@ -554,7 +554,7 @@ static void landlock_rw(struct ward_xlate *p)
 			push_new(&rw, w);
 			continue;
 		}
-		qsort(excl.v, excl.n, sizeof(*excl.v), ward_xl_str_cmp);
+		ward_xl_sort(excl.v, excl.n, sizeof(*excl.v), ward_xl_str_cmp);
 		c.p = p;
 		c.out = &part;
 		c.tainted = &tainted;

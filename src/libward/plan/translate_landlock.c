@@ -334,7 +334,8 @@ static void landlock_ro(struct ward_xlate *p)
 		}
 	}
 	if (hidden.n)
-		ward_xl_sort(hidden.v, hidden.n, sizeof(*hidden.v), ward_xl_str_cmp);
+		ward_xl_sort(hidden.v, hidden.n, sizeof(*hidden.v),
+			     ward_xl_str_cmp);
 	c.p = p;
 	c.out = &ro;
 	c.tainted = &tainted;

@@ -193,8 +193,11 @@ static void complement(struct comp *c, const char *dir, int depth)
 		return;
 	}
 	ward_strv_push(c->tainted, dir);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
+	/* Listed already (the plan's rules listed it): no descriptor, its
+	 * entries' types are known. */
+	rec = ward_listings_find(c->p->listings, dir, &len);
+	fd = rec ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	if (!rec && fd < 0) {
 		ward_xl_linef(
 		    &c->p->warn,
 		    "landlock: cannot list %s (%s) to hide what lies inside "
@@ -206,7 +209,8 @@ static void complement(struct comp *c, const char *dir, int depth)
 		ward_listings_new(&c->p->listings);
 	/* Kept (the plan's rules may have listed it): counted first, and
 	 * copied, since the walk below keeps more and moves the listings. */
-	rec = ward_listings_read(c->p->listings, fd, dir, &len);
+	if (!rec)
+		rec = ward_listings_read(c->p->listings, fd, dir, &len);
 	if (rec && !over_budget(c, dir, rec, len)) {
 		char *own = malloc(len);
 
@@ -230,7 +234,8 @@ static void complement(struct comp *c, const char *dir, int depth)
 			c->p->oom = true;
 		free(buf);
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* "a, b, c" of a vector, for a warning; malloc'd (NULL on ENOMEM). */

@@ -950,7 +950,8 @@ static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
-	size_t dlen = slash ? (size_t)(slash - path) : 0;
+	size_t dlen = slash ? (size_t)(slash - path) : 0, rlen;
+	const void *rec;
 	struct stat st;
 	char *out;
 
@@ -984,6 +985,13 @@ static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
 		}
 		if (!dlen)
 			cc->dir[0] = '\0'; /* "/" spelled as "" */
+		/* Kept by the walk for repositories: looked up there, no
+		 * descriptor needed (a link gets the whole treatment). */
+		if (cc->list && cc->ls && *cc->ls &&
+		    (rec = ward_listings_find(*cc->ls, cc->canon, &rlen))) {
+			cc->named = ward_names_index(&cc->names, rec, rlen);
+			goto out_parent;
+		}
 		/* One component below the parent's descriptor when that is
 		 * the descriptor of this directory's parent and the component
 		 * a directory there (O_NOFOLLOW: not a link), else the whole
@@ -1009,6 +1017,7 @@ static char *canon_rule(struct canon_cache *cc, const char *path, bool *exists,
 		}
 		canon_list(cc);
 	}
+out_parent:
 	if (asprintf(&out, "%s/%s",
 		     strcmp(cc->canon, "/") == 0 ? "" : cc->canon, name) < 0)
 		return NULL;

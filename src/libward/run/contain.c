@@ -21,8 +21,9 @@
  * exec.c), because moving a running process (a write to cgroup.procs)
  * waits for an RCU grace period: 5–15 ms here, against ~0.2 ms for the
  * fork-like clone3. The subreaper fallback keeps the vfork-style start and
- * its common case (nothing left behind) costs one waitid(); /proc is read
- * only when a child is actually left.
+ * its common case (nothing left behind) costs one waitid(); a child that
+ * has exited is reaped as waitid() names it, and /proc is read only when
+ * a live child is left.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -618,10 +619,22 @@ static void sweep_children(unsigned long long since)
 	struct pidlist l = {0};
 	siginfo_t si;
 
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 &&
-	    errno == ECHILD)
-		return;
+	/*
+	 * Children that have exited already (bwrap's pid 1 after bwrap, on
+	 * every bwrap run) are reaped as waitid() names them, without the
+	 * listing of every thread's children: only a live one, or one
+	 * that is not the call's, sends the sweep to /proc.
+	 */
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
+			if (errno == ECHILD)
+				return;
+			break;
+		}
+		if (si.si_pid == 0 || sweep_one(si.si_pid, since) != 2)
+			break;
+	}
 	bool polled = false;
 
 	while (now_ms() < until) {

@@ -320,6 +320,15 @@ static void t_only_read_names(void **state)
 	again = ward_listings_read(l, -1, fx_path("ws2/a"), &len2);
 	assert_ptr_equal(again, recs);
 	assert_int_equal(len2, len);
+	/* Not wanted: not kept; every directory again once the filter
+	 * is lifted. */
+	fd = open(fx_path("ws2/b"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_null(ward_listings_read(l, fd, fx_path("ws2/b"), &len2));
+	assert_int_equal(ward_listings_only(l, NULL, 0), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_non_null(ward_listings_read(l, fd, fx_path("ws2/b"), &len2));
+	close(fd);
 	ward_listings_free(l);
 
 	assert_int_equal(ward_listings_new(&l), 0);

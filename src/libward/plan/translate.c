@@ -126,6 +126,9 @@ int ward_xlate_new_ops(struct ward_xlate **out, const ward_policy *policy,
 		goto out_free_plan;
 	p->roots = p->facts->roots;
 	p->listings = ward_facts_take_listings(p->facts);
+	/* The walk kept only what the rules name; the plan keeps what it
+	 * reads itself too (the complement's directories). */
+	ward_listings_only(p->listings, NULL, 0);
 	if (p->mode == WARD_MODE_DANGER_FULL_ACCESS || ops->unconfined) {
 		plan_none(p);
 		goto out_done;

@@ -114,6 +114,16 @@ static bool over_budget(struct comp *c, const char *dir, const void *rec,
 
 static void complement(struct comp *c, const char *dir, int depth);
 
+/* A tainted directory that cannot be listed: nothing inside is granted
+ * (fail closed), and the plan says so. */
+static void cannot_list(struct comp *c, const char *dir, int err)
+{
+	ward_xl_linef(&c->p->warn,
+		      "landlock: cannot list %s (%s) to hide what lies inside "
+		      "it, so nothing inside it is readable",
+		      dir, strerror(err));
+}
+
 /* The entries of the tainted directory @dir (@fd) in @rec, one by one. */
 static void comp_records(struct comp *c, const char *dir, int fd,
 			 const void *rec, size_t len, int depth)
@@ -198,11 +208,7 @@ static void complement(struct comp *c, const char *dir, int depth)
 	rec = ward_listings_find(c->p->listings, dir, &len);
 	fd = rec ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 	if (!rec && fd < 0) {
-		ward_xl_linef(
-		    &c->p->warn,
-		    "landlock: cannot list %s (%s) to hide what lies inside "
-		    "it, so nothing inside it is readable",
-		    dir, strerror(errno));
+		cannot_list(c, dir, errno);
 		return;
 	}
 	if (!c->p->listings)
@@ -222,16 +228,20 @@ static void complement(struct comp *c, const char *dir, int depth)
 			c->p->oom = true;
 		}
 	} else if (!rec) {
-		/* Too big to keep: read as it comes (on the heap: the
-		 * walk recurses once per level). */
+		/* Too big to keep: read as it comes, from its start again
+		 * (on the heap: the walk recurses once per level). */
 		char *buf = malloc(32768);
 		long got;
 
-		while (buf && !c->over &&
-		       (got = util_getdents64(fd, buf, 32768)) > 0)
-			comp_records(c, dir, fd, buf, (size_t)got, depth);
 		if (!buf)
 			c->p->oom = true;
+		else if (lseek(fd, 0, SEEK_SET) != 0)
+			cannot_list(c, dir, errno);
+		else
+			while (!c->over &&
+			       (got = util_getdents64(fd, buf, 32768)) > 0)
+				comp_records(c, dir, fd, buf, (size_t)got,
+					     depth);
 		free(buf);
 	}
 	if (fd >= 0)

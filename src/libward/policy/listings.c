@@ -151,15 +151,24 @@ static int want_cmp(const void *a, const void *b)
 
 int ward_listings_only(struct ward_listings *l, char **paths, size_t n)
 {
-	if (!l || !paths) {
+	if (l) {
+		for (size_t i = 0; i < l->nwant; i++)
+			free(l->want[i]);
+		free(l->want);
+		l->want = NULL;
+		l->nwant = 0;
+	}
+	if (!l) {
 		for (size_t i = 0; paths && i < n; i++)
 			free(paths[i]);
 		free(paths);
-		return paths || !n ? 0 : -ENOMEM;
+		return 0;
 	}
-	qsort(paths, n, sizeof(*paths), want_cmp);
-	l->want = paths;
-	l->nwant = n;
+	if (paths) {
+		qsort(paths, n, sizeof(*paths), want_cmp);
+		l->want = paths;
+		l->nwant = n;
+	}
 	return 0;
 }
 

@@ -58,9 +58,10 @@ void ward_listings_free(struct ward_listings *l);
 
 /*
  * ward_listings_only - keep only the directories among the @n canonical
- * @paths (taken over: freed with @l, also on failure), when nothing but
- * they will be read (the parents of literal rules, without globs). 0 or
- * -ENOMEM (then everything is kept).
+ * @paths (taken over: freed with @l, or at once when @l is NULL), when
+ * nothing but they will be read (the parents of literal rules, without
+ * globs); NULL @paths: keep every directory again (the plan, which reads
+ * more, once the walk is done). Returns 0.
  */
 int ward_listings_only(struct ward_listings *l, char **paths, size_t n);
 

@@ -1512,6 +1512,70 @@ static void t_literal_run_listed(void **state)
 	}
 }
 
+/*
+ * The complement's early stop (a directory whose entries alone need more
+ * grants than are left) never stops a walk that fits: with a budget of
+ * exactly the grants the complement takes, the plan is the same; one
+ * grant fewer, and it is over (refused here, without mounts).
+ */
+static void t_complement_budget_edge(void **state)
+{
+	struct fx *fx = *state;
+	struct ward_xlate_limits lim = {100000, 10000, 0, true};
+	struct ward_xlate *plan = NULL;
+	char **ro = NULL, **rw = NULL, **ro2 = NULL;
+	char rules[4096];
+	size_t n, o = 0;
+
+	xmkdir(fx->base, "out/edge");
+	xmkdir(fx->base, "out/edge/sub");
+	for (int i = 0; i < 40; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "out/edge/f%02d", i);
+		xwrite(fx->base, rel, "x");
+		if (i % 4 == 0)
+			o += (size_t)snprintf(rules + o, sizeof(rules) - o,
+					      "-- @BASE@/out/edge/f%02d\n", i);
+	}
+	xwrite(fx->base, "out/edge/sub/g", "x");
+	o += (size_t)snprintf(rules + o, sizeof(rules) - o,
+			      "-- @BASE@/out/edge/sub/g\n");
+	policy_with(fx, WARD_MODE_READ_ONLY, "ws", rules);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	assert_null(ward_xlate_refusal(plan));
+	assert_int_equal(ward_xlate_landlock(&ro, &rw, plan), 0);
+	ward_xlate_free(plan);
+	n = ward_strv_len(ro);
+	assert_true(n > 40);
+	assert_false(strv_has(ro, "/"));
+
+	lim.max_targets = n;
+	ward_xlate_set_limits(&lim);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	assert_null(ward_xlate_refusal(plan));
+	ward_strv_free(rw);
+	assert_int_equal(ward_xlate_landlock(&ro2, &rw, plan), 0);
+	ward_xlate_free(plan);
+	assert_int_equal(ward_strv_len(ro2), n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(ro[i], ro2[i]);
+
+	lim.max_targets = n - 1;
+	ward_xlate_set_limits(&lim);
+	assert_int_equal(
+	    ward_xlate_new(&plan, fx->policy, WARD_RUNNER_LANDLOCK), 0);
+	ward_xlate_set_limits(NULL);
+	assert_non_null(ward_xlate_refusal(plan));
+	ward_xlate_free(plan);
+	ward_strv_free(ro);
+	ward_strv_free(ro2);
+	ward_strv_free(rw);
+}
+
 /* The launcher argv and the in-process plan carry the same grants. */
 static void t_landlock_argv_matches_plan(void **state)
 {
@@ -2739,6 +2803,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(t_landlock_outside_over_budget,
 					    setup, teardown),
 	    cmocka_unit_test(t_path_cmp),
+	    cmocka_unit_test_setup_teardown(t_complement_budget_edge, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(t_literal_run_listed, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(t_landlock_argv_matches_plan, setup,

@@ -259,6 +259,10 @@ struct scan {
 	struct ward_strv tops;	      /* repositories added (their tops) */
 	char *refused;		      /* why the list cannot be made */
 	struct ward_listings *keep;   /* NULL, or what the walk read */
+	/* The entries of the root whose traps are being added (NULL: ask
+	 * each path): one listing instead of a lstat per trap name. */
+	const char *listed;
+	struct ward_names names;
 };
 
 /* Bounds of the scan: git directories protected (the repository's, its
@@ -352,6 +356,22 @@ static void add_kind(struct scan *s, const char *dir, const char *name,
 	if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", name) < 0) {
 		s->pl->oom = true;
 		return;
+	}
+	if (s->listed && strcmp(dir, s->listed) == 0 && !strchr(name, '/')) {
+		const struct util_dirent64 *de =
+		    ward_names_find(&s->names, name);
+
+		if (!de) {
+			s->pl->seen = WARD_SEEN_MISSING;
+			plist_add(s->pl, p, kind, what);
+			return;
+		}
+		if (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN) {
+			s->pl->seen = de->d_type == DT_DIR ? WARD_SEEN_DIR
+							   : WARD_SEEN_FILE;
+			plist_add(s->pl, p, kind, what);
+			return;
+		}
 	}
 	if (lstat(p, &st) != 0) {
 		s->pl->seen = WARD_SEEN_MISSING; /* as the plan would see it */
@@ -1476,6 +1496,38 @@ static void release(struct plist *pl, const ward_policy *policy)
 }
 
 /*
+ * The entries of the root @dir, for the trap names looked up at its top
+ * (about fifty: one lstat each otherwise): its records (the caller frees
+ * them) indexed in s->names, or NULL when it cannot be read whole in a
+ * small buffer (a large top directory is cheaper to ask name by name).
+ */
+#define TOP_MAX 65536 /* bytes of records: about 2,000 entries */
+
+static char *list_top(struct scan *s, const char *dir)
+{
+	char *rec = malloc(TOP_MAX);
+	size_t len = 0;
+	long got = -1;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd >= 0 && rec) {
+		while (len < TOP_MAX &&
+		       (got = util_getdents64(fd, rec + len, TOP_MAX - len)) >
+			   0)
+			len += (size_t)got;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* Read to its end (the last call gave 0), and indexed. */
+	if (got != 0 || !ward_names_index(&s->names, rec, len)) {
+		free(rec);
+		return NULL;
+	}
+	s->listed = dir;
+	return rec;
+}
+
+/*
  * Under workspace-write: the traps and startup files at the top of the
  * workspace and of every `rw` root, and every repository in them (the
  * walk); the top of the shared temporary directories (a /tmp/.git would
@@ -1494,10 +1546,15 @@ static void scan_roots(struct scan *s)
 		return;
 	}
 	for (size_t i = 0; walk[i] && !s->pl->oom; i++) {
+		char *rec = list_top(s, walk[i]);
+
 		for (size_t t = 0; t < sizeof(traps) / sizeof(traps[0]); t++)
 			add_kind(s, walk[i], traps[t].name, WARD_PROTECT_TRAP,
 				 traps[t].what);
 		add_startup(s, walk[i]);
+		s->listed = NULL;
+		ward_names_free(&s->names);
+		free(rec);
 		if (!git)
 			continue;
 		add_git(s, walk[i]);

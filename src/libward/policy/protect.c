@@ -1511,9 +1511,8 @@ static char *list_top(struct scan *s, const char *dir)
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd >= 0 && rec) {
-		while (len < TOP_MAX &&
-		       (got = util_getdents64(fd, rec + len, TOP_MAX - len)) >
-			   0)
+		while (len < TOP_MAX && (got = util_getdents64(
+					     fd, rec + len, TOP_MAX - len)) > 0)
 			len += (size_t)got;
 	}
 	if (fd >= 0)

@@ -71,7 +71,7 @@ static size_t excl_from(const struct comp *c, const char *dir)
 static bool over_budget(struct comp *c, const char *dir, const void *rec,
 			size_t len)
 {
-	size_t need = 0, dl = strcmp(dir, "/") ? strlen(dir) : 0, lo;
+	size_t need = 0, dl = strcmp(dir, "/") ? strlen(dir) : 0;
 	const char *last = NULL;
 	size_t lastn = 0;
 
@@ -86,15 +86,14 @@ static bool over_budget(struct comp *c, const char *dir, const void *rec,
 	}
 	if (need <= c->budget)
 		return false;
-	lo = excl_from(c, dir);
-	for (size_t i = lo; i < c->nexcl && need > c->budget; i++) {
+	for (size_t i = excl_from(c, dir); i < c->nexcl && need > c->budget;
+	     i++) {
 		const char *x = c->excl[i], *sub, *end;
 
-		if (!util_path_within(x, dir) || strcmp(x, dir) == 0) {
-			if (strcmp(x, dir) == 0)
-				continue;
-			break;
-		}
+		if (strcmp(x, dir) == 0)
+			continue;
+		if (!util_path_within(x, dir))
+			break; /* past the ones inside @dir */
 		sub = x + dl + 1;
 		end = strchr(sub, '/');
 		if (!end)

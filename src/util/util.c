@@ -23,6 +23,11 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
+int util_strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 bool util_path_within(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

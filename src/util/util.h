@@ -16,6 +16,10 @@
  */
 bool util_path_within(const char *path, const char *dir);
 
+/* util_strp_cmp - strcmp of two `char *` elements, for qsort and bsearch
+ * over a vector of strings. */
+int util_strp_cmp(const void *a, const void *b);
+
 /*
  * util_path_lexical - the absolute @abs with "//", "." and ".." collapsed
  * lexically (".." never above "/") and no trailing '/'. Only equal to the

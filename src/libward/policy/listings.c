@@ -144,11 +144,6 @@ void ward_listings_free(struct ward_listings *l)
 	free(l);
 }
 
-static int want_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int ward_listings_only(struct ward_listings *l, char **paths, size_t n)
 {
 	if (l) {
@@ -165,7 +160,7 @@ int ward_listings_only(struct ward_listings *l, char **paths, size_t n)
 		return 0;
 	}
 	if (paths) {
-		qsort(paths, n, sizeof(*paths), want_cmp);
+		qsort(paths, n, sizeof(*paths), util_strp_cmp);
 		l->want = paths;
 		l->nwant = n;
 	}
@@ -180,7 +175,7 @@ void ward_listings_begin(struct ward_listings *l, const char *path)
 		return;
 	l->filling = false;
 	if (l->full || (l->want && !bsearch(&path, l->want, l->nwant,
-					    sizeof(*l->want), want_cmp)))
+					    sizeof(*l->want), util_strp_cmp)))
 		return;
 	n = strlen(path);
 	memset(&l->cur, 0, sizeof(l->cur));

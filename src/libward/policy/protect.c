@@ -1181,142 +1181,6 @@ void ward_skipset_free(struct ward_skipset *k)
 	memset(k, 0, sizeof(*k));
 }
 
-/*
- * One directory of the walk (@fd, absolute path @path of @plen bytes).
- * Its entries are read with getdents64 into the walk's one buffer, start
- * to end; the `.git` entries and the directories among them are noted on
- * the walk's stack of names (one allocation for the whole walk), and only
- * then acted on — each directory is read once, in order, and the walk
- * holds one descriptor per level (it runs after every call). With
- * @w->keep, each directory read to its end is kept there as read
- * (listings.h), for the glob walk of the same call.
- */
-static void rwalk_dir(struct ward_repo_walk *w, int fd, char *path, size_t plen,
-		      unsigned depth)
-{
-	size_t mark = w->alen, at;
-	long got = -1;
-
-	ward_listings_begin(w->keep, path);
-	while (!w->over &&
-	       (got = util_getdents64(fd, w->buf, sizeof(w->buf))) > 0) {
-		for (long o = 0; o < got && !w->over;) {
-			struct util_dirent64 *de =
-			    (struct util_dirent64 *)(void *)(w->buf + o);
-			const char *name = de->d_name;
-			bool git = strcmp(name, ".git") == 0;
-			size_t n = strlen(name);
-
-			o += de->d_reclen;
-			if (is_dot(name))
-				continue;
-			if (w->max_entries && ++w->entries > w->max_entries) {
-				w->over = true;
-				snprintf(w->at, sizeof(w->at), "%s", path);
-				break;
-			}
-			/* Kept listings say what every entry is, as the
-			 * glob walk would have asked (listings.h). */
-			if (de->d_type == DT_UNKNOWN && (!git || w->keep))
-				de->d_type = util_dirent_type(fd, name);
-			if (!git && de->d_type != DT_DIR)
-				continue;
-			if (w->alen + n + 2 > w->acap) {
-				size_t cap = w->acap ? 2 * w->acap : 4096;
-				char *na;
-
-				while (cap < w->alen + n + 2)
-					cap *= 2;
-				na = w->arena == w->small
-					 ? malloc(cap)
-					 : realloc(w->arena, cap);
-				if (na && w->arena == w->small)
-					memcpy(na, w->small, w->alen);
-				if (!na) {
-					w->over = true;
-					snprintf(w->at, sizeof(w->at),
-						 "%s (out of memory)", path);
-					break;
-				}
-				w->arena = na;
-				w->acap = cap;
-			}
-			w->arena[w->alen++] = git ? 'g' : 'd';
-			memcpy(w->arena + w->alen, name, n + 1);
-			w->alen += n + 1;
-		}
-		if (!w->over)
-			ward_listings_add(w->keep, w->buf, (size_t)got);
-	}
-	ward_listings_end(w->keep, !w->over && got == 0);
-	for (at = mark; at < w->alen && !w->over;) {
-		/* The stack may move as deeper levels grow it: offsets. */
-		char kind = w->arena[at];
-		size_t n = strlen(w->arena + at + 1);
-		int sub;
-
-		if (plen + 1 + n >= PATH_MAX) {
-			w->over = true;
-			snprintf(w->at, sizeof(w->at), "%s", path);
-			break;
-		}
-		if (plen == 1 && path[0] == '/') /* the root "/" */
-			memcpy(path + 1, w->arena + at + 1, n + 1);
-		else {
-			path[plen] = '/';
-			memcpy(path + plen + 1, w->arena + at + 1, n + 1);
-		}
-		at += n + 2;
-		if (kind == 'g') {
-			w->found(w->ctx, fd, path + strlen(path) - n, path);
-		} else if (!w->skip || !w->skip(w->ctx, path)) {
-			if (depth + 1 > w->max_depth) {
-				w->over = true;
-				snprintf(w->at, sizeof(w->at), "%s", path);
-			} else if ((sub = util_openat_dir(
-					fd, path + strlen(path) - n)) >= 0) {
-				rwalk_dir(w, sub, path, strlen(path),
-					  depth + 1);
-				close(sub);
-			} else if (errno != ENOENT && errno != ENOTDIR &&
-				   errno != ELOOP && errno != EACCES) {
-				/* Out of descriptors or memory: a directory
-				 * not looked at is not a directory without a
-				 * repository. */
-				w->over = true;
-				snprintf(w->at, sizeof(w->at), "%s (%s)", path,
-					 strerror(errno));
-			}
-		}
-		path[plen] = '\0';
-	}
-	w->alen = mark;
-}
-
-int ward_repo_walk(struct ward_repo_walk *w, const char *root)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	if (strlen(root) >= sizeof(path))
-		return -ENAMETOOLONG;
-	do {
-		fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return -errno;
-	snprintf(path, sizeof(path), "%s", root);
-	w->arena = w->small;
-	w->alen = 0;
-	w->acap = sizeof(w->small);
-	rwalk_dir(w, fd, path, strlen(path), 0);
-	if (w->arena != w->small)
-		free(w->arena);
-	w->arena = NULL;
-	close(fd);
-	return 0;
-}
-
 /* Whether @r is one of the shared temporary directories of @policy. */
 static bool shared_tmp(const ward_policy *policy, const char *r)
 {
@@ -1395,6 +1259,10 @@ static void add_repos(struct scan *s, const char *r, size_t *budget)
 		       "hold no repository with `unprotect:` in your user "
 		       "configuration",
 		       r, REPO_WALK_ENTRIES_MAX, REPO_WALK_DEPTH_MAX, w.at);
+	/* In path order, whichever walker found them (repowalk.c). */
+	if (s->found.n)
+		qsort(s->found.v, s->found.n, sizeof(*s->found.v),
+		      util_strp_cmp);
 	for (size_t i = 0; i < s->found.n && !s->pl->oom; i++) {
 		char *top = s->found.v[i];
 		char *slash = strrchr(top, '/');

@@ -182,13 +182,18 @@ int ward_protect_notes_of(char ***out, const struct ward_facts *f, bool links);
  * descriptors or memory, the walk stops and @over is set, @at naming where.
  * With @keep, every directory read to its end is kept there
  * (listings.h), each entry's d_type made known (DT_UNKNOWN only when its
- * lstat failed). Returns 0 or -errno (@root cannot be opened).
+ * lstat failed). A large tree is read by helper threads as well
+ * (policy/repowalk.c): @found runs one call at a time, in the order the
+ * walkers reached the entries, and @skip may run in several threads at
+ * once (it must only read). Every helper has ended when it returns.
+ * Returns 0 or -errno (@root cannot be opened).
  */
 /*
  * How deep every walk for repositories looks (below its root): deeper than
  * the fence makes directories (FENCE_MAX_DEPTH, counted from /), so a tree
  * the fence may make and remove is one the walk sees whole. One descriptor
- * per level is held.
+ * per level is held (per walker), and one per directory handed to a
+ * helper.
  */
 #define REPO_WALK_DEPTH_MAX 512
 
@@ -204,12 +209,6 @@ struct ward_repo_walk {
 	size_t entries; /* out: entries looked at (added to) */
 	bool over;	/* out: a bound was reached */
 	char at[4096];	/* out: where */
-	/* The walk's own: its getdents buffer and its stack of names
-	 * (see protect.c). */
-	char buf[8192] __attribute__((aligned(8)));
-	char *arena; /* @small, or a larger allocation */
-	size_t alen, acap;
-	char small[4096];
 };
 int ward_repo_walk(struct ward_repo_walk *w, const char *root);
 

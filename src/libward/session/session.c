@@ -1724,11 +1724,6 @@ void ward_session_free(ward_session *s)
 	free(s);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int ward_session_list(char ***out, const char *store)
 {
 	struct ward_strv sv = {0};
@@ -1765,7 +1760,7 @@ int ward_session_list(char ***out, const char *store)
 		err = ward_err(err, "out of memory");
 		goto out_free;
 	}
-	qsort(v, ward_strv_len(v), sizeof(*v), cmp_str);
+	qsort(v, ward_strv_len(v), sizeof(*v), util_strp_cmp);
 	*out = v;
 out_free:
 	free(dir);

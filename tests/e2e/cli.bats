@@ -643,8 +643,8 @@ descendant() {
 
 # killed_midway RUNNER NAME [WARD ARGS...]: run a command that prints
 # "before" and waits (bounded by --timeout), SIGKILL its sandbox process
-# NAME, and leave ward's status, stdout and stderr in $status, $output,
-# $stderr.
+# NAME once the command has printed, and leave ward's status, stdout and
+# stderr in $status, $output, $stderr.
 killed_midway() {
 	local r=$1 name=$2 wp victim
 	shift 2
@@ -657,6 +657,9 @@ killed_midway() {
 		wait "$wp"
 		fail "no $name under ward"
 	}
+	# The sandbox's processes start before the command: kill only once
+	# the command has printed, that is, once it sleeps.
+	descendant "$wp" sleep >/dev/null || true
 	kill -9 "$victim"
 	status=0
 	wait "$wp" || status=$?

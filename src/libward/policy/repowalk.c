@@ -12,7 +12,8 @@
  * waits, the others give it work: the directory nearest the root that
  * any of them has still to enter (the largest piece left, so a hand-over
  * is rare), opened by the giver exactly as it would have entered it
- * (below its parent's descriptor, O_NOFOLLOW): no walker resolves a path. What the walk reports is the same whichever walker read a
+ * (below its parent's descriptor, O_NOFOLLOW): no walker resolves a
+ * path. What the walk reports is the same whichever walker read a
  * directory: every `.git`, the entries counted, the directories kept
  * (listings.h). The callbacks (@found, the listings) run one at a time,
  * under the walk's lock; @skip may run in several walkers at once and

@@ -39,7 +39,7 @@
  * (125). The keeper forwards SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
  * SIGUSR2 and SIGWINCH to the supervisor, which passes them on to the
  * command's session (the command leads a new one), ends the whole tree on
- * KEEPER_KILL_SIGNAL (SIGRTMAX; also its parent-death signal, so a killed
+ * UTIL_KEEPER_KILL (SIGRTMAX; also its parent-death signal, so a killed
  * caller takes the tree down), and exits with the command's status (a
  * signal is raised again on itself). See docs/RUNNERS.md.
  *
@@ -52,7 +52,9 @@
  * takes the kill signal and a caller's death (SIGIO on the report
  * descriptor, which --kept needs) as the end of the tree, sweeps what
  * the command left, and reports how the run ended. One process fewer per
- * call (docs/RUNNERS.md).
+ * call (docs/RUNNERS.md). Its caller execs it with those signals blocked
+ * (util_keeper_sigset): as init it would lose one sent before it takes
+ * them, and the command starts without them blocked.
  *
  * --unconfined: the keeper only, for a danger-full-access call (which ward
  * does not confine, but whose processes must still end with it): nothing is
@@ -181,7 +183,11 @@ static const char usage_text[] =
     "              process as init of a new pid namespace; no keeper\n"
     "              process of our own (needs --pid-fd: the caller's\n"
     "              end closing ends the command; the pid line is 0 in\n"
-    "              a pid namespace, where the caller knows the pid)\n"
+    "              a pid namespace, where the caller knows the pid;\n"
+    "              start it there with the signals it forwards and\n"
+    "              SIGCHLD, SIGIO and SIGRTMAX blocked: init loses a\n"
+    "              signal sent before it takes it; the command starts\n"
+    "              without them blocked)\n"
     "  --unconfined\n"
     "              confine nothing: only stay as the command's keeper, so\n"
     "              that every process it starts ends with it (no other\n"
@@ -780,15 +786,6 @@ static int probe(void)
 #define PR_SET_CHILD_SUBREAPER 36
 #endif
 
-/* Sent by the executor (or anyone allowed to signal the launcher) to end
- * the command and everything it started, at once. Also the keeper's
- * parent-death signal. */
-#define KEEPER_KILL_SIGNAL SIGRTMAX
-
-/* The signals the keeper passes on to the command's process group. */
-static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT, SIGTERM,
-				SIGUSR1, SIGUSR2, SIGWINCH};
-
 struct keeper {
 	/* The supervisor: the process that confines itself, forks the
 	 * command and serves its listener (init of the pid namespace as
@@ -1102,7 +1099,7 @@ static int sv_host_ready(void *ctx)
 	while (read(h->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		int sig = (int)si.ssi_signo;
 
-		if (sig == SIGIO || sig == KEEPER_KILL_SIGNAL) {
+		if (sig == SIGIO || sig == UTIL_KEEPER_KILL) {
 			if (sig == SIGIO && !caller_gone(h->k))
 				continue;
 			h->caller_died |= sig == SIGIO;
@@ -1216,10 +1213,10 @@ static void supervise(struct keeper *k, const struct plan *p)
 	/* Blocked since keep(): taken from a descriptor, in the loop. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&set, forwarded[i]);
+	for (size_t i = 0; i < UTIL_KEEPER_NFORWARDED; i++)
+		sigaddset(&set, util_keeper_forwarded[i]);
 	if (k->kept) {
-		sigaddset(&set, KEEPER_KILL_SIGNAL);
+		sigaddset(&set, UTIL_KEEPER_KILL);
 		sigaddset(&set, SIGIO);
 	}
 	hc.sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -1322,7 +1319,7 @@ static int keeper_wait(struct keeper *k, const sigset_t *wait_set,
 			}
 			continue;
 		}
-		if (sig == KEEPER_KILL_SIGNAL) {
+		if (sig == UTIL_KEEPER_KILL) {
 			/* Our parent-death signal too: ward-bridge (or ward)
 			 * is gone, not asking. */
 			*caller_died = getppid() != k->parent;
@@ -1349,12 +1346,7 @@ static int keeper_wait(struct keeper *k, const sigset_t *wait_set,
 /* Block the keeper's signals (into @set; the old mask into @old). */
 static void keeper_block(sigset_t *set, sigset_t *old)
 {
-	sigemptyset(set);
-	sigaddset(set, SIGCHLD);
-	sigaddset(set, KEEPER_KILL_SIGNAL);
-	sigaddset(set, SIGIO);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(set, forwarded[i]);
+	util_keeper_sigset(set);
 	sigprocmask(SIG_BLOCK, set, old);
 }
 
@@ -1362,7 +1354,7 @@ static void keeper_block(sigset_t *set, sigset_t *old)
  * then the parent changed, or the report's reader closed). */
 static void keeper_arm(struct keeper *k)
 {
-	if (prctl(PR_SET_PDEATHSIG, KEEPER_KILL_SIGNAL, 0, 0, 0) != 0)
+	if (prctl(PR_SET_PDEATHSIG, UTIL_KEEPER_KILL, 0, 0, 0) != 0)
 		die("cannot set the parent-death signal: %s", strerror(errno));
 	if (getppid() != k->parent)
 		die("the caller is gone");
@@ -1398,7 +1390,14 @@ static void kept_start(struct keeper *out, int pid_fd)
 			   .kept = true};
 	sigset_t set;
 
+	/* Our caller may have started us with the keeper's signals blocked
+	 * already (so that none sent to a pid namespace's init before this
+	 * is lost): they are ours, not the command's, which starts without
+	 * them blocked. */
 	keeper_block(&set, &k.old);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig) == 1)
+			sigdelset(&k.old, sig);
 	k.pidns = getpid() == 1;
 	if (!k.pidns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 		die("cannot become a child subreaper: %s", strerror(errno));

@@ -368,3 +368,16 @@ bool util_path_next(struct util_path_search *s, char *buf, size_t len,
 	}
 	return false;
 }
+
+const int util_keeper_forwarded[UTIL_KEEPER_NFORWARDED] = {
+    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
+
+void util_keeper_sigset(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, UTIL_KEEPER_KILL);
+	sigaddset(set, SIGIO);
+	for (size_t i = 0; i < UTIL_KEEPER_NFORWARDED; i++)
+		sigaddset(set, util_keeper_forwarded[i]);
+}

@@ -1433,6 +1433,55 @@ static void t_task_kill(void **state)
 	ward_provider_free(p);
 }
 
+/*
+ * A signal sent the moment a task has started is not lost. The runner
+ * may still be starting: as root landlock-run is init of a new pid
+ * namespace, and the kernel drops a signal sent from outside to a
+ * namespace's init while its action is the default — so the launcher
+ * starts with the signals it takes blocked, and they wait for it. The
+ * call ends with the signal, or (bwrap killed before its sandbox
+ * started) as a runner failure; never does the command sleep on.
+ */
+static void t_task_kill_at_once(void **state)
+{
+	const struct rcfg *c = *state;
+	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
+	char tag[32];
+	char *argv[] = {"sleep", tag, NULL};
+	ward_provider *p;
+	ward_policy *pol;
+
+	need(c);
+	p = provider_for(c);
+	pol = policy_for(mode_for(c, WARD_MODE_READ_ONLY));
+	eo.landlock_via_launcher = c->via_launcher;
+	for (int i = 0; i < 20; i++) {
+		ward_result *r = NULL;
+		ward_task *t = NULL;
+		int rc;
+
+		new_tag(tag, sizeof(tag));
+		assert_int_equal(ward_task_start(&t, p, pol, argv, &eo), 0);
+		assert_int_equal(ward_task_kill(t, SIGTERM), 0);
+		rc = ward_task_wait(&r, t, PROMPT_MS);
+		if (rc == -ETIMEDOUT)
+			fail_msg("round %d: the SIGTERM sent at once was lost",
+				 i);
+		if (rc == 0) {
+			assert_int_equal(ward_result_signal(r), SIGTERM);
+			assert_false(ward_result_timed_out(r));
+		} else {
+			assert_int_equal(c->runner, WARD_RUNNER_BWRAP);
+			assert_int_equal(rc, WARD_ERUNNER);
+		}
+		assert_true(tag_gone(tag, PROMPT_MS));
+		ward_result_free(r);
+		ward_task_free(t);
+	}
+	ward_policy_free(pol);
+	ward_provider_free(p);
+}
+
 static void t_task_timeout(void **state)
 {
 	struct ward_exec_options eo = WARD_EXEC_OPTIONS_INIT;
@@ -2281,6 +2330,7 @@ int main(void)
 	    RUNNER_TESTS(t_no_capabilities),
 	    RUNNER_TESTS(t_session_leader),
 	    RUNNER_TESTS(t_timeout_kills_group),
+	    RUNNER_TESTS(t_task_kill_at_once),
 	    RUNNER_TESTS(t_task_partial_read),
 	    RUNNER_TEST(t_command_not_found, cfg_ll),
 	    RUNNER_TEST(t_command_not_found, cfg_none),

@@ -57,7 +57,7 @@ void ward_child_init(struct ward_child *a)
 	for (int i = 0; i < WARD_CHILD_EXTRA_MAX; i++)
 		a->extra[i] = -1;
 	a->parent = getpid();
-	sigemptyset(&a->empty);
+	sigemptyset(&a->mask);
 }
 
 /* --- the PATH candidates, before the clone -------------------------------- */
@@ -170,7 +170,7 @@ static void child_report(int fd, int stage, int e, const char *a, const char *b)
  * SIGPIPE and SIGXFSZ are reset even when ignored, so a caller ignoring
  * SIGPIPE does not make `yes | head` spin in the child.
  */
-static void child_reset_signals(const sigset_t *empty)
+static void child_reset_signals(const sigset_t *mask)
 {
 	struct sigaction sa;
 
@@ -188,7 +188,7 @@ static void child_reset_signals(const sigset_t *empty)
 		sa.sa_handler = SIG_DFL;
 		sigaction(sig, &sa, NULL);
 	}
-	sigprocmask(SIG_SETMASK, empty, NULL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
 }
 
 /*
@@ -235,7 +235,7 @@ static void child_main(const struct ward_child *a)
 	if (st < 0)
 		_exit(WARD_CHILD_FAILED);
 
-	child_reset_signals(&a->empty);
+	child_reset_signals(&a->mask);
 
 	/* A new session: no controlling terminal (TIOCSTI cannot reach the
 	 * caller's), and a process group to kill as a whole. */

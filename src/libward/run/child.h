@@ -60,7 +60,9 @@ struct ward_child {
 	/* Start it as init of a new pid namespace (CLONE_NEWPID). */
 	bool newpid;
 	pid_t parent;
-	sigset_t empty;
+	/* Blocked when it execs: none, or the keeper's signals for a
+	 * launcher that keeps nothing itself (util_keeper_sigset). */
+	sigset_t mask;
 };
 
 /* A child with nothing placed past 2: stdin /dev/null, no fd 3, no

@@ -48,6 +48,7 @@
 #include "contain.h"
 #include "exec_internal.h"
 #include "libward/runners/runners.h"
+#include "util/util.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
@@ -852,7 +853,7 @@ int ward_spawn_signal(struct ward_spawn *sp, int sig)
 		/* The keeper passes catchable signals on to the command's
 		 * group and turns its own kill signal into the end of every
 		 * process of the call (SIGKILL would end only the keeper). */
-		ret = kill(sp->pid, sig == SIGKILL ? SIGRTMAX : sig);
+		ret = kill(sp->pid, sig == SIGKILL ? UTIL_KEEPER_KILL : sig);
 		return ret == 0 ? 0 : -errno;
 	}
 	/* The session: setsid made pgid == pid. Should the group be gone

@@ -172,7 +172,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			line = model_find(err, len, pfx, excl, &llen);
 		if (f.child_started == 0 && failing) {
 			want = WARD_OUTCOME_RUNNER_FAILURE;
-			if (!line)
+			if (!line && f.term_signal)
+				snprintf(want_detail, sizeof(want_detail),
+					 "%s: the command never started "
+					 "(%s ended by signal %d)",
+					 ward_runner_name(f.runner),
+					 ward_runner_name(f.runner),
+					 f.term_signal);
+			else if (!line)
 				snprintf(want_detail, sizeof(want_detail),
 					 "%s: the command never started "
 					 "(exit %d)",

@@ -138,6 +138,12 @@ static bool runner_failed(struct ward_classification *out,
 			return false;
 		if (found) {
 			set_detail(out, line, len);
+		} else if (f->term_signal) {
+			snprintf(out->detail, sizeof(out->detail),
+				 "%s: the command never started (%s ended by "
+				 "signal %d)",
+				 ward_runner_name(f->runner),
+				 ward_runner_name(f->runner), f->term_signal);
 		} else {
 			snprintf(out->detail, sizeof(out->detail),
 				 "%s: the command never started (exit %d)",

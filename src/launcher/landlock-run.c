@@ -1211,13 +1211,11 @@ static void supervise(struct keeper *k, const struct plan *p)
 	(void)prctl(PR_SET_NAME, (unsigned long)"ward-supervise", 0, 0, 0);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* Blocked since keep(): taken from a descriptor, in the loop. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < UTIL_KEEPER_NFORWARDED; i++)
-		sigaddset(&set, util_keeper_forwarded[i]);
-	if (k->kept) {
-		sigaddset(&set, UTIL_KEEPER_KILL);
-		sigaddset(&set, SIGIO);
+	util_keeper_sigset(&set);
+	if (!k->kept) {
+		/* The keeper process takes these. */
+		sigdelset(&set, UTIL_KEEPER_KILL);
+		sigdelset(&set, SIGIO);
 	}
 	hc.sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	host.fd = hc.sfd;

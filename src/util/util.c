@@ -369,15 +369,13 @@ bool util_path_next(struct util_path_search *s, char *buf, size_t len,
 	return false;
 }
 
-const int util_keeper_forwarded[UTIL_KEEPER_NFORWARDED] = {
-    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
-
 void util_keeper_sigset(sigset_t *set)
 {
+	static const int sigs[] = {SIGHUP,  SIGINT,   SIGQUIT, SIGTERM, SIGUSR1,
+				   SIGUSR2, SIGWINCH, SIGCHLD, SIGIO,	0};
+
 	sigemptyset(set);
-	sigaddset(set, SIGCHLD);
 	sigaddset(set, UTIL_KEEPER_KILL);
-	sigaddset(set, SIGIO);
-	for (size_t i = 0; i < UTIL_KEEPER_NFORWARDED; i++)
-		sigaddset(set, util_keeper_forwarded[i]);
+	for (size_t i = 0; sigs[i]; i++)
+		sigaddset(set, sigs[i]);
 }

@@ -172,17 +172,15 @@ bool util_path_next(struct util_path_search *s, char *buf, size_t len,
  * The keeper's signals (landlock-run, docs/RUNNERS.md). UTIL_KEEPER_KILL
  * ends the command and every process of its call at once (a SIGKILLed
  * keeper could end nothing else); it is also the keeper's parent-death
- * signal. util_keeper_forwarded lists the signals the keeper passes on to
- * the command's session.
+ * signal.
  */
-#define UTIL_KEEPER_KILL       SIGRTMAX
-#define UTIL_KEEPER_NFORWARDED 7
-extern const int util_keeper_forwarded[UTIL_KEEPER_NFORWARDED];
+#define UTIL_KEEPER_KILL SIGRTMAX
 
 /*
  * util_keeper_sigset - every signal the keeper takes from a descriptor
- * rather than by its action: the forwarded ones, SIGCHLD, the kill signal
- * and SIGIO (its caller gone). They are blocked from its first
+ * rather than by its action: those it passes on to the command's session
+ * (SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH), SIGCHLD,
+ * the kill signal and SIGIO (its caller gone). They are blocked from its first
  * instruction when its caller starts it so (`--kept`: ward does): as init
  * of a pid namespace the keeper would otherwise lose one sent while its
  * action was still the default, since the kernel drops such a signal

@@ -580,10 +580,6 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	pidns = ops->kept_opt && ward_contain_pidns();
 	a.newpid = pidns;
 	sp->kept = spawn_kept(sp, pidns, a.newpid);
-	/* A kept launcher takes the keeper's signals from a descriptor; as
-	 * init it would lose one sent before (util_keeper_sigset). */
-	if (sp->kept)
-		util_keeper_sigset(&a.mask);
 	err = spawn_argv(&wrapped, &args_fd, c, a.cwd, rep_p[1] >= 0, sp->kept);
 	if (err)
 		goto out_uncontain;
@@ -639,6 +635,13 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 	for (;;) {
 		int e;
 
+		/* A kept launcher takes the keeper's signals from a
+		 * descriptor; as init it would lose one sent before
+		 * (util_keeper_sigset). */
+		if (sp->kept)
+			util_keeper_sigset(&a.mask);
+		else
+			sigemptyset(&a.mask);
 		pid = ward_child_spawn(&a, sp->cg_fd);
 		if (pid >= 0)
 			break;
@@ -651,7 +654,6 @@ int ward_spawn_start(struct ward_spawn *sp, const ward_confined *c,
 			break;
 		if (sp->kept && !spawn_kept(sp, pidns, a.newpid)) {
 			sp->kept = false;
-			sigemptyset(&a.mask);
 			ward_strv_free(wrapped);
 			wrapped = NULL;
 			err = spawn_argv(&wrapped, &args_fd, c, a.cwd,

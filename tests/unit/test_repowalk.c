@@ -114,8 +114,11 @@ struct seen {
 	atomic_int inside; /* found callbacks running at once */
 	bool overlap;
 	const char *released;
-	bool share; /* wait for a helper once */
-	bool waited;
+	const char *root; /* the tree's t */
+	bool share;	  /* make the walk shared (may_share) */
+	bool given;	  /* the caller's walker gave a top directory away */
+	int sub_top;	  /* the top the caller last asked a child of */
+	int tops_asked;	  /* tops the caller asked of since */
 };
 
 /* Whether the walk may start helpers here (repowalk.c: two CPUs this
@@ -167,32 +170,70 @@ static bool helper_waits(int *others)
 	return waits;
 }
 
+/* The top directory @path is, or is below (its NNN; -1: neither);
+ * @below: whether below. */
+static int top_of(const struct seen *s, const char *path, bool *below)
+{
+	size_t n = strlen(s->root);
+	char *end;
+	long d;
+
+	if (strncmp(path, s->root, n) != 0 || strncmp(path + n, "/d", 2) != 0)
+		return -1;
+	d = strtol(path + n + 2, &end, 10);
+	if (end != path + n + 5 || (*end && *end != '/'))
+		return -1;
+	*below = *end == '/';
+	return (int)d;
+}
+
+/* Wait (bounded: 30 s) for @done, or for a helper to wait for work. */
+static void wait_for(struct seen *s, bool helper)
+{
+	for (int i = 0; i < 30000 && !atomic_load(&s->other); i++) {
+		int others = 0;
+
+		if (helper && (helper_waits(&others) || !others))
+			return;
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+}
+
+/*
+ * The caller's walker asks of the tops and their children in an order
+ * that says when it gave a top away (give_outer asks of the next top
+ * before the caller walks on in its own): more than the one top asked
+ * of before the first child of a top. The test makes the walk shared
+ * on any machine with two CPUs, however loaded, without timing:
+ * - at each top the caller asks of, until one is given away, it lets a
+ *   helper the walk has started come to wait for work;
+ * - once a top is given away, at the first child of a top it asks of
+ *   (never while it holds the walk's lock: give_outer asks of a child
+ *   only after the caller's own loop asked of a sibling), it waits for
+ *   the helper to ask of that top's child, so that it cannot walk the
+ *   given top itself when done with its own part.
+ */
 static bool skip_cb(void *ctx, const char *path)
 {
 	struct seen *s = ctx;
-	const char *base = strrchr(path, '/');
+	bool released = s->released && strcmp(path, s->released) == 0;
+	bool below = false;
+	int top = top_of(s, path, &below);
 
 	if (!pthread_equal(pthread_self(), s->caller)) {
 		atomic_store(&s->other, true);
-	} else if (!s->waited && s->share && base &&
-		   strncmp(base, "/d0", 3) == 0) {
-		/* The first top directory the caller's walker reaches once
-		 * the helpers started: let a helper come to wait for work (a
-		 * bounded wait), so that the walk is shared on any machine
-		 * with two CPUs. */
-		int others = 0;
-
-		if (helper_waits(&others) || !others)
-			return s->released && strcmp(path, s->released) == 0;
-		s->waited = true;
-		for (int i = 0; i < 30000; i++) {
-			others = 0;
-			if (helper_waits(&others))
-				break;
-			nanosleep(&(struct timespec){0, 1000000}, NULL);
-		}
+	} else if (s->share && top >= 0 && !below) {
+		s->tops_asked += !released;
+		if (!s->given)
+			wait_for(s, true);
+	} else if (s->share && top >= 0 && top != s->sub_top) {
+		s->given = s->given || s->tops_asked > 1;
+		if (s->given)
+			wait_for(s, false);
+		s->sub_top = top;
+		s->tops_asked = 0;
 	}
-	return s->released && strcmp(path, s->released) == 0;
+	return released;
 }
 
 static void found_cb(void *ctx, int dirfd, const char *name, const char *path)
@@ -278,6 +319,8 @@ static void walk_setup(struct ward_repo_walk *w, struct seen *s,
 	make_tree();
 	s->caller = pthread_self();
 	s->share = may_share();
+	s->root = fx_path("t");
+	s->sub_top = -1;
 	w->max_depth = REPO_WALK_DEPTH_MAX;
 	w->skip = skip_cb;
 	w->found = found_cb;

@@ -193,7 +193,8 @@ int cmd_mcp(int argc, char **argv)
 	flag_mode = po.mode;
 	mode_given = po.mode_given;
 	po.mode_given = false;
-	cli_setup_build(&setup, &po, mcp_usage, CLI_SETUP_PROVIDER);
+	cli_setup_build(&setup, &po, mcp_usage,
+			CLI_SETUP_PROVIDER | CLI_SETUP_POLICY);
 	mo.defaults.mode = ward_config_mode(setup.config, NULL);
 	mo.defaults.approval = ward_config_approval(setup.config, NULL);
 	mo.defaults.root = ward_config_workspace(setup.config, NULL);

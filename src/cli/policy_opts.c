@@ -230,7 +230,8 @@ void cli_setup_build(struct cli_setup *out, const struct cli_policy_opts *o,
 		cli_config_report_errors(s.config, json);
 	say_ignored(s.config, flags & CLI_SETUP_QUIET);
 
-	if (ward_config_policy_new(&s.policy, s.config,
+	if ((flags & CLI_SETUP_POLICY) &&
+	    ward_config_policy_new(&s.policy, s.config,
 				   ward_config_mode(s.config, NULL)) != 0)
 		fail(CLI_EXIT_WARD, json, CLI_ERR("WARD_FAILED"),
 		     ward_error_last());

@@ -89,7 +89,7 @@ bool cli_config_option(struct cli_policy_opts *o, int opt, const char *arg,
 /* What cli_setup_build() made. The config owns the rules the policy uses. */
 struct cli_setup {
 	ward_config *config;
-	ward_policy *policy;
+	ward_policy *policy;	 /* NULL unless asked for */
 	ward_provider *provider; /* NULL unless asked for */
 };
 
@@ -98,13 +98,14 @@ enum cli_setup_flags {
 	CLI_SETUP_PROVIDER = 1 << 0, /* a provider too (run, confine) */
 	CLI_SETUP_JSON = 1 << 1,     /* failures as a JSON error object */
 	CLI_SETUP_QUIET = 1 << 2,    /* --quiet: ignored values said once */
+	CLI_SETUP_POLICY = 1 << 3,   /* the policy too (a call makes its own) */
 };
 
 /*
  * cli_setup_build - load ward.yml's layers with the flags of @o on top,
- * then build the policy (mode, workspace, access rules, git protection)
- * and, with CLI_SETUP_PROVIDER, the provider (chain, runner_command,
- * probe timeout, --runner). Dies on failure: a workspace flag that is not
+ * then, with CLI_SETUP_POLICY, build the policy (mode, workspace, access
+ * rules, git protection) and, with CLI_SETUP_PROVIDER, the provider
+ * (chain, runner_command, probe timeout, --runner). Dies on failure: a workspace flag that is not
  * a directory, or only bad flags, with exit 2; an invalid configuration
  * (every error listed) or access rules with runner_command with exit 125.
  */

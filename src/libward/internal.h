@@ -65,6 +65,14 @@ int ward_policy_set_objects(ward_policy *policy, char *const *objects);
 char *const *ward_policy_objects(const ward_policy *policy);
 
 /*
+ * ward_policy_new() for a workspace root already made canonical (@real,
+ * by ward_config's resolve); @given names it in errors. Checked to be a
+ * directory, not canonicalised again.
+ */
+int ward_policy_new_real(ward_policy **out, enum ward_mode mode,
+			 const char *real, const char *given);
+
+/*
  * The session store a policy runs for (set by ward_call): hidden from
  * confined runs like ward's state directory (protect.h). NULL: none.
  */

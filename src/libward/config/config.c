@@ -415,7 +415,12 @@ static void resolve_workspace(ward_config *cfg,
 
 	if (!ws)
 		return;
-	real = realpath(ws, NULL);
+	if (cfg->ws_loaded_real && strcmp(ws, cfg->ws_loaded) == 0) {
+		real = cfg->ws_loaded_real;
+		cfg->ws_loaded_real = NULL;
+	} else {
+		real = realpath(ws, NULL);
+	}
 	if (!real || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		const char *why = real ? "not a directory" : strerror(errno);
 
@@ -1175,7 +1180,13 @@ int ward_config_load(ward_config *cfg, const struct ward_config_options *opts)
 				goto out_free;
 		}
 	}
+	/* Made canonical once: the resolve takes it for the same path. */
+	cfg->ws_loaded = ws;
+	cfg->ws_loaded_real = real;
 	err = ward_config_resolve(cfg, opts);
+	ws = cfg->ws_loaded;
+	real = cfg->ws_loaded_real;
+	cfg->ws_loaded = cfg->ws_loaded_real = NULL;
 out_free:
 	free(proj);
 	free(real);
@@ -1521,7 +1532,8 @@ int ward_config_policy_new(ward_policy **out, const ward_config *cfg,
 	*out = NULL;
 	if (!ws)
 		return ward_err(WARD_EINVAL, "no workspace root is configured");
-	err = ward_policy_new(&p, mode, ws);
+	/* Made canonical when the configuration was resolved. */
+	err = ward_policy_new_real(&p, mode, ws, ws);
 	if (!err)
 		err = ward_policy_set_rules(p, ward_config_rules(cfg));
 	if (!err)

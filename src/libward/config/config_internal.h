@@ -151,6 +151,9 @@ struct ward_config {
 	struct ward_config_origin from[K_COUNT];
 	enum ward_mode mode;
 	char *workspace; /* canonical */
+	/* What ward_config_load() made canonical before the resolve, and
+	 * from what: the resolve takes it for the same workspace. */
+	char *ws_loaded, *ws_loaded_real;
 	const enum ward_runner *runners;
 	size_t nrunners;
 	const char *runner_command;

@@ -614,8 +614,8 @@ static const struct verdict_cache *probe_cached(ward_provider *p,
 	return c;
 }
 
-static void distrust_planted(ward_provider *p, const ward_policy *policy,
-			     char *const *roots);
+static unsigned distrust_planted(ward_provider *p, const ward_policy *policy,
+				 char *const *roots);
 
 /* --- exported: the provider --------------------------------------------- */
 
@@ -933,13 +933,17 @@ const char *ward_provider_launcher_path(ward_provider *provider)
  * (bwrap reached through PATH) must never be executed, not even by a
  * probe. Such a runner is marked unusable for the provider's lifetime,
  * before anything probes it: the chain then falls through to the next
- * runner, and a forced one is refused by runner_binary().
+ * runner, and a forced one is refused by runner_binary(). Returns the
+ * runners (a bit each) whose binary it found where no confined run of
+ * @policy can write.
  */
-static void distrust_planted(ward_provider *p, const ward_policy *policy,
-			     char *const *roots)
+static unsigned distrust_planted(ward_provider *p, const ward_policy *policy,
+				 char *const *roots)
 {
+	unsigned located = 0;
+
 	if (p->runner_command)
-		return;
+		return 0;
 	for (size_t i = 0; i < p->chain_len; i++) {
 		const struct ward_runner_ops *ops =
 		    ward_runner_ops(p->chain[i]);
@@ -951,15 +955,19 @@ static void distrust_planted(ward_provider *p, const ward_policy *policy,
 		    (c->done && c->verdict == WARD_VERDICT_UNUSABLE))
 			continue;
 		path = runner_tool(p, ops, &why);
-		if (!path ||
-		    check_runner_location(ops->tool_what, path, policy, roots) ==
-			0)
+		if (!path)
 			continue;
+		if (check_runner_location(ops->tool_what, path, policy,
+					  roots) == 0) {
+			located |= 1u << p->chain[i];
+			continue;
+		}
 		ward_probe_why(c->why, sizeof(c->why), "%s", ward_error_last());
 		c->verdict = WARD_VERDICT_UNUSABLE;
 		c->planted = true;
 		c->done = true;
 	}
+	return located;
 }
 
 int ward_provider_problem(struct ward_runner_status *out,
@@ -1011,11 +1019,12 @@ out_unlock:
 
 /*
  * The runner's binary, resolved once per provider, and refused when it lies
- * where a confined run of @policy could have replaced it.
+ * where a confined run of @policy could have replaced it (unless
+ * distrust_planted() just found it elsewhere: @located).
  */
 static int runner_binary(const char **out, ward_provider *p,
 			 enum ward_runner runner, const ward_policy *policy,
-			 char *const *roots)
+			 char *const *roots, unsigned located)
 {
 	const struct ward_runner_ops *ops = ward_runner_ops(runner);
 	const char *path, *why = "";
@@ -1028,9 +1037,9 @@ static int runner_binary(const char **out, ward_provider *p,
 	if (!path)
 		return ward_err(WARD_ERUNNER, "cannot start the %s runner: %s",
 				ward_runner_name(runner), why);
-	if (ops->tool_what) {
-		err = check_runner_location(ops->tool_what, path, policy,
-					    roots);
+	if (ops->tool_what && !(located & 1u << runner)) {
+		err =
+		    check_runner_location(ops->tool_what, path, policy, roots);
 		if (err)
 			return err;
 	}
@@ -1044,6 +1053,7 @@ int ward_provider_choose(struct ward_runner_choice *out,
 {
 	struct ward_runner_choice c = {WARD_RUNNER_NONE, WARD_ENFORCEMENT_NONE,
 				       NULL, NULL, NULL};
+	unsigned located;
 	int err;
 
 	if (!out || !provider || !policy)
@@ -1082,11 +1092,11 @@ int ward_provider_choose(struct ward_runner_choice *out,
 	 * workspace (or any writable root) and reached through PATH must
 	 * never run, not even to be refused afterwards.
 	 */
-	distrust_planted(provider, policy, roots);
+	located = distrust_planted(provider, policy, roots);
 	err = select_locked(provider, &c.runner, &c.enforcement);
 	if (!err)
-		err = runner_binary(&c.path, provider, c.runner, policy,
-				    roots);
+		err = runner_binary(&c.path, provider, c.runner, policy, roots,
+				    located);
 	if (!err && ward_runner_ops(c.runner)->operator_signatures)
 		c.failure_signatures = provider->failure_signatures;
 	/* Defense in depth: the Landlock layer inside every bwrap run. */

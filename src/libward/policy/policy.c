@@ -88,14 +88,9 @@ static char *const *or_none(char *const *v)
 int ward_policy_new(ward_policy **out, enum ward_mode mode,
 		    const char *workspace_root)
 {
-	ward_policy *p = NULL;
-	struct stat st;
-	char *real = NULL;
+	char *real;
 	int err;
 
-	if ((unsigned)mode > WARD_MODE_DANGER_FULL_ACCESS)
-		return ward_err(WARD_EINVAL, "unknown sandbox mode %d",
-				(int)mode);
 	if (!workspace_root || !*workspace_root)
 		return ward_err(WARD_EINVAL, "no workspace root given");
 	real = realpath(workspace_root, NULL);
@@ -104,18 +99,30 @@ int ward_policy_new(ward_policy **out, enum ward_mode mode,
 		return ward_err(err, "workspace root %s: %s", workspace_root,
 				strerror(-err));
 	}
-	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		err = ward_err(-ENOTDIR, "workspace root %s: not a directory",
-			       workspace_root);
-		goto out_free_real;
-	}
+	err = ward_policy_new_real(out, mode, real, workspace_root);
+	free(real);
+	return err;
+}
+
+int ward_policy_new_real(ward_policy **out, enum ward_mode mode,
+			 const char *real, const char *given)
+{
+	ward_policy *p = NULL;
+	struct stat st;
+	int err;
+
+	if ((unsigned)mode > WARD_MODE_DANGER_FULL_ACCESS)
+		return ward_err(WARD_EINVAL, "unknown sandbox mode %d",
+				(int)mode);
+	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
+		return ward_err(-ENOTDIR, "workspace root %s: not a directory",
+				given);
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		err = ward_err(-ENOMEM, "out of memory");
-		goto out_free_real;
+	if (!p || !(p->workspace = strdup(real))) {
+		free(p);
+		return ward_err(-ENOMEM, "out of memory");
 	}
 	p->mode = mode;
-	p->workspace = real;
 	p->net = ward_network_default(mode);
 	p->net_default = true;
 	err = set_string(&p->tmpdir, getenv("TMPDIR"));
@@ -125,10 +132,6 @@ int ward_policy_new(ward_policy **out, enum ward_mode mode,
 	}
 	*out = p;
 	return 0;
-
-out_free_real:
-	free(real);
-	return err;
 }
 
 void ward_policy_free(ward_policy *policy)

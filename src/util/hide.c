@@ -12,7 +12,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "hide.h"
+#include "util.h"
 
 #ifndef __NR_open_tree
 #define __NR_open_tree 428
@@ -103,30 +106,19 @@ static int write_knob(const char *path, const char *s)
 	return -e;
 }
 
-int ward_hide_unshare(char *err, size_t err_len)
+/*
+ * In the mount namespace just made (in a user namespace of its own when
+ * @userns): the identity maps of @uid and @gid, then every mount made
+ * from the host's copy a slave, so that nothing mounted here reaches the
+ * host's mount table.
+ */
+static int ns_setup(bool userns, unsigned uid, unsigned gid, char *err,
+		    size_t err_len)
 {
-	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
 	char map[64];
 	int ret;
 
-	/*
-	 * Root with CAP_SYS_ADMIN: a mount namespace alone (the command
-	 * keeps the host's uids; it has no capabilities left to unmount).
-	 * Anyone else: a user namespace too, which grants the mount rights
-	 * over the new mount namespace only. Mounts copied into a namespace
-	 * of a less privileged user namespace are locked together: even a
-	 * process that gains capabilities in a nested namespace cannot
-	 * unmount one to uncover what it hides.
-	 */
-	if (unshare(CLONE_NEWNS) != 0) {
-		if (errno != EPERM)
-			return fail(err, err_len, "unshare(CLONE_NEWNS)", NULL,
-				    errno);
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
-			return fail(err, err_len,
-				    "cannot make a user and mount namespace "
-				    "to hide paths in (unshare)",
-				    NULL, errno);
+	if (userns) {
 		/* Identity maps: files keep their owners, the command its
 		 * uid. setgroups must be denied before an unprivileged
 		 * gid_map can be written. */
@@ -145,10 +137,34 @@ int ward_hide_unshare(char *err, size_t err_len)
 			return fail(err, err_len, "/proc/self/gid_map", NULL,
 				    -ret);
 	}
-	/* Nothing mounted here may reach the host's mount table. */
 	if (mount("none", "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
 		return fail(err, err_len, "mount --make-rslave /", NULL, errno);
 	return 0;
+}
+
+int ward_hide_unshare(char *err, size_t err_len)
+{
+	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+
+	/*
+	 * Root with CAP_SYS_ADMIN: a mount namespace alone (the command
+	 * keeps the host's uids; it has no capabilities left to unmount).
+	 * Anyone else: a user namespace too, which grants the mount rights
+	 * over the new mount namespace only. Mounts copied into a namespace
+	 * of a less privileged user namespace are locked together: even a
+	 * process that gains capabilities in a nested namespace cannot
+	 * unmount one to uncover what it hides.
+	 */
+	if (unshare(CLONE_NEWNS) == 0)
+		return ns_setup(false, 0, 0, err, err_len);
+	if (errno != EPERM)
+		return fail(err, err_len, "unshare(CLONE_NEWNS)", NULL, errno);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+		return fail(err, err_len,
+			    "cannot make a user and mount namespace to hide "
+			    "paths in (unshare)",
+			    NULL, errno);
+	return ns_setup(true, uid, gid, err, err_len);
 }
 
 /*
@@ -293,63 +309,93 @@ out_close:
 	return ret;
 }
 
+/* What the probe child is given, and what it says. */
+struct probe {
+	bool userns;
+	unsigned uid, gid;
+	volatile bool ok;
+};
+
 /*
- * The probe child: the namespace and both kinds of cover, on paths every
- * system has (in this throwaway namespace only). Exit status 0: it works.
+ * The probe child, in the namespaces its clone made: both kinds of cover,
+ * on paths every system has (in this throwaway namespace only).
  */
-static int probe_child(void)
+static int probe_child(void *arg)
 {
+	struct probe *p = arg;
 	bool skipped;
 
-	if (ward_hide_unshare(NULL, 0) != 0)
-		return 1;
+	if (ns_setup(p->userns, p->uid, p->gid, NULL, 0) != 0)
+		return 0;
 	if (ward_hide_apply("/dev/null", WARD_HIDE_NONE, &skipped, NULL, 0) ||
 	    skipped)
-		return 1;
+		goto out;
 	if (ward_hide_apply("/dev", WARD_HIDE_NONE, &skipped, NULL, 0) ||
 	    skipped)
-		return 1;
+		goto out;
+	p->ok = true;
+out:
 	ward_hide_end();
 	return 0;
 }
 
+/*
+ * One probe: a child that shares this process's memory, the caller waiting
+ * (clone(CLONE_VM | CLONE_VFORK), like the executor's spawn). A fork
+ * would write-protect every page of the caller's heap, and each page
+ * written after it would then fault once (freeing 1,000 access rules at
+ * the end of a call: 2 ms on these machines). A child that shares its
+ * memory cannot unshare a user namespace (the kernel refuses it), so the
+ * clone makes the namespaces: the mount namespace alone, and where that
+ * is refused (EPERM: no CAP_SYS_ADMIN) the user namespace with it. Every
+ * signal is blocked around it: the child runs on the caller's memory and
+ * must never run a handler of it.
+ */
+static bool probe(void)
+{
+	char stack[16 * 1024] __attribute__((aligned(16)));
+	struct probe p = {false, (unsigned)geteuid(), (unsigned)getegid(),
+			  false};
+	sigset_t all, old;
+	pid_t pid;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(probe_child, stack + sizeof(stack),
+		    CLONE_VM | CLONE_VFORK | CLONE_NEWNS | SIGCHLD, &p);
+	if (pid < 0 && errno == EPERM) {
+		p.userns = true;
+		pid = clone(probe_child, stack + sizeof(stack),
+			    CLONE_VM | CLONE_VFORK | CLONE_NEWUSER |
+				CLONE_NEWNS | SIGCHLD,
+			    &p);
+	}
+	util_unpoison_stack(stack, sizeof(stack));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The answer is in memory: reaping can fail (a caller that
+	 * ignores SIGCHLD, or reaps every child itself) and not matter. */
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	return pid > 0 && p.ok;
+}
+
 bool ward_hide_possible(void)
 {
-	/* 0: not asked yet, 1: yes, 2: no. Two threads asking at once both
-	 * probe and agree. */
+	/* 0: not asked yet, 1: yes, 2: no. One probe at a time: the
+	 * probe's cover lives in this process's memory (file_cover). */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static int state;
 	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-	int fds[2];
-	char c = 0;
-	ssize_t n;
-	pid_t pid;
 
 	if (s)
 		return s == 1;
-	/*
-	 * The child says "y" on a pipe when it could: the answer does not
-	 * depend on reaping it (a caller that ignores SIGCHLD, or reaps every
-	 * child itself, makes waitpid fail).
-	 */
-	if (pipe2(fds, O_CLOEXEC) != 0)
-		return false;
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		if (probe_child() == 0)
-			(void)!write(fds[1], "y", 1);
-		_exit(0);
+	pthread_mutex_lock(&lock);
+	s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+	if (!s) {
+		s = probe() ? 1 : 2;
+		__atomic_store_n(&state, s, __ATOMIC_RELEASE);
 	}
-	close(fds[1]);
-	if (pid > 0) {
-		do
-			n = read(fds[0], &c, 1);
-		while (n < 0 && errno == EINTR);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	close(fds[0]);
-	s = pid > 0 && c == 'y' ? 1 : 2;
-	__atomic_store_n(&state, s, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
 	return s == 1;
 }

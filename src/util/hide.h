@@ -66,8 +66,10 @@ void ward_hide_end(void);
 
 /**
  * ward_hide_possible - whether this process (and a launcher it starts with
- * the same credentials) can hide paths: a forked child really makes the
- * namespace and one mount in it. The answer is computed once per process
+ * the same credentials) can hide paths: a child that shares this
+ * process's memory (clone(CLONE_VM | CLONE_VFORK), so that nothing of it
+ * is copied or write-protected) really makes the namespaces and a mount of
+ * each kind in them. The answer is computed once per process
  * (thread-safe) and cached; for libward's plan, never called between fork
  * and exec.
  */

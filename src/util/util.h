@@ -188,4 +188,24 @@ bool util_path_next(struct util_path_search *s, char *buf, size_t len,
  */
 void util_keeper_sigset(sigset_t *set);
 
+/*
+ * AddressSanitizer builds: a child started with clone(CLONE_VM) on a stack
+ * borrowed from the parent's frame poisons shadow memory there in its
+ * instrumented frames; util_unpoison_stack() clears it once the child is
+ * gone, or the parent's later frames there look out of scope.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define UTIL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UTIL_ASAN 1
+#endif
+#endif
+#ifdef UTIL_ASAN
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define util_unpoison_stack(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define util_unpoison_stack(p, n) ((void)0)
+#endif
+
 #endif

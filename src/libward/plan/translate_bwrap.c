@@ -316,7 +316,7 @@ void ward_xl_plan_bwrap(struct ward_xlate *p)
 	 * hold, bwrap_ro_roots) and the hidden paths that hold a root or the
 	 * workspace (hide_outside) stay in bwrap's profile, and only those
 	 * count against its budget. (Asked only when there is such a match:
-	 * ward_xl_can_mount() forks once per process.)
+	 * ward_xl_can_mount() starts a child once per process.)
 	 */
 	int to_inner = p->inner_hides ? -1 : 0;
 

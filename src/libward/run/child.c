@@ -29,25 +29,6 @@
 /* The child's stack (it needs well under 2 KiB; see -fstack-usage). */
 #define CHILD_STACK (32 * 1024)
 
-/*
- * AddressSanitizer builds: the child's instrumented frames poison shadow
- * memory for the stack it borrows from the parent; clear it once the child
- * is gone, or the parent's later frames there look out of scope.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define WARD_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WARD_ASAN 1
-#endif
-#endif
-#ifdef WARD_ASAN
-void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
-#define unpoison_stack(p, n) __asan_unpoison_memory_region((p), (n))
-#else
-#define unpoison_stack(p, n) ((void)0)
-#endif
-
 void ward_child_init(struct ward_child *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -403,7 +384,7 @@ pid_t ward_child_spawn(struct ward_child *a, int cg_fd)
 		r = clone3_vm(&ca, child_entry, a);
 		pid = r < 0 ? -1 : (pid_t)r;
 		e = r < 0 ? (int)-r : 0;
-		unpoison_stack(stack, sizeof(stack));
+		util_unpoison_stack(stack, sizeof(stack));
 #else
 		pid = (pid_t)syscall(__NR_clone3, &ca, sizeof(ca));
 		if (pid == 0)
@@ -418,7 +399,7 @@ pid_t ward_child_spawn(struct ward_child *a, int cg_fd)
 				(a->newpid ? CLONE_NEWPID : 0),
 			    a);
 		e = errno;
-		unpoison_stack(stack, sizeof(stack));
+		util_unpoison_stack(stack, sizeof(stack));
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;

@@ -264,11 +264,11 @@ static const char *slurp(const char *path)
 }
 
 /*
- * The pid of a live (non-zombie) `sleep` process that has @tag in its
- * command line, or 0. Only the command itself counts, not a wrapper whose
- * argv carries the tag too (bwrap, landlock-run, bash -c).
+ * The pid of a live (non-zombie) process that has @tag in its command
+ * line, or 0: with @wrappers, any (bwrap, landlock-run, bash -c carry the
+ * command's argv too), else only the `sleep` itself.
  */
-static pid_t pid_with_tag(const char *tag)
+static pid_t pid_with(const char *tag, bool wrappers)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -294,13 +294,18 @@ static pid_t pid_with_tag(const char *tag)
 		}
 		if (n > 0) {
 			buf[n] = '\0';
-			if (strncmp(buf, "sleep ", 6) == 0 &&
+			if ((wrappers || strncmp(buf, "sleep ", 6) == 0) &&
 			    strstr(buf, tag) != NULL)
 				found = (pid_t)atoi(e->d_name);
 		}
 	}
 	closedir(d);
 	return found;
+}
+
+static pid_t pid_with_tag(const char *tag)
+{
+	return pid_with(tag, false);
 }
 
 static bool process_with_tag(const char *tag)
@@ -350,6 +355,18 @@ static bool tag_gone(const char *tag, int ms)
 		usleep(20 * 1000);
 	}
 	return !process_with_tag(tag);
+}
+
+/* Wait up to @ms for every process of the call that ran `sleep @tag` to
+ * be gone: the runner's as well as the command. */
+static bool call_gone(const char *tag, int ms)
+{
+	for (int i = 0; i < ms / 20; i++) {
+		if (!pid_with(tag, true))
+			return true;
+		usleep(20 * 1000);
+	}
+	return !pid_with(tag, true);
 }
 
 /* Fields of /proc/PID/stat after the command name. */
@@ -1477,6 +1494,13 @@ static void t_task_kill_at_once(void **state)
 		assert_true(tag_gone(tag, PROMPT_MS));
 		ward_result_free(r);
 		ward_task_free(t);
+		/* Nothing of the call outlives it, without a containment
+		 * asked for: not the runner's half-started sandbox either
+		 * (bwrap killed before its child armed its parent-death
+		 * signal left that child waiting for it for ever). */
+		if (!call_gone(tag, PROMPT_MS))
+			fail_msg("round %d: process %d of the call outlived it",
+				 i, (int)pid_with(tag, true));
 	}
 	ward_policy_free(pol);
 	ward_provider_free(p);

@@ -826,9 +826,17 @@ static void bwrap_kill_child(struct ward_spawn *sp)
 			0);
 }
 
-/* bwrap has exited: so must its sandbox (it has, unless bwrap was killed
+/*
+ * bwrap has exited: so must its sandbox (it has, unless bwrap was killed
  * before its child armed its parent-death signal). The pidfd names that
- * very process, so a reused pid is never signalled. */
+ * very process, so a reused pid is never signalled. Killed earlier still,
+ * before it said its child's pid, bwrap leaves that child in its process
+ * group, waiting for bwrap for ever (pid 1 of its namespace: it takes
+ * SIGKILL only): the group is killed as well. It is bwrap's own (setsid),
+ * and the sandbox's command runs in a session of its own, so whatever is
+ * left in it is the call's; bwrap is not reaped yet, so its pid, the
+ * group's id, cannot name another group.
+ */
 void ward_bwrap_ended(struct ward_spawn *sp, pthread_mutex_t *lock)
 {
 	if (sp->ops->status != WARD_STATUS_JSON)
@@ -837,6 +845,8 @@ void ward_bwrap_ended(struct ward_spawn *sp, pthread_mutex_t *lock)
 		pthread_mutex_lock(lock);
 	ward_bwrap_note_child(sp);
 	bwrap_kill_child(sp);
+	if (sp->pid > 0 && !sp->reaped && !sp->bwrap_child)
+		kill(-sp->pid, SIGKILL);
 	if (lock)
 		pthread_mutex_unlock(lock);
 }

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { WARD, call, scratch } from "./helpers.mjs";
+import { WARD, call, defer, scratch } from "./helpers.mjs";
 
 // ward mcp with extra arguments and environment; elicitations are
 // recorded and declined.
@@ -32,7 +32,7 @@ async function serve(t, s, args, env = {}) {
     return { action: "decline" };
   });
   await client.connect(transport);
-  t.after(async () => {
+  defer(t, async () => {
     await client.close().catch(() => {});
   });
   return { client, asked, ws: s.ws };
@@ -40,7 +40,7 @@ async function serve(t, s, args, env = {}) {
 
 test("approval-target: the elicitation shows where a write lands, escaped", async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const target = path.join(s.base, "outside-x");
   symlinkSync(target, path.join(s.ws, "notes.txt"));
   const ctx = await serve(t, s, ["--mode", "read-only"]);
@@ -70,7 +70,7 @@ test("fence-symlink: read_file is denied where a symlinked rule's target is hidd
   const out = process.env.RT_OUT;
   if (!home || !out) return t.skip("run from tests/e2e/redteam_fence.bats");
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const ctx = await serve(t, s, ["--mode", "read-only", "--access", "-- ~/.ssh"], {
     HOME: home,
   });

@@ -32,6 +32,34 @@ export const HINT =
   "retry this exact command once with sandbox_permissions (the narrowest " +
   "wider mode that suffices) + justification; the approval prompt asks the user";
 
+// Run @fn when the test @t ends. node:test runs a test's after hooks in
+// the order they were added and stops at the first that throws, so a
+// scratch area removed before its server was closed (or while a helper
+// still wrote in it) failed, left the server running and the test file
+// waiting for it for ever. Deferred steps run last in, first out — the
+// reverse of how they were set up — and all of them, even when one
+// throws (the first error is the test's).
+const deferred = new WeakMap();
+export function defer(t, fn) {
+  let steps = deferred.get(t);
+  if (!steps) {
+    steps = [];
+    deferred.set(t, steps);
+    t.after(async () => {
+      let first;
+      while (steps.length) {
+        try {
+          await steps.pop()();
+        } catch (e) {
+          first ??= e;
+        }
+      }
+      if (first) throw first;
+    });
+  }
+  steps.push(fn);
+}
+
 // A scratch area: BASE/ws (the workspace), BASE/state, BASE/config.
 export function scratch() {
   const base = mkdtempSync("/var/tmp/ward-mcp-test.");
@@ -111,7 +139,7 @@ export async function connect(t, opts = {}) {
     stderr: () => stderr,
     pid: transport.pid,
   };
-  t.after(async () => {
+  defer(t, async () => {
     await client.close().catch(() => {});
     if (!opts.scratch) s.cleanup();
   });

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
-import { MARKER, WARD, exists, scratch } from "./helpers.mjs";
+import { MARKER, WARD, defer, exists, scratch } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
@@ -59,7 +59,7 @@ async function inspector(s, mode, args) {
 
 test("inspector-list: tools/list", async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const out = await inspector(s, "read-only", ["--method", "tools/list"]);
   const names = out.tools.map((x) => x.name).sort();
   assert.deepEqual(names, [
@@ -78,7 +78,7 @@ test("inspector-list: tools/list", async (t) => {
 
 test("inspector-call: tools/call bash", { skip: NO_RUNNER }, async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const out = await inspector(s, "read-only", [
     "--method",
     "tools/call",
@@ -95,7 +95,7 @@ test("inspector-call: tools/call bash", { skip: NO_RUNNER }, async (t) => {
 
 test("inspector-denied: tools/call bash, a write denied in read-only", { skip: NO_RUNNER }, async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const out = await inspector(s, "read-only", [
     "--method",
     "tools/call",
@@ -126,7 +126,7 @@ test("inspector-denied: tools/call bash, a write denied in read-only", { skip: N
 
 test("inspector-fields: a client without elicitation is offered no escalation fields", async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const out = await inspector(s, "read-only", ["--method", "tools/list"]);
   for (const x of out.tools) {
     assert.equal(x.inputSchema.properties.sandbox_permissions, undefined, x.name);
@@ -136,7 +136,7 @@ test("inspector-fields: a client without elicitation is offered no escalation fi
 
 test("inspector-read: read_file of a 5 MB file is bounded", async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   writeFileSync(path.join(s.ws, "big.txt"), ("y".repeat(99) + "\n").repeat(50000));
   const out = await inspector(s, "read-only", [
     "--method",
@@ -154,7 +154,7 @@ test("inspector-read: read_file of a 5 MB file is bounded", async (t) => {
 
 test("inspector-partial: a rule the runner cannot enforce makes enforcement partial, with the reason", { skip: NO_RUNNER }, async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   let usable = false;
   try {
     usable = JSON.parse(execFileSync(WARD, ["probe", "--json", "-r", "landlock"], { encoding: "utf8" })).chain[0].usable;
@@ -186,7 +186,7 @@ test("inspector-partial: a rule the runner cannot enforce makes enforcement part
 
 test("inspector-write: tools/call write_file in workspace-write", { skip: NO_RUNNER }, async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const out = await inspector(s, "workspace-write", [
     "--method",
     "tools/call",

@@ -27,6 +27,7 @@ import {
   call,
   pidsOf,
   connect,
+  defer,
   exists,
   scratch,
   sessionId,
@@ -934,7 +935,7 @@ test("not-text: read_file of a binary file names what exists in MCP", async (t) 
 
 test("env: a secret in the server's environment does not reach a command", { skip: NO_RUNNER }, async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   s.env.GITHUB_TOKEN = "ghp_secret";
   s.env.AWS_SECRET_ACCESS_KEY = "aws";
   s.env.PLAIN_VAR = "kept";
@@ -947,14 +948,14 @@ test("env: a secret in the server's environment does not reach a command", { ski
 
 test("resume: --session serves an existing session", { skip: NO_RUNNER }, async (t) => {
   const s = scratch();
-  t.after(() => s.cleanup());
+  defer(t, () => s.cleanup());
   const id = wardCli(s, ["session", "new", "--cwd", s.ws, "--mode", "workspace-write"]).trim();
   writeFileSync(path.join(s.ws, "seed.txt"), "seed\n");
   const client = new Client({ name: "resume", version: "1" });
   await client.connect(
     new StdioClientTransport({ command: WARD, args: ["mcp", "--session", id], env: s.env, stderr: "pipe" }),
   );
-  t.after(() => client.close());
+  defer(t, () => client.close());
   const r = await client.callTool({
     name: "bash",
     arguments: { command: "cat seed.txt && touch resumed.txt" },

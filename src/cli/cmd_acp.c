@@ -198,7 +198,7 @@ static void agent_setup(struct cli_setup *out, struct cli_policy_opts *apo,
 		push(&apo->env_keep, &apo->nenv_keep, a->env_keep[i]);
 	for (size_t i = 0; i < a->ndomains; i++)
 		push(&apo->allow_domains, &apo->nallow_domains, a->domains[i]);
-	cli_setup_build(out, apo, acp_usage, 0);
+	cli_setup_build(out, apo, acp_usage, CLI_SETUP_POLICY);
 	/* The agent starts in the current directory unless told. */
 	cli_check_workspace(out->policy, a->mode, acp_usage);
 }
